@@ -1,0 +1,27 @@
+/*
+ * emit.c: the formatted reject helper of include/emit.h, and the time
+ * conversion of include/point.h that every format shares.
+ */
+#include "emit.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+void ps_emit_reject(ps_emitter *em, const char *fmt, ...) {
+  char reason[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof reason, fmt, ap);
+  va_end(ap);
+  if (em->reject)
+    em->reject(em->ctx, &em->origin, reason);
+}
+
+int64_t ps_seconds_to_ns(double seconds) {
+  /* Split so the microsecond rounding never passes through a double that
+   * has to hold 1e15 and a fraction at once. */
+  double whole = floor(seconds);
+  double frac_us = nearbyint((seconds - whole) * 1e6);
+  return (int64_t)whole * 1000000000LL + (int64_t)frac_us * 1000LL;
+}

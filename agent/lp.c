@@ -1,0 +1,2 @@
+/* placeholder until the encoder lands */
+#include "lp.h"

@@ -1,0 +1,43 @@
+/*
+ * emit: how a format parser hands its results to whoever drives it.
+ *
+ * Contract
+ * - A parser calls ps_emit_point() for every point and ps_emit_reject() for
+ *   every record (line, row, document) it cannot use, with a reason that says
+ *   what is wrong. The driver decides what happens: `convert` encodes to
+ *   stdout and prints rejects as FILE:LINE: reason; `run` encodes into a batch
+ *   and counts rejects in the self-metrics.
+ * - `origin` names where the data came from; parsers fill `line` (1-based,
+ *   0 when the unit is a whole document) and leave `file` as given.
+ * - ps_emit_point() returns 0, or a negative errno when the driver could not
+ *   take the point (e.g. -ENOMEM). A point the encoder refuses (NaN, a key
+ *   named `time`, ...) is not an error for the parser: the driver reports it as
+ *   a rejected point with its origin and returns 0.
+ */
+#ifndef PS_EMIT_H
+#define PS_EMIT_H
+
+#include <stdint.h>
+
+#include "point.h"
+
+typedef struct ps_origin {
+  const char *file;
+  uint64_t line;
+} ps_origin;
+
+typedef struct ps_emitter {
+  int (*point)(void *ctx, const ps_point *p, const ps_origin *o);
+  void (*reject)(void *ctx, const ps_origin *o, const char *reason);
+  void *ctx;
+  ps_origin origin; /* the current record; parsers update `line` */
+} ps_emitter;
+
+static inline int ps_emit_point(ps_emitter *em, const ps_point *p) {
+  return em->point(em->ctx, p, &em->origin);
+}
+
+void ps_emit_reject(ps_emitter *em, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * lp: the one place that knows InfluxDB line protocol.
+ *
+ * Contract
+ * - ps_lp_encode() appends exactly one line (with its trailing '\n') for a
+ *   point to `out`, or appends nothing and returns a negative errno with a
+ *   human reason in *reason (a static string). It never allocates per field:
+ *   the only allocation is `out` growing.
+ * - Tags are emitted sorted by key (byte order), merged with `extra_tags`
+ *   (the configuration's global tags; a point's own tag of the same key
+ *   wins). Empty tag values are left out (InfluxDB rejects them).
+ * - Escaping per element (measurement: comma, space; tag key/value and field
+ *   key: comma, equals, space; string field: double quote and backslash).
+ * - Refused, with a reason: NaN/Inf floats, an empty measurement or key, a
+ *   key named `time`, a tag key or value ending in a backslash, CR or LF in a
+ *   measurement, key or tag value, duplicate tag keys, a point with no field,
+ *   a timestamp outside InfluxDB's range. Invalid UTF-8 in names and values
+ *   is refused too (InfluxDB would silently turn it into U+FFFD).
+ * - Newline policy for string field values: CR and LF are replaced by the two
+ *   characters `\n` / `\r` (backslash + letter), because InfluxDB has no
+ *   escape for them and a raw newline splits the point on some servers.
+ *   Documented in docs/schema.md.
+ * - Floats are printed in the shortest form that reads back to the same
+ *   double; integers get `i`, unsigned `u`, booleans `true`/`false`.
+ *
+ * ps_lp_parse_line() validates one line of line protocol and normalises it
+ * into `out` (sorted tags, canonical numbers, trailing '\n'); it is what the
+ * `lp` format uses. It returns 0, 1 for a blank or comment line (nothing
+ * appended), or a negative errno with a reason.
+ */
+#ifndef PS_LP_H
+#define PS_LP_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "point.h"
+
+#define PS_LP_MAX_TAGS 256
+#define PS_LP_MIN_TIME_NS (-9223372036854775806LL)
+#define PS_LP_MAX_TIME_NS (9223372036854775806LL)
+
+int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
+                 size_t nextra, const char **reason);
+
+/* Shortest round-trip decimal for a finite double into buf (>= 32 bytes).
+ * Returns the length. Whole numbers print without exponent or dot ("100");
+ * that is fine because line protocol types a field by its suffix, not by a
+ * dot. */
+size_t ps_fmt_double(double v, char *buf);
+/* Decimal int64 into buf (>= 21 bytes); returns the length. */
+size_t ps_fmt_int64(int64_t v, char *buf);
+
+int ps_lp_parse_line(ps_buf *out, const char *line, size_t len,
+                     const ps_tag *extra_tags, size_t nextra,
+                     const char **reason);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * point: the one in-memory shape of a stats point, between format parsers and
+ * the line-protocol encoder.
+ *
+ * Contract
+ * - A ps_point only borrows: every string and array it points to belongs to
+ *   the producer and must stay valid until the call it is passed to returns.
+ *   Consumers that keep a point encode it (lp.h) before returning.
+ * - Strings are NUL-terminated UTF-8 except string field values, which carry
+ *   an explicit length (they may hold any byte; the encoder escapes them).
+ * - Tags may come in any order; the encoder sorts them. Global tags from the
+ *   configuration are added by the encoder, not by parsers.
+ * - time_ns is nanoseconds since the epoch and always comes from the data
+ *   (SCHEMA.md: replay is idempotent only because of that).
+ */
+#ifndef PS_POINT_H
+#define PS_POINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum ps_ftype {
+  PS_F_FLOAT = 0,
+  PS_F_INT,
+  PS_F_UINT,
+  PS_F_BOOL,
+  PS_F_STRING,
+} ps_ftype;
+
+typedef struct ps_field {
+  const char *key;
+  ps_ftype type;
+  union {
+    double f;
+    int64_t i;
+    uint64_t u;
+    int b;
+    struct {
+      const char *p;
+      size_t n;
+    } s;
+  } v;
+} ps_field;
+
+typedef struct ps_tag {
+  const char *key;
+  const char *value;
+} ps_tag;
+
+typedef struct ps_point {
+  const char *measurement;
+  const ps_tag *tags;
+  size_t ntags;
+  const ps_field *fields;
+  size_t nfields;
+  int64_t time_ns;
+} ps_point;
+
+/* Seconds (as parsed from JSON, e.g. 1647216131.81362) to nanoseconds,
+ * rounded to the microsecond first: a double near 1.7e9 s holds only about
+ * 7 fractional digits, so anything finer than a microsecond is noise that
+ * would make a re-read point land on a different timestamp. */
+int64_t ps_seconds_to_ns(double seconds);
+
+#endif

@@ -1,0 +1,14 @@
+/*
+ * sysexits_ps: the exit codes of DESIGN.md ("Command line"), named once.
+ */
+#ifndef PS_SYSEXITS_H
+#define PS_SYSEXITS_H
+
+#define PS_EXIT_OK 0
+#define PS_EXIT_USAGE 64
+#define PS_EXIT_DATAERR 65
+#define PS_EXIT_UNAVAILABLE 69
+#define PS_EXIT_SOFTWARE 70
+#define PS_EXIT_CONFIG 78
+
+#endif

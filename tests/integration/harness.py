@@ -1,0 +1,325 @@
+"""Shared harness for perfship's integration tests.
+
+Real parts only: InfluxDB is Debian's influxd, started on free loopback ports
+in a throw-away directory and stopped at the end; perfship is the binary the
+build produced (PERFSHIP_BIN). Nothing here mocks the server. A fault proxy
+(faultproxy.py) may sit in front of the real server.
+
+Typical use:
+
+    with InfluxServer() as influx:
+        influx.create_db("perf")
+        rc, out, err = run_perfship(["convert", "-f", "jsonl", path])
+        influx.write("perf", out)
+        rows = influx.query("perf", "SELECT * FROM m")
+
+Every test script is a plain unittest module run by ctest; it must print
+the unittest summary and exit non-zero on failure (unittest.main does).
+"""
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+SOURCE_DIR = os.environ.get(
+    "PERFSHIP_SOURCE_DIR",
+    os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+DATA_DIR = os.path.join(SOURCE_DIR, "tests", "data")
+PERFSHIP_BIN = os.environ.get(
+    "PERFSHIP_BIN", os.path.join(SOURCE_DIR, "build", "perfship"))
+INFLUXD = os.environ.get("PERFSHIP_INFLUXD", shutil.which("influxd") or "/usr/bin/influxd")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class InfluxServer:
+    """A real influxd (1.6.7 from Debian) in a temporary directory."""
+
+    def __init__(self, auth=False, max_body_size=None, keep_dir=None):
+        self.auth = auth
+        self.max_body_size = max_body_size
+        self.dir = keep_dir or tempfile.mkdtemp(prefix="perfship-influx-")
+        self.own_dir = keep_dir is None
+        self.port = None
+        self.rpc_port = None
+        self.proc = None
+        self.log_path = os.path.join(self.dir, "influxd.log")
+
+    # -- lifecycle -------------------------------------------------------
+    def _write_config(self):
+        self.port = self.port or free_port()
+        self.rpc_port = self.rpc_port or free_port()
+        conf = f"""
+reporting-disabled = true
+bind-address = "127.0.0.1:{self.rpc_port}"
+[meta]
+  dir = "{self.dir}/meta"
+[data]
+  dir = "{self.dir}/data"
+  wal-dir = "{self.dir}/wal"
+  query-log-enabled = false
+  trace-logging-enabled = false
+[coordinator]
+[retention]
+  enabled = false
+[monitor]
+  store-enabled = false
+[http]
+  enabled = true
+  bind-address = "127.0.0.1:{self.port}"
+  auth-enabled = {"true" if self.auth else "false"}
+  log-enabled = false
+  {f"max-body-size = {self.max_body_size}" if self.max_body_size else ""}
+[continuous_queries]
+  enabled = false
+[logging]
+  level = "warn"
+"""
+        path = os.path.join(self.dir, "influxdb.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        return path
+
+    def start(self, timeout=30):
+        conf = self._write_config()
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([INFLUXD, "-config", conf],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("influxd exited: " + self.tail_log())
+            try:
+                st, _, _ = self.request("GET", "/ping")
+                if st == 204:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("influxd did not answer /ping: " + self.tail_log())
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        if getattr(self, "log", None):
+            self.log.close()
+            self.log = None
+
+    def restart(self):
+        self.stop()
+        return self.start()
+
+    def close(self):
+        self.stop()
+        if self.own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def tail_log(self, n=2000):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read()[-n:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    # -- HTTP --------------------------------------------------------------
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def request(self, method, path, body=None, headers=None, timeout=30):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            r = conn.getresponse()
+            return r.status, dict(r.getheaders()), r.read()
+        finally:
+            conn.close()
+
+    def _auth_params(self, params, user, password):
+        if user is not None:
+            params["u"] = user
+            params["p"] = password or ""
+        return params
+
+    def query_raw(self, q, db=None, user=None, password=None, method=None):
+        params = {"q": q, "epoch": "ns"}
+        if db:
+            params["db"] = db
+        self._auth_params(params, user, password)
+        method = method or ("GET" if q.lstrip().upper().startswith(("SELECT", "SHOW")) else "POST")
+        st, _, body = self.request(method, "/query?" + urllib.parse.urlencode(params))
+        data = json.loads(body) if body else {}
+        if st != 200:
+            raise RuntimeError(f"query {q!r} -> {st}: {body[:500]!r}")
+        for res in data.get("results", []):
+            if "error" in res:
+                raise RuntimeError(f"query {q!r} -> {res['error']}")
+        return data
+
+    def query(self, db, q, **kw):
+        """Rows of every series as dicts: column -> value, plus the series'
+        tags under their own names and '_measurement'."""
+        data = self.query_raw(q, db=db, **kw)
+        rows = []
+        for res in data.get("results", []):
+            for s in res.get("series", []) or []:
+                cols = s["columns"]
+                for v in s.get("values", []):
+                    row = dict(zip(cols, v))
+                    row.update(s.get("tags") or {})
+                    row["_measurement"] = s.get("name")
+                    rows.append(row)
+        return rows
+
+    def series(self, db, q, **kw):
+        data = self.query_raw(q, db=db, **kw)
+        out = []
+        for res in data.get("results", []):
+            out.extend(res.get("series", []) or [])
+        return out
+
+    def create_db(self, db, **kw):
+        self.query_raw(f'CREATE DATABASE "{db}"', **kw)
+
+    def write(self, db, body, precision="n", user=None, password=None):
+        if isinstance(body, str):
+            body = body.encode()
+        params = {"db": db, "precision": precision}
+        self._auth_params(params, user, password)
+        st, _, resp = self.request("POST", "/write?" + urllib.parse.urlencode(params), body=body)
+        return st, resp
+
+    def count(self, db, measurement, field="*"):
+        rows = self.query(db, f'SELECT count({field}) FROM "{measurement}"')
+        if not rows:
+            return 0
+        return max(v for k, v in rows[0].items() if k.startswith("count") and isinstance(v, int))
+
+
+# -- perfship ---------------------------------------------------------------
+
+def run_perfship(args, input=None, timeout=120, env=None, check=False):
+    """Runs the perfship binary; returns (returncode, stdout, stderr) as text."""
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    p = subprocess.run([PERFSHIP_BIN] + list(args), input=input,
+                       capture_output=True, timeout=timeout, env=e)
+    out = p.stdout.decode("utf-8", "replace")
+    err = p.stderr.decode("utf-8", "replace")
+    if check and p.returncode != 0:
+        raise RuntimeError(f"perfship {args} -> {p.returncode}\n{err}")
+    return p.returncode, out, err
+
+
+def write_config(path, influx_url, state_dir, sources="", extra="", database="perf",
+                 influx_extra=""):
+    """Writes a perfship configuration for a test. `sources` is the libconfig
+    list body, e.g. '{ path = "/x"; format = "jsonl"; time_key = "ts"; }'."""
+    text = f"""
+influxdb = {{
+  url = "{influx_url}";
+  database = "{database}";
+  {influx_extra}
+}};
+state_dir = "{state_dir}";
+tags = {{ host = "test"; }};
+sources = ( {sources} );
+{extra}
+"""
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+class Agent:
+    """perfship run as a child process (service mode, or --once)."""
+
+    def __init__(self, config, args=(), env=None, log_path=None, preexec=None):
+        self.config = config
+        self.args = list(args)
+        self.env = env
+        self.log_path = log_path or (config + ".log")
+        self.proc = None
+        self.preexec = preexec
+
+    def start(self):
+        e = dict(os.environ)
+        if self.env:
+            e.update(self.env)
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([PERFSHIP_BIN, "-c", self.config, "run"] + self.args,
+                                     stdout=self.log, stderr=subprocess.STDOUT, env=e,
+                                     preexec_fn=self.preexec)
+        return self
+
+    def wait(self, timeout=120):
+        rc = self.proc.wait(timeout)
+        self.log.close()
+        return rc
+
+    def kill(self, sig=signal.SIGKILL):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(30)
+        if self.log:
+            self.log.close()
+
+    def stop(self, timeout=30):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout)
+            finally:
+                self.log.close()
+        return self.proc.returncode if self.proc else None
+
+    def output(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def rss_kb(self):
+        try:
+            with open(f"/proc/{self.proc.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1])
+        except OSError:
+            return None
+
+
+def wait_until(pred, timeout=30, interval=0.1, what="condition"):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = pred()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
