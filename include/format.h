@@ -48,6 +48,11 @@ typedef struct ps_format_ops {
   int (*document)(ps_parser *p, const char *data, size_t len, ps_emitter *em);
   int (*finish)(ps_parser *p, ps_emitter *em);
   void (*free)(ps_parser *p);
+  /* Optional: `convert` hands each PATH operand here instead of reading it
+   * itself, for formats whose unit is a folder (loadgen: a run folder,
+   * whose markers need exit_code and docker.log beside perf.jsonl). */
+  int (*convert_path)(const ps_source_cfg *src, const char *path,
+                      ps_emitter *em, ps_buf *err);
 } ps_format_ops;
 
 /* The ops of a format, or NULL for an unknown id. */
