@@ -10,7 +10,16 @@
  * - `origin` names where the data came from; parsers fill `line` (1-based,
  *   0 when the unit is a whole document) and leave `file` as given.
  * - ps_emit_point() returns 0, or a negative errno when the driver could not
- *   take the point (e.g. -ENOMEM). A point the encoder refuses (NaN, a key
+ *   take the point (e.g. -ENOMEM).
+ * - Back-pressure: ps_emit_point() returns -EAGAIN when the pipeline holds
+ *   max_pending_bytes and cannot take more now. The point was NOT taken. The
+ *   parser then returns -EAGAIN from line()/document() and remembers how many
+ *   points of this record it already emitted; the driver calls it again later
+ *   with the same record, and the parser resumes with the refused point
+ *   (never re-emitting accepted ones). A parser may cache its parse of the
+ *   record between such calls (loadgen's 10 MB perf-finish line is parsed
+ *   once). `convert` never returns -EAGAIN.
+ * - A point the encoder refuses (NaN, a key
  *   named `time`, ...) is not an error for the parser: the driver reports it as
  *   a rejected point with its origin and returns 0.
  */
