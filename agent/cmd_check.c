@@ -91,7 +91,7 @@ static int probe_write(const ps_config *cfg) {
   ps_buf_init(&shown, 0);
   int rc = ps_influx_post_sync(cfg, "", 0, &status, &answer);
   if (answer.data)
-    ps_influx_redact(cfg, answer.data, answer.len, &shown);
+    ps_influx_answer_text(cfg, answer.data, answer.len, &shown);
   while (shown.len && (shown.data[shown.len - 1] == '\n'))
     ps_buf_truncate(&shown, shown.len - 1);
   const char *said = shown.data ? shown.data : "";

@@ -132,10 +132,11 @@ static int perform(const ps_config *cfg, const char *url, int post, long *status
 
 /* The server's own words: the "error" member of a JSON answer, else the
  * body; scrubbed of secrets. */
-static void server_text(const ps_config *cfg, const answer *a, ps_buf *out) {
-  const char *t = a->body.data ? a->body.data : "";
-  size_t n = a->body.len;
-  cJSON *j = a->body.data ? cJSON_ParseWithLength(a->body.data, a->body.len) : NULL;
+void ps_influx_answer_text(const ps_config *cfg, const char *body, size_t len,
+                          ps_buf *out) {
+  const char *t = body ? body : "";
+  size_t n = body ? len : 0;
+  cJSON *j = body ? cJSON_ParseWithLength(body, len) : NULL;
   const cJSON *e = j ? cJSON_GetObjectItemCaseSensitive(j, "error") : NULL;
   if (!e && j) {
     const cJSON *results = cJSON_GetObjectItemCaseSensitive(j, "results");
@@ -165,7 +166,7 @@ int ps_influx_ping(const ps_config *cfg, ps_buf *version, ps_buf *err) {
   if (!rc && (status < 200 || status > 299)) {
     if (err) {
       ps_buf_printf(err, "%s answered HTTP %ld to GET /ping: ", url.data, status);
-      server_text(cfg, &a, err);
+      ps_influx_answer_text(cfg, a.body.data, a.body.len, err);
       ps_buf_puts(err, "; is influxdb.url an InfluxDB server?");
     }
     rc = (status == 401 || status == 403) ? -EACCES : -EPROTO;
@@ -220,7 +221,7 @@ int ps_influx_create_database(const ps_config *cfg, ps_buf *err) {
       rc = (status == 401 || status == 403) ? -EACCES : -EPROTO;
       if (err) {
         ps_buf_printf(err, "CREATE DATABASE \"%s\" failed (HTTP %ld: ", db, status);
-        server_text(cfg, &a, err);
+        ps_influx_answer_text(cfg, a.body.data, a.body.len, err);
         ps_buf_puts(err, rc == -EACCES
                              ? "); the user needs admin rights to create it; create "
                                "the database by hand or give influxdb.username an "

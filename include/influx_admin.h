@@ -31,4 +31,9 @@ int ps_influx_create_database(const ps_config *cfg, ps_buf *err);
  * and token replaced by "***", so server answers can be shown safely. */
 void ps_influx_redact(const ps_config *cfg, const char *text, size_t len, ps_buf *out);
 
+/* A server answer as one line for a message: the "error" member when the
+ * body is InfluxDB's JSON, else the body; redacted like ps_influx_redact. */
+void ps_influx_answer_text(const ps_config *cfg, const char *body, size_t len,
+                          ps_buf *out);
+
 #endif
