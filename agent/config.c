@@ -551,7 +551,7 @@ static int apply_enum(loader *L, const config_setting_t *s, const key_spec *k,
     *out = config_setting_get_bool(s) ? PS_GZIP_ON : PS_GZIP_OFF;
     return 0;
   }
-  const char *v;
+  const char *v = NULL;
   int rc = want_string(L, s, k, key, &v);
   if (rc)
     return rc;
@@ -782,7 +782,7 @@ static int apply_key(loader *L, const config_setting_t *s, const key_spec *k,
   switch (k->kind) {
   case K_STR:
   case K_URL: {
-    const char *v;
+    const char *v = NULL;
     rc = want_string(L, s, k, key, &v);
     if (!rc && k->min > 0 && !v[0])
       rc = fail(L, s, "key '%s': must not be empty; give %s", key, k->doc);
@@ -793,7 +793,7 @@ static int apply_key(loader *L, const config_setting_t *s, const key_spec *k,
     break;
   }
   case K_INT: {
-    int64_t v;
+    int64_t v = 0;
     rc = get_int(L, s, k, key, &v);
     if (!rc)
       *(int64_t *)((char *)base + k->offset) = v;
@@ -808,7 +808,7 @@ static int apply_key(loader *L, const config_setting_t *s, const key_spec *k,
       *(int *)((char *)base + k->offset) = config_setting_get_bool(s) ? 1 : 0;
     break;
   case K_ENUM: {
-    int v;
+    int v = 0;
     rc = apply_enum(L, s, k, key, &v);
     if (!rc)
       *(int *)((char *)base + k->offset) = v;

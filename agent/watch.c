@@ -5,7 +5,7 @@
  * DESIGN: Linux inotify watches one directory, not a tree, so there is one
  * handle per directory that can hold a matching file: every folder below a
  * directory source, and for a glob every directory matched by each of its
- * leading components ("/srv/*" then "/srv/<x>/runs" for "/srv/<x>/runs/...").
+ * leading components (for "/srv/x*" + "/runs/..." each "/srv/x<y>/runs").
  * Events only name a path; the pipeline stats it and decides (new, grown,
  * truncated, replaced, deleted), so missed or merged events are harmless:
  * the periodic scan calls on_path for everything anyway.
@@ -312,6 +312,8 @@ void ps_watch_close(ps_watch *w, void (*closed)(void *arg), void *arg) {
       closed(arg);
     return;
   }
+  if (w->closing)
+    return; /* the first close's callback frees it */
   w->closing = 1;
   w->closed = closed;
   w->closed_arg = arg;
