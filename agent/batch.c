@@ -104,6 +104,8 @@ int ps_cursor_line_done(ps_cursor *c, uint64_t end, uint64_t line,
     cp->end = end;
     cp->line = line;
     cp->doc_hash = doc_hash;
+    if (cp->seal_at_line_end)
+      cp->sealed = 1;
   }
   return cursor_advance(c);
 }
@@ -213,11 +215,14 @@ int ps_batcher_flush(ps_batcher *bt) {
   bt->open = NULL;
   for (size_t i = 0; i < b->ncps; i++) {
     ps_checkpoint *cp = b->cps[i];
-    /* A line still giving points keeps its checkpoint open: the next batch
-     * takes a reference too, and the offset passes it only when both are
-     * acknowledged. */
+    /* A line still giving points keeps its checkpoint open until it ends:
+     * the next batch takes a reference too, and the offset passes the line
+     * only when both are acknowledged. Sealing it at the line's end keeps a
+     * steady stream from chaining every batch into one checkpoint. */
     if (cp == cp->cursor->tail && !cp->cursor->line_open)
       cp->sealed = 1;
+    else if (cp == cp->cursor->tail)
+      cp->seal_at_line_end = 1;
   }
   b->prev = bt->inflight_tail;
   b->next = NULL;

@@ -59,6 +59,7 @@ struct ps_checkpoint {
   uint64_t end, line, doc_hash;
   size_t refs;
   int sealed;
+  int seal_at_line_end; /* its batch left mid-line: seal when the line ends */
   int failed;
   uint64_t last_seq;     /* the batch that took a reference last */
 };
