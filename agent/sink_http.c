@@ -573,7 +573,7 @@ static long reject_named_lines(ps_sink *s, piece *p, const char *msg,
       if (d && (size_t)(d - r) < rl)
         rl = (size_t)(d - r);
       char reason[512];
-      snprintf(reason, sizeof reason, "%.*s", (int)rl, r);
+      snprintf(reason, sizeof reason, "unable to parse: %.*s", (int)rl, r);
       bad[i - p->l0] = true;
       reject_line(s, t, i, reason);
       matched++;
