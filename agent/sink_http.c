@@ -573,7 +573,7 @@ static long reject_named_lines(ps_sink *s, piece *p, const char *msg,
       if (d && (size_t)(d - r) < rl)
         rl = (size_t)(d - r);
       char reason[512];
-      snprintf(reason, sizeof reason, "%.*s", (int)rl, r);
+      snprintf(reason, sizeof reason, "unable to parse: %.*s", (int)rl, r);
       bad[i - p->l0] = true;
       reject_line(s, t, i, reason);
       matched++;
@@ -657,10 +657,13 @@ static void on_data_error(ps_sink *s, piece *p, const char *msg) {
     return;
   }
   if (named > 0) {
-    /* 1.x reports parse errors only when every parsed point was written;
-     * a type conflict hides them and is reported instead. So when the
-     * message is parse errors alone and all were found, the rest is in. */
-    if (all_matched && !strstr(msg, "field type conflict")) {
+    /* 1.x reports parse errors as a "partial write" only when every parsed
+     * point was written; a type conflict hides them and is reported
+     * instead. So when the message is parse errors alone and all were
+     * found, the rest is in. 2.x stores nothing when a line does not parse
+     * (plain 400, no "partial write"): the rest is sent again. */
+    if (all_matched && strstr(msg, "partial write") &&
+        !strstr(msg, "field type conflict")) {
       for (piece *r = runs; r; r = r->next)
         s->stats.points_written += r->l1 - r->l0;
       free_runs(runs);
