@@ -100,7 +100,7 @@ struct ps_pipeline {
   ps_watch *watch;
   ps_batcher bt;
   uv_timer_t flush_timer, rescan_timer, settle_timer, save_timer, stats_timer,
-      check_timer;
+      check_timer, create_db_timer;
   uv_idle_t work;
   uv_signal_t sig_term, sig_int, sig_hup;
   int handles_open;
@@ -1018,6 +1018,7 @@ static void close_all(ps_pipeline *pl) {
       (uv_handle_t *)&pl->flush_timer, (uv_handle_t *)&pl->rescan_timer,
       (uv_handle_t *)&pl->settle_timer, (uv_handle_t *)&pl->save_timer,
       (uv_handle_t *)&pl->stats_timer, (uv_handle_t *)&pl->check_timer,
+      (uv_handle_t *)&pl->create_db_timer,
       (uv_handle_t *)&pl->work,        (uv_handle_t *)&pl->sig_term,
       (uv_handle_t *)&pl->sig_int,     (uv_handle_t *)&pl->sig_hup,
   };
@@ -1179,18 +1180,32 @@ static void signal_cb(uv_signal_t *h, int signum) {
 
 /* --- start --------------------------------------------------------------- */
 
-static void create_database(ps_pipeline *pl) {
+/* CREATE DATABASE is idempotent. When the server is not up at start it is
+ * tried again every few seconds (a short timeout: this blocks the loop)
+ * until it answers, so writes do not sit on 404 forever. */
+static void create_database_cb(uv_timer_t *t);
+
+static void create_database(ps_pipeline *pl, int first) {
   const ps_config *c = pl->cfg;
   if (c->influxdb.api != PS_API_V1 || !c->influxdb.create_database)
     return;
+  ps_config quick = *c;
+  if (!first && (quick.influxdb.timeout_ms <= 0 || quick.influxdb.timeout_ms > 1000))
+    quick.influxdb.timeout_ms = 1000;
   ps_buf err;
   ps_buf_init(&err, 2048);
-  int rc = ps_influx_create_database(c, &err);
-  if (rc < 0)
+  int rc = ps_influx_create_database(&quick, &err);
+  if (rc < 0 && first)
     PS_WARN(MOD, "CREATE DATABASE: %s%s", err.data ? err.data : strerror(-rc),
-            rc == -EIO ? " (writes are retried until the server answers)" : "");
+            rc == -EIO ? " (tried again until the server answers)" : "");
+  else if (rc == 0 && !first)
+    PS_INFO(MOD, "CREATE DATABASE done; the server answers again");
+  if (rc == -EIO && !pl->stopping)
+    uv_timer_start(&pl->create_db_timer, create_database_cb, 2000, 0);
   ps_buf_free(&err);
 }
+
+static void create_database_cb(uv_timer_t *t) { create_database(t->data, 0); }
 
 int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   ps_pipeline *pl = calloc(1, sizeof *pl);
@@ -1226,7 +1241,6 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   uv_loop_init(&loop);
   pl->loop = &loop;
   pl->start_ms = pl->last_progress_ms = uv_now(&loop);
-  create_database(pl);
   int rc = ps_sink_init(&pl->sink, &loop, cfg, sink_done, sink_reject, pl);
   if (rc < 0) {
     fprintf(stderr, "perfship: cannot start the HTTP sink (%s)\n", strerror(-rc));
@@ -1240,7 +1254,8 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   ps_batcher_init(&pl->bt, (size_t)cfg->batch.max_points, (size_t)cfg->batch.max_bytes,
                   (size_t)cfg->batch.max_pending_bytes, submit_cb, cursor_committed_cb, pl);
   uv_timer_t *timers[] = {&pl->flush_timer, &pl->rescan_timer, &pl->settle_timer,
-                          &pl->save_timer, &pl->stats_timer, &pl->check_timer};
+                          &pl->save_timer, &pl->stats_timer, &pl->check_timer,
+                          &pl->create_db_timer};
   for (size_t i = 0; i < sizeof timers / sizeof timers[0]; i++) {
     uv_timer_init(&loop, timers[i]);
     timers[i]->data = pl;
@@ -1257,6 +1272,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   }
   pl->handles_open += 4;
   ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, on_path, pl);
+  create_database(pl, 1);
 
   PS_INFO(MOD, "starting%s: %zu sources, state in %s", pl->once ? " (--once)" : "",
           cfg->nsources, sd);

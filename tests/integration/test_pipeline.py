@@ -1,0 +1,432 @@
+"""perfship run: the live pipeline end to end against a real InfluxDB.
+
+Every test writes files the way a benchmark does (bursts, partial lines,
+rotation, truncation), runs the real binary, and compares what InfluxDB
+holds with what was written: the full point set (time, tag, value), not a
+count, wherever the set is small enough to read back.
+"""
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (Agent, InfluxServer, free_port, run_perfship,  # noqa: E402
+                     wait_until, write_config)
+
+BASE = 1700000000
+
+
+def line(i, tag="a", pad=""):
+    return '{"ts": %d, "k": "%s",%s "n": %d}\n' % (BASE + i, tag, pad, i)
+
+
+def expected(nums, tag="a"):
+    return sorted(((BASE + i) * 10**9, tag, i) for i in nums)
+
+
+def count(influx, db, measurement="m"):
+    try:
+        return influx.count(db, measurement)
+    except RuntimeError:  # the database does not exist yet
+        return 0
+
+
+def groups(batch=None, watch=None, selfstats=None, other=""):
+    b = {"flush_interval_ms": 100}
+    b.update(batch or {})
+    w = {"rescan_interval_ms": 500, "settle_ms": 200}
+    w.update(watch or {})
+    s = {"interval_ms": 600000}
+    s.update(selfstats or {})
+
+    def fmt(d):
+        return " ".join(f"{k} = {v};" for k, v in d.items())
+    return (f"batch = {{ {fmt(b)} }};\nwatch = {{ {fmt(w)} }};\n"
+            f"selfstats = {{ {fmt(s)} }};\n{other}")
+
+
+class Base(unittest.TestCase):
+    influx = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.influx = InfluxServer().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.influx.close()
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="perfship-pipe-")
+        self.src = os.path.join(self.tmp, "src")
+        os.mkdir(self.src)
+        self.state = os.path.join(self.tmp, "state")
+        self.db = "t_" + self._testMethodName
+        self.agents = []
+
+    def tearDown(self):
+        for a in self.agents:
+            a.kill()
+        if hasattr(self, "_outcome") and not self._ok():
+            for a in self.agents:
+                try:
+                    print(f"--- agent log {a.log_path}:\n" + a.output()[-4000:])
+                except OSError:
+                    pass
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _ok(self):
+        res = getattr(self._outcome, "result", None)
+        if res is None:
+            return True
+        return not any(t is self for t, _ in res.failures + res.errors)
+
+    def config(self, name="p.cfg", influx=None, extra=None, influx_extra="",
+               src_extra="", path=None, fmt="jsonl"):
+        influx = influx or self.influx
+        if fmt == "jsonl":
+            src = ('{ path = "%s"; format = "jsonl"; measurement = "m"; time_key = "ts"; '
+                   'tag_keys = ["k"]; types = { n = "integer"; }; %s }'
+                   % (path or self.src, src_extra))
+        else:
+            src = '{ path = "%s"; format = "%s"; %s }' % (path or self.src, fmt, src_extra)
+        url = influx if isinstance(influx, str) else influx.url
+        return write_config(os.path.join(self.tmp, name), url, self.state, sources=src,
+                            extra=extra if extra is not None else groups(),
+                            database=self.db, influx_extra=influx_extra)
+
+    def agent(self, cfg, args=()):
+        a = Agent(cfg, args=args)
+        self.agents.append(a)
+        return a.start()
+
+    def points(self, influx=None, tag=None):
+        influx = influx or self.influx
+        try:
+            q = 'SELECT n, k FROM m' + (f" WHERE k = '{tag}'" if tag else "")
+            rows = influx.query(self.db, q)
+        except RuntimeError:
+            return []
+        return sorted((r["time"], r["k"], r["n"]) for r in rows)
+
+    def append(self, name, text, mode="a"):
+        with open(os.path.join(self.src, name), mode) as f:
+            f.write(text)
+
+
+class LiveTests(Base):
+    def test_bursts_arrive_exactly_and_quickly(self):
+        a = self.agent(self.config())
+        n = 0
+        for burst in range(6):
+            self.append("bench.jsonl", "".join(line(i) for i in range(n, n + 400)))
+            n += 400
+            time.sleep(0.05 * burst)
+        # A line written in three pieces is one point.
+        piece = line(n)
+        for part in (piece[:5], piece[5:20], piece[20:]):
+            self.append("bench.jsonl", part)
+            time.sleep(0.1)
+        n += 1
+        wait_until(lambda: len(self.points()) == n, 20, what="all burst points")
+        self.assertEqual(self.points(), expected(range(n)))
+        # Latency of a single line: written -> queryable.
+        figures = []
+        for k in range(3):
+            t0 = time.time()
+            self.append("bench.jsonl", line(n))
+            n += 1
+            wait_until(lambda: len(self.points()) == n, 10, interval=0.01)
+            figures.append(time.time() - t0)
+        print(f"\nlatency write->query (flush_interval_ms=100): "
+              f"{', '.join('%.0f ms' % (f * 1000) for f in figures)}")
+        self.assertLess(max(figures), 2.0)
+        self.assertEqual(a.stop(), 0)
+
+    def test_partial_last_line_waits_for_its_newline(self):
+        self.agent(self.config())
+        full = line(1)
+        self.append("p.jsonl", line(0) + full[:12])
+        wait_until(lambda: len(self.points()) == 1, 10)
+        time.sleep(0.8)  # several flush intervals: the half line must not go
+        self.assertEqual(self.points(), expected([0]))
+        self.append("p.jsonl", full[12:])
+        wait_until(lambda: len(self.points()) == 2, 10)
+        self.assertEqual(self.points(), expected([0, 1]))
+
+    def test_ten_mb_line_and_over_long_line(self):
+        cfg = self.config(extra=groups(watch={"max_line_bytes": 12 * 1024 * 1024}))
+        a = self.agent(cfg)
+        path = os.path.join(self.src, "big.jsonl")
+        with open(path, "w") as f:
+            f.write(line(0))
+            f.write(line(1, pad=" " * (10 * 1024 * 1024)))   # 10 MB, valid
+            f.write('{"ts": 1, "junk": "' + "x" * (13 * 1024 * 1024) + '"}\n')  # over
+            f.write(line(3))
+        wait_until(lambda: len(self.points()) == 3, 30)
+        self.assertEqual(self.points(), expected([0, 1, 3]))
+        wait_until(lambda: f"{path}:3: line longer than watch.max_line_bytes" in a.output(),
+                   5, what="the over-long line reported with file:line")
+        self.assertLess(a.rss_kb(), 80 * 1024)
+
+    def test_truncation_rotation_copytruncate(self):
+        self.agent(self.config())
+        rotated = os.path.join(self.tmp, "rotated")
+        os.mkdir(rotated)
+        t, r, c = (os.path.join(self.src, x) for x in ("t.jsonl", "r.jsonl", "c.jsonl"))
+        with open(t, "w") as f:
+            f.write("".join(line(i, "t") for i in range(10)))
+        with open(c, "w") as f:
+            f.write("".join(line(i, "c") for i in range(10)))
+        old = open(r, "w")
+        old.write("".join(line(i, "r") for i in range(10)))
+        old.flush()
+        wait_until(lambda: len(self.points()) == 30, 10)
+        # truncation: same inode, shorter, then new lines
+        with open(t, "w") as f:
+            f.write("".join(line(i, "t") for i in range(100, 105)))
+        # rotation by rename; the writer finishes on the old file, then
+        # reopens (the renamed file stays in the watched folder: it must not
+        # be read again as new)
+        os.rename(r, r + ".1")
+        old.write("".join(line(i, "r") for i in range(10, 12)))
+        old.close()
+        with open(r, "w") as f:
+            f.write("".join(line(i, "r") for i in range(20, 30)))
+        # copytruncate: copy away, truncate in place, keep writing
+        shutil.copy(c, os.path.join(rotated, "c.jsonl.1"))
+        with open(c, "r+") as f:
+            f.truncate(0)
+        with open(c, "a") as f:
+            f.write("".join(line(i, "c") for i in range(50, 55)))
+        want = (expected(list(range(10)) + list(range(100, 105)), "t") +
+                expected(list(range(12)) + list(range(20, 30)), "r") +
+                expected(list(range(10)) + list(range(50, 55)), "c"))
+        want.sort()
+        wait_until(lambda: self.points() == want, 15,
+                   what="exact set after truncation/rotation/copytruncate")
+        # Same-length copytruncate: same size, other contents.
+        with open(t, "w") as f:
+            f.write("".join(line(i, "t") for i in range(200, 205)))
+        want = sorted(want + expected(range(200, 205), "t"))
+        wait_until(lambda: self.points() == want, 15, what="same-length rewrite read")
+
+    def test_kill_9_at_several_points_then_restart(self):
+        cfg = self.config(extra=groups(batch={"flush_interval_ms": 50, "max_points": 300}))
+        total = 6000
+        done = threading.Event()
+
+        def writer():
+            with open(os.path.join(self.src, "k.jsonl"), "a") as f:
+                for i in range(0, total, 200):
+                    f.write("".join(line(j) for j in range(i, i + 200)))
+                    f.flush()
+                    time.sleep(0.03)
+            done.set()
+
+        th = threading.Thread(target=writer)
+        th.start()
+        for delay in (0.15, 0.3, 0.45, 0.2):
+            a = self.agent(cfg)
+            time.sleep(delay)
+            a.kill(signal.SIGKILL)
+        th.join()
+        a = self.agent(cfg)
+        wait_until(lambda: len(self.points()) == total, 30, what="all points after restarts")
+        self.assertEqual(self.points(), expected(range(total)))
+        # Once acknowledged, the offset reaches the end of the file.
+        size = os.path.getsize(os.path.join(self.src, "k.jsonl"))
+        wait_until(lambda: f"offset {size} of {size}" in
+                   run_perfship(["-c", cfg, "status"])[1], 10, what="committed offset")
+        self.assertEqual(a.stop(), 0)
+
+    def test_start_at_end_skips_what_exists(self):
+        self.append("e.jsonl", "".join(line(i) for i in range(10)) + line(10)[:7])
+        cfg = self.config(extra=groups(watch={"start_at": '"end"'}))
+        self.agent(cfg)
+        time.sleep(0.5)
+        self.append("e.jsonl", line(10)[7:] + line(11))
+        self.append("new.jsonl", line(12))  # a file created later is read whole
+        wait_until(lambda: len(self.points()) == 3, 10)
+        self.assertEqual(self.points(), expected([10, 11, 12]))
+
+    def test_new_subdirectory_is_picked_up_within_a_second(self):
+        self.agent(self.config())
+        self.append("seed.jsonl", line(0))
+        wait_until(lambda: len(self.points()) == 1, 10)
+        run = os.path.join(self.src, "run-2")
+        t0 = time.time()
+        os.mkdir(run)
+        with open(os.path.join(run, "perf.jsonl"), "w") as f:
+            f.write(line(1))
+        wait_until(lambda: len(self.points()) == 2, 5, interval=0.01)
+        took = time.time() - t0
+        print(f"\nnew run folder -> queryable: {took * 1000:.0f} ms")
+        self.assertLess(took, 1.0)
+
+    def test_sigterm_drains_in_flight_batches(self):
+        cfg = self.config(extra=groups(batch={"flush_interval_ms": 600000,
+                                              "max_points": 100000}))
+        a = self.agent(cfg)
+        self.append("s.jsonl", "".join(line(i) for i in range(50)))
+        time.sleep(1.0)
+        self.assertEqual(self.points(), [])  # still in the open batch
+        self.assertEqual(a.stop(15), 0)
+        self.assertEqual(self.points(), expected(range(50)))
+        size = os.path.getsize(os.path.join(self.src, "s.jsonl"))
+        self.assertIn(f"offset {size} of {size}", run_perfship(["-c", cfg, "status"])[1])
+
+    def test_selfstats_points_land(self):
+        cfg = self.config(extra=groups(selfstats={"interval_ms": 300}))
+        self.agent(cfg)
+        self.append("x.jsonl", "".join(line(i) for i in range(5)))
+        wait_until(lambda: len(self.points()) == 5, 10)
+
+        def latest():
+            rows = self.influx.query(self.db, 'SELECT * FROM perfship ORDER BY time DESC LIMIT 1')
+            return rows and rows[0]["points_written"] >= 5 and rows[0]
+        row = wait_until(latest, 10, what="a perfship point counting the writes")
+        self.assertEqual(row["host"], "test")
+        self.assertEqual(row["lines_read"], 5)
+        self.assertEqual(row["records_parsed"], 5)
+        self.assertEqual(row["files_watched"], 1)
+        keys = self.influx.query(self.db, 'SHOW FIELD KEYS FROM perfship')
+        types = {r["fieldKey"]: r["fieldType"] for r in keys}
+        for k in ("lines_read", "records_parsed", "records_rejected", "points_written",
+                  "points_rejected", "batches_sent", "http_retries", "bytes_sent",
+                  "pending_points", "files_watched", "oldest_unacked_s", "uptime_s"):
+            self.assertEqual(types.get(k), "integer", k)
+
+    def test_lp_source_passes_through(self):
+        cfg = self.config(fmt="lp")
+        self.agent(cfg)
+        self.append("x.lp", "m,k=a n=1i %d\n# comment\nm,k=a n=2i %d\n"
+                    % ((BASE + 1) * 10**9, (BASE + 2) * 10**9))
+        wait_until(lambda: len(self.points()) == 2, 10)
+        self.assertEqual(self.points(), expected([1, 2]))
+
+
+class OnceTests(Base):
+    def test_once_exit_codes_status_and_forget(self):
+        cfg = self.config()
+        self.append("a.jsonl", "".join(line(i) for i in range(10)))
+        rc, out, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.points(), expected(range(10)))
+        # A bad line: the rest is shipped, exit 65, the line named.
+        self.append("a.jsonl", "{not json\n" + line(10))
+        rc, out, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+        path = os.path.join(self.src, "a.jsonl")
+        self.assertEqual(rc, 65, err)
+        self.assertIn(f"{path}:11:", err)
+        self.assertEqual(self.points(), expected(range(11)))
+        # status: offsets, pending points, the last errors; no secrets.
+        rc, out, err = run_perfship(["-c", cfg, "status"])
+        self.assertEqual(rc, 0)
+        size = os.path.getsize(path)
+        self.assertIn(f"{path}  offset {size} of {size}", out)
+        self.assertIn("pending points: 0", out)
+        self.assertIn(f"{path}:11:", out)
+        # Nothing new: nothing re-sent (the measurement stays empty).
+        self.influx.query_raw("DROP MEASUREMENT m", db=self.db)
+        rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.points(), [])
+        # forget the folder: everything is read again.
+        rc, out, err = run_perfship(["-c", cfg, "forget", self.src])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("forgot 1 file", out)
+        rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+        self.assertEqual(rc, 65, err)  # the bad line is still bad
+        self.assertEqual(self.points(), expected(range(11)))
+        # forget refuses while an agent holds the state directory.
+        self.agent(cfg)
+        time.sleep(0.3)
+        rc, _, err = run_perfship(["-c", cfg, "forget", self.src])
+        self.assertEqual(rc, 75, err)
+        self.assertIn("stop it first", err)
+
+    def test_once_unreachable_server_exits_69(self):
+        port = free_port()
+        cfg = self.config(influx=f"http://127.0.0.1:{port}",
+                          influx_extra="unreachable_deadline_s = 2;")
+        self.append("a.jsonl", line(0))
+        t0 = time.time()
+        rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+        self.assertEqual(rc, 69, err)
+        self.assertLess(time.time() - t0, 15)
+        # Nothing was committed: the next run sends the line.
+        self.assertIn("offset 0 of", run_perfship(["-c", cfg, "status"])[1])
+
+    def test_v1_user_password_auth(self):
+        with InfluxServer(auth=True) as ix:
+            ix.query_raw("CREATE USER admin WITH PASSWORD 's3cr3t-pw' WITH ALL PRIVILEGES")
+            pw = os.path.join(self.tmp, "pw")
+            with open(pw, "w") as f:
+                f.write("s3cr3t-pw\n")
+            os.chmod(pw, 0o600)
+            cfg = self.config(influx=ix, influx_extra=f'username = "admin"; '
+                              f'password_file = "{pw}";')
+            self.append("a.jsonl", "".join(line(i) for i in range(5)))
+            rc, out, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+            self.assertEqual(rc, 0, err)  # the database was created by the agent
+            rows = ix.query(self.db, "SELECT n, k FROM m", user="admin", password="s3cr3t-pw")
+            self.assertEqual(sorted((r["time"], r["k"], r["n"]) for r in rows),
+                             expected(range(5)))
+            self.assertNotIn("s3cr3t", out + err)
+            st = run_perfship(["-c", cfg, "status"])
+            self.assertNotIn("s3cr3t", st[1] + st[2])
+
+
+class OutageTests(Base):
+    @classmethod
+    def setUpClass(cls):
+        cls.influx = None
+
+    @classmethod
+    def tearDownClass(cls):
+        pass
+
+    def test_influxdb_down_mid_stream_memory_bounded_then_exact(self):
+        with InfluxServer() as ix:
+            cfg = self.config(influx=ix, extra=groups(
+                batch={"max_points": 5000, "max_bytes": 262144,
+                       "max_pending_bytes": 524288}))
+            a = self.agent(cfg)
+            self.append("o.jsonl", "".join(line(i) for i in range(1000)))
+            wait_until(lambda: count(ix, self.db) == 1000, 15)
+            base_kb = a.rss_kb()
+            ix.stop()
+            chunk = 50000
+            total = 1000 + 12 * chunk
+            for i in range(1000, total, chunk):
+                self.append("o.jsonl", "".join(line(j) for j in range(i, i + chunk)))
+            size_mb = os.path.getsize(os.path.join(self.src, "o.jsonl")) / 2**20
+            time.sleep(3)
+            peak_kb = a.rss_kb()
+            print(f"\noutage: {size_mb:.0f} MB written while down; VmHWM "
+                  f"{base_kb} kB before, {peak_kb} kB during")
+            self.assertLess(peak_kb - base_kb, 12 * 1024)
+            ix.start()
+            wait_until(lambda: count(ix, self.db) == total, 60, interval=0.5,
+                       what="catch-up after the outage")
+            rows = ix.query(self.db, "SELECT count(n), sum(n), min(n), max(n) FROM m")
+            self.assertEqual((rows[0]["count"], rows[0]["sum"], rows[0]["min"],
+                              rows[0]["max"]),
+                             (total, total * (total - 1) // 2, 0, total - 1))
+            # Spot-check exact values and times at both ends and in the middle.
+            for lo in (0, 300990, total - 10):
+                got = ix.query(self.db, f"SELECT n, k FROM m WHERE n >= {lo} AND n < {lo + 10}")
+                self.assertEqual(sorted((r["time"], r["k"], r["n"]) for r in got),
+                                 expected(range(lo, lo + 10)))
+            self.assertEqual(a.stop(), 0)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
