@@ -88,7 +88,7 @@ static int dss_open(ps_parser **out, const ps_source_cfg *src,
   struct stat st;
   if (stat(path, &st) != 0) {
     int e = errno;
-    ps_buf_printf(err, "%s: cannot stat: %s", path, strerror(e));
+    ps_buf_printf(err, "cannot stat: %s", strerror(e));
     return -e;
   }
   ps_parser *p = calloc(1, sizeof *p);
