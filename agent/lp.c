@@ -458,7 +458,7 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
       if (!utf8_valid(f->v.s.p, f->v.s.n))
         return encode_fail(out, start, reason, "invalid UTF-8 in string field",
                            -EINVAL);
-      need += 2 * f->v.s.n;
+      need += 3 * f->v.s.n; /* worst case: LF becomes \\n */
     }
     rc = ps_buf_reserve(out, need);
     if (rc)

@@ -306,6 +306,18 @@ static void test_newline_in_string_field_becomes_backslash_n(void **st) {
                       "m s=\"a\\\\nb\\\\r\\\\nc\" 1700000000000000000\n");
 }
 
+static void test_string_of_only_newlines_fits(void **st) {
+  (void)st;
+  /* each LF grows to three bytes; the fuzzer once found the reserve short */
+  static char nl[4001], want[12100];
+  memset(nl, '\n', 4000);
+  char *w = want + sprintf(want, "m s=\"");
+  for (int i = 0; i < 4000; i++)
+    w += sprintf(w, "\\\\n");
+  sprintf(w, "\" 1700000000000000000\n");
+  assert_string_equal(enc1("m", NULL, NULL, fstr("s", nl), NULL), want);
+}
+
 static void test_refusal_leaves_buffer_unchanged(void **st) {
   (void)st;
   ps_buf b;
@@ -606,6 +618,7 @@ int main(void) {
       cmocka_unit_test(test_timestamp_range),
       cmocka_unit_test(test_invalid_utf8_refused),
       cmocka_unit_test(test_newline_in_string_field_becomes_backslash_n),
+      cmocka_unit_test(test_string_of_only_newlines_fits),
       cmocka_unit_test(test_refusal_leaves_buffer_unchanged),
       cmocka_unit_test(test_all_types),
       cmocka_unit_test(test_fmt_int64_extremes),
