@@ -529,7 +529,9 @@ static int locust_document(ps_parser *p, const char *data, size_t len,
     line += lines;
     em->origin.line = start_line;
     if (n == -E2BIG) {
-      /* skip the rest of this physical line */
+      /* csv_record left pos at the record's start: skip that physical
+       * line and count its line break only once */
+      line = start_line;
       while (pos < len && data[pos] != '\n')
         pos++;
       if (pos < len)
