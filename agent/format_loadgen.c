@@ -772,6 +772,11 @@ static int loadgen_line(ps_parser *p, const char *data, size_t len,
   }
   p->resuming = 0;
 
+  size_t blank = 0;
+  while (blank < len && (data[blank] == ' ' || data[blank] == '\t'))
+    blank++;
+  if (blank == len) /* an empty line carries no record */
+    return 0;
   cJSON *root = cJSON_ParseWithLength(data, len);
   if (!root || !cJSON_IsObject(root)) {
     ps_emit_reject(em, root ? "not a JSON object" : "not valid JSON");
