@@ -20,6 +20,7 @@
  * - The facts the run tracker needs (runs.h) are updated as lines are read;
  *   convert_path() reads a whole folder and then asks runs.c for markers.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
@@ -976,12 +977,12 @@ int ps_loadgen_scan_facts(const char *perf_path, uint64_t end_offset,
  * if the run has ended, then the markers. backfill = the run had ended when
  * converted, the same rule as the live path's "when first seen", so a
  * re-ingestion writes the same points and markers again. */
-static int loadgen_convert_path(const ps_source_cfg *src, const char *path,
-                                ps_emitter *em, ps_buf *err) {
+static int convert_run(const ps_source_cfg *src, const char *path,
+                       ps_emitter *em, ps_buf *err) {
   struct stat st;
-  if (stat(path, &st) != 0) {
+  if (stat(path, &st) != 0) { /* the driver names the operand itself */
     int e = errno;
-    ps_buf_printf(err, "%s: %s", path, strerror(e));
+    ps_buf_printf(err, "%s", strerror(e));
     return -e;
   }
   char *folder = NULL, *perf = NULL;
@@ -1053,6 +1054,51 @@ out:
   ps_buf_free(&tail);
   free(folder);
   free(perf);
+  return rc;
+}
+
+static int has_perf_jsonl(const char *dir) {
+  char path[4096];
+  struct stat st;
+  int n = snprintf(path, sizeof path, "%s/perf.jsonl", dir);
+  return n > 0 && (size_t)n < sizeof path && stat(path, &st) == 0 &&
+         S_ISREG(st.st_mode);
+}
+
+static int only_dirs(const struct dirent *de) {
+  return de->d_name[0] != '.';
+}
+
+/* A run folder, its perf.jsonl, or a results folder holding run folders
+ * (the runner's queue makes one per revision): each run in name order. */
+static int loadgen_convert_path(const ps_source_cfg *src, const char *path,
+                                ps_emitter *em, ps_buf *err) {
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || has_perf_jsonl(path))
+    return convert_run(src, path, em, err);
+  struct dirent **names = NULL;
+  int n = scandir(path, &names, only_dirs, alphasort);
+  if (n < 0) {
+    int e = errno;
+    ps_buf_printf(err, "%s", strerror(e));
+    return -e;
+  }
+  int rc = 0, runs = 0;
+  for (int i = 0; i < n; i++) {
+    char *sub = NULL;
+    if (rc == 0 && asprintf(&sub, "%s/%s", path, names[i]->d_name) > 0 &&
+        has_perf_jsonl(sub)) {
+      runs++;
+      rc = convert_run(src, sub, em, err);
+    }
+    free(sub);
+    free(names[i]);
+  }
+  free(names);
+  if (rc == 0 && runs == 0) {
+    ps_buf_puts(err, "no perf.jsonl in it or in its subfolders");
+    rc = -ENOENT;
+  }
   return rc;
 }
 
