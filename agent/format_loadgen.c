@@ -72,6 +72,7 @@ struct ps_parser {
 
   /* resume state of a small record */
   int resuming;
+  uint64_t resume_hash; /* of the record being resumed (and of perf-finish) */
   size_t accepted; /* points of the current record the emitter took */
   size_t skip;     /* points still to skip on a resumed call */
 
@@ -758,14 +759,24 @@ static void finish_facts(ps_parser *p, const cJSON *stats) {
 
 /* ---- line ------------------------------------------------------------------ */
 
+/* FNV-1a: recognises the record a resumed call must continue, so a driver
+ * that hands over a different line cannot make us skip its points. */
+static uint64_t record_hash(const char *data, size_t len) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ (unsigned char)data[i]) * 1099511628211ULL;
+  return h;
+}
+
 static int loadgen_line(ps_parser *p, const char *data, size_t len,
                         ps_emitter *em) {
+  uint64_t hash = (p->fin_root || p->resuming) ? record_hash(data, len) : 0;
   if (p->fin_root) {
-    if (len == p->fin_len)
+    if (len == p->fin_len && hash == p->resume_hash)
       return finish_continue(p, em);
     finish_reset(p); /* not the record we were resuming: start over */
   }
-  if (p->resuming) {
+  if (p->resuming && hash == p->resume_hash) {
     p->skip = p->accepted;
   } else {
     p->skip = 0;
@@ -816,6 +827,7 @@ static int loadgen_line(ps_parser *p, const char *data, size_t len,
     finish_facts(p, obj_get(root, "stats"));
     p->fin_root = root;
     p->fin_len = len;
+    p->resume_hash = record_hash(data, len);
     p->fin_wall = wall;
     memcpy(p->fin_envelope_stage, stage, sizeof stage);
     p->phase = FP_EVENT;
@@ -830,8 +842,10 @@ static int loadgen_line(ps_parser *p, const char *data, size_t len,
   else
     rc = emit_event(p, em, root, ty, stage, t);
   cJSON_Delete(root);
-  if (rc == -EAGAIN)
+  if (rc == -EAGAIN) {
     p->resuming = 1;
+    p->resume_hash = record_hash(data, len);
+  }
   return rc;
 }
 
