@@ -301,8 +301,10 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
       else if (crc < 0) {
         fprintf(stderr, "perfship: mark: %s\n", err.data ? err.data : "");
         code = PS_EXIT_UNAVAILABLE;
-      } else
-        continue;
+      } else {
+        ps_buf_free(&said);
+        continue; /* the database exists now: post again at once */
+      }
     } else if (rc == 0 && (status_code == 401 || status_code == 403)) {
       fprintf(stderr, "perfship: mark: the server refused the credentials (HTTP %ld: "
               "%s); check influxdb.username/password_file (v1) or the token (v2), then "
