@@ -875,6 +875,8 @@ static int check_whole(loader *L, const config_setting_t *root) {
   return 0;
 }
 
+static int load_file(ps_config *c, const char *path, ps_buf *err);
+
 static int read_whole(const char *path, char **out, size_t *len, int *err_no) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -915,6 +917,14 @@ static int read_whole(const char *path, char **out, size_t *len, int *err_no) {
 }
 
 int ps_config_load(ps_config *c, const char *path, ps_buf *err) {
+  ps_buf discard;
+  ps_buf_init(&discard, 4096);
+  int rc = load_file(c, path, err ? err : &discard);
+  ps_buf_free(&discard);
+  return rc;
+}
+
+static int load_file(ps_config *c, const char *path, ps_buf *err) {
   loader L = {c, err, path, NULL, 0};
   int err_no = 0;
   if (read_whole(path, &L.text, &L.text_len, &err_no) < 0) {

@@ -49,6 +49,22 @@ class CheckMarkTest(unittest.TestCase):
         self.assertEqual(rc2, 0, out2 + err2)
         self.assertIn("1.6.7", out2)
 
+    def test_shipped_sample_checks_ok(self):
+        """The annotated sample, pointed at the test server, passes check."""
+        from harness import SOURCE_DIR
+        with open(os.path.join(SOURCE_DIR, "config", "perfship.cfg")) as f:
+            text = f.read()
+        self.assertIn('url = "http://127.0.0.1:8086";', text)
+        text = text.replace('url = "http://127.0.0.1:8086";', 'url = "%s";' % self.influx.url)
+        text = text.replace('"/var/lib/perfship"', '"%s/state"' % self.tmp)
+        path = os.path.join(self.tmp, "sample.cfg")
+        with open(path, "w") as f:
+            f.write(text)
+        rc, out, err = run_perfship(["-c", path, "check"])
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("sources: 3", out)
+        self.assertIn("/srv/loadgen/results (loadgen)", out)
+
     def test_check_existing_db_accepted(self):
         self.influx.create_db("existing")
         cfg = self.cfg("existing.cfg", database="existing",
