@@ -494,9 +494,12 @@ static int reread_int(const loader *L, const config_setting_t *s, int64_t *out) 
             (*r >= '0' && *r <= '9') || ((*r | 0x20) >= 'a' && (*r | 0x20) <= 'f')))
       num[k++] = *r++;
     num[k] = '\0';
+    /* libconfig reads "010" as ten, not as octal: only 0x switches base */
+    const char *digits = num + (num[0] == '-' || num[0] == '+');
+    int base = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
     char *stop;
     errno = 0;
-    long long v = strtoll(num, &stop, 0);
+    long long v = strtoll(num, &stop, base);
     if (k == 0 || *stop != '\0' || errno)
       return -ERANGE;
     *out = v;

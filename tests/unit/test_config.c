@@ -195,6 +195,14 @@ static void test_full_values(void **state) {
   load_ok("influxdb = { gzip = \"on\"; };\n", &c);
   assert_int_equal(c.influxdb.gzip, PS_GZIP_ON);
   ps_config_free(&c);
+
+  /* plain literals mean what they say, whatever libconfig keeps of them */
+  load_ok("batch = { max_points = 010; max_pending_bytes = 0x100000000; };\n"
+          "watch = {\n  max_line_bytes = 4294967296;\n};\n", &c);
+  assert_int_equal(c.batch.max_points, 10);
+  assert_true(c.batch.max_pending_bytes == 0x100000000LL);
+  assert_true(c.watch.max_line_bytes == 4294967296LL);
+  ps_config_free(&c);
 }
 
 static void test_unknown_keys(void **state) {
