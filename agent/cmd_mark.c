@@ -11,7 +11,6 @@
  * with the automatic ones of the same run.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,9 +133,9 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
   }
   char *endp;
   double timeout = strtod(timeout_s, &endp);
-  if (*endp || !(timeout > 0) || !isfinite(timeout)) {
-    fprintf(stderr, "perfship: mark: --timeout '%s' is not a positive number of "
-            "seconds\n", timeout_s);
+  if (*endp || !(timeout > 0) || !(timeout <= 31536000)) {
+    fprintf(stderr, "perfship: mark: --timeout '%s' is not a number of seconds "
+            "above 0 and up to a year\n", timeout_s);
     return PS_EXIT_USAGE;
   }
 
