@@ -90,7 +90,7 @@ const char *ps_format_name(ps_format_id f) {
 }
 
 int ps_format_from_name(const char *name, ps_format_id *out) {
-  int v;
+  int v = 0;
   int rc = enum_lookup(format_names, name, &v);
   if (!rc)
     *out = (ps_format_id)v;
@@ -98,7 +98,7 @@ int ps_format_from_name(const char *name, ps_format_id *out) {
 }
 
 int ps_ftype_from_name(const char *name, ps_ftype *out) {
-  int v;
+  int v = 0;
   int rc = enum_lookup(ftype_names, name, &v);
   if (!rc)
     *out = (ps_ftype)v;
@@ -518,7 +518,7 @@ static int get_int(loader *L, const config_setting_t *s, const key_spec *k,
                 (long long)(k->min > 1000 ? k->min : 1000));
   int64_t v = config_setting_get_int64(s);
   if (t == CONFIG_TYPE_INT) {
-    int64_t whole;
+    int64_t whole = 0;
     int rc = reread_int(L, s, &whole);
     if (rc == -ERANGE)
       return fail(L, s, "key '%s': the number is out of range; use a value between "
@@ -554,7 +554,7 @@ static int apply_enum(loader *L, const config_setting_t *s, const key_spec *k,
     *out = config_setting_get_bool(s) ? PS_GZIP_ON : PS_GZIP_OFF;
     return 0;
   }
-  const char *v;
+  const char *v = NULL;
   int rc = want_string(L, s, k, key, &v);
   if (rc)
     return rc;
@@ -785,7 +785,7 @@ static int apply_key(loader *L, const config_setting_t *s, const key_spec *k,
   switch (k->kind) {
   case K_STR:
   case K_URL: {
-    const char *v;
+    const char *v = NULL;
     rc = want_string(L, s, k, key, &v);
     if (!rc && k->min > 0 && !v[0])
       rc = fail(L, s, "key '%s': must not be empty; give %s", key, k->doc);
@@ -796,7 +796,7 @@ static int apply_key(loader *L, const config_setting_t *s, const key_spec *k,
     break;
   }
   case K_INT: {
-    int64_t v;
+    int64_t v = 0;
     rc = get_int(L, s, k, key, &v);
     if (!rc)
       *(int64_t *)((char *)base + k->offset) = v;
@@ -811,7 +811,7 @@ static int apply_key(loader *L, const config_setting_t *s, const key_spec *k,
       *(int *)((char *)base + k->offset) = config_setting_get_bool(s) ? 1 : 0;
     break;
   case K_ENUM: {
-    int v;
+    int v = 0;
     rc = apply_enum(L, s, k, key, &v);
     if (!rc)
       *(int *)((char *)base + k->offset) = v;
