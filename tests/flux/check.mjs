@@ -62,6 +62,18 @@ function parseErrors(node, out = []) {
   return out;
 }
 
+// Dashboard queries use the variables the InfluxDB UI defines (v.timeRangeStart,
+// v.windowPeriod, and one per dashboard variable). Offline they must be
+// declared, or the type checker rightly reports an undefined identifier; the
+// prelude declares them with the types the UI gives them.
+function withDashboardVars(src) {
+  if (!/\bv\./.test(src) || /^\s*v\s*=/m.test(src)) return { src, shift: 0 };
+  const names = new Set([...src.matchAll(/\bv\.(\w+)/g)].map((m) => m[1]));
+  const known = { timeRangeStart: '-1h', timeRangeStop: 'now()', windowPeriod: '1m' };
+  const fields = [...names].map((n) => `${n}: ${known[n] || '"example"'}`);
+  return { src: `v = {${fields.join(', ')}}\n` + src, shift: 1 };
+}
+
 const files = process.argv.slice(2);
 if (files.length === 0) {
   console.error('usage: node check.mjs FILE.flux...');
@@ -70,8 +82,9 @@ if (files.length === 0) {
 const flux = await loadFlux();
 let failed = 0;
 for (const f of files) {
-  const src = readFileSync(f, 'utf8');
-  const errs = parseErrors(flux.parse(src));
+  const { src, shift } = withDashboardVars(readFileSync(f, 'utf8'));
+  const errs = parseErrors(flux.parse(src)).map((e) =>
+    e.replace(/^(\d+):/, (_, l) => `${Number(l) - shift}:`));
   let valid = false;
   try { valid = flux.is_valid_flux(src); } catch (e) { errs.push(String(e)); }
   if (errs.length || !valid) {
