@@ -56,6 +56,12 @@ FIXTURE_STATUS = {
 }
 
 
+def doc_blocks(lang):
+    """The fenced code blocks of docs/queries.md in one language."""
+    with open(os.path.join(SRC, "docs", "queries.md")) as f:
+        return re.findall(rf"```{lang}\n(.*?)```", f.read(), re.S)
+
+
 def schema_words():
     with open(os.path.join(SRC, "docs", "schema.md")) as f:
         return set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", f.read()))
@@ -302,6 +308,18 @@ class FluxFiles(unittest.TestCase):
                     p = self.check([path])
                     self.assertEqual(p.returncode, 1, p.stdout)
                     self.assertIn("FAIL", p.stdout)
+
+    def test_cookbook_flux(self):
+        blocks = doc_blocks("flux")
+        self.assertGreaterEqual(len(blocks), 3)
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = []
+            for i, b in enumerate(blocks):
+                paths.append(os.path.join(tmp, f"queries-md-{i}.flux"))
+                with open(paths[-1], "w") as f:
+                    f.write(b)
+            p = self.check(paths)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
     def test_task_options_are_durations(self):
         # The type checker accepts `every: "1m"` (a string); InfluxDB does not.
@@ -854,6 +872,21 @@ class QueriesAgainstInflux(unittest.TestCase):
         if col in ("points rejected", "retries"):
             return [b - a for a, b in zip(maxes, maxes[1:]) if b >= a]
         return maxes
+
+    def test_cookbook(self):
+        """Every InfluxQL recipe of docs/queries.md that does not depend on
+        the current time answers with data from the fixture runs."""
+        blocks = [b.strip() for b in doc_blocks("sql")]
+        self.assertGreaterEqual(len(blocks), 10)
+        ran = 0
+        for q in blocks:
+            if "now()" in q:
+                self.influx.series(DB, q)  # valid InfluxQL; fixture runs are older
+                continue
+            with self.subTest(q):
+                self.assertTrue(self.influx.series(DB, q), "no data")
+                ran += 1
+        self.assertGreaterEqual(ran, 10)
 
     def test_kapacitor_batch_queries(self):
         """The regression tasks' two batch queries, with the window Kapacitor
