@@ -72,7 +72,7 @@ DAILY = dict(
     description="The latest runs, their status, and the key run metrics across revisions.",
     time_from="now-30d",
     variables=[var("revision", "loadgen_run", "revision", "Revision"),
-               var("run", "runs", "run", "Run")],
+               var("compare_revision", "loadgen_run", "revision", "Compare with revision")],
     annotations=[RUN_MARKERS_ANNOTATION],
     cells=[
         cell("Runs: last status (failed and stalled in red, running in yellow)", "table",
@@ -121,14 +121,22 @@ DAILY = dict(
              '''SELECT "live_avgSwingsetTime" AS "avg swingset time (s)", "live_avgSwingsetPercentage" AS "avg swingset %" FROM "loadgen_run" WHERE $timeFilter''',
              flux_from("loadgen_run", ["live_avgSwingsetTime", "live_avgSwingsetPercentage"]),
              expect={"kind": "run_field", "field": "live_avgSwingsetTime", "column": "avg swingset time (s)"}),
-        cell("Stage metrics of revision $revision (cycles: task all; blocks: onlyLive)", "table",
-             '''SELECT "cycleSuccessRate", "avgDuration", "p95Duration", "cycleCount" FROM "loadgen_stage_cycles" WHERE "revision" = '$revision' AND "task" = 'all' GROUP BY "run", "stage"''',
+        cell("Cycles per stage: revision $revision against $compare_revision (task all)", "table",
+             '''SELECT "cycleSuccessRate", "avgDuration", "p95Duration", "cycleCount" FROM "loadgen_stage_cycles" WHERE ("revision" = '$revision' OR "revision" = '$compare_revision') AND "task" = 'all' GROUP BY "stage", "revision"''',
              flux_from("loadgen_stage_cycles", ["cycleSuccessRate", "avgDuration", "p95Duration", "cycleCount"],
-                       start="0", stop=None, where='r.revision == v.revision and r.task == "all"') + PIVOT +
+                       start="0", stop=None, where='(r.revision == v.revision or r.revision == v.compare_revision) and r.task == "all"') + PIVOT +
              '''  |> group()
-  |> keep(columns: ["_time", "run", "stage", "cycleSuccessRate", "avgDuration", "p95Duration", "cycleCount"])
-  |> sort(columns: ["run", "stage"])''',
-             w=24, h=7, expect={"kind": "revision_stages"}),
+  |> keep(columns: ["stage", "revision", "run", "cycleSuccessRate", "avgDuration", "p95Duration", "cycleCount"])
+  |> sort(columns: ["stage", "revision"])''',
+             w=12, h=8, expect={"kind": "revision_stage_cycles"}),
+        cell("Live blocks per stage: revision $revision against $compare_revision", "table",
+             '''SELECT "avgSwingsetTime", "avgSwingsetPercentage", "avgBlockDuration", "blockCount" FROM "loadgen_stage_blocks" WHERE ("revision" = '$revision' OR "revision" = '$compare_revision') AND "summary" = 'onlyLive' GROUP BY "stage", "revision"''',
+             flux_from("loadgen_stage_blocks", ["avgSwingsetTime", "avgSwingsetPercentage", "avgBlockDuration", "blockCount"],
+                       start="0", stop=None, where='(r.revision == v.revision or r.revision == v.compare_revision) and r.summary == "onlyLive"') + PIVOT +
+             '''  |> group()
+  |> keep(columns: ["stage", "revision", "run", "avgSwingsetTime", "avgSwingsetPercentage", "avgBlockDuration", "blockCount"])
+  |> sort(columns: ["stage", "revision"])''',
+             w=12, h=8, expect={"kind": "revision_stage_blocks"}),
         cell("Run markers", "table",
              '''SELECT "run", "event", "status", "text", "backfill" FROM "runs" WHERE $timeFilter''',
              flux_from("runs") + PIVOT + '''  |> group()
@@ -225,7 +233,7 @@ DSS = dict(
     annotations=[RUN_MARKERS_ANNOTATION],
     cells=[
         cell("Requests per second against the variant, per arm", "bar",
-             '''SELECT "variantIndex", "variant", "rps_total" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$test' GROUP BY "arm"''',
+             '''SELECT "arm", "variant", "variantIndex", "rps_total" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$test\'''',
              flux_from("dss_bench", ["variantIndex", "rps_total"], start="0", stop=None,
                        where="r.run == v.dss_run and r.test == v.test") + PIVOT +
              '''  |> group(columns: ["arm"])
@@ -233,7 +241,7 @@ DSS = dict(
   |> keep(columns: ["arm", "variant", "variantIndex", "rps_total"])''',
              w=12, h=9, x_field="variant", y_field="rps_total", expect={"kind": "dss_arms", "field": "rps_total"}),
         cell("p95 latency (ms) against the variant, per arm", "bar",
-             '''SELECT "variantIndex", "variant", "p95_ms" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$test' GROUP BY "arm"''',
+             '''SELECT "arm", "variant", "variantIndex", "p95_ms" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$test\'''',
              flux_from("dss_bench", ["variantIndex", "p95_ms"], start="0", stop=None,
                        where="r.run == v.dss_run and r.test == v.test") + PIVOT +
              '''  |> group(columns: ["arm"])
@@ -376,7 +384,9 @@ def chronograf_dashboard(d):
             "type": CHRONOGRAF_TYPES[c["kind"]],
             "colors": colors,
             "legend": {},
-            "tableOptions": {"verticalTimeAxis": True, "sortBy": {"internalName": "time", "displayName": "", "visible": True},
+            "tableOptions": {"verticalTimeAxis": True,
+                             "sortBy": {"internalName": "dss_bench.variantIndex" if c["kind"] == "bar" else "time",
+                                        "displayName": "", "visible": True},
                              "wrapping": "truncate", "fixFirstColumn": True},
             "fieldOptions": [{"internalName": "time", "displayName": "", "visible": True}],
             "timeFormat": "YYYY-MM-DD HH:mm:ss",
@@ -433,17 +443,17 @@ def grafana_panel(d, i, c, x, y):
         p["options"] = {"colorMode": "background", "graphMode": "none", "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}
     elif c["kind"] == "bar":
         p["type"] = "barchart"
-        p["options"] = {"xField": c["x_field"], "orientation": "vertical", "showValue": "auto",
+        # No xField: the matrix names its first column "variant\\arm", and
+        # the bar chart takes the first string column as its axis anyway.
+        p["options"] = {"orientation": "vertical", "showValue": "auto",
                         "legend": {"displayMode": "list", "placement": "bottom", "showLegend": True}}
-        # One frame per arm comes back; joining on the variant label puts
-        # the arms side by side, and sorting by variantIndex keeps the
-        # sweep's order instead of the labels' alphabetical one.
+        # One flat frame comes back (arm, variant, variantIndex, value).
+        # Sorting by variantIndex keeps the sweep's order instead of the
+        # labels' alphabetical one; the matrix turns each arm into a series.
         p["transformations"] = [
-            {"id": "joinByField", "options": {"byField": c["x_field"], "mode": "outer"}},
-            {"id": "sortBy", "options": {"sort": [{"field": "variantIndex 1"}]}},
-            {"id": "organize", "options": {"excludeByName": {"Time 1": True, "Time 2": True, "Time 3": True,
-                                                             "variantIndex 1": True, "variantIndex 2": True,
-                                                             "variantIndex 3": True}}},
+            {"id": "sortBy", "options": {"sort": [{"field": "variantIndex"}]}},
+            {"id": "groupingToMatrix", "options": {"columnField": "arm", "rowField": c["x_field"],
+                                                    "valueField": c["y_field"]}},
         ]
     return p
 

@@ -637,11 +637,9 @@ class QueriesAgainstInflux(unittest.TestCase):
             for v in g["templating"]["list"]:
                 vals = {r["value"] for r in self.influx.query(DB, v["query"])}
                 with self.subTest(dashboard=d["slug"], variable=v["name"]):
-                    if v["name"] == "run" and d["slug"] == "daily-runs":
-                        self.assertEqual(vals, set(FIXTURE_STATUS))
-                    elif v["name"] == "run":
+                    if v["name"] == "run":
                         self.assertEqual(vals, {r for r in FIXTURE_STATUS if finish_stats(r)})
-                    elif v["name"] == "revision":
+                    elif v["name"] in ("revision", "compare_revision"):
                         self.assertEqual(vals, {r.rsplit("-", 1)[1] for r in FIXTURE_STATUS if finish_stats(r)})
                     elif v["name"] == "dss_run":
                         self.assertEqual(vals, {p.split("/")[0] for p in self.dss_files})
@@ -663,9 +661,9 @@ class QueriesAgainstInflux(unittest.TestCase):
         d = build.DAILY
         csvrows = stats_csv()
         finished = {r: finish_stats(r) for r in FIXTURE_STATUS if finish_stats(r)}
-        rev = "9eb37164f6f7"
+        rev, other = "9eb37164f6f7", "1cb7c2d80874"
         for i, c, kind in self.cells(d):
-            series = self.run_cell(d, i, {"revision": rev, "run": "daily-perf-9eb37164f6f7"})
+            series = self.run_cell(d, i, {"revision": rev, "compare_revision": other})
             rows = self.rows(series)
             with self.subTest(cell=c["title"]):
                 if kind == "runs_status":
@@ -706,14 +704,24 @@ class QueriesAgainstInflux(unittest.TestCase):
                     self.assertEqual(len(got), len(want))
                     for g, w in zip(got, want):
                         self.assertAlmostEqual(g, w, places=6)
-                elif kind == "revision_stages":
-                    want = csvrows["daily-perf-9eb37164f6f7"]
-                    stages = sorted(int(k[5:].split("_")[0]) for k in want
-                                    if k.startswith("stage") and k.endswith("_cycleSuccessRate") and want[k] != "")
-                    self.assertEqual(sorted(int(r["stage"]) for r in rows), stages)
-                    for r in rows:
-                        self.assertClose(r["avgDuration"], want[f"stage{r['stage']}_cycleAvgDuration"], r["stage"])
-                        self.assertClose(r["cycleSuccessRate"], want[f"stage{r['stage']}_cycleSuccessRate"], r["stage"])
+                elif kind in ("revision_stage_cycles", "revision_stage_blocks"):
+                    # Two revisions side by side, stage by stage, as the runner's CSV has them.
+                    for r_rev, run in ((rev, "daily-perf-9eb37164f6f7"), (other, "daily-perf-1cb7c2d80874")):
+                        want = csvrows[run]
+                        mine = [r for r in rows if r["revision"] == r_rev]
+                        stages = sorted(int(k[5:].split("_")[0]) for k in want
+                                        if k.startswith("stage") and k.endswith("_cycleSuccessRate") and want[k] != "")
+                        if kind == "revision_stage_cycles":
+                            self.assertEqual(sorted(int(r["stage"]) for r in mine), stages)
+                            for r in mine:
+                                self.assertClose(r["avgDuration"], want[f"stage{r['stage']}_cycleAvgDuration"], r["stage"])
+                                self.assertClose(r["cycleSuccessRate"], want[f"stage{r['stage']}_cycleSuccessRate"], r["stage"])
+                        else:
+                            by_stage = {int(r["stage"]): r for r in mine}
+                            self.assertLessEqual(set(stages), set(by_stage))
+                            for n in stages:
+                                self.assertClose(by_stage[n]["avgSwingsetTime"], want[f"stage{n}_avgSwingsetBlockTime"], n)
+                                self.assertClose(by_stage[n]["avgSwingsetPercentage"], want[f"stage{n}_avgSwingsetPercentage"], n)
                 elif kind == "markers":
                     self.assertIn(("daily-perf-31400797d904", "end", "stalled"),
                                   {(r["run"], r["event"], r["status"]) for r in rows})
@@ -812,11 +820,11 @@ class QueriesAgainstInflux(unittest.TestCase):
             with self.subTest(cell=c["title"]):
                 if kind == "dss_arms":
                     field = c["expect"]["field"]
-                    self.assertEqual({s["tags"]["arm"] for s in series}, set(arms), "one series per arm")
+                    all_rows = self.rows(series)
+                    self.assertEqual({r["arm"] for r in all_rows}, set(arms), "one series per arm")
                     for arm, pts in arms.items():
                         # In the sweep's order: variantIndex, label, value.
-                        rows = sorted(self.rows([s for s in series if s["tags"]["arm"] == arm]),
-                                      key=lambda r: r["variantIndex"])
+                        rows = sorted((r for r in all_rows if r["arm"] == arm), key=lambda r: r["variantIndex"])
                         self.assertEqual([r["variant"] for r in rows], [p["label"] for p in pts])
                         for r, p in zip(rows, pts):
                             # A latency of 0.0 means "no samples": absent (SCHEMA.md).

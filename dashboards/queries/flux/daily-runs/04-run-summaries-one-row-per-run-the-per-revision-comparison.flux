@@ -1,5 +1,5 @@
 // perfship: daily runs: Run summaries (one row per run, the per-revision comparison)
-// InfluxDB 2 UI variables: v.timeRangeStart, v.timeRangeStop, v.windowPeriod, v.revision, v.run.
+// InfluxDB 2 UI variables: v.timeRangeStart, v.timeRangeStop, v.windowPeriod, v.revision, v.compare_revision.
 // Bucket "perf/autogen" is database "perf", retention policy "autogen" (the 1.x DBRP mapping).
 from(bucket: "perf/autogen")
   |> range(start: v.timeRangeStart, stop: v.timeRangeStop)
