@@ -70,12 +70,23 @@ def schema_words():
 # -- fixture facts, read straight from the files (not through perfship) ------
 
 def perf_lines(run):
-    with open(os.path.join(LOADGEN, run, "perf.jsonl")) as f:
-        for line in f.read().split("\n"):
-            try:
-                yield json.loads(line)
-            except ValueError:
-                pass
+    """The records of a run's perf.jsonl that perfship reads: an
+    unterminated last line only once the run has ended (SCHEMA.md)."""
+    folder = os.path.join(LOADGEN, run)
+    with open(os.path.join(folder, "perf.jsonl")) as f:
+        lines = f.read().split("\n")
+    try:
+        with open(os.path.join(folder, "exit_code")) as f:
+            ended = f.read().strip() != ""
+    except FileNotFoundError:
+        ended = False
+    if not ended:
+        lines = lines[:-1]  # "" after a final newline, else the unfinished line
+    for line in lines:
+        try:
+            yield json.loads(line)
+        except ValueError:
+            pass
 
 
 def finish_stats(run):
