@@ -147,6 +147,17 @@ class GeneratedFiles(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
 
 
+    def test_queries_name_documented_measurements_and_fields(self):
+        words = schema_words()
+        queries = [c["influxql"] for d in build.DASHBOARDS for c in d["cells"]]
+        queries += [a["influxql"] for d in build.DASHBOARDS for a in d["annotations"]]
+        for q in queries:
+            aliases = set(re.findall(r'AS "(\w+)"', q))
+            for ident in re.findall(r'"(\w+)"', q):
+                if ident not in aliases:
+                    self.assertIn(ident, words, f"{ident} (in {q}) is not in docs/schema.md")
+
+
 class ChronografJson(unittest.TestCase):
     CELL_TYPES = {"line", "line-stacked", "line-stepplot", "bar", "line-plus-single-stat",
                   "single-stat", "gauge", "table", "alerts", "news", "guide", "note"}
@@ -515,12 +526,12 @@ class QueriesAgainstInflux(unittest.TestCase):
             rc, out, err = convert("loadgen", probe)
         if rc not in (0, 65) or "loadgen_run" not in out:
             raise unittest.SkipTest(
-                "`perfship convert -f loadgen` does not produce loadgen points yet "
-                f"(exit {rc}); the data-dependent query checks need the loadgen and "
-                "dss-bench converters merged")
+                "`perfship convert -f loadgen` does not produce loadgen points "
+                f"(exit {rc}: {err.strip()[-300:]}); the data-dependent query checks "
+                "need the loadgen and dss-bench converters")
         rc, out, err = convert("dss-bench", os.path.join(DSS, "latency_compare_images", "results.json"))
         if rc not in (0, 65) or "dss_bench" not in out:
-            raise unittest.SkipTest(f"`perfship convert -f dss-bench` does not produce dss_bench points yet (exit {rc})")
+            raise unittest.SkipTest(f"`perfship convert -f dss-bench` does not produce dss_bench points (exit {rc}: {err.strip()[-300:]})")
         cls.influx = harness.InfluxServer().start()
         try:
             cls.load()
