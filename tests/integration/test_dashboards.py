@@ -36,6 +36,7 @@ import harness  # noqa: E402
 SRC = harness.SOURCE_DIR
 DASH = os.path.join(SRC, "dashboards")
 sys.path.insert(0, DASH)
+sys.dont_write_bytecode = True  # no __pycache__ inside the installed dashboards/ tree
 import build  # noqa: E402
 
 LOADGEN = os.path.join(harness.DATA_DIR, "loadgen", "synth")
@@ -675,6 +676,17 @@ class QueriesAgainstInflux(unittest.TestCase):
                         self.assertEqual(vals, {p.split("/")[0] for p in self.dss_files})
                     elif v["name"] == "test":
                         self.assertIn("rid_isa", vals)
+            # Chronograf asks the same through its meta-query template.
+            with open(os.path.join(DASH, "chronograf", d["slug"] + ".dashboard")) as f:
+                templates = json.load(f)["dashboard"]["templates"]
+            for t in templates:
+                tq = t["query"]
+                q = (tq["influxql"].replace(":database:", f'"{tq["db"]}"')
+                     .replace(":measurement:", f'"{tq["measurement"]}"').replace(":tagKey:", f'"{tq["tagKey"]}"'))
+                grafana_var = next(v for v in g["templating"]["list"] if f":{v['name']}:" == t["tempVar"])
+                with self.subTest(dashboard=d["slug"], chronograf_template=t["tempVar"]):
+                    self.assertEqual({r["value"] for r in self.influx.query(DB, q)},
+                                     {r["value"] for r in self.influx.query(DB, grafana_var["query"])})
             for a in g["annotations"]["list"]:
                 if a.get("builtIn"):
                     continue
