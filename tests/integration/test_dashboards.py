@@ -564,6 +564,13 @@ class QueriesAgainstInflux(unittest.TestCase):
             rc, out, err = convert("dss-bench", os.path.join(DSS, rel))
             assert rc in (0, 65), f"convert {rel}: exit {rc}: {err[-500:]}"
             cls.write(out)
+        # Locust CSVs too, so that the schema check below sees their keys.
+        for path in sorted(glob.glob(os.path.join(DSS, "*", "*_stats.csv")) +
+                           glob.glob(os.path.join(DSS, "*", "*_stats_history.csv")) +
+                           glob.glob(os.path.join(DSS, "*", "*_failures.csv"))):
+            rc, out, err = convert("locust", path)
+            assert rc in (0, 65), f"convert {path}: exit {rc}: {err[-500:]}"
+            cls.write(out)
         cls.write_markers()
         cls.write_selfstats()
 
@@ -611,6 +618,17 @@ class QueriesAgainstInflux(unittest.TestCase):
                          f"oldest_unacked_s={i % 4}i,files_watched=3i,uptime_s={i * 10}i,lines_read={i * 100}i,"
                          f"records_parsed={i * 90}i,batches_sent={i}i,bytes_sent={i * 50000}i {t}")
         cls.write("\n".join(lines))
+
+    @classmethod
+    def keys_written(cls):
+        """measurement -> the tag and field keys that landed in InfluxDB."""
+        out = {}
+        for r in cls.influx.query(DB, "SHOW MEASUREMENTS"):
+            m = r["name"]
+            keys = {k["tagKey"] for k in cls.influx.query(DB, f'SHOW TAG KEYS FROM "{m}"')}
+            keys |= {k["fieldKey"] for k in cls.influx.query(DB, f'SHOW FIELD KEYS FROM "{m}"')}
+            out[m] = keys
+        return out
 
     # -- helpers -----------------------------------------------------------
     def ranges(self, slug):
@@ -661,6 +679,15 @@ class QueriesAgainstInflux(unittest.TestCase):
             self.assertAlmostEqual(float(got), float(want), places=6, msg=what)
 
     # -- the tests ------------------------------------------------------------
+    def test_everything_written_is_documented(self):
+        """docs/schema.md is the authority: every measurement, tag and field
+        that the fixtures produce through `convert` is described there."""
+        words = schema_words()
+        for m, keys in self.keys_written().items():
+            with self.subTest(measurement=m):
+                self.assertIn(m, words)
+                self.assertEqual(keys - words - {"host"}, set(), f"undocumented keys of {m}")
+
     def test_variables_and_annotations(self):
         for d in build.DASHBOARDS:
             with open(os.path.join(DASH, "grafana", "dashboards", d["slug"] + ".json")) as f:
