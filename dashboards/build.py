@@ -106,13 +106,13 @@ DAILY = dict(
         cell("Cycle success rate (%) per run", "line",
              '''SELECT "cycleSuccessRate" AS "cycle success rate" FROM "loadgen_run" WHERE $timeFilter''',
              flux_from("loadgen_run", ["cycleSuccessRate"]),
-             expect={"kind": "run_field", "field": "cycleSuccessRate"}),
+             expect={"kind": "run_field", "field": "cycleSuccessRate", "column": "cycle success rate"}),
         cell("Cycle average duration (s), successful runs", "line",
              '''SELECT "cycleAvgDuration" AS "cycle avg duration" FROM "loadgen_run" WHERE $timeFilter AND "success" = true''',
              flux_from("loadgen_run", ["cycleAvgDuration", "success"]) + PIVOT +
              '''  |> filter(fn: (r) => r.success == true)
   |> map(fn: (r) => ({_time: r._time, _value: r.cycleAvgDuration, _field: "cycleAvgDuration"}))''',
-             expect={"kind": "run_field", "field": "cycleAvgDuration", "success_only": True}),
+             expect={"kind": "run_field", "field": "cycleAvgDuration", "column": "cycle avg duration", "success_only": True}),
         cell("Chain bootstrap, wallet deploy and loadgen deploy (s)", "line",
              '''SELECT "chainBootstrapDuration" AS "chain bootstrap", "walletDeployDuration" AS "wallet deploy", "loadgenDeployDuration" AS "loadgen deploy" FROM "loadgen_run" WHERE $timeFilter''',
              flux_from("loadgen_run", ["chainBootstrapDuration", "walletDeployDuration", "loadgenDeployDuration"]),

@@ -231,7 +231,8 @@ class GrafanaJson(unittest.TestCase):
             with self.subTest(path=os.path.basename(path)):
                 with open(path) as f:
                     d = json.load(f)
-                self.assertTrue(d["uid"]) and self.assertLessEqual(len(d["uid"]), 40)
+                self.assertTrue(d["uid"])
+                self.assertLessEqual(len(d["uid"]), 40, "Grafana's uid limit")
                 self.assertNotIn(d["uid"], uids)
                 uids.add(d["uid"])
                 self.assertTrue(d["title"])
@@ -755,7 +756,8 @@ class QueriesAgainstInflux(unittest.TestCase):
                         self.assertClose(r["live_avgSwingsetTime"],
                                          finished[r["run"]]["liveBlocksSummary"]["avgSwingsetTime"], r["run"])
                 elif kind == "run_field":
-                    col = c["expect"].get("column") or rows and [k for k in rows[0] if k != "time"][0]
+                    self.assertTrue(rows, "no points")
+                    col = c["expect"]["column"]
                     field = c["expect"]["field"]
                     want = []
                     for run, row in csvrows.items():
