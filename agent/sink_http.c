@@ -730,7 +730,12 @@ static void on_config_error(ps_sink *s, piece *p, long code, const char *msg) {
 
 static void on_transient(ps_sink *s, piece *p, long code, const char *what,
                          uint64_t retry_after_s) {
-  s->fail_streak++;
+  /* One step of backoff per round of attempts, not per failed request: the
+   * transfers in flight together fail together, and counting each would
+   * double the delay as often as there are slots (a 10 s outage then cost
+   * half a minute of waiting after the server was back). */
+  if (uv_now(s->loop) >= s->resume_at)
+    s->fail_streak++;
   uint64_t delay;
   if (retry_after_s > 0)
     delay = 1000 * (retry_after_s < RETRY_AFTER_MAX_S ? retry_after_s
