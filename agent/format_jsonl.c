@@ -29,6 +29,7 @@
 #include <cjson/cJSON.h>
 
 #include "format.h"
+#include "jsontext.h"
 #include "log.h"
 #include "lp.h"
 
@@ -353,6 +354,12 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
   if (i == len)
     return 0; /* blank lines carry nothing; not worth a reject */
 
+  size_t nul_col;
+  const char *nul = ps_json_nul_check(data, len, &nul_col);
+  if (nul) {
+    ps_emit_reject(em, "column %zu: %s", nul_col, nul);
+    return 0;
+  }
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
   if (!root) {
