@@ -38,6 +38,7 @@
 #include <curl/curl.h>
 #include <zlib.h>
 
+#include "influx_admin.h"
 #include "log.h"
 #include "sink.h"
 
@@ -77,6 +78,7 @@ typedef struct slot {
   z_stream zs;
   bool zs_ready;
   size_t body_len;
+  char errbuf[CURL_ERROR_SIZE]; /* curl's own words: names the TLS problem */
 } slot;
 
 typedef struct sock_ctx {
@@ -228,13 +230,17 @@ int ps_influx_post_sync(const ps_config *cfg, const char *body, size_t len,
               curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
                                (curl_off_t)len)))
     rc = -EINVAL;
+  char detail[CURL_ERROR_SIZE] = "";
+  if (!rc && curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, detail) != CURLE_OK)
+    rc = -EINVAL;
   if (!rc) {
     CURLcode cc = curl_easy_perform(curl);
     if (cc == CURLE_OK)
       curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, http_status);
     else {
       if (answer)
-        ps_buf_printf(answer, "%s", curl_easy_strerror(cc));
+        ps_buf_printf(answer, "%s%s", detail[0] ? detail : curl_easy_strerror(cc),
+                      ps_influx_tls_hint(cc, detail));
       rc = -EIO;
     }
   }
@@ -404,6 +410,7 @@ static int compress_body(slot *sl, const char *p, size_t len) {
 
 static int start_piece(ps_sink *s, slot *sl, piece *p) {
   tracked *t = p->t;
+  sl->errbuf[0] = '\0';
   size_t a = line_start(t, p->l0), b = line_start(t, p->l1);
   const char *body = t->batch->body.data ? t->batch->body.data + a : "";
   size_t len = b - a;
@@ -779,7 +786,12 @@ static void transfer_done(ps_sink *s, slot *sl, CURLcode res) {
       uint64_t now = uv_now(s->loop);
       s->stats.unreachable_since_ms = now ? now : 1;
     }
-    on_transient(s, p, 0, curl_easy_strerror(res), 0);
+    /* curl's generic text for a TLS refusal ("SSL peer certificate or SSH
+     * remote key was not OK") does not say why nor what to do. */
+    char what[CURL_ERROR_SIZE + 160];
+    snprintf(what, sizeof what, "%s%s", sl->errbuf[0] ? sl->errbuf : curl_easy_strerror(res),
+             ps_influx_tls_hint(res, sl->errbuf));
+    on_transient(s, p, 0, what, 0);
     return;
   }
   s->stats.unreachable_since_ms = 0;
@@ -1044,7 +1056,8 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
       rc = -ENOMEM;
     if (!rc)
       rc = setup_easy(sl->easy, cfg, s->url.data, s->headers, &sl->answer);
-    if (!rc && curl_easy_setopt(sl->easy, CURLOPT_PRIVATE, sl) != CURLE_OK)
+    if (!rc && (curl_easy_setopt(sl->easy, CURLOPT_PRIVATE, sl) != CURLE_OK ||
+                curl_easy_setopt(sl->easy, CURLOPT_ERRORBUFFER, sl->errbuf) != CURLE_OK))
       rc = -EINVAL;
   }
   if (!rc && (uv_timer_init(loop, &s->curl_timer) ||
