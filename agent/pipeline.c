@@ -36,12 +36,16 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <cjson/cJSON.h>
+
 #include "batch.h"
 #include "emit.h"
 #include "format.h"
 #include "influx_admin.h"
 #include "log.h"
+#include "loadgen.h"
 #include "lp.h"
+#include "runs.h"
 #include "selfstats.h"
 #include "sink.h"
 #include "state.h"
@@ -56,6 +60,25 @@
 #define DRAIN_WAIT_MS 10000
 
 typedef struct ps_pipeline ps_pipeline;
+
+/* A loadgen run folder, tracked for its lifecycle markers (runs.h). */
+typedef struct prun {
+  struct prun *next;
+  char *folder;
+  int64_t first_seen;   /* unix seconds */
+  int known;            /* backfill decided (persisted) */
+  int backfill;
+  int start_acked;
+  char end_acked[16];   /* status of the last acknowledged end marker */
+  int stall_acked;
+  int ended;
+  int dirty;
+  int in_flight;
+  int pending_which;
+  char pending_status[16];
+  ps_run_facts facts;   /* restored from the state, until a parser has them */
+  int have_facts;
+} prun;
 
 typedef struct pfile {
   struct pfile *next;   /* every file, live or retired */
@@ -100,12 +123,14 @@ struct ps_pipeline {
   ps_watch *watch;
   ps_batcher bt;
   uv_timer_t flush_timer, rescan_timer, settle_timer, save_timer, stats_timer,
-      check_timer, create_db_timer;
+      check_timer, create_db_timer, runs_timer;
   uv_idle_t work;
   uv_signal_t sig_term, sig_int, sig_hup;
   int handles_open;
   pfile *files;
   pfile *q_head, *q_tail;
+  prun *runs;
+  int runs_final;       /* --once: the closing evaluation was made */
   ps_state saved;
   ps_tag *extra;
   size_t nextra;
@@ -274,6 +299,7 @@ static void retire(pfile *f) {
 }
 
 static int on_point(void *ctx, const ps_point *p, const ps_origin *o);
+static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char *path);
 static void on_reject(void *ctx, const ps_origin *o, const char *reason);
 
 static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
@@ -454,8 +480,7 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
   if (!ops || !ops->input_kind)
     return;
   ps_input_kind kind = ops->input_kind(src, path);
-  /* Hook for the run tracker (runs.h, not on this branch yet): any change
-   * inside a loadgen run folder is where its lifecycle is evaluated. */
+  run_note_path(pl, src, path); /* slogs, exit_code, docker.log count too */
   if (kind == PS_INPUT_IGNORE)
     return;
   struct stat st;
@@ -508,6 +533,315 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
     f->scan_gen = pl->scan_gen;
     enqueue(f);
   }
+}
+
+/* --- run tracker (loadgen run folders, runs.h) ---------------------------- */
+
+static void runs_timer_cb(uv_timer_t *t);
+static int process_lines(pfile *f, size_t budget);
+static void committed_now(ps_pipeline *pl);
+
+static prun *run_find(ps_pipeline *pl, const char *folder) {
+  for (prun *r = pl->runs; r; r = r->next)
+    if (strcmp(r->folder, folder) == 0)
+      return r;
+  return NULL;
+}
+
+static prun *run_add(ps_pipeline *pl, const char *folder) {
+  prun *r = calloc(1, sizeof *r);
+  if (!r || !(r->folder = strdup(folder))) {
+    free(r);
+    return NULL;
+  }
+  r->next = pl->runs;
+  pl->runs = r;
+  return r;
+}
+
+static void run_mark(ps_pipeline *pl, prun *r) {
+  r->dirty = 1;
+  if (!pl->stopping && !uv_is_active((uv_handle_t *)&pl->runs_timer))
+    uv_timer_start(&pl->runs_timer, runs_timer_cb, 200, 0);
+}
+
+/* Any change inside a loadgen source: a file of a run folder (the folder
+ * holding perf.jsonl or exit_code) makes that run due for evaluation. */
+static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char *path) {
+  if (src->format != PS_FMT_LOADGEN)
+    return;
+  const char *slash = strrchr(path, '/');
+  if (!slash || slash == path)
+    return;
+  char folder[4096];
+  size_t n = (size_t)(slash - path);
+  if (n >= sizeof folder)
+    return;
+  memcpy(folder, path, n);
+  folder[n] = '\0';
+  prun *r = run_find(pl, folder);
+  if (!r) {
+    char probe[4200];
+    struct stat st;
+    snprintf(probe, sizeof probe, "%s/perf.jsonl", folder);
+    int is_run = stat(probe, &st) == 0;
+    snprintf(probe, sizeof probe, "%s/exit_code", folder);
+    is_run = is_run || stat(probe, &st) == 0;
+    if (!is_run || !(r = run_add(pl, folder)))
+      return;
+  }
+  run_mark(pl, r);
+}
+
+static pfile *run_perf_file(ps_pipeline *pl, const prun *r) {
+  char p[4200];
+  snprintf(p, sizeof p, "%s/perf.jsonl", r->folder);
+  for (pfile *f = pl->files; f; f = f->next)
+    if (!f->retired && f->kind == PS_INPUT_LINES && strcmp(f->cur_path, p) == 0)
+      return f;
+  return NULL;
+}
+
+static const ps_run_facts *run_facts(ps_pipeline *pl, prun *r) {
+  pfile *f = run_perf_file(pl, r);
+  const ps_run_facts *fa = f && f->parser ? ps_loadgen_run_facts(f->parser) : NULL;
+  if (fa)
+    return fa;
+  return r->have_facts ? &r->facts : NULL;
+}
+
+typedef struct marker_ctx {
+  ps_pipeline *pl;
+  ps_pbatch *b;
+  prun *r;
+} marker_ctx;
+
+static int marker_point(void *ctx, const ps_point *p, const ps_origin *o) {
+  marker_ctx *m = ctx;
+  const char *reason = NULL;
+  size_t at = m->b->b.body.len;
+  int rc = ps_lp_encode(&m->b->b.body, p, m->pl->extra, m->pl->nextra, &reason);
+  if (rc < 0) {
+    ps_log_limited(PS_LOG_WARNING, "runs", m->r->folder, 60, "%s: marker refused: %s",
+                   m->r->folder, reason ? reason : strerror(-rc));
+    return 0;
+  }
+  ps_origin org = {m->r->folder, o ? o->line : 0};
+  return ps_batch_add_line_origin(&m->b->b, at, &org);
+}
+
+static void marker_reject(void *ctx, const ps_origin *o, const char *reason) {
+  marker_ctx *m = ctx;
+  (void)o;
+  ps_log_limited(PS_LOG_WARNING, "runs", m->r->folder, 60, "%s: %s", m->r->folder, reason);
+}
+
+/* Reads the unterminated last line of an ended run (SCHEMA.md: it is read
+ * only then, and only if it parses). */
+static void run_read_partial(ps_pipeline *pl, pfile *f) {
+  ps_tail_line ln;
+  if (!f->parser || ps_tail_partial(&f->tail, &ln) != PS_TAIL_LINE)
+    return;
+  f->em.origin.line = ln.line_no;
+  int rc = f->ops->line(f->parser, ln.data, ln.len, &f->em);
+  if (rc == -EAGAIN) {
+    f->paused = 1; /* offered again, as a line, when room is made */
+    return;
+  }
+  pl->lines_read++;
+  if (f->record_rejected || rc < 0)
+    pl->records_rejected++;
+  else
+    pl->records_parsed++;
+  f->record_rejected = 0;
+  ps_tail_consume(&f->tail);
+  if (ps_cursor_line_done(&f->cur, ln.end, ln.line_no + 1, 0) > 0)
+    committed_now(pl);
+}
+
+static void run_evaluate(ps_pipeline *pl, prun *r) {
+  if (r->in_flight)
+    return; /* looked at again when its markers are answered */
+  pfile *f = run_perf_file(pl, r);
+  struct stat st;
+  /* perf.jsonl not read to its end yet: judging now would call a good run
+   * failed (no perf-finish seen). It is evaluated again when it is. */
+  if (f && (f->queued || f->paused ||
+            (fstat(f->fd, &st) == 0 && f->tail.read_off < (uint64_t)st.st_size)))
+    return;
+  r->dirty = 0;
+  ps_buf err;
+  ps_buf_init(&err, 1024);
+  ps_run_view view;
+  int64_t now = (int64_t)time(NULL);
+  int rc = ps_run_evaluate(r->folder, now, pl->cfg->alerts.stall_after_s, run_facts(pl, r),
+                           &view, &err);
+  if (rc == 0 && view.state == PS_RUN_ENDED && f && ps_tail_buffered(&f->tail)) {
+    run_read_partial(pl, f);
+    rc = ps_run_evaluate(r->folder, now, pl->cfg->alerts.stall_after_s, run_facts(pl, r),
+                         &view, &err);
+  }
+  if (rc < 0) {
+    ps_log_limited(PS_LOG_WARNING, "runs", r->folder, 300, "%s: %s", r->folder,
+                   err.data ? err.data : strerror(-rc));
+    ps_buf_free(&err);
+    return;
+  }
+  ps_buf_free(&err);
+  if (!r->known) {
+    r->known = 1;
+    r->backfill = view.state == PS_RUN_ENDED;
+    r->first_seen = now;
+    pl->dirty = 1;
+  }
+  r->ended = view.state == PS_RUN_ENDED;
+  int which = 0;
+  const char *status = ps_run_status_name(view.status);
+  if (view.have_start && !r->start_acked)
+    which |= PS_RUN_MARK_START;
+  if (view.state == PS_RUN_ENDED && strcmp(r->end_acked, status) != 0)
+    which |= PS_RUN_MARK_END;
+  if (view.state == PS_RUN_STALLED && !r->stall_acked)
+    which |= PS_RUN_MARK_END;
+  if (!which || pl->stopping)
+    return;
+  ps_pbatch *b = ps_pbatch_new();
+  if (!b)
+    return;
+  b->markers = 1;
+  b->aux = r;
+  marker_ctx m = {pl, b, r};
+  ps_emitter em = {.point = marker_point, .reject = marker_reject, .ctx = &m,
+                   .origin = {r->folder, 0}};
+  rc = ps_run_emit_markers(&view, r->backfill, which, &em);
+  if (rc < 0 || b->b.npoints == 0 || ps_sink_submit(pl->sink, &b->b) < 0) {
+    ps_pbatch_free(b);
+    return;
+  }
+  r->in_flight = 1;
+  r->pending_which = which;
+  snprintf(r->pending_status, sizeof r->pending_status, "%s", status);
+  PS_INFO("runs", "%s: %s%s%s (%s)", r->folder, which & PS_RUN_MARK_START ? "start" : "",
+          which == (PS_RUN_MARK_START | PS_RUN_MARK_END) ? " and " : "",
+          which & PS_RUN_MARK_END ? "end" : "", status);
+}
+
+static void run_markers_done(ps_pipeline *pl, prun *r, int ok) {
+  r->in_flight = 0;
+  if (!ok) {
+    r->dirty = 1; /* tried again at the next change or rescan */
+    return;
+  }
+  if (r->pending_which & PS_RUN_MARK_START)
+    r->start_acked = 1;
+  if (r->pending_which & PS_RUN_MARK_END) {
+    if (strcmp(r->pending_status, "stalled") == 0)
+      r->stall_acked = 1;
+    else
+      snprintf(r->end_acked, sizeof r->end_acked, "%s", r->pending_status);
+  }
+  committed_now(pl);
+  run_mark(pl, r); /* a start may have been sent before the end was known */
+}
+
+static void runs_evaluate_dirty(ps_pipeline *pl) {
+  for (prun *r = pl->runs; r; r = r->next)
+    if (r->dirty)
+      run_evaluate(pl, r);
+}
+
+static void runs_timer_cb(uv_timer_t *t) { runs_evaluate_dirty(t->data); }
+
+static char *runs_to_json(ps_pipeline *pl) {
+  cJSON *root = cJSON_CreateObject();
+  if (!root)
+    return NULL;
+  ps_buf fj;
+  ps_buf_init(&fj, 0);
+  for (prun *r = pl->runs; r; r = r->next) {
+    if (!r->known)
+      continue;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+      break;
+    cJSON_AddNumberToObject(o, "first_seen", (double)r->first_seen);
+    cJSON_AddBoolToObject(o, "backfill", r->backfill);
+    cJSON_AddBoolToObject(o, "start_acked", r->start_acked);
+    cJSON_AddStringToObject(o, "end_acked", r->end_acked);
+    cJSON_AddBoolToObject(o, "stall_acked", r->stall_acked);
+    const ps_run_facts *fa = run_facts(pl, r);
+    ps_buf_reset(&fj);
+    if (fa && ps_run_facts_to_json(fa, &fj) == 0 && fj.data) {
+      cJSON *facts = cJSON_Parse(fj.data);
+      if (facts)
+        cJSON_AddItemToObject(o, "facts", facts);
+    }
+    cJSON_AddItemToObject(root, r->folder, o);
+  }
+  ps_buf_free(&fj);
+  char *text = cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  return text;
+}
+
+static void runs_from_json(ps_pipeline *pl, const char *text) {
+  cJSON *root = text ? cJSON_Parse(text) : NULL;
+  const cJSON *o;
+  cJSON_ArrayForEach(o, root) {
+    if (!cJSON_IsObject(o) || !o->string)
+      continue;
+    prun *r = run_add(pl, o->string);
+    if (!r)
+      break;
+    r->known = 1;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "first_seen");
+    r->first_seen = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+    r->backfill = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "backfill"));
+    r->start_acked = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "start_acked"));
+    r->stall_acked = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "stall_acked"));
+    v = cJSON_GetObjectItemCaseSensitive(o, "end_acked");
+    if (cJSON_IsString(v))
+      snprintf(r->end_acked, sizeof r->end_acked, "%s", v->valuestring);
+    v = cJSON_GetObjectItemCaseSensitive(o, "facts");
+    if (v) {
+      char *ft = cJSON_PrintUnformatted(v);
+      if (ft && ps_run_facts_from_json(ft, &r->facts) == 0)
+        r->have_facts = 1;
+      free(ft);
+    }
+  }
+  cJSON_Delete(root);
+}
+
+/* A loadgen parser opened mid-file (after a restart) gets the facts of the
+ * lines before its offset: persisted ones, else re-derived from the file. */
+static void run_restore_facts(ps_pipeline *pl, pfile *f) {
+  if (f->src->format != PS_FMT_LOADGEN || !f->parser)
+    return;
+  const char *slash = strrchr(f->path, '/');
+  if (!slash)
+    return;
+  char folder[4096];
+  size_t n = (size_t)(slash - f->path);
+  if (n >= sizeof folder)
+    return;
+  memcpy(folder, f->path, n);
+  folder[n] = '\0';
+  prun *r = run_find(pl, folder);
+  if (r && r->have_facts) {
+    ps_loadgen_set_run_facts(f->parser, &r->facts);
+    return;
+  }
+  uint64_t off = ps_tail_offset(&f->tail);
+  if (off == 0)
+    return;
+  ps_run_facts fa;
+  memset(&fa, 0, sizeof fa);
+  ps_buf err;
+  ps_buf_init(&err, 1024);
+  if (ps_loadgen_scan_facts(f->path, off, &fa, &err) == 0)
+    ps_loadgen_set_run_facts(f->parser, &fa);
+  ps_buf_free(&err);
 }
 
 /* --- the emitter: parser -> encoder -> batch ------------------------------ */
@@ -566,6 +900,8 @@ static int ensure_parser(pfile *f) {
     ps_log_limited(PS_LOG_WARNING, "parse", f->path, 60, "%s: %s", f->path,
                    err.data ? err.data : strerror(-rc));
     f->parser = NULL;
+  } else if (f->kind == PS_INPUT_LINES) {
+    run_restore_facts(f->pl, f);
   }
   ps_buf_free(&err);
   return rc;
@@ -658,7 +994,11 @@ static int process_lines(pfile *f, size_t budget) {
     if (ps_cursor_line_done(&f->cur, ln.end, ln.line_no + 1, 0) > 0)
       committed_now(pl);
   }
-  /* At the end of what exists now. A file renamed away may still be
+  /* At the end of what exists now: a run's perf.jsonl read so far is the
+   * moment to look at the run again. */
+  if (f->src->format == PS_FMT_LOADGEN)
+    run_note_path(pl, f->src, f->cur_path);
+  /* A file renamed away may still be
    * written by its producer for a moment: wait settle_ms before dropping. */
   if (f->draining && !f->settle_due && !pl->once && !pl->stopping) {
     f->settle_due = uv_now(pl->loop) + (uint64_t)pl->cfg->watch.settle_ms;
@@ -824,7 +1164,14 @@ static void rescan(ps_pipeline *pl) {
     }
 }
 
-static void rescan_cb(uv_timer_t *t) { rescan(t->data); }
+static void rescan_cb(uv_timer_t *t) {
+  ps_pipeline *pl = t->data;
+  rescan(pl);
+  /* Stall detection needs time to pass, not a change on disk. */
+  for (prun *r = pl->runs; r; r = r->next)
+    if (!r->ended)
+      run_mark(pl, r);
+}
 
 /* --- state -------------------------------------------------------------- */
 
@@ -854,8 +1201,7 @@ static void save_state(ps_pipeline *pl) {
   for (size_t i = 0; i < pl->saved.nerrors; i++)
     ps_state_add_error(&s, pl->saved.errors[i]);
   s.pending_points = pl->bt.pending_points;
-  if (pl->saved.runs_json)
-    s.runs_json = strdup(pl->saved.runs_json);
+  s.runs_json = runs_to_json(pl);
   int rc = ps_state_save(&s, pl->cfg->state_dir);
   if (rc < 0)
     ps_log_limited(PS_LOG_ERROR, "state", "save", 60,
@@ -902,6 +1248,10 @@ static void sink_done(ps_sink *sink, ps_batch *batch, int status, size_t rejecte
   if (b->selfstats) {
     pl->selfstats_in_flight = 0;
     ps_pbatch_free(b);
+  } else if (b->markers) {
+    prun *r = b->aux;
+    ps_pbatch_free(b);
+    run_markers_done(pl, r, status == 0);
   } else {
     ps_batcher_done(&pl->bt, b, status == 0);
   }
@@ -1018,7 +1368,7 @@ static void close_all(ps_pipeline *pl) {
       (uv_handle_t *)&pl->flush_timer, (uv_handle_t *)&pl->rescan_timer,
       (uv_handle_t *)&pl->settle_timer, (uv_handle_t *)&pl->save_timer,
       (uv_handle_t *)&pl->stats_timer, (uv_handle_t *)&pl->check_timer,
-      (uv_handle_t *)&pl->create_db_timer,
+      (uv_handle_t *)&pl->create_db_timer, (uv_handle_t *)&pl->runs_timer,
       (uv_handle_t *)&pl->work,        (uv_handle_t *)&pl->sig_term,
       (uv_handle_t *)&pl->sig_int,     (uv_handle_t *)&pl->sig_hup,
   };
@@ -1052,8 +1402,13 @@ static void begin_stop(ps_pipeline *pl, const char *why) {
 }
 
 static int all_quiet(const ps_pipeline *pl) {
-  return (!pl->bt.open || !pl->bt.open->b.npoints) && pl->bt.inflight_count == 0 &&
-         !pl->selfstats_in_flight;
+  if ((pl->bt.open && pl->bt.open->b.npoints) || pl->bt.inflight_count ||
+      pl->selfstats_in_flight)
+    return 0;
+  for (const prun *r = pl->runs; r; r = r->next)
+    if (r->in_flight)
+      return 0;
+  return 1;
 }
 
 static int reading_done(const ps_pipeline *pl) {
@@ -1083,6 +1438,16 @@ static void check_once_done(ps_pipeline *pl) {
     return;
   if (!reading_done(pl))
     return;
+  if (!pl->runs_final) {
+    /* Every run folder once more, now that everything present was read:
+     * ended runs get their end markers, silent ones are judged stalled. */
+    pl->runs_final = 1;
+    for (prun *r = pl->runs; r; r = r->next)
+      r->dirty = 1;
+    runs_evaluate_dirty(pl);
+    if (!reading_done(pl))
+      return;
+  }
   if (pl->bt.open && pl->bt.open->b.npoints)
     ps_batcher_flush(&pl->bt);
   if (!all_quiet(pl))
@@ -1235,6 +1600,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
     PS_WARN("state", "%s", warn.data);
   ps_buf_free(&warn);
   pl->first_start_end = !pl->saved.existed && cfg->watch.start_at == PS_START_END;
+  runs_from_json(pl, pl->saved.runs_json);
   build_extra_tags(pl);
 
   uv_loop_t loop;
@@ -1255,7 +1621,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
                   (size_t)cfg->batch.max_pending_bytes, submit_cb, cursor_committed_cb, pl);
   uv_timer_t *timers[] = {&pl->flush_timer, &pl->rescan_timer, &pl->settle_timer,
                           &pl->save_timer, &pl->stats_timer, &pl->check_timer,
-                          &pl->create_db_timer};
+                          &pl->create_db_timer, &pl->runs_timer};
   for (size_t i = 0; i < sizeof timers / sizeof timers[0]; i++) {
     uv_timer_init(&loop, timers[i]);
     timers[i]->data = pl;
@@ -1298,6 +1664,11 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   for (pfile *f = pl->files, *next; f; f = next) {
     next = f->next;
     file_free(f);
+  }
+  for (prun *r = pl->runs, *next; r; r = next) {
+    next = r->next;
+    free(r->folder);
+    free(r);
   }
   if (uv_loop_close(&loop) != 0)
     PS_DEBUG(MOD, "loop closed with handles left");

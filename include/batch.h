@@ -71,6 +71,8 @@ struct ps_pbatch {
   uint64_t seq;
   uint64_t created_ms;
   int selfstats;         /* no checkpoints: the agent's own points */
+  int markers;           /* no checkpoints: run markers (aux: the run) */
+  void *aux;
   ps_pbatch *prev, *next; /* in flight */
 };
 

@@ -96,6 +96,11 @@ void ps_tail_init(ps_tail *t, int fd, uint64_t offset, uint64_t line_no,
 long ps_tail_fill(ps_tail *t, size_t chunk);
 int ps_tail_next(ps_tail *t, ps_tail_line *out);
 void ps_tail_consume(ps_tail *t);
+/* Hands out the buffered unterminated last line as if it were complete
+ * (end = the end of the data read), for a producer known to be finished
+ * (a loadgen run that ended). PS_TAIL_NONE when there is none. Consume it
+ * like any line. */
+int ps_tail_partial(ps_tail *t, ps_tail_line *out);
 /* Offset and number of the first line not yet consumed. */
 uint64_t ps_tail_offset(const ps_tail *t);
 /* Bytes buffered but not consumed (a partial last line, lines not framed). */

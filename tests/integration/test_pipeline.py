@@ -384,6 +384,69 @@ class OnceTests(Base):
             self.assertNotIn("s3cr3t", st[1] + st[2])
 
 
+LOADGEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
+                       "loadgen", "synth")
+
+
+class LoadgenTests(Base):
+    def dump(self, db):
+        out = {}
+        for m in [r["name"] for r in self.influx.query(db, "SHOW MEASUREMENTS")]:
+            if m == "perfship":
+                continue
+            rows = self.influx.query(db, f'SELECT * FROM "{m}" GROUP BY *')
+            out[m] = sorted(tuple(sorted((k, repr(v)) for k, v in r.items())) for r in rows)
+        return out
+
+    def test_once_on_run_folders_equals_convert(self):
+        results = os.path.join(self.tmp, "results")
+        shutil.copytree(LOADGEN, results)
+        cfg = self.config(path=results, fmt="loadgen")
+        rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+        self.assertEqual(rc, 0, err)
+        folders = sorted(os.path.join(results, x) for x in os.listdir(results)
+                         if os.path.isdir(os.path.join(results, x)))
+        rc, lp, err = run_perfship(["-c", cfg, "convert", "-f", "loadgen"] + folders)
+        self.assertEqual(rc, 0, err)
+        conv = self.db + "_convert"
+        self.influx.create_db(conv)
+        self.assertEqual(self.influx.write(conv, lp)[0], 204)
+        got, want = self.dump(self.db), self.dump(conv)
+        self.assertEqual(sorted(got), sorted(want))
+        for m in want:
+            self.assertEqual(got[m], want[m], m)
+        self.assertEqual(len(got["runs"]), 9)  # 5 starts, 4 ends (one still running)
+
+    def test_live_run_start_stall_and_end_markers(self):
+        cfg = self.config(fmt="loadgen", extra=groups(other="alerts = { stall_after_s = 3; };"))
+        self.agent(cfg)
+        run = os.path.join(self.src, "daily-perf-abcdef1")
+        os.mkdir(run)
+        with open(os.path.join(LOADGEN, "daily-perf-9eb37164f6f7", "perf.jsonl")) as f:
+            lines = f.readlines()
+        open(os.path.join(run, "exit_code"), "w").close()
+        with open(os.path.join(run, "perf.jsonl"), "w") as f:
+            f.writelines(lines[:100])
+
+        def marks():
+            try:
+                rows = self.influx.query(self.db, "SELECT * FROM runs WHERE run = 'daily-perf-abcdef1'")
+            except RuntimeError:
+                return []
+            return sorted((r["event"], r["status"], r["backfill"]) for r in rows)
+        wait_until(lambda: marks() == [("start", "running", False)], 10, what="start marker")
+        wait_until(lambda: ("end", "stalled", False) in marks(), 15, what="stall marker")
+        with open(os.path.join(run, "perf.jsonl"), "a") as f:
+            f.writelines(lines[100:])
+        with open(os.path.join(run, "exit_code"), "w") as f:
+            f.write("0\n")
+        wait_until(lambda: ("end", "success", False) in marks(), 10, what="end marker")
+        self.assertEqual(marks(), [("end", "stalled", False), ("end", "success", False),
+                                   ("start", "running", False)])
+        rows = self.influx.query(self.db, "SELECT status FROM loadgen_run")
+        self.assertEqual([r["status"] for r in rows], ["success"])
+
+
 class OutageTests(Base):
     @classmethod
     def setUpClass(cls):
