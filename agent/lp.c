@@ -450,6 +450,11 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
   size_t mlen = check_name(NAME_MEASUREMENT, p->measurement, &why);
   if (!mlen)
     return encode_fail(out, start, reason, why, -EINVAL);
+  if (p->measurement[0] == '#')
+    return encode_fail(out, start, reason,
+                       "measurement starts with '#' (InfluxDB would read the "
+                       "line as a comment)",
+                       -EINVAL);
   if (p->nfields == 0)
     return encode_fail(out, start, reason, "point has no field", -EINVAL);
   if (p->time_ns < PS_LP_MIN_TIME_NS || p->time_ns > PS_LP_MAX_TIME_NS)

@@ -239,6 +239,15 @@ static void test_empty_names_refused(void **st) {
   assert_string_equal(why, "empty field key");
 }
 
+static void test_measurement_starting_with_hash_refused(void **st) {
+  (void)st;
+  /* the server would take the whole line for a comment and drop it */
+  const char *why;
+  assert_null(enc1("#m", NULL, NULL, fnum("f", 1), &why));
+  assert_non_null(strstr(why, "comment"));
+  assert_non_null(enc1("m#", NULL, NULL, fnum("f", 1), NULL));
+}
+
 static void test_empty_tag_value_left_out(void **st) {
   (void)st;
   assert_string_equal(enc1("m", "t", "", fnum("f", 1), NULL),
@@ -617,6 +626,7 @@ int main(void) {
       cmocka_unit_test(test_int_float_type_stable_influxdb_3460),
       cmocka_unit_test(test_nan_and_inf_refused),
       cmocka_unit_test(test_empty_names_refused),
+      cmocka_unit_test(test_measurement_starting_with_hash_refused),
       cmocka_unit_test(test_empty_tag_value_left_out),
       cmocka_unit_test(test_key_named_time_refused),
       cmocka_unit_test(test_duplicate_tag_keys_refused),
