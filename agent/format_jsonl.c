@@ -316,9 +316,15 @@ static int exact_u64(const ps_parser *p, const leaf *l, uint64_t *out) {
   return rc;
 }
 
+/* Key comparison runs several times per value; most keys differ in the
+ * first byte, which saves the call. */
+static inline int key_eq(const char *a, const char *b) {
+  return a[0] == b[0] && strcmp(a, b) == 0;
+}
+
 static int in_list(char *const *list, size_t n, const char *key) {
   for (size_t i = 0; i < n; i++)
-    if (list[i] && strcmp(list[i], key) == 0)
+    if (list[i] && key_eq(list[i], key))
       return 1;
   return 0;
 }
@@ -326,7 +332,7 @@ static int in_list(char *const *list, size_t n, const char *key) {
 static int declared_type(const ps_source_cfg *src, const char *key,
                          ps_ftype *t) {
   for (size_t i = 0; i < src->ntypes; i++)
-    if (src->types[i].key && strcmp(src->types[i].key, key) == 0) {
+    if (src->types[i].key && key_eq(src->types[i].key, key)) {
       *t = src->types[i].type;
       return 1;
     }
@@ -462,7 +468,7 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
     const cJSON *it = l->item;
     if (cJSON_IsNull(it))
       continue;
-    if (src->time_key && strcmp(key, src->time_key) == 0) {
+    if (src->time_key && key_eq(key, src->time_key)) {
       const char *why = NULL;
       if (leaf_time(p, l, &pt.time_ns, &why)) {
         ps_emit_reject(em, "time key '%s' %s", key, why);
