@@ -39,8 +39,11 @@ through. Actions:
     delay     sleep `seconds`, then forward (the client may have gone)
     drop      close the connection without answering (forward=True: after
               forwarding, so the server stored the data but the answer is lost)
-    half      forward, then write the status line, headers with the full
-              Content-Length and only part of the body, and close
+    half      forward, then answer only in part and close: the status line,
+              the full Content-Length and half the body (an answer without a
+              body, like InfluxDB's 204, becomes a 200 with a short JSON
+              body, cut); with cut="headers": the status line and half a
+              header (curl resends that by itself on a reused connection)
 
 Control endpoint (for tests that drive the proxy from another process):
     POST /__faultproxy__/rules     body: JSON list of rule dicts
@@ -97,7 +100,7 @@ class Request:
 class Rule:
     def __init__(self, action, count=None, prob=None, path=None, min_body=None,
                  code=500, body=None, retry_after=None, seconds=0.0,
-                 forward=False):
+                 forward=False, cut="body"):
         if action not in ("pass", "status", "delay", "drop", "half"):
             raise ValueError(f"unknown action {action!r}")
         self.action = action
@@ -110,6 +113,9 @@ class Rule:
         self.retry_after = retry_after
         self.seconds = float(seconds)
         self.forward = bool(forward)
+        if cut not in ("body", "headers"):
+            raise ValueError(f"unknown cut {cut!r}")
+        self.cut = cut
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
@@ -344,12 +350,17 @@ class _Handler(BaseHTTPRequestHandler):
         st, reason, hdrs, data = self._forward(self.command, raw_path,
                                                dict(self.headers), body)
         if action == "half":
-            # Claim a body longer than what is sent, then hang up.
-            full = data if data else b'{"results":[{"statement_id":0}]}'
-            head = f"HTTP/1.1 {st} {reason}\r\nContent-Length: {len(full) + 64}\r\n" \
-                   "Content-Type: application/json\r\n\r\n"
+            if rule.cut == "headers":
+                out = f"HTTP/1.1 {st} {reason}\r\nContent-Ty".encode()
+            else:
+                if st in (204, 304) or st < 200 or not data:
+                    # InfluxDB's 204 has no body to cut: a server dying
+                    # while it answers 200 with a body looks like this.
+                    st, reason, data = 200, "OK", b'{"results":[{"statement_id":0}]}'
+                out = (f"HTTP/1.1 {st} {reason}\r\nContent-Length: {len(data)}\r\n"
+                       "Content-Type: application/json\r\n\r\n").encode() + data[: len(data) // 2]
             try:
-                self.wfile.write(head.encode() + full[: max(1, len(full) // 2)])
+                self.wfile.write(out)
                 self.wfile.flush()
             except OSError:
                 pass
