@@ -45,6 +45,9 @@ through. Actions:
               body, cut); with cut="headers": the status line and half a
               header (curl resends that by itself on a reused connection)
 
+TLS: FaultProxy(..., tls_cert=PEM, tls_key=PEM) serves https (the upstream
+stays plain http); `url` then starts with https://.
+
 Control endpoint (for tests that drive the proxy from another process):
     POST /__faultproxy__/rules     body: JSON list of rule dicts
                                    ({"action": "status", "code": 500, ...});
@@ -64,6 +67,7 @@ import json
 import random
 import socket
 import socketserver
+import ssl
 import threading
 import time
 import urllib.parse
@@ -122,11 +126,15 @@ class _Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request, client_address):
+        pass  # a client hanging up (or refusing our certificate) is a test case
+
 
 class FaultProxy:
     def __init__(self, upstream_port, upstream_host="127.0.0.1", seed=0,
-                 upstream_timeout=60):
+                 upstream_timeout=60, tls_cert=None, tls_key=None):
         self.upstream = (upstream_host, upstream_port)
+        self.tls = (tls_cert, tls_key) if tls_cert else None
         self.upstream_timeout = upstream_timeout
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
@@ -144,6 +152,13 @@ class FaultProxy:
             pass
         Handler.proxy = proxy
         self.server = _Server(("127.0.0.1", 0), Handler)
+        if self.tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*self.tls)
+            # The handshake runs in the connection's thread (see setup), so
+            # a client that refuses the certificate cannot stall accept().
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True,
+                                                 do_handshake_on_connect=False)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever,
                                        kwargs={"poll_interval": 0.05},
@@ -165,7 +180,7 @@ class FaultProxy:
 
     @property
     def url(self):
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     # -- rules ---------------------------------------------------------------
     def add_rule(self, action, **kw):
@@ -236,6 +251,10 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def setup(self):
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.settimeout(10)
+            self.request.do_handshake()
+            self.request.settimeout(None)
         super().setup()
         self.conn_id = self.proxy._next_conn_id()
         self.up = None

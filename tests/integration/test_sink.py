@@ -332,6 +332,29 @@ class SinkTest(unittest.TestCase):
             sent += r.body.decode().splitlines()
         self.assertEqual(sorted(sent), sorted(lines))
 
+    # -- TLS -------------------------------------------------------------------------
+    def test_tls_verifies_by_default_and_takes_a_ca_file(self):
+        cert, key = os.path.join(tmp, "proxy.crt"), os.path.join(tmp, "proxy.key")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                        "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost",
+                        "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                       check=True, capture_output=True)
+        path = write_lp("tls.lp", lp_lines(200))
+        with FaultProxy(influx.port, tls_cert=cert, tls_key=key) as px:
+            self.assertTrue(px.url.startswith("https://"))
+            # An unknown certificate is refused: nothing sent, data kept.
+            res = run_driver(px.url, self.db, path, ["--close-after-ms", "1200"])
+            self.assertEqual(res.rc, 0, res.err)
+            self.assertEqual(res.summary["batches_cancelled"], 1)
+            self.assertGreater(res.summary["unreachable_since_ms"], 0)
+            self.assertRegex(res.err, "(?i)ssl|certificate")
+            self.assertEqual(px.requests, [])
+            self.assertEqual(stored(self.db), [])
+            res = run_driver(px.url, self.db, path, ["--ca-file", cert])
+            self.assertClean(res)
+            self.assertEqual(stored(self.db), expected(200))
+            self.assertEqual(len(px.requests), 1)
+
     # -- shutdown ----------------------------------------------------------------------
     def test_close_cancels_in_flight(self):
         self.proxy.add_rule("delay", seconds=3, count=1)
