@@ -562,22 +562,28 @@ static long reject_named_lines(ps_sink *s, piece *p, const char *msg,
     nclauses++;
   *all_matched = false;
   *runs_out = NULL;
-  if (!nclauses)
+  /* More clauses than lines cannot all be ours; bisecting is then cheaper
+   * than matching each against every line. */
+  if (!nclauses || nclauses > p->l1 - p->l0)
     return 0;
   bool *bad = calloc(p->l1 - p->l0, sizeof *bad);
   if (!bad)
     return -ENOMEM;
   /* The server names lines in body order, so the search starts after the
    * last match: one pass over the piece for any number of bad lines. */
-  size_t n = p->l1 - p->l0, cursor = 0;
+  size_t n = p->l1 - p->l0, cursor = 0, msg_len = strlen(msg);
   for (const char *c = strstr(msg, key); c; c = strstr(c + 1, key)) {
     const char *q = c + sizeof key - 1;
+    size_t rest = msg_len - (size_t)(q - msg);
     for (size_t k = 0; k < n; k++) {
       size_t i = p->l0 + (cursor + k) % n;
       const char *txt;
       size_t len;
       line_text(t, i, &txt, &len);
-      if (bad[i - p->l0] || strncmp(q, txt, len) || strncmp(q + len, "': ", 3))
+      /* Bounded by the message's length, not by NULs: a line may hold a
+       * NUL byte that the message then ends at. */
+      if (bad[i - p->l0] || rest < len + 3 || memcmp(q, txt, len) ||
+          memcmp(q + len, "': ", 3))
         continue;
       cursor = (i - p->l0 + 1) % n;
       /* The reason runs to the next clause or " dropped=". */
