@@ -17,7 +17,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import InfluxServer, PERFSHIP_BIN, free_port, wait_until  # noqa: E402
+from harness import InfluxServer, PERFSHIP_BIN, free_port, wait_until, write_config  # noqa: E402
 from faultproxy import FaultProxy  # noqa: E402
 
 DRIVER = os.environ.get("PERFSHIP_SINK_DRIVER") or os.path.join(
@@ -354,6 +354,21 @@ class SinkTest(unittest.TestCase):
             self.assertClean(res)
             self.assertEqual(stored(self.db), expected(200))
             self.assertEqual(len(px.requests), 1)
+
+    # -- configuration file ---------------------------------------------------------------
+    def test_settings_from_a_config_file(self):
+        conf = write_config(os.path.join(tmp, f"{self.db}.cfg"), self.proxy.url,
+                            os.path.join(tmp, "state"), database=self.db,
+                            influx_extra='gzip = "on"; timeout_ms = 5000;')
+        path = write_lp("cfg.lp", lp_lines(300))
+        p = subprocess.run([DRIVER, "-c", conf, path], capture_output=True, timeout=60)
+        err = p.stderr.decode()
+        if p.returncode == 78 and "not implemented" in err:
+            self.skipTest("configuration loading is not in this build yet")
+        self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(stored(self.db), expected(300))
+        self.assertEqual([r.headers.get("content-encoding") for r in self.proxy.requests],
+                         ["gzip"])
 
     # -- shutdown ----------------------------------------------------------------------
     def test_close_cancels_in_flight(self):
