@@ -13,13 +13,12 @@
  *   represented at all (influxdb#5407, #6008), and is refused instead of
  *   silently landing as something else.
  * - Tags are sorted with an on-stack index array: no allocation per point.
- * - Floats: whole values below 2^53 take an integer path; other values look
- *   for the fewest decimals k (binary search) such that m / 10^k, computed in
- *   double, gives back the value. With m < 2^53 and k <= 22 both operands are
- *   exact and the division is correctly rounded, so that check is exactly
- *   what strtod would do (Clinger's fast path) and the decimal is the
- *   shortest. Values outside that range fall back to %.15g/%.16g/%.17g with a
- *   strtod check, which is also shortest, only slower.
+ * - Floats: whole values below 2^53 take an integer path; values in
+ *   [1e-7, 2^53) get exact shortest digits from 128-bit integer arithmetic
+ *   (shortest_digits); only values outside that range fall back to
+ *   %.15e/%.16e/%.17e with a strtod check, also shortest, only slower. The
+ *   layout is Python's repr (also JavaScript's, within a rule): "100.0",
+ *   "0.001", "1e-05", "1e+16" - the form most reference tools print.
  * - The parser mirrors the 1.x scanner (a backslash always skips the next
  *   byte while scanning; only the element's escape set is unescaped), so a
  *   normalised line lands exactly as the original would have.
@@ -73,38 +72,185 @@ size_t ps_fmt_int64(int64_t v, char *buf) {
 
 static size_t fmt_uint64(uint64_t v, char *buf) { return fmt_u64(v, buf); }
 
-static const double pow10_exact[23] = {
-    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
 #define TWO53 9007199254740992.0
 
-/* m such that m / 10^k == a exactly after rounding, or 0. */
-static uint64_t decimal_at(double a, int k) {
-  double scaled = nearbyint(a * pow10_exact[k]);
-  if (scaled >= TWO53 || scaled < 1)
-    return 0;
-  uint64_t m = (uint64_t)scaled;
-  if ((double)m / pow10_exact[k] == a)
-    return m;
-  /* a * 10^k is itself rounded; the true candidate may be a neighbour */
-  for (int d = 1; d <= 2; d++) {
-    if ((double)(m + (uint64_t)d) < TWO53 &&
-        (double)(m + (uint64_t)d) / pow10_exact[k] == a)
-      return m + (uint64_t)d;
-    if (m > (uint64_t)d && (double)(m - (uint64_t)d) / pow10_exact[k] == a)
-      return m - (uint64_t)d;
+/* Shortest digits for 1e-7 <= a < 2^53, exactly (Ryu's digit loop on
+ * 128-bit integers). a = m2 * 2^e; the values that read back as a are the
+ * open (closed when m2 is even: ties go to even) interval between the
+ * midpoints to its neighbours. Scaled by 10^q and 4 * 2^-e these are
+ * integers small enough for 128 bits in this range, so no tables and no
+ * approximation are needed. Returns the decimal mantissa; *exp10 its
+ * power of ten. */
+static uint64_t shortest_digits(double a, int *exp10) {
+  static const uint64_t pow5[28] = {
+      1ULL, 5ULL, 25ULL, 125ULL, 625ULL, 3125ULL, 15625ULL, 78125ULL,
+      390625ULL, 1953125ULL, 9765625ULL, 48828125ULL, 244140625ULL,
+      1220703125ULL, 6103515625ULL, 30517578125ULL, 152587890625ULL,
+      762939453125ULL, 3814697265625ULL, 19073486328125ULL,
+      95367431640625ULL, 476837158203125ULL, 2384185791015625ULL,
+      11920928955078125ULL, 59604644775390625ULL, 298023223876953125ULL,
+      1490116119384765625ULL, 7450580596923828125ULL};
+  uint64_t bits;
+  memcpy(&bits, &a, sizeof bits);
+  uint64_t frac = bits & ((1ULL << 52) - 1);
+  int bexp = (int)((bits >> 52) & 0x7FF) - 1023; /* a in [2^bexp, 2^bexp+1) */
+  uint64_t m2 = frac | (1ULL << 52);
+  int e = bexp - 52;
+  int accept_bounds = (m2 & 1) == 0;
+  unsigned mm_shift = frac != 0; /* at a power of two the lower gap halves */
+  /* q so that a * 10^q is about 1e17: the interval is then >= 10 wide */
+  int k10 = (int)floor((double)bexp * 0.30102999566398120);
+  int q = 17 - k10;
+  typedef unsigned __int128 u128;
+  u128 p5 = pow5[q];
+  u128 xv = (u128)(4 * m2) * p5;
+  u128 xp = (u128)(4 * m2 + 2) * p5;
+  u128 xm = (u128)(4 * m2 - 1 - mm_shift) * p5;
+  int t = e - 2 + q;
+  uint64_t vr, vp, vm;
+  int vr_tz, vp_tz, vm_tz;
+  if (t >= 0) {
+    vr = (uint64_t)(xv << t);
+    vp = (uint64_t)(xp << t);
+    vm = (uint64_t)(xm << t);
+    vr_tz = vp_tz = vm_tz = 1;
+  } else {
+    int sh = -t;
+    u128 mask = ((u128)1 << sh) - 1;
+    vr = (uint64_t)(xv >> sh);
+    vp = (uint64_t)(xp >> sh);
+    vm = (uint64_t)(xm >> sh);
+    vr_tz = (xv & mask) == 0;
+    vp_tz = (xp & mask) == 0;
+    vm_tz = (xm & mask) == 0;
   }
-  return 0;
+  if (!accept_bounds) {
+    vp -= (uint64_t)vp_tz; /* the exact upper midpoint is excluded */
+    vm_tz = 0;             /* and so is the lower one */
+  }
+  int removed = 0;
+  unsigned last = 0;
+  if (!vm_tz && !vr_tz) {
+    /* the common case: no exact bound, no tie; drop digits in pairs
+     * first (Ryu does pairs; short values save most from
+     * bigger steps), then one by one */
+    while (vp / 100000000 > vm / 100000000) {
+      last = (unsigned)(vr % 100000000 / 10000000);
+      vr /= 100000000;
+      vp /= 100000000;
+      vm /= 100000000;
+      removed += 8;
+    }
+    while (vp / 10000 > vm / 10000) {
+      last = (unsigned)(vr % 10000 / 1000);
+      vr /= 10000;
+      vp /= 10000;
+      vm /= 10000;
+      removed += 4;
+    }
+    while (vp / 100 > vm / 100) {
+      last = (unsigned)(vr % 100) / 10;
+      vr /= 100;
+      vp /= 100;
+      vm /= 100;
+      removed += 2;
+    }
+  }
+  while (vp / 10 > vm / 10) {
+    vm_tz &= vm % 10 == 0;
+    vr_tz &= last == 0;
+    last = (unsigned)(vr % 10);
+    vr /= 10;
+    vp /= 10;
+    vm /= 10;
+    removed++;
+  }
+  if (vm_tz) {
+    while (vm % 10 == 0) {
+      vr_tz &= last == 0;
+      last = (unsigned)(vr % 10);
+      vr /= 10;
+      vp /= 10;
+      vm /= 10;
+      removed++;
+    }
+  }
+  if (vr_tz && last == 5 && vr % 2 == 0)
+    last = 4; /* exactly half way: round to even */
+  uint64_t out = vr + ((vr == vm && !vm_tz) || last >= 5);
+  *exp10 = removed - q;
+  return out;
 }
 
-static size_t fmt_double_slow(double v, char *buf) {
-  for (int prec = 15; prec <= 17; prec++) {
-    int n = snprintf(buf, 32, "%.*g", prec, v);
-    if (prec == 17 || strtod(buf, NULL) == v)
-      return (size_t)n;
+/* Shortest digits of a (> 0) by trying 15, 16, 17 significant digits with
+ * a strtod check: slow, only for the extremes outside shortest_digits. */
+static size_t digits_slow(double a, char *digits, int *decpt) {
+  char tmp[40];
+  /* For normal doubles every decimal of <= 15 digits survives the round
+   * trip, so %.15e stripped of zeros is already shortest; subnormals hold
+   * fewer digits and must be tried from one digit up. */
+  int first = a < 2.2250738585072014e-308 ? 1 : 15;
+  for (int prec = first; prec <= 17; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*e", prec - 1, a);
+    if (prec == 17 || strtod(tmp, NULL) == a)
+      break;
   }
-  return 0; /* not reached */
+  /* tmp is d.ddddde[+-]XX */
+  size_t nd = 0;
+  const char *p = tmp;
+  for (; *p && *p != 'e'; p++)
+    if (*p >= '0' && *p <= '9')
+      digits[nd++] = *p;
+  *decpt = atoi(p + 1) + 1;
+  while (nd > 1 && digits[nd - 1] == '0')
+    nd--;
+  return nd;
+}
+
+/* Lays out digits (value 0.d1d2... * 10^decpt) the way Python's repr and
+ * JavaScript do: fixed notation with at least one decimal ("100.0", so a
+ * float always looks like one), exponent notation outside 1e-4 .. 1e16. */
+static size_t layout(char *buf, size_t n, const char *digits, size_t nd,
+                     int decpt) {
+  if (decpt <= -4 || decpt > 16) {
+    buf[n++] = digits[0];
+    if (nd > 1) {
+      buf[n++] = '.';
+      memcpy(buf + n, digits + 1, nd - 1);
+      n += nd - 1;
+    }
+    int e = decpt - 1;
+    buf[n++] = 'e';
+    buf[n++] = e < 0 ? '-' : '+';
+    if (e < 0)
+      e = -e;
+    if (e >= 100)
+      buf[n++] = (char)('0' + e / 100);
+    buf[n++] = (char)('0' + e / 10 % 10);
+    buf[n++] = (char)('0' + e % 10);
+  } else if (decpt <= 0) {
+    buf[n++] = '0';
+    buf[n++] = '.';
+    for (int z = decpt; z < 0; z++)
+      buf[n++] = '0';
+    memcpy(buf + n, digits, nd);
+    n += nd;
+  } else if ((size_t)decpt >= nd) {
+    memcpy(buf + n, digits, nd);
+    n += nd;
+    for (size_t z = nd; z < (size_t)decpt; z++)
+      buf[n++] = '0';
+    buf[n++] = '.';
+    buf[n++] = '0';
+  } else {
+    memcpy(buf + n, digits, (size_t)decpt);
+    n += (size_t)decpt;
+    buf[n++] = '.';
+    memcpy(buf + n, digits + decpt, nd - (size_t)decpt);
+    n += nd - (size_t)decpt;
+  }
+  buf[n] = '\0';
+  return n;
 }
 
 size_t ps_fmt_double(double v, char *buf) {
@@ -114,57 +260,34 @@ size_t ps_fmt_double(double v, char *buf) {
     buf[n++] = '-';
     a = -v;
   }
+  char digits[24];
+  size_t nd;
+  int decpt;
   if (a == 0) {
+    memcpy(buf + n, "0.0", 4);
+    return n + 3;
+  }
+  if (a < TWO53 && a == floor(a)) {
+    /* whole: the integer digits are the shortest form (below 1e16) */
+    n += fmt_u64((uint64_t)a, buf + n);
+    buf[n++] = '.';
     buf[n++] = '0';
     buf[n] = '\0';
     return n;
   }
-  if (a < TWO53 && a == floor(a))
-    return n + fmt_u64((uint64_t)a, buf + n);
-  if (a >= TWO53 || a < 1e-7)
-    return fmt_double_slow(v, buf);
-
-  /* Largest k with a * 10^k < 2^53, so m stays exact. */
-  int kmax = 22;
-  while (kmax > 0 && a * pow10_exact[kmax] >= TWO53)
-    kmax--;
-  uint64_t best = decimal_at(a, kmax);
-  if (!best)
-    return fmt_double_slow(v, buf);
-  int bestk = kmax;
-  /* A decimal found at k also exists at k+1 (m*10), so the set of working k
-   * is an interval ending at kmax: binary search its start. */
-  int lo = 0, hi = kmax - 1;
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2;
-    uint64_t m = decimal_at(a, mid);
-    if (m) {
-      best = m;
-      bestk = mid;
-      hi = mid - 1;
-    } else {
-      lo = mid + 1;
-    }
-  }
-  char digits[24];
-  size_t nd = fmt_u64(best, digits);
-  if ((size_t)bestk >= nd) {
-    buf[n++] = '0';
-    buf[n++] = '.';
-    for (size_t z = nd; z < (size_t)bestk; z++)
-      buf[n++] = '0';
-    memcpy(buf + n, digits, nd);
-    n += nd;
+  if (a >= TWO53 || a < 1e-7) {
+    nd = digits_slow(a, digits, &decpt);
   } else {
-    size_t intd = nd - (size_t)bestk;
-    memcpy(buf + n, digits, intd);
-    n += intd;
-    buf[n++] = '.';
-    memcpy(buf + n, digits + intd, (size_t)bestk);
-    n += (size_t)bestk;
+    int exp10;
+    uint64_t m = shortest_digits(a, &exp10);
+    while (m % 10 == 0) {
+      m /= 10;
+      exp10++;
+    }
+    nd = fmt_u64(m, digits);
+    decpt = (int)nd + exp10;
   }
-  buf[n] = '\0';
-  return n;
+  return layout(buf, n, digits, nd, decpt);
 }
 
 /* ------------------------------------------------------------- validation */
@@ -327,6 +450,11 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
   size_t mlen = check_name(NAME_MEASUREMENT, p->measurement, &why);
   if (!mlen)
     return encode_fail(out, start, reason, why, -EINVAL);
+  if (p->measurement[0] == '#')
+    return encode_fail(out, start, reason,
+                       "measurement starts with '#' (InfluxDB would read the "
+                       "line as a comment)",
+                       -EINVAL);
   if (p->nfields == 0)
     return encode_fail(out, start, reason, "point has no field", -EINVAL);
   if (p->time_ns < PS_LP_MIN_TIME_NS || p->time_ns > PS_LP_MAX_TIME_NS)
@@ -412,7 +540,7 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
       if (!utf8_valid(f->v.s.p, f->v.s.n))
         return encode_fail(out, start, reason, "invalid UTF-8 in string field",
                            -EINVAL);
-      need += 2 * f->v.s.n;
+      need += 3 * f->v.s.n; /* worst case: LF becomes \\n */
     }
     rc = ps_buf_reserve(out, need);
     if (rc)
@@ -479,6 +607,63 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
   return 0;
 }
 
+/* ------------------------------------------------------------ field order */
+
+static int field_before(const ps_field *x, const ps_field *y) {
+  /* first byte inline: most keys differ there, and strcmp is a call */
+  unsigned char a = (unsigned char)x->key[0], b = (unsigned char)y->key[0];
+  if (a != b)
+    return a < b;
+  return strcmp(x->key, y->key) < 0;
+}
+
+int ps_lp_sort_fields(ps_field *f, size_t n, ps_field **tmp, size_t *tmp_cap) {
+  if (n <= 24) {
+    /* stable insertion sort: equal keys keep their order (last one wins in
+     * InfluxDB, as in the source) */
+    for (size_t i = 1; i < n; i++) {
+      if (!field_before(&f[i], &f[i - 1]))
+        continue;
+      ps_field x = f[i];
+      size_t j = i;
+      while (j > 0 && field_before(&x, &f[j - 1])) {
+        f[j] = f[j - 1];
+        j--;
+      }
+      f[j] = x;
+    }
+    return 0;
+  }
+  if (*tmp_cap < n) {
+    ps_field *t = realloc(*tmp, n * sizeof *t);
+    if (!t)
+      return -ENOMEM;
+    *tmp = t;
+    *tmp_cap = n;
+  }
+  /* bottom-up merge sort, stable, O(n log n) for 20 000-field lines */
+  ps_field *src = f, *dst = *tmp;
+  for (size_t width = 1; width < n; width *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * width) {
+      size_t mid = lo + width < n ? lo + width : n;
+      size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+      size_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        dst[k++] = field_before(&src[j], &src[i]) ? src[j++] : src[i++];
+      while (i < mid)
+        dst[k++] = src[i++];
+      while (j < hi)
+        dst[k++] = src[j++];
+    }
+    ps_field *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != f)
+    memcpy(f, src, n * sizeof *f);
+  return 0;
+}
+
 /* ----------------------------------------------------------------- parser */
 
 void ps_lp_scratch_init(ps_lp_scratch *s) {
@@ -491,8 +676,10 @@ void ps_lp_scratch_free(ps_lp_scratch *s) {
     return;
   ps_buf_free(&s->text);
   free(s->fields);
+  free(s->sort_tmp);
   s->fields = NULL;
-  s->fields_cap = 0;
+  s->sort_tmp = NULL;
+  s->fields_cap = s->sort_tmp_cap = 0;
 }
 
 typedef struct lp_cursor {
@@ -577,6 +764,61 @@ static int float_syntax(const char *p, size_t n) {
       return 0;
   }
   return i == n;
+}
+
+/* Clinger's fast path: a decimal of at most 15 significant digits with a
+ * power of ten up to 22 is m * 10^e or m / 10^e of two exact doubles, and
+ * one IEEE operation rounds that correctly - the same double strtod gives,
+ * without strtod's copy, locale lookup and big-number fallback. Returns 0
+ * when the text is outside that path (the caller uses strtod). The syntax
+ * has been checked by float_syntax() already. */
+static int decimal_fast(const char *p, size_t n, double *out) {
+  static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  size_t i = 0;
+  int neg = 0, digits = 0, exp10 = 0;
+  uint64_t m = 0;
+  if (p[i] == '-') {
+    neg = 1;
+    i++;
+  }
+  for (; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
+    if (m || p[i] != '0')
+      digits++;
+    m = m * 10 + (uint64_t)(p[i] - '0');
+    if (digits > 15)
+      return 0;
+  }
+  if (i < n && p[i] == '.') {
+    for (i++; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
+      if (m || p[i] != '0')
+        digits++;
+      m = m * 10 + (uint64_t)(p[i] - '0');
+      exp10--;
+      if (digits > 15)
+        return 0;
+    }
+  }
+  if (i < n) {
+    /* exponent: [eE][+-]digits */
+    i++;
+    int eneg = 0, e = 0;
+    if (p[i] == '+' || p[i] == '-')
+      eneg = p[i++] == '-';
+    for (; i < n; i++) {
+      e = e * 10 + (p[i] - '0');
+      if (e > 400)
+        return 0;
+    }
+    exp10 += eneg ? -e : e;
+  }
+  double d = (double)m;
+  if (exp10 < -22 || exp10 > 22)
+    return 0;
+  d = exp10 < 0 ? d / p10[-exp10] : d * p10[exp10];
+  *out = neg ? -d : d;
+  return 1;
 }
 
 static int all_digits(const char *p, size_t n) {
@@ -742,6 +984,8 @@ int ps_lp_parse_point(ps_lp_scratch *s, const char *line, size_t len,
           return parse_fail(&c, v, reason, "unsigned integer out of range");
       } else if (float_syntax(v, n)) {
         f->type = PS_F_FLOAT;
+        if (decimal_fast(v, n, &f->v.f))
+          goto parsed_float;
         char tmp[64];
         char *heap = NULL;
         char *src = tmp;
@@ -757,6 +1001,7 @@ int ps_lp_parse_point(ps_lp_scratch *s, const char *line, size_t len,
         free(heap);
         if (!isfinite(f->v.f))
           return parse_fail(&c, v, reason, "float out of range");
+      parsed_float:;
       } else if (parse_bool(v, n, &f->v.b)) {
         f->type = PS_F_BOOL;
       } else {
@@ -803,6 +1048,8 @@ int ps_lp_parse_point(ps_lp_scratch *s, const char *line, size_t len,
     if (f->type == PS_F_STRING)
       f->v.s.p = base + (size_t)(uintptr_t)f->v.s.p;
   }
+  if (ps_lp_sort_fields(s->fields, nfields, &s->sort_tmp, &s->sort_tmp_cap))
+    return parse_fail(&c, line, reason, "out of memory");
   out->measurement = base + moff;
   out->tags = s->tags;
   out->ntags = ntags;
