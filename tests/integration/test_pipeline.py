@@ -384,6 +384,84 @@ class OnceTests(Base):
             self.assertNotIn("s3cr3t", st[1] + st[2])
 
 
+DSS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "dss", "synth")
+
+
+class DocumentTests(Base):
+    def dump(self, db):
+        rows = self.influx.query(db, 'SELECT * FROM dss_bench GROUP BY *')
+        return sorted(tuple(sorted((k, repr(v)) for k, v in r.items())) for r in rows)
+
+    def test_document_read_when_settled_once_per_content(self):
+        cfg = self.config(fmt="dss-bench", extra=groups(watch={"settle_ms": 500}))
+        a = self.agent(cfg)
+        run = os.path.join(self.src, "bench-1")
+        os.mkdir(run)
+        doc = os.path.join(run, "results.json")
+        with open(os.path.join(DSS, "baseline_single", "results.json"), "rb") as f:
+            body = f.read()
+        # Written in two halves, as a tool does: never read half-written.
+        with open(doc, "wb") as f:
+            f.write(body[:len(body) // 2])
+            f.flush()
+            time.sleep(0.15)
+            f.write(body[len(body) // 2:])
+        rc, lp, err = run_perfship(["-c", cfg, "convert", "-f", "dss-bench", doc])
+        self.assertEqual(rc, 0, err)
+        conv = self.db + "_convert"
+        self.influx.create_db(conv)
+        self.influx.write(conv, lp)
+        want = self.dump(conv)
+        self.assertTrue(want)
+        wait_until(lambda: count(self.influx, self.db, "dss_bench") == len(want), 10)
+        self.assertEqual(self.dump(self.db), want)
+        self.assertNotIn("results.json:", a.output())  # no reject of a half file
+        # Rewritten with identical contents (a new mtime, so a re-send would
+        # add points at another time): nothing is sent again.
+        time.sleep(1.1)
+        with open(doc, "wb") as f:
+            f.write(body)
+        time.sleep(1.5)
+        self.assertEqual(count(self.influx, self.db, "dss_bench"), len(want))
+        # New contents are read again.
+        with open(os.path.join(DSS, "datastores_with_errors", "results.json"), "rb") as f:
+            other = f.read()
+        with open(doc, "wb") as f:
+            f.write(other)
+        wait_until(lambda: count(self.influx, self.db, "dss_bench") > len(want), 10,
+                   what="new contents read")
+
+
+class ReloadTests(Base):
+    def test_sighup_rereads_sources(self):
+        cfg = self.config()
+        a = self.agent(cfg)
+        self.append("a.jsonl", line(0))
+        wait_until(lambda: len(self.points()) == 1, 10)
+        second = os.path.join(self.tmp, "second")
+        os.mkdir(second)
+        src = ('{ path = "%s"; format = "jsonl"; measurement = "m"; time_key = "ts"; '
+               'tag_keys = ["k"]; types = { n = "integer"; }; }' % second)
+        with open(cfg) as f:
+            text = f.read()
+        with open(cfg, "w") as f:
+            f.write(text.replace("sources = ( ", "sources = ( " + src + ", "))
+        a.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: "configuration reread" in a.output(), 5)
+        with open(os.path.join(second, "b.jsonl"), "w") as f:
+            f.write(line(1, "b"))
+        self.append("a.jsonl", line(2))
+        wait_until(lambda: len(self.points()) == 3, 10)
+        self.assertEqual(self.points(), sorted(expected([0, 2]) + expected([1], "b")))
+        # A broken configuration is refused and the agent keeps running.
+        with open(cfg, "a") as f:
+            f.write("no_such_key = 1;\n")
+        a.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: "keeping the running configuration" in a.output(), 5)
+        self.append("a.jsonl", line(3))
+        wait_until(lambda: len(self.points()) == 4, 10)
+
+
 LOADGEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
                        "loadgen", "synth")
 
@@ -489,6 +567,25 @@ class OutageTests(Base):
                 self.assertEqual(sorted((r["time"], r["k"], r["n"]) for r in got),
                                  expected(range(lo, lo + 10)))
             self.assertEqual(a.stop(), 0)
+
+    def test_deleted_file_with_unacknowledged_data(self):
+        with InfluxServer() as ix:
+            cfg = self.config(influx=ix)
+            a = self.agent(cfg)
+            self.append("d.jsonl", line(0))
+            wait_until(lambda: count(ix, self.db) == 1, 15)
+            ix.stop()
+            self.append("d.jsonl", "".join(line(i) for i in range(1, 20)))
+            time.sleep(0.5)
+            path = os.path.join(self.src, "d.jsonl")
+            os.unlink(path)
+            wait_until(lambda: f"{path}: deleted with" in a.output(), 10,
+                       what="the deleted file reported")
+            ix.start()
+            wait_until(lambda: count(ix, self.db) == 20, 30, what="its data delivered")
+            rows = ix.query(self.db, "SELECT n, k FROM m")
+            self.assertEqual(sorted((r["time"], r["k"], r["n"]) for r in rows),
+                             expected(range(20)))
 
 
 if __name__ == "__main__":
