@@ -25,8 +25,10 @@ int ps_cmd_forget(int argc, char **argv, ps_config *cfg, int cfg_given) {
   const char *sd = cfg->state_dir && cfg->state_dir[0] ? cfg->state_dir : ".";
   int lock = ps_state_lock(sd, 0);
   if (lock == -EWOULDBLOCK) {
-    fprintf(stderr, "perfship forget: an agent is running with state_dir %s; stop it "
-            "first (systemctl stop perfship), then forget, then start it\n", sd);
+    fprintf(stderr,
+            "perfship forget: an agent is running with state_dir %s; stop it "
+            "first (systemctl stop perfship), then forget, then start it\n",
+            sd);
     return PS_EXIT_TEMPFAIL;
   }
   ps_state s;
@@ -49,7 +51,8 @@ int ps_cmd_forget(int argc, char **argv, ps_config *cfg, int cfg_given) {
   if (total && s.existed) {
     int e = ps_state_save(&s, sd);
     if (e < 0) {
-      fprintf(stderr, "perfship forget: cannot save %s/state.json (%s)\n", sd, strerror(-e));
+      fprintf(stderr, "perfship forget: cannot save %s/state.json (%s)\n", sd,
+              strerror(-e));
       rc = PS_EXIT_SOFTWARE;
     }
   }

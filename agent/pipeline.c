@@ -42,8 +42,8 @@
 #include "emit.h"
 #include "format.h"
 #include "influx_admin.h"
-#include "log.h"
 #include "loadgen.h"
+#include "log.h"
 #include "lp.h"
 #include "runs.h"
 #include "selfstats.h"
@@ -65,41 +65,40 @@ typedef struct ps_pipeline ps_pipeline;
 typedef struct prun {
   struct prun *next;
   char *folder;
-  int64_t first_seen;   /* unix seconds */
-  int known;            /* backfill decided (persisted) */
+  int64_t first_seen; /* unix seconds */
+  int known;          /* backfill decided (persisted) */
   int backfill;
   int start_acked;
-  char end_acked[16];   /* status of the last acknowledged end marker */
+  char end_acked[16]; /* status of the last acknowledged end marker */
   int stall_acked;
   int ended;
   int dirty;
   int in_flight;
   int pending_which;
   char pending_status[16];
-  ps_run_facts facts;   /* restored from the state, until a parser has them */
+  ps_run_facts facts; /* restored from the state, until a parser has them */
   int have_facts;
 } prun;
 
 typedef struct pfile {
-  struct pfile *next;   /* every file, live or retired */
-  struct pfile *qnext;  /* work queue */
+  struct pfile *next;  /* every file, live or retired */
+  struct pfile *qnext; /* work queue */
   ps_pipeline *pl;
   const ps_source_cfg *src;
   const ps_format_ops *ops;
   ps_input_kind kind;
-  char *path;           /* origin of its points: never changes */
-  char *cur_path;       /* where it is now (rename within the sources) */
+  char *path;     /* origin of its points: never changes */
+  char *cur_path; /* where it is now (rename within the sources) */
   ps_file_id id;
   int fd;
   ps_tail tail;
   ps_parser *parser;
   ps_cursor cur;
   ps_emitter em;
-  int retired;          /* no longer read; freed once no batch holds it */
-  int draining;         /* gone from its path: read to the end, then retire */
+  int retired;  /* no longer read; freed once no batch holds it */
+  int draining; /* gone from its path: read to the end, then retire */
   int queued;
-  int paused;           /* refused by back-pressure; resumed on ack */
-  int open_failed;
+  int paused; /* refused by back-pressure; resumed on ack */
   int record_rejected;
   unsigned scan_gen;
   /* documents */
@@ -108,7 +107,7 @@ typedef struct pfile {
   uint64_t doc_hash;
   uint64_t doc_size;
   int64_t doc_mtime_ns;
-  uint64_t settle_due;  /* 0: nothing waiting to settle */
+  uint64_t settle_due; /* 0: nothing waiting to settle */
 } pfile;
 
 struct ps_pipeline {
@@ -117,7 +116,7 @@ struct ps_pipeline {
   ps_config *old_cfgs[16]; /* reloaded configs stay alive: files point at them */
   size_t nold;
   int once;
-  int first_start_end;  /* start_at=end and no state yet: skip what exists */
+  int first_start_end; /* start_at=end and no state yet: skip what exists */
   int initial_scan;
   ps_sink *sink;
   ps_watch *watch;
@@ -126,11 +125,10 @@ struct ps_pipeline {
       check_timer, create_db_timer, runs_timer;
   uv_idle_t work;
   uv_signal_t sig_term, sig_int, sig_hup;
-  int handles_open;
   pfile *files;
   pfile *q_head, *q_tail;
   prun *runs;
-  int runs_final;       /* --once: the closing evaluation was made */
+  int runs_final; /* --once: the closing evaluation was made */
   ps_state saved;
   ps_tag *extra;
   size_t nextra;
@@ -144,12 +142,21 @@ struct ps_pipeline {
   uint64_t last_progress_ms;
   int selfstats_in_flight;
   int dirty;
-  int stopping;         /* 1: draining; 2: closing */
+  int stopping; /* 1: draining; 2: closing */
   uint64_t stop_deadline;
   int exit_code;
 };
 
 /* --- small helpers ------------------------------------------------------ */
+
+/* A rate-limit key per kind of message and file: the same bad file does not
+ * flood the log, and one kind of trouble does not hide another. */
+static const char *lkey(const char *kind, const char *path) {
+  static char buf[48]; /* one thread; ps_log_limited copies the key */
+  snprintf(buf, sizeof buf, "%s:%016" PRIx64, kind,
+           ps_hash64(PS_HASH_SEED, path, strlen(path)));
+  return buf;
+}
 
 static int64_t mtime_ns(const struct stat *st) {
   return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
@@ -303,8 +310,7 @@ static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char 
 static void on_reject(void *ctx, const ps_origin *o, const char *reason);
 
 static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
-                         const ps_format_ops *ops, ps_input_kind kind,
-                         const char *path) {
+                         const ps_format_ops *ops, ps_input_kind kind, const char *path) {
   pfile *f = calloc(1, sizeof *f);
   if (!f)
     return NULL;
@@ -362,8 +368,8 @@ static pfile *track_lines(ps_pipeline *pl, const ps_source_cfg *src,
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno != ENOENT)
-      ps_log_limited(PS_LOG_WARNING, "tail", path, 300, "%s: cannot open (%s)",
-                     path, strerror(errno));
+      ps_log_limited(PS_LOG_WARNING, "tail", lkey("open", path), 300,
+                     "%s: cannot open (%s)", path, strerror(errno));
     return NULL;
   }
   struct stat st;
@@ -390,8 +396,10 @@ static pfile *track_lines(ps_pipeline *pl, const ps_source_cfg *src,
       line = sf->line;
       f->id = now;
     } else {
-      PS_WARN("tail", "%s: rewritten or truncated since it was last read; "
-              "reading it again from the beginning", path);
+      PS_WARN("tail",
+              "%s: rewritten or truncated since it was last read; "
+              "reading it again from the beginning",
+              path);
     }
   } else if (!force_offset0 && pl->first_start_end && pl->initial_scan) {
     offset = last_newline_end(fd, (uint64_t)st.st_size);
@@ -622,8 +630,9 @@ static int marker_point(void *ctx, const ps_point *p, const ps_origin *o) {
   size_t at = m->b->b.body.len;
   int rc = ps_lp_encode(&m->b->b.body, p, m->pl->extra, m->pl->nextra, &reason);
   if (rc < 0) {
-    ps_log_limited(PS_LOG_WARNING, "runs", m->r->folder, 60, "%s: marker refused: %s",
-                   m->r->folder, reason ? reason : strerror(-rc));
+    ps_log_limited(PS_LOG_WARNING, "runs", lkey("marker", m->r->folder), 60,
+                   "%s: marker refused: %s", m->r->folder,
+                   reason ? reason : strerror(-rc));
     return 0;
   }
   ps_origin org = {m->r->folder, o ? o->line : 0};
@@ -633,7 +642,8 @@ static int marker_point(void *ctx, const ps_point *p, const ps_origin *o) {
 static void marker_reject(void *ctx, const ps_origin *o, const char *reason) {
   marker_ctx *m = ctx;
   (void)o;
-  ps_log_limited(PS_LOG_WARNING, "runs", m->r->folder, 60, "%s: %s", m->r->folder, reason);
+  ps_log_limited(PS_LOG_WARNING, "runs", lkey("runs", m->r->folder), 60, "%s: %s",
+                 m->r->folder, reason);
 }
 
 /* Reads the unterminated last line of an ended run (SCHEMA.md: it is read
@@ -674,16 +684,16 @@ static void run_evaluate(ps_pipeline *pl, prun *r) {
   ps_buf_init(&err, 1024);
   ps_run_view view;
   int64_t now = (int64_t)time(NULL);
-  int rc = ps_run_evaluate(r->folder, now, pl->cfg->alerts.stall_after_s, run_facts(pl, r),
-                           &view, &err);
+  int rc = ps_run_evaluate(r->folder, now, pl->cfg->alerts.stall_after_s,
+                           run_facts(pl, r), &view, &err);
   if (rc == 0 && view.state == PS_RUN_ENDED && f && ps_tail_buffered(&f->tail)) {
     run_read_partial(pl, f);
     rc = ps_run_evaluate(r->folder, now, pl->cfg->alerts.stall_after_s, run_facts(pl, r),
                          &view, &err);
   }
   if (rc < 0) {
-    ps_log_limited(PS_LOG_WARNING, "runs", r->folder, 300, "%s: %s", r->folder,
-                   err.data ? err.data : strerror(-rc));
+    ps_log_limited(PS_LOG_WARNING, "runs", lkey("runs", r->folder), 300, "%s: %s",
+                   r->folder, err.data ? err.data : strerror(-rc));
     ps_buf_free(&err);
     return;
   }
@@ -711,7 +721,9 @@ static void run_evaluate(ps_pipeline *pl, prun *r) {
   b->markers = 1;
   b->aux = r;
   marker_ctx m = {pl, b, r};
-  ps_emitter em = {.point = marker_point, .reject = marker_reject, .ctx = &m,
+  ps_emitter em = {.point = marker_point,
+                   .reject = marker_reject,
+                   .ctx = &m,
                    .origin = {r->folder, 0}};
   rc = ps_run_emit_markers(&view, r->backfill, which, &em);
   if (rc < 0 || b->b.npoints == 0 || ps_sink_submit(pl->sink, &b->b) < 0) {
@@ -850,8 +862,8 @@ static void flush_cb(uv_timer_t *t);
 
 static void arm_flush(ps_pipeline *pl) {
   if (!uv_is_active((uv_handle_t *)&pl->flush_timer))
-    uv_timer_start(&pl->flush_timer, flush_cb,
-                   (uint64_t)pl->cfg->batch.flush_interval_ms, 0);
+    uv_timer_start(&pl->flush_timer, flush_cb, (uint64_t)pl->cfg->batch.flush_interval_ms,
+                   0);
 }
 
 static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
@@ -866,8 +878,9 @@ static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
   int rc = ps_lp_encode(&pl->scratch, p, pl->extra, pl->nextra, &reason);
   if (rc < 0) {
     pl->points_refused++;
-    ps_log_limited(PS_LOG_WARNING, "lp", f->path, 10, "%s:%" PRIu64 ": point refused: %s",
-                   f->path, o->line, reason ? reason : strerror(-rc));
+    ps_log_limited(PS_LOG_WARNING, "lp", lkey("lp", f->path), 10,
+                   "%s:%" PRIu64 ": point refused: %s", f->path, o->line,
+                   reason ? reason : strerror(-rc));
     record_error(pl, "%s:%" PRIu64 ": point refused: %s", f->path, o->line,
                  reason ? reason : strerror(-rc));
     return 0;
@@ -883,22 +896,22 @@ static void on_reject(void *ctx, const ps_origin *o, const char *reason) {
   pfile *f = ctx;
   ps_pipeline *pl = f->pl;
   f->record_rejected = 1;
-  ps_log_limited(PS_LOG_WARNING, "parse", f->path, 10, "%s:%" PRIu64 ": %s",
-                 f->path, o->line, reason);
+  ps_log_limited(PS_LOG_WARNING, "parse", lkey("parse", f->path), 10,
+                 "%s:%" PRIu64 ": %s", f->path, o->line, reason);
   record_error(pl, "%s:%" PRIu64 ": %s", f->path, o->line, reason);
 }
 
 /* --- reading ------------------------------------------------------------ */
 
 static int ensure_parser(pfile *f) {
-  if (f->parser || f->open_failed)
-    return f->parser ? 0 : -EINVAL;
+  if (f->parser)
+    return 0;
   ps_buf err;
   ps_buf_init(&err, 1024);
   int rc = f->ops->open(&f->parser, f->src, f->path, &err);
   if (rc < 0) {
-    ps_log_limited(PS_LOG_WARNING, "parse", f->path, 60, "%s: %s", f->path,
-                   err.data ? err.data : strerror(-rc));
+    ps_log_limited(PS_LOG_WARNING, "parse", lkey("parser-open", f->path), 60, "%s: %s",
+                   f->path, err.data ? err.data : strerror(-rc));
     f->parser = NULL;
   } else if (f->kind == PS_INPUT_LINES) {
     run_restore_facts(f->pl, f);
@@ -951,8 +964,8 @@ static int process_lines(pfile *f, size_t budget) {
         return 1;
       long n = ps_tail_fill(&f->tail, READ_CHUNK);
       if (n < 0) {
-        ps_log_limited(PS_LOG_WARNING, "tail", f->path, 60, "%s: read error (%s)",
-                       f->path, strerror((int)-n));
+        ps_log_limited(PS_LOG_WARNING, "tail", lkey("read", f->path), 60,
+                       "%s: read error (%s)", f->path, strerror((int)-n));
         return 0;
       }
       if (n == 0)
@@ -962,7 +975,7 @@ static int process_lines(pfile *f, size_t budget) {
     }
     if (r == PS_TAIL_TOO_LONG) {
       pl->records_rejected++;
-      ps_log_limited(PS_LOG_WARNING, "tail", f->path, 10,
+      ps_log_limited(PS_LOG_WARNING, "tail", lkey("longline", f->path), 10,
                      "%s:%" PRIu64 ": line longer than watch.max_line_bytes (%" PRId64
                      "); skipped",
                      f->path, ln.line_no, pl->cfg->watch.max_line_bytes);
@@ -982,8 +995,8 @@ static int process_lines(pfile *f, size_t budget) {
       return 0;
     }
     if (rc < 0)
-      ps_log_limited(PS_LOG_ERROR, "parse", f->path, 10, "%s:%" PRIu64 ": %s",
-                     f->path, ln.line_no, strerror(-rc));
+      ps_log_limited(PS_LOG_ERROR, "parse", lkey("parse-error", f->path), 10,
+                     "%s:%" PRIu64 ": %s", f->path, ln.line_no, strerror(-rc));
     pl->lines_read++;
     if (f->record_rejected || rc < 0)
       pl->records_rejected++;
@@ -1005,7 +1018,8 @@ static int process_lines(pfile *f, size_t budget) {
     arm_settle(pl);
   } else if (f->draining && (pl->once || f->settle_due <= uv_now(pl->loop))) {
     if (st.st_nlink == 0 && f->cur.committed < ps_tail_offset(&f->tail))
-      PS_WARN("tail", "%s: deleted with %" PRIu64 " bytes not yet acknowledged; "
+      PS_WARN("tail",
+              "%s: deleted with %" PRIu64 " bytes not yet acknowledged; "
               "they are still delivered from the open file",
               f->path, ps_tail_offset(&f->tail) - f->cur.committed);
     if (ps_tail_buffered(&f->tail))
@@ -1031,8 +1045,8 @@ static int process_doc(pfile *f) {
     int rc = ps_read_whole(fd, (size_t)pl->cfg->watch.max_line_bytes, &f->doc);
     close(fd);
     if (rc < 0) {
-      ps_log_limited(PS_LOG_WARNING, "tail", f->path, 60, "%s: cannot read (%s)",
-                     f->path, strerror(-rc));
+      ps_log_limited(PS_LOG_WARNING, "tail", lkey("read", f->path), 60,
+                     "%s: cannot read (%s)", f->path, strerror(-rc));
       ps_buf_free(&f->doc);
       return 0;
     }
@@ -1049,7 +1063,6 @@ static int process_doc(pfile *f) {
     if (f->parser && f->ops->free)
       f->ops->free(f->parser);
     f->parser = NULL;
-    f->open_failed = 0;
     if (ensure_parser(f) < 0) {
       ps_buf_free(&f->doc);
       return 0;
@@ -1057,13 +1070,15 @@ static int process_doc(pfile *f) {
     f->doc_loaded = 1;
   }
   f->em.origin.line = 0;
-  int rc = f->ops->document(f->parser, f->doc.data ? f->doc.data : "", f->doc.len, &f->em);
+  int rc =
+      f->ops->document(f->parser, f->doc.data ? f->doc.data : "", f->doc.len, &f->em);
   if (rc == -EAGAIN) {
     f->paused = 1;
     return 0;
   }
   if (rc < 0)
-    ps_log_limited(PS_LOG_ERROR, "parse", f->path, 10, "%s: %s", f->path, strerror(-rc));
+    ps_log_limited(PS_LOG_ERROR, "parse", lkey("parse-error", f->path), 10, "%s: %s",
+                   f->path, strerror(-rc));
   if (f->record_rejected || rc < 0)
     pl->records_rejected++;
   else
@@ -1206,7 +1221,8 @@ static void save_state(ps_pipeline *pl) {
   if (rc < 0)
     ps_log_limited(PS_LOG_ERROR, "state", "save", 60,
                    "%s: cannot save the state (%s); offsets will be re-read after "
-                   "a restart", pl->cfg->state_dir, strerror(-rc));
+                   "a restart",
+                   pl->cfg->state_dir, strerror(-rc));
   else
     pl->dirty = 0;
   ps_state_free(&s);
@@ -1260,14 +1276,15 @@ static void sink_done(ps_sink *sink, ps_batch *batch, int status, size_t rejecte
   check_once_done(pl);
 }
 
-static void sink_reject(ps_sink *sink, const ps_origin *o, const char *line,
-                        size_t len, const char *reason) {
+static void sink_reject(ps_sink *sink, const ps_origin *o, const char *line, size_t len,
+                        const char *reason) {
   ps_pipeline *pl = ps_sink_data(sink);
   (void)line;
   (void)len;
   const char *file = o && o->file ? o->file : "?";
-  ps_log_limited(PS_LOG_WARNING, "sink", file, 10, "%s:%" PRIu64 ": rejected by the server: %s",
-                 file, o ? o->line : 0, reason);
+  ps_log_limited(PS_LOG_WARNING, "sink", lkey("sink", file), 10,
+                 "%s:%" PRIu64 ": rejected by the server: %s", file, o ? o->line : 0,
+                 reason);
   record_error(pl, "%s:%" PRIu64 ": rejected by the server: %s", file, o ? o->line : 0,
                reason);
 }
@@ -1310,8 +1327,7 @@ static void stats_cb(uv_timer_t *t) {
   clock_gettime(CLOCK_REALTIME, &ts);
   const char *reason = NULL;
   static const ps_origin self = {"perfship self-metrics", 0};
-  if (ps_selfstats_encode(&b->b.body, &s,
-                          (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+  if (ps_selfstats_encode(&b->b.body, &s, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec,
                           pl->extra, pl->nextra, &reason) < 0 ||
       ps_batch_add_line_origin(&b->b, 0, &self) < 0) {
     ps_log_limited(PS_LOG_ERROR, MOD, "selfstats", 300, "self-metrics not encoded: %s",
@@ -1344,10 +1360,7 @@ static void flush_cb(uv_timer_t *t) {
 
 /* --- shutdown ------------------------------------------------------------ */
 
-static void closed_one(uv_handle_t *h) {
-  ps_pipeline *pl = h->data;
-  pl->handles_open--;
-}
+static void closed_one(uv_handle_t *h) { (void)h; }
 
 static void watch_closed(void *arg) {
   ps_pipeline *pl = arg;
@@ -1365,12 +1378,18 @@ static void close_all(ps_pipeline *pl) {
     return;
   pl->stopping = 2;
   uv_handle_t *hs[] = {
-      (uv_handle_t *)&pl->flush_timer, (uv_handle_t *)&pl->rescan_timer,
-      (uv_handle_t *)&pl->settle_timer, (uv_handle_t *)&pl->save_timer,
-      (uv_handle_t *)&pl->stats_timer, (uv_handle_t *)&pl->check_timer,
-      (uv_handle_t *)&pl->create_db_timer, (uv_handle_t *)&pl->runs_timer,
-      (uv_handle_t *)&pl->work,        (uv_handle_t *)&pl->sig_term,
-      (uv_handle_t *)&pl->sig_int,     (uv_handle_t *)&pl->sig_hup,
+      (uv_handle_t *)&pl->flush_timer,
+      (uv_handle_t *)&pl->rescan_timer,
+      (uv_handle_t *)&pl->settle_timer,
+      (uv_handle_t *)&pl->save_timer,
+      (uv_handle_t *)&pl->stats_timer,
+      (uv_handle_t *)&pl->check_timer,
+      (uv_handle_t *)&pl->create_db_timer,
+      (uv_handle_t *)&pl->runs_timer,
+      (uv_handle_t *)&pl->work,
+      (uv_handle_t *)&pl->sig_term,
+      (uv_handle_t *)&pl->sig_int,
+      (uv_handle_t *)&pl->sig_hup,
   };
   for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++)
     if (!uv_is_closing(hs[i]))
@@ -1415,8 +1434,8 @@ static int reading_done(const ps_pipeline *pl) {
   if (pl->q_head)
     return 0;
   for (const pfile *f = pl->files; f; f = f->next)
-    if (!f->retired && (f->paused || f->doc_loaded ||
-                        (f->kind == PS_INPUT_DOCUMENT && f->settle_due)))
+    if (!f->retired &&
+        (f->paused || f->doc_loaded || (f->kind == PS_INPUT_DOCUMENT && f->settle_due)))
       return 0;
   return 1;
 }
@@ -1428,8 +1447,10 @@ static void check_once_done(ps_pipeline *pl) {
     if (all_quiet(pl)) {
       close_all(pl);
     } else if (uv_now(pl->loop) >= pl->stop_deadline) {
-      PS_WARN(MOD, "%zu batches still unacknowledged after %d s; they will be "
-              "sent again at the next start", pl->bt.inflight_count, DRAIN_WAIT_MS / 1000);
+      PS_WARN(MOD,
+              "%zu batches still unacknowledged after %d s; they will be "
+              "sent again at the next start",
+              pl->bt.inflight_count, DRAIN_WAIT_MS / 1000);
       close_all(pl);
     }
     return;
@@ -1454,7 +1475,8 @@ static void check_once_done(ps_pipeline *pl) {
     return;
   uint64_t rejected = pl->records_rejected + pl->points_refused + pl->server_rejected;
   if (rejected) {
-    PS_WARN(MOD, "done: %" PRIu64 " records or points were rejected (see above)", rejected);
+    PS_WARN(MOD, "done: %" PRIu64 " records or points were rejected (see above)",
+            rejected);
     pl->exit_code = PS_EXIT_DATAERR;
   } else {
     PS_INFO(MOD, "done: everything read is acknowledged");
@@ -1476,7 +1498,8 @@ static void check_cb(uv_timer_t *t) {
     if (!since && pl->bt.inflight_count)
       since = pl->last_progress_ms; /* answering, but not accepting (401/404) */
     if (since && pl->bt.inflight_count && now - since > deadline) {
-      PS_ERROR(MOD, "%s: the server stayed unreachable for %" PRId64
+      PS_ERROR(MOD,
+               "%s: the server stayed unreachable for %" PRId64
                " s (influxdb.unreachable_deadline_s); giving up; offsets stay "
                "where they are",
                pl->cfg->influxdb.url, pl->cfg->influxdb.unreachable_deadline_s);
@@ -1584,11 +1607,15 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   pl->lock_fd = ps_state_lock(sd, 1);
   if (pl->lock_fd < 0) {
     if (pl->lock_fd == -EWOULDBLOCK)
-      fprintf(stderr, "perfship: %s: another perfship agent is running with this "
-              "state_dir; stop it first\n", sd);
+      fprintf(stderr,
+              "perfship: %s: another perfship agent is running with this "
+              "state_dir; stop it first\n",
+              sd);
     else
-      fprintf(stderr, "perfship: %s: cannot use the state directory (%s); set "
-              "state_dir to a writable folder\n", sd, strerror(-pl->lock_fd));
+      fprintf(stderr,
+              "perfship: %s: cannot use the state directory (%s); set "
+              "state_dir to a writable folder\n",
+              sd, strerror(-pl->lock_fd));
     int code = pl->lock_fd == -EWOULDBLOCK ? PS_EXIT_TEMPFAIL : PS_EXIT_CONFIG;
     free(pl);
     return code;
@@ -1618,14 +1645,14 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
     return PS_EXIT_SOFTWARE;
   }
   ps_batcher_init(&pl->bt, (size_t)cfg->batch.max_points, (size_t)cfg->batch.max_bytes,
-                  (size_t)cfg->batch.max_pending_bytes, submit_cb, cursor_committed_cb, pl);
-  uv_timer_t *timers[] = {&pl->flush_timer, &pl->rescan_timer, &pl->settle_timer,
-                          &pl->save_timer, &pl->stats_timer, &pl->check_timer,
+                  (size_t)cfg->batch.max_pending_bytes, submit_cb, cursor_committed_cb,
+                  pl);
+  uv_timer_t *timers[] = {&pl->flush_timer,     &pl->rescan_timer, &pl->settle_timer,
+                          &pl->save_timer,      &pl->stats_timer,  &pl->check_timer,
                           &pl->create_db_timer, &pl->runs_timer};
   for (size_t i = 0; i < sizeof timers / sizeof timers[0]; i++) {
     uv_timer_init(&loop, timers[i]);
     timers[i]->data = pl;
-    pl->handles_open++;
   }
   uv_idle_init(&loop, &pl->work);
   pl->work.data = pl;
@@ -1636,7 +1663,6 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
     sigs[i]->data = pl;
     uv_signal_start(sigs[i], signal_cb, signums[i]);
   }
-  pl->handles_open += 4;
   ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, on_path, pl);
   create_database(pl, 1);
 
@@ -1647,7 +1673,8 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   pl->initial_scan = 0;
   if (!pl->once) {
     if (cfg->watch.rescan_interval_ms > 0)
-      uv_timer_start(&pl->rescan_timer, rescan_cb, (uint64_t)cfg->watch.rescan_interval_ms,
+      uv_timer_start(&pl->rescan_timer, rescan_cb,
+                     (uint64_t)cfg->watch.rescan_interval_ms,
                      (uint64_t)cfg->watch.rescan_interval_ms);
     if (cfg->selfstats.interval_ms > 0)
       uv_timer_start(&pl->stats_timer, stats_cb, (uint64_t)cfg->selfstats.interval_ms,

@@ -57,8 +57,8 @@ int ps_file_identify(int fd, const struct stat *st, ps_file_id *id) {
   return rc;
 }
 
-ps_id_match ps_file_id_check(int fd, const struct stat *st,
-                             const ps_file_id *saved, ps_file_id *now) {
+ps_id_match ps_file_id_check(int fd, const struct stat *st, const ps_file_id *saved,
+                             ps_file_id *now) {
   if ((uint64_t)st->st_dev != saved->dev || (uint64_t)st->st_ino != saved->ino)
     return PS_ID_OTHER;
   if ((uint64_t)st->st_size < saved->fp_len)

@@ -48,9 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < s.nfiles; i++) {
     const ps_state_file *a = &s.files[i], *b = &t.files[i];
     if (strcmp(a->path, b->path) || a->offset != b->offset || a->line != b->line ||
-        a->id.dev != b->id.dev || a->id.ino != b->id.ino || a->id.fp_len != b->id.fp_len ||
-        a->id.fp_hash != b->id.fp_hash || a->has_doc != b->has_doc ||
-        (a->has_doc && a->doc_hash != b->doc_hash))
+        a->id.dev != b->id.dev || a->id.ino != b->id.ino ||
+        a->id.fp_len != b->id.fp_len || a->id.fp_hash != b->id.fp_hash ||
+        a->has_doc != b->has_doc || (a->has_doc && a->doc_hash != b->doc_hash))
       abort();
   }
   ps_state_free(&s);

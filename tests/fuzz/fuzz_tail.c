@@ -9,12 +9,12 @@
  * last line is never returned; the buffer never holds much more than
  * max_line + one chunk.
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <fcntl.h>
 
 #include "tail.h"
 
