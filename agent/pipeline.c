@@ -1171,7 +1171,7 @@ static void rescan(ps_pipeline *pl) {
     if (!f->retired && f->kind == PS_INPUT_LINES && f->scan_gen != pl->scan_gen &&
         !f->draining) {
       struct stat st;
-      if (stat(f->path, &st) == 0 && (uint64_t)st.st_ino == f->id.ino &&
+      if (stat(f->cur_path, &st) == 0 && (uint64_t)st.st_ino == f->id.ino &&
           (uint64_t)st.st_dev == f->id.dev)
         continue; /* still there (e.g. its source was reloaded) */
       f->draining = 1;

@@ -494,6 +494,22 @@ class LoadgenTests(Base):
         for m in want:
             self.assertEqual(got[m], want[m], m)
         self.assertEqual(len(got["runs"]), 9)  # 5 starts, 4 ends (one still running)
+        # Markers are acknowledged once: a second run sends none again...
+        self.influx.query_raw("DROP MEASUREMENT runs", db=self.db)
+        rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.influx.query(self.db, "SELECT * FROM runs"), [])
+        # ...until the run folder is forgotten: read and judged again.
+        one = os.path.join(results, "manual-7102939")
+        rc, out, err = run_perfship(["-c", cfg, "forget", one])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("forgot 1 file and 1 run folder", out)
+        rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+        self.assertEqual(rc, 0, err)
+        rows = self.influx.query(self.db, "SELECT * FROM runs GROUP BY *")
+        self.assertEqual(sorted((r["run"], r["event"], r["status"]) for r in rows),
+                         [("manual-7102939", "end", "interrupted"),
+                          ("manual-7102939", "start", "running")])
 
     def test_live_run_start_stall_and_end_markers(self):
         cfg = self.config(fmt="loadgen", extra=groups(other="alerts = { stall_after_s = 3; };"))
