@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -16,8 +17,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Agent, InfluxServer, free_port, run_perfship,  # noqa: E402
-                     wait_until, write_config)
+from harness import (PERFSHIP_BIN, Agent, InfluxServer, free_port,  # noqa: E402
+                     run_perfship, wait_until, write_config)
 
 BASE = 1700000000
 
@@ -510,6 +511,44 @@ class LoadgenTests(Base):
         self.assertEqual(sorted((r["run"], r["event"], r["status"]) for r in rows),
                          [("manual-7102939", "end", "interrupted"),
                           ("manual-7102939", "start", "running")])
+
+    def test_full_size_perf_finish_line_under_back_pressure(self):
+        """The ~10 MB perf-finish line gives thousands of points: they span
+        many batches while max_pending_bytes is small, the parser is refused
+        (-EAGAIN) and resumed many times, and a kill -9 in the middle of it
+        loses nothing."""
+        out = os.path.join(self.tmp, "gen")
+        gen = os.path.join(LOADGEN, "..", "gen_loadgen.py")
+        subprocess.run([sys.executable, gen, "--out", out, "--only", "a", "--stages", "12",
+                        "--stage-minutes", "120"], check=True, stdout=subprocess.DEVNULL)
+        results = os.path.join(self.tmp, "results")
+        os.rename(out, results)
+        folder = os.path.join(results, os.listdir(results)[0])
+        cfg = self.config(path=results, fmt="loadgen", extra=groups(
+            batch={"max_points": 1000, "max_bytes": 131072, "max_pending_bytes": 262144}))
+        a = self.agent(cfg)
+        time.sleep(0.4)
+        a.kill(signal.SIGKILL)
+        t0 = time.monotonic()
+        p = subprocess.Popen([PERFSHIP_BIN, "-c", cfg, "run", "--once"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - t0
+        err = p.stderr.read().decode()
+        p.stderr.close()
+        self.assertEqual(p.returncode, 0, err)
+        rc, lp, err = run_perfship(["-c", cfg, "convert", "-f", "loadgen", folder])
+        self.assertEqual(rc, 0, err)
+        conv = self.db + "_convert"
+        self.influx.create_db(conv)
+        self.assertEqual(self.influx.write(conv, lp)[0], 204)
+        got, want = self.dump(self.db), self.dump(conv)
+        self.assertEqual(sorted(got), sorted(want))
+        for m in want:
+            self.assertEqual(got[m], want[m], m)
+        print(f"\nfull-size run via run --once: {lp.count(chr(10))} points, peak RSS "
+              f"{usage.ru_maxrss / 1024:.1f} MB, wall {wall:.2f} s")
 
     def test_live_run_start_stall_and_end_markers(self):
         cfg = self.config(fmt="loadgen", extra=groups(other="alerts = { stall_after_s = 3; };"))
