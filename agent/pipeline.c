@@ -1007,6 +1007,7 @@ static int process_lines(pfile *f, size_t budget) {
     if (ps_cursor_line_done(&f->cur, ln.end, ln.line_no + 1, 0) > 0)
       committed_now(pl);
   }
+  ps_tail_trim(&f->tail); /* idle files keep no read-sized buffer */
   /* At the end of what exists now: a run's perf.jsonl read so far is the
    * moment to look at the run again. */
   if (f->src->format == PS_FMT_LOADGEN)

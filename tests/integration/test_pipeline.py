@@ -271,6 +271,26 @@ class LiveTests(Base):
         print(f"\nnew run folder -> queryable: {took * 1000:.0f} ms")
         self.assertLess(took, 1.0)
 
+    def test_glob_source_follows_new_folders(self):
+        self.agent(self.config(path=os.path.join(self.src, "*", "*.jsonl")))
+        time.sleep(0.3)
+        t0 = time.time()
+        for run in ("r1", "r2"):
+            os.mkdir(os.path.join(self.src, run))
+        with open(os.path.join(self.src, "r1", "a.jsonl"), "w") as f:
+            f.write(line(0))
+        with open(os.path.join(self.src, "r1", "a.txt"), "w") as f:
+            f.write(line(1))  # not matched by the glob
+        with open(os.path.join(self.src, "top.jsonl"), "w") as f:
+            f.write(line(2))  # not matched either (no folder level)
+        with open(os.path.join(self.src, "r2", "b.jsonl"), "w") as f:
+            f.write(line(3, "b"))
+        wait_until(lambda: len(self.points()) == 2, 5, interval=0.01)
+        took = time.time() - t0
+        time.sleep(0.8)  # a rescan later: still only the matching files
+        self.assertEqual(self.points(), sorted(expected([0]) + expected([3], "b")))
+        self.assertLess(took, 1.0)
+
     def test_sigterm_drains_in_flight_batches(self):
         cfg = self.config(extra=groups(batch={"flush_interval_ms": 600000,
                                               "max_points": 100000}))
