@@ -58,6 +58,10 @@
 #define SLICE_BYTES ((size_t)4 << 20)
 #define SAVE_DELAY_MS 50
 #define DRAIN_WAIT_MS 10000
+/* A line file with everything acknowledged and nothing new for two rescan
+ * intervals gives back its descriptor (reopened, identity checked, on the
+ * next change): a year of daily run folders must not hold a year of fds. */
+#define IDLE_CLOSE_RESCANS 2
 
 typedef struct ps_pipeline ps_pipeline;
 
@@ -101,6 +105,8 @@ typedef struct pfile {
   int paused; /* refused by back-pressure; resumed on ack */
   int record_rejected;
   unsigned scan_gen;
+  uint64_t last_read_ms; /* loop time of the last bytes read */
+  int64_t seen_mtime_ns; /* modification time when last read */
   /* documents */
   ps_buf doc;
   int doc_loaded;
@@ -385,6 +391,7 @@ static pfile *track_lines(ps_pipeline *pl, const ps_source_cfg *src,
   }
   f->fd = fd;
   f->id = id;
+  f->last_read_ms = uv_now(pl->loop);
   uint64_t offset = 0, line = 1;
   ps_state_file *sf = force_offset0 ? NULL : ps_state_find(&pl->saved, id.dev, id.ino);
   if (sf && !sf->matched) {
@@ -526,7 +533,9 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
         pl->dirty = 1;
       }
     }
-    enqueue(f);
+    /* Grown, shrunk, or rewritten (a same-length rewrite moves the mtime). */
+    if ((uint64_t)st.st_size != f->tail.read_off || mtime_ns(&st) != f->seen_mtime_ns)
+      enqueue(f);
     return;
   }
   if (at_path && !at_path->draining) {
@@ -677,7 +686,8 @@ static void run_evaluate(ps_pipeline *pl, prun *r) {
   /* perf.jsonl not read to its end yet: judging now would call a good run
    * failed (no perf-finish seen). It is evaluated again when it is. */
   if (f && (f->queued || f->paused ||
-            (fstat(f->fd, &st) == 0 && f->tail.read_off < (uint64_t)st.st_size)))
+            (f->fd >= 0 && fstat(f->fd, &st) == 0 &&
+             f->tail.read_off < (uint64_t)st.st_size)))
     return;
   r->dirty = 0;
   ps_buf err;
@@ -941,8 +951,21 @@ static void committed_now(ps_pipeline *pl);
 static int process_lines(pfile *f, size_t budget) {
   ps_pipeline *pl = f->pl;
   struct stat st;
+  if (f->fd < 0) { /* closed while idle: the same file still at its name? */
+    int fd = open(f->cur_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == f->id.dev &&
+        (uint64_t)st.st_ino == f->id.ino) {
+      f->fd = f->tail.fd = fd;
+    } else {
+      if (fd >= 0)
+        close(fd);
+      retire(f); /* everything it had was acknowledged before it was closed */
+      return 0;
+    }
+  }
   if (fstat(f->fd, &st) < 0)
     return 0;
+  f->seen_mtime_ns = mtime_ns(&st);
   if ((uint64_t)st.st_size < f->tail.read_off) {
     restart_file(f, "truncated");
     return 0;
@@ -971,6 +994,7 @@ static int process_lines(pfile *f, size_t budget) {
       if (n == 0)
         break;
       used += (size_t)n;
+      f->last_read_ms = uv_now(pl->loop);
       continue;
     }
     if (r == PS_TAIL_TOO_LONG) {
@@ -1180,9 +1204,25 @@ static void rescan(ps_pipeline *pl) {
     }
 }
 
+static void close_idle(ps_pipeline *pl) {
+  uint64_t now = uv_now(pl->loop);
+  for (pfile *f = pl->files; f; f = f->next)
+    if (!f->retired && f->kind == PS_INPUT_LINES && f->fd >= 0 && !f->queued &&
+        !f->paused && !f->draining && !f->tail.have_cur &&
+        ps_tail_buffered(&f->tail) == 0 &&
+        f->cur.committed == ps_tail_offset(&f->tail) &&
+        now - f->last_read_ms >=
+            IDLE_CLOSE_RESCANS * (uint64_t)pl->cfg->watch.rescan_interval_ms) {
+      ps_tail_trim(&f->tail);
+      close(f->fd);
+      f->fd = f->tail.fd = -1;
+    }
+}
+
 static void rescan_cb(uv_timer_t *t) {
   ps_pipeline *pl = t->data;
   rescan(pl);
+  close_idle(pl);
   /* Stall detection needs time to pass, not a change on disk. */
   for (prun *r = pl->runs; r; r = r->next)
     if (!r->ended)

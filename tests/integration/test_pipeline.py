@@ -291,6 +291,30 @@ class LiveTests(Base):
         self.assertEqual(self.points(), sorted(expected([0]) + expected([3], "b")))
         self.assertLess(took, 1.0)
 
+    def test_idle_files_give_back_their_descriptor(self):
+        a = self.agent(self.config())
+        path = os.path.join(self.src, "idle.jsonl")
+        self.append("idle.jsonl", line(0))
+        wait_until(lambda: len(self.points()) == 1, 10)
+
+        def open_fds():
+            fds = os.listdir(f"/proc/{a.proc.pid}/fd")
+            return [os.readlink(f"/proc/{a.proc.pid}/fd/{fd}") for fd in fds]
+        self.assertIn(path, open_fds())
+        wait_until(lambda: path not in open_fds(), 5, what="the idle file closed")
+        self.append("idle.jsonl", line(1))  # reopened on change
+        wait_until(lambda: len(self.points()) == 2, 5)
+        wait_until(lambda: path not in open_fds(), 5)
+        with open(path, "w") as f:  # truncated while closed
+            f.write(line(2))
+        wait_until(lambda: len(self.points()) == 3, 5)
+        wait_until(lambda: path not in open_fds(), 5)
+        os.rename(path, path + ".old")  # replaced while closed
+        with open(path, "w") as f:
+            f.write(line(3))
+        wait_until(lambda: len(self.points()) == 4, 5)
+        self.assertEqual(self.points(), expected(range(4)))
+
     def test_sigterm_drains_in_flight_batches(self):
         cfg = self.config(extra=groups(batch={"flush_interval_ms": 600000,
                                               "max_points": 100000}))
