@@ -128,6 +128,32 @@ class SinkTest(unittest.TestCase):
         self.assertEqual(res.summary["points_written"], 2000)
         self.assertEqual(res.summary["bytes_sent"], sum(r.body_len for r in reqs))
 
+    def test_gzip_auto_is_off_for_localhost(self):
+        path = write_lp("local.lp", lp_lines(50))
+        url = self.proxy.url.replace("127.0.0.1", "localhost")
+        res = run_driver(url, self.db, path, ["--gzip", "auto"])
+        self.assertClean(res)
+        self.assertEqual(stored(self.db), expected(50))
+        self.assertEqual([r.headers.get("content-encoding") for r in self.proxy.requests],
+                         [None])
+
+    def test_proxy_rules_over_its_control_endpoint(self):
+        # How a test in another process steers the proxy.
+        ctl = self.proxy.url + "/__faultproxy__/"
+        rules = json.dumps([{"action": "status", "code": 500, "count": 1}]).encode()
+        req = urllib.request.Request(ctl + "rules", data=rules, method="POST")
+        with urllib.request.urlopen(req, timeout=5) as r:
+            self.assertEqual(r.status, 204)
+        path = write_lp("ctl.lp", lp_lines(100))
+        res = run_driver(self.proxy.url, self.db, path)
+        self.assertClean(res)
+        self.assertEqual(stored(self.db), expected(100))
+        with urllib.request.urlopen(ctl + "requests", timeout=5) as r:
+            seen = json.loads(r.read())
+        self.assertEqual([(q["path"], q["status"]) for q in seen],
+                         [("/write", 500), ("/write", 204)])
+        self.assertEqual(seen[1]["body"].splitlines(), lp_lines(100))
+
     # -- 5xx, 503/429 with Retry-After ---------------------------------------
     def test_500_then_ok(self):
         self.proxy.add_rule("status", code=500, count=3)
