@@ -405,6 +405,16 @@ class SinkTest(unittest.TestCase):
         self.assertEqual(res.summary["batches_cancelled"], 1)
         self.assertEqual(res.summary["loop_close"], 0)
 
+    def test_close_from_inside_a_done_callback(self):
+        path = write_lp("inside.lp", lp_lines(5000))
+        res = run_driver(self.proxy.url, self.db, path,
+                         ["--batch", "500", "--close-after-batches", "1"])
+        self.assertEqual(res.rc, 0, res.err)
+        self.assertEqual(res.summary["batches_done"], 10)
+        self.assertEqual(res.summary["batches_sent"], 1)
+        self.assertEqual(res.summary["batches_cancelled"], 9)
+        self.assertEqual(res.summary["loop_close"], 0)
+
     @unittest.skipUnless(VALGRIND, "valgrind not installed")
     def test_valgrind_no_leaks(self):
         ldd = subprocess.run(["ldd", DRIVER], capture_output=True, text=True).stdout
@@ -429,6 +439,13 @@ class SinkTest(unittest.TestCase):
         self.assertEqual(res.rc, 0, res.err)
         self.assertEqual(res.summary["loop_close"], 0)
         self.assertGreaterEqual(res.summary["batches_cancelled"], 1)
+        # Closed from inside a done callback, a transfer still running.
+        res = run_driver(self.proxy.url, self.db, path,
+                         ["--batch", "20", "--close-after-batches", "1"],
+                         prefix=vg, timeout=120)
+        self.assertEqual(res.rc, 0, res.err)
+        self.assertEqual(res.summary["loop_close"], 0)
+        self.assertEqual(res.summary["batches_done"], 10)
 
 
 @unittest.skipUnless(VICTORIA, "victoria-metrics not installed")
