@@ -296,20 +296,46 @@ class SinkTest(unittest.TestCase):
         self.assertEqual(statuses[0], 404)
         self.assertEqual(statuses[-1], 204)
 
-    def test_401_is_logged_without_secrets_and_retried(self):
-        self.proxy.add_rule("status", code=401, count=1,
-                            body='{"error":"authorization failed"}')
-        path = write_lp("auth.lp", lp_lines(100))
-        res = run_driver(self.proxy.url, self.db, path, ["--user", "writer"],
-                         env={"PERFSHIP_PASSWORD": "pa55-s3cret"})
-        self.assertClean(res)
-        self.assertEqual(stored(self.db), expected(100))
-        self.assertIn("password_file", res.err)
-        self.assertNotIn("pa55-s3cret", res.out + res.err)
-        # Basic auth in a header, never u/p in the URL.
-        for r in self.proxy.requests:
-            self.assertTrue(r.headers["authorization"].startswith("Basic "))
-            self.assertNotIn("p", r.query)
+    def test_real_401_and_403_from_an_auth_enabled_influxdb(self):
+        with InfluxServer(auth=True) as secured:
+            admin = dict(user="admin", password="adm1n-pw")
+            secured.query_raw("CREATE USER admin WITH PASSWORD 'adm1n-pw' WITH ALL PRIVILEGES")
+            secured.query_raw('CREATE DATABASE "locked"', **admin)
+            secured.query_raw("CREATE USER writer WITH PASSWORD 'wr1ter-pw'", **admin)
+            path = write_lp("locked.lp", lp_lines(200))
+            with FaultProxy(secured.port) as px:
+                # A wrong password: 401, logged with what to fix, data kept.
+                res = run_driver(px.url, "locked", path,
+                                 ["--user", "writer", "--close-after-ms", "800"],
+                                 env={"PERFSHIP_PASSWORD": "not-the-pw"})
+                self.assertEqual(res.rc, 0, res.err)
+                self.assertEqual(res.summary["batches_cancelled"], 1)
+                self.assertEqual(px.requests[0].status, 401)
+                # Basic auth in a header, never u/p in the URL.
+                for r in px.requests:
+                    self.assertTrue(r.headers["authorization"].startswith("Basic "))
+                    self.assertNotIn("u", r.query)
+                    self.assertNotIn("p", r.query)
+                self.assertIn("password_file", res.err)
+                self.assertNotIn("not-the-pw", res.out + res.err)
+                px.clear_requests()
+                # No WRITE permission: 403 until it is granted.
+                proc = subprocess.Popen(driver_args(px.url, "locked", path, ["--user", "writer"]),
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        env=dict(os.environ, PERFSHIP_PASSWORD="wr1ter-pw"))
+                try:
+                    px.wait_for(lambda rs: any(r.status == 403 for r in rs), what="a 403")
+                    secured.query_raw('GRANT WRITE ON "locked" TO writer', **admin)
+                    out, err = proc.communicate(timeout=30)
+                finally:
+                    if proc.poll() is None:
+                        proc.kill()
+                        proc.wait()
+                self.assertEqual(proc.returncode, 0, err)
+                self.assertIn("grant the user WRITE", err.decode())
+                self.assertNotIn("wr1ter-pw", (out + err).decode())
+                rows = secured.query("locked", "SELECT v FROM m", **admin)
+                self.assertEqual(sorted((r["time"], r["v"]) for r in rows), expected(200))
 
     # -- timeouts, drops, half-written answers -------------------------------------
     def test_slow_answer_beyond_timeout_is_retried(self):
