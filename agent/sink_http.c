@@ -647,19 +647,19 @@ static void retry_later(ps_sink *s, piece *p, uint64_t delay_ms) {
   backoff(s, delay_ms);
 }
 
+/* Rejects every line of p with the server's message as the reason. */
+static void reject_piece(ps_sink *s, piece *p, const char *msg) {
+  char *reason = strdup(msg);
+  if (reason)
+    trim_reason(reason);
+  for (size_t i = p->l0; i < p->l1; i++)
+    reject_line(s, p->t, i, reason ? reason : msg);
+  free(reason);
+  piece_done(s, p);
+}
+
 static void on_data_error(ps_sink *s, piece *p, const char *msg) {
   tracked *t = p->t;
-  if (p->l1 - p->l0 <= 1) {
-    if (p->l1 > p->l0) {
-      char *reason = strdup(msg);
-      if (reason)
-        trim_reason(reason);
-      reject_line(s, t, p->l0, reason ? reason : msg);
-      free(reason);
-    }
-    piece_done(s, p);
-    return;
-  }
   bool all_matched;
   piece *runs;
   long named = reject_named_lines(s, p, msg, &all_matched, &runs);
@@ -696,14 +696,9 @@ static void on_data_error(ps_sink *s, piece *p, const char *msg) {
   /* 1.x counts what it refused: when that is every line of the piece (a
    * whole batch of the wrong type), bisecting would only confirm it. */
   const char *d = strstr(msg, " dropped=");
-  if (d && strtoull(d + 9, NULL, 10) == p->l1 - p->l0) {
-    char *reason = strdup(msg);
-    if (reason)
-      trim_reason(reason);
-    for (size_t i = p->l0; i < p->l1; i++)
-      reject_line(s, t, i, reason ? reason : msg);
-    free(reason);
-    piece_done(s, p);
+  if (p->l1 - p->l0 <= 1 ||
+      (d && strtoull(d + 9, NULL, 10) == p->l1 - p->l0)) {
+    reject_piece(s, p, msg);
     return;
   }
   /* No line named (type conflicts, 2.x's 422): bisect. */

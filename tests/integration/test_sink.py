@@ -247,6 +247,15 @@ class SinkTest(unittest.TestCase):
         self.assertIn("field type conflict", by_line[2501])
         self.assertEqual(res.summary["points_written"], 2997)
 
+    def test_a_lone_bad_line_gets_the_reason_alone(self):
+        lines = lp_lines(3)
+        lines[1] = "bad line here"
+        path = write_lp("lone.lp", lines)
+        res = run_driver(self.proxy.url, self.db, path, ["--batch", "1"])
+        self.assertClean(res, rejected=1)
+        self.assertEqual(res.rejects, [f"{path}:2 unable to parse: invalid field format"])
+        self.assertEqual(stored(self.db), [p for p in expected(3) if p[1] != 1])
+
     def test_many_bad_lines_cost_one_request(self):
         lines = lp_lines(2000)
         bad = set(range(5, 2000, 10))  # 200 lines
