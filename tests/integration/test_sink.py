@@ -225,6 +225,23 @@ class SinkTest(unittest.TestCase):
             if r.status == 204:
                 self.assertLess(r.body_len, 8192)
 
+    def test_real_413_from_influxdb_max_body_size(self):
+        # Straight to influxd: it answers 413 while the body is still being
+        # sent, which a proxy that reads the whole request would hide.
+        with InfluxServer(max_body_size=20000) as small:
+            small.create_db("small")
+            lines = lp_lines(20000)  # ~700 kB in one batch
+            huge = f'm,t=a v=99999i,s="{"y" * 300000}" {T0 + 99999 * 1000}'
+            lines.insert(2000, huge)  # line 2001 of the file
+            path = write_lp("real413.lp", lines)
+            res = run_driver(small.url, "small", path, ["--batch", "20001"])
+            self.assertClean(res, rejected=1)
+            self.assertEqual(len(res.rejects), 1)
+            self.assertTrue(res.rejects[0].startswith(f"{path}:2001 "), res.rejects)
+            self.assertIn("413", res.rejects[0])
+            rows = small.query("small", "SELECT v FROM m")
+            self.assertEqual(sorted((r["time"], r["v"]) for r in rows), expected(20000))
+
     # -- 400 partial writes ----------------------------------------------------
     def test_partial_write_reports_exactly_the_bad_lines(self):
         # v is an integer in this database; a float v is a type conflict.
