@@ -54,7 +54,8 @@
 #define ANSWER_LIMIT (1024 * 1024)
 #define BACKOFF_FIRST_MS 200
 #define BACKOFF_MAX_MS 60000
-/* Configuration errors (401/403/404) need a human; retry slowly. */
+/* Configuration errors (401/403/404, a missing retention policy) need a
+ * human; retry slowly. */
 #define CONFIG_BACKOFF_FIRST_MS 5000
 #define RETRY_AFTER_MAX_S 600
 
@@ -733,6 +734,9 @@ static void on_config_error(ps_sink *s, piece *p, long code, const char *msg) {
     fix = s->api == PS_API_V2
               ? "give the token write access to the bucket"
               : "grant the user WRITE on the database";
+  else if (strstr(msg, "retention policy not found"))
+    fix = "create the retention policy or correct "
+          "influxdb.retention_policy";
   else if (code == 404)
     fix = s->api == PS_API_V2
               ? "check influxdb.org and influxdb.bucket, or create the "
@@ -814,7 +818,8 @@ static void transfer_done(ps_sink *s, slot *sl, CURLcode res) {
     on_too_large(s, p);
   else if (code == 429 || code == 503)
     on_transient(s, p, code, m, (uint64_t)retry_after);
-  else if (code >= 400 && code < 500)
+  else if ((code >= 400 && code < 500) ||
+           strstr(m, "retention policy not found")) /* 1.x says 500 */
     on_config_error(s, p, code, m);
   else
     on_transient(s, p, code, m, 0);

@@ -322,6 +322,25 @@ class SinkTest(unittest.TestCase):
         self.assertEqual(statuses[0], 404)
         self.assertEqual(statuses[-1], 204)
 
+    def test_missing_retention_policy_retries_until_created(self):
+        path = write_lp("rp.lp", lp_lines(100))
+        proc = subprocess.Popen(driver_args(self.proxy.url, self.db, path, ["--rp", "later"]),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            self.proxy.wait_for(lambda rs: any(r.status == 500 for r in rs), what="a 500")
+            influx.query_raw(f'CREATE RETENTION POLICY "later" ON "{self.db}" '
+                             "DURATION 0s REPLICATION 1")
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertIn("create the retention policy", err.decode())
+        self.assertEqual(self.proxy.requests[0].query["rp"], "later")
+        rows = influx.query(self.db, 'SELECT v FROM "later"."m"')
+        self.assertEqual(sorted((r["time"], r["v"]) for r in rows), expected(100))
+
     def test_real_401_and_403_from_an_auth_enabled_influxdb(self):
         with InfluxServer(auth=True) as secured:
             admin = dict(user="admin", password="adm1n-pw")
