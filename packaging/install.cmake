@@ -53,7 +53,9 @@ install(DIRECTORY DESTINATION ${PERFSHIP_DATA_DIR}/dashboards)
 if(EXISTS ${CMAKE_SOURCE_DIR}/dashboards)
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/dashboards/
           DESTINATION ${PERFSHIP_DATA_DIR}/dashboards
-          USE_SOURCE_PERMISSIONS)
+          USE_SOURCE_PERMISSIONS
+          PATTERN "__pycache__" EXCLUDE
+          PATTERN "*.pyc" EXCLUDE)
 endif()
 
 # Man pages, compressed as Debian policy asks (man reads .gz directly).
