@@ -273,6 +273,21 @@ class PackageTest(unittest.TestCase):
         self.assertFalse(user_exists("perfship"), "user left after purge")
         self.assertFalse(group_exists("perfship"), "group left after purge")
 
+        # A configuration placed before the package (configuration
+        # management) is kept and counts as edited: no "edit it first" hint
+        # (with systemd running, postinst starts the service instead).
+        os.makedirs("/etc/perfship")
+        with open(os.path.join(self.extract, CFG.lstrip("/"))) as f:
+            placed = f.read() + "# placed by configuration management\n"
+        with open(CFG, "w") as f:
+            f.write(placed)
+        out = self.install()
+        self.assertNotIn("edit /etc/perfship/perfship.cfg", out)
+        with open(CFG) as f:
+            self.assertEqual(f.read(), placed)
+        sh(["dpkg", "--purge", "perfship"])
+        self.assertFalse(os.path.lexists("/etc/perfship"))
+
     def check_installed_config(self):
         """The installed configuration is valid; pointed at a real server,
         `check` succeeds."""
