@@ -314,8 +314,15 @@ class PackageTest(unittest.TestCase):
             text = re.sub(r'(?m)^(\s*state_dir\s*=\s*)"[^"]*"', r'\1"' + state + '"', text)
             with open(copy, "w") as f:
                 f.write(text)
+            db = re.search(r'(?m)^\s*database\s*=\s*"([^"]*)"', text)
+            influx.create_db(db.group(1) if db else "perf")
             p = sh(["/usr/bin/perfship", "-c", copy, "check"], check=False, timeout=60)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("check: ok", p.stdout)
+            # The same file with the server gone: unreachable, not a config error.
+            influx.stop()
+            p = sh(["/usr/bin/perfship", "-c", copy, "check"], check=False, timeout=60)
+            self.assertEqual(p.returncode, 69, p.stdout + p.stderr)
 
 
 if __name__ == "__main__":
