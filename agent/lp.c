@@ -1,2 +1,829 @@
-/* placeholder until the encoder lands */
+/*
+ * lp.c: line protocol encoding, number formatting and line parsing
+ * (include/lp.h).
+ *
+ * Design
+ * - The encoder validates each element before writing it, so a refused
+ *   point leaves `out` exactly as it was (we truncate back to the start on
+ *   any refusal; nothing half-written ever reaches a batch).
+ * - Names (measurement, tag keys and values, field keys) are escaped per
+ *   element as InfluxDB 1.x unescapes them. 1.x never unescapes `\\` in a
+ *   name, so a backslash is written raw; a backslash directly before a
+ *   character that must be escaped in that element (or at its end) cannot be
+ *   represented at all (influxdb#5407, #6008), and is refused instead of
+ *   silently landing as something else.
+ * - Tags are sorted with an on-stack index array: no allocation per point.
+ * - Floats: whole values below 2^53 take an integer path; other values look
+ *   for the fewest decimals k (binary search) such that m / 10^k, computed in
+ *   double, gives back the value. With m < 2^53 and k <= 22 both operands are
+ *   exact and the division is correctly rounded, so that check is exactly
+ *   what strtod would do (Clinger's fast path) and the decimal is the
+ *   shortest. Values outside that range fall back to %.15g/%.16g/%.17g with a
+ *   strtod check, which is also shortest, only slower.
+ * - The parser mirrors the 1.x scanner (a backslash always skips the next
+ *   byte while scanning; only the element's escape set is unescaped), so a
+ *   normalised line lands exactly as the original would have.
+ */
 #include "lp.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- numbers */
+
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+static size_t fmt_u64(uint64_t v, char *buf) {
+  char tmp[24];
+  char *p = tmp + sizeof tmp;
+  while (v >= 100) {
+    unsigned d = (unsigned)(v % 100) * 2;
+    v /= 100;
+    *--p = digit_pairs[d + 1];
+    *--p = digit_pairs[d];
+  }
+  if (v >= 10) {
+    unsigned d = (unsigned)v * 2;
+    *--p = digit_pairs[d + 1];
+    *--p = digit_pairs[d];
+  } else {
+    *--p = (char)('0' + v);
+  }
+  size_t n = (size_t)(tmp + sizeof tmp - p);
+  memcpy(buf, p, n);
+  buf[n] = '\0';
+  return n;
+}
+
+size_t ps_fmt_int64(int64_t v, char *buf) {
+  if (v < 0) {
+    buf[0] = '-';
+    /* negate in unsigned arithmetic so INT64_MIN does not overflow */
+    return 1 + fmt_u64((uint64_t)0 - (uint64_t)v, buf + 1);
+  }
+  return fmt_u64((uint64_t)v, buf);
+}
+
+static size_t fmt_uint64(uint64_t v, char *buf) { return fmt_u64(v, buf); }
+
+static const double pow10_exact[23] = {
+    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+#define TWO53 9007199254740992.0
+
+/* m such that m / 10^k == a exactly after rounding, or 0. */
+static uint64_t decimal_at(double a, int k) {
+  double scaled = nearbyint(a * pow10_exact[k]);
+  if (scaled >= TWO53 || scaled < 1)
+    return 0;
+  uint64_t m = (uint64_t)scaled;
+  if ((double)m / pow10_exact[k] == a)
+    return m;
+  /* a * 10^k is itself rounded; the true candidate may be a neighbour */
+  for (int d = 1; d <= 2; d++) {
+    if ((double)(m + (uint64_t)d) < TWO53 &&
+        (double)(m + (uint64_t)d) / pow10_exact[k] == a)
+      return m + (uint64_t)d;
+    if (m > (uint64_t)d && (double)(m - (uint64_t)d) / pow10_exact[k] == a)
+      return m - (uint64_t)d;
+  }
+  return 0;
+}
+
+static size_t fmt_double_slow(double v, char *buf) {
+  for (int prec = 15; prec <= 17; prec++) {
+    int n = snprintf(buf, 32, "%.*g", prec, v);
+    if (prec == 17 || strtod(buf, NULL) == v)
+      return (size_t)n;
+  }
+  return 0; /* not reached */
+}
+
+size_t ps_fmt_double(double v, char *buf) {
+  size_t n = 0;
+  double a = v;
+  if (signbit(v)) {
+    buf[n++] = '-';
+    a = -v;
+  }
+  if (a == 0) {
+    buf[n++] = '0';
+    buf[n] = '\0';
+    return n;
+  }
+  if (a < TWO53 && a == floor(a))
+    return n + fmt_u64((uint64_t)a, buf + n);
+  if (a >= TWO53 || a < 1e-7)
+    return fmt_double_slow(v, buf);
+
+  /* Largest k with a * 10^k < 2^53, so m stays exact. */
+  int kmax = 22;
+  while (kmax > 0 && a * pow10_exact[kmax] >= TWO53)
+    kmax--;
+  uint64_t best = decimal_at(a, kmax);
+  if (!best)
+    return fmt_double_slow(v, buf);
+  int bestk = kmax;
+  /* A decimal found at k also exists at k+1 (m*10), so the set of working k
+   * is an interval ending at kmax: binary search its start. */
+  int lo = 0, hi = kmax - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    uint64_t m = decimal_at(a, mid);
+    if (m) {
+      best = m;
+      bestk = mid;
+      hi = mid - 1;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  char digits[24];
+  size_t nd = fmt_u64(best, digits);
+  if ((size_t)bestk >= nd) {
+    buf[n++] = '0';
+    buf[n++] = '.';
+    for (size_t z = nd; z < (size_t)bestk; z++)
+      buf[n++] = '0';
+    memcpy(buf + n, digits, nd);
+    n += nd;
+  } else {
+    size_t intd = nd - (size_t)bestk;
+    memcpy(buf + n, digits, intd);
+    n += intd;
+    buf[n++] = '.';
+    memcpy(buf + n, digits + intd, (size_t)bestk);
+    n += (size_t)bestk;
+  }
+  buf[n] = '\0';
+  return n;
+}
+
+/* ------------------------------------------------------------- validation */
+
+/* Length of a valid UTF-8 sequence at p (max n bytes), or 0 when invalid
+ * (overlongs, surrogates and code points above U+10FFFF included). */
+static size_t utf8_seq(const unsigned char *p, size_t n) {
+  unsigned c = p[0];
+  if (c < 0x80)
+    return 1;
+  if (c < 0xC2 || c > 0xF4)
+    return 0;
+  if (c < 0xE0) {
+    return (n >= 2 && (p[1] & 0xC0) == 0x80) ? 2 : 0;
+  }
+  if (c < 0xF0) {
+    if (n < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80)
+      return 0;
+    if (c == 0xE0 && p[1] < 0xA0)
+      return 0;
+    if (c == 0xED && p[1] >= 0xA0)
+      return 0;
+    return 3;
+  }
+  if (n < 4 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80 ||
+      (p[3] & 0xC0) != 0x80)
+    return 0;
+  if (c == 0xF0 && p[1] < 0x90)
+    return 0;
+  if (c == 0xF4 && p[1] >= 0x90)
+    return 0;
+  return 4;
+}
+
+static int utf8_valid(const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0;
+  while (i < n) {
+    if (p[i] < 0x80) {
+      i++;
+      continue;
+    }
+    size_t k = utf8_seq(p + i, n - i);
+    if (!k)
+      return 0;
+    i += k;
+  }
+  return 1;
+}
+
+enum name_kind { NAME_MEASUREMENT, NAME_TAG_KEY, NAME_TAG_VALUE, NAME_FIELD_KEY };
+
+static int needs_escape(enum name_kind k, char c) {
+  if (c == ',' || c == ' ')
+    return 1;
+  if (c == '=')
+    return k != NAME_MEASUREMENT;
+  return 0;
+}
+
+/* Characters a backslash must not stand before: those 1.x would unescape
+ * (so the backslash would vanish) or that end the element. */
+static int unescaped_after_backslash(enum name_kind k, char c) {
+  if (needs_escape(k, c))
+    return 1;
+  return k == NAME_FIELD_KEY && c == '"';
+}
+
+/* Checks a name and returns its escaped length, or 0 with *reason set. */
+static size_t check_name(enum name_kind k, const char *s, const char **reason) {
+  static const char *empty[] = {"empty measurement", "empty tag key",
+                                "empty tag value", "empty field key"};
+  static const char *crlf[] = {"CR or LF in measurement", "CR or LF in tag key",
+                               "CR or LF in tag value", "CR or LF in field key"};
+  static const char *trail[] = {
+      "measurement ends in a backslash (InfluxDB cannot parse it, influxdb#5407)",
+      "tag key ends in a backslash (InfluxDB cannot parse it, influxdb#5407)",
+      "tag value ends in a backslash (InfluxDB cannot parse it, influxdb#5407)",
+      "field key ends in a backslash (InfluxDB cannot parse it, influxdb#5407)"};
+  static const char *bsesc[] = {
+      "measurement has a backslash before a comma or space; line protocol "
+      "cannot carry it (influxdb#6008)",
+      "tag key has a backslash before a comma, '=' or space; line protocol "
+      "cannot carry it (influxdb#6008)",
+      "tag value has a backslash before a comma, '=' or space; line protocol "
+      "cannot carry it (influxdb#6008)",
+      "field key has a backslash before a comma, '=', space or quote; line "
+      "protocol cannot carry it (influxdb#6008)"};
+  static const char *badutf[] = {
+      "invalid UTF-8 in measurement", "invalid UTF-8 in tag key",
+      "invalid UTF-8 in tag value", "invalid UTF-8 in field key"};
+  if (!s || !*s) {
+    *reason = empty[k];
+    return 0;
+  }
+  size_t n = 0, extra = 0;
+  int high = 0;
+  for (const char *p = s; *p; p++, n++) {
+    char c = *p;
+    if (c == '\n' || c == '\r') {
+      *reason = crlf[k];
+      return 0;
+    }
+    if (c == '\\') {
+      if (p[1] == '\0') {
+        *reason = trail[k];
+        return 0;
+      }
+      if (unescaped_after_backslash(k, p[1])) {
+        *reason = bsesc[k];
+        return 0;
+      }
+    }
+    if (needs_escape(k, c))
+      extra++;
+    high |= (unsigned char)c & 0x80;
+  }
+  if (high && !utf8_valid(s, n)) {
+    *reason = badutf[k];
+    return 0;
+  }
+  if ((k == NAME_TAG_KEY || k == NAME_FIELD_KEY) && strcmp(s, "time") == 0) {
+    *reason = k == NAME_TAG_KEY ? "tag key named 'time' (InfluxDB drops it)"
+                                : "field key named 'time' (InfluxDB drops it)";
+    return 0;
+  }
+  return n + extra;
+}
+
+static char *put_name(char *w, enum name_kind k, const char *s) {
+  for (; *s; s++) {
+    if (needs_escape(k, *s))
+      *w++ = '\\';
+    *w++ = *s;
+  }
+  return w;
+}
+
+/* ---------------------------------------------------------------- encoder */
+
+typedef struct tag_ref {
+  const ps_tag *t;
+  int own; /* 1: the point's own tag, 0: a global tag */
+} tag_ref;
+
+static int encode_fail(ps_buf *out, size_t start, const char **reason,
+                       const char *why, int rc) {
+  ps_buf_truncate(out, start);
+  if (reason)
+    *reason = why;
+  return rc;
+}
+
+int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
+                 size_t nextra, const char **reason) {
+  const char *why = NULL;
+  size_t start = out->len;
+  if (!p)
+    return encode_fail(out, start, reason, "no point", -EINVAL);
+  size_t mlen = check_name(NAME_MEASUREMENT, p->measurement, &why);
+  if (!mlen)
+    return encode_fail(out, start, reason, why, -EINVAL);
+  if (p->nfields == 0)
+    return encode_fail(out, start, reason, "point has no field", -EINVAL);
+  if (p->time_ns < PS_LP_MIN_TIME_NS || p->time_ns > PS_LP_MAX_TIME_NS)
+    return encode_fail(out, start, reason,
+                       "timestamp outside InfluxDB's range (1677-09-21 .. "
+                       "2262-04-11)",
+                       -ERANGE);
+
+  /* Collect, sort (stable insertion: own tags before globals on equal
+   * keys), then drop globals shadowed by an own tag. */
+  tag_ref refs[PS_LP_MAX_TAGS];
+  size_t nref = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    const ps_tag *arr = pass == 0 ? p->tags : extra_tags;
+    size_t cnt = pass == 0 ? p->ntags : nextra;
+    for (size_t i = 0; i < cnt; i++) {
+      if (!arr[i].value || !arr[i].value[0])
+        continue; /* empty value: absent (InfluxDB refuses empty values) */
+      if (nref == PS_LP_MAX_TAGS)
+        return encode_fail(out, start, reason, "more than 256 tags", -E2BIG);
+      refs[nref].t = &arr[i];
+      refs[nref].own = pass == 0;
+      size_t j = nref++;
+      while (j > 0 && strcmp(refs[j - 1].t->key ? refs[j - 1].t->key : "",
+                             refs[j].t->key ? refs[j].t->key : "") > 0) {
+        tag_ref tmp = refs[j];
+        refs[j] = refs[j - 1];
+        refs[j - 1] = tmp;
+        j--;
+      }
+    }
+  }
+
+  size_t keylen = mlen;
+  size_t kept = 0;
+  for (size_t i = 0; i < nref; i++) {
+    const char *key = refs[i].t->key;
+    if (kept > 0 && key && strcmp(refs[kept - 1].t->key, key) == 0) {
+      if (refs[i].own && refs[kept - 1].own)
+        return encode_fail(out, start, reason, "duplicate tag key", -EINVAL);
+      continue; /* a global tag shadowed by the point's own */
+    }
+    size_t kl = check_name(NAME_TAG_KEY, key, &why);
+    if (!kl)
+      return encode_fail(out, start, reason, why, -EINVAL);
+    size_t vl = check_name(NAME_TAG_VALUE, refs[i].t->value, &why);
+    if (!vl)
+      return encode_fail(out, start, reason, why, -EINVAL);
+    keylen += 2 + kl + vl;
+    refs[kept++] = refs[i];
+  }
+  if (keylen > 65535)
+    return encode_fail(out, start, reason,
+                       "series key (measurement and tags) longer than 65535 "
+                       "bytes",
+                       -E2BIG);
+
+  int rc = ps_buf_reserve(out, keylen + 1);
+  if (rc)
+    return encode_fail(out, start, reason, "out of memory", rc);
+  char *w = out->data + out->len;
+  w = put_name(w, NAME_MEASUREMENT, p->measurement);
+  for (size_t i = 0; i < kept; i++) {
+    *w++ = ',';
+    w = put_name(w, NAME_TAG_KEY, refs[i].t->key);
+    *w++ = '=';
+    w = put_name(w, NAME_TAG_VALUE, refs[i].t->value);
+  }
+  *w++ = ' ';
+  out->len = (size_t)(w - out->data);
+
+  for (size_t i = 0; i < p->nfields; i++) {
+    const ps_field *f = &p->fields[i];
+    size_t kl = check_name(NAME_FIELD_KEY, f->key, &why);
+    if (!kl)
+      return encode_fail(out, start, reason, why, -EINVAL);
+    /* worst case for a non-string value: 32 bytes; strings are measured */
+    size_t need = kl + 2 + 34;
+    if (f->type == PS_F_STRING) {
+      if (f->v.s.n && !f->v.s.p)
+        return encode_fail(out, start, reason, "string field without data",
+                           -EINVAL);
+      if (!utf8_valid(f->v.s.p, f->v.s.n))
+        return encode_fail(out, start, reason, "invalid UTF-8 in string field",
+                           -EINVAL);
+      need += 2 * f->v.s.n;
+    }
+    rc = ps_buf_reserve(out, need);
+    if (rc)
+      return encode_fail(out, start, reason, "out of memory", rc);
+    w = out->data + out->len;
+    if (i)
+      *w++ = ',';
+    w = put_name(w, NAME_FIELD_KEY, f->key);
+    *w++ = '=';
+    switch (f->type) {
+    case PS_F_FLOAT:
+      if (!isfinite(f->v.f))
+        return encode_fail(out, start, reason,
+                           "NaN or Infinity float (InfluxDB rejects them)",
+                           -EINVAL);
+      w += ps_fmt_double(f->v.f, w);
+      break;
+    case PS_F_INT:
+      w += ps_fmt_int64(f->v.i, w);
+      *w++ = 'i';
+      break;
+    case PS_F_UINT:
+      w += fmt_uint64(f->v.u, w);
+      *w++ = 'u';
+      break;
+    case PS_F_BOOL:
+      memcpy(w, f->v.b ? "true" : "false", f->v.b ? 4 : 5);
+      w += f->v.b ? 4 : 5;
+      break;
+    case PS_F_STRING: {
+      *w++ = '"';
+      const char *s = f->v.s.p;
+      for (size_t j = 0; j < f->v.s.n; j++) {
+        char c = s[j];
+        if (c == '"' || c == '\\') {
+          *w++ = '\\';
+          *w++ = c;
+        } else if (c == '\n' || c == '\r') {
+          /* no escape exists: store the two characters \n or \r */
+          *w++ = '\\';
+          *w++ = '\\';
+          *w++ = c == '\n' ? 'n' : 'r';
+        } else {
+          *w++ = c;
+        }
+      }
+      *w++ = '"';
+      break;
+    }
+    default:
+      return encode_fail(out, start, reason, "unknown field type", -EINVAL);
+    }
+    out->len = (size_t)(w - out->data);
+  }
+  rc = ps_buf_reserve(out, 24);
+  if (rc)
+    return encode_fail(out, start, reason, "out of memory", rc);
+  w = out->data + out->len;
+  *w++ = ' ';
+  w += ps_fmt_int64(p->time_ns, w);
+  *w++ = '\n';
+  out->len = (size_t)(w - out->data);
+  out->data[out->len] = '\0';
+  return 0;
+}
+
+/* ----------------------------------------------------------------- parser */
+
+void ps_lp_scratch_init(ps_lp_scratch *s) {
+  memset(s, 0, sizeof *s);
+  ps_buf_init(&s->text, 0);
+}
+
+void ps_lp_scratch_free(ps_lp_scratch *s) {
+  if (!s)
+    return;
+  ps_buf_free(&s->text);
+  free(s->fields);
+  s->fields = NULL;
+  s->fields_cap = 0;
+}
+
+typedef struct lp_cursor {
+  const char *line;
+  const char *p;
+  const char *end;
+  ps_lp_scratch *s;
+} lp_cursor;
+
+static int parse_fail(lp_cursor *c, const char *at, const char **reason,
+                      const char *why) {
+  *reason = why;
+  c->s->err_col = (size_t)(at - c->line) + 1;
+  return -EINVAL;
+}
+
+/* Scans a name up to an unescaped terminator, copying it unescaped into the
+ * scratch text. Returns the offset of the copy in s->text. */
+static size_t scan_name(lp_cursor *c, enum name_kind k, const char *stops) {
+  ps_buf *t = &c->s->text;
+  size_t off = t->len;
+  char *w = t->data + t->len;
+  while (c->p < c->end && !strchr(stops, *c->p)) {
+    char ch = *c->p;
+    if (ch == '\\' && c->p + 1 < c->end) {
+      char nx = c->p[1];
+      if (unescaped_after_backslash(k, nx)) {
+        *w++ = nx;
+      } else {
+        *w++ = '\\';
+        *w++ = nx;
+      }
+      c->p += 2;
+      continue;
+    }
+    *w++ = ch;
+    c->p++;
+  }
+  *w++ = '\0';
+  t->len = (size_t)(w - t->data);
+  return off;
+}
+
+static int parse_bool(const char *p, size_t n, int *out) {
+  static const char *t[] = {"t", "T", "true", "True", "TRUE"};
+  static const char *f[] = {"f", "F", "false", "False", "FALSE"};
+  for (int i = 0; i < 5; i++) {
+    if (strlen(t[i]) == n && memcmp(p, t[i], n) == 0) {
+      *out = 1;
+      return 1;
+    }
+    if (strlen(f[i]) == n && memcmp(p, f[i], n) == 0) {
+      *out = 0;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* A float as 1.x accepts it: [-](digits[.digits]|.digits)[(e|E)[+-]digits] */
+static int float_syntax(const char *p, size_t n) {
+  size_t i = 0, d = 0;
+  if (i < n && p[i] == '-')
+    i++;
+  while (i < n && p[i] >= '0' && p[i] <= '9')
+    i++, d++;
+  if (i < n && p[i] == '.') {
+    i++;
+    while (i < n && p[i] >= '0' && p[i] <= '9')
+      i++, d++;
+  }
+  if (!d)
+    return 0;
+  if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+    i++;
+    if (i < n && (p[i] == '+' || p[i] == '-'))
+      i++;
+    size_t e = 0;
+    while (i < n && p[i] >= '0' && p[i] <= '9')
+      i++, e++;
+    if (!e)
+      return 0;
+  }
+  return i == n;
+}
+
+static int all_digits(const char *p, size_t n) {
+  if (!n)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if (p[i] < '0' || p[i] > '9')
+      return 0;
+  return 1;
+}
+
+/* Exact decimal integer parse (optional '-') with overflow detection. */
+static int parse_i64(const char *p, size_t n, int64_t *out) {
+  int neg = 0;
+  if (n && *p == '-') {
+    neg = 1;
+    p++;
+    n--;
+  }
+  if (!all_digits(p, n))
+    return -EINVAL;
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned d = (unsigned)(p[i] - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      return -ERANGE;
+    v = v * 10 + d;
+  }
+  if (neg) {
+    if (v > (uint64_t)INT64_MAX + 1)
+      return -ERANGE;
+    *out = (int64_t)(0 - v);
+  } else {
+    if (v > (uint64_t)INT64_MAX)
+      return -ERANGE;
+    *out = (int64_t)v;
+  }
+  return 0;
+}
+
+static int parse_u64(const char *p, size_t n, uint64_t *out) {
+  if (!all_digits(p, n))
+    return -EINVAL;
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned d = (unsigned)(p[i] - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      return -ERANGE;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return 0;
+}
+
+int ps_lp_parse_point(ps_lp_scratch *s, const char *line, size_t len,
+                      ps_point *out, const char **reason) {
+  const char *dummy;
+  if (!reason)
+    reason = &dummy;
+  s->err_col = 0;
+  lp_cursor c = {line, line, line + len, s};
+  while (c.p < c.end && (*c.p == ' ' || *c.p == '\t'))
+    c.p++;
+  if (c.p == c.end || *c.p == '#')
+    return 1;
+  if (memchr(c.p, '\0', (size_t)(c.end - c.p)))
+    return parse_fail(&c, memchr(c.p, '\0', (size_t)(c.end - c.p)), reason,
+                      "NUL byte in line");
+  /* Unescaped text never exceeds the input, plus one NUL per element. */
+  ps_buf_reset(&s->text);
+  if (ps_buf_reserve(&s->text, 2 * len + 16))
+    return parse_fail(&c, c.p, reason, "out of memory");
+
+  size_t moff = scan_name(&c, NAME_MEASUREMENT, ", ");
+  size_t ntags = 0;
+  size_t tag_off[PS_LP_MAX_TAGS][2];
+  while (c.p < c.end && *c.p == ',') {
+    c.p++;
+    const char *at = c.p;
+    if (ntags == PS_LP_MAX_TAGS)
+      return parse_fail(&c, at, reason, "more than 256 tags");
+    tag_off[ntags][0] = scan_name(&c, NAME_TAG_KEY, ",= ");
+    if (c.p >= c.end || *c.p != '=')
+      return parse_fail(&c, c.p, reason, "tag without '=value'");
+    c.p++;
+    const char *vat = c.p;
+    tag_off[ntags][1] = scan_name(&c, NAME_TAG_VALUE, ", ");
+    if (s->text.data[tag_off[ntags][1]] == '\0')
+      return parse_fail(&c, vat, reason, "missing tag value");
+    ntags++;
+  }
+  if (c.p >= c.end || *c.p != ' ')
+    return parse_fail(&c, c.p, reason, "no fields (expected a space after the "
+                                       "measurement and tags)");
+  while (c.p < c.end && *c.p == ' ')
+    c.p++;
+
+  size_t nfields = 0;
+  for (;;) {
+    const char *at = c.p;
+    size_t koff = scan_name(&c, NAME_FIELD_KEY, ",= ");
+    if (c.p >= c.end || *c.p != '=')
+      return parse_fail(&c, c.p, reason, "field without '=value'");
+    if (s->text.data[koff] == '\0')
+      return parse_fail(&c, at, reason, "empty field key");
+    c.p++;
+    if (nfields == s->fields_cap) {
+      size_t cap = s->fields_cap ? s->fields_cap * 2 : 16;
+      ps_field *nf = realloc(s->fields, cap * sizeof *nf);
+      if (!nf)
+        return parse_fail(&c, at, reason, "out of memory");
+      s->fields = nf;
+      s->fields_cap = cap;
+    }
+    ps_field *f = &s->fields[nfields++];
+    f->key = (const char *)(uintptr_t)koff; /* resolved below */
+    const char *v = c.p;
+    if (v < c.end && *v == '"') {
+      c.p++;
+      ps_buf *t = &s->text;
+      size_t soff = t->len;
+      char *w = t->data + t->len;
+      int closed = 0;
+      while (c.p < c.end) {
+        char ch = *c.p;
+        if (ch == '\\' && c.p + 1 < c.end &&
+            (c.p[1] == '"' || c.p[1] == '\\')) {
+          *w++ = c.p[1];
+          c.p += 2;
+          continue;
+        }
+        if (ch == '"') {
+          closed = 1;
+          c.p++;
+          break;
+        }
+        *w++ = ch;
+        c.p++;
+      }
+      if (!closed)
+        return parse_fail(&c, v, reason, "unterminated string field");
+      f->type = PS_F_STRING;
+      f->v.s.n = (size_t)(w - (t->data + soff));
+      *w++ = '\0';
+      t->len = (size_t)(w - t->data);
+      f->v.s.p = (const char *)(uintptr_t)soff;
+    } else {
+      while (c.p < c.end && *c.p != ',' && *c.p != ' ')
+        c.p++;
+      size_t n = (size_t)(c.p - v);
+      if (n == 0)
+        return parse_fail(&c, v, reason, "missing field value");
+      char last = v[n - 1];
+      if (last == 'i' && float_syntax(v, n - 1) &&
+          !memchr(v, '.', n - 1) && !memchr(v, 'e', n - 1) &&
+          !memchr(v, 'E', n - 1)) {
+        f->type = PS_F_INT;
+        if (parse_i64(v, n - 1, &f->v.i))
+          return parse_fail(&c, v, reason, "integer out of range");
+      } else if (last == 'u' && all_digits(v, n - 1)) {
+        f->type = PS_F_UINT;
+        if (parse_u64(v, n - 1, &f->v.u))
+          return parse_fail(&c, v, reason, "unsigned integer out of range");
+      } else if (float_syntax(v, n)) {
+        f->type = PS_F_FLOAT;
+        char tmp[64];
+        char *heap = NULL;
+        char *src = tmp;
+        if (n >= sizeof tmp) {
+          heap = malloc(n + 1);
+          if (!heap)
+            return parse_fail(&c, v, reason, "out of memory");
+          src = heap;
+        }
+        memcpy(src, v, n);
+        src[n] = '\0';
+        f->v.f = strtod(src, NULL);
+        free(heap);
+        if (!isfinite(f->v.f))
+          return parse_fail(&c, v, reason, "float out of range");
+      } else if (parse_bool(v, n, &f->v.b)) {
+        f->type = PS_F_BOOL;
+      } else {
+        return parse_fail(&c, v, reason, "invalid field value");
+      }
+    }
+    if (c.p < c.end && *c.p == ',') {
+      c.p++;
+      continue;
+    }
+    break;
+  }
+  if (c.p < c.end && *c.p != ' ')
+    return parse_fail(&c, c.p, reason, "unexpected character after field value");
+  while (c.p < c.end && (*c.p == ' ' || *c.p == '\t'))
+    c.p++;
+  if (c.p == c.end)
+    return parse_fail(&c, c.p, reason,
+                      "missing timestamp (perfship needs the time from the "
+                      "data so that replays overwrite instead of duplicate)");
+  const char *ts = c.p;
+  while (c.p < c.end && *c.p != ' ' && *c.p != '\t')
+    c.p++;
+  int64_t t;
+  int rc = parse_i64(ts, (size_t)(c.p - ts), &t);
+  if (rc == -ERANGE || (!rc && (t < PS_LP_MIN_TIME_NS || t > PS_LP_MAX_TIME_NS)))
+    return parse_fail(&c, ts, reason, "timestamp outside InfluxDB's range");
+  if (rc)
+    return parse_fail(&c, ts, reason, "bad timestamp (expected integer nanoseconds)");
+  while (c.p < c.end && (*c.p == ' ' || *c.p == '\t'))
+    c.p++;
+  if (c.p != c.end)
+    return parse_fail(&c, c.p, reason, "unexpected text after the timestamp");
+
+  /* The scratch text is final now: turn offsets into pointers. */
+  char *base = s->text.data;
+  for (size_t i = 0; i < ntags; i++) {
+    s->tags[i].key = base + tag_off[i][0];
+    s->tags[i].value = base + tag_off[i][1];
+  }
+  for (size_t i = 0; i < nfields; i++) {
+    ps_field *f = &s->fields[i];
+    f->key = base + (size_t)(uintptr_t)f->key;
+    if (f->type == PS_F_STRING)
+      f->v.s.p = base + (size_t)(uintptr_t)f->v.s.p;
+  }
+  out->measurement = base + moff;
+  out->tags = s->tags;
+  out->ntags = ntags;
+  out->fields = s->fields;
+  out->nfields = nfields;
+  out->time_ns = t;
+  return 0;
+}
+
+int ps_lp_parse_line(ps_buf *out, const char *line, size_t len,
+                     const ps_tag *extra_tags, size_t nextra,
+                     const char **reason) {
+  const char *dummy;
+  if (!reason)
+    reason = &dummy;
+  ps_lp_scratch s;
+  ps_lp_scratch_init(&s);
+  ps_point pt;
+  int rc = ps_lp_parse_point(&s, line, len, &pt, reason);
+  if (rc == 0)
+    rc = ps_lp_encode(out, &pt, extra_tags, nextra, reason);
+  ps_lp_scratch_free(&s);
+  return rc;
+}

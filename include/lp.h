@@ -19,7 +19,7 @@
  * - Newline policy for string field values: CR and LF are replaced by the two
  *   characters `\n` / `\r` (backslash + letter), because InfluxDB has no
  *   escape for them and a raw newline splits the point on some servers.
- *   Documented in docs/schema.md.
+ *   Documented in docs/line-protocol.md.
  * - Floats are printed in the shortest form that reads back to the same
  *   double; integers get `i`, unsigned `u`, booleans `true`/`false`.
  *
@@ -50,6 +50,24 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
 size_t ps_fmt_double(double v, char *buf);
 /* Decimal int64 into buf (>= 21 bytes); returns the length. */
 size_t ps_fmt_int64(int64_t v, char *buf);
+
+/* Parsing without re-encoding, for drivers that encode later (the `lp`
+ * format): the point's strings live in the scratch, unescaped, until the
+ * next parse. One scratch per parser; no allocation once it has grown. */
+typedef struct ps_lp_scratch {
+  ps_buf text;
+  ps_tag tags[PS_LP_MAX_TAGS];
+  ps_field *fields;
+  size_t fields_cap;
+  size_t err_col; /* 1-based column of the last parse error, 0 if none */
+} ps_lp_scratch;
+
+void ps_lp_scratch_init(ps_lp_scratch *s);
+void ps_lp_scratch_free(ps_lp_scratch *s);
+/* 0 and *out filled, 1 for a blank or comment line, or a negative errno with
+ * a reason (and s->err_col). Names are checked later, by ps_lp_encode. */
+int ps_lp_parse_point(ps_lp_scratch *s, const char *line, size_t len,
+                      ps_point *out, const char **reason);
 
 int ps_lp_parse_line(ps_buf *out, const char *line, size_t len,
                      const ps_tag *extra_tags, size_t nextra,

@@ -1,0 +1,236 @@
+/*
+ * influx_admin.c: ping and CREATE DATABASE, one blocking request each. See
+ * include/influx_admin.h.
+ *
+ * DESIGN: these run before the loop starts (or in one-shot commands), so a
+ * plain curl easy handle is enough; the sink's multi/libuv machinery would
+ * only add setup. Auth is set up exactly like influx_http.c so that `check`
+ * proves what the sink will do.
+ */
+#include "influx_admin.h"
+
+#include <errno.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cJSON.h>
+#include <curl/curl.h>
+
+typedef struct answer {
+  ps_buf body;
+  ps_buf *version;
+} answer;
+
+static size_t on_body(char *p, size_t size, size_t n, void *userdata) {
+  answer *a = userdata;
+  size_t len = size * n;
+  if (a->body.len < 8192)
+    ps_buf_append(&a->body, p, len < 8192 - a->body.len ? len : 8192 - a->body.len);
+  return len;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *userdata) {
+  answer *a = userdata;
+  size_t len = size * n;
+  static const char name[] = "X-Influxdb-Version:";
+  if (a->version && len > sizeof name - 1 && strncasecmp(p, name, sizeof name - 1) == 0) {
+    const char *v = p + sizeof name - 1;
+    size_t vl = len - (sizeof name - 1);
+    while (vl && (*v == ' ' || *v == '\t'))
+      v++, vl--;
+    while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+      vl--;
+    ps_buf_reset(a->version);
+    ps_buf_append(a->version, v, vl);
+  }
+  return len;
+}
+
+void ps_influx_redact(const ps_config *cfg, const char *text, size_t len, ps_buf *out) {
+  const char *secrets[2] = {cfg->influxdb.password, cfg->influxdb.token};
+  size_t i = 0;
+  while (i < len) {
+    size_t hit = 0;
+    for (int k = 0; k < 2; k++) {
+      const char *s = secrets[k];
+      size_t sl = s ? strlen(s) : 0;
+      if (sl && sl <= len - i && memcmp(text + i, s, sl) == 0)
+        hit = sl;
+    }
+    if (hit) {
+      ps_buf_puts(out, "***");
+      i += hit;
+    } else {
+      ps_buf_putc(out, text[i++]);
+    }
+  }
+}
+
+static const char *base_url(const ps_config *cfg, size_t *len) {
+  const char *base = cfg->influxdb.url ? cfg->influxdb.url : "http://127.0.0.1:8086";
+  size_t n = strlen(base);
+  while (n && base[n - 1] == '/')
+    n--;
+  *len = n;
+  return base;
+}
+
+/* One request; *status is the HTTP status or 0 when nothing answered. */
+static int perform(const ps_config *cfg, const char *url, int post, long *status,
+                   answer *a, ps_buf *err) {
+  CURL *curl = curl_easy_init();
+  if (!curl)
+    return -ENOMEM;
+  ps_buf auth;
+  ps_buf_init(&auth, 0);
+  struct curl_slist *hdrs = NULL;
+  if (cfg->influxdb.api == PS_API_V2 && cfg->influxdb.token) {
+    ps_buf_printf(&auth, "Authorization: Token %s", cfg->influxdb.token);
+    hdrs = curl_slist_append(hdrs, auth.data);
+  } else if (cfg->influxdb.api != PS_API_V2 && cfg->influxdb.username &&
+             cfg->influxdb.username[0]) {
+    curl_easy_setopt(curl, CURLOPT_USERNAME, cfg->influxdb.username);
+    curl_easy_setopt(curl, CURLOPT_PASSWORD,
+                     cfg->influxdb.password ? cfg->influxdb.password : "");
+  }
+  curl_easy_setopt(curl, CURLOPT_URL, url);
+  if (post) {
+    curl_easy_setopt(curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, 0L);
+  }
+  if (hdrs)
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
+                   (long)(cfg->influxdb.timeout_ms > 0 ? cfg->influxdb.timeout_ms : 10000));
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, a);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, a);
+  if (cfg->influxdb.tls_ca_file && cfg->influxdb.tls_ca_file[0])
+    curl_easy_setopt(curl, CURLOPT_CAINFO, cfg->influxdb.tls_ca_file);
+  if (!cfg->influxdb.tls_verify) {
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  CURLcode cc = curl_easy_perform(curl);
+  *status = 0;
+  if (cc == CURLE_OK)
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+  else if (err)
+    ps_buf_printf(err, "cannot reach %.*s: %s; is the server running, and is "
+                  "influxdb.url right?", (int)strcspn(url, "?"), url,
+                  curl_easy_strerror(cc));
+  curl_slist_free_all(hdrs);
+  if (auth.data)
+    memset(auth.data, 0, auth.len);
+  ps_buf_free(&auth);
+  curl_easy_cleanup(curl);
+  return cc == CURLE_OK ? 0 : -EIO;
+}
+
+/* The server's own words: the "error" member of a JSON answer, else the
+ * body; scrubbed of secrets. */
+void ps_influx_answer_text(const ps_config *cfg, const char *body, size_t len,
+                          ps_buf *out) {
+  const char *t = body ? body : "";
+  size_t n = body ? len : 0;
+  cJSON *j = body ? cJSON_ParseWithLength(body, len) : NULL;
+  const cJSON *e = j ? cJSON_GetObjectItemCaseSensitive(j, "error") : NULL;
+  if (!e && j) {
+    const cJSON *results = cJSON_GetObjectItemCaseSensitive(j, "results");
+    const cJSON *r0 = cJSON_IsArray(results) ? cJSON_GetArrayItem(results, 0) : NULL;
+    e = r0 ? cJSON_GetObjectItemCaseSensitive(r0, "error") : NULL;
+  }
+  if (cJSON_IsString(e)) {
+    t = e->valuestring;
+    n = strlen(t);
+  }
+  while (n && (t[n - 1] == '\n' || t[n - 1] == '\r'))
+    n--;
+  ps_influx_redact(cfg, t, n, out);
+  cJSON_Delete(j);
+}
+
+int ps_influx_ping(const ps_config *cfg, ps_buf *version, ps_buf *err) {
+  size_t blen;
+  const char *base = base_url(cfg, &blen);
+  ps_buf url;
+  ps_buf_init(&url, 0);
+  ps_buf_printf(&url, "%.*s/ping", (int)blen, base);
+  answer a = {{0}, version};
+  ps_buf_init(&a.body, 0);
+  long status;
+  int rc = perform(cfg, url.data, 0, &status, &a, err);
+  if (!rc && (status < 200 || status > 299)) {
+    if (err) {
+      ps_buf_printf(err, "%s answered HTTP %ld to GET /ping: ", url.data, status);
+      ps_influx_answer_text(cfg, a.body.data, a.body.len, err);
+      ps_buf_puts(err, "; is influxdb.url an InfluxDB server?");
+    }
+    rc = (status == 401 || status == 403) ? -EACCES : -EPROTO;
+  }
+  ps_buf_free(&a.body);
+  ps_buf_free(&url);
+  return rc;
+}
+
+int ps_influx_create_database(const ps_config *cfg, ps_buf *err) {
+  const char *db = cfg->influxdb.database ? cfg->influxdb.database : "";
+  /* An InfluxQL identifier in double quotes: escape '"' and '\'. */
+  ps_buf q;
+  ps_buf_init(&q, 0);
+  ps_buf_puts(&q, "CREATE DATABASE \"");
+  for (const char *p = db; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      ps_buf_putc(&q, '\\');
+    ps_buf_putc(&q, *p);
+  }
+  ps_buf_putc(&q, '"');
+  CURL *esc = curl_easy_init();
+  char *qe = esc && q.data ? curl_easy_escape(esc, q.data, (int)q.len) : NULL;
+  size_t blen;
+  const char *base = base_url(cfg, &blen);
+  ps_buf url;
+  ps_buf_init(&url, 0);
+  if (qe)
+    ps_buf_printf(&url, "%.*s/query?q=%s", (int)blen, base, qe);
+  curl_free(qe);
+  if (esc)
+    curl_easy_cleanup(esc);
+  ps_buf_free(&q);
+  if (!url.data)
+    return -ENOMEM;
+
+  answer a = {{0}, NULL};
+  ps_buf_init(&a.body, 0);
+  long status;
+  int rc = perform(cfg, url.data, 1, &status, &a, err);
+  if (!rc) {
+    int has_error = 0;
+    cJSON *j = a.body.data ? cJSON_ParseWithLength(a.body.data, a.body.len) : NULL;
+    if (j) {
+      const cJSON *results = cJSON_GetObjectItemCaseSensitive(j, "results");
+      const cJSON *r0 = cJSON_IsArray(results) ? cJSON_GetArrayItem(results, 0) : NULL;
+      has_error = cJSON_GetObjectItemCaseSensitive(j, "error") != NULL ||
+                  (r0 && cJSON_GetObjectItemCaseSensitive(r0, "error") != NULL);
+    }
+    cJSON_Delete(j);
+    if (status < 200 || status > 299 || has_error) {
+      rc = (status == 401 || status == 403) ? -EACCES : -EPROTO;
+      if (err) {
+        ps_buf_printf(err, "CREATE DATABASE \"%s\" failed (HTTP %ld: ", db, status);
+        ps_influx_answer_text(cfg, a.body.data, a.body.len, err);
+        ps_buf_puts(err, rc == -EACCES
+                             ? "); the user needs admin rights to create it; create "
+                               "the database by hand or give influxdb.username an "
+                               "admin user"
+                             : "); create the database by hand");
+      }
+    }
+  }
+  ps_buf_free(&a.body);
+  ps_buf_free(&url);
+  return rc;
+}

@@ -1,0 +1,367 @@
+/*
+ * test_locust.c: the locust parser against the synthetic --csv fixtures and
+ * hand-made edge cases: quoted cells (commas, quotes, line breaks), N/A,
+ * integer columns, the Aggregated row, a history parser opened mid-file,
+ * back-pressure resume.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "capture_points.h"
+#include "format.h"
+
+#define LOCUST_DIR PS_TEST_DATA "/dss/synth/locust_isa/"
+
+static const ps_format_ops *ops = &ps_format_locust;
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *d = malloc((size_t)n + 1);
+  assert_int_equal(fread(d, 1, (size_t)n, f), (size_t)n);
+  d[n] = '\0';
+  fclose(f);
+  *len = (size_t)n;
+  return d;
+}
+
+static int64_t mtime_ns(const char *path) {
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  return (int64_t)st.st_mtime * 1000000000LL;
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void convert_document(const char *path, capture *cap) {
+  assert_int_equal(ops->input_kind(NULL, path), PS_INPUT_DOCUMENT);
+  ps_parser *p = NULL;
+  ps_buf err;
+  ps_buf_init(&err, 0);
+  assert_int_equal(ops->open(&p, NULL, path, &err), 0);
+  size_t len;
+  char *data = slurp(path, &len);
+  ps_emitter em = cap_emitter(cap, path);
+  int rc, rounds = 0;
+  while ((rc = ops->document(p, data, len, &em)) == -EAGAIN)
+    assert_true(++rounds < 100000);
+  assert_int_equal(rc, 0);
+  free(data);
+  ops->free(p);
+  ps_buf_free(&err);
+}
+
+/* Feeds lines from byte offset `from` the way the tailer does: without the
+ * '\n', the '\r' stripped. */
+static void convert_lines(const char *path, size_t from, capture *cap) {
+  assert_int_equal(ops->input_kind(NULL, path), PS_INPUT_LINES);
+  ps_parser *p = NULL;
+  ps_buf err;
+  ps_buf_init(&err, 0);
+  assert_int_equal(ops->open(&p, NULL, path, &err), 0);
+  size_t len;
+  char *data = slurp(path, &len);
+  ps_emitter em = cap_emitter(cap, path);
+  uint64_t line = 1;
+  for (size_t i = 0; i < from; i++)
+    line += data[i] == '\n';
+  size_t pos = from;
+  while (pos < len) {
+    char *nl = memchr(data + pos, '\n', len - pos);
+    if (!nl)
+      break;
+    size_t n = (size_t)(nl - (data + pos));
+    if (n && data[pos + n - 1] == '\r')
+      n--;
+    em.origin.line = line++;
+    assert_int_equal(ops->line(p, data + pos, n, &em), 0);
+    pos = (size_t)(nl - data) + 1;
+  }
+  free(data);
+  ops->free(p);
+  ps_buf_free(&err);
+}
+
+static const cap_point *find2(const capture *c, const char *m,
+                              const char *type, const char *name) {
+  char t[160], n[512];
+  snprintf(t, sizeof t, "type=%s", type);
+  snprintf(n, sizeof n, "name=%s", name);
+  const char *kv[] = {t, n, NULL};
+  return cap_find_nth(c, m, 0, kv);
+}
+
+static double ffloat(const cap_point *p, const char *key) {
+  const cap_field *f = cap_field_of(p, key);
+  assert_non_null(f);
+  assert_int_equal(f->type, PS_F_FLOAT);
+  return f->f;
+}
+
+static int64_t fint(const cap_point *p, const char *key) {
+  const cap_field *f = cap_field_of(p, key);
+  assert_non_null(f);
+  assert_int_equal(f->type, PS_F_INT);
+  return f->i;
+}
+
+static void test_stats_fixture(void **state) {
+  (void)state;
+  const char *path = LOCUST_DIR "isa_stats.csv";
+  capture cap = {0};
+  convert_document(path, &cap);
+  assert_int_equal(cap.nrejects, 0);
+  assert_int_equal(cap_count(&cap, "locust_stats"), 5);
+  const cap_point *p =
+      find2(&cap, "locust_stats", "GET", "/identification_service_areas/[target_isa]");
+  assert_non_null(p);
+  assert_string_equal(cap_tag(p, "run"), "isa");
+  assert_int_equal(fint(p, "request_count"), 2751);
+  assert_int_equal(fint(p, "failure_count"), 10);
+  assert_true(ffloat(p, "median_response_time") == 36);
+  assert_true(ffloat(p, "average_response_time") == 38.79199729580063);
+  assert_true(ffloat(p, "requests_per_s") == 15.283333333333333);
+  assert_true(ffloat(p, "failures_per_s") == 0.05555555555555555);
+  assert_true(ffloat(p, "p50") == 36);
+  assert_true(ffloat(p, "p99_9") == 120);
+  assert_true(ffloat(p, "p99_99") == 130);
+  assert_true(ffloat(p, "p100") == 130);
+  assert_true(ffloat(p, "average_content_size") == 569.2733551435841);
+  assert_int_equal(p->time_ns, mtime_ns(path));
+
+  /* the Aggregated row: no type tag at all */
+  const char *kv[] = {"name=Aggregated", NULL};
+  p = cap_find_nth(&cap, "locust_stats", 0, kv);
+  assert_non_null(p);
+  assert_null(cap_tag(p, "type"));
+  assert_int_equal(fint(p, "request_count"), 3188);
+  assert_true(ffloat(p, "p95") == 240);
+  cap_free(&cap);
+}
+
+static void test_failures_fixture(void **state) {
+  (void)state;
+  const char *path = LOCUST_DIR "isa_failures.csv";
+  capture cap = {0};
+  convert_document(path, &cap);
+  assert_int_equal(cap.nrejects, 0);
+  assert_int_equal(cap_count(&cap, "locust_failures"), 22);
+  /* rows with the same tags stay apart by a nanosecond row offset */
+  for (size_t i = 0; i < cap.npoints; i++) {
+    assert_int_equal(cap.points[i].time_ns, mtime_ns(path) + (int64_t)i);
+    assert_int_equal(cap.points[i].line, i + 2);
+  }
+  const cap_point *p = &cap.points[0];
+  assert_string_equal(cap_tag(p, "type"), "PUT");
+  assert_string_equal(cap_tag(p, "name"), "/identification_service_areas/[isa_uuid]");
+  assert_int_equal(fint(p, "occurrences"), 1);
+  const cap_field *e = cap_field_of(p, "error");
+  assert_int_equal(e->type, PS_F_STRING);
+  assert_string_equal(e->s, "HTTPError('409 Client Error: Conflict for url: "
+                            "http://dss.lb.localutm/rid/v2/dss/"
+                            "identification_service_areas/"
+                            "005ab498-0ff7-4095-884a-1167306fe005')");
+  cap_free(&cap);
+}
+
+static void test_history_fixture_and_restart(void **state) {
+  (void)state;
+  const char *path = LOCUST_DIR "isa_stats_history.csv";
+  capture cap = {0};
+  convert_lines(path, 0, &cap);
+  assert_int_equal(cap.nrejects, 0);
+  assert_int_equal(cap_count(&cap, "locust_history"), 180);
+  const cap_point *p = &cap.points[3];
+  assert_int_equal(p->time_ns, 1781000003LL * 1000000000LL);
+  assert_null(cap_tag(p, "type"));
+  assert_string_equal(cap_tag(p, "name"), "Aggregated");
+  assert_string_equal(cap_tag(p, "run"), "isa");
+  assert_int_equal(fint(p, "user_count"), 4);
+  assert_true(ffloat(p, "requests_per_s") == 0.3);
+  assert_int_equal(fint(p, "total_request_count"), 19);
+  assert_int_equal(fint(p, "total_failure_count"), 0);
+  assert_true(ffloat(p, "total_median_response_time") == 32);
+  assert_true(ffloat(p, "total_average_content_size") == 581.7894736842105);
+  assert_null(cap_field_of(p, "timestamp"));
+
+  /* after a restart the parser starts mid-file: the header read in open()
+   * still names every column */
+  size_t len;
+  char *data = slurp(path, &len);
+  size_t from = 0;
+  for (int nl = 0; nl < 100; from++)
+    nl += data[from] == '\n';
+  free(data);
+  capture again = {0};
+  convert_lines(path, from, &again);
+  assert_int_equal(again.nrejects, 0);
+  assert_int_equal(again.npoints, 81);
+  assert_int_equal(again.points[0].nfields, cap.points[99].nfields);
+  assert_int_equal(again.points[0].time_ns, cap.points[99].time_ns);
+  assert_int_equal(fint(&again.points[0], "total_request_count"),
+                   fint(&cap.points[99], "total_request_count"));
+  cap_free(&cap);
+  cap_free(&again);
+}
+
+static void test_quoting_na_and_bad_rows(void **state) {
+  (void)state;
+  char dir[] = "/tmp/ps-locust-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[256];
+  snprintf(path, sizeof path, "%s/run 7_failures.csv", dir);
+  write_file(path,
+             "Method,Name,Error,Occurrences\r\n"
+             "POST,/a,\"ValueError('x, y')\",3\r\n"
+             "GET,\"/b,c\",\"said \"\"no\"\"\",2\r\n"
+             "GET,/d,\"two\r\nlines\",1\r\n"
+             "GET,/e,oops,many\r\n"
+             "GET,/f\r\n"
+             "\r\n"
+             "DELETE,/g,plain,1.0\r\n");
+  capture cap = {0};
+  convert_document(path, &cap);
+  assert_int_equal(cap_count(&cap, "locust_failures"), 4);
+  assert_string_equal(cap_tag(&cap.points[0], "run"), "run 7");
+  assert_string_equal(cap_field_of(&cap.points[0], "error")->s,
+                      "ValueError('x, y')");
+  assert_int_equal(fint(&cap.points[0], "occurrences"), 3);
+  assert_string_equal(cap_tag(&cap.points[1], "name"), "/b,c");
+  assert_string_equal(cap_field_of(&cap.points[1], "error")->s,
+                      "said \"no\"");
+  assert_string_equal(cap_field_of(&cap.points[2], "error")->s,
+                      "two\r\nlines");
+  assert_int_equal(cap.points[2].line, 4);
+  assert_string_equal(cap_tag(&cap.points[3], "name"), "/g");
+  assert_int_equal(cap.points[3].line, 9);
+  assert_int_equal(fint(&cap.points[3], "occurrences"), 1);
+  /* row offsets count rejected rows too, so times never depend on them */
+  assert_int_equal(cap.points[3].time_ns - cap.points[0].time_ns, 5);
+  assert_int_equal(cap.nrejects, 2);
+  assert_int_equal(cap.rejects[0].line, 6);
+  assert_non_null(strstr(cap.rejects[0].reason, "occurrences"));
+  assert_int_equal(cap.rejects[1].line, 7);
+  assert_non_null(strstr(cap.rejects[1].reason, "columns"));
+  cap_free(&cap);
+
+  /* N/A and empty cells are absent, not zero */
+  snprintf(path, sizeof path, "%s/x_stats.csv", dir);
+  write_file(path,
+             "Type,Name,Request Count,Failure Count,Median Response Time,"
+             "Requests/s,50%,99.9%\n"
+             "GET,/none,0,0,N/A,0.0,N/A,\n");
+  convert_document(path, &cap);
+  assert_int_equal(cap.nrejects, 0);
+  assert_int_equal(cap.npoints, 1);
+  const cap_point *p = &cap.points[0];
+  assert_int_equal(fint(p, "request_count"), 0);
+  assert_true(ffloat(p, "requests_per_s") == 0.0);
+  assert_null(cap_field_of(p, "median_response_time"));
+  assert_null(cap_field_of(p, "p50"));
+  assert_null(cap_field_of(p, "p99_9"));
+  cap_free(&cap);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/run 7_failures.csv", dir);
+  unlink(path);
+  rmdir(dir);
+}
+
+static void test_history_without_header_yet(void **state) {
+  (void)state;
+  char dir[] = "/tmp/ps-locust-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[256];
+  snprintf(path, sizeof path, "%s/h_stats_history.csv", dir);
+  write_file(path, "");
+  ps_parser *p = NULL;
+  ps_buf err;
+  ps_buf_init(&err, 0);
+  assert_int_equal(ops->open(&p, NULL, path, &err), 0);
+  capture cap = {0};
+  ps_emitter em = cap_emitter(&cap, path);
+  const char row[] = "1781000000,1,,Aggregated,0.5,0,N/A";
+  em.origin.line = 1;
+  assert_int_equal(ops->line(p, row, strlen(row), &em), 0);
+  assert_int_equal(cap.nrejects, 1); /* no header known */
+  const char hdr[] = "Timestamp,User Count,Type,Name,Requests/s,Failures/s,50%\r";
+  assert_int_equal(ops->line(p, hdr, strlen(hdr), &em), 0);
+  assert_int_equal(ops->line(p, row, strlen(row), &em), 0);
+  assert_int_equal(cap.npoints, 1);
+  assert_int_equal(fint(&cap.points[0], "user_count"), 1);
+  assert_null(cap_field_of(&cap.points[0], "p50"));
+  const char bad[] = "soon,1,,Aggregated,0.5,0,1";
+  assert_int_equal(ops->line(p, bad, strlen(bad), &em), 0);
+  assert_int_equal(cap.nrejects, 2);
+  ops->free(p);
+  cap_free(&cap);
+
+  /* a file whose first line is no history header is refused at open */
+  write_file(path, "a,b,c\n");
+  p = NULL;
+  assert_true(ops->open(&p, NULL, path, &err) < 0);
+  assert_null(p);
+  assert_non_null(strstr(err.data, "h_stats_history.csv:1:"));
+  ps_buf_free(&err);
+  unlink(path);
+  rmdir(dir);
+}
+
+static void test_resume_after_eagain(void **state) {
+  (void)state;
+  const char *path = LOCUST_DIR "isa_failures.csv";
+  capture all = {0}, part = {0};
+  convert_document(path, &all);
+  part.refuse_every = 4;
+  convert_document(path, &part);
+  assert_int_equal(all.npoints, part.npoints);
+  for (size_t i = 0; i < all.npoints; i++) {
+    assert_int_equal(all.points[i].time_ns, part.points[i].time_ns);
+    assert_string_equal(cap_field_of(&all.points[i], "error")->s,
+                        cap_field_of(&part.points[i], "error")->s);
+  }
+  cap_free(&all);
+  cap_free(&part);
+}
+
+static void test_input_kind(void **state) {
+  (void)state;
+  assert_int_equal(ops->input_kind(NULL, "/x/isa_stats.csv"), PS_INPUT_DOCUMENT);
+  assert_int_equal(ops->input_kind(NULL, "/x/isa_failures.csv"),
+                   PS_INPUT_DOCUMENT);
+  assert_int_equal(ops->input_kind(NULL, "/x/isa_stats_history.csv"),
+                   PS_INPUT_LINES);
+  assert_int_equal(ops->input_kind(NULL, "/x/isa_exceptions.csv"),
+                   PS_INPUT_IGNORE);
+  assert_int_equal(ops->input_kind(NULL, "/x/report.html"), PS_INPUT_IGNORE);
+  ops->free(NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_stats_fixture),
+      cmocka_unit_test(test_failures_fixture),
+      cmocka_unit_test(test_history_fixture_and_restart),
+      cmocka_unit_test(test_quoting_na_and_bad_rows),
+      cmocka_unit_test(test_history_without_header_yet),
+      cmocka_unit_test(test_resume_after_eagain),
+      cmocka_unit_test(test_input_kind),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
