@@ -103,11 +103,11 @@ set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://localhost/perfship")
 
 # Runtime dependencies: the package of every library the project links by
 # design (the pkg-config modules of the top CMakeLists.txt, and libc), with
-# the minimum version from that package's shlibs entry, as dpkg-shlibdeps
-# would write it. Resolved here rather than by dpkg-shlibdeps from the
-# binary, because the linker drops a library no code uses yet (--as-needed),
-# and the package must not lose a dependency while a module is being built.
-# On a machine without dpkg, the Debian 12 names are listed by hand.
+# the minimum version from that package's shlibs entry. Resolved here with
+# dpkg-query rather than by CPack's dpkg-shlibdeps pass, which needs
+# dpkg-dev and file(1) on the build machine and drops a library that
+# --as-needed left out of the binary. Without dpkg, the Debian 12 names are
+# listed by hand.
 function(perfship_runtime_package soname out)
   set(${out} "" PARENT_SCOPE)
   execute_process(COMMAND dpkg-query -S "*/${soname}"

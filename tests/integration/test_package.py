@@ -245,6 +245,8 @@ class PackageTest(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
 
         self.check_installed_config()
+        if shutil.which("setpriv"):
+            self.run_as_service_account(pw)
 
         # Upgrade (same version again): the edited conffile is kept.
         with open(CFG, "a") as f:
@@ -287,6 +289,45 @@ class PackageTest(unittest.TestCase):
             self.assertEqual(f.read(), placed)
         sh(["dpkg", "--purge", "perfship"])
         self.assertFalse(os.path.lexists("/etc/perfship"))
+
+    def run_as_service_account(self, pw):
+        """The installed agent, as the perfship account (what the unit runs),
+        ships a result file into a real influxd and keeps its offsets in the
+        package's state directory; a result directory it may not read is
+        named in its log, as operations.md promises."""
+        results = os.path.join(self.tmp, "results")
+        os.makedirs(results)
+        os.chmod(self.tmp, 0o755)
+        os.chmod(results, 0o755)
+        with open(os.path.join(results, "app.jsonl"), "w") as f:
+            f.write('{"ts": 1700000000, "stage": "warmup", "latency": 1.5}\n'
+                    '{"ts": 1700000001, "stage": "load", "latency": 2.25}\n')
+        os.chmod(os.path.join(results, "app.jsonl"), 0o644)
+        private = os.path.join(self.tmp, "private")
+        os.makedirs(private, mode=0o700)
+        with open(os.path.join(private, "app.jsonl"), "w") as f:
+            f.write('{"ts": 1700000002, "stage": "x", "latency": 9}\n')
+        as_perfship = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}",
+                       "--clear-groups"]
+        with harness.InfluxServer() as influx:
+            cfg = harness.write_config(
+                os.path.join(self.tmp, "agent.cfg"), influx.url, STATE,
+                sources=f'{{ path = "{results}"; format = "jsonl"; measurement = "pkg"; '
+                        f'tag_keys = ["stage"]; time_key = "ts"; }}, '
+                        f'{{ path = "{private}"; format = "jsonl"; time_key = "ts"; }}')
+            os.chmod(cfg, 0o644)
+            p = sh(as_perfship + ["/usr/bin/perfship", "-c", cfg, "run", "--once"],
+                   check=False, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            rows = influx.query("perf", 'SELECT "latency" FROM "pkg" GROUP BY "stage"')
+            self.assertEqual(sorted((r["stage"], r["latency"]) for r in rows),
+                             [("load", 2.25), ("warmup", 1.5)])
+            self.assertRegex(p.stderr, "(?i)" + re.escape(private) + r".*permission denied")
+            owners = {os.stat(os.path.join(STATE, f)).st_uid for f in os.listdir(STATE)}
+            self.assertEqual(owners, {pw.pw_uid}, "state not written by the account")
+            st = sh(["/usr/bin/perfship", "-c", cfg, "status"]).stdout
+            self.assertRegex(st, re.escape(os.path.join(results, "app.jsonl")) +
+                             r".* 0 bytes behind")
 
     def check_installed_config(self):
         """The installed configuration is valid; pointed at a real server,
