@@ -16,9 +16,11 @@ import os
 import pwd
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -210,6 +212,76 @@ class PackageTest(unittest.TestCase):
         self.assertIsNotNone(m, p.stdout + p.stderr)
         # systemd rates <= 2.0 "OK"; the unit's hardening must keep it there.
         self.assertLessEqual(float(m.group(1)), 2.0, p.stdout)
+
+    def test_4b_syscalls_inside_unit_filter(self):
+        """Every system call the agent makes (service mode with a reload and a
+        stop, gzip, a host name to resolve) is allowed by the unit's
+        SystemCallFilter=; a call outside it would fail with EPERM only under
+        systemd, where no other test runs the agent."""
+        for tool in ("strace", "systemd-analyze"):
+            if not shutil.which(tool):
+                self.skipTest(f"{tool} is missing")
+        with open(os.path.join(self.extract, UNIT.lstrip("/"))) as f:
+            filters = re.findall(r"(?m)^SystemCallFilter=(.*)$", f.read())
+        listing = sh(["systemd-analyze", "syscall-filter"]).stdout
+        groups, cur = {}, None
+        for line in listing.splitlines():
+            if line.startswith("@"):
+                cur = groups.setdefault(line.split()[0], [])
+            elif cur is not None and line.strip() and not line.strip().startswith("#"):
+                cur.append(line.split()[0])
+
+        def expand(names):
+            out = set()
+            for n in names:
+                out |= expand(groups.get(n, [])) if n.startswith("@") else {n}
+            return out
+        allowed, denied = set(), set()
+        for f in filters:
+            if f.startswith("~"):
+                denied |= expand(f[1:].split())
+            else:
+                allowed |= expand(f.split())
+        self.assertTrue(allowed, "the unit has no SystemCallFilter allow list")
+        allowed -= denied
+
+        work = tempfile.mkdtemp(dir=self.tmp)
+        os.makedirs(os.path.join(work, "res"))
+        with open(os.path.join(work, "res", "a.jsonl"), "w") as f:
+            f.write('{"ts": 1700000000, "v": 1}\n')
+        trace = os.path.join(work, "trace")
+        with harness.InfluxServer() as influx:
+            cfg = harness.write_config(
+                os.path.join(work, "a.cfg"), f"http://localhost:{influx.port}",
+                os.path.join(work, "state"), influx_extra='gzip = "on";',
+                sources=f'{{ path = "{work}/res"; format = "jsonl"; time_key = "ts"; }}')
+            log = open(os.path.join(work, "agent.log"), "wb")
+            self.addCleanup(log.close)
+            proc = subprocess.Popen(["strace", "-f", "-qq", "-c", "-o", trace,
+                                     self.built_bin, "-c", cfg, "run"],
+                                    stdout=log, stderr=subprocess.STDOUT)
+            try:
+                def shipped():
+                    try:
+                        return influx.count("perf", "jsonl") == 1
+                    except RuntimeError:  # database not created yet
+                        return False
+                harness.wait_until(shipped, timeout=30, what="the point in InfluxDB")
+                agent = int(sh(["pgrep", "-P", str(proc.pid)]).stdout.split()[0])
+                os.kill(agent, signal.SIGHUP)
+                time.sleep(0.5)
+                os.kill(agent, signal.SIGTERM)
+                proc.wait(30)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        with open(trace) as f:
+            used = {ln.split()[-1] for ln in f
+                    if re.match(r"^\s*[0-9.]+\s", ln) and ln.split()[-1] != "total"}
+        self.assertTrue(used, "strace saw no system call")
+        self.assertEqual(sorted(used - allowed), [],
+                         "system calls the unit's SystemCallFilter= would refuse")
 
     # -- on this machine ---------------------------------------------------
     def test_5_install_use_upgrade_remove_purge(self):
