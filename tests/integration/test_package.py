@@ -257,7 +257,7 @@ class PackageTest(unittest.TestCase):
                 sources=f'{{ path = "{work}/res"; format = "jsonl"; time_key = "ts"; }}')
             log = open(os.path.join(work, "agent.log"), "wb")
             self.addCleanup(log.close)
-            proc = subprocess.Popen(["strace", "-f", "-qq", "-c", "-o", trace,
+            proc = subprocess.Popen(["strace", "-f", "-qq", "-o", trace,
                                      self.built_bin, "-c", cfg, "run"],
                                     stdout=log, stderr=subprocess.STDOUT)
             try:
@@ -277,11 +277,19 @@ class PackageTest(unittest.TestCase):
                     proc.kill()
                     proc.wait()
         with open(trace) as f:
-            used = {ln.split()[-1] for ln in f
-                    if re.match(r"^\s*[0-9.]+\s", ln) and ln.split()[-1] != "total"}
-        self.assertTrue(used, "strace saw no system call")
+            calls = re.findall(r"(?m)^\d+\s+([a-z_0-9]+)\((.*)$", f.read())
+        used = {name for name, _ in calls}
+        self.assertIn("execve", used, "strace saw no system call")
         self.assertEqual(sorted(used - allowed), [],
                          "system calls the unit's SystemCallFilter= would refuse")
+        # The same for RestrictAddressFamilies=.
+        with open(os.path.join(self.extract, UNIT.lstrip("/"))) as f:
+            families = set(re.search(r"(?m)^RestrictAddressFamilies=(.*)$",
+                                     f.read()).group(1).split())
+        opened = {args.split(",")[0] for name, args in calls if name == "socket"}
+        self.assertIn("AF_INET", opened)
+        self.assertEqual(sorted(opened - families), [],
+                         "socket families the unit's RestrictAddressFamilies= would refuse")
 
     # -- on this machine ---------------------------------------------------
     def test_5_install_use_upgrade_remove_purge(self):
