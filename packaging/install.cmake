@@ -85,13 +85,14 @@ set(CPACK_PACKAGE_CONTACT "perfship maintainers <perfship@localhost>")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "ships benchmark and load-generator results into InfluxDB")
+# The summary is the control file's first Description line; this is the
+# extended text under it (CPack indents it).
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-"ships benchmark and load-generator results into InfluxDB
- perfship is a small daemon installed beside a benchmark or load generator.
- It watches result directories, streams every stats point into InfluxDB
- (1.x, 2.x, 3.x) as line protocol without losing or doubling any, posts run
- start and end markers, and ships Chronograf and Grafana dashboards and
- Kapacitor and Flux alert definitions.")
+"perfship is a small daemon installed beside a benchmark or load generator.
+It watches result directories, streams every stats point into InfluxDB
+(1.x, 2.x, 3.x) as line protocol without losing or doubling any, posts run
+start and end markers, and ships Chronograf and Grafana dashboards and
+Kapacitor and Flux alert definitions.")
 set(CPACK_SET_DESTDIR ON)
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_STRIP_FILES ON)
@@ -99,7 +100,6 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://localhost/perfship")
 
 # Runtime dependencies: the package of every library the project links by
 # design (the pkg-config modules of the top CMakeLists.txt, and libc), with

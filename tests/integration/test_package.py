@@ -396,9 +396,16 @@ class PackageTest(unittest.TestCase):
                         f'tag_keys = ["stage"]; time_key = "ts"; }}, '
                         f'{{ path = "{private}"; format = "jsonl"; time_key = "ts"; }}')
             os.chmod(cfg, 0o644)
+            # JOURNAL_STREAM as systemd sets it: the unit's SyslogLevelPrefix=
+            # relies on every line starting with its "<N>" priority.
             p = sh(as_perfship + ["/usr/bin/perfship", "-c", cfg, "run", "--once"],
-                   check=False, timeout=60)
+                   check=False, timeout=60,
+                   env=dict(os.environ, JOURNAL_STREAM="8:12345"))
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            lines = p.stderr.splitlines()
+            self.assertTrue(lines)
+            self.assertEqual([ln for ln in lines if not re.match(r"<[3-7]>\S", ln)], [])
+            self.assertRegex(p.stderr, r"(?m)^<4>.*permission denied")
             rows = influx.query("perf", 'SELECT "latency" FROM "pkg" GROUP BY "stage"')
             self.assertEqual(sorted((r["stage"], r["latency"]) for r in rows),
                              [("load", 2.25), ("warmup", 1.5)])
