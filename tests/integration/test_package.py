@@ -102,7 +102,6 @@ class PackageTest(unittest.TestCase):
         cls.built_bin = os.path.join(build, "perfship")
         cls.extract = os.path.join(cls.tmp, "root")
         sh(["dpkg-deb", "-x", cls.deb, cls.extract])
-        cls.install_out = None
 
     @classmethod
     def tearDownClass(cls):
