@@ -1,0 +1,377 @@
+"""A fault-injecting HTTP/1.1 proxy for perfship's integration tests.
+
+It listens on a free loopback port in front of a REAL server (InfluxDB,
+VictoriaMetrics) and forwards requests unchanged, except where a rule says
+otherwise. It keeps client connections alive (HTTP/1.1) and uses one
+upstream connection per client connection, so the client's keep-alive
+behaviour is visible in the record. Python stdlib only, one thread per
+client connection.
+
+API
+    from faultproxy import FaultProxy
+
+    with FaultProxy(upstream_port=influx.port, seed=7) as proxy:
+        proxy.url                      # "http://127.0.0.1:PORT", give it to perfship
+        proxy.add_rule("status", code=500, count=2)
+        proxy.add_rule("status", code=503, retry_after="2", count=1)
+        proxy.add_rule("status", code=413, min_body=4096)  # every body >= 4096 B
+        proxy.add_rule("delay", seconds=3, count=1)       # slow, then forward
+        proxy.add_rule("drop", prob=0.1)                  # close before answering
+        proxy.add_rule("drop", prob=0.1, forward=True)    # server got it; answer lost
+        proxy.add_rule("half", prob=0.1)                  # forward, then send the
+                                                          # status line + part of the
+                                                          # body and close
+        proxy.clear_rules()
+        proxy.requests                 # list of Request records (copy)
+        proxy.wait_for(lambda reqs: any(r.status == 404 for r in reqs))
+
+Rules are tried in the order added; the first that matches a request acts
+on it. A rule matches when its filters hold: `path` (prefix of the request
+path), `min_body` (raw body length, i.e. compressed size when gzip, as
+InfluxDB measures), `prob` (drawn from the proxy's seeded RNG, so a run is
+reproducible for a given request order) and `count` (the rule retires after
+acting on `count` requests). Without a matching rule a request passes
+through. Actions:
+    pass      forward unchanged (useful to shield the next `count` requests)
+    status    answer `code` with `body` (default an InfluxDB-like JSON error)
+              and, when given, a `Retry-After: retry_after` header; the
+              request is NOT forwarded unless forward=True
+    delay     sleep `seconds`, then forward (the client may have gone)
+    drop      close the connection without answering (forward=True: after
+              forwarding, so the server stored the data but the answer is lost)
+    half      forward, then write the status line, headers with the full
+              Content-Length and only part of the body, and close
+
+Control endpoint (for tests that drive the proxy from another process):
+    POST /__faultproxy__/rules     body: JSON list of rule dicts
+                                   ({"action": "status", "code": 500, ...});
+                                   replaces the rules
+    GET  /__faultproxy__/requests  JSON list of the recorded requests
+These paths are never forwarded and never recorded.
+
+Each Request records: method, path, query (dict of first values), headers
+(dict, lower-case names), body_len (as received), body (bytes, gunzipped
+when Content-Encoding is gzip), action (what the proxy did), status (the
+status sent to the client, or None), conn (an id per client connection),
+t (time.monotonic() when the request was read).
+"""
+import gzip
+import http.client
+import json
+import random
+import socket
+import socketserver
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler
+
+CONTROL = "/__faultproxy__/"
+
+
+class Request:
+    def __init__(self, method, path, query, headers, body_len, body, conn, t):
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body_len = body_len
+        self.body = body
+        self.conn = conn
+        self.t = t
+        self.action = "pass"
+        self.status = None
+
+    def as_dict(self):
+        return {"method": self.method, "path": self.path, "query": self.query,
+                "headers": self.headers, "body_len": self.body_len,
+                "action": self.action, "status": self.status,
+                "conn": self.conn, "t": self.t,
+                "body": self.body.decode("utf-8", "replace")}
+
+    def __repr__(self):
+        return (f"<Request {self.method} {self.path} {self.body_len}B "
+                f"{self.action} -> {self.status}>")
+
+
+class Rule:
+    def __init__(self, action, count=None, prob=None, path=None, min_body=None,
+                 code=500, body=None, retry_after=None, seconds=0.0,
+                 forward=False):
+        if action not in ("pass", "status", "delay", "drop", "half"):
+            raise ValueError(f"unknown action {action!r}")
+        self.action = action
+        self.count = count
+        self.prob = prob
+        self.path = path
+        self.min_body = min_body
+        self.code = int(code)
+        self.body = body
+        self.retry_after = retry_after
+        self.seconds = float(seconds)
+        self.forward = bool(forward)
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class FaultProxy:
+    def __init__(self, upstream_port, upstream_host="127.0.0.1", seed=0,
+                 upstream_timeout=60):
+        self.upstream = (upstream_host, upstream_port)
+        self.upstream_timeout = upstream_timeout
+        self.rng = random.Random(seed)
+        self.lock = threading.Lock()
+        self._rules = []
+        self._requests = []
+        self._conn_ids = 0
+        self.server = None
+        self.thread = None
+
+    # -- lifecycle ---------------------------------------------------------
+    def start(self):
+        proxy = self
+
+        class Handler(_Handler):
+            pass
+        Handler.proxy = proxy
+        self.server = _Server(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       kwargs={"poll_interval": 0.05},
+                                       daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self):
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    # -- rules ---------------------------------------------------------------
+    def add_rule(self, action, **kw):
+        r = Rule(action, **kw)
+        with self.lock:
+            self._rules.append(r)
+        return r
+
+    def set_rules(self, rules):
+        """Replaces the rules with a list of dicts ({"action": ..., ...})."""
+        parsed = [Rule(**dict(r)) for r in rules]
+        with self.lock:
+            self._rules = parsed
+
+    def clear_rules(self):
+        with self.lock:
+            self._rules = []
+
+    def clear_requests(self):
+        with self.lock:
+            self._requests = []
+
+    @property
+    def requests(self):
+        with self.lock:
+            return list(self._requests)
+
+    def wait_for(self, pred, timeout=30, what="requests"):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if pred(self.requests):
+                return True
+            time.sleep(0.02)
+        raise AssertionError(f"proxy: timed out waiting for {what}: {self.requests!r}")
+
+    # -- internals -------------------------------------------------------------
+    def _next_conn_id(self):
+        with self.lock:
+            self._conn_ids += 1
+            return self._conn_ids
+
+    def _record(self, req):
+        with self.lock:
+            self._requests.append(req)
+
+    def _pick(self, req):
+        with self.lock:
+            for r in self._rules:
+                if r.path and not req.path.startswith(r.path):
+                    continue
+                if r.min_body is not None and req.body_len < r.min_body:
+                    continue
+                if r.prob is not None and self.rng.random() >= r.prob:
+                    continue
+                if r.count is not None:
+                    r.count -= 1
+                    if r.count <= 0:
+                        self._rules.remove(r)
+                return r
+        return None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    proxy = None
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def setup(self):
+        super().setup()
+        self.conn_id = self.proxy._next_conn_id()
+        self.up = None
+
+    def finish(self):
+        try:
+            super().finish()
+        finally:
+            if self.up:
+                self.up.close()
+
+    def _upstream(self):
+        if self.up is None:
+            host, port = self.proxy.upstream
+            self.up = http.client.HTTPConnection(host, port,
+                                                 timeout=self.proxy.upstream_timeout)
+        return self.up
+
+    def _forward(self, method, raw_path, headers, body):
+        """Returns (status, reason, headers list, body) from upstream."""
+        hop = {"connection", "keep-alive", "proxy-connection", "te",
+               "transfer-encoding", "upgrade", "host", "expect"}
+        fwd = {k: v for k, v in headers.items() if k.lower() not in hop}
+        for attempt in (1, 2):
+            try:
+                up = self._upstream()
+                up.request(method, raw_path, body=body, headers=fwd)
+                r = up.getresponse()
+                data = r.read()
+                return r.status, r.reason, r.getheaders(), data
+            except (OSError, http.client.HTTPException):
+                if self.up:
+                    self.up.close()
+                self.up = None
+                if attempt == 2:
+                    raise
+
+    def _send(self, status, reason, headers, body):
+        self.send_response_only(status, reason)
+        skip = {"connection", "keep-alive", "transfer-encoding", "content-length"}
+        for k, v in headers:
+            if k.lower() not in skip:
+                self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def _read_body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = b""
+        while len(body) < n:
+            chunk = self.rfile.read(n - len(body))
+            if not chunk:
+                break
+            body += chunk
+        return body
+
+    def _control(self, method, path, body):
+        p = self.proxy
+        if method == "POST" and path == CONTROL + "rules":
+            p.set_rules(json.loads(body or b"[]"))
+            self._send(204, "No Content", [], b"")
+        elif method == "GET" and path == CONTROL + "requests":
+            out = json.dumps([r.as_dict() for r in p.requests]).encode()
+            self._send(200, "OK", [("Content-Type", "application/json")], out)
+        else:
+            self._send(404, "Not Found", [], b"")
+
+    def _handle(self):
+        raw_path = self.path
+        u = urllib.parse.urlsplit(raw_path)
+        body = self._read_body()
+        if u.path.startswith(CONTROL):
+            return self._control(self.command, u.path, body)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        decoded = body
+        if headers.get("content-encoding", "").lower() == "gzip":
+            try:
+                decoded = gzip.decompress(body)
+            except (OSError, EOFError):
+                decoded = b""
+        q = {k: v[0] for k, v in urllib.parse.parse_qs(u.query, keep_blank_values=True).items()}
+        req = Request(self.command, u.path, q, headers, len(body), decoded,
+                      self.conn_id, time.monotonic())
+        rule = self.proxy._pick(req)
+        action = rule.action if rule else "pass"
+        req.action = action
+        self.proxy._record(req)
+
+        if action == "status":
+            if rule.forward:
+                self._forward(self.command, raw_path, dict(self.headers), body)
+            payload = rule.body
+            if payload is None:
+                payload = json.dumps({"error": f"injected {rule.code}"})
+            if isinstance(payload, str):
+                payload = payload.encode()
+            hdrs = [("Content-Type", "application/json")]
+            if rule.retry_after is not None:
+                hdrs.append(("Retry-After", str(rule.retry_after)))
+            req.status = rule.code
+            return self._send(rule.code, None, hdrs, payload)
+        if action == "drop":
+            if rule.forward:
+                self._forward(self.command, raw_path, dict(self.headers), body)
+            self.close_connection = True
+            self._abort()
+            return
+        if action == "delay":
+            time.sleep(rule.seconds)
+        st, reason, hdrs, data = self._forward(self.command, raw_path,
+                                               dict(self.headers), body)
+        if action == "half":
+            # Claim a body longer than what is sent, then hang up.
+            full = data if data else b'{"results":[{"statement_id":0}]}'
+            head = f"HTTP/1.1 {st} {reason}\r\nContent-Length: {len(full) + 64}\r\n" \
+                   "Content-Type: application/json\r\n\r\n"
+            try:
+                self.wfile.write(head.encode() + full[: max(1, len(full) // 2)])
+                self.wfile.flush()
+            except OSError:
+                pass
+            self.close_connection = True
+            self._abort()
+            return
+        req.status = st
+        self._send(st, reason, hdrs, data)
+
+    def _abort(self):
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def do_POST(self):
+        try:
+            self._handle()
+        except (OSError, http.client.HTTPException):
+            self.close_connection = True
+
+    do_GET = do_POST
+    do_HEAD = do_POST
+    do_PUT = do_POST
+    do_DELETE = do_POST

@@ -1,0 +1,405 @@
+"""The HTTP sink against a real InfluxDB (and VictoriaMetrics for the v2
+API), through a fault-injecting proxy: every answer of DESIGN.md's delivery
+matrix, checked by what lands in the server.
+
+The sink is driven by tests/tools/sink_driver, which ships a line-protocol
+file in batches and prints rejected lines and the sink's counters.
+"""
+import email.utils
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import InfluxServer, PERFSHIP_BIN, free_port, wait_until  # noqa: E402
+from faultproxy import FaultProxy  # noqa: E402
+
+DRIVER = os.environ.get("PERFSHIP_SINK_DRIVER") or os.path.join(
+    os.path.dirname(PERFSHIP_BIN), "tests", "tools", "sink_driver")
+VALGRIND = shutil.which("valgrind")
+VICTORIA = shutil.which("victoria-metrics") or (
+    "/usr/bin/victoria-metrics" if os.path.exists("/usr/bin/victoria-metrics") else None)
+
+T0 = 1_700_000_000_000_000_000
+
+influx = None
+tmp = None
+
+
+def setUpModule():
+    global influx, tmp
+    tmp = tempfile.mkdtemp(prefix="perfship-sink-")
+    influx = InfluxServer().start()
+
+
+def tearDownModule():
+    influx.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def lp_lines(n, measurement="m", start=0, step_ns=1000):
+    return [f"{measurement},t=a v={i}i {T0 + i * step_ns}" for i in range(start, start + n)]
+
+
+def write_lp(name, lines):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+class Result:
+    def __init__(self, proc, elapsed):
+        self.rc = proc.returncode
+        self.out = proc.stdout.decode("utf-8", "replace")
+        self.err = proc.stderr.decode("utf-8", "replace")
+        self.elapsed = elapsed
+        lines = self.out.strip().splitlines()
+        self.summary = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
+        self.rejects = [ln[len("REJECT "):] for ln in lines if ln.startswith("REJECT ")]
+
+
+def driver_args(url, db, path, extra=()):
+    return [DRIVER, "--url", url, "--db", db, *extra, path]
+
+
+def run_driver(url, db, path, extra=(), env=None, timeout=60, prefix=()):
+    e = dict(os.environ)
+    e.update(env or {})
+    t = time.monotonic()
+    p = subprocess.run(list(prefix) + driver_args(url, db, path, extra),
+                       capture_output=True, timeout=timeout, env=e)
+    return Result(p, time.monotonic() - t)
+
+
+def stored(db, measurement="m"):
+    """The exact point set: {(time_ns, v)}; also fails on duplicates."""
+    rows = influx.query(db, f'SELECT v FROM "{measurement}"')
+    return sorted((r["time"], r["v"]) for r in rows)
+
+
+def expected(n, start=0, step_ns=1000):
+    return sorted((T0 + i * step_ns, i) for i in range(start, start + n))
+
+
+class SinkTest(unittest.TestCase):
+    counter = 0
+
+    def setUp(self):
+        SinkTest.counter += 1
+        self.db = f"sink{SinkTest.counter}"
+        influx.create_db(self.db)
+        self.proxy = FaultProxy(influx.port, seed=SinkTest.counter).start()
+
+    def tearDown(self):
+        self.proxy.stop()
+
+    def assertClean(self, res, rejected=0):
+        self.assertEqual(res.rc, 0, res.out + res.err)
+        self.assertEqual(res.summary["loop_close"], 0)
+        self.assertEqual(res.summary["batches_done"], res.summary["batches"])
+        self.assertEqual(res.summary["batches_cancelled"], 0)
+        self.assertEqual(res.summary["points_rejected"], rejected)
+        self.assertEqual(res.summary["rejected_counted"], rejected)
+
+    # -- 2xx ---------------------------------------------------------------
+    def test_pass_through_shape_and_keepalive(self):
+        path = write_lp("plain.lp", lp_lines(2000))
+        res = run_driver(self.proxy.url, self.db, path, ["--batch", "250"])
+        self.assertClean(res)
+        self.assertEqual(stored(self.db), expected(2000))
+        reqs = self.proxy.requests
+        self.assertEqual(len(reqs), 8)
+        for r in reqs:
+            self.assertEqual(r.method, "POST")
+            self.assertEqual(r.path, "/write")
+            self.assertEqual(r.query, {"db": self.db, "precision": "n"})
+            self.assertTrue(r.headers["content-type"].startswith("text/plain"))
+            self.assertNotIn("content-encoding", r.headers)  # loopback: auto = off
+        # Two requests in flight at most, on kept-alive connections.
+        self.assertLessEqual(len({r.conn for r in reqs}), 2)
+        self.assertEqual(res.summary["batches_sent"], 8)
+        self.assertEqual(res.summary["points_written"], 2000)
+        self.assertEqual(res.summary["bytes_sent"], sum(r.body_len for r in reqs))
+
+    # -- 5xx, 503/429 with Retry-After ---------------------------------------
+    def test_500_then_ok(self):
+        self.proxy.add_rule("status", code=500, count=3)
+        path = write_lp("e500.lp", lp_lines(1000))
+        res = run_driver(self.proxy.url, self.db, path, ["--batch", "500"])
+        self.assertClean(res)
+        self.assertEqual(stored(self.db), expected(1000))
+        self.assertEqual(res.summary["http_retries"], 3)
+        self.assertEqual(sum(1 for r in self.proxy.requests if r.status == 500), 3)
+
+    def _retry_after(self, code, seconds):
+        self.proxy.add_rule("status", code=code, retry_after=str(seconds), count=1)
+        path = write_lp(f"e{code}.lp", lp_lines(300))
+        res = run_driver(self.proxy.url, self.db, path)
+        self.assertClean(res)
+        self.assertEqual(stored(self.db), expected(300))
+        reqs = self.proxy.requests
+        self.assertEqual([r.status for r in reqs], [code, 204])
+        self.assertGreaterEqual(reqs[1].t - reqs[0].t, seconds - 0.1)
+
+    def test_503_retry_after(self):
+        self._retry_after(503, 2)
+
+    def test_429_retry_after(self):
+        self._retry_after(429, 1)
+
+    def test_503_retry_after_http_date(self):
+        # Whole seconds only: 3 s ahead is at least 2 s after rounding.
+        when = email.utils.formatdate(time.time() + 3, usegmt=True)
+        self.proxy.add_rule("status", code=503, retry_after=when, count=1)
+        path = write_lp("date.lp", lp_lines(100))
+        res = run_driver(self.proxy.url, self.db, path)
+        self.assertClean(res)
+        self.assertEqual(stored(self.db), expected(100))
+        reqs = self.proxy.requests
+        self.assertEqual([r.status for r in reqs], [503, 204])
+        self.assertGreaterEqual(reqs[1].t - reqs[0].t, 1.5)
+
+    def test_v2_style_parse_error_resends_the_good_lines(self):
+        # InfluxDB 2.x refuses a whole body when one line does not parse
+        # (plain 400 naming the line, nothing stored); the sink must not
+        # take the other lines as stored. The first answer is 2.x's.
+        lines = lp_lines(400)
+        lines[99] = "nope nope"
+        self.proxy.add_rule("status", code=400, count=1, body=json.dumps(
+            {"code": "invalid", "message": "unable to parse 'nope nope': invalid field format"}))
+        path = write_lp("v2bad.lp", lines)
+        res = run_driver(self.proxy.url, self.db, path)
+        self.assertClean(res, rejected=1)
+        self.assertEqual(stored(self.db), [p for p in expected(400) if p[1] != 99])
+        self.assertEqual(len(res.rejects), 1)
+        self.assertTrue(res.rejects[0].startswith(f"{path}:100 "))
+
+    # -- 413 -----------------------------------------------------------------
+    def test_413_splits_and_rejects_a_single_huge_line(self):
+        lines = lp_lines(1000)
+        huge = f'm,t=a v=5000i,s="{"x" * 9000}" {T0 + 5000 * 1000}'
+        lines.insert(500, huge)  # line 501 of the file
+        self.proxy.add_rule("status", code=413, min_body=8192,
+                            body='{"error":"Request Entity Too Large"}')
+        path = write_lp("big.lp", lines)
+        res = run_driver(self.proxy.url, self.db, path, ["--batch", "1001"])
+        self.assertClean(res, rejected=1)
+        self.assertEqual(stored(self.db), expected(1000))
+        self.assertEqual(len(res.rejects), 1)
+        self.assertTrue(res.rejects[0].startswith(f"{path}:501 "), res.rejects)
+        self.assertIn("413", res.rejects[0])
+        for r in self.proxy.requests:
+            if r.status == 204:
+                self.assertLess(r.body_len, 8192)
+
+    # -- 400 partial writes ----------------------------------------------------
+    def test_partial_write_reports_exactly_the_bad_lines(self):
+        # v is an integer in this database; a float v is a type conflict.
+        st, _ = influx.write(self.db, f"m,t=a v=0i {T0}\n")
+        self.assertEqual(st, 204)
+        lines = lp_lines(3000)
+        lines[700] = "this is not line protocol"
+        lines[1800] = "m,t=a v= 12"
+        lines[2500] = f"m,t=a v=1.5 {T0 + 2500 * 1000}"
+        path = write_lp("bad.lp", lines)
+        res = run_driver(self.proxy.url, self.db, path, ["--batch", "3000"])
+        self.assertClean(res, rejected=3)
+        good = [p for p in expected(3000) if p[1] not in (700, 1800, 2500)]
+        self.assertEqual(stored(self.db), good)
+        where = sorted(int(r.split(" ", 1)[0].rsplit(":", 1)[1]) for r in res.rejects)
+        self.assertEqual(where, [701, 1801, 2501])
+        by_line = {int(r.split(" ", 1)[0].rsplit(":", 1)[1]): r for r in res.rejects}
+        self.assertIn("unable to parse: invalid field format", by_line[701])
+        self.assertIn("unable to parse", by_line[1801])
+        self.assertIn("field type conflict", by_line[2501])
+        self.assertEqual(res.summary["points_written"], 2997)
+
+    # -- 401/403/404 -----------------------------------------------------------
+    def test_404_missing_database_retries_until_created(self):
+        db = self.db + "_later"
+        path = write_lp("missing.lp", lp_lines(500))
+        e = dict(os.environ)
+        proc = subprocess.Popen(driver_args(self.proxy.url, db, path),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
+        try:
+            self.proxy.wait_for(lambda rs: any(r.status == 404 for r in rs),
+                                what="a 404")
+            influx.create_db(db)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertEqual(proc.returncode, 0, err)
+        summary = json.loads(out.decode().strip().splitlines()[-1])
+        self.assertEqual(summary["points_written"], 500)
+        self.assertEqual(stored(db), expected(500))
+        self.assertIn("create the database", err.decode())
+        statuses = [r.status for r in self.proxy.requests]
+        self.assertEqual(statuses[0], 404)
+        self.assertEqual(statuses[-1], 204)
+
+    def test_401_is_logged_without_secrets_and_retried(self):
+        self.proxy.add_rule("status", code=401, count=1,
+                            body='{"error":"authorization failed"}')
+        path = write_lp("auth.lp", lp_lines(100))
+        res = run_driver(self.proxy.url, self.db, path, ["--user", "writer"],
+                         env={"PERFSHIP_PASSWORD": "pa55-s3cret"})
+        self.assertClean(res)
+        self.assertEqual(stored(self.db), expected(100))
+        self.assertIn("password_file", res.err)
+        self.assertNotIn("pa55-s3cret", res.out + res.err)
+        # Basic auth in a header, never u/p in the URL.
+        for r in self.proxy.requests:
+            self.assertTrue(r.headers["authorization"].startswith("Basic "))
+            self.assertNotIn("p", r.query)
+
+    # -- timeouts, drops, half-written answers -------------------------------------
+    def test_slow_answer_beyond_timeout_is_retried(self):
+        self.proxy.add_rule("delay", seconds=2.5, count=1)
+        path = write_lp("slow.lp", lp_lines(400))
+        res = run_driver(self.proxy.url, self.db, path, ["--timeout-ms", "700"])
+        self.assertClean(res)
+        self.assertEqual(stored(self.db), expected(400))
+        self.assertGreaterEqual(res.summary["http_retries"], 1)
+        self.assertIn("retrying", res.err)
+
+    def test_random_drops_and_half_answers_over_20k_lines(self):
+        self.proxy.add_rule("drop", prob=0.12)
+        self.proxy.add_rule("drop", prob=0.12, forward=True)
+        self.proxy.add_rule("half", prob=0.12)
+        path = write_lp("chaos.lp", lp_lines(20000))
+        res = run_driver(self.proxy.url, self.db, path, ["--batch", "1000"], timeout=90)
+        self.assertClean(res)
+        self.assertEqual(stored(self.db), expected(20000))
+        actions = [r.action for r in self.proxy.requests]
+        self.assertIn("drop", actions)
+        self.assertIn("half", actions)
+        # curl itself resends once when a reused connection dies before any
+        # answer, so the sink may count fewer retries than faults.
+        self.assertGreaterEqual(res.summary["http_retries"], 1)
+        self.assertLessEqual(res.summary["http_retries"],
+                             sum(1 for a in actions if a != "pass"))
+        self.assertEqual(res.summary["unreachable_since_ms"], 0)
+
+    # -- gzip ------------------------------------------------------------------------
+    def test_gzip_on(self):
+        lines = lp_lines(1500)
+        path = write_lp("gz.lp", lines)
+        res = run_driver(self.proxy.url, self.db, path, ["--gzip", "on", "--batch", "500"])
+        self.assertClean(res)
+        self.assertEqual(stored(self.db), expected(1500))
+        reqs = self.proxy.requests
+        self.assertEqual(len(reqs), 3)
+        sent = []
+        for r in reqs:
+            self.assertEqual(r.headers.get("content-encoding"), "gzip")
+            self.assertLess(r.body_len, len(r.body) / 3)
+            sent += r.body.decode().splitlines()
+        self.assertEqual(sorted(sent), sorted(lines))
+
+    # -- shutdown ----------------------------------------------------------------------
+    def test_close_cancels_in_flight(self):
+        self.proxy.add_rule("delay", seconds=3, count=1)
+        path = write_lp("cancel.lp", lp_lines(100))
+        res = run_driver(self.proxy.url, self.db, path, ["--close-after-ms", "300"])
+        self.assertEqual(res.rc, 0, res.err)
+        self.assertEqual(res.summary["batches_cancelled"], 1)
+        self.assertEqual(res.summary["loop_close"], 0)
+
+    @unittest.skipUnless(VALGRIND, "valgrind not installed")
+    def test_valgrind_no_leaks(self):
+        ldd = subprocess.run(["ldd", DRIVER], capture_output=True, text=True).stdout
+        if "libasan" in ldd:
+            self.skipTest("the driver is built with AddressSanitizer")
+        vg = [VALGRIND, "-q", "--error-exitcode=99", "--leak-check=full"]
+        # A partial write, a retry and gzip: most paths of the sink.
+        st, _ = influx.write(self.db, f"m,t=a v=0i {T0}\n")
+        lines = lp_lines(200)
+        lines[50] = "garbage"
+        lines[150] = f"m,t=a v=2.5 {T0 + 150 * 1000}"
+        path = write_lp("vg.lp", lines)
+        self.proxy.add_rule("status", code=500, count=1)
+        res = run_driver(self.proxy.url, self.db, path, ["--gzip", "on", "--batch", "100"],
+                         prefix=vg, timeout=120)
+        self.assertClean(res, rejected=2)
+        self.assertEqual(len(stored(self.db)), 198)
+        # Cancelled transfers and sockets still open at close.
+        self.proxy.add_rule("delay", seconds=3, count=1)
+        res = run_driver(self.proxy.url, self.db, path, ["--close-after-ms", "500"],
+                         prefix=vg, timeout=120)
+        self.assertEqual(res.rc, 0, res.err)
+        self.assertEqual(res.summary["loop_close"], 0)
+        self.assertGreaterEqual(res.summary["batches_cancelled"], 1)
+
+
+@unittest.skipUnless(VICTORIA, "victoria-metrics not installed")
+class V2ApiTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="perfship-vm-")
+        self.port = free_port()
+        self.log = open(os.path.join(self.dir, "vm.log"), "wb")
+        self.vm = subprocess.Popen(
+            [VICTORIA, f"-httpListenAddr=127.0.0.1:{self.port}",
+             f"-storageDataPath={self.dir}/data", "-loggerLevel=ERROR"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+
+        def up():
+            try:
+                return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health",
+                                              timeout=1).status == 200
+            except OSError:
+                return False
+        wait_until(up, timeout=20, what="victoria-metrics")
+        self.proxy = FaultProxy(self.port, seed=99).start()
+
+    def tearDown(self):
+        self.proxy.stop()
+        self.vm.terminate()
+        self.vm.wait(10)
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_v2_write_shape_and_data(self):
+        token = "tok-SECRET-123"
+        # VictoriaMetrics keeps milliseconds: use whole-ms timestamps.
+        now_ms = int(time.time() * 1000) - 60_000
+        lines = [f"vm,t=a v={i} {(now_ms + i) * 1_000_000}" for i in range(300)]
+        path = write_lp("v2.lp", lines)
+        self.proxy.add_rule("status", code=503, count=1)
+        res = run_driver(self.proxy.url, "unused", path,
+                         ["--api", "v2", "--org", "my org", "--bucket", "b1", "--batch", "100"],
+                         env={"PERFSHIP_TOKEN": token})
+        self.assertEqual(res.rc, 0, res.err)
+        self.assertEqual(res.summary["points_written"], 300)
+        self.assertNotIn(token, res.out + res.err)
+        reqs = self.proxy.requests
+        self.assertEqual(len(reqs), 4)
+        for r in reqs:
+            self.assertEqual(r.path, "/api/v2/write")
+            self.assertEqual(r.query, {"org": "my org", "bucket": "b1", "precision": "ns"})
+            self.assertEqual(r.headers["authorization"], "Token " + token)
+
+        def exported():
+            url = (f"http://127.0.0.1:{self.port}/api/v1/export?"
+                   "match[]=vm_v&start=0")
+            with urllib.request.urlopen(url, timeout=5) as f:
+                got = {}
+                for ln in f.read().decode().splitlines():
+                    s = json.loads(ln)
+                    for v, t in zip(s["values"], s["timestamps"]):
+                        got[t] = v
+                return got if len(got) == 300 else None
+        got = wait_until(exported, timeout=20, what="points in victoria-metrics")
+        self.assertEqual(got, {now_ms + i: float(i) for i in range(300)})
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
