@@ -85,10 +85,6 @@ static int jsonl_open(ps_parser **out, const ps_source_cfg *src,
 static void jsonl_free(ps_parser *p) {
   if (!p)
     return;
-  if (p->arrays_skipped)
-    PS_DEBUG("jsonl", "%lu array value(s) skipped (line protocol has no "
-                      "arrays)",
-             p->arrays_skipped);
   ps_buf_free(&p->text);
   free(p->leaves);
   free(p->tags);
@@ -582,6 +578,7 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
 
   p->nleaves = 0;
   ps_buf_reset(&p->text);
+  unsigned long arrays_before = p->arrays_skipped;
   jreader r = {.p = p, .s = data + i, .end = data + len};
   if (data[i] != '{') {
     ps_emit_reject(em, "column %zu: not a JSON object", i + 1);
@@ -604,6 +601,12 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
     return 0;
   }
 
+  if (p->arrays_skipped != arrays_before)
+    PS_DEBUG("jsonl", "%s:%llu: %lu array value(s) skipped (line protocol "
+                      "has no arrays)",
+             em->origin.file ? em->origin.file : "-",
+             (unsigned long long)em->origin.line,
+             p->arrays_skipped - arrays_before);
   if (ps_buf_reserve(&p->text, 32 * p->nleaves + 1) ||
       grow((void **)&p->tags, &p->tags_cap, p->nleaves, sizeof(ps_tag)) ||
       grow((void **)&p->fields, &p->fields_cap, p->nleaves, sizeof(ps_field)))
