@@ -18,7 +18,9 @@
  *   arrays, and inventing index names would create fields nobody asked
  *   for.
  * - Types are fixed per key (SCHEMA.md): a number is a float unless
- *   `types` declares the key.
+ *   `types` declares the key. `null`, and the NaN / Infinity that Python's
+ *   json module writes, mean "absent" (SCHEMA.md), so those fields are left
+ *   out instead of failing the line.
  * - All per-line storage (keys, unescaped strings, leaves, tags, fields)
  *   lives in buffers owned by the parser and reused.
  */
@@ -397,6 +399,25 @@ static int read_value(jreader *r, size_t key_off, int record) {
   case 'n':
     l.kind = JV_NULL;
     rc = literal(r, "null", 4);
+    break;
+  case 'N':
+    /* not JSON, but Python's json module writes it; SCHEMA.md: absent */
+    l.kind = JV_NULL;
+    rc = literal(r, "NaN", 3);
+    break;
+  case 'I':
+    l.kind = JV_NULL;
+    rc = literal(r, "Infinity", 8);
+    break;
+  case '-':
+    if (r->end - r->s > 1 && r->s[1] == 'I') {
+      r->s++;
+      l.kind = JV_NULL;
+      rc = literal(r, "Infinity", 8);
+      break;
+    }
+    l.kind = JV_NUM;
+    rc = read_number(r, &l.num, &l.num_text, &l.num_len);
     break;
   default:
     l.kind = JV_NUM;

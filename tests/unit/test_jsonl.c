@@ -147,6 +147,17 @@ static void test_booleans_strings_null_flatten_arrays(void **st) {
                       "m b=true,o.p.q=1.0,o.r=\"t\",s=\"x \\\"y\\\" \\\\ \xc3\xa9\" 2000000000\n");
 }
 
+static void test_nan_and_infinity_are_absent(void **st) {
+  (void)st;
+  /* Python's json.dumps writes these; SCHEMA.md: they mean "absent" */
+  ps_source_cfg src = base_src();
+  sink *s = run(&src, "{\"ts\":1,\"a\":NaN,\"b\":Infinity,\"c\":-Infinity,\"d\":-2}");
+  assert_int_equal(s->nrejects, 0);
+  assert_string_equal(s->out.data, "m d=-2.0 1000000000\n");
+  s = run(&src, "{\"ts\":1,\"a\":nan,\"d\":1}\n{\"ts\":1,\"a\":-Inf,\"d\":1}");
+  assert_int_equal(s->nrejects, 2);
+}
+
 static void test_tags_and_field_selection(void **st) {
   (void)st;
   ps_source_cfg src = base_src();
@@ -204,7 +215,8 @@ static void test_malformed_json_rejected_with_column(void **st) {
   assert_non_null(strstr(s->rejects, "x.jsonl:1: column 16: trailing text"));
   assert_non_null(strstr(s->rejects, "x.jsonl:2: column 13: malformed JSON"));
   assert_non_null(strstr(s->rejects, "x.jsonl:3: column 1: not a JSON object"));
-  assert_non_null(strstr(s->rejects, "x.jsonl:4: column 13: malformed JSON"));
+  /* NaN is absent (SCHEMA.md), which leaves this point without a field */
+  assert_non_null(strstr(s->rejects, "encode: point has no field"));
   assert_string_equal(s->out.data, "m v=1.0 1000000000\n");
 }
 
@@ -291,6 +303,7 @@ int main(void) {
       cmocka_unit_test(test_declared_type_mismatch_rejects_with_reason),
       cmocka_unit_test(test_integers_beyond_2_53_exact),
       cmocka_unit_test(test_booleans_strings_null_flatten_arrays),
+      cmocka_unit_test(test_nan_and_infinity_are_absent),
       cmocka_unit_test(test_tags_and_field_selection),
       cmocka_unit_test(test_time_units),
       cmocka_unit_test(test_malformed_json_rejected_with_column),
