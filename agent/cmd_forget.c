@@ -1,11 +1,60 @@
-/* Placeholder until the 'forget' command lands; says so and exits 70. */
+/*
+ * cmd_forget.c: `perfship forget PATH...`: drop the saved state of files or
+ * of whole folders (a run folder), so the next start reads them again.
+ * Refused while an agent runs on the same state directory: it would write
+ * its in-memory offsets back over the change.
+ */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
+#include "pipeline.h"
+#include "state.h"
 #include "sysexits_ps.h"
 
 int ps_cmd_forget(int argc, char **argv, ps_config *cfg, int cfg_given) {
-  (void)argc; (void)argv; (void)cfg; (void)cfg_given;
-  fprintf(stderr, "perfship: 'forget' is not implemented yet\n");
-  return PS_EXIT_SOFTWARE;
+  (void)cfg_given;
+  if (argc < 2) {
+    fprintf(stderr, "usage: perfship forget PATH...\n");
+    return PS_EXIT_USAGE;
+  }
+  const char *sd = cfg->state_dir && cfg->state_dir[0] ? cfg->state_dir : ".";
+  int lock = ps_state_lock(sd, 0);
+  if (lock == -EWOULDBLOCK) {
+    fprintf(stderr, "perfship forget: an agent is running with state_dir %s; stop it "
+            "first (systemctl stop perfship), then forget, then start it\n", sd);
+    return PS_EXIT_TEMPFAIL;
+  }
+  ps_state s;
+  ps_buf warn;
+  ps_buf_init(&warn, 4096);
+  ps_state_load(&s, sd, &warn);
+  if (warn.len)
+    fprintf(stderr, "perfship forget: %s\n", warn.data);
+  ps_buf_free(&warn);
+  size_t total = 0;
+  for (int i = 1; i < argc; i++) {
+    size_t n = ps_state_forget(&s, argv[i]);
+    char real[PATH_MAX];
+    if (realpath(argv[i], real) && strcmp(real, argv[i]) != 0)
+      n += ps_state_forget(&s, real);
+    printf("%s: forgot %zu file%s\n", argv[i], n, n == 1 ? "" : "s");
+    total += n;
+  }
+  int rc = PS_EXIT_OK;
+  if (total && s.existed) {
+    int e = ps_state_save(&s, sd);
+    if (e < 0) {
+      fprintf(stderr, "perfship forget: cannot save %s/state.json (%s)\n", sd, strerror(-e));
+      rc = PS_EXIT_SOFTWARE;
+    }
+  }
+  ps_state_free(&s);
+  if (lock >= 0)
+    close(lock);
+  return rc;
 }

@@ -1,11 +1,37 @@
-/* Placeholder until the 'run' command lands; says so and exits 70. */
+/*
+ * cmd_run.c: `perfship run [--once]`. Parses the options, loads the
+ * secrets (the sink needs them; nothing else does), then hands over to the
+ * pipeline, which owns the loop until it stops.
+ */
 #include <stdio.h>
+#include <string.h>
 
 #include "cmd.h"
+#include "pipeline.h"
 #include "sysexits_ps.h"
 
 int ps_cmd_run(int argc, char **argv, ps_config *cfg, int cfg_given) {
-  (void)argc; (void)argv; (void)cfg; (void)cfg_given;
-  fprintf(stderr, "perfship: 'run' is not implemented yet\n");
-  return PS_EXIT_SOFTWARE;
+  (void)cfg_given;
+  ps_pipeline_opts opts = {0};
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--once") == 0) {
+      opts.once = 1;
+    } else {
+      fprintf(stderr, "perfship run: unknown option '%s' (usage: perfship run [--once])\n",
+              argv[i]);
+      return PS_EXIT_USAGE;
+    }
+  }
+  if (cfg->nsources == 0)
+    fprintf(stderr, "perfship run: warning: no sources configured; only self-metrics "
+            "will be sent\n");
+  ps_buf err;
+  ps_buf_init(&err, 4096);
+  if (ps_config_load_secrets(cfg, &err) < 0) {
+    fprintf(stderr, "perfship: %s\n", err.data ? err.data : "cannot read the secrets");
+    ps_buf_free(&err);
+    return PS_EXIT_CONFIG;
+  }
+  ps_buf_free(&err);
+  return ps_pipeline_run(cfg, &opts);
 }

@@ -9,6 +9,7 @@
 #define PS_EXIT_DATAERR 65
 #define PS_EXIT_UNAVAILABLE 69
 #define PS_EXIT_SOFTWARE 70
+#define PS_EXIT_TEMPFAIL 75 /* another agent holds the state directory */
 #define PS_EXIT_CONFIG 78
 
 #endif

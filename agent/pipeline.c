@@ -1,0 +1,1305 @@
+/*
+ * pipeline.c: the service loop of `perfship run`. See include/pipeline.h.
+ *
+ * DESIGN
+ * - One thread, one uv loop. Reading is synchronous pread() on regular
+ *   files, done from an idle handle in slices (a budget of bytes per turn)
+ *   so a 10 MB line or a backlog of gigabytes never starves the sink's
+ *   sockets. The idle handle runs only while some file has work queued:
+ *   an agent with nothing to read sleeps in epoll.
+ * - A tracked file is an open descriptor plus its identity; the path is
+ *   only where it was found. The descriptor is what we read, so a rotated
+ *   (renamed) or deleted file is drained to its end before it is dropped,
+ *   and the new file at the path is a new tracked file. A truncated or
+ *   rewritten file retires its tracked file (whose batches may still be in
+ *   flight) and starts a fresh one at offset 0.
+ * - Whole documents (results.json, Locust stats) are keyed by path instead:
+ *   their tools rewrite them, and a rewrite with identical contents must
+ *   not be sent again, so the state keeps their content hash.
+ * - A retired file stays allocated while batches hold its checkpoints:
+ *   their origins point at its path (sink.h).
+ * - The state file is saved shortly after acknowledgements move an offset
+ *   (coalesced by a short timer), and at shutdown.
+ */
+#include "pipeline.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "batch.h"
+#include "emit.h"
+#include "format.h"
+#include "influx_admin.h"
+#include "log.h"
+#include "lp.h"
+#include "selfstats.h"
+#include "sink.h"
+#include "state.h"
+#include "sysexits_ps.h"
+#include "tail.h"
+#include "watch.h"
+
+#define MOD "pipeline"
+#define READ_CHUNK ((size_t)1 << 20)
+#define SLICE_BYTES ((size_t)4 << 20)
+#define SAVE_DELAY_MS 50
+#define DRAIN_WAIT_MS 10000
+
+typedef struct ps_pipeline ps_pipeline;
+
+typedef struct pfile {
+  struct pfile *next;   /* every file, live or retired */
+  struct pfile *qnext;  /* work queue */
+  ps_pipeline *pl;
+  const ps_source_cfg *src;
+  const ps_format_ops *ops;
+  ps_input_kind kind;
+  char *path;           /* origin of its points: never changes */
+  char *cur_path;       /* where it is now (rename within the sources) */
+  ps_file_id id;
+  int fd;
+  ps_tail tail;
+  ps_parser *parser;
+  ps_cursor cur;
+  ps_emitter em;
+  int retired;          /* no longer read; freed once no batch holds it */
+  int draining;         /* gone from its path: read to the end, then retire */
+  int queued;
+  int paused;           /* refused by back-pressure; resumed on ack */
+  int open_failed;
+  int record_rejected;
+  unsigned scan_gen;
+  /* documents */
+  ps_buf doc;
+  int doc_loaded;
+  uint64_t doc_hash;
+  uint64_t doc_size;
+  int64_t doc_mtime_ns;
+  uint64_t settle_due;  /* 0: nothing waiting to settle */
+} pfile;
+
+struct ps_pipeline {
+  uv_loop_t *loop;
+  ps_config *cfg;
+  ps_config *old_cfgs[16]; /* reloaded configs stay alive: files point at them */
+  size_t nold;
+  int once;
+  int first_start_end;  /* start_at=end and no state yet: skip what exists */
+  int initial_scan;
+  ps_sink *sink;
+  ps_watch *watch;
+  ps_batcher bt;
+  uv_timer_t flush_timer, rescan_timer, settle_timer, save_timer, stats_timer,
+      check_timer;
+  uv_idle_t work;
+  uv_signal_t sig_term, sig_int, sig_hup;
+  int handles_open;
+  pfile *files;
+  pfile *q_head, *q_tail;
+  ps_state saved;
+  ps_tag *extra;
+  size_t nextra;
+  ps_buf scratch;
+  unsigned scan_gen;
+  int lock_fd;
+  /* counters */
+  uint64_t lines_read, records_parsed, records_rejected, points_refused;
+  uint64_t server_rejected;
+  uint64_t start_ms;
+  uint64_t last_progress_ms;
+  int selfstats_in_flight;
+  int dirty;
+  int stopping;         /* 1: draining; 2: closing */
+  uint64_t stop_deadline;
+  int exit_code;
+};
+
+/* --- small helpers ------------------------------------------------------ */
+
+static int64_t mtime_ns(const struct stat *st) {
+  return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+static void record_error(ps_pipeline *pl, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void record_error(ps_pipeline *pl, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  char stamped[600];
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  char when[32];
+  strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  snprintf(stamped, sizeof stamped, "%s %s", when, msg);
+  ps_state_add_error(&pl->saved, stamped);
+  pl->dirty = 1;
+}
+
+static int build_extra_tags(ps_pipeline *pl) {
+  free(pl->extra);
+  pl->extra = NULL;
+  pl->nextra = 0;
+  if (!pl->cfg->ntags)
+    return 0;
+  pl->extra = calloc(pl->cfg->ntags, sizeof *pl->extra);
+  if (!pl->extra)
+    return -ENOMEM;
+  for (size_t i = 0; i < pl->cfg->ntags; i++) {
+    pl->extra[i].key = pl->cfg->tags[i].key;
+    pl->extra[i].value = pl->cfg->tags[i].value;
+  }
+  pl->nextra = pl->cfg->ntags;
+  return 0;
+}
+
+int ps_state_lock(const char *state_dir, int create) {
+  const char *d = state_dir && state_dir[0] ? state_dir : ".";
+  if (create && mkdir(d, 0700) < 0 && errno != EEXIST)
+    return -errno;
+  ps_buf p;
+  ps_buf_init(&p, 0);
+  if (ps_buf_printf(&p, "%s/lock", d) < 0)
+    return -ENOMEM;
+  int fd = open(p.data, (create ? O_CREAT : 0) | O_RDWR | O_CLOEXEC, 0600);
+  ps_buf_free(&p);
+  if (fd < 0)
+    return -errno;
+  if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    int e = errno;
+    close(fd);
+    return e == EWOULDBLOCK ? -EWOULDBLOCK : -e;
+  }
+  return fd;
+}
+
+/* --- work queue --------------------------------------------------------- */
+
+static void work_cb(uv_idle_t *h);
+
+static void enqueue(pfile *f) {
+  ps_pipeline *pl = f->pl;
+  if (f->queued || f->retired || pl->stopping)
+    return;
+  f->queued = 1;
+  f->qnext = NULL;
+  if (pl->q_tail)
+    pl->q_tail->qnext = f;
+  else
+    pl->q_head = f;
+  pl->q_tail = f;
+  if (!uv_is_active((uv_handle_t *)&pl->work))
+    uv_idle_start(&pl->work, work_cb);
+}
+
+static pfile *dequeue(ps_pipeline *pl) {
+  pfile *f = pl->q_head;
+  if (!f)
+    return NULL;
+  pl->q_head = f->qnext;
+  if (!pl->q_head)
+    pl->q_tail = NULL;
+  f->queued = 0;
+  return f;
+}
+
+static void resume_paused(ps_pipeline *pl) {
+  if (ps_batcher_full(&pl->bt))
+    return;
+  for (pfile *f = pl->files; f; f = f->next)
+    if (f->paused) {
+      f->paused = 0;
+      enqueue(f);
+    }
+}
+
+/* --- files -------------------------------------------------------------- */
+
+static void file_free(pfile *f) {
+  if (!f)
+    return;
+  if (f->parser && f->ops && f->ops->free)
+    f->ops->free(f->parser);
+  if (f->fd >= 0)
+    close(f->fd);
+  ps_tail_free(&f->tail);
+  ps_buf_free(&f->doc);
+  ps_cursor_release(&f->cur);
+  free(f->path);
+  free(f->cur_path);
+  free(f);
+}
+
+static void maybe_free(pfile *f) {
+  ps_pipeline *pl = f->pl;
+  if (!f->retired || f->cur.live || f->queued)
+    return;
+  for (pfile **pp = &pl->files; *pp; pp = &(*pp)->next)
+    if (*pp == f) {
+      *pp = f->next;
+      break;
+    }
+  file_free(f);
+}
+
+static void retire(pfile *f) {
+  if (f->retired)
+    return;
+  f->retired = 1;
+  f->paused = 0;
+  if (f->parser && f->ops->free)
+    f->ops->free(f->parser);
+  f->parser = NULL;
+  if (f->fd >= 0)
+    close(f->fd);
+  f->fd = -1;
+  ps_tail_free(&f->tail);
+  ps_buf_free(&f->doc);
+  ps_cursor_release(&f->cur);
+  f->pl->dirty = 1;
+  maybe_free(f);
+}
+
+static int on_point(void *ctx, const ps_point *p, const ps_origin *o);
+static void on_reject(void *ctx, const ps_origin *o, const char *reason);
+
+static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
+                         const ps_format_ops *ops, ps_input_kind kind,
+                         const char *path) {
+  pfile *f = calloc(1, sizeof *f);
+  if (!f)
+    return NULL;
+  f->path = strdup(path);
+  f->cur_path = strdup(path);
+  if (!f->path || !f->cur_path) {
+    free(f->path);
+    free(f->cur_path);
+    free(f);
+    return NULL;
+  }
+  f->pl = pl;
+  f->src = src;
+  f->ops = ops;
+  f->kind = kind;
+  f->fd = -1;
+  ps_buf_init(&f->doc, 0);
+  f->em.point = on_point;
+  f->em.reject = on_reject;
+  f->em.ctx = f;
+  f->em.origin.file = f->path;
+  f->next = pl->files;
+  pl->files = f;
+  return f;
+}
+
+/* Offset just past the last '\n' (where start_at=end begins reading). */
+static uint64_t last_newline_end(int fd, uint64_t size) {
+  char b[65536];
+  uint64_t end = size;
+  while (end > 0) {
+    size_t n = end < sizeof b ? (size_t)end : sizeof b;
+    ssize_t r = pread(fd, b, n, (off_t)(end - n));
+    if (r <= 0)
+      return 0;
+    for (size_t i = (size_t)r; i > 0; i--)
+      if (b[i - 1] == '\n')
+        return end - n + i;
+    end -= n;
+  }
+  return 0;
+}
+
+static ps_state_file *saved_by_path(ps_pipeline *pl, const char *path) {
+  for (size_t i = 0; i < pl->saved.nfiles; i++)
+    if (!pl->saved.files[i].matched && strcmp(pl->saved.files[i].path, path) == 0)
+      return &pl->saved.files[i];
+  return NULL;
+}
+
+/* A line-read file: open, identify, and find where to resume. */
+static pfile *track_lines(ps_pipeline *pl, const ps_source_cfg *src,
+                          const ps_format_ops *ops, const char *path,
+                          uint64_t force_offset0) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno != ENOENT)
+      ps_log_limited(PS_LOG_WARNING, "tail", path, 300, "%s: cannot open (%s)",
+                     path, strerror(errno));
+    return NULL;
+  }
+  struct stat st;
+  ps_file_id id;
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || ps_file_identify(fd, &st, &id) < 0) {
+    close(fd);
+    return NULL;
+  }
+  pfile *f = file_alloc(pl, src, ops, PS_INPUT_LINES, path);
+  if (!f) {
+    close(fd);
+    return NULL;
+  }
+  f->fd = fd;
+  f->id = id;
+  uint64_t offset = 0, line = 1;
+  ps_state_file *sf = force_offset0 ? NULL : ps_state_find(&pl->saved, id.dev, id.ino);
+  if (sf && !sf->matched) {
+    sf->matched = 1;
+    ps_file_id now;
+    ps_id_match m = ps_file_id_check(fd, &st, &sf->id, &now);
+    if (m == PS_ID_SAME && sf->offset <= (uint64_t)st.st_size) {
+      offset = sf->offset;
+      line = sf->line;
+      f->id = now;
+    } else {
+      PS_WARN("tail", "%s: rewritten or truncated since it was last read; "
+              "reading it again from the beginning", path);
+    }
+  } else if (!force_offset0 && pl->first_start_end && pl->initial_scan) {
+    offset = last_newline_end(fd, (uint64_t)st.st_size);
+    line = 0; /* unknown: messages then count from here */
+  }
+  ps_tail_init(&f->tail, fd, offset, line ? line : 1,
+               (size_t)pl->cfg->watch.max_line_bytes);
+  ps_cursor_init(&f->cur, offset, line ? line : 1, f);
+  PS_DEBUG("tail", "%s: tracking from offset %" PRIu64, path, offset);
+  pl->dirty = 1;
+  return f;
+}
+
+static pfile *track_doc(ps_pipeline *pl, const ps_source_cfg *src,
+                        const ps_format_ops *ops, const char *path) {
+  pfile *f = file_alloc(pl, src, ops, PS_INPUT_DOCUMENT, path);
+  if (!f)
+    return NULL;
+  ps_cursor_init(&f->cur, 0, 0, f);
+  ps_state_file *sf = saved_by_path(pl, path);
+  if (sf) {
+    sf->matched = 1;
+    if (sf->has_doc)
+      f->cur.committed_doc_hash = f->cur.last_doc_hash = sf->doc_hash;
+    f->id = sf->id;
+  } else if (pl->first_start_end && pl->initial_scan) {
+    /* Existing contents count as seen: remember their hash, send nothing. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0) {
+      ps_buf b;
+      ps_buf_init(&b, 0);
+      if (ps_read_whole(fd, (size_t)pl->cfg->watch.max_line_bytes, &b) == 0) {
+        uint64_t h = ps_hash64(PS_HASH_SEED, b.data ? b.data : "", b.len);
+        f->cur.committed_doc_hash = f->cur.last_doc_hash = h;
+      }
+      ps_buf_free(&b);
+      close(fd);
+    }
+  }
+  pl->dirty = 1;
+  return f;
+}
+
+static pfile *find_live_by_id(ps_pipeline *pl, uint64_t dev, uint64_t ino) {
+  for (pfile *f = pl->files; f; f = f->next)
+    if (!f->retired && f->kind == PS_INPUT_LINES && f->id.dev == dev && f->id.ino == ino)
+      return f;
+  return NULL;
+}
+
+static pfile *find_live_by_path(ps_pipeline *pl, const char *path, ps_input_kind kind) {
+  for (pfile *f = pl->files; f; f = f->next)
+    if (!f->retired && !f->draining && f->kind == kind && strcmp(f->cur_path, path) == 0)
+      return f;
+  return NULL;
+}
+
+static void arm_settle(ps_pipeline *pl);
+
+static void doc_changed(pfile *f, const struct stat *st) {
+  ps_pipeline *pl = f->pl;
+  f->scan_gen = pl->scan_gen;
+  if (f->doc_loaded)
+    return; /* being sent; a newer version is looked at afterwards */
+  if ((uint64_t)st->st_size == f->doc_size && mtime_ns(st) == f->doc_mtime_ns &&
+      f->settle_due == 0 && f->cur.last_doc_hash)
+    return; /* unchanged since it was last read */
+  if ((uint64_t)st->st_size != f->doc_size || mtime_ns(st) != f->doc_mtime_ns ||
+      !f->settle_due) {
+    f->doc_size = (uint64_t)st->st_size;
+    f->doc_mtime_ns = mtime_ns(st);
+    f->settle_due = pl->once ? 1 : uv_now(pl->loop) + (uint64_t)pl->cfg->watch.settle_ms;
+  }
+  if (pl->once)
+    enqueue(f);
+  else
+    arm_settle(pl);
+}
+
+/* Something happened at `path` (found by a scan or named by an event). */
+static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
+  ps_pipeline *pl = ctx;
+  if (pl->stopping)
+    return;
+  const ps_format_ops *ops = ps_format_ops_get(src->format);
+  if (!ops || !ops->input_kind)
+    return;
+  ps_input_kind kind = ops->input_kind(src, path);
+  /* Hook for the run tracker (runs.h, not on this branch yet): any change
+   * inside a loadgen run folder is where its lifecycle is evaluated. */
+  if (kind == PS_INPUT_IGNORE)
+    return;
+  struct stat st;
+  int exists = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+  if (kind == PS_INPUT_DOCUMENT) {
+    pfile *f = find_live_by_path(pl, path, PS_INPUT_DOCUMENT);
+    if (!exists)
+      return; /* a document that went away keeps its hash until forgotten */
+    if (!f)
+      f = track_doc(pl, src, ops, path);
+    if (f)
+      doc_changed(f, &st);
+    return;
+  }
+  pfile *at_path = find_live_by_path(pl, path, PS_INPUT_LINES);
+  if (!exists) {
+    if (at_path) { /* deleted or renamed away: read what is left, then drop */
+      at_path->draining = 1;
+      enqueue(at_path);
+    }
+    return;
+  }
+  pfile *f = find_live_by_id(pl, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+  if (f) {
+    /* Still visible under a source, maybe under a new name (a rotated file
+     * the glob also matches): the same file, not a new one. */
+    f->scan_gen = pl->scan_gen;
+    f->draining = 0;
+    f->settle_due = 0;
+    if (strcmp(f->cur_path, path) != 0) {
+      char *p = strdup(path);
+      if (p) {
+        free(f->cur_path);
+        f->cur_path = p;
+        pl->dirty = 1;
+      }
+    }
+    enqueue(f);
+    return;
+  }
+  if (at_path && !at_path->draining) {
+    /* Replaced at its path (rotation by rename, or a new file): the old one
+     * is drained from its descriptor first. */
+    PS_INFO("tail", "%s: replaced by a new file; draining the old one first", path);
+    at_path->draining = 1;
+    enqueue(at_path);
+  }
+  f = track_lines(pl, src, ops, path, 0);
+  if (f) {
+    f->scan_gen = pl->scan_gen;
+    enqueue(f);
+  }
+}
+
+/* --- the emitter: parser -> encoder -> batch ------------------------------ */
+
+static void flush_cb(uv_timer_t *t);
+
+static void arm_flush(ps_pipeline *pl) {
+  if (!uv_is_active((uv_handle_t *)&pl->flush_timer))
+    uv_timer_start(&pl->flush_timer, flush_cb,
+                   (uint64_t)pl->cfg->batch.flush_interval_ms, 0);
+}
+
+static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
+  pfile *f = ctx;
+  ps_pipeline *pl = f->pl;
+  if (ps_batcher_full(&pl->bt)) {
+    ps_batcher_flush(&pl->bt);
+    return -EAGAIN;
+  }
+  const char *reason = NULL;
+  ps_buf_reset(&pl->scratch);
+  int rc = ps_lp_encode(&pl->scratch, p, pl->extra, pl->nextra, &reason);
+  if (rc < 0) {
+    pl->points_refused++;
+    ps_log_limited(PS_LOG_WARNING, "lp", f->path, 10, "%s:%" PRIu64 ": point refused: %s",
+                   f->path, o->line, reason ? reason : strerror(-rc));
+    record_error(pl, "%s:%" PRIu64 ": point refused: %s", f->path, o->line,
+                 reason ? reason : strerror(-rc));
+    return 0;
+  }
+  int was_empty = !pl->bt.open || !pl->bt.open->b.npoints;
+  rc = ps_batcher_add(&pl->bt, &f->cur, pl->scratch.data, pl->scratch.len, o);
+  if (rc == 0 && was_empty && pl->bt.open && pl->bt.open->b.npoints)
+    arm_flush(pl);
+  return rc;
+}
+
+static void on_reject(void *ctx, const ps_origin *o, const char *reason) {
+  pfile *f = ctx;
+  ps_pipeline *pl = f->pl;
+  f->record_rejected = 1;
+  ps_log_limited(PS_LOG_WARNING, "parse", f->path, 10, "%s:%" PRIu64 ": %s",
+                 f->path, o->line, reason);
+  record_error(pl, "%s:%" PRIu64 ": %s", f->path, o->line, reason);
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+static int ensure_parser(pfile *f) {
+  if (f->parser || f->open_failed)
+    return f->parser ? 0 : -EINVAL;
+  ps_buf err;
+  ps_buf_init(&err, 1024);
+  int rc = f->ops->open(&f->parser, f->src, f->path, &err);
+  if (rc < 0) {
+    ps_log_limited(PS_LOG_WARNING, "parse", f->path, 60, "%s: %s", f->path,
+                   err.data ? err.data : strerror(-rc));
+    f->parser = NULL;
+  }
+  ps_buf_free(&err);
+  return rc;
+}
+
+static void restart_file(pfile *f, const char *why) {
+  ps_pipeline *pl = f->pl;
+  PS_WARN("tail", "%s: %s; reading it again from the beginning", f->path, why);
+  char *path = strdup(f->path);
+  const ps_source_cfg *src = f->src;
+  const ps_format_ops *ops = f->ops;
+  retire(f);
+  if (!path)
+    return;
+  pfile *n = track_lines(pl, src, ops, path, 1);
+  if (n)
+    enqueue(n);
+  free(path);
+}
+
+static void committed_now(ps_pipeline *pl);
+
+/* Reads up to `budget` bytes of lines. Returns 1 when more is waiting. */
+static int process_lines(pfile *f, size_t budget) {
+  ps_pipeline *pl = f->pl;
+  struct stat st;
+  if (fstat(f->fd, &st) < 0)
+    return 0;
+  if ((uint64_t)st.st_size < f->tail.read_off) {
+    restart_file(f, "truncated");
+    return 0;
+  }
+  ps_file_id now;
+  if (ps_file_id_check(f->fd, &st, &f->id, &now) != PS_ID_SAME) {
+    restart_file(f, "rewritten in place (copytruncate?)");
+    return 0;
+  }
+  f->id = now;
+  if (ensure_parser(f) < 0)
+    return 0; /* reported; tried again at the next change */
+  size_t used = 0;
+  for (;;) {
+    ps_tail_line ln;
+    int r = ps_tail_next(&f->tail, &ln);
+    if (r == PS_TAIL_NONE) {
+      if (used >= budget)
+        return 1;
+      long n = ps_tail_fill(&f->tail, READ_CHUNK);
+      if (n < 0) {
+        ps_log_limited(PS_LOG_WARNING, "tail", f->path, 60, "%s: read error (%s)",
+                       f->path, strerror((int)-n));
+        return 0;
+      }
+      if (n == 0)
+        break;
+      used += (size_t)n;
+      continue;
+    }
+    if (r == PS_TAIL_TOO_LONG) {
+      pl->records_rejected++;
+      ps_log_limited(PS_LOG_WARNING, "tail", f->path, 10,
+                     "%s:%" PRIu64 ": line longer than watch.max_line_bytes (%" PRId64
+                     "); skipped",
+                     f->path, ln.line_no, pl->cfg->watch.max_line_bytes);
+      record_error(pl, "%s:%" PRIu64 ": line longer than watch.max_line_bytes; skipped",
+                   f->path, ln.line_no);
+      continue;
+    }
+    if (r == PS_TAIL_SKIPPED) {
+      if (ps_cursor_line_done(&f->cur, ln.end, ln.line_no + 1, 0) > 0)
+        committed_now(pl);
+      continue;
+    }
+    f->em.origin.line = ln.line_no;
+    int rc = f->ops->line(f->parser, ln.data, ln.len, &f->em);
+    if (rc == -EAGAIN) {
+      f->paused = 1;
+      return 0;
+    }
+    if (rc < 0)
+      ps_log_limited(PS_LOG_ERROR, "parse", f->path, 10, "%s:%" PRIu64 ": %s",
+                     f->path, ln.line_no, strerror(-rc));
+    pl->lines_read++;
+    if (f->record_rejected || rc < 0)
+      pl->records_rejected++;
+    else
+      pl->records_parsed++;
+    f->record_rejected = 0;
+    ps_tail_consume(&f->tail);
+    if (ps_cursor_line_done(&f->cur, ln.end, ln.line_no + 1, 0) > 0)
+      committed_now(pl);
+  }
+  /* At the end of what exists now. A file renamed away may still be
+   * written by its producer for a moment: wait settle_ms before dropping. */
+  if (f->draining && !f->settle_due && !pl->once && !pl->stopping) {
+    f->settle_due = uv_now(pl->loop) + (uint64_t)pl->cfg->watch.settle_ms;
+    arm_settle(pl);
+  } else if (f->draining && (pl->once || f->settle_due <= uv_now(pl->loop))) {
+    if (st.st_nlink == 0 && f->cur.committed < ps_tail_offset(&f->tail))
+      PS_WARN("tail", "%s: deleted with %" PRIu64 " bytes not yet acknowledged; "
+              "they are still delivered from the open file",
+              f->path, ps_tail_offset(&f->tail) - f->cur.committed);
+    if (ps_tail_buffered(&f->tail))
+      PS_WARN("tail", "%s: gone with an unterminated last line (%zu bytes); not read",
+              f->path, ps_tail_buffered(&f->tail));
+    retire(f);
+  }
+  return 0;
+}
+
+static int process_doc(pfile *f) {
+  ps_pipeline *pl = f->pl;
+  if (!f->doc_loaded) {
+    f->settle_due = 0;
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+      return 0;
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+      close(fd);
+      return 0;
+    }
+    int rc = ps_read_whole(fd, (size_t)pl->cfg->watch.max_line_bytes, &f->doc);
+    close(fd);
+    if (rc < 0) {
+      ps_log_limited(PS_LOG_WARNING, "tail", f->path, 60, "%s: cannot read (%s)",
+                     f->path, strerror(-rc));
+      ps_buf_free(&f->doc);
+      return 0;
+    }
+    f->id.dev = (uint64_t)st.st_dev;
+    f->id.ino = (uint64_t)st.st_ino;
+    f->doc_size = (uint64_t)st.st_size;
+    f->doc_mtime_ns = mtime_ns(&st);
+    f->doc_hash = ps_hash64(PS_HASH_SEED, f->doc.data ? f->doc.data : "", f->doc.len);
+    if (f->doc_hash == f->cur.last_doc_hash) {
+      ps_buf_free(&f->doc);
+      return 0; /* the same contents were sent already */
+    }
+    /* A document is parsed by a fresh parser each time: it is a new unit. */
+    if (f->parser && f->ops->free)
+      f->ops->free(f->parser);
+    f->parser = NULL;
+    f->open_failed = 0;
+    if (ensure_parser(f) < 0) {
+      ps_buf_free(&f->doc);
+      return 0;
+    }
+    f->doc_loaded = 1;
+  }
+  f->em.origin.line = 0;
+  int rc = f->ops->document(f->parser, f->doc.data ? f->doc.data : "", f->doc.len, &f->em);
+  if (rc == -EAGAIN) {
+    f->paused = 1;
+    return 0;
+  }
+  if (rc < 0)
+    ps_log_limited(PS_LOG_ERROR, "parse", f->path, 10, "%s: %s", f->path, strerror(-rc));
+  if (f->record_rejected || rc < 0)
+    pl->records_rejected++;
+  else
+    pl->records_parsed++;
+  f->record_rejected = 0;
+  if (f->ops->finish)
+    f->ops->finish(f->parser, &f->em);
+  f->doc_loaded = 0;
+  ps_buf_free(&f->doc);
+  if (ps_cursor_line_done(&f->cur, f->doc_size, 0, f->doc_hash) > 0)
+    committed_now(pl);
+  return 0;
+}
+
+static void check_once_done(ps_pipeline *pl);
+
+static void work_cb(uv_idle_t *h) {
+  ps_pipeline *pl = h->data;
+  size_t budget = SLICE_BYTES;
+  pfile *f;
+  int rounds = 0;
+  while (budget && rounds++ < 64 && (f = dequeue(pl))) {
+    if (f->retired) {
+      maybe_free(f);
+      continue;
+    }
+    int more = 0;
+    if (f->kind == PS_INPUT_LINES)
+      more = process_lines(f, budget);
+    else
+      more = process_doc(f);
+    if (more && !f->retired && !f->paused)
+      enqueue(f);
+    budget = budget > READ_CHUNK ? budget - READ_CHUNK : 0;
+  }
+  if (!pl->q_head) {
+    uv_idle_stop(&pl->work);
+    check_once_done(pl);
+  }
+}
+
+/* --- settle, rescan ------------------------------------------------------ */
+
+static void settle_cb(uv_timer_t *t) {
+  ps_pipeline *pl = t->data;
+  uint64_t now = uv_now(pl->loop);
+  for (pfile *f = pl->files; f; f = f->next) {
+    if (f->retired || !f->settle_due || f->doc_loaded || f->settle_due > now)
+      continue;
+    if (f->kind == PS_INPUT_LINES) {
+      enqueue(f); /* a draining file's grace time is over */
+      continue;
+    }
+    struct stat st;
+    if (stat(f->path, &st) < 0) {
+      f->settle_due = 0;
+      continue;
+    }
+    if ((uint64_t)st.st_size != f->doc_size || mtime_ns(&st) != f->doc_mtime_ns) {
+      f->doc_size = (uint64_t)st.st_size;
+      f->doc_mtime_ns = mtime_ns(&st);
+      f->settle_due = now + (uint64_t)pl->cfg->watch.settle_ms;
+      continue;
+    }
+    enqueue(f);
+  }
+  arm_settle(pl);
+}
+
+static void arm_settle(ps_pipeline *pl) {
+  uint64_t next = 0;
+  for (pfile *f = pl->files; f; f = f->next)
+    if (!f->retired && f->settle_due && !f->queued && !f->doc_loaded &&
+        (!next || f->settle_due < next))
+      next = f->settle_due;
+  if (!next || pl->stopping) {
+    uv_timer_stop(&pl->settle_timer);
+    return;
+  }
+  uint64_t now = uv_now(pl->loop);
+  uv_timer_start(&pl->settle_timer, settle_cb, next > now ? next - now : 0, 0);
+}
+
+static void rescan(ps_pipeline *pl) {
+  pl->scan_gen++;
+  ps_watch_scan(pl->watch);
+  /* Line files no scan reached any more left their path without an event
+   * we saw: drain them. */
+  for (pfile *f = pl->files; f; f = f->next)
+    if (!f->retired && f->kind == PS_INPUT_LINES && f->scan_gen != pl->scan_gen &&
+        !f->draining) {
+      struct stat st;
+      if (stat(f->path, &st) == 0 && (uint64_t)st.st_ino == f->id.ino &&
+          (uint64_t)st.st_dev == f->id.dev)
+        continue; /* still there (e.g. its source was reloaded) */
+      f->draining = 1;
+      enqueue(f);
+    }
+}
+
+static void rescan_cb(uv_timer_t *t) { rescan(t->data); }
+
+/* --- state -------------------------------------------------------------- */
+
+static void save_state(ps_pipeline *pl) {
+  ps_state s;
+  ps_state_init(&s);
+  for (pfile *f = pl->files; f; f = f->next) {
+    if (f->retired)
+      continue;
+    ps_state_file e;
+    memset(&e, 0, sizeof e);
+    e.path = f->cur_path;
+    e.id = f->id;
+    e.offset = f->cur.committed;
+    e.line = f->cur.committed_line;
+    if (f->kind == PS_INPUT_DOCUMENT) {
+      e.has_doc = f->cur.committed_doc_hash != 0;
+      e.doc_hash = f->cur.committed_doc_hash;
+    }
+    ps_state_add(&s, &e);
+  }
+  /* Entries of files not seen this time (a folder briefly away) are kept
+   * until `forget`; identity mismatch protects against inode reuse. */
+  for (size_t i = 0; i < pl->saved.nfiles; i++)
+    if (!pl->saved.files[i].matched)
+      ps_state_add(&s, &pl->saved.files[i]);
+  for (size_t i = 0; i < pl->saved.nerrors; i++)
+    ps_state_add_error(&s, pl->saved.errors[i]);
+  s.pending_points = pl->bt.pending_points;
+  if (pl->saved.runs_json)
+    s.runs_json = strdup(pl->saved.runs_json);
+  int rc = ps_state_save(&s, pl->cfg->state_dir);
+  if (rc < 0)
+    ps_log_limited(PS_LOG_ERROR, "state", "save", 60,
+                   "%s: cannot save the state (%s); offsets will be re-read after "
+                   "a restart", pl->cfg->state_dir, strerror(-rc));
+  else
+    pl->dirty = 0;
+  ps_state_free(&s);
+}
+
+static void save_cb(uv_timer_t *t) { save_state(t->data); }
+
+static void committed_now(ps_pipeline *pl) {
+  pl->dirty = 1;
+  if (!uv_is_active((uv_handle_t *)&pl->save_timer) && pl->stopping < 2)
+    uv_timer_start(&pl->save_timer, save_cb, SAVE_DELAY_MS, 0);
+}
+
+/* --- sink ---------------------------------------------------------------- */
+
+static int submit_cb(void *ctx, ps_pbatch *b) {
+  ps_pipeline *pl = ctx;
+  int rc = ps_sink_submit(pl->sink, &b->b);
+  if (rc < 0)
+    ps_log_limited(PS_LOG_ERROR, MOD, "submit", 10, "cannot submit a batch (%s)",
+                   strerror(-rc));
+  return rc;
+}
+
+static void cursor_committed_cb(void *ctx, ps_cursor *c) {
+  ps_pipeline *pl = ctx;
+  pfile *f = c->owner;
+  committed_now(pl);
+  if (f->retired)
+    maybe_free(f);
+}
+
+static void sink_done(ps_sink *sink, ps_batch *batch, int status, size_t rejected) {
+  ps_pipeline *pl = ps_sink_data(sink);
+  ps_pbatch *b = batch->data;
+  if (status == 0)
+    pl->last_progress_ms = uv_now(pl->loop);
+  pl->server_rejected += rejected;
+  if (b->selfstats) {
+    pl->selfstats_in_flight = 0;
+    ps_pbatch_free(b);
+  } else {
+    ps_batcher_done(&pl->bt, b, status == 0);
+  }
+  if (!pl->stopping)
+    resume_paused(pl);
+  check_once_done(pl);
+}
+
+static void sink_reject(ps_sink *sink, const ps_origin *o, const char *line,
+                        size_t len, const char *reason) {
+  ps_pipeline *pl = ps_sink_data(sink);
+  (void)line;
+  (void)len;
+  const char *file = o && o->file ? o->file : "?";
+  ps_log_limited(PS_LOG_WARNING, "sink", file, 10, "%s:%" PRIu64 ": rejected by the server: %s",
+                 file, o ? o->line : 0, reason);
+  record_error(pl, "%s:%" PRIu64 ": rejected by the server: %s", file, o ? o->line : 0,
+               reason);
+}
+
+/* --- self-metrics -------------------------------------------------------- */
+
+static size_t files_watched(const ps_pipeline *pl) {
+  size_t n = 0;
+  for (const pfile *f = pl->files; f; f = f->next)
+    n += !f->retired;
+  return n;
+}
+
+static void stats_cb(uv_timer_t *t) {
+  ps_pipeline *pl = t->data;
+  if (pl->selfstats_in_flight || pl->stopping)
+    return;
+  const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
+  uint64_t now = uv_now(pl->loop);
+  const ps_pbatch *old = ps_batcher_oldest(&pl->bt);
+  ps_selfstats s = {
+      .lines_read = pl->lines_read,
+      .records_parsed = pl->records_parsed,
+      .records_rejected = pl->records_rejected,
+      .points_written = ss->points_written,
+      .points_rejected = ss->points_rejected + pl->points_refused,
+      .batches_sent = ss->batches_sent,
+      .http_retries = ss->http_retries,
+      .bytes_sent = ss->bytes_sent,
+      .pending_points = pl->bt.pending_points,
+      .files_watched = files_watched(pl),
+      .oldest_unacked_s = old ? (ps_now_ms() - old->created_ms) / 1000 : 0,
+      .uptime_s = (now - pl->start_ms) / 1000,
+  };
+  ps_pbatch *b = ps_pbatch_new();
+  if (!b)
+    return;
+  b->selfstats = 1;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  const char *reason = NULL;
+  static const ps_origin self = {"perfship self-metrics", 0};
+  if (ps_selfstats_encode(&b->b.body, &s,
+                          (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+                          pl->extra, pl->nextra, &reason) < 0 ||
+      ps_batch_add_line_origin(&b->b, 0, &self) < 0) {
+    ps_log_limited(PS_LOG_ERROR, MOD, "selfstats", 300, "self-metrics not encoded: %s",
+                   reason ? reason : "out of memory");
+    ps_pbatch_free(b);
+    return;
+  }
+  if (ps_sink_submit(pl->sink, &b->b) < 0) {
+    ps_pbatch_free(b);
+    return;
+  }
+  pl->selfstats_in_flight = 1;
+}
+
+/* --- flush --------------------------------------------------------------- */
+
+static void flush_cb(uv_timer_t *t) {
+  ps_pipeline *pl = t->data;
+  ps_pbatch *b = pl->bt.open;
+  if (!b || !b->b.npoints)
+    return;
+  uint64_t age = ps_now_ms() - b->created_ms;
+  uint64_t ivl = (uint64_t)pl->cfg->batch.flush_interval_ms;
+  if (age + 1 < ivl) {
+    uv_timer_start(&pl->flush_timer, flush_cb, ivl - age, 0);
+    return;
+  }
+  ps_batcher_flush(&pl->bt);
+}
+
+/* --- shutdown ------------------------------------------------------------ */
+
+static void closed_one(uv_handle_t *h) {
+  ps_pipeline *pl = h->data;
+  pl->handles_open--;
+}
+
+static void watch_closed(void *arg) {
+  ps_pipeline *pl = arg;
+  ps_watch_free(pl->watch);
+  pl->watch = NULL;
+}
+
+static void sink_closed(void *arg) {
+  ps_pipeline *pl = arg;
+  pl->sink = NULL;
+}
+
+static void close_all(ps_pipeline *pl) {
+  if (pl->stopping == 2)
+    return;
+  pl->stopping = 2;
+  uv_handle_t *hs[] = {
+      (uv_handle_t *)&pl->flush_timer, (uv_handle_t *)&pl->rescan_timer,
+      (uv_handle_t *)&pl->settle_timer, (uv_handle_t *)&pl->save_timer,
+      (uv_handle_t *)&pl->stats_timer, (uv_handle_t *)&pl->check_timer,
+      (uv_handle_t *)&pl->work,        (uv_handle_t *)&pl->sig_term,
+      (uv_handle_t *)&pl->sig_int,     (uv_handle_t *)&pl->sig_hup,
+  };
+  for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++)
+    if (!uv_is_closing(hs[i]))
+      uv_close(hs[i], closed_one);
+  ps_watch_close(pl->watch, watch_closed, pl);
+  /* Batches still in flight are cancelled: never acknowledged, so their
+   * offsets stay where they are and a restart re-sends them. */
+  if (pl->sink)
+    ps_sink_close(pl->sink, sink_closed, pl);
+  ps_batcher_free(&pl->bt);
+  save_state(pl);
+}
+
+static void check_cb(uv_timer_t *t);
+
+static void begin_stop(ps_pipeline *pl, const char *why) {
+  if (pl->stopping)
+    return;
+  PS_INFO(MOD, "%s: sending what is in flight, then stopping", why);
+  pl->stopping = 1;
+  pl->stop_deadline = uv_now(pl->loop) + DRAIN_WAIT_MS;
+  uv_idle_stop(&pl->work);
+  uv_timer_stop(&pl->rescan_timer);
+  uv_timer_stop(&pl->settle_timer);
+  uv_timer_stop(&pl->stats_timer);
+  ps_batcher_flush(&pl->bt);
+  uv_timer_start(&pl->check_timer, check_cb, 200, 200);
+  check_once_done(pl);
+}
+
+static int all_quiet(const ps_pipeline *pl) {
+  return (!pl->bt.open || !pl->bt.open->b.npoints) && pl->bt.inflight_count == 0 &&
+         !pl->selfstats_in_flight;
+}
+
+static int reading_done(const ps_pipeline *pl) {
+  if (pl->q_head)
+    return 0;
+  for (const pfile *f = pl->files; f; f = f->next)
+    if (!f->retired && (f->paused || f->doc_loaded ||
+                        (f->kind == PS_INPUT_DOCUMENT && f->settle_due)))
+      return 0;
+  return 1;
+}
+
+static void check_once_done(ps_pipeline *pl) {
+  if (pl->stopping == 2)
+    return;
+  if (pl->stopping == 1) {
+    if (all_quiet(pl)) {
+      close_all(pl);
+    } else if (uv_now(pl->loop) >= pl->stop_deadline) {
+      PS_WARN(MOD, "%zu batches still unacknowledged after %d s; they will be "
+              "sent again at the next start", pl->bt.inflight_count, DRAIN_WAIT_MS / 1000);
+      close_all(pl);
+    }
+    return;
+  }
+  if (!pl->once || pl->initial_scan)
+    return;
+  if (!reading_done(pl))
+    return;
+  if (pl->bt.open && pl->bt.open->b.npoints)
+    ps_batcher_flush(&pl->bt);
+  if (!all_quiet(pl))
+    return;
+  uint64_t rejected = pl->records_rejected + pl->points_refused + pl->server_rejected;
+  if (rejected) {
+    PS_WARN(MOD, "done: %" PRIu64 " records or points were rejected (see above)", rejected);
+    pl->exit_code = PS_EXIT_DATAERR;
+  } else {
+    PS_INFO(MOD, "done: everything read is acknowledged");
+  }
+  close_all(pl);
+}
+
+static void check_cb(uv_timer_t *t) {
+  ps_pipeline *pl = t->data;
+  if (pl->stopping == 1) {
+    check_once_done(pl);
+    return;
+  }
+  if (pl->once) {
+    const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
+    uint64_t now = uv_now(pl->loop);
+    uint64_t deadline = (uint64_t)pl->cfg->influxdb.unreachable_deadline_s * 1000;
+    uint64_t since = ss->unreachable_since_ms;
+    if (!since && pl->bt.inflight_count)
+      since = pl->last_progress_ms; /* answering, but not accepting (401/404) */
+    if (since && pl->bt.inflight_count && now - since > deadline) {
+      PS_ERROR(MOD, "%s: the server stayed unreachable for %" PRId64
+               " s (influxdb.unreachable_deadline_s); giving up; offsets stay "
+               "where they are",
+               pl->cfg->influxdb.url, pl->cfg->influxdb.unreachable_deadline_s);
+      record_error(pl, "run --once: server unreachable past the deadline");
+      pl->exit_code = PS_EXIT_UNAVAILABLE;
+      close_all(pl);
+    }
+  }
+}
+
+static void apply_reload(ps_pipeline *pl, ps_config *n) {
+  if (pl->nold == sizeof pl->old_cfgs / sizeof pl->old_cfgs[0]) {
+    PS_WARN(MOD, "too many reloads; restart perfship to apply the configuration");
+    ps_config_free(n);
+    free(n);
+    return;
+  }
+  /* The old configuration stays alive: tracked files and the sink (built
+   * with its influxdb settings) keep pointing into it. */
+  pl->old_cfgs[pl->nold++] = pl->cfg;
+  pl->cfg = n;
+  ps_log_set_level(n->log_level);
+  pl->bt.max_points = (size_t)n->batch.max_points;
+  pl->bt.max_bytes = (size_t)n->batch.max_bytes;
+  pl->bt.max_pending = (size_t)n->batch.max_pending_bytes;
+  build_extra_tags(pl);
+  ps_watch_set_sources(pl->watch, n->sources, n->nsources);
+  uv_timer_start(&pl->rescan_timer, rescan_cb, (uint64_t)n->watch.rescan_interval_ms,
+                 (uint64_t)n->watch.rescan_interval_ms);
+  if (n->selfstats.interval_ms > 0)
+    uv_timer_start(&pl->stats_timer, stats_cb, (uint64_t)n->selfstats.interval_ms,
+                   (uint64_t)n->selfstats.interval_ms);
+  rescan(pl);
+  PS_INFO(MOD, "configuration reread from %s (influxdb settings apply at the next start)",
+          n->file ? n->file : "defaults");
+}
+
+static void signal_cb(uv_signal_t *h, int signum) {
+  ps_pipeline *pl = h->data;
+  if (signum == SIGHUP) {
+    /* Logs go to stderr (the journal or a redirect): nothing to reopen. */
+    const char *file = pl->cfg->file;
+    if (!file) {
+      PS_INFO(MOD, "SIGHUP: no configuration file to reread");
+      return;
+    }
+    ps_config *n = calloc(1, sizeof *n);
+    if (!n)
+      return;
+    ps_config_defaults(n);
+    ps_buf err;
+    ps_buf_init(&err, 4096);
+    if (ps_config_load(n, file, &err) < 0) {
+      PS_ERROR(MOD, "SIGHUP: %s; keeping the running configuration",
+               err.data ? err.data : "configuration error");
+      ps_config_free(n);
+      free(n);
+    } else {
+      apply_reload(pl, n);
+    }
+    ps_buf_free(&err);
+    return;
+  }
+  begin_stop(pl, signum == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+/* --- start --------------------------------------------------------------- */
+
+static void create_database(ps_pipeline *pl) {
+  const ps_config *c = pl->cfg;
+  if (c->influxdb.api != PS_API_V1 || !c->influxdb.create_database)
+    return;
+  ps_buf err;
+  ps_buf_init(&err, 2048);
+  int rc = ps_influx_create_database(c, &err);
+  if (rc < 0)
+    PS_WARN(MOD, "CREATE DATABASE: %s%s", err.data ? err.data : strerror(-rc),
+            rc == -EIO ? " (writes are retried until the server answers)" : "");
+  ps_buf_free(&err);
+}
+
+int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
+  ps_pipeline *pl = calloc(1, sizeof *pl);
+  if (!pl)
+    return PS_EXIT_SOFTWARE;
+  pl->cfg = cfg;
+  pl->once = opts && opts->once;
+  pl->exit_code = PS_EXIT_OK;
+  ps_buf_init(&pl->scratch, 0);
+  const char *sd = cfg->state_dir && cfg->state_dir[0] ? cfg->state_dir : ".";
+  pl->lock_fd = ps_state_lock(sd, 1);
+  if (pl->lock_fd < 0) {
+    if (pl->lock_fd == -EWOULDBLOCK)
+      fprintf(stderr, "perfship: %s: another perfship agent is running with this "
+              "state_dir; stop it first\n", sd);
+    else
+      fprintf(stderr, "perfship: %s: cannot use the state directory (%s); set "
+              "state_dir to a writable folder\n", sd, strerror(-pl->lock_fd));
+    int code = pl->lock_fd == -EWOULDBLOCK ? PS_EXIT_TEMPFAIL : PS_EXIT_CONFIG;
+    free(pl);
+    return code;
+  }
+  ps_buf warn;
+  ps_buf_init(&warn, 4096);
+  ps_state_load(&pl->saved, sd, &warn);
+  if (warn.len)
+    PS_WARN("state", "%s", warn.data);
+  ps_buf_free(&warn);
+  pl->first_start_end = !pl->saved.existed && cfg->watch.start_at == PS_START_END;
+  build_extra_tags(pl);
+
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  pl->loop = &loop;
+  pl->start_ms = pl->last_progress_ms = uv_now(&loop);
+  create_database(pl);
+  int rc = ps_sink_init(&pl->sink, &loop, cfg, sink_done, sink_reject, pl);
+  if (rc < 0) {
+    fprintf(stderr, "perfship: cannot start the HTTP sink (%s)\n", strerror(-rc));
+    ps_state_free(&pl->saved);
+    close(pl->lock_fd);
+    uv_loop_close(&loop);
+    free(pl->extra);
+    free(pl);
+    return PS_EXIT_SOFTWARE;
+  }
+  ps_batcher_init(&pl->bt, (size_t)cfg->batch.max_points, (size_t)cfg->batch.max_bytes,
+                  (size_t)cfg->batch.max_pending_bytes, submit_cb, cursor_committed_cb, pl);
+  uv_timer_t *timers[] = {&pl->flush_timer, &pl->rescan_timer, &pl->settle_timer,
+                          &pl->save_timer, &pl->stats_timer, &pl->check_timer};
+  for (size_t i = 0; i < sizeof timers / sizeof timers[0]; i++) {
+    uv_timer_init(&loop, timers[i]);
+    timers[i]->data = pl;
+    pl->handles_open++;
+  }
+  uv_idle_init(&loop, &pl->work);
+  pl->work.data = pl;
+  uv_signal_t *sigs[] = {&pl->sig_term, &pl->sig_int, &pl->sig_hup};
+  int signums[] = {SIGTERM, SIGINT, SIGHUP};
+  for (size_t i = 0; i < 3; i++) {
+    uv_signal_init(&loop, sigs[i]);
+    sigs[i]->data = pl;
+    uv_signal_start(sigs[i], signal_cb, signums[i]);
+  }
+  pl->handles_open += 4;
+  ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, on_path, pl);
+
+  PS_INFO(MOD, "starting%s: %zu sources, state in %s", pl->once ? " (--once)" : "",
+          cfg->nsources, sd);
+  pl->initial_scan = 1;
+  rescan(pl);
+  pl->initial_scan = 0;
+  if (!pl->once) {
+    if (cfg->watch.rescan_interval_ms > 0)
+      uv_timer_start(&pl->rescan_timer, rescan_cb, (uint64_t)cfg->watch.rescan_interval_ms,
+                     (uint64_t)cfg->watch.rescan_interval_ms);
+    if (cfg->selfstats.interval_ms > 0)
+      uv_timer_start(&pl->stats_timer, stats_cb, (uint64_t)cfg->selfstats.interval_ms,
+                     (uint64_t)cfg->selfstats.interval_ms);
+  } else {
+    uv_timer_start(&pl->check_timer, check_cb, 1000, 1000);
+    ps_watch_close(pl->watch, watch_closed, pl); /* nothing new is wanted */
+  }
+  save_state(pl);
+  check_once_done(pl);
+
+  uv_run(&loop, UV_RUN_DEFAULT);
+
+  for (pfile *f = pl->files, *next; f; f = next) {
+    next = f->next;
+    file_free(f);
+  }
+  if (uv_loop_close(&loop) != 0)
+    PS_DEBUG(MOD, "loop closed with handles left");
+  int code = pl->exit_code;
+  ps_state_free(&pl->saved);
+  for (size_t i = 0; i < pl->nold; i++) {
+    if (pl->old_cfgs[i] != cfg) {
+      ps_config_free(pl->old_cfgs[i]);
+      free(pl->old_cfgs[i]);
+    }
+  }
+  if (pl->cfg != cfg) {
+    ps_config_free(pl->cfg);
+    free(pl->cfg);
+  }
+  ps_buf_free(&pl->scratch);
+  free(pl->extra);
+  close(pl->lock_fd);
+  free(pl);
+  return code;
+}

@@ -1,0 +1,210 @@
+/*
+ * test_state: the state file round-trips, is replaced atomically, and a
+ * corrupt one is reported and treated as empty, never a crash.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "state.h"
+
+static char dir[64];
+
+static int setup(void **st) {
+  (void)st;
+  strcpy(dir, "/tmp/ps-test-state-XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **st) {
+  (void)st;
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  return system(cmd);
+}
+
+static void write_text(const char *name, const char *text) {
+  char p[128];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void missing_is_empty(void **st) {
+  (void)st;
+  char sub[128];
+  snprintf(sub, sizeof sub, "%s/none", dir);
+  mkdir(sub, 0700);
+  ps_state s;
+  ps_buf warn;
+  ps_buf_init(&warn, 0);
+  assert_int_equal(ps_state_load(&s, sub, &warn), 0);
+  assert_int_equal(s.existed, 0);
+  assert_int_equal(s.nfiles, 0);
+  assert_int_equal(warn.len, 0);
+  ps_state_free(&s);
+  ps_buf_free(&warn);
+}
+
+static void round_trip_keeps_64bit_values(void **st) {
+  (void)st;
+  ps_state s;
+  ps_state_init(&s);
+  ps_state_file f = {
+      .path = "/srv/run 1/perf.jsonl",
+      .id = {.dev = 0xfffffffffffffff1ULL, .ino = 18446744073709551000ULL,
+             .fp_len = 256, .fp_hash = 0x8000000000000001ULL},
+      .offset = 10485761234ULL,
+      .line = 77,
+  };
+  assert_int_equal(ps_state_add(&s, &f), 0);
+  ps_state_file d = {.path = "/srv/results.json", .has_doc = 1,
+                     .doc_hash = 0xdeadbeefcafef00dULL};
+  assert_int_equal(ps_state_add(&s, &d), 0);
+  ps_state_add_error(&s, "/srv/x.jsonl:3: bad \"quote\"\nnewline");
+  s.pending_points = 42;
+  s.runs_json = strdup("{\"daily-perf-1\":{\"first_seen\":1}}");
+  assert_int_equal(ps_state_save(&s, dir), 0);
+  ps_state_free(&s);
+
+  ps_buf warn;
+  ps_buf_init(&warn, 0);
+  ps_state l;
+  assert_int_equal(ps_state_load(&l, dir, &warn), 0);
+  assert_int_equal(warn.len, 0);
+  assert_int_equal(l.existed, 1);
+  assert_int_equal(l.nfiles, 2);
+  ps_state_file *g = ps_state_find(&l, 0xfffffffffffffff1ULL, 18446744073709551000ULL);
+  assert_non_null(g);
+  assert_string_equal(g->path, "/srv/run 1/perf.jsonl");
+  assert_true(g->offset == 10485761234ULL);
+  assert_true(g->id.fp_hash == 0x8000000000000001ULL);
+  assert_int_equal(g->id.fp_len, 256);
+  assert_int_equal(g->line, 77);
+  assert_int_equal(g->has_doc, 0);
+  assert_int_equal(l.files[1].has_doc, 1);
+  assert_true(l.files[1].doc_hash == 0xdeadbeefcafef00dULL);
+  assert_int_equal(l.nerrors, 1);
+  assert_string_equal(l.errors[0], "/srv/x.jsonl:3: bad \"quote\"\nnewline");
+  assert_int_equal(l.pending_points, 42);
+  assert_non_null(l.runs_json);
+  assert_non_null(strstr(l.runs_json, "daily-perf-1"));
+  ps_state_free(&l);
+  ps_buf_free(&warn);
+  /* No temporary file is left behind. */
+  char tmp[128];
+  snprintf(tmp, sizeof tmp, "%s/.state.json.tmp", dir);
+  assert_int_equal(access(tmp, F_OK), -1);
+}
+
+static void corrupt_is_reported_and_empty(void **st) {
+  (void)st;
+  const char *bad[] = {
+      "",
+      "{\"version\":1,\"files\":[{\"path\":\"/a\",\"dev\":\"1\"",  /* truncated */
+      "\x01\x02garbage",
+      "{\"version\":99,\"files\":[]}",
+      "{\"version\":1,\"files\":[{\"path\":\"/a\",\"dev\":\"x\",\"ino\":\"1\","
+      "\"fp_len\":\"0\",\"fp_hash\":\"0\",\"offset\":\"0\",\"line\":\"1\"}]}",
+      "[1,2,3]",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    write_text("state.json", bad[i]);
+    ps_state s;
+    ps_buf warn;
+    ps_buf_init(&warn, 0);
+    assert_int_equal(ps_state_load(&s, dir, &warn), 0);
+    assert_int_equal(s.nfiles, 0);
+    assert_non_null(warn.data);
+    assert_non_null(strstr(warn.data, "corrupt"));
+    assert_non_null(strstr(warn.data, "state.json"));
+    ps_state_free(&s);
+    ps_buf_free(&warn);
+    /* Kept aside for inspection, and the agent may save a fresh one. */
+    char aside[128];
+    snprintf(aside, sizeof aside, "%s/state.json.corrupt", dir);
+    assert_int_equal(access(aside, F_OK), 0);
+  }
+}
+
+static void save_replaces_atomically(void **st) {
+  (void)st;
+  ps_state s;
+  ps_state_init(&s);
+  ps_state_file f = {.path = "/one", .offset = 1};
+  ps_state_add(&s, &f);
+  assert_int_equal(ps_state_save(&s, dir), 0);
+  struct stat a, b;
+  char p[128];
+  snprintf(p, sizeof p, "%s/state.json", dir);
+  assert_int_equal(stat(p, &a), 0);
+  s.files[0].offset = 2;
+  assert_int_equal(ps_state_save(&s, dir), 0);
+  assert_int_equal(stat(p, &b), 0);
+  /* A new inode each time: readers see the old or the new file, whole. */
+  assert_true(a.st_ino != b.st_ino);
+  assert_int_equal(b.st_mode & 0777, 0600);
+  ps_state_free(&s);
+  /* Saving into a directory that does not exist fails cleanly. */
+  ps_state_init(&s);
+  assert_true(ps_state_save(&s, "/nonexistent/dir/for/state") < 0);
+  ps_state_free(&s);
+}
+
+static void forget_drops_files_and_folders(void **st) {
+  (void)st;
+  ps_state s;
+  ps_state_init(&s);
+  const char *paths[] = {"/r/run-a/perf.jsonl", "/r/run-a/sub/x.jsonl",
+                         "/r/run-ab/perf.jsonl", "/r/other.jsonl"};
+  for (size_t i = 0; i < 4; i++) {
+    ps_state_file f = {.path = (char *)paths[i], .id = {.ino = i + 1}};
+    ps_state_add(&s, &f);
+  }
+  assert_int_equal(ps_state_forget(&s, "/r/run-a/"), 2); /* not run-ab */
+  assert_int_equal(s.nfiles, 2);
+  assert_null(ps_state_find(&s, 0, 1));
+  assert_non_null(ps_state_find(&s, 0, 3));
+  assert_int_equal(ps_state_forget(&s, "/r/other.jsonl"), 1);
+  assert_int_equal(ps_state_forget(&s, "/nothing"), 0);
+  assert_int_equal(s.nfiles, 1);
+  ps_state_free(&s);
+  ps_state_free(NULL);
+}
+
+static void errors_keep_the_last_ten(void **st) {
+  (void)st;
+  ps_state s;
+  ps_state_init(&s);
+  char m[32];
+  for (int i = 0; i < 25; i++) {
+    snprintf(m, sizeof m, "e%d", i);
+    ps_state_add_error(&s, m);
+  }
+  assert_int_equal(s.nerrors, PS_STATE_MAX_ERRORS);
+  assert_string_equal(s.errors[0], "e15");
+  assert_string_equal(s.errors[9], "e24");
+  ps_state_free(&s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(missing_is_empty),
+      cmocka_unit_test(round_trip_keeps_64bit_values),
+      cmocka_unit_test(corrupt_is_reported_and_empty),
+      cmocka_unit_test(save_replaces_atomically),
+      cmocka_unit_test(forget_drops_files_and_folders),
+      cmocka_unit_test(errors_keep_the_last_ten),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

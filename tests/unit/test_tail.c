@@ -1,0 +1,302 @@
+/*
+ * test_tail: line framing and file identity (include/tail.h), on real
+ * files in a temporary directory.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tail.h"
+
+static char dir[64];
+
+static int setup(void **st) {
+  (void)st;
+  strcpy(dir, "/tmp/ps-test-tail-XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **st) {
+  (void)st;
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  return system(cmd);
+}
+
+static void path_of(char *out, const char *name) { sprintf(out, "%s/%s", dir, name); }
+
+static void write_file(const char *path, const char *data, size_t n, const char *mode) {
+  FILE *f = fopen(path, mode);
+  assert_non_null(f);
+  assert_int_equal(fwrite(data, 1, n, f), n);
+  fclose(f);
+}
+
+/* Reads every complete line available now into `lines` (joined by '|'). */
+static void drain(ps_tail *t, char *out, size_t cap, size_t chunk) {
+  out[0] = '\0';
+  for (;;) {
+    ps_tail_line ln;
+    int r = ps_tail_next(t, &ln);
+    if (r == PS_TAIL_LINE) {
+      strncat(out, ln.data, ln.len < cap - strlen(out) - 2 ? ln.len : 0);
+      strcat(out, "|");
+      ps_tail_consume(t);
+    } else if (r == PS_TAIL_TOO_LONG) {
+      strcat(out, "<long>|");
+    } else if (r == PS_TAIL_SKIPPED) {
+      continue;
+    } else if (ps_tail_fill(t, chunk) <= 0) {
+      return;
+    }
+  }
+}
+
+static void partial_last_line_waits(void **st) {
+  (void)st;
+  char p[128], got[256];
+  path_of(p, "partial");
+  write_file(p, "a\nb\r\nc", 6, "w");
+  int fd = open(p, O_RDONLY);
+  ps_tail t;
+  ps_tail_init(&t, fd, 0, 1, 1024);
+  drain(&t, got, sizeof got, 3); /* tiny chunks: lines cross reads */
+  assert_string_equal(got, "a|b|"); /* CR stripped, "c" waits */
+  assert_int_equal(ps_tail_offset(&t), 5);
+  assert_int_equal(ps_tail_buffered(&t), 1);
+  write_file(p, "d\n", 2, "a");
+  drain(&t, got, sizeof got, 3);
+  assert_string_equal(got, "cd|");
+  assert_int_equal(ps_tail_offset(&t), 8);
+  assert_int_equal(t.line_no, 4);
+  ps_tail_free(&t);
+  close(fd);
+}
+
+static void next_without_consume_repeats(void **st) {
+  (void)st;
+  char p[128];
+  path_of(p, "repeat");
+  write_file(p, "one\ntwo\n", 8, "w");
+  int fd = open(p, O_RDONLY);
+  ps_tail t;
+  ps_tail_init(&t, fd, 0, 1, 1024);
+  ps_tail_line a, b;
+  assert_int_equal(ps_tail_fill(&t, 4096), 8);
+  assert_int_equal(ps_tail_next(&t, &a), PS_TAIL_LINE);
+  assert_int_equal(ps_tail_next(&t, &b), PS_TAIL_LINE);
+  assert_int_equal(a.start, b.start);
+  assert_int_equal(a.line_no, 1);
+  assert_int_equal(ps_tail_fill(&t, 4096), -EBUSY); /* the line is still lent out */
+  ps_tail_consume(&t);
+  assert_int_equal(ps_tail_next(&t, &b), PS_TAIL_LINE);
+  assert_int_equal(b.line_no, 2);
+  assert_int_equal(b.end, 8);
+  assert_memory_equal(b.data, "two", 3);
+  ps_tail_free(&t);
+  close(fd);
+}
+
+static void resume_at_offset(void **st) {
+  (void)st;
+  char p[128], got[256];
+  path_of(p, "resume");
+  write_file(p, "l1\nl2\nl3\n", 9, "w");
+  int fd = open(p, O_RDONLY);
+  ps_tail t;
+  ps_tail_init(&t, fd, 3, 2, 1024);
+  drain(&t, got, sizeof got, 4096);
+  assert_string_equal(got, "l2|l3|");
+  ps_tail_free(&t);
+  close(fd);
+}
+
+static void huge_line_is_linear_and_exact(void **st) {
+  (void)st;
+  char p[128];
+  path_of(p, "huge");
+  size_t n = 12u << 20; /* 12 MB, read in 64 KiB chunks */
+  char *big = malloc(n + 1);
+  assert_non_null(big);
+  for (size_t i = 0; i < n; i++)
+    big[i] = (char)('a' + i % 26);
+  big[n] = '\n';
+  write_file(p, big, n + 1, "w");
+  write_file(p, "next\n", 5, "a");
+  int fd = open(p, O_RDONLY);
+  ps_tail t;
+  ps_tail_init(&t, fd, 0, 1, 64u << 20);
+  ps_tail_line ln;
+  int r;
+  size_t reads = 0;
+  while ((r = ps_tail_next(&t, &ln)) == PS_TAIL_NONE) {
+    assert_true(ps_tail_fill(&t, 65536) > 0);
+    reads++;
+  }
+  assert_int_equal(r, PS_TAIL_LINE);
+  assert_int_equal(ln.len, n);
+  assert_memory_equal(ln.data, big, n);
+  assert_true(reads <= n / 65536 + 2);
+  /* Buffer growth is geometric: capacity within 2x of the line. */
+  assert_true(t.buf.cap <= 2 * (n + 65536) + 256);
+  ps_tail_consume(&t);
+  while ((r = ps_tail_next(&t, &ln)) == PS_TAIL_NONE)
+    assert_true(ps_tail_fill(&t, 65536) > 0);
+  assert_int_equal(ln.len, 4);
+  assert_int_equal(ln.line_no, 2);
+  free(big);
+  ps_tail_free(&t);
+  close(fd);
+}
+
+static void over_long_line_is_skipped_with_bounded_memory(void **st) {
+  (void)st;
+  char p[128];
+  path_of(p, "toolong");
+  write_file(p, "ok\n", 3, "w");
+  size_t n = 3u << 20;
+  char *big = malloc(n);
+  assert_non_null(big);
+  memset(big, 'x', n);
+  write_file(p, big, n, "a");
+  write_file(p, "\nafter\n", 7, "a");
+  free(big);
+  int fd = open(p, O_RDONLY);
+  ps_tail t;
+  ps_tail_init(&t, fd, 0, 1, 1000); /* limit 1000 bytes */
+  ps_tail_line ln;
+  int r, saw_long = 0, saw_skip = 0;
+  char last[16] = "";
+  uint64_t last_line = 0;
+  size_t max_cap = 0;
+  for (;;) {
+    r = ps_tail_next(&t, &ln);
+    if (r == PS_TAIL_NONE) {
+      if (ps_tail_fill(&t, 4096) <= 0)
+        break;
+      if (t.buf.cap > max_cap)
+        max_cap = t.buf.cap;
+      continue;
+    }
+    if (r == PS_TAIL_TOO_LONG) {
+      saw_long++;
+      assert_int_equal(ln.line_no, 2);
+      assert_int_equal(ln.start, 3);
+    } else if (r == PS_TAIL_SKIPPED) {
+      saw_skip++;
+      assert_int_equal(ln.end, 3 + n + 1);
+    } else {
+      snprintf(last, sizeof last, "%.*s", (int)ln.len, ln.data);
+      last_line = ln.line_no;
+      ps_tail_consume(&t);
+    }
+  }
+  assert_int_equal(saw_long, 1);
+  assert_int_equal(saw_skip, 1);
+  assert_string_equal(last, "after");
+  assert_int_equal(last_line, 3);
+  assert_true(max_cap < 16384); /* never the 3 MB line */
+  ps_tail_free(&t);
+  close(fd);
+}
+
+static void complete_line_over_limit_is_skipped(void **st) {
+  (void)st;
+  char p[128], got[256];
+  path_of(p, "overlimit");
+  write_file(p, "0123456789ABCDEF\nshort\n", 23, "w");
+  int fd = open(p, O_RDONLY);
+  ps_tail t;
+  ps_tail_init(&t, fd, 0, 1, 10);
+  drain(&t, got, sizeof got, 4096);
+  assert_string_equal(got, "<long>|short|");
+  assert_int_equal(ps_tail_offset(&t), 23);
+  ps_tail_free(&t);
+  close(fd);
+}
+
+static void identity_survives_growth_and_rename(void **st) {
+  (void)st;
+  char p[128], q[128];
+  path_of(p, "ident");
+  path_of(q, "ident.1");
+  write_file(p, "first line\n", 11, "w");
+  int fd = open(p, O_RDONLY);
+  struct stat s;
+  fstat(fd, &s);
+  ps_file_id id, now;
+  assert_int_equal(ps_file_identify(fd, &s, &id), 0);
+  assert_int_equal(id.fp_len, 11);
+  char more[600];
+  memset(more, 'm', sizeof more);
+  more[sizeof more - 1] = '\n';
+  write_file(p, more, sizeof more, "a");
+  assert_int_equal(rename(p, q), 0);
+  fstat(fd, &s);
+  assert_int_equal(ps_file_id_check(fd, &s, &id, &now), PS_ID_SAME);
+  assert_int_equal(now.fp_len, PS_FP_MAX); /* widened as the file grew */
+  close(fd);
+}
+
+static void truncation_and_copytruncate_change_identity(void **st) {
+  (void)st;
+  char p[128];
+  path_of(p, "trunc");
+  write_file(p, "aaaa\nbbbb\n", 10, "w");
+  int fd = open(p, O_RDONLY);
+  struct stat s;
+  fstat(fd, &s);
+  ps_file_id id;
+  ps_file_identify(fd, &s, &id);
+  /* Truncated (shorter than the fingerprint). */
+  assert_int_equal(truncate(p, 0), 0);
+  write_file(p, "cc\n", 3, "a");
+  fstat(fd, &s);
+  assert_int_equal(ps_file_id_check(fd, &s, &id, NULL), PS_ID_REWRITTEN);
+  /* Same-length copytruncate: same inode, same size, other contents. */
+  write_file(p, "aaaa\nbbbb\n", 10, "w");
+  fstat(fd, &s);
+  ps_file_identify(fd, &s, &id);
+  write_file(p, "xxxx\nyyyy\n", 10, "w");
+  fstat(fd, &s);
+  assert_int_equal(s.st_size, 10);
+  assert_int_equal(ps_file_id_check(fd, &s, &id, NULL), PS_ID_REWRITTEN);
+  close(fd);
+  /* Replaced by another file at the same path. */
+  char q[128];
+  path_of(q, "trunc.new");
+  write_file(q, "aaaa\nbbbb\n", 10, "w");
+  fd = open(p, O_RDONLY);
+  fstat(fd, &s);
+  ps_file_identify(fd, &s, &id);
+  close(fd);
+  assert_int_equal(rename(q, p), 0);
+  fd = open(p, O_RDONLY);
+  fstat(fd, &s);
+  assert_int_equal(ps_file_id_check(fd, &s, &id, NULL), PS_ID_OTHER);
+  close(fd);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(partial_last_line_waits),
+      cmocka_unit_test(next_without_consume_repeats),
+      cmocka_unit_test(resume_at_offset),
+      cmocka_unit_test(huge_line_is_linear_and_exact),
+      cmocka_unit_test(over_long_line_is_skipped_with_bounded_memory),
+      cmocka_unit_test(complete_line_over_limit_is_skipped),
+      cmocka_unit_test(identity_survives_growth_and_rename),
+      cmocka_unit_test(truncation_and_copytruncate_change_identity),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
