@@ -821,6 +821,26 @@ static int decimal_fast(const char *p, size_t n, double *out) {
   return 1;
 }
 
+int ps_lp_decimal(const char *p, size_t n, double *out) {
+  if (!float_syntax(p, n))
+    return -EINVAL;
+  if (decimal_fast(p, n, out))
+    return 0;
+  char tmp[64];
+  char *heap = NULL, *src = tmp;
+  if (n >= sizeof tmp) {
+    heap = malloc(n + 1);
+    if (!heap)
+      return -ENOMEM;
+    src = heap;
+  }
+  memcpy(src, p, n);
+  src[n] = '\0';
+  *out = strtod(src, NULL);
+  free(heap);
+  return isfinite(*out) ? 0 : -ERANGE;
+}
+
 static int all_digits(const char *p, size_t n) {
   if (!n)
     return 0;
