@@ -17,6 +17,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from faultproxy import FaultProxy  # noqa: E402
 from harness import (PERFSHIP_BIN, Agent, InfluxServer, free_port,  # noqa: E402
                      run_perfship, wait_until, write_config)
 
@@ -149,6 +150,25 @@ class LiveTests(Base):
               f"{', '.join('%.0f ms' % (f * 1000) for f in figures)}")
         self.assertLess(max(figures), 2.0)
         self.assertEqual(a.stop(), 0)
+
+    def test_server_faults_still_exact(self):
+        with FaultProxy(upstream_port=self.influx.port, seed=11) as proxy:
+            self.influx.create_db(self.db)
+            proxy.add_rule("status", code=500, prob=0.2, path="/write")
+            proxy.add_rule("drop", forward=True, prob=0.15, path="/write")
+            proxy.add_rule("status", code=503, retry_after="1", prob=0.05, path="/write")
+            cfg = self.config(influx=proxy.url,
+                              extra=groups(batch={"max_points": 200}))
+            self.agent(cfg)
+            n = 0
+            for burst in range(10):
+                self.append("f.jsonl", "".join(line(i) for i in range(n, n + 300)))
+                n += 300
+                time.sleep(0.05)
+            wait_until(lambda: len(self.points()) == n, 40, what="all points through faults")
+            self.assertEqual(self.points(), expected(range(n)))
+            actions = [r.action for r in proxy.requests if r.path.startswith("/write")]
+            self.assertGreater(sum(a != "pass" for a in actions), 3)
 
     def test_partial_last_line_waits_for_its_newline(self):
         self.agent(self.config())
@@ -396,6 +416,21 @@ class OnceTests(Base):
         rc, _, err = run_perfship(["-c", cfg, "forget", self.src])
         self.assertEqual(rc, 75, err)
         self.assertIn("stop it first", err)
+
+    def test_line_rejected_by_the_server_is_reported_rest_stored(self):
+        cfg = self.config(fmt="lp")
+        path = os.path.join(self.src, "x.lp")
+        t = [(BASE + i) * 10**9 for i in range(3)]
+        with open(path, "w") as f:
+            f.write(f"m,k=a n=0i {t[0]}\nm,k=a n=\"text\" {t[1]}\nm,k=a n=2i {t[2]}\n")
+        rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+        self.assertEqual(rc, 65, err)
+        self.assertIn(f"{path}:2:", err)
+        self.assertEqual(self.points(), expected([0, 2]))
+        out = run_perfship(["-c", cfg, "status"])[1]
+        size = os.path.getsize(path)
+        self.assertIn(f"offset {size} of {size}", out)  # never retried forever
+        self.assertIn(f"{path}:2: rejected by the server", out)
 
     def test_once_unreachable_server_exits_69(self):
         port = free_port()
