@@ -1069,6 +1069,17 @@ static int process_doc(pfile *f) {
     }
     int rc = ps_read_whole(fd, (size_t)pl->cfg->watch.max_line_bytes, &f->doc);
     close(fd);
+    if (rc == -EFBIG) {
+      pl->records_rejected++;
+      ps_log_limited(PS_LOG_WARNING, "tail", lkey("longdoc", f->path), 300,
+                     "%s: document larger than watch.max_line_bytes (%" PRId64
+                     "); skipped",
+                     f->path, pl->cfg->watch.max_line_bytes);
+      record_error(pl, "%s: document larger than watch.max_line_bytes; skipped",
+                   f->path);
+      ps_buf_free(&f->doc);
+      return 0;
+    }
     if (rc < 0) {
       ps_log_limited(PS_LOG_WARNING, "tail", lkey("read", f->path), 60,
                      "%s: cannot read (%s)", f->path, strerror(-rc));
