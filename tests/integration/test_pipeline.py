@@ -512,6 +512,45 @@ class DocumentTests(Base):
                    what="new contents read")
 
 
+    def test_locust_history_tailed_and_stats_documents(self):
+        """Locust: *_stats_history.csv tailed line by line (its header read
+        at open, also when resuming mid-file), *_stats.csv and
+        *_failures.csv as documents; the result equals convert's."""
+        folder = os.path.join(self.src, "isa")
+        shutil.copytree(os.path.join(DSS, "locust_isa"), folder)
+        hist = os.path.join(folder, "isa_stats_history.csv")
+        with open(hist) as f:
+            rows = f.readlines()
+        with open(hist, "w") as f:  # the run is still going: half the history
+            f.writelines(rows[:len(rows) // 2])
+        cfg = self.config(fmt="locust")
+        a = self.agent(cfg)
+        wait_until(lambda: count(self.influx, self.db, "locust_history") > 0, 10)
+        a.stop()  # a restart in the middle of the history
+        a = self.agent(cfg)
+        with open(hist, "a") as f:
+            f.writelines(rows[len(rows) // 2:])
+        files = [os.path.join(folder, x) for x in sorted(os.listdir(folder))
+                 if not x.endswith("_exceptions.csv")]
+        rc, lp, err = run_perfship(["-c", cfg, "convert", "-f", "locust"] + files)
+        self.assertEqual(rc, 0, err)
+        conv = self.db + "_convert"
+        self.influx.create_db(conv)
+        self.assertEqual(self.influx.write(conv, lp)[0], 204)
+
+        def dump(db):
+            out = {}
+            for m in ("locust_stats", "locust_history", "locust_failures"):
+                rows = self.influx.query(db, f'SELECT * FROM "{m}" GROUP BY *')
+                out[m] = sorted(tuple(sorted((k, repr(v)) for k, v in r.items()))
+                                for r in rows)
+            return out
+        want = dump(conv)
+        self.assertTrue(all(want.values()))
+        wait_until(lambda: dump(self.db) == want, 15, what="locust points as convert's")
+        self.assertEqual(a.stop(), 0)
+
+
 class ReloadTests(Base):
     def test_sighup_rereads_sources(self):
         cfg = self.config()
