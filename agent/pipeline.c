@@ -80,6 +80,7 @@ typedef struct prun {
   int in_flight;
   int pending_which;
   char pending_status[16];
+  int64_t newest_ns;  /* newest modification time noticed in the folder */
   ps_run_facts facts; /* restored from the state, until a parser has them */
   int have_facts;
 } prun;
@@ -312,7 +313,8 @@ static void retire(pfile *f) {
 }
 
 static int on_point(void *ctx, const ps_point *p, const ps_origin *o);
-static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char *path);
+static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char *path,
+                          int force);
 static void on_reject(void *ctx, const ps_origin *o, const char *reason);
 
 static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
@@ -495,7 +497,7 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
   if (!ops || !ops->input_kind)
     return;
   ps_input_kind kind = ops->input_kind(src, path);
-  run_note_path(pl, src, path); /* slogs, exit_code, docker.log count too */
+  run_note_path(pl, src, path, 0); /* slogs, exit_code, docker.log count too */
   if (kind == PS_INPUT_IGNORE)
     return;
   struct stat st;
@@ -583,8 +585,11 @@ static void run_mark(ps_pipeline *pl, prun *r) {
 }
 
 /* Any change inside a loadgen source: a file of a run folder (the folder
- * holding perf.jsonl or exit_code) makes that run due for evaluation. */
-static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char *path) {
+ * holding perf.jsonl or exit_code) makes that run due for evaluation. A
+ * rescan names every file again: only a newer modification time (or a file
+ * gone) counts then, so finished runs are not re-read every rescan. */
+static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char *path,
+                          int force) {
   if (src->format != PS_FMT_LOADGEN)
     return;
   const char *slash = strrchr(path, '/');
@@ -605,6 +610,15 @@ static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char 
     snprintf(probe, sizeof probe, "%s/exit_code", folder);
     is_run = is_run || stat(probe, &st) == 0;
     if (!is_run || !(r = run_add(pl, folder)))
+      return;
+    force = 1;
+  }
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    int64_t m = mtime_ns(&st);
+    if (m > r->newest_ns)
+      r->newest_ns = m;
+    else if (!force)
       return;
   }
   run_mark(pl, r);
@@ -1035,7 +1049,7 @@ static int process_lines(pfile *f, size_t budget) {
   /* At the end of what exists now: a run's perf.jsonl read so far is the
    * moment to look at the run again. */
   if (f->src->format == PS_FMT_LOADGEN)
-    run_note_path(pl, f->src, f->cur_path);
+    run_note_path(pl, f->src, f->cur_path, 1);
   /* A file renamed away may still be
    * written by its producer for a moment: wait settle_ms before dropping. */
   if (f->draining && !f->settle_due && !pl->once && !pl->stopping) {
