@@ -265,7 +265,9 @@ class LiveTests(Base):
         size = os.path.getsize(os.path.join(self.src, "k.jsonl"))
         wait_until(lambda: f"offset {size} of {size}" in
                    run_perfship(["-c", cfg, "status"])[1], 10, what="committed offset")
+        self.assertIn("(agent running)", run_perfship(["-c", cfg, "status"])[1])
         self.assertEqual(a.stop(), 0)
+        self.assertIn("(agent not running)", run_perfship(["-c", cfg, "status"])[1])
 
     def test_start_at_end_skips_what_exists(self):
         self.append("e.jsonl", "".join(line(i) for i in range(10)) + line(10)[:7])
