@@ -83,6 +83,7 @@ class ConvertRoundTrip(unittest.TestCase):
             r["b"] = bool(i % 2)
             r["key with space"] = i * 0.5
             r["c,d=e"] = -i
+            r['q"uote ü'] = "v" * (i % 3)
             r["nested"] = {"deep": {"x": i + 0.25}}
             r["skipped"] = [1, 2, 3]
             recs.append(r)
@@ -128,6 +129,7 @@ class ConvertRoundTrip(unittest.TestCase):
                 self.assertIs(row["b"], r["b"])
                 self.assertEqual(bits(row["key with space"]), bits(r["key with space"]))
                 self.assertEqual(row["c,d=e"], r["c,d=e"])
+                self.assertEqual(row['q"uote ü'], r['q"uote ü'])
                 self.assertEqual(bits(row["nested.deep.x"]), bits(r["nested"]["deep"]["x"]))
             self.assertNotIn("skipped", row)
         # types are stable: n integer, f float even where whole
@@ -196,8 +198,8 @@ class ConvertRoundTrip(unittest.TestCase):
         self.assertNotIn(f"{src}:6:", err)
         self.assertNotIn(f"{src}:2:", err)
         want = [
-            f'cpu,host=a\\ 1,zone=b usage=0.5,count=3i,ok=true,msg="x \\"y\\"" {T0}000000000',
-            f"cpu,host=a\\ 1 usage=2 {T0 + 3}000000000",
+            f'cpu,host=a\\ 1,zone=b count=3i,msg="x \\"y\\"",ok=true,usage=0.5 {T0}000000000',
+            f"cpu,host=a\\ 1 usage=2.0 {T0 + 3}000000000",
             f"cpu,host=a\\ 1,zone=c usage=4.25 {T0 + 4}000000000",
         ]
         self.assertEqual(out.splitlines(), want)
@@ -215,7 +217,7 @@ class ConvertRoundTrip(unittest.TestCase):
                                     input=f"m,b=1,a=2 v=1 {T0}000000000".encode())
         self.assertEqual(rc, 66, err)
         self.assertIn(missing, err)
-        self.assertEqual(out, f"m,a=2,b=1 v=1 {T0}000000000\n")
+        self.assertEqual(out, f"m,a=2,b=1 v=1.0 {T0}000000000\n")
         self.post(out)
         self.assertEqual(self.influx.count(DB, "m"), 1)
 

@@ -4,7 +4,8 @@
  * by hand against a server.
  *
  *   sink_driver [options] FILE.lp
- *     -c FILE          load a perfship configuration (its [influxdb] part)
+ *     -c FILE          load a perfship configuration (its influxdb part);
+ *                      the options below override it
  *     --url URL --api v1|v2 --db DB --rp RP --org ORG --bucket BUCKET
  *     --user USER      v1 Basic auth; the password comes from PERFSHIP_PASSWORD
  *                      and the v2 token from PERFSHIP_TOKEN, never from argv
@@ -12,6 +13,8 @@
  *     --batch N        lines per batch (default 5000)
  *     --close-after-ms N  close the sink after N ms even if batches are open
  *                      (their done callbacks then report -ECANCELED)
+ *     --close-after-batches N  close the sink from inside the Nth done
+ *                      callback
  *
  * Every batch is submitted at once; the loop runs until each is done. Output
  * on stdout: one "REJECT FILE:LINE reason" per line the server refused, then
@@ -37,6 +40,7 @@
 
 static ps_config cfg;
 static size_t batches_total, batches_done, batches_cancelled;
+static long close_after_batches = -1;
 static size_t rejected_reported, rejected_counted;
 static ps_sink *sink;
 static uv_timer_t close_timer;
@@ -89,8 +93,9 @@ static void on_done(ps_sink *s, ps_batch *b, int status, size_t rejected) {
     fprintf(stderr, "sink_driver: batch done with %s\n", strerror(-status));
   ps_batch_free(b);
   free(b);
-  if (batches_done == batches_total)
-    close_everything();
+  if (batches_done == batches_total ||
+      (long)batches_done == close_after_batches)
+    close_everything(); /* from inside the callback, as a pipeline may */
 }
 
 static void on_close_timer(uv_timer_t *t) {
@@ -123,7 +128,7 @@ static void usage(void) {
           "usage: sink_driver [-c FILE] [--url URL] [--api v1|v2] [--db DB] "
           "[--rp RP] [--org ORG] [--bucket B] [--user U] [--gzip auto|on|off] "
           "[--timeout-ms N] [--ca-file F] [--insecure] [--batch N] "
-          "[--close-after-ms N] FILE.lp\n");
+          "[--close-after-ms N] [--close-after-batches N] FILE.lp\n");
   exit(64);
 }
 
@@ -138,12 +143,27 @@ int main(int argc, char **argv) {
   if (!cfg.influxdb.timeout_ms)
     cfg.influxdb.timeout_ms = 10000;
   cfg.influxdb.tls_verify = 1;
+  /* The file first, so that options given next to it override it. */
+  for (int i = 1; i + 1 < argc; i++)
+    if (!strcmp(argv[i], "-c"))
+      config_file = argv[i + 1];
+  if (config_file) {
+    ps_buf err;
+    ps_buf_init(&err, 0);
+    if (ps_config_load(&cfg, config_file, &err) ||
+        ps_config_load_secrets(&cfg, &err)) {
+      fprintf(stderr, "sink_driver: %s\n", err.data ? err.data : "bad config");
+      ps_buf_free(&err);
+      return 78;
+    }
+    ps_buf_free(&err);
+  }
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define OPT(name) (!strcmp(a, name) && v && (i++, 1))
     if (OPT("-c"))
-      config_file = v;
+      ; /* loaded above */
     else if (OPT("--url"))
       set_str(&cfg.influxdb.url, v);
     else if (OPT("--api"))
@@ -168,6 +188,8 @@ int main(int argc, char **argv) {
       set_str(&cfg.influxdb.tls_ca_file, v);
     else if (OPT("--batch"))
       batch_lines = atol(v);
+    else if (OPT("--close-after-batches"))
+      close_after_batches = atol(v);
     else if (OPT("--close-after-ms"))
       close_after = atol(v);
     else if (!strcmp(a, "--insecure"))
@@ -180,17 +202,6 @@ int main(int argc, char **argv) {
   }
   if (!input || batch_lines <= 0)
     usage();
-  if (config_file) {
-    ps_buf err;
-    ps_buf_init(&err, 0);
-    if (ps_config_load(&cfg, config_file, &err) ||
-        ps_config_load_secrets(&cfg, &err)) {
-      fprintf(stderr, "sink_driver: %s\n", err.data ? err.data : "bad config");
-      ps_buf_free(&err);
-      return 78;
-    }
-    ps_buf_free(&err);
-  }
   if (getenv("PERFSHIP_TOKEN"))
     set_str(&cfg.influxdb.token, getenv("PERFSHIP_TOKEN"));
   if (getenv("PERFSHIP_PASSWORD"))

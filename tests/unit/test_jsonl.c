@@ -92,7 +92,7 @@ static void test_numbers_are_floats_unless_declared(void **st) {
   src.ntypes = 5;
   sink *s = run(&src, "{\"ts\":1,\"x\":100,\"n\":100,\"u\":7,\"s\":\"a\",\"b\":false,\"f\":2}");
   assert_string_equal(s->out.data,
-                      "m x=100,n=100i,u=7u,s=\"a\",b=false,f=2 1000000000\n");
+                      "m b=false,f=2.0,n=100i,s=\"a\",u=7u,x=100.0 1000000000\n");
   assert_int_equal(s->nrejects, 0);
 }
 
@@ -133,8 +133,8 @@ static void test_integers_beyond_2_53_exact(void **st) {
                       "\"o\":{\"deep\":-9223372036854775808}}");
   assert_int_equal(s->nrejects, 0);
   assert_string_equal(s->out.data,
-                      "m s=\"1 2 -3\",n=9007199254740993i,u=18446744073709551615u,"
-                      "o.deep=-9223372036854775808i 1000000000\n");
+                      "m n=9007199254740993i,o.deep=-9223372036854775808i,"
+                      "s=\"1 2 -3\",u=18446744073709551615u 1000000000\n");
 }
 
 static void test_booleans_strings_null_flatten_arrays(void **st) {
@@ -144,7 +144,18 @@ static void test_booleans_strings_null_flatten_arrays(void **st) {
                       "\"o\":{\"p\":{\"q\":1},\"r\":\"t\"},\"arr\":[1,2],\"e\":{}}");
   assert_int_equal(s->nrejects, 0);
   assert_string_equal(s->out.data,
-                      "m b=true,s=\"x \\\"y\\\" \\\\ \xc3\xa9\",o.p.q=1,o.r=\"t\" 2000000000\n");
+                      "m b=true,o.p.q=1.0,o.r=\"t\",s=\"x \\\"y\\\" \\\\ \xc3\xa9\" 2000000000\n");
+}
+
+static void test_nan_and_infinity_are_absent(void **st) {
+  (void)st;
+  /* Python's json.dumps writes these; SCHEMA.md: they mean "absent" */
+  ps_source_cfg src = base_src();
+  sink *s = run(&src, "{\"ts\":1,\"a\":NaN,\"b\":Infinity,\"c\":-Infinity,\"d\":-2}");
+  assert_int_equal(s->nrejects, 0);
+  assert_string_equal(s->out.data, "m d=-2.0 1000000000\n");
+  s = run(&src, "{\"ts\":1,\"a\":nan,\"d\":1}\n{\"ts\":1,\"a\":-Inf,\"d\":1}");
+  assert_int_equal(s->nrejects, 2);
 }
 
 static void test_tags_and_field_selection(void **st) {
@@ -168,19 +179,19 @@ static void test_time_units(void **st) {
   ps_source_cfg src = base_src();
   sink *s = run(&src, "{\"ts\":1647216131.81362,\"v\":1}\n{\"ts\":\"1700000000\",\"v\":1}\n"
                       "{\"ts\":-1.5,\"v\":1}");
-  assert_string_equal(s->out.data, "m v=1 1647216131813620000\n"
-                                   "m v=1 1700000000000000000\n"
-                                   "m v=1 -1500000000\n");
+  assert_string_equal(s->out.data, "m v=1.0 1647216131813620000\n"
+                                   "m v=1.0 1700000000000000000\n"
+                                   "m v=1.0 -1500000000\n");
   src.time_unit_exp = -3;
   s = run(&src, "{\"ts\":1700000000123.456,\"v\":1}");
-  assert_string_equal(s->out.data, "m v=1 1700000000123456000\n");
+  assert_string_equal(s->out.data, "m v=1.0 1700000000123456000\n");
   src.time_unit_exp = -6;
   s = run(&src, "{\"ts\":1700000000123456,\"v\":1}");
-  assert_string_equal(s->out.data, "m v=1 1700000000123456000\n");
+  assert_string_equal(s->out.data, "m v=1.0 1700000000123456000\n");
   src.time_unit_exp = -9;
   s = run(&src, "{\"ts\":1700000000123456789,\"v\":1}\n{\"ts\":\"1700000000123456789\",\"v\":2}");
-  assert_string_equal(s->out.data, "m v=1 1700000000123456789\n"
-                                   "m v=2 1700000000123456789\n");
+  assert_string_equal(s->out.data, "m v=1.0 1700000000123456789\n"
+                                   "m v=2.0 1700000000123456789\n");
   src.time_unit_exp = 0;
   s = run(&src, "{\"ts\":1e300,\"v\":1}\n{\"ts\":true,\"v\":1}\n{\"v\":1}\n{\"ts\":null,\"v\":1}");
   assert_int_equal(s->nrejects, 4);
@@ -204,8 +215,9 @@ static void test_malformed_json_rejected_with_column(void **st) {
   assert_non_null(strstr(s->rejects, "x.jsonl:1: column 16: trailing text"));
   assert_non_null(strstr(s->rejects, "x.jsonl:2: column 13: malformed JSON"));
   assert_non_null(strstr(s->rejects, "x.jsonl:3: column 1: not a JSON object"));
-  assert_non_null(strstr(s->rejects, "x.jsonl:4: column 13: malformed JSON"));
-  assert_string_equal(s->out.data, "m v=1 1000000000\n");
+  /* NaN is absent (SCHEMA.md), which leaves this point without a field */
+  assert_non_null(strstr(s->rejects, "encode: point has no field"));
+  assert_string_equal(s->out.data, "m v=1.0 1000000000\n");
 }
 
 static void test_encoder_refusal_reaches_driver(void **st) {
@@ -238,11 +250,43 @@ static void test_eagain_passed_back_and_resumed(void **st) {
   assert_int_equal(ps_format_jsonl.line(p, line, strlen(line), &em), -EAGAIN);
   assert_int_equal(s.out.len, 0);
   assert_int_equal(ps_format_jsonl.line(p, line, strlen(line), &em), 0);
-  assert_string_equal(s.out.data, "m v=1 1000000000\n");
+  assert_string_equal(s.out.data, "m v=1.0 1000000000\n");
   ps_format_jsonl.free(p);
   ps_format_jsonl.free(NULL);
   ps_buf_free(&err);
   ps_buf_free(&s.out);
+}
+
+static void test_json_reader_strings_and_strictness(void **st) {
+  (void)st;
+  ps_source_cfg src = base_src();
+  sink *s = run(&src,
+                "{\"ts\":1,\"s\":\"\\u00e9\\ud83d\\ude00\\/\\t\",\"a\":[{\"x\":[1,{\"y\":2}]},[],{}],\"o\":{}}");
+  assert_int_equal(s->nrejects, 0);
+  assert_string_equal(s->out.data, "m s=\"\xc3\xa9\xf0\x9f\x98\x80/\t\" 1000000000\n");
+  static const char *bad[] = {
+      "{\"ts\":1,\"v\":01}",   "{\"ts\":1,\"v\":1.}",
+      "{\"ts\":1,\"v\":-}",    "{\"ts\":1,\"v\":+1}",
+      "{\"ts\":1,\"v\":.5}",   "{\"ts\":1,\"v\":\"\\ud800\"}",
+      "{\"ts\":1,\"v\":\"\\udc00\"}", "{\"ts\":1,\"v\":\"\\u0000\"}",
+      "{\"ts\":1,\"v\":\"\\x\"}",  "{\"ts\":1,\"v\":tru}",
+      "{\"ts\":1,\"v\":1,}",   "{\"ts\":1 \"v\":1}",
+      "{\"ts\":1,\"v\":\"open}", "{\"ts\":1,\"v\":[1,2}",
+      "{\"ts\":1,\"v\":1e999}",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    s = run(&src, bad[i]);
+    if (s->nrejects != 1 || !strstr(s->rejects, "malformed JSON"))
+      fail_msg("%s: %s", bad[i], s->rejects);
+  }
+  /* nesting is bounded: no stack overflow on hostile input */
+  static char deep[4000];
+  size_t n = (size_t)sprintf(deep, "{\"ts\":1,\"v\":");
+  for (int i = 0; i < 1500; i++)
+    deep[n++] = '[';
+  deep[n] = '\0';
+  s = run(&src, deep);
+  assert_non_null(strstr(s->rejects, "nesting too deep"));
 }
 
 static void test_line_not_nul_terminated(void **st) {
@@ -250,7 +294,7 @@ static void test_line_not_nul_terminated(void **st) {
   ps_source_cfg src = base_src();
   /* the driver hands a slice of a larger buffer */
   sink *s = run(&src, "{\"ts\":1,\"v\":2}\n{\"ts\":2,\"v\":3}");
-  assert_string_equal(s->out.data, "m v=2 1000000000\nm v=3 2000000000\n");
+  assert_string_equal(s->out.data, "m v=2.0 1000000000\nm v=3.0 2000000000\n");
 }
 
 int main(void) {
@@ -259,11 +303,13 @@ int main(void) {
       cmocka_unit_test(test_declared_type_mismatch_rejects_with_reason),
       cmocka_unit_test(test_integers_beyond_2_53_exact),
       cmocka_unit_test(test_booleans_strings_null_flatten_arrays),
+      cmocka_unit_test(test_nan_and_infinity_are_absent),
       cmocka_unit_test(test_tags_and_field_selection),
       cmocka_unit_test(test_time_units),
       cmocka_unit_test(test_malformed_json_rejected_with_column),
       cmocka_unit_test(test_encoder_refusal_reaches_driver),
       cmocka_unit_test(test_eagain_passed_back_and_resumed),
+      cmocka_unit_test(test_json_reader_strings_and_strictness),
       cmocka_unit_test(test_line_not_nul_terminated),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
