@@ -30,6 +30,8 @@ from procstat import RssSampler  # noqa: E402
 
 BASE = 1700000000
 NOBODY = 65534
+ROOT = os.geteuid() == 0
+NEED_ROOT = "switching to an unprivileged user needs root (CI runs as root)"
 
 
 def as_nobody():
@@ -134,16 +136,14 @@ class BadRecords(Base):
         ("utf8_field", b'{"ts": %d, "k": "a", "n": 2, "s": "x\xc3\x28"}',
          "invalid UTF-8 in string field"),
         ("utf8_key", b'{"ts": %d, "k": "a", "b\xffd": 1}', "invalid UTF-8 in field key"),
-        ("nul_raw", b'{"ts": %d, "k": "a\x00b", "n": 2}', "NUL byte in the line"),
+        ("nul_raw", b'{"ts": %d, "k": "a\x00b", "n": 2}', "NUL byte"),
         ("nul_escaped", b'{"ts": %d, "k": "a", "n": 2, "s": "x\\u0000y"}',
-         "\\u0000 in a string"),
-        ("deep_array", b'[' * 100000, "malformed JSON"),
+         "\\u0000"),
+        ("deep_array", b'[' * 100000, "not a JSON object"),
         ("deep_object", b'{"ts": %d, "d": ' + b'{"a": ' * 100000 + b'1' + b'}' * 100001,
          "malformed JSON"),
         ("int_65_bits", b'{"ts": %d, "k": "a", "n": 36893488147419103232}',
          "does not fit a 64-bit integer"),
-        ("nan", b'{"ts": %d, "k": "a", "n": 2, "x": NaN}', "malformed JSON"),
-        ("infinity", b'{"ts": %d, "k": "a", "n": 2, "x": -Infinity}', "malformed JSON"),
         ("dup_tag", b'{"ts": %d, "k": "a", "k": "b", "n": 2}', "duplicate tag key"),
         ("lf_in_tag", b'{"ts": %d, "k": "a\\nm2,k=b n=9i 1", "n": 2}',
          "CR or LF in tag value"),
@@ -157,7 +157,12 @@ class BadRecords(Base):
         ("fraction", b'{"ts": %d, "k": "a", "n": 2.5}', "declared integer but its value has"),
         # Stored, with the documented outcome (docs/schema.md, docs/reliability.md):
         ("null", b'{"ts": %d, "k": "a", "n": 2, "x": null}', {"n": 2}),
-        ("overflow_float", b'{"ts": %d, "k": "a", "n": 2, "x": 1e400}', {"n": 2}),
+        ("overflow_float", b'{"ts": %d, "k": "a", "n": 2, "x": 1e400}',
+         "number too large for a double"),
+        # Python's json.dumps writes these tokens; they mean "absent"
+        # (docs/line-protocol.md), like null.
+        ("nan", b'{"ts": %d, "k": "a", "n": 2, "x": NaN}', {"n": 2}),
+        ("infinity", b'{"ts": %d, "k": "a", "n": 2, "x": -Infinity}', {"n": 2}),
         ("dup_field", b'{"ts": %d, "k": "a", "n": 2, "n": 3}', {"n": 3}),
         ("big_float", b'{"ts": %d, "k": "a", "n": 2, "x": 123456789012345678901234567890}',
          {"n": 2, "x": 1.2345678901234568e+29}),
@@ -290,6 +295,7 @@ class Injection(Base):
 
 
 class Files(Base):
+    @unittest.skipUnless(ROOT, NEED_ROOT)
     def test_vanish_and_permission_loss_as_unprivileged_user(self):
         os.mkdir(self.state)
         os.chown(self.state, NOBODY, NOBODY)
@@ -317,8 +323,10 @@ class Files(Base):
             add(BASE + i, i, "g")
             add(BASE + i, i, "l")
         # A file it may not open, and a folder it may not list.
-        closed = self.write("closed.jsonl", good(BASE, "c", n=1))
-        os.chmod(closed, 0)
+        closed = os.path.join(self.src, "closed.jsonl")
+        fd = os.open(closed, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0)  # never readable
+        os.write(fd, good(BASE, "c", n=1))
+        os.close(fd)
         sub = os.path.join(self.src, "private")
         os.mkdir(sub, 0o700)
         with open(os.path.join(sub, "p.jsonl"), "wb") as f:
@@ -354,6 +362,7 @@ class StateFile(Base):
         self.assertIsNone(a.proc.poll())
         self.assertEqual(a.stop(), 0)
 
+    @unittest.skipUnless(ROOT, NEED_ROOT)
     def test_unwritable_state_dir_keeps_shipping_then_recovers(self):
         os.mkdir(self.state)
         os.chown(self.state, NOBODY, NOBODY)
