@@ -4,7 +4,8 @@ A loadgen run (tests/data/loadgen/gen_loadgen.py --only a) is written into
 a watched results folder the way the runner writes it: perf.jsonl cut at
 random byte positions (so the agent often sees half a line), exit_code
 created empty first and filled last, as the queue scripts do. JSONL files
-are appended to at the same time, and one of them only appears half-way. Meanwhile the agent is killed with SIGKILL at random
+are appended to at the same time: one only appears half-way, one is
+rotated by rename and one by copytruncate (copies left in the folder). Meanwhile the agent is killed with SIGKILL at random
 moments and restarted. At the end the FULL point set in InfluxDB -- every
 measurement, tags, time and every field value -- must equal what
 `perfship convert` makes of the final files with the same parsers: nothing
@@ -94,6 +95,16 @@ class CrashLoop(unittest.TestCase):
                 for _ in range(js_per_step):
                     if n >= JSONL_LINES:
                         break
+                    if n == JSONL_LINES // 3:
+                        # rename rotation inside the watched folder: the
+                        # renamed file must not be read again as new
+                        os.rename(os.path.join(js_dir, "b.jsonl"),
+                                  os.path.join(js_dir, "b.jsonl.1"))
+                    if n == 2 * JSONL_LINES // 3:
+                        # copytruncate, the copy also in the watched folder
+                        a_path = os.path.join(js_dir, "a.jsonl")
+                        shutil.copy(a_path, a_path + ".1")
+                        os.truncate(a_path, 0)
                     # third file appears half-way; tags alternate
                     f = "late.jsonl" if n >= JSONL_LINES // 2 and n % 3 == 0 else \
                         ("a.jsonl" if n % 2 else "b.jsonl")
@@ -193,8 +204,8 @@ class CrashLoop(unittest.TestCase):
                 sent += sum(1 for ln in r.body.split(b"\n") if ln.strip())
         print(f"crash loop: {kills} SIGKILLs in {elapsed:.0f} s; {len(want)} distinct "
               f"points expected and found exactly; {sent} points acknowledged in "
-              f"total, so {sent - len(want)} re-sent after kills (each overwrote "
-              f"itself)")
+              f"total, so {sent - len(want)} sent again -- after kills, and the "
+              f"copytruncate copy read as a new file -- each overwrote itself")
 
 
 if __name__ == "__main__":
