@@ -3,6 +3,7 @@ fault proxy answering 500/503/429/413, slow answers, half-written answers
 and dropped connections at random for a whole ingest, while the real
 server answers genuine 400 partial writes for a few points.
 
+The agent is also killed (SIGKILL) during the outage and restarted.
 Every test ends with the FULL point set read back (SELECT *, tags + time +
 fields) equal to what `perfship convert` makes of the files, minus exactly
 the points the server itself refuses. During the outage the agent's memory
@@ -14,6 +15,7 @@ makes the outage a minute long and the input ten times larger.
 """
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -118,6 +120,12 @@ class Faults(unittest.TestCase):
               f"{rss.samples} samples; CPU {cpu:.2f} s in a {waited:.1f} s wait")
         self.assertLess(rss.peak_kb, 64 * 1024)
         self.assertLess(cpu, 0.3)
+
+        # The agent killed while the server is down, and restarted: what it
+        # held in memory was never committed, so it reads it again.
+        self.agent.kill(signal.SIGKILL)
+        self.agent = Agent(cfg).start()
+        time.sleep(1)
 
         # Back up; then down again the moment the next write is in flight.
         n_before = len(self.proxy.requests)
