@@ -150,8 +150,12 @@ static int watch_dir(ps_watch *w, const ps_source_cfg *src, const char *path, in
   if (rc < 0) {
     ps_log_limited(PS_LOG_WARNING, "watch", path, 300,
                    "%s: cannot watch (%s); changes are seen at the periodic "
-                   "rescan only (raise fs.inotify.max_user_watches?)",
-                   path, uv_strerror(rc));
+                   "rescan only%s",
+                   path, uv_strerror(rc),
+                   rc == UV_ENOSPC ? " (raise fs.inotify.max_user_watches)"
+                   : rc == UV_EACCES || rc == UV_EPERM
+                       ? " (give perfship's user read and execute access to it)"
+                       : "");
     d->closing = 1;
     uv_close((uv_handle_t *)&d->h, handle_closed);
     return 0;
