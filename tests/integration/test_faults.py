@@ -169,6 +169,14 @@ class Faults(unittest.TestCase):
         cfg = self.config(batch="max_points = 1000;", influx_extra="timeout_ms = 1500;")
         p = self.proxy
         p.add_rule("pass", path="/query")   # keep CREATE DATABASE plain
+        # Each kind once for certain, then at random.
+        p.add_rule("status", code=500, count=1)
+        p.add_rule("status", code=503, retry_after="1", count=1)
+        p.add_rule("status", code=429, retry_after="1", count=1)
+        p.add_rule("status", code=413, count=1)
+        p.add_rule("delay", seconds=2.0, count=1)
+        p.add_rule("half", count=1)
+        p.add_rule("drop", count=1, forward=True)
         p.add_rule("status", code=500, prob=0.08)
         p.add_rule("status", code=503, retry_after="1", prob=0.04)
         p.add_rule("status", code=429, retry_after="1", prob=0.04)
