@@ -55,3 +55,16 @@ class RssSampler:
     def __exit__(self, *exc):
         self._stop.set()
         self._t.join()
+
+
+def agent_is_sanitized(binary=None):
+    """True when the agent binary is an ASan build, whose shadow memory and
+    quarantine make its RSS several times larger: memory bounds measured
+    on it mean nothing (scripts/soak runs the whole suite that way)."""
+    if binary is None:
+        from harness import PERFSHIP_BIN as binary
+    try:
+        with open(binary, "rb") as f:
+            return b"__asan_init" in f.read()
+    except OSError:
+        return False
