@@ -20,6 +20,12 @@
  *   their origins point at its path (sink.h).
  * - The state file is saved shortly after acknowledgements move an offset
  *   (coalesced by a short timer), and at shutdown.
+ * - --once is how a backlog (a year of run folders) is ingested, so it
+ *   reports progress: on a terminal a status line redrawn a few times a
+ *   second, otherwise (journal, CI log) an info line every PROGRESS_LOG_MS,
+ *   so a log shows progress without filling up. Every stop ends with a
+ *   one-line summary, and --once sends a last self-metrics point so even a
+ *   one-shot backfill leaves a heartbeat.
  */
 #include "pipeline.h"
 
@@ -63,6 +69,8 @@
  * intervals gives back its descriptor (reopened, identity checked, on the
  * next change): a year of daily run folders must not hold a year of fds. */
 #define IDLE_CLOSE_RESCANS 2
+#define PROGRESS_TTY_MS 250
+#define PROGRESS_LOG_MS 10000
 
 typedef struct ps_pipeline ps_pipeline;
 
@@ -106,6 +114,7 @@ typedef struct pfile {
   int queued;
   int paused; /* refused by back-pressure; resumed on ack */
   int record_rejected;
+  int at_end; /* read to the end of what existed at least once */
   unsigned scan_gen;
   uint64_t last_read_ms; /* loop time of the last bytes read */
   int64_t seen_mtime_ns; /* modification time when last read */
@@ -130,7 +139,7 @@ struct ps_pipeline {
   ps_watch *watch;
   ps_batcher bt;
   uv_timer_t flush_timer, rescan_timer, settle_timer, save_timer, stats_timer,
-      check_timer, create_db_timer, runs_timer;
+      check_timer, create_db_timer, runs_timer, progress_timer;
   uv_idle_t work;
   uv_signal_t sig_term, sig_int, sig_hup;
   pfile *files;
@@ -149,6 +158,9 @@ struct ps_pipeline {
   uint64_t start_ms;
   uint64_t last_progress_ms;
   int selfstats_in_flight;
+  int final_stats_sent; /* --once: the closing self-metrics point */
+  int end_done;         /* --once: everything present was acknowledged */
+  int progress_tty;     /* stderr is a terminal: a redrawn status line */
   int dirty;
   int stopping; /* 1: draining; 2: closing */
   uint64_t stop_deadline;
@@ -1009,8 +1021,10 @@ static int process_lines(pfile *f, size_t budget) {
                        "%s: read error (%s)", f->path, strerror((int)-n));
         return 0;
       }
-      if (n == 0)
+      if (n == 0) {
+        f->at_end = 1;
         break;
+      }
       used += (size_t)n;
       f->last_read_ms = uv_now(pl->loop);
       continue;
@@ -1368,10 +1382,10 @@ static size_t files_watched(const ps_pipeline *pl) {
   return n;
 }
 
-static void stats_cb(uv_timer_t *t) {
-  ps_pipeline *pl = t->data;
+/* Returns 0 when a point was submitted (answered through sink_done). */
+static int send_selfstats(ps_pipeline *pl) {
   if (pl->selfstats_in_flight || pl->stopping)
-    return;
+    return -EBUSY;
   const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
   uint64_t now = uv_now(pl->loop);
   const ps_pbatch *old = ps_batcher_oldest(&pl->bt);
@@ -1391,7 +1405,7 @@ static void stats_cb(uv_timer_t *t) {
   };
   ps_pbatch *b = ps_pbatch_new();
   if (!b)
-    return;
+    return -ENOMEM;
   b->selfstats = 1;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -1403,13 +1417,89 @@ static void stats_cb(uv_timer_t *t) {
     ps_log_limited(PS_LOG_ERROR, MOD, "selfstats", 300, "self-metrics not encoded: %s",
                    reason ? reason : "out of memory");
     ps_pbatch_free(b);
-    return;
+    return -EINVAL;
   }
-  if (ps_sink_submit(pl->sink, &b->b) < 0) {
+  int rc = ps_sink_submit(pl->sink, &b->b);
+  if (rc < 0) {
     ps_pbatch_free(b);
-    return;
+    return rc;
   }
   pl->selfstats_in_flight = 1;
+  return 0;
+}
+
+static void stats_cb(uv_timer_t *t) { send_selfstats(t->data); }
+
+/* --- progress (--once) and the summary ------------------------------------ */
+
+/* Read to the end of what existed and everything from it acknowledged. */
+static int file_done(const pfile *f) {
+  if (f->queued || f->paused || f->doc_loaded || f->settle_due)
+    return 0;
+  if (f->kind == PS_INPUT_DOCUMENT)
+    return f->cur.committed_doc_hash == f->cur.last_doc_hash;
+  return f->at_end && f->cur.committed == ps_tail_offset(&f->tail);
+}
+
+static void progress_text(ps_pipeline *pl, char *out, size_t n, int summary) {
+  size_t files = 0, files_done = 0, runs = 0, runs_done = 0;
+  for (const pfile *f = pl->files; f; f = f->next)
+    if (!f->retired) {
+      files++;
+      files_done += file_done(f);
+    }
+  for (const prun *r = pl->runs; r; r = r->next) {
+    runs++;
+    pfile *f = run_perf_file(pl, r);
+    runs_done += !r->in_flight && !r->dirty && (!f || file_done(f));
+  }
+  const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
+  double secs = (double)(uv_now(pl->loop) - pl->start_ms) / 1000.0;
+  double rate = secs > 0 ? (double)ss->points_written / secs : 0;
+  char runs_part[64] = "";
+  if (summary) {
+    uint64_t rejected = pl->records_rejected + pl->points_refused + pl->server_rejected;
+    if (runs)
+      snprintf(runs_part, sizeof runs_part, " %zu run folders,", runs);
+    snprintf(out, n,
+             "%zu files,%s %" PRIu64 " points written, %" PRIu64
+             " rejected, in %.1f s (%.0f points/s)",
+             files, runs_part, ss->points_written, rejected, secs, rate);
+    return;
+  }
+  if (runs)
+    snprintf(runs_part, sizeof runs_part, "runs %zu/%zu, ", runs_done, runs);
+  snprintf(out, n,
+           "%sfiles %zu/%zu: %" PRIu64 " points written (%.0f/s), %zu pending, %.0f s",
+           runs_part, files_done, files, ss->points_written, rate, pl->bt.pending_points,
+           secs);
+}
+
+static void progress_cb(uv_timer_t *t) {
+  ps_pipeline *pl = t->data;
+  char text[200];
+  progress_text(pl, text, sizeof text, 0);
+  if (pl->progress_tty)
+    ps_log_status(text);
+  else
+    PS_INFO(MOD, "progress: %s", text);
+}
+
+static void log_summary(ps_pipeline *pl) {
+  char text[256];
+  if (pl->progress_tty) { /* the last state stays on screen */
+    progress_text(pl, text, sizeof text, 0);
+    ps_log_status(text);
+    ps_log_status_done();
+  }
+  progress_text(pl, text, sizeof text, 1);
+  const char *verb = pl->exit_code == PS_EXIT_UNAVAILABLE ? "gave up"
+                     : pl->end_done                       ? "done"
+                                                          : "stopped";
+  if (pl->exit_code == PS_EXIT_DATAERR)
+    PS_WARN(MOD, "%s: %s; some input was rejected (see above)", verb, text);
+  else
+    PS_INFO(MOD, "%s: %s", verb, text);
 }
 
 /* --- flush --------------------------------------------------------------- */
@@ -1456,6 +1546,7 @@ static void close_all(ps_pipeline *pl) {
       (uv_handle_t *)&pl->check_timer,
       (uv_handle_t *)&pl->create_db_timer,
       (uv_handle_t *)&pl->runs_timer,
+      (uv_handle_t *)&pl->progress_timer,
       (uv_handle_t *)&pl->work,
       (uv_handle_t *)&pl->sig_term,
       (uv_handle_t *)&pl->sig_int,
@@ -1471,6 +1562,7 @@ static void close_all(ps_pipeline *pl) {
     ps_sink_close(pl->sink, sink_closed, pl);
   ps_batcher_free(&pl->bt);
   save_state(pl);
+  log_summary(pl);
 }
 
 static void check_cb(uv_timer_t *t);
@@ -1543,14 +1635,15 @@ static void check_once_done(ps_pipeline *pl) {
     ps_batcher_flush(&pl->bt);
   if (!all_quiet(pl))
     return;
-  uint64_t rejected = pl->records_rejected + pl->points_refused + pl->server_rejected;
-  if (rejected) {
-    PS_WARN(MOD, "done: %" PRIu64 " records or points were rejected (see above)",
-            rejected);
-    pl->exit_code = PS_EXIT_DATAERR;
-  } else {
-    PS_INFO(MOD, "done: everything read is acknowledged");
+  if (!pl->final_stats_sent) {
+    /* A backfill leaves a heartbeat with its final counters. */
+    pl->final_stats_sent = 1;
+    if (send_selfstats(pl) == 0)
+      return; /* back here once it is answered */
   }
+  if (pl->records_rejected + pl->points_refused + pl->server_rejected)
+    pl->exit_code = PS_EXIT_DATAERR;
+  pl->end_done = 1;
   close_all(pl);
 }
 
@@ -1565,9 +1658,10 @@ static void check_cb(uv_timer_t *t) {
     uint64_t now = uv_now(pl->loop);
     uint64_t deadline = (uint64_t)pl->cfg->influxdb.unreachable_deadline_s * 1000;
     uint64_t since = ss->unreachable_since_ms;
-    if (!since && pl->bt.inflight_count)
+    size_t waiting = ps_sink_in_flight(pl->sink);
+    if (!since && waiting)
       since = pl->last_progress_ms; /* answering, but not accepting (401/404) */
-    if (since && pl->bt.inflight_count && now - since > deadline) {
+    if (since && waiting && now - since > deadline) {
       PS_ERROR(MOD,
                "%s: the server stayed unreachable for %" PRId64
                " s (influxdb.unreachable_deadline_s); giving up; offsets stay "
@@ -1719,7 +1813,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
                   pl);
   uv_timer_t *timers[] = {&pl->flush_timer,     &pl->rescan_timer, &pl->settle_timer,
                           &pl->save_timer,      &pl->stats_timer,  &pl->check_timer,
-                          &pl->create_db_timer, &pl->runs_timer};
+                          &pl->create_db_timer, &pl->runs_timer,   &pl->progress_timer};
   for (size_t i = 0; i < sizeof timers / sizeof timers[0]; i++) {
     uv_timer_init(&loop, timers[i]);
     timers[i]->data = pl;
@@ -1751,6 +1845,9 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
                      (uint64_t)cfg->selfstats.interval_ms);
   } else {
     uv_timer_start(&pl->check_timer, check_cb, 1000, 1000);
+    pl->progress_tty = isatty(STDERR_FILENO);
+    uint64_t every = pl->progress_tty ? PROGRESS_TTY_MS : PROGRESS_LOG_MS;
+    uv_timer_start(&pl->progress_timer, progress_cb, every, every);
     ps_watch_close(pl->watch, watch_closed, pl); /* nothing new is wanted */
   }
   save_state(pl);
