@@ -1451,7 +1451,10 @@ static void progress_text(ps_pipeline *pl, char *out, size_t n, int summary) {
   for (const prun *r = pl->runs; r; r = r->next) {
     runs++;
     pfile *f = run_perf_file(pl, r);
-    runs_done += !r->in_flight && !r->dirty && (!f || file_done(f));
+    /* Judged, its markers answered, its perf.jsonl read and acknowledged
+     * (after the closing evaluation a dirty flag is only a re-check). */
+    runs_done += r->known && !r->in_flight && (!r->dirty || pl->runs_final) &&
+                 (!f || file_done(f));
   }
   const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
   double secs = (double)(uv_now(pl->loop) - pl->start_ms) / 1000.0;
