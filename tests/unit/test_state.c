@@ -116,8 +116,8 @@ static void corrupt_is_reported_and_empty(void **st) {
       "{\"version\":1,\"files\":[{\"path\":\"/a\",\"dev\":\"1\"", /* truncated */
       "\x01\x02garbage",
       "{\"version\":99,\"files\":[]}",
-      "{\"version\":1,\"files\":[{\"path\":\"/a\",\"dev\":\"x\",\"ino\":\"1\","
-      "\"fp_len\":\"0\",\"fp_hash\":\"0\",\"offset\":\"0\",\"line\":\"1\"}]}",
+      ("{\"version\":1,\"files\":[{\"path\":\"/a\",\"dev\":\"x\",\"ino\":\"1\","
+       "\"fp_len\":\"0\",\"fp_hash\":\"0\",\"offset\":\"0\",\"line\":\"1\"}]}"),
       "[1,2,3]",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
