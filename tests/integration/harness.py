@@ -238,6 +238,32 @@ def run_perfship(args, input=None, timeout=120, env=None, check=False):
     return p.returncode, out, err
 
 
+def convert(fmt, paths, timeout=120):
+    """`perfship convert -f FMT PATH...`; returns (returncode, stdout, stderr)."""
+    return run_perfship(["convert", "-f", fmt] + list(paths), timeout=timeout)
+
+
+def write_lines(influx, db, body):
+    """Writes line protocol through InfluxDB's /write; anything but 204 fails
+    the caller with InfluxDB's answer, since the test's data never landed."""
+    st, resp = influx.write(db, body)
+    if st != 204:
+        raise AssertionError(f"write to {db}: HTTP {st}: {resp[:500]!r}")
+
+
+def convert_into(influx, db, fmt, paths, ok=None, timeout=120):
+    """Converts `paths` with `perfship convert -f FMT` and writes what it
+    printed into `db` (created if missing), the way a user backfills.
+    `ok`: exit codes the caller accepts (None: the caller checks rc itself).
+    Returns (returncode, stdout, stderr)."""
+    rc, out, err = convert(fmt, paths, timeout=timeout)
+    if ok is not None and rc not in ok:
+        raise AssertionError(f"convert -f {fmt} {' '.join(paths)}: exit {rc}: {err[-500:]}")
+    influx.create_db(db)
+    write_lines(influx, db, out)
+    return rc, out, err
+
+
 def write_config(path, influx_url, state_dir, sources="", extra="", database="perf",
                  influx_extra=""):
     """Writes a perfship configuration for a test. `sources` is the libconfig

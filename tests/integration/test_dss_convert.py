@@ -11,7 +11,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import DATA_DIR, InfluxServer, run_perfship  # noqa: E402
+from harness import DATA_DIR, InfluxServer, convert_into, run_perfship  # noqa: E402
 
 SYNTH = os.path.join(DATA_DIR, "dss", "synth")
 VALID = ["latency_compare_images", "datastores_with_errors", "baseline_single",
@@ -60,14 +60,10 @@ class DssConvertTest(unittest.TestCase):
                 cls.docs[name] = json.load(f)
         cls.truncated = os.path.join(SYNTH, "truncated", "results.json")
         # the truncated file in the middle: the files after it must still come
-        args = ["convert", "-f", "dss-bench", cls.paths["latency_compare_images"],
-                cls.truncated] + [cls.paths[n] for n in VALID[1:]] + [cls.failed_path]
-        cls.rc, cls.out, cls.err = run_perfship(args)
-
+        paths = ([cls.paths["latency_compare_images"], cls.truncated] +
+                 [cls.paths[n] for n in VALID[1:]] + [cls.failed_path])
         cls.influx = InfluxServer().start()
-        cls.influx.create_db("perf")
-        st, body = cls.influx.write("perf", cls.out)
-        assert st == 204, (st, body)
+        cls.rc, cls.out, cls.err = convert_into(cls.influx, "perf", "dss-bench", paths)
 
     @classmethod
     def tearDownClass(cls):

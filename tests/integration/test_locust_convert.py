@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import DATA_DIR, InfluxServer, run_perfship  # noqa: E402
+from harness import DATA_DIR, InfluxServer, convert_into, run_perfship  # noqa: E402
 
 LOCUST = os.path.join(DATA_DIR, "dss", "synth", "locust_isa")
 
@@ -71,13 +71,10 @@ class LocustConvertTest(unittest.TestCase):
         cls.stats = os.path.join(LOCUST, "isa_stats.csv")
         cls.failures = os.path.join(LOCUST, "isa_failures.csv")
         cls.history = os.path.join(LOCUST, "isa_stats_history.csv")
-        cls.rc, cls.out, cls.err = run_perfship(
-            ["convert", "-f", "locust", cls.stats, cls.failures, cls.history,
-             cls.q_failures, cls.q_stats])
         cls.influx = InfluxServer().start()
-        cls.influx.create_db("perf")
-        st, body = cls.influx.write("perf", cls.out)
-        assert st == 204, (st, body)
+        cls.rc, cls.out, cls.err = convert_into(
+            cls.influx, "perf", "locust",
+            [cls.stats, cls.failures, cls.history, cls.q_failures, cls.q_stats])
 
     @classmethod
     def tearDownClass(cls):
