@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -85,12 +84,10 @@ static int dss_open(ps_parser **out, const ps_source_cfg *src,
                     const char *path, ps_buf *err) {
   (void)src;
   *out = NULL;
-  struct stat st;
-  if (stat(path, &st) != 0) {
-    int e = errno;
-    ps_buf_printf(err, "cannot stat: %s", strerror(e));
-    return -e;
-  }
+  int64_t mtime_s;
+  int rc = ps_format_file_mtime(path, &mtime_s, err);
+  if (rc)
+    return rc;
   ps_parser *p = calloc(1, sizeof *p);
   if (!p)
     return -ENOMEM;
@@ -99,7 +96,7 @@ static int dss_open(ps_parser **out, const ps_source_cfg *src,
     free(p);
     return -ENOMEM;
   }
-  p->mtime_s = (int64_t)st.st_mtime;
+  p->mtime_s = mtime_s;
   dss_run_name(path, p->run, sizeof p->run);
   *out = p;
   return 0;
@@ -553,9 +550,8 @@ static int dss_document(ps_parser *p, const char *data, size_t len,
   em->origin.line = 0;
   if (!p->root) {
     /* A fresh document: a rewritten file has a new modification time. */
-    struct stat st;
-    if (p->path && stat(p->path, &st) == 0)
-      p->mtime_s = (int64_t)st.st_mtime;
+    if (p->path)
+      ps_format_file_mtime(p->path, &p->mtime_s, NULL);
     p->cursor = 0;
     const char *end = NULL;
     p->root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
