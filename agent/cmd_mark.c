@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "influx_admin.h"
 #include "lp.h"
+#include "runs.h"
 #include "sink.h"
 #include "sysexits_ps.h"
 
@@ -28,20 +29,6 @@ static const char mark_usage[] =
 
 static const char *const statuses[] = {"running", "success", "failed", "interrupted",
                                        "stalled", NULL};
-
-/* The part after the last '-' when it is 7..40 hex digits or all digits. */
-static int revision_of(const char *run, char *out, size_t outsz) {
-  const char *dash = strrchr(run, '-');
-  if (!dash || !dash[1])
-    return 0;
-  const char *r = dash + 1;
-  size_t n = strlen(r), hex = strspn(r, "0123456789abcdefABCDEF"),
-         dig = strspn(r, "0123456789");
-  if (!((hex == n && n >= 7 && n <= 40) || dig == n) || n >= outsz)
-    return 0;
-  memcpy(out, r, n + 1);
-  return 1;
-}
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -147,12 +134,12 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
     return PS_EXIT_CONFIG;
   }
 
-  char revision[64];
   ps_tag tags[5];
   size_t ntags = 0;
   tags[ntags++] = (ps_tag){"source", source};
   tags[ntags++] = (ps_tag){"run", run};
-  if (revision_of(run, revision, sizeof revision))
+  const char *revision = ps_run_revision(run);
+  if (revision)
     tags[ntags++] = (ps_tag){"revision", revision};
   tags[ntags++] = (ps_tag){"event", event};
   tags[ntags++] = (ps_tag){"status", status};

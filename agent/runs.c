@@ -57,6 +57,14 @@ static int is_revision(const char *s) {
   return dig == n || (hex == n && n >= 7 && n <= 40);
 }
 
+const char *ps_run_revision(const char *run) {
+  const char *dash = run ? strrchr(run, '-') : NULL;
+  if (!dash || dash == run || !is_revision(dash + 1) ||
+      strlen(dash + 1) >= sizeof ((ps_run_id *)0)->revision)
+    return NULL;
+  return dash + 1;
+}
+
 void ps_run_id_from_name(const char *folder, ps_run_id *id) {
   memset(id, 0, sizeof *id);
   if (!folder)
@@ -73,12 +81,11 @@ void ps_run_id_from_name(const char *folder, ps_run_id *id) {
     n = sizeof id->run - 1;
   memcpy(id->run, folder + start, n);
   id->run[n] = '\0';
-  char *dash = strrchr(id->run, '-');
-  if (!dash || dash == id->run || !is_revision(dash + 1) ||
-      strlen(dash + 1) >= sizeof id->revision)
+  const char *rev = ps_run_revision(id->run);
+  if (!rev)
     return;
-  snprintf(id->revision, sizeof id->revision, "%s", dash + 1);
-  size_t tl = (size_t)(dash - id->run);
+  snprintf(id->revision, sizeof id->revision, "%s", rev);
+  size_t tl = (size_t)(rev - 1 - id->run);
   memcpy(id->test_type, id->run, tl);
   id->test_type[tl] = '\0';
 }
