@@ -126,13 +126,11 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
     return PS_EXIT_USAGE;
   }
 
+  int exit_code = ps_cmd_load_secrets(cfg);
+  if (exit_code != PS_EXIT_OK)
+    return exit_code;
   ps_buf err;
   ps_buf_init(&err, 4096);
-  if (ps_config_load_secrets(cfg, &err) < 0) {
-    fprintf(stderr, "perfship: %s\n", err.data ? err.data : "cannot read the secrets");
-    ps_buf_free(&err);
-    return PS_EXIT_CONFIG;
-  }
 
   ps_tag tags[5];
   size_t ntags = 0;
