@@ -150,14 +150,8 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
       ps_buf_printf(&deftext, "%s ended: %s (marked by hand)", run, status);
     text = deftext.data ? deftext.data : "";
   }
-  ps_field fields[2];
-  fields[0].key = "text";
-  fields[0].type = PS_F_STRING;
-  fields[0].v.s.p = text;
-  fields[0].v.s.n = strlen(text);
-  fields[1].key = "backfill";
-  fields[1].type = PS_F_BOOL;
-  fields[1].v.b = 0;
+  ps_field fields[2] = {ps_field_string("text", text, strlen(text)),
+                        ps_field_bool("backfill", 0)};
   ps_point pt = {"runs", tags, ntags, fields, 2, now_ns()};
 
   ps_tag *extra = cfg->ntags ? calloc(cfg->ntags, sizeof *extra) : NULL;

@@ -364,16 +364,12 @@ static size_t set_tag(ps_tag *tags, size_t n, const char *key,
 }
 
 static size_t add_float(ps_field *f, size_t n, const char *key, double v) {
-  f[n].key = key;
-  f[n].type = PS_F_FLOAT;
-  f[n].v.f = v;
+  f[n] = ps_field_float(key, v);
   return n + 1;
 }
 
 static size_t add_int(ps_field *f, size_t n, const char *key, int64_t v) {
-  f[n].key = key;
-  f[n].type = PS_F_INT;
-  f[n].v.i = v;
+  f[n] = ps_field_int(key, v);
   return n + 1;
 }
 
@@ -488,14 +484,8 @@ static void emit_marker(dss_walk *w, size_t npoints, int any_success) {
     n = 0;
   if ((size_t)n >= sizeof text)
     n = (int)sizeof text - 1;
-  ps_field f[2];
-  f[0].key = "text";
-  f[0].type = PS_F_STRING;
-  f[0].v.s.p = text;
-  f[0].v.s.n = (size_t)n;
-  f[1].key = "backfill";
-  f[1].type = PS_F_BOOL;
-  f[1].v.b = 0;
+  ps_field f[2] = {ps_field_string("text", text, (size_t)n),
+                   ps_field_bool("backfill", 0)};
   ps_point pt = {"runs", tags, nt, f, 2, w->p->mtime_s * 1000000000LL};
   walk_point(w, &pt);
 }

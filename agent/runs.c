@@ -352,27 +352,12 @@ static int emit_marker(const ps_run_view *v, int backfill, int end,
   }
   ps_field fields[4];
   size_t nf = 0;
-  fields[nf].key = "text";
-  fields[nf].type = PS_F_STRING;
-  fields[nf].v.s.p = text;
-  fields[nf].v.s.n = strlen(text);
-  nf++;
-  fields[nf].key = "backfill";
-  fields[nf].type = PS_F_BOOL;
-  fields[nf].v.b = backfill ? 1 : 0;
-  nf++;
-  if (end && v->have_exit_code) {
-    fields[nf].key = "exitCode";
-    fields[nf].type = PS_F_INT;
-    fields[nf].v.i = v->exit_code;
-    nf++;
-  }
-  if (end && v->have_duration) {
-    fields[nf].key = "duration";
-    fields[nf].type = PS_F_FLOAT;
-    fields[nf].v.f = v->duration_s;
-    nf++;
-  }
+  fields[nf++] = ps_field_string("text", text, strlen(text));
+  fields[nf++] = ps_field_bool("backfill", backfill);
+  if (end && v->have_exit_code)
+    fields[nf++] = ps_field_int("exitCode", v->exit_code);
+  if (end && v->have_duration)
+    fields[nf++] = ps_field_float("duration", v->duration_s);
   ps_point p = {"runs", tags, nt, fields, nf, end ? v->end_ns : v->start_ns};
   return ps_emit_point(em, &p);
 }
@@ -399,23 +384,11 @@ static int emit_run_status(const ps_run_view *v, ps_emitter *em) {
   const char *status = ps_run_status_name(v->status);
   ps_field fields[3];
   size_t nf = 0;
-  fields[nf].key = "status";
-  fields[nf].type = PS_F_STRING;
-  fields[nf].v.s.p = status;
-  fields[nf].v.s.n = strlen(status);
-  nf++;
-  if (v->have_exit_code) {
-    fields[nf].key = "exitCode";
-    fields[nf].type = PS_F_INT;
-    fields[nf].v.i = v->exit_code;
-    nf++;
-  }
-  if (!v->facts.finish_seen) { /* no perf-finish: certainly no success */
-    fields[nf].key = "success";
-    fields[nf].type = PS_F_BOOL;
-    fields[nf].v.b = 0;
-    nf++;
-  }
+  fields[nf++] = ps_field_string("status", status, strlen(status));
+  if (v->have_exit_code)
+    fields[nf++] = ps_field_int("exitCode", v->exit_code);
+  if (!v->facts.finish_seen) /* no perf-finish: certainly no success */
+    fields[nf++] = ps_field_bool("success", 0);
   ps_point p = {"loadgen_run", tags, nt, fields, nf, t};
   return ps_emit_point(em, &p);
 }
