@@ -250,7 +250,8 @@ int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
   rc = ps_read_whole(fd, (size_t)1 << 30, &text);
   close(fd);
   if (rc == 0)
-    rc = parse_state(s, text.data ? text.data : "", &why);
+    /* an empty file leaves ps_read_whole's buffer unterminated */
+    rc = parse_state(s, text.len ? text.data : "", &why);
   else
     ps_buf_puts(&why, strerror(-rc));
   if (rc) {
