@@ -463,15 +463,8 @@ static void test_rejects(void **state) {
 }
 
 static char *read_last_line(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *all = malloc((size_t)n + 1);
-  assert_int_equal(fread(all, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  all[n] = '\0';
+  size_t n;
+  char *all = cap_slurp(path, &n);
   if (n && all[n - 1] == '\n')
     all[--n] = '\0';
   char *last = strrchr(all, '\n');
