@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest
 import urllib.parse
 import urllib.request
 
@@ -220,6 +221,22 @@ bind-address = "127.0.0.1:{self.rpc_port}"
         if not rows:
             return 0
         return max(v for k, v in rows[0].items() if k.startswith("count") and isinstance(v, int))
+
+
+class InfluxTestCase(unittest.TestCase):
+    """A test class sharing one real influxd (cls.influx) and one scratch
+    directory (cls.tmp) among its tests. Both go away after the class, also
+    when a subclass's setUpClass fails after calling this one's."""
+
+    influx_options = {}          # InfluxServer(**influx_options), e.g. auth=True
+    tmp_prefix = "perfship-test-"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix=cls.tmp_prefix)
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        cls.influx = InfluxServer(**cls.influx_options).start()
+        cls.addClassCleanup(cls.influx.close)
 
 
 # -- perfship ---------------------------------------------------------------

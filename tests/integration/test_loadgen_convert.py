@@ -14,12 +14,11 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import DATA_DIR, PERFSHIP_BIN, InfluxServer, convert, convert_into  # noqa: E402
+from harness import DATA_DIR, PERFSHIP_BIN, InfluxTestCase, convert, convert_into  # noqa: E402
 
 SYNTH = os.path.join(DATA_DIR, "loadgen", "synth")
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
@@ -62,22 +61,18 @@ def q(s):
     return s.replace("'", "\\'")
 
 
-class LoadgenConvert(unittest.TestCase):
+class LoadgenConvert(InfluxTestCase):
+    tmp_prefix = "perfship-lg-"
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="perfship-lg-")
-        cls.influx = InfluxServer().start()
+        super().setUpClass()
         cls.folders = {}
         cls.outputs = {}
         for name in RUNS:
             folder = copy_run(os.path.join(SYNTH, name), cls.tmp)
             cls.folders[name] = folder
             _, cls.outputs[name], _ = convert_into(cls.influx, DB, "loadgen", [folder], ok=(0,))
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.influx.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def query(self, text):
         return self.influx.query(DB, text)

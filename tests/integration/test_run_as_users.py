@@ -14,11 +14,10 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import PERFSHIP_BIN, InfluxServer, run_perfship, write_config  # noqa: E402
+from harness import PERFSHIP_BIN, InfluxTestCase, run_perfship, write_config  # noqa: E402
 
 USER = 65534
 DB = "perf"
@@ -37,17 +36,13 @@ def run_as_user(args, timeout=60):
 
 @unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"),
                      "needs root and setpriv to play two users")
-class RunAsUsers(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.influx = InfluxServer().start()
-        cls.tmp = tempfile.mkdtemp(prefix="perfship-users-")
-        os.chmod(cls.tmp, 0o755)  # the other user passes through
+class RunAsUsers(InfluxTestCase):
+    tmp_prefix = "perfship-users-"
 
     @classmethod
-    def tearDownClass(cls):
-        cls.influx.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+    def setUpClass(cls):
+        super().setUpClass()
+        os.chmod(cls.tmp, 0o755)  # the other user passes through
 
     def setup_dirs(self, name, src_mode=0o755):
         base = os.path.join(self.tmp, name)
