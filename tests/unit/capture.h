@@ -300,15 +300,24 @@ static inline char *cap_slurp(const char *path, size_t *len) {
   return d;
 }
 
-/* Runs a whole document through a document parser the way the driver does,
- * calling again after every -EAGAIN. */
-static inline void cap_convert_document(const ps_format_ops *ops,
-                                        const char *path, capture *cap) {
-  assert_int_equal(ops->input_kind(NULL, path), PS_INPUT_DOCUMENT);
+/* A parser of `ops` opened on `path`, which the format must read as `kind`;
+ * the test fails if it cannot. */
+static inline ps_parser *cap_open(const ps_format_ops *ops, const char *path,
+                                  ps_input_kind kind) {
+  assert_int_equal(ops->input_kind(NULL, path), kind);
   ps_parser *p = NULL;
   ps_buf err;
   ps_buf_init(&err, 0);
   assert_int_equal(ops->open(&p, NULL, path, &err), 0);
+  ps_buf_free(&err);
+  return p;
+}
+
+/* Runs a whole document through a document parser the way the driver does,
+ * calling again after every -EAGAIN. */
+static inline void cap_convert_document(const ps_format_ops *ops,
+                                        const char *path, capture *cap) {
+  ps_parser *p = cap_open(ops, path, PS_INPUT_DOCUMENT);
   size_t len;
   char *data = cap_slurp(path, &len);
   ps_emitter em = cap_emitter(cap, path);
@@ -318,7 +327,6 @@ static inline void cap_convert_document(const ps_format_ops *ops,
   assert_int_equal(rc, 0);
   free(data);
   ops->free(p);
-  ps_buf_free(&err);
 }
 
 #endif

@@ -44,11 +44,7 @@ static void convert_document(const char *path, capture *cap) {
 /* Feeds lines from byte offset `from` the way the tailer does: without the
  * '\n', the '\r' stripped. */
 static void convert_lines(const char *path, size_t from, capture *cap) {
-  assert_int_equal(ops->input_kind(NULL, path), PS_INPUT_LINES);
-  ps_parser *p = NULL;
-  ps_buf err;
-  ps_buf_init(&err, 0);
-  assert_int_equal(ops->open(&p, NULL, path, &err), 0);
+  ps_parser *p = cap_open(ops, path, PS_INPUT_LINES);
   size_t len;
   char *data = cap_slurp(path, &len);
   ps_emitter em = cap_emitter(cap, path);
@@ -69,7 +65,6 @@ static void convert_lines(const char *path, size_t from, capture *cap) {
   }
   free(data);
   ops->free(p);
-  ps_buf_free(&err);
 }
 
 static const cap_point *find2(const capture *c, const char *m,
