@@ -109,6 +109,11 @@ static void test_run_tags(void **state) {
   assert_string_equal(id.revision, "");
   ps_run_id_from_name("daily-perf-latest", &id);
   assert_string_equal(id.revision, "");
+  /* the same rule for names given by hand (perfship mark --run) */
+  assert_string_equal(ps_run_revision("nightly-abc1234"), "abc1234");
+  assert_null(ps_run_revision("-abc1234")); /* no test type before the '-' */
+  assert_null(ps_run_revision("nightly-smoke"));
+  assert_null(ps_run_revision(NULL));
 }
 
 static void test_stream_points_and_types(void **state) {
