@@ -4,6 +4,7 @@
  * Formats are looked up by id. The tables are weak references so that the
  * registry does not force every format into a program that needs only one
  * (a fuzz target links the library and pulls in just its parser).
+ * It also holds what several formats read the same way (a file's mtime).
  */
 #include "format.h"
 
