@@ -1605,6 +1605,14 @@ static int reading_done(const ps_pipeline *pl) {
   return 1;
 }
 
+/* --once: everything present is acknowledged; the verdict, then stop. */
+static void finish_once(ps_pipeline *pl) {
+  if (pl->records_rejected + pl->points_refused + pl->server_rejected)
+    pl->exit_code = PS_EXIT_DATAERR;
+  pl->end_done = 1;
+  close_all(pl);
+}
+
 static void check_once_done(ps_pipeline *pl) {
   if (pl->stopping == 2)
     return;
@@ -1644,10 +1652,7 @@ static void check_once_done(ps_pipeline *pl) {
     if (send_selfstats(pl) == 0)
       return; /* back here once it is answered */
   }
-  if (pl->records_rejected + pl->points_refused + pl->server_rejected)
-    pl->exit_code = PS_EXIT_DATAERR;
-  pl->end_done = 1;
-  close_all(pl);
+  finish_once(pl);
 }
 
 static void check_cb(uv_timer_t *t) {
@@ -1665,6 +1670,15 @@ static void check_cb(uv_timer_t *t) {
     if (!since && waiting)
       since = pl->last_progress_ms; /* answering, but not accepting (401/404) */
     if (since && waiting && now - since > deadline) {
+      if (pl->final_stats_sent && !pl->bt.inflight_count && pl->selfstats_in_flight &&
+          waiting == 1) {
+        /* Only the heartbeat is left: the data's verdict stands. */
+        PS_WARN(MOD, "%s: the closing self-metrics point was not acknowledged "
+                     "(everything else was)",
+                pl->cfg->influxdb.url);
+        finish_once(pl);
+        return;
+      }
       PS_ERROR(MOD,
                "%s: the server stayed unreachable for %" PRId64
                " s (influxdb.unreachable_deadline_s); giving up; offsets stay "

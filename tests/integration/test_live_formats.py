@@ -278,6 +278,33 @@ class BackfillTests(Base):
         self.assertEqual(dump(self.db), got)
 
 
+    def test_a_heartbeat_that_never_lands_does_not_change_the_verdict(self):
+        """The data is acknowledged, the closing self-metrics point is
+        refused for good: --once gives up on it after the deadline and
+        exits 0, the data's verdict, with a warning."""
+        with open(os.path.join(self.src, "a.jsonl"), "w") as f:
+            for i in range(50):
+                f.write('{"ts": %d, "k": "a", "n": %d}\n' % (1700000000 + i, i))
+        with FaultProxy(upstream_port=INFLUX.port) as proxy:
+            proxy.add_rule("pass", min_body=1000)  # the data batch
+            proxy.add_rule("status", code=503, path="/write")  # the small heartbeat
+            src = ('{ path = "%s"; format = "jsonl"; measurement = "m"; time_key = "ts"; '
+                   'tag_keys = ["k"]; types = { n = "integer"; }; }' % self.src)
+            cfg = write_config(os.path.join(self.tmp, "hb.cfg"), proxy.url,
+                               os.path.join(self.tmp, "state"), sources=src,
+                               extra=groups(), database=self.db,
+                               influx_extra="unreachable_deadline_s = 2;")
+            rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+            refused = [r for r in proxy.requests if r.status == 503]
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(refused and all(r.body.startswith(b"perfship,") for r in refused))
+        self.assertIn("the closing self-metrics point was not acknowledged", err)
+        self.assertIn("done: 1 files, 50 points written, 0 rejected", err)
+        rows = INFLUX.query(self.db, "SELECT n FROM m")
+        self.assertEqual(sorted(r["n"] for r in rows), list(range(50)))
+        self.assertEqual(query(self.db, "SELECT * FROM perfship"), [])
+
+
 class LoadgenLiveTests(Base):
     def test_run_written_line_by_line_equals_the_same_run_from_scratch(self):
         gen = generate(os.path.join(self.tmp, "gen"), "a")
