@@ -11,7 +11,6 @@
  * with the automatic ones of the same run.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,78 +61,6 @@ static void sleep_s(double s) {
   struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
     ;
-}
-
-/* Until the shared encoder (lp.h) lands on this branch, the marker is
- * written here: the point has known keys, so only values need escaping.
- * Same rules as lp.h: tags sorted, point's own tag wins over a global one,
- * empty values left out. */
-static void put_escaped(ps_buf *b, const char *s, size_t n, const char *special) {
-  for (size_t i = 0; i < n; i++) {
-    if (strchr(special, s[i]))
-      ps_buf_putc(b, '\\');
-    ps_buf_putc(b, s[i]);
-  }
-}
-
-static int tag_cmp(const void *a, const void *b) {
-  return strcmp(((const ps_tag *)a)->key, ((const ps_tag *)b)->key);
-}
-
-static int encode_marker(ps_buf *out, const ps_point *p, const ps_tag *extra,
-                         size_t nextra, const char **reason) {
-  ps_tag all[64];
-  size_t n = 0;
-  for (size_t i = 0; i < p->ntags && n < 64; i++)
-    all[n++] = p->tags[i];
-  for (size_t i = 0; i < nextra && n < 64; i++) {
-    int own = 0;
-    for (size_t j = 0; j < p->ntags; j++)
-      own |= strcmp(p->tags[j].key, extra[i].key) == 0;
-    if (!own)
-      all[n++] = extra[i];
-  }
-  qsort(all, n, sizeof *all, tag_cmp);
-  for (size_t i = 0; i < n; i++) {
-    const char *v = all[i].value;
-    size_t vl = strlen(v);
-    if (strpbrk(v, "\r\n") || (vl && v[vl - 1] == '\\')) {
-      *reason = "a tag value holds a line break or ends in a backslash";
-      return -EINVAL;
-    }
-  }
-  ps_buf_puts(out, p->measurement);
-  for (size_t i = 0; i < n; i++) {
-    if (!all[i].value[0])
-      continue;
-    ps_buf_putc(out, ',');
-    put_escaped(out, all[i].key, strlen(all[i].key), ", =");
-    ps_buf_putc(out, '=');
-    put_escaped(out, all[i].value, strlen(all[i].value), ", =");
-  }
-  for (size_t i = 0; i < p->nfields; i++) {
-    const ps_field *f = &p->fields[i];
-    ps_buf_putc(out, i ? ',' : ' ');
-    ps_buf_puts(out, f->key);
-    ps_buf_putc(out, '=');
-    if (f->type == PS_F_BOOL) {
-      ps_buf_puts(out, f->v.b ? "true" : "false");
-    } else {
-      ps_buf_putc(out, '"');
-      for (size_t k = 0; k < f->v.s.n; k++) {
-        char c = f->v.s.p[k];
-        if (c == '\n' || c == '\r') {
-          ps_buf_puts(out, c == '\n' ? "\\n" : "\\r");
-          continue;
-        }
-        if (c == '"' || c == '\\')
-          ps_buf_putc(out, '\\');
-        ps_buf_putc(out, c);
-      }
-      ps_buf_putc(out, '"');
-    }
-  }
-  return ps_buf_printf(out, " %lld\n", (long long)p->time_ns);
 }
 
 /* "--name VALUE" or "--name=VALUE"; returns 1 when argv[*i] is that option. */
@@ -206,9 +133,9 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
   }
   char *endp;
   double timeout = strtod(timeout_s, &endp);
-  if (*endp || !(timeout > 0) || !isfinite(timeout)) {
-    fprintf(stderr, "perfship: mark: --timeout '%s' is not a positive number of "
-            "seconds\n", timeout_s);
+  if (*endp || !(timeout > 0) || !(timeout <= 31536000)) {
+    fprintf(stderr, "perfship: mark: --timeout '%s' is not a number of seconds "
+            "above 0 and up to a year\n", timeout_s);
     return PS_EXIT_USAGE;
   }
 
@@ -254,7 +181,7 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
   ps_buf line;
   ps_buf_init(&line, 0);
   const char *reason = NULL;
-  int rc = encode_marker(&line, &pt, extra, extra ? cfg->ntags : 0, &reason);
+  int rc = ps_lp_encode(&line, &pt, extra, extra ? cfg->ntags : 0, &reason);
   free(extra);
   ps_buf_free(&deftext);
   if (rc < 0) {
@@ -301,8 +228,10 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
       else if (crc < 0) {
         fprintf(stderr, "perfship: mark: %s\n", err.data ? err.data : "");
         code = PS_EXIT_UNAVAILABLE;
-      } else
-        continue;
+      } else {
+        ps_buf_free(&said);
+        continue; /* the database exists now: post again at once */
+      }
     } else if (rc == 0 && (status_code == 401 || status_code == 403)) {
       fprintf(stderr, "perfship: mark: the server refused the credentials (HTTP %ld: "
               "%s); check influxdb.username/password_file (v1) or the token (v2), then "

@@ -90,7 +90,7 @@ const char *ps_format_name(ps_format_id f) {
 }
 
 int ps_format_from_name(const char *name, ps_format_id *out) {
-  int v;
+  int v = 0;
   int rc = enum_lookup(format_names, name, &v);
   if (!rc)
     *out = (ps_format_id)v;
@@ -98,7 +98,7 @@ int ps_format_from_name(const char *name, ps_format_id *out) {
 }
 
 int ps_ftype_from_name(const char *name, ps_ftype *out) {
-  int v;
+  int v = 0;
   int rc = enum_lookup(ftype_names, name, &v);
   if (!rc)
     *out = (ps_ftype)v;
@@ -494,9 +494,12 @@ static int reread_int(const loader *L, const config_setting_t *s, int64_t *out) 
             (*r >= '0' && *r <= '9') || ((*r | 0x20) >= 'a' && (*r | 0x20) <= 'f')))
       num[k++] = *r++;
     num[k] = '\0';
+    /* libconfig reads "010" as ten, not as octal: only 0x switches base */
+    const char *digits = num + (num[0] == '-' || num[0] == '+');
+    int base = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
     char *stop;
     errno = 0;
-    long long v = strtoll(num, &stop, 0);
+    long long v = strtoll(num, &stop, base);
     if (k == 0 || *stop != '\0' || errno)
       return -ERANGE;
     *out = v;
@@ -515,7 +518,7 @@ static int get_int(loader *L, const config_setting_t *s, const key_spec *k,
                 (long long)(k->min > 1000 ? k->min : 1000));
   int64_t v = config_setting_get_int64(s);
   if (t == CONFIG_TYPE_INT) {
-    int64_t whole;
+    int64_t whole = 0;
     int rc = reread_int(L, s, &whole);
     if (rc == -ERANGE)
       return fail(L, s, "key '%s': the number is out of range; use a value between "
@@ -875,6 +878,8 @@ static int check_whole(loader *L, const config_setting_t *root) {
   return 0;
 }
 
+static int load_file(ps_config *c, const char *path, ps_buf *err);
+
 static int read_whole(const char *path, char **out, size_t *len, int *err_no) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -915,6 +920,14 @@ static int read_whole(const char *path, char **out, size_t *len, int *err_no) {
 }
 
 int ps_config_load(ps_config *c, const char *path, ps_buf *err) {
+  ps_buf discard;
+  ps_buf_init(&discard, 4096);
+  int rc = load_file(c, path, err ? err : &discard);
+  ps_buf_free(&discard);
+  return rc;
+}
+
+static int load_file(ps_config *c, const char *path, ps_buf *err) {
   loader L = {c, err, path, NULL, 0};
   int err_no = 0;
   if (read_whole(path, &L.text, &L.text_len, &err_no) < 0) {

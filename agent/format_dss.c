@@ -88,7 +88,7 @@ static int dss_open(ps_parser **out, const ps_source_cfg *src,
   struct stat st;
   if (stat(path, &st) != 0) {
     int e = errno;
-    ps_buf_printf(err, "%s: cannot stat: %s", path, strerror(e));
+    ps_buf_printf(err, "cannot stat: %s", strerror(e));
     return -e;
   }
   ps_parser *p = calloc(1, sizeof *p);
@@ -122,6 +122,11 @@ typedef struct json_scan {
 } json_scan;
 
 #define JSON_SCAN_MAX_DEPTH 1000
+
+/* strchr() also "finds" the terminating NUL; input bytes may be NUL. */
+static int in_set(char c, const char *set) {
+  return c != '\0' && strchr(set, c) != NULL;
+}
 
 static void scan_ws(json_scan *j) {
   while (j->pos < j->len && (j->s[j->pos] == ' ' || j->s[j->pos] == '\t' ||
@@ -158,7 +163,7 @@ static int scan_string(json_scan *j) {
       j->pos++;
       if (j->pos >= j->len)
         break;
-      if (!strchr("\"\\/bfnrtu", j->s[j->pos]))
+      if (!in_set(j->s[j->pos], "\"\\/bfnrtu"))
         return scan_fail(j, "invalid escape in string");
     }
     j->pos++;
@@ -166,16 +171,16 @@ static int scan_string(json_scan *j) {
   return scan_fail(j, "unterminated string");
 }
 
+/* Loose on purpose: this scan only runs after cJSON refused the document,
+ * to say where; cJSON stays the judge of what a valid number is. */
 static int scan_number(json_scan *j) {
-  size_t start = j->pos;
   if (j->s[j->pos] == '-')
     j->pos++;
   size_t digits = 0;
-  while (j->pos < j->len && (strchr("0123456789.eE+-", j->s[j->pos]) != NULL))
+  while (j->pos < j->len && in_set(j->s[j->pos], "0123456789.eE+-"))
     j->pos++, digits++;
   if (digits == 0)
     return scan_fail(j, "invalid number");
-  (void)start;
   return 0;
 }
 

@@ -20,6 +20,7 @@
  * - The facts the run tracker needs (runs.h) are updated as lines are read;
  *   convert_path() reads a whole folder and then asks runs.c for markers.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
@@ -71,6 +72,7 @@ struct ps_parser {
 
   /* resume state of a small record */
   int resuming;
+  uint64_t resume_hash; /* of the record being resumed (and of perf-finish) */
   size_t accepted; /* points of the current record the emitter took */
   size_t skip;     /* points still to skip on a resumed call */
 
@@ -757,14 +759,24 @@ static void finish_facts(ps_parser *p, const cJSON *stats) {
 
 /* ---- line ------------------------------------------------------------------ */
 
+/* FNV-1a: recognises the record a resumed call must continue, so a driver
+ * that hands over a different line cannot make us skip its points. */
+static uint64_t record_hash(const char *data, size_t len) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ (unsigned char)data[i]) * 1099511628211ULL;
+  return h;
+}
+
 static int loadgen_line(ps_parser *p, const char *data, size_t len,
                         ps_emitter *em) {
+  uint64_t hash = (p->fin_root || p->resuming) ? record_hash(data, len) : 0;
   if (p->fin_root) {
-    if (len == p->fin_len)
+    if (len == p->fin_len && hash == p->resume_hash)
       return finish_continue(p, em);
     finish_reset(p); /* not the record we were resuming: start over */
   }
-  if (p->resuming) {
+  if (p->resuming && hash == p->resume_hash) {
     p->skip = p->accepted;
   } else {
     p->skip = 0;
@@ -772,6 +784,11 @@ static int loadgen_line(ps_parser *p, const char *data, size_t len,
   }
   p->resuming = 0;
 
+  size_t blank = 0;
+  while (blank < len && (data[blank] == ' ' || data[blank] == '\t'))
+    blank++;
+  if (blank == len) /* an empty line carries no record */
+    return 0;
   cJSON *root = cJSON_ParseWithLength(data, len);
   if (!root || !cJSON_IsObject(root)) {
     ps_emit_reject(em, root ? "not a JSON object" : "not valid JSON");
@@ -810,6 +827,7 @@ static int loadgen_line(ps_parser *p, const char *data, size_t len,
     finish_facts(p, obj_get(root, "stats"));
     p->fin_root = root;
     p->fin_len = len;
+    p->resume_hash = record_hash(data, len);
     p->fin_wall = wall;
     memcpy(p->fin_envelope_stage, stage, sizeof stage);
     p->phase = FP_EVENT;
@@ -824,8 +842,10 @@ static int loadgen_line(ps_parser *p, const char *data, size_t len,
   else
     rc = emit_event(p, em, root, ty, stage, t);
   cJSON_Delete(root);
-  if (rc == -EAGAIN)
+  if (rc == -EAGAIN) {
     p->resuming = 1;
+    p->resume_hash = record_hash(data, len);
+  }
   return rc;
 }
 
@@ -971,12 +991,12 @@ int ps_loadgen_scan_facts(const char *perf_path, uint64_t end_offset,
  * if the run has ended, then the markers. backfill = the run had ended when
  * converted, the same rule as the live path's "when first seen", so a
  * re-ingestion writes the same points and markers again. */
-static int loadgen_convert_path(const ps_source_cfg *src, const char *path,
-                                ps_emitter *em, ps_buf *err) {
+static int convert_run(const ps_source_cfg *src, const char *path,
+                       ps_emitter *em, ps_buf *err) {
   struct stat st;
-  if (stat(path, &st) != 0) {
+  if (stat(path, &st) != 0) { /* the driver names the operand itself */
     int e = errno;
-    ps_buf_printf(err, "%s: %s", path, strerror(e));
+    ps_buf_printf(err, "%s", strerror(e));
     return -e;
   }
   char *folder = NULL, *perf = NULL;
@@ -1048,6 +1068,51 @@ out:
   ps_buf_free(&tail);
   free(folder);
   free(perf);
+  return rc;
+}
+
+static int has_perf_jsonl(const char *dir) {
+  char path[4096];
+  struct stat st;
+  int n = snprintf(path, sizeof path, "%s/perf.jsonl", dir);
+  return n > 0 && (size_t)n < sizeof path && stat(path, &st) == 0 &&
+         S_ISREG(st.st_mode);
+}
+
+static int only_dirs(const struct dirent *de) {
+  return de->d_name[0] != '.';
+}
+
+/* A run folder, its perf.jsonl, or a results folder holding run folders
+ * (the runner's queue makes one per revision): each run in name order. */
+static int loadgen_convert_path(const ps_source_cfg *src, const char *path,
+                                ps_emitter *em, ps_buf *err) {
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || has_perf_jsonl(path))
+    return convert_run(src, path, em, err);
+  struct dirent **names = NULL;
+  int n = scandir(path, &names, only_dirs, alphasort);
+  if (n < 0) {
+    int e = errno;
+    ps_buf_printf(err, "%s", strerror(e));
+    return -e;
+  }
+  int rc = 0, runs = 0;
+  for (int i = 0; i < n; i++) {
+    char *sub = NULL;
+    if (rc == 0 && asprintf(&sub, "%s/%s", path, names[i]->d_name) > 0 &&
+        has_perf_jsonl(sub)) {
+      runs++;
+      rc = convert_run(src, sub, em, err);
+    }
+    free(sub);
+    free(names[i]);
+  }
+  free(names);
+  if (rc == 0 && runs == 0) {
+    ps_buf_puts(err, "no perf.jsonl in it or in its subfolders");
+    rc = -ENOENT;
+  }
   return rc;
 }
 

@@ -397,7 +397,7 @@ static int read_history_header(ps_parser *p, ps_buf *err) {
   FILE *f = fopen(p->path, "rb");
   if (!f) {
     int e = errno;
-    ps_buf_printf(err, "%s: cannot open: %s", p->path, strerror(e));
+    ps_buf_printf(err, "cannot open: %s", strerror(e));
     return -e;
   }
   ps_buf head;
@@ -408,7 +408,7 @@ static int read_history_header(ps_parser *p, ps_buf *err) {
       break;
   fclose(f);
   if (rc == -E2BIG) {
-    ps_buf_printf(err, "%s:1: header longer than %d bytes", p->path,
+    ps_buf_printf(err, "line 1: header longer than %d bytes",
                   LOCUST_HEADER_MAX);
     rc = -EINVAL;
   } else if (rc == 0 && c == '\n') {
@@ -422,8 +422,8 @@ static int read_history_header(ps_parser *p, ps_buf *err) {
     } else if (n == -ENOMEM) {
       rc = n;
     } else {
-      ps_buf_printf(err, "%s:1: not a Locust stats history header "
-                         "(Timestamp,User Count,...)", p->path);
+      ps_buf_printf(err, "line 1: not a Locust stats history header "
+                         "(Timestamp,User Count,...)");
       rc = -EINVAL;
     }
   }
@@ -438,14 +438,15 @@ static int locust_open(ps_parser **out, const ps_source_cfg *src,
   locust_kind kind;
   size_t prefix_len;
   if (!classify(path, &kind, &prefix_len)) {
-    ps_buf_printf(err, "%s: not a Locust --csv stats, history or failures file",
-                  path);
+    ps_buf_printf(err, "not a Locust --csv stats, history or failures file "
+                       "(PREFIX_stats.csv, PREFIX_stats_history.csv, "
+                       "PREFIX_failures.csv)");
     return -EINVAL;
   }
   struct stat st;
   if (stat(path, &st) != 0) {
     int e = errno;
-    ps_buf_printf(err, "%s: cannot stat: %s", path, strerror(e));
+    ps_buf_printf(err, "cannot stat: %s", strerror(e));
     return -e;
   }
   ps_parser *p = calloc(1, sizeof *p);
@@ -528,7 +529,9 @@ static int locust_document(ps_parser *p, const char *data, size_t len,
     line += lines;
     em->origin.line = start_line;
     if (n == -E2BIG) {
-      /* skip the rest of this physical line */
+      /* csv_record left pos at the record's start: skip that physical
+       * line and count its line break only once */
+      line = start_line;
       while (pos < len && data[pos] != '\n')
         pos++;
       if (pos < len)

@@ -13,13 +13,10 @@
  *   represented at all (influxdb#5407, #6008), and is refused instead of
  *   silently landing as something else.
  * - Tags are sorted with an on-stack index array: no allocation per point.
- * - Floats: whole values below 2^53 take an integer path; other values look
- *   for the fewest decimals k (binary search) such that m / 10^k, computed in
- *   double, gives back the value. With m < 2^53 and k <= 22 both operands are
- *   exact and the division is correctly rounded, so that check is exactly
- *   what strtod would do (Clinger's fast path) and the decimal is the
- *   shortest. Values outside that range fall back to %.15g/%.16g/%.17g with a
- *   strtod check, which is also shortest, only slower.
+ * - Floats: whole values below 2^53 take an integer path; values in
+ *   [1e-7, 2^53) get exact shortest digits from 128-bit integer arithmetic
+ *   (shortest_digits); only values outside that range fall back to
+ *   %.15g/%.16g/%.17g with a strtod check, also shortest, only slower.
  * - The parser mirrors the 1.x scanner (a backslash always skips the next
  *   byte while scanning; only the element's escape set is unescaped), so a
  *   normalised line lands exactly as the original would have.
@@ -73,29 +70,88 @@ size_t ps_fmt_int64(int64_t v, char *buf) {
 
 static size_t fmt_uint64(uint64_t v, char *buf) { return fmt_u64(v, buf); }
 
-static const double pow10_exact[23] = {
-    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
 #define TWO53 9007199254740992.0
 
-/* m such that m / 10^k == a exactly after rounding, or 0. */
-static uint64_t decimal_at(double a, int k) {
-  double scaled = nearbyint(a * pow10_exact[k]);
-  if (scaled >= TWO53 || scaled < 1)
-    return 0;
-  uint64_t m = (uint64_t)scaled;
-  if ((double)m / pow10_exact[k] == a)
-    return m;
-  /* a * 10^k is itself rounded; the true candidate may be a neighbour */
-  for (int d = 1; d <= 2; d++) {
-    if ((double)(m + (uint64_t)d) < TWO53 &&
-        (double)(m + (uint64_t)d) / pow10_exact[k] == a)
-      return m + (uint64_t)d;
-    if (m > (uint64_t)d && (double)(m - (uint64_t)d) / pow10_exact[k] == a)
-      return m - (uint64_t)d;
+/* Shortest digits for 1e-7 <= a < 2^53, exactly (Ryu's digit loop on
+ * 128-bit integers). a = m2 * 2^e; the values that read back as a are the
+ * open (closed when m2 is even: ties go to even) interval between the
+ * midpoints to its neighbours. Scaled by 10^q and 4 * 2^-e these are
+ * integers small enough for 128 bits in this range, so no tables and no
+ * approximation are needed. Returns the decimal mantissa; *exp10 its
+ * power of ten. */
+static uint64_t shortest_digits(double a, int *exp10) {
+  static const uint64_t pow5[28] = {
+      1ULL, 5ULL, 25ULL, 125ULL, 625ULL, 3125ULL, 15625ULL, 78125ULL,
+      390625ULL, 1953125ULL, 9765625ULL, 48828125ULL, 244140625ULL,
+      1220703125ULL, 6103515625ULL, 30517578125ULL, 152587890625ULL,
+      762939453125ULL, 3814697265625ULL, 19073486328125ULL,
+      95367431640625ULL, 476837158203125ULL, 2384185791015625ULL,
+      11920928955078125ULL, 59604644775390625ULL, 298023223876953125ULL,
+      1490116119384765625ULL, 7450580596923828125ULL};
+  uint64_t bits;
+  memcpy(&bits, &a, sizeof bits);
+  uint64_t frac = bits & ((1ULL << 52) - 1);
+  int bexp = (int)((bits >> 52) & 0x7FF) - 1023; /* a in [2^bexp, 2^bexp+1) */
+  uint64_t m2 = frac | (1ULL << 52);
+  int e = bexp - 52;
+  int accept_bounds = (m2 & 1) == 0;
+  unsigned mm_shift = frac != 0; /* at a power of two the lower gap halves */
+  /* q so that a * 10^q is about 1e17: the interval is then >= 10 wide */
+  int k10 = (int)floor((double)bexp * 0.30102999566398120);
+  int q = 17 - k10;
+  typedef unsigned __int128 u128;
+  u128 p5 = pow5[q];
+  u128 xv = (u128)(4 * m2) * p5;
+  u128 xp = (u128)(4 * m2 + 2) * p5;
+  u128 xm = (u128)(4 * m2 - 1 - mm_shift) * p5;
+  int t = e - 2 + q;
+  uint64_t vr, vp, vm;
+  int vr_tz, vp_tz, vm_tz;
+  if (t >= 0) {
+    vr = (uint64_t)(xv << t);
+    vp = (uint64_t)(xp << t);
+    vm = (uint64_t)(xm << t);
+    vr_tz = vp_tz = vm_tz = 1;
+  } else {
+    int sh = -t;
+    u128 mask = ((u128)1 << sh) - 1;
+    vr = (uint64_t)(xv >> sh);
+    vp = (uint64_t)(xp >> sh);
+    vm = (uint64_t)(xm >> sh);
+    vr_tz = (xv & mask) == 0;
+    vp_tz = (xp & mask) == 0;
+    vm_tz = (xm & mask) == 0;
   }
-  return 0;
+  if (!accept_bounds) {
+    vp -= (uint64_t)vp_tz; /* the exact upper midpoint is excluded */
+    vm_tz = 0;             /* and so is the lower one */
+  }
+  int removed = 0;
+  unsigned last = 0;
+  while (vp / 10 > vm / 10) {
+    vm_tz &= vm % 10 == 0;
+    vr_tz &= last == 0;
+    last = (unsigned)(vr % 10);
+    vr /= 10;
+    vp /= 10;
+    vm /= 10;
+    removed++;
+  }
+  if (vm_tz) {
+    while (vm % 10 == 0) {
+      vr_tz &= last == 0;
+      last = (unsigned)(vr % 10);
+      vr /= 10;
+      vp /= 10;
+      vm /= 10;
+      removed++;
+    }
+  }
+  if (vr_tz && last == 5 && vr % 2 == 0)
+    last = 4; /* exactly half way: round to even */
+  uint64_t out = vr + ((vr == vm && !vm_tz) || last >= 5);
+  *exp10 = removed - q;
+  return out;
 }
 
 static size_t fmt_double_slow(double v, char *buf) {
@@ -124,31 +180,21 @@ size_t ps_fmt_double(double v, char *buf) {
   if (a >= TWO53 || a < 1e-7)
     return fmt_double_slow(v, buf);
 
-  /* Largest k with a * 10^k < 2^53, so m stays exact. */
-  int kmax = 22;
-  while (kmax > 0 && a * pow10_exact[kmax] >= TWO53)
-    kmax--;
-  uint64_t best = decimal_at(a, kmax);
-  if (!best)
-    return fmt_double_slow(v, buf);
-  int bestk = kmax;
-  /* A decimal found at k also exists at k+1 (m*10), so the set of working k
-   * is an interval ending at kmax: binary search its start. */
-  int lo = 0, hi = kmax - 1;
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2;
-    uint64_t m = decimal_at(a, mid);
-    if (m) {
-      best = m;
-      bestk = mid;
-      hi = mid - 1;
-    } else {
-      lo = mid + 1;
-    }
+  int exp10;
+  uint64_t best = shortest_digits(a, &exp10);
+  while (exp10 < 0 && best % 10 == 0) {
+    best /= 10;
+    exp10++;
   }
+  if (exp10 > 0) /* whole, but only reachable for a >= 2^53: not here */
+    return fmt_double_slow(v, buf);
+  int bestk = -exp10;
   char digits[24];
   size_t nd = fmt_u64(best, digits);
-  if ((size_t)bestk >= nd) {
+  if (bestk == 0) {
+    memcpy(buf + n, digits, nd);
+    n += nd;
+  } else if ((size_t)bestk >= nd) {
     buf[n++] = '0';
     buf[n++] = '.';
     for (size_t z = nd; z < (size_t)bestk; z++)
@@ -412,7 +458,7 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
       if (!utf8_valid(f->v.s.p, f->v.s.n))
         return encode_fail(out, start, reason, "invalid UTF-8 in string field",
                            -EINVAL);
-      need += 2 * f->v.s.n;
+      need += 3 * f->v.s.n; /* worst case: LF becomes \\n */
     }
     rc = ps_buf_reserve(out, need);
     if (rc)

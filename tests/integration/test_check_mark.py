@@ -49,6 +49,22 @@ class CheckMarkTest(unittest.TestCase):
         self.assertEqual(rc2, 0, out2 + err2)
         self.assertIn("1.6.7", out2)
 
+    def test_shipped_sample_checks_ok(self):
+        """The annotated sample, pointed at the test server, passes check."""
+        from harness import SOURCE_DIR
+        with open(os.path.join(SOURCE_DIR, "config", "perfship.cfg")) as f:
+            text = f.read()
+        self.assertIn('url = "http://127.0.0.1:8086";', text)
+        text = text.replace('url = "http://127.0.0.1:8086";', 'url = "%s";' % self.influx.url)
+        text = text.replace('"/var/lib/perfship"', '"%s/state"' % self.tmp)
+        path = os.path.join(self.tmp, "sample.cfg")
+        with open(path, "w") as f:
+            f.write(text)
+        rc, out, err = run_perfship(["-c", path, "check"])
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("sources: 3", out)
+        self.assertIn("/srv/loadgen/results (loadgen)", out)
+
     def test_check_existing_db_accepted(self):
         self.influx.create_db("existing")
         cfg = self.cfg("existing.cfg", database="existing",
@@ -219,6 +235,54 @@ class AuthTest(unittest.TestCase):
         rc, out, err = run_perfship(["-c", path, "check"])
         self.assertEqual(rc, 78, out + err)
         self.assertIn("absent", err)
+
+
+@unittest.skipUnless(shutil.which("victoria-metrics"), "victoria-metrics not installed")
+class V2Test(unittest.TestCase):
+    """The v2 write path against a real v2-compatible server (VictoriaMetrics
+    accepts /api/v2/write; it ignores the token, so only the shape is ours)."""
+
+    def setUp(self):
+        import subprocess
+        self.tmp = tempfile.mkdtemp(prefix="perfship-v2-")
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            ["victoria-metrics", "-storageDataPath=" + os.path.join(self.tmp, "vm"),
+             "-httpListenAddr=127.0.0.1:%d" % self.port],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        import urllib.request
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen("http://127.0.0.1:%d/health" % self.port, timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+
+    def tearDown(self):
+        self.proc.terminate()
+        self.proc.wait(15)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_check_and_mark_v2(self):
+        path = os.path.join(self.tmp, "v2.cfg")
+        with open(path, "w") as f:
+            f.write('influxdb = { url = "http://127.0.0.1:%d"; api = "v2"; org = "o";'
+                    ' bucket = "b"; };\nstate_dir = "%s/state";\n' % (self.port, self.tmp))
+        env = {"PERFSHIP_TOKEN": SECRET}
+        rc, out, err = run_perfship(["-c", path, "check"], env=env)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("/api/v2/write accepted", out)
+        self.assertIn("PERFSHIP_TOKEN", out)
+        self.assertNotIn(SECRET, out + err)
+        rc, out, err = run_perfship(["-c", path, "mark", "end", "--run", "v2-run"], env=env)
+        self.assertEqual(rc, 0, out + err)
+        # without bucket the configuration is refused before any request
+        with open(path, "w") as f:
+            f.write('influxdb = { url = "http://127.0.0.1:%d"; api = "v2"; };\n' % self.port)
+        rc, out, err = run_perfship(["-c", path, "check"], env=env)
+        self.assertEqual(rc, 78, out + err)
+        self.assertIn("influxdb.bucket", err)
 
 
 if __name__ == "__main__":

@@ -206,6 +206,31 @@ class LoadgenConvert(unittest.TestCase):
                 with self.subTest(measurement=m, field=k):
                     self.assertEqual(got.get(k), t)
 
+    def test_identity_tags_on_every_point(self):
+        measurements = [r["name"] for r in self.query("SHOW MEASUREMENTS")
+                        if r["name"].startswith("loadgen_")]
+        self.assertEqual(len(measurements), 9)
+        for m in measurements:
+            for tag in ("run", "test_type", "revision"):
+                with self.subTest(measurement=m, tag=tag):
+                    rows = self.query(f'SELECT count(*) FROM "{m}" '
+                                      f"WHERE \"{tag}\" = ''")
+                    self.assertEqual(rows, [], f"{m} points without {tag}")
+
+    def test_no_chain_monitor_era(self):
+        out_dir = os.path.join(self.tmp, "nomon")
+        subprocess.run([sys.executable, GEN, "--out", out_dir, "--only", "a",
+                        "--no-chain-monitor"], check=True,
+                       stdout=subprocess.DEVNULL)
+        folder = os.path.join(out_dir, os.listdir(out_dir)[0])
+        rc, out, err = run_perfship(["convert", "-f", "loadgen", folder])
+        self.assertEqual(rc, 0, err)
+        kinds = {l.split(",", 1)[0] for l in out.splitlines()}
+        self.assertNotIn("loadgen_process", kinds)
+        self.assertNotIn("loadgen_storage", kinds)
+        self.assertTrue({"loadgen_event", "loadgen_block", "loadgen_run",
+                         "runs"} <= kinds)
+
     # -- every block and cycle of every perf-finish --------------------------
     def test_block_and_cycle_counts_per_stage(self):
         for name in RUNS:

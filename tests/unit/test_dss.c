@@ -367,7 +367,7 @@ static void test_input_kind(void **state) {
   assert_true(ps_format_dss_bench.open(&p, NULL, "/nonexistent/results.json",
                                        &err) < 0);
   assert_null(p);
-  assert_non_null(strstr(err.data, "/nonexistent/results.json"));
+  assert_non_null(strstr(err.data, "cannot stat"));
   ps_buf_free(&err);
   ps_format_dss_bench.free(NULL);
 }

@@ -538,8 +538,29 @@ static void test_eagain_resumes_exactly_once(void **state) {
   assert_non_null(strstr(r.pts[2], "area=f,"));
   assert_non_null(strstr(r.pts[3], "area=total,"));
   assert_non_null(strstr(r.pts[3], "kib:i=19"));
+  /* a driver that hands over another record after -EAGAIN gets all of
+   * that record's points: nothing is skipped by mistake */
+  capture d = {0};
+  d.refuse_every = 3;
+  ps_emitter de = cap_emitter(&d);
+  assert_int_equal(ps_format_loadgen.line(p, st, strlen(st), &de), -EAGAIN);
+  assert_int_equal(d.n, 2);
+  d.refuse_every = 0;
+  const char *ev = "{\"timestamp\":6,\"stage\":0,\"elapsed\":2,\"type\":"
+                   "\"perf-stage-ready\"}";
+  assert_int_equal(ps_format_loadgen.line(p, ev, strlen(ev), &de), 0);
+  assert_int_equal(d.n, 3);
+  assert_non_null(strstr(d.pts[2], "event=stage-ready"));
+  /* the same for an interrupted perf-finish */
+  d.refuse_every = 5;
+  d.offered = 0;
+  assert_int_equal(ps_format_loadgen.line(p, line, len, &de), -EAGAIN);
+  d.refuse_every = 0;
+  assert_int_equal(ps_format_loadgen.line(p, ev, strlen(ev), &de), 0);
+  assert_non_null(strstr(d.pts[d.n - 1], "event=stage-ready"));
   ps_format_loadgen.free(p);
   cap_free(&r);
+  cap_free(&d);
   free(line);
 }
 

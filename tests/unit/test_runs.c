@@ -430,7 +430,35 @@ static void test_convert_ended_runs(void **state) {
   assert_int_equal(
       ps_format_loadgen.convert_path(NULL, "/nonexistent/x", &em, &err),
       -ENOENT);
-  assert_non_null(strstr(err.data, "/nonexistent/x"));
+  assert_string_equal(err.data, "No such file or directory");
+  ps_buf_free(&err);
+  /* a results folder of run folders: every run, in name order */
+  char parent[600];
+  snprintf(parent, sizeof parent, "%s/results", g_root);
+  assert_int_equal(mkdir(parent, 0755), 0);
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd,
+           "cp -r %s/loadgen/synth/manual-7102939 %s/loadgen/synth/"
+           "daily-perf-9eb37164f6f7 '%s'/ && mkdir '%s'/empty",
+           PS_TEST_DATA, PS_TEST_DATA, parent, parent);
+  assert_int_equal(system(cmd), 0);
+  capture all = {0};
+  convert(parent, &all);
+  assert_int_equal(count_marker(&all, "event=end"), 2);
+  size_t first_manual = SIZE_MAX, last_daily = 0;
+  for (size_t j = 0; j < all.n; j++) {
+    if (strstr(all.pts[j], "run=manual-7102939") && first_manual == SIZE_MAX)
+      first_manual = j;
+    if (strstr(all.pts[j], "run=daily-perf-9eb37164f6f7"))
+      last_daily = j;
+  }
+  assert_true(last_daily < first_manual);
+  cap_free(&all);
+  ps_buf_init(&err, 0);
+  snprintf(parent, sizeof parent, "%s/results/empty", g_root);
+  assert_int_equal(ps_format_loadgen.convert_path(NULL, parent, &em, &err),
+                   -ENOENT);
+  assert_string_equal(err.data, "no perf.jsonl in it or in its subfolders");
   ps_buf_free(&err);
 }
 

@@ -1,0 +1,8 @@
+// perfship: daily runs: Runs started in range
+// InfluxDB 2 UI variables: v.timeRangeStart, v.timeRangeStop, v.windowPeriod, v.revision, v.compare_revision.
+// Bucket "perf/autogen" is database "perf", retention policy "autogen" (the 1.x DBRP mapping).
+from(bucket: "perf/autogen")
+  |> range(start: v.timeRangeStart, stop: v.timeRangeStop)
+  |> filter(fn: (r) => r._measurement == "runs" and (r._field == "text") and r.event == "start")
+  |> group()
+  |> count()

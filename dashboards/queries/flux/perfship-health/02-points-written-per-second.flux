@@ -1,0 +1,9 @@
+// perfship: health: Points written per second
+// InfluxDB 2 UI variables: v.timeRangeStart, v.timeRangeStop, v.windowPeriod.
+// Bucket "perf/autogen" is database "perf", retention policy "autogen" (the 1.x DBRP mapping).
+from(bucket: "perf/autogen")
+  |> range(start: v.timeRangeStart, stop: v.timeRangeStop)
+  |> filter(fn: (r) => r._measurement == "perfship" and (r._field == "points_written"))
+  |> group(columns: ["host"])
+  |> aggregateWindow(every: v.windowPeriod, fn: max, createEmpty: false)
+  |> derivative(unit: 1s, nonNegative: true)

@@ -1,0 +1,1013 @@
+"""Dashboards, queries and alert definitions, checked the way a user would.
+
+Offline parts (always run):
+  - the generated dashboards and query files are what dashboards/build.py
+    makes from its cell list (nobody edited one copy and forgot the others);
+  - Chronograf and Grafana JSON carry what those tools need: ids, cell
+    geometry without overlaps, query objects, variables that are defined;
+  - every .flux file passes the Flux parser and type checker (npm package
+    @influxdata/flux-lsp-browser, run with Node), and a broken copy fails;
+  - every TICKscript passes a structural check: dbrp, balanced pipeline,
+    known node and property names, measurements and fields that exist in
+    docs/schema.md.
+
+Against a real InfluxDB loaded with the fixture runs (`perfship convert`):
+every InfluxQL query of every Chronograf cell, Grafana panel, variable and
+annotation, and every Kapacitor batch query, with variables and time range
+filled in, returns the series and values the fixtures imply, e.g. the
+daily-runs table lists every fixture run with its status, the stage
+comparison has one row per loadgen stage and matches the runner's own
+perf_to_stats_csv.jq output value for value.
+"""
+import csv
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+SRC = harness.SOURCE_DIR
+DASH = os.path.join(SRC, "dashboards")
+sys.path.insert(0, DASH)
+sys.dont_write_bytecode = True  # no __pycache__ inside the installed dashboards/ tree
+import build  # noqa: E402
+
+LOADGEN = os.path.join(harness.DATA_DIR, "loadgen", "synth")
+DSS = os.path.join(harness.DATA_DIR, "dss", "synth")
+FLUX_DIR = os.path.join(SRC, "tests", "flux")
+DB = "perf"
+
+# What each fixture run ends as, per tests/data/loadgen/README.md. The
+# in-progress run is given a stalled marker by this test (the agent's stall
+# detection is tested elsewhere); the others get the markers perfship's
+# run tracker writes, when `convert` does not emit them itself.
+FIXTURE_STATUS = {
+    "daily-perf-9eb37164f6f7": "success",
+    "daily-perf-1cb7c2d80874": "success",
+    "daily-perf-ba4674aa5495": "failed",
+    "manual-7102939": "interrupted",
+    "daily-perf-31400797d904": "stalled",
+}
+
+
+def doc_blocks(lang):
+    """The fenced code blocks of docs/queries.md in one language."""
+    with open(os.path.join(SRC, "docs", "queries.md")) as f:
+        return re.findall(rf"```{lang}\n(.*?)```", f.read(), re.S)
+
+
+def schema_words():
+    with open(os.path.join(SRC, "docs", "schema.md")) as f:
+        return set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", f.read()))
+
+
+# -- fixture facts, read straight from the files (not through perfship) ------
+
+def perf_lines(run):
+    """The records of a run's perf.jsonl that perfship reads: an
+    unterminated last line only once the run has ended (SCHEMA.md)."""
+    folder = os.path.join(LOADGEN, run)
+    with open(os.path.join(folder, "perf.jsonl")) as f:
+        lines = f.read().split("\n")
+    try:
+        with open(os.path.join(folder, "exit_code")) as f:
+            ended = f.read().strip() != ""
+    except FileNotFoundError:
+        ended = False
+    if not ended:
+        lines = lines[:-1]  # "" after a final newline, else the unfinished line
+    for line in lines:
+        try:
+            yield json.loads(line)
+        except ValueError:
+            pass
+
+
+def finish_stats(run):
+    for r in perf_lines(run):
+        if r.get("type") == "perf-finish":
+            return r["stats"]
+    return None
+
+
+def time_origin(run):
+    for r in perf_lines(run):
+        if r.get("type") == "perf-start":
+            return r["timeOrigin"]
+    raise AssertionError(f"{run}: no perf-start")
+
+
+def stats_csv():
+    """The runner's own per-revision comparison, keyed by run folder."""
+    with open(os.path.join(LOADGEN, "stats.csv")) as f:
+        rows = list(csv.DictReader(f))
+    out = {}
+    for row in rows:
+        for run in FIXTURE_STATUS:
+            if run.rsplit("-", 1)[1].startswith(row["sdkRevision"]):
+                out[run] = row
+    return out
+
+
+def csv_float(v):
+    return None if v in ("", None) else float(v)
+
+
+# -- variable filling ----------------------------------------------------------
+
+def fill_grafana(q, start_ns, end_ns, variables, interval="1m"):
+    q = q.replace("$timeFilter", f"time >= {start_ns} AND time <= {end_ns}")
+    q = q.replace("$__interval", interval)
+    for k, v in variables.items():
+        q = q.replace(f"${k}", v)
+    assert "$" not in q, f"unfilled variable in {q}"
+    return q
+
+
+def fill_chronograf(q, start_ns, end_ns, variables, interval="1m"):
+    q = q.replace(":dashboardTime:", str(start_ns)).replace(":upperDashboardTime:", str(end_ns))
+    q = q.replace(":interval:", interval)
+    for k, v in variables.items():
+        q = q.replace(f":{k}:", "'" + v.replace("'", "\\'") + "'")
+    assert not re.search(r":\w+:", q), f"unfilled variable in {q}"
+    return q
+
+
+# =============================================================================
+class GeneratedFiles(unittest.TestCase):
+    def test_generated_files_are_current(self):
+        p = subprocess.run([sys.executable, os.path.join(DASH, "build.py"), "--check"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+
+    def test_queries_name_documented_measurements_and_fields(self):
+        words = schema_words()
+        queries = [c["influxql"] for d in build.DASHBOARDS for c in d["cells"]]
+        queries += [a["influxql"] for d in build.DASHBOARDS for a in d["annotations"]]
+        for q in queries:
+            aliases = set(re.findall(r'AS "(\w+)"', q))
+            for ident in re.findall(r'"(\w+)"', q):
+                if ident not in aliases:
+                    self.assertIn(ident, words, f"{ident} (in {q}) is not in docs/schema.md")
+
+
+class ChronografJson(unittest.TestCase):
+    CELL_TYPES = {"line", "line-stacked", "line-stepplot", "bar", "line-plus-single-stat",
+                  "single-stat", "gauge", "table", "alerts", "news", "guide", "note"}
+    TEMPLATE_TYPES = {"csv", "tagKeys", "tagValues", "fieldKeys", "measurements",
+                      "databases", "map", "influxql", "text", "constant"}
+    PREDEFINED = {"dashboardTime", "upperDashboardTime", "interval", "database",
+                  "measurement", "tagKey", "fieldKey"}
+
+    def test_every_dashboard(self):
+        files = sorted(glob.glob(os.path.join(DASH, "chronograf", "*.dashboard")))
+        self.assertEqual(len(files), len(build.DASHBOARDS))
+        ids = set()
+        for path in files:
+            with self.subTest(path=os.path.basename(path)):
+                with open(path) as f:
+                    doc = json.load(f)
+                self.assertIn("chronografVersion", doc["meta"])
+                d = doc["dashboard"]
+                self.assertIsInstance(d["id"], int)
+                self.assertLess(d["id"], 0, "resource dashboards use negative ids")
+                self.assertNotIn(d["id"], ids)
+                ids.add(d["id"])
+                self.assertTrue(d["name"])
+                defined = {t["tempVar"].strip(":") for t in d["templates"]}
+                for t in d["templates"]:
+                    self.assertRegex(t["tempVar"], r"^:\w+:$")
+                    self.assertIn(t["type"], self.TEMPLATE_TYPES)
+                    for k in ("db", "measurement", "tagKey", "influxql"):
+                        self.assertTrue(t["query"][k], k)
+                    self.assertIsInstance(t["values"], list)
+                cell_ids, occupied = set(), set()
+                self.assertTrue(d["cells"])
+                for c in d["cells"]:
+                    self.assertNotIn(c["i"], cell_ids)
+                    cell_ids.add(c["i"])
+                    for k in ("x", "y", "w", "h"):
+                        self.assertIsInstance(c[k], int, k)
+                    self.assertGreaterEqual(c["x"], 0)
+                    self.assertGreater(c["w"], 0)
+                    self.assertGreater(c["h"], 0)
+                    self.assertLessEqual(c["x"] + c["w"], 12, "Chronograf's grid is 12 wide")
+                    cells = {(x, y) for x in range(c["x"], c["x"] + c["w"])
+                             for y in range(c["y"], c["y"] + c["h"])}
+                    self.assertFalse(cells & occupied, f"cell {c['name']} overlaps another")
+                    occupied |= cells
+                    self.assertIn(c["type"], self.CELL_TYPES)
+                    self.assertTrue(c["queries"])
+                    for q in c["queries"]:
+                        self.assertEqual(q["type"], "influxql")
+                        self.assertTrue(q["query"].startswith("SELECT"))
+                        self.assertEqual(q["queryConfig"]["rawText"], q["query"])
+                        self.assertEqual(q["queryConfig"]["database"], DB)
+                        used = set(re.findall(r":(\w+):", q["query"] + " " + c["name"]))
+                        self.assertLessEqual(used, defined | self.PREDEFINED,
+                                             f"undefined template variable in {c['name']}")
+                    for k in ("axes", "colors", "legend", "tableOptions", "fieldOptions",
+                              "timeFormat", "decimalPlaces", "note", "noteVisibility"):
+                        self.assertIn(k, c)
+
+
+class GrafanaJson(unittest.TestCase):
+    PANEL_TYPES = {"timeseries", "table", "stat", "barchart"}
+    BUILTIN = {"timeFilter", "__interval"}
+
+    def test_every_dashboard(self):
+        files = sorted(glob.glob(os.path.join(DASH, "grafana", "dashboards", "*.json")))
+        self.assertEqual(len(files), len(build.DASHBOARDS))
+        uids = set()
+        for path in files:
+            with self.subTest(path=os.path.basename(path)):
+                with open(path) as f:
+                    d = json.load(f)
+                self.assertTrue(d["uid"])
+                self.assertLessEqual(len(d["uid"]), 40, "Grafana's uid limit")
+                self.assertNotIn(d["uid"], uids)
+                uids.add(d["uid"])
+                self.assertTrue(d["title"])
+                self.assertIsInstance(d["schemaVersion"], int)
+                self.assertIn("from", d["time"])
+                names = {v["name"] for v in d["templating"]["list"]}
+                for v in d["templating"]["list"]:
+                    self.assertEqual(v["type"], "query")
+                    self.assertEqual(v["datasource"], build.DS)
+                    self.assertTrue(v["query"].startswith("SHOW TAG VALUES"))
+                for a in d["annotations"]["list"]:
+                    if a.get("builtIn"):
+                        continue
+                    self.assertIn("$timeFilter", a["query"], "Grafana requires $timeFilter in annotation queries")
+                    self.assertTrue(a["textColumn"])
+                ids, occupied = set(), set()
+                for p in d["panels"]:
+                    self.assertIsInstance(p["id"], int)
+                    self.assertNotIn(p["id"], ids)
+                    ids.add(p["id"])
+                    self.assertIn(p["type"], self.PANEL_TYPES)
+                    g = p["gridPos"]
+                    self.assertTrue(all(isinstance(g[k], int) for k in "xywh"))
+                    self.assertLessEqual(g["x"] + g["w"], 24)
+                    self.assertGreater(g["w"], 0)
+                    self.assertGreater(g["h"], 0)
+                    cells = {(x, y) for x in range(g["x"], g["x"] + g["w"])
+                             for y in range(g["y"], g["y"] + g["h"])}
+                    self.assertFalse(cells & occupied, f"panel {p['title']} overlaps another")
+                    occupied |= cells
+                    self.assertEqual(p["datasource"], build.DS)
+                    self.assertTrue(p["targets"])
+                    refs = set()
+                    for t in p["targets"]:
+                        self.assertNotIn(t["refId"], refs)
+                        refs.add(t["refId"])
+                        self.assertIs(t["rawQuery"], True)
+                        self.assertIn(t["resultFormat"], ("time_series", "table"))
+                        used = set(re.findall(r"\$(\w+)", t["query"] + " " + p["title"]))
+                        self.assertLessEqual(used, names | self.BUILTIN)
+
+    def test_provisioning(self):
+        prov = os.path.join(DASH, "grafana", "provisioning")
+        with open(os.path.join(prov, "datasources", "perfship.yaml")) as f:
+            ds = f.read()
+        self.assertRegex(ds, r"(?m)^apiVersion: 1$")
+        self.assertRegex(ds, r"(?m)^datasources:$")
+        self.assertRegex(ds, rf"(?m)^\s+uid: {build.DS['uid']}$", "the dashboards refer to this uid")
+        self.assertRegex(ds, r"(?m)^\s+type: influxdb$")
+        self.assertRegex(ds, rf"(?m)^\s+dbName: {DB}$")
+        with open(os.path.join(prov, "dashboards", "perfship.yaml")) as f:
+            pr = f.read()
+        self.assertRegex(pr, r"(?m)^apiVersion: 1$")
+        self.assertRegex(pr, r"(?m)^\s+type: file$")
+        path = re.search(r"(?m)^\s+path: (\S+)$", pr).group(1)
+        prefix = "/usr/share/perfship/dashboards/"
+        self.assertTrue(path.startswith(prefix))
+        self.assertTrue(glob.glob(os.path.join(DASH, path[len(prefix):], "*.json")),
+                        "the provider path must hold the dashboards once installed")
+
+
+# =============================================================================
+class FluxFiles(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.isdir(os.path.join(FLUX_DIR, "node_modules", "@influxdata", "flux-lsp-browser")):
+            p = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=FLUX_DIR,
+                               capture_output=True, text=True, timeout=300)
+            if p.returncode != 0:
+                raise AssertionError("npm ci in tests/flux failed:\n" + p.stdout + p.stderr)
+        cls.files = sorted(glob.glob(os.path.join(DASH, "**", "*.flux"), recursive=True))
+
+    def check(self, files):
+        return subprocess.run(["node", os.path.join(FLUX_DIR, "check.mjs")] + files,
+                              capture_output=True, text=True, timeout=120)
+
+    def test_every_flux_file_parses_and_type_checks(self):
+        self.assertGreaterEqual(len(self.files), 7 + sum(len(d["cells"]) for d in build.DASHBOARDS))
+        p = self.check(self.files)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.stdout.count("\nok ") + p.stdout.startswith("ok "), len(self.files))
+
+    def test_checker_rejects_broken_flux(self):
+        # The checker must be able to fail, or the test above proves nothing.
+        task = os.path.join(DASH, "flux", "tasks", "perfship_run_failed.flux")
+        with open(task) as f:
+            good = f.read()
+        broken = {"unknown_function": good.replace("monitor.check(", "monitor.chek("),
+                  "syntax": good.replace("|> range(start: -30m)", "|> range(start: -30m"),
+                  "missing_import": good.replace('import "influxdata/influxdb/monitor"', "")}
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, text in broken.items():
+                path = os.path.join(tmp, name + ".flux")
+                with open(path, "w") as f:
+                    f.write(text)
+                with self.subTest(name):
+                    p = self.check([path])
+                    self.assertEqual(p.returncode, 1, p.stdout)
+                    self.assertIn("FAIL", p.stdout)
+
+    def test_cookbook_flux(self):
+        blocks = doc_blocks("flux")
+        self.assertGreaterEqual(len(blocks), 3)
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = []
+            for i, b in enumerate(blocks):
+                paths.append(os.path.join(tmp, f"queries-md-{i}.flux"))
+                with open(paths[-1], "w") as f:
+                    f.write(b)
+            p = self.check(paths)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_task_options_are_durations(self):
+        # The type checker accepts `every: "1m"` (a string); InfluxDB does not.
+        for path in glob.glob(os.path.join(DASH, "flux", "tasks", "*.flux")):
+            with open(path) as f:
+                text = f.read()
+            m = re.search(r"option task = \{([^}]*)\}", text)
+            self.assertTrue(m, path)
+            self.assertRegex(m.group(1), r'name: "[\w-]+"')
+            self.assertRegex(m.group(1), r"every: \d+[smhdw]\b")
+            ids = re.findall(r'_check_id: "([^"]*)"', text)
+            self.assertEqual(len(ids), 1)
+            self.assertRegex(ids[0], r"^[0-9a-f]{16}$")
+
+
+# =============================================================================
+TICK_NODES = {"stream", "batch", "from", "query", "where", "default", "alert", "deadman",
+              "join", "eval", "window", "mean", "count", "sum", "max", "min", "last",
+              "first", "stats", "derivative", "difference", "shift", "union", "combine",
+              "flatten", "change", "log", "httpOut", "influxDBOut", "groupBy", "delete",
+              "stateDuration", "stateCount", "holtWinters", "top", "bottom", "sample"}
+TICK_PROPERTIES = {"measurement", "where", "groupBy", "database", "retentionPolicy",
+                   "field", "tag", "id", "message", "details", "crit", "warn", "info",
+                   "stateChangesOnly", "noRecoveries", "log", "exec", "post", "topic",
+                   "tcp", "email", "slack", "period", "every", "align", "as", "tolerance",
+                   "keep", "tags", "fill", "offset", "cron", "quiet", "unit", "nonNegative",
+                   "header", "flapping", "history", "levelTag", "idTag", "messageField",
+                   "durationField", "on", "delimiter", "streamName", "create", "precision"}
+TICK_FUNCS = {"lambda", "isPresent", "string", "int", "float", "bool", "abs", "sigma",
+              "count", "spread", "duration", "if", "strContains"}
+
+
+def tick_strip(text):
+    """Removes comments and string contents; returns (code, strings, refs):
+    `code` keeps quote marks so structure stays visible."""
+    code, strings, refs = [], [], []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "/" and text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c in "'\"":
+            j, buf = i + 1, []
+            while j < n and text[j] != c:
+                if text[j] == "\\" and j + 1 < n:
+                    buf.append(text[j + 1])
+                    j += 2
+                    continue
+                if text[j] == "\n":
+                    raise AssertionError(f"unterminated {c} string at offset {i}")
+                buf.append(text[j])
+                j += 1
+            if j >= n:
+                raise AssertionError(f"unterminated {c} string at offset {i}")
+            (strings if c == "'" else refs).append("".join(buf))
+            code.append(c + c)
+            i = j + 1
+            continue
+        code.append(c)
+        i += 1
+    return "".join(code), strings, refs
+
+
+class TickScripts(unittest.TestCase):
+    def scripts(self):
+        files = sorted(glob.glob(os.path.join(DASH, "kapacitor", "load", "tasks", "*.tick")))
+        self.assertGreaterEqual(len(files), 5)
+        return files
+
+    def check_script(self, path, words):
+        with open(path) as f:
+            text = f.read()
+        code, strings, refs = tick_strip(text)
+        self.assertRegex(code, r'(?m)^dbrp ""\.""$', "dbrp statement")
+        self.assertRegex(text, r'(?m)^dbrp "perf"\."autogen"$')
+        depth = 0
+        for ch in code:
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            self.assertGreaterEqual(depth, 0, "unbalanced parentheses")
+        self.assertEqual(depth, 0, "unbalanced parentheses")
+        self.assertRegex(code, r"(?m)^(var \w+ = )?(stream|batch)\s*$", "a stream or batch pipeline")
+        for node in re.findall(r"\|\s*(\w+)\s*\(", code):
+            self.assertIn(node, TICK_NODES, f"unknown node |{node}()")
+        for prop in re.findall(r"(?m)^\s*\.(\w+)\s*\(", code):
+            self.assertIn(prop, TICK_PROPERTIES, f"unknown property .{prop}()")
+        self.assertRegex(code, r"\|alert\(\)|\|deadman\(", "every task alerts")
+        for handler in ("log", "topic"):
+            self.assertRegex(code, rf"(?m)^\s*\.{handler}\(", f"handler .{handler}()")
+        # Every variable used is declared.
+        declared = set(re.findall(r"(?m)^var (\w+)", code))
+        for name in re.findall(r"\b([a-z_][a-z0-9_]*)\b", re.sub(r"[.|]\s*\w+", "", code)):
+            if name in ("var", "dbrp", "lambda", "stream", "batch", "TRUE", "FALSE", "AND", "OR", "NOT"):
+                continue
+            if re.fullmatch(r"\d+\w*", name) or name in TICK_FUNCS:
+                continue
+            self.assertIn(name, declared, f"undeclared name {name}")
+        # Measurements and fields exist in the schema.
+        measurements = re.findall(r"\.measurement\('(\w+)'\)", text)
+        aliases = set()
+        for s in strings:
+            if s.lstrip().upper().startswith("SELECT"):
+                measurements += re.findall(r'FROM "\w+"\."\w+"\."(\w+)"', s)
+                aliases |= set(re.findall(r'AS "(\w+)"', s))
+                for ident in re.findall(r'"(\w+)"', s):
+                    if ident in (DB, "autogen") or ident in aliases:
+                        continue
+                    self.assertIn(ident, words, f"query names {ident}, not in docs/schema.md")
+        self.assertTrue(measurements, "no measurement referenced")
+        for m in measurements:
+            self.assertIn(m, words, f"measurement {m} not in docs/schema.md")
+        as_names = set()
+        for args in re.findall(r"\.as\(([^)]*)\)", text):
+            as_names |= set(re.findall(r"'(\w+)'", args))
+        for ref in refs:
+            if ref in ("perf", "autogen"):
+                continue
+            if "." in ref:
+                prefix, field = ref.split(".", 1)
+                self.assertIn(prefix, as_names, f"join prefix {prefix}")
+                self.assertTrue(field in aliases or field in words, f"field {field}")
+            else:
+                self.assertTrue(ref in words or ref in as_names, f"{ref} not in docs/schema.md")
+
+    def test_structure(self):
+        words = schema_words()
+        for path in self.scripts():
+            with self.subTest(os.path.basename(path)):
+                self.check_script(path, words)
+
+    def test_checker_rejects_broken_scripts(self):
+        words = schema_words()
+        path = os.path.join(DASH, "kapacitor", "load", "tasks", "perfship_run_failed.tick")
+        with open(path) as f:
+            good = f.read()
+        broken = {"paren": good.replace(".groupBy('run')", ".groupBy('run'"),
+                  "node": good.replace("|alert()", "|alret()"),
+                  "field": good.replace('"backfill" == FALSE', '"backfil" == FALSE'),
+                  "measurement": good.replace(".measurement('runs')", ".measurement('run_markers')"),
+                  "quote": good.replace("'end'", "'end")}
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, text in broken.items():
+                p = os.path.join(tmp, name + ".tick")
+                with open(p, "w") as f:
+                    f.write(text)
+                with self.subTest(name):
+                    with self.assertRaises(AssertionError):
+                        self.check_script(p, words)
+
+    def test_load_directory_layout(self):
+        load = os.path.join(DASH, "kapacitor", "load")
+        handlers = sorted(glob.glob(os.path.join(load, "handlers", "*.yaml")))
+        kinds = set()
+        for h in handlers:
+            with open(h) as f:
+                text = f.read()
+            self.assertRegex(text, r"(?m)^id: [\w-]+$")
+            self.assertRegex(text, r"(?m)^topic: perfship$")
+            kinds.add(re.search(r"(?m)^kind: (\w+)$", text).group(1))
+        self.assertEqual(kinds, {"log", "exec", "post"})
+        with open(os.path.join(load, "handlers", "perfship-exec.yaml")) as f:
+            prog = re.search(r"prog: (\S+)", f.read()).group(1)
+        self.assertTrue(os.access(os.path.join(DASH, prog.split("/dashboards/", 1)[1]), os.X_OK))
+
+
+# =============================================================================
+def convert(fmt, path):
+    rc, out, err = harness.run_perfship(["convert", "-f", fmt, path], timeout=120)
+    return rc, out, err
+
+
+class QueriesAgainstInflux(unittest.TestCase):
+    """Loads the fixtures through `perfship convert` into a real influxd and
+    runs every dashboard and alert query against them."""
+
+    @classmethod
+    def setUpClass(cls):
+        probe = os.path.join(LOADGEN, "daily-perf-9eb37164f6f7")
+        rc, out, err = (None, "", "")
+        if os.path.exists(harness.PERFSHIP_BIN):
+            rc, out, err = convert("loadgen", probe)
+        if rc not in (0, 65) or "loadgen_run" not in out:
+            raise unittest.SkipTest(
+                "`perfship convert -f loadgen` does not produce loadgen points "
+                f"(exit {rc}: {err.strip()[-300:]}); the data-dependent query checks "
+                "need the loadgen and dss-bench converters")
+        rc, out, err = convert("dss-bench", os.path.join(DSS, "latency_compare_images", "results.json"))
+        if rc not in (0, 65) or "dss_bench" not in out:
+            raise unittest.SkipTest(f"`perfship convert -f dss-bench` does not produce dss_bench points (exit {rc}: {err.strip()[-300:]})")
+        cls.influx = harness.InfluxServer().start()
+        try:
+            cls.load()
+        except Exception:
+            cls.influx.close()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.influx.close()
+
+    @classmethod
+    def write(cls, body):
+        st, resp = cls.influx.write(DB, body)
+        assert st == 204, (st, resp[:500])
+
+    @classmethod
+    def load(cls):
+        cls.influx.create_db(DB)
+        for run in FIXTURE_STATUS:
+            rc, out, err = convert("loadgen", os.path.join(LOADGEN, run))
+            assert rc in (0, 65), f"convert {run}: exit {rc}: {err[-500:]}"
+            cls.write(out)
+        with open(os.path.join(DSS, "manifest.json")) as f:
+            manifest = json.load(f)
+        cls.dss_files = [m["path"] for m in manifest["files"]
+                         if m["path"].endswith("results.json") and m.get("valid_json")]
+        for rel in cls.dss_files:
+            rc, out, err = convert("dss-bench", os.path.join(DSS, rel))
+            assert rc in (0, 65), f"convert {rel}: exit {rc}: {err[-500:]}"
+            cls.write(out)
+        # Locust CSVs too, so that the schema check below sees their keys.
+        for path in sorted(glob.glob(os.path.join(DSS, "*", "*_stats.csv")) +
+                           glob.glob(os.path.join(DSS, "*", "*_stats_history.csv")) +
+                           glob.glob(os.path.join(DSS, "*", "*_failures.csv"))):
+            rc, out, err = convert("locust", path)
+            assert rc in (0, 65), f"convert {path}: exit {rc}: {err[-500:]}"
+            cls.write(out)
+        cls.write_markers()
+        cls.write_selfstats()
+
+    @classmethod
+    def write_markers(cls):
+        """Markers `convert` did not write (the run tracker writes them in
+        service mode), as SCHEMA.md defines them; the in-progress run gets a
+        stalled marker (stall detection itself is tested elsewhere)."""
+        def marked(event):
+            q = f'SHOW TAG VALUES FROM "runs" WITH KEY = "run" WHERE "event" = \'{event}\''
+            return {r["value"] for r in cls.influx.query(DB, q)}
+        have_start, have_end = marked("start"), marked("end")
+        lines = []
+        for run, status in FIXTURE_STATUS.items():
+            origin = time_origin(run)
+            start = int(round(origin * 1e6)) * 1000
+            rev = run.rsplit("-", 1)[1]
+            tags = f"host=test,revision={rev},run={run},source=loadgen"
+            if run not in have_start:
+                lines.append(f'runs,{tags},event=start,status=running text="{run} started",backfill=false {start}')
+            if status == "stalled":
+                last = max(origin + r["timestamp"] for r in perf_lines(run))
+                t = int(round((last + 1800) * 1e6)) * 1000
+                lines.append(f'runs,{tags},event=end,status=stalled text="{run} stalled",backfill=false {t}')
+            elif run not in have_end:
+                st = finish_stats(run)
+                last = max(origin + r["timestamp"] for r in perf_lines(run))
+                end = int(round((st.get("endedAt") or last) * 1e6)) * 1000
+                dur = f",duration={st['duration']}" if st.get("duration") else ""
+                lines.append(f'runs,{tags},event=end,status={status} text="{run} ended: {status}"{dur},backfill=false {end}')
+        if lines:
+            cls.write("\n".join(lines))
+
+    @classmethod
+    def write_selfstats(cls):
+        """perfship's own heartbeat for the health dashboard: 30 points, 10 s
+        apart, ending now, with a few rejections and retries."""
+        now = time.time_ns()
+        cls.health_end = now
+        lines = []
+        for i in range(30):
+            t = now - (29 - i) * 10 * 10**9
+            lines.append(f"perfship,host=test-health points_written={i * 1000}i,points_rejected={i // 10}i,"
+                         f"records_rejected={i // 10}i,http_retries={i // 5}i,pending_points={(i * 37) % 500}i,"
+                         f"oldest_unacked_s={i % 4}i,files_watched=3i,uptime_s={i * 10}i,lines_read={i * 100}i,"
+                         f"records_parsed={i * 90}i,batches_sent={i}i,bytes_sent={i * 50000}i {t}")
+        cls.write("\n".join(lines))
+
+    @classmethod
+    def keys_written(cls):
+        """measurement -> the tag and field keys that landed in InfluxDB."""
+        out = {}
+        for r in cls.influx.query(DB, "SHOW MEASUREMENTS"):
+            m = r["name"]
+            keys = {k["tagKey"] for k in cls.influx.query(DB, f'SHOW TAG KEYS FROM "{m}"')}
+            keys |= {k["fieldKey"] for k in cls.influx.query(DB, f'SHOW FIELD KEYS FROM "{m}"')}
+            out[m] = keys
+        return out
+
+    # -- helpers -----------------------------------------------------------
+    def ranges(self, slug):
+        if slug in ("daily-runs", "one-run"):
+            origins = [time_origin(r) for r in FIXTURE_STATUS]
+            return int((min(origins) - 86400) * 1e9), int((max(origins) + 2 * 86400) * 1e9)
+        if slug == "dss-bench":
+            mt = min(os.path.getmtime(os.path.join(DSS, p)) for p in self.dss_files)
+            return int((mt - 86400) * 1e9), time.time_ns() + 86400 * 10**9
+        return self.health_end - 3600 * 10**9, self.health_end + 60 * 10**9
+
+    def run_cell(self, d, index, variables):
+        """Runs the cell's query as Grafana and as Chronograf would send it;
+        both must give the same answer. Returns the series."""
+        start, end = self.ranges(d["slug"])
+        with open(os.path.join(DASH, "grafana", "dashboards", d["slug"] + ".json")) as f:
+            panel = json.load(f)["panels"][index]
+        with open(os.path.join(DASH, "chronograf", d["slug"] + ".dashboard")) as f:
+            chrono = json.load(f)["dashboard"]["cells"][index]
+        self.assertEqual(panel["title"], d["cells"][index]["title"])
+        gq = fill_grafana(panel["targets"][0]["query"], start, end, variables)
+        # Chronograf's lower bound is exclusive, Grafana's inclusive.
+        cq = fill_chronograf(chrono["queries"][0]["query"], start - 1, end, variables)
+        gs = self.influx.series(DB, gq)
+        cs = self.influx.series(DB, cq)
+        self.assertEqual(gs, cs, f"Grafana and Chronograf differ for {panel['title']}")
+        return gs
+
+    @staticmethod
+    def rows(series):
+        out = []
+        for s in series:
+            for v in s.get("values", []):
+                row = dict(zip(s["columns"], v))
+                row.update(s.get("tags") or {})
+                out.append(row)
+        return out
+
+    def cells(self, d):
+        for i, c in enumerate(d["cells"]):
+            yield i, c, c["expect"].get("kind")
+
+    def assertClose(self, got, want, what):
+        if want is None:
+            self.assertIsNone(got, what)
+        else:
+            self.assertIsNotNone(got, what)
+            self.assertAlmostEqual(float(got), float(want), places=6, msg=what)
+
+    # -- the tests ------------------------------------------------------------
+    def test_everything_written_is_documented(self):
+        """docs/schema.md is the authority: every measurement, tag and field
+        that the fixtures produce through `convert` is described there."""
+        words = schema_words()
+        for m, keys in self.keys_written().items():
+            with self.subTest(measurement=m):
+                self.assertIn(m, words)
+                self.assertEqual(keys - words - {"host"}, set(), f"undocumented keys of {m}")
+
+    def test_variables_and_annotations(self):
+        for d in build.DASHBOARDS:
+            with open(os.path.join(DASH, "grafana", "dashboards", d["slug"] + ".json")) as f:
+                g = json.load(f)
+            for v in g["templating"]["list"]:
+                vals = {r["value"] for r in self.influx.query(DB, v["query"])}
+                with self.subTest(dashboard=d["slug"], variable=v["name"]):
+                    if v["name"] == "run":
+                        self.assertEqual(vals, {r for r in FIXTURE_STATUS if finish_stats(r)})
+                    elif v["name"] in ("revision", "compare_revision"):
+                        self.assertEqual(vals, {r.rsplit("-", 1)[1] for r in FIXTURE_STATUS if finish_stats(r)})
+                    elif v["name"] == "dss_run":
+                        self.assertEqual(vals, {p.split("/")[0] for p in self.dss_files})
+                    elif v["name"] == "test":
+                        self.assertIn("rid_isa", vals)
+            # Chronograf asks the same through its meta-query template.
+            with open(os.path.join(DASH, "chronograf", d["slug"] + ".dashboard")) as f:
+                templates = json.load(f)["dashboard"]["templates"]
+            for t in templates:
+                tq = t["query"]
+                q = (tq["influxql"].replace(":database:", f'"{tq["db"]}"')
+                     .replace(":measurement:", f'"{tq["measurement"]}"').replace(":tagKey:", f'"{tq["tagKey"]}"'))
+                grafana_var = next(v for v in g["templating"]["list"] if f":{v['name']}:" == t["tempVar"])
+                with self.subTest(dashboard=d["slug"], chronograf_template=t["tempVar"]):
+                    self.assertEqual({r["value"] for r in self.influx.query(DB, q)},
+                                     {r["value"] for r in self.influx.query(DB, grafana_var["query"])})
+            for a in g["annotations"]["list"]:
+                if a.get("builtIn"):
+                    continue
+                start, end = self.ranges("daily-runs")
+                rows = self.influx.query(DB, fill_grafana(a["query"], start, end, {}))
+                with self.subTest(dashboard=d["slug"], annotation=a["name"]):
+                    self.assertTrue(rows and all(r[a["textColumn"]] for r in rows))
+                    # A start and an end marker for every fixture run.
+                    self.assertGreaterEqual(len(rows), 2 * len(FIXTURE_STATUS))
+                    self.assertEqual({r[a["tagsColumn"]] for r in rows} - {"running"},
+                                     set(FIXTURE_STATUS.values()))
+
+    def test_daily_runs(self):
+        d = build.DAILY
+        csvrows = stats_csv()
+        finished = {r: finish_stats(r) for r in FIXTURE_STATUS if finish_stats(r)}
+        rev, other = "9eb37164f6f7", "1cb7c2d80874"
+        for i, c, kind in self.cells(d):
+            series = self.run_cell(d, i, {"revision": rev, "compare_revision": other})
+            rows = self.rows(series)
+            with self.subTest(cell=c["title"]):
+                if kind == "runs_status":
+                    self.assertEqual({r["run"]: r["status"] for r in rows}, FIXTURE_STATUS)
+                    self.assertEqual(len(rows), len(FIXTURE_STATUS), "one row per run")
+                elif kind == "bad_run_count":
+                    bad = sum(1 for s in FIXTURE_STATUS.values() if s in ("failed", "interrupted", "stalled"))
+                    self.assertEqual(rows[0]["bad runs"], bad)
+                elif kind == "started_count":
+                    self.assertEqual(rows[0]["runs started"], len(FIXTURE_STATUS))
+                elif kind == "run_summaries":
+                    self.assertEqual({r["run"] for r in rows}, set(finished))
+                    for r in rows:
+                        want = csvrows[r["run"]]
+                        self.assertEqual(r["status"], FIXTURE_STATUS[r["run"]])
+                        for col in ("chainBootstrapDuration", "walletDeployDuration", "loadgenDeployDuration",
+                                    "cycleSuccessRate", "cycleAvgDuration"):
+                            self.assertClose(r[col], csv_float(want[col]), f"{r['run']} {col}")
+                        self.assertEqual(r["sdkRevision"], want["sdkRevision"])
+                        self.assertClose(r["live_avgSwingsetTime"],
+                                         finished[r["run"]]["liveBlocksSummary"]["avgSwingsetTime"], r["run"])
+                elif kind == "run_field":
+                    self.assertTrue(rows, "no points")
+                    col = c["expect"]["column"]
+                    field = c["expect"]["field"]
+                    want = []
+                    for run, row in csvrows.items():
+                        if c["expect"].get("success_only") and row["success"] != "true":
+                            continue
+                        if field in row:  # the runner's own CSV, where it has the column
+                            v = csv_float(row[field])
+                        else:             # else the run's live block summary
+                            v = finished[run]["liveBlocksSummary"].get(field[len("live_"):])
+                        if v is not None:
+                            want.append(v)
+                    want.sort()
+                    got = sorted(r[col] for r in rows if r[col] is not None)
+                    self.assertEqual(len(series), 1, "one trend line")
+                    self.assertEqual(len(got), len(want))
+                    for g, w in zip(got, want):
+                        self.assertAlmostEqual(g, w, places=6)
+                elif kind in ("revision_stage_cycles", "revision_stage_blocks"):
+                    # Two revisions side by side, stage by stage, as the runner's CSV has them.
+                    for r_rev, run in ((rev, "daily-perf-9eb37164f6f7"), (other, "daily-perf-1cb7c2d80874")):
+                        want = csvrows[run]
+                        mine = [r for r in rows if r["revision"] == r_rev]
+                        stages = sorted(int(k[5:].split("_")[0]) for k in want
+                                        if k.startswith("stage") and k.endswith("_cycleSuccessRate") and want[k] != "")
+                        if kind == "revision_stage_cycles":
+                            self.assertEqual(sorted(int(r["stage"]) for r in mine), stages)
+                            for r in mine:
+                                self.assertClose(r["avgDuration"], want[f"stage{r['stage']}_cycleAvgDuration"], r["stage"])
+                                self.assertClose(r["cycleSuccessRate"], want[f"stage{r['stage']}_cycleSuccessRate"], r["stage"])
+                        else:
+                            by_stage = {int(r["stage"]): r for r in mine}
+                            self.assertLessEqual(set(stages), set(by_stage))
+                            for n in stages:
+                                self.assertClose(by_stage[n]["avgSwingsetTime"], want[f"stage{n}_avgSwingsetBlockTime"], n)
+                                self.assertClose(by_stage[n]["avgSwingsetPercentage"], want[f"stage{n}_avgSwingsetPercentage"], n)
+                elif kind == "markers":
+                    self.assertIn(("daily-perf-31400797d904", "end", "stalled"),
+                                  {(r["run"], r["event"], r["status"]) for r in rows})
+                    self.assertEqual({r["run"] for r in rows if r["event"] == "start"}, set(FIXTURE_STATUS))
+                else:
+                    self.fail(f"no expectation for {c['title']}")
+
+    def test_one_run_for_every_fixture_run(self):
+        d = build.ONE_RUN
+        csvrows = stats_csv()
+        for run in FIXTURE_STATUS:
+            st = finish_stats(run)
+            for i, c, kind in self.cells(d):
+                rows = self.rows(self.run_cell(d, i, {"run": run}))
+                with self.subTest(run=run, cell=c["title"]):
+                    if st is None and kind != "timeseries":
+                        self.assertEqual(rows, [], "no summaries before perf-finish")
+                        continue
+                    if kind == "stage_cycles":
+                        # One row per loadgen stage, the CSV's stage<N>_ columns value for value.
+                        want = csvrows[run]
+                        stages = {k[5:].split("_")[0] for k in want
+                                  if k.startswith("stage") and k.endswith("_cycleSuccessRate") and want[k] != ""}
+                        self.assertEqual({r["stage"] for r in rows}, stages)
+                        self.assertEqual(len(rows), len(stages))
+                        for r in rows:
+                            self.assertClose(r["cycleSuccessRate"], want[f"stage{r['stage']}_cycleSuccessRate"], r["stage"])
+                            self.assertClose(r["avgDuration"], want[f"stage{r['stage']}_cycleAvgDuration"], r["stage"])
+                            self.assertClose(r["p95Duration"], st["stages"][r["stage"]]["cyclesSummaries"]["all"]["p95Duration"], r["stage"])
+                    elif kind == "stage_blocks":
+                        want = csvrows[run]
+                        by_stage = {r["stage"]: r for r in rows}
+                        self.assertEqual(set(by_stage), {k for k, s in st["stages"].items()
+                                                         if (s.get("blocksSummaries") or {}).get("onlyLive")})
+                        for k in want:
+                            m = re.fullmatch(r"stage(\d+)_avgSwingsetBlockTime", k)
+                            if m and want[k] != "":
+                                self.assertClose(by_stage[m.group(1)]["avgSwingsetTime"], want[k], k)
+                                self.assertClose(by_stage[m.group(1)]["avgSwingsetPercentage"],
+                                                 want[f"stage{m.group(1)}_avgSwingsetPercentage"], k)
+                    elif kind == "stage_timing":
+                        self.assertEqual({r["stage"] for r in rows}, set(st["stages"]))
+                        for r in rows:
+                            s = st["stages"][r["stage"]]
+                            self.assertClose(r["restart time"], s.get("chainInitDuration"), r["stage"])
+                            cfg = s["stageConfig"]
+                            self.assertIs(r["loadgen"], (not cfg.get("chainOnly")) and cfg.get("durationConfig") != 0)
+                    elif kind == "stage_tasks":
+                        want = {(k, t) for k, s in st["stages"].items()
+                                for t in (s.get("cyclesSummaries") or {}) if t != "all"}
+                        self.assertEqual({(r["stage"], r["task"]) for r in rows}, want)
+                    elif kind == "failed_cycles":
+                        want = {(k, c2["task"], c2["seq"]) for k, s in st["stages"].items()
+                                for c2 in s["cycles"].values() if c2.get("success") is False}
+                        self.assertEqual({(r["stage"], r["task"], r["seq"]) for r in rows}, want)
+                    elif kind == "timeseries":
+                        self.check_timeseries(run, st, c, rows)
+                    else:
+                        self.fail(f"no expectation for {c['title']}")
+
+    def check_timeseries(self, run, st, c, rows):
+        m = c["expect"]["measurement"]
+        lines = list(perf_lines(run))
+        if m == "loadgen_block":
+            self.assertEqual(bool(rows), bool(st), "blocks come with perf-finish")
+        elif m == "loadgen_cycle":
+            tasks = {c2["task"] for s in (st or {"stages": {}})["stages"].values() for c2 in s["cycles"].values()}
+            self.assertEqual({r["task"] for r in rows}, tasks)
+        elif m == "loadgen_process":
+            procs = set()
+            for r in lines:
+                if r.get("type") == "perf-chain-process-usage":
+                    procs.add("kernel" if r["processType"] == "kernel"
+                              else r["vatID"] + (":" + r["name"] if r.get("name") else ""))
+            self.assertTrue(procs, "fixture has process records")
+            if c["title"].startswith("Process CPU"):
+                # A derivative needs two samples of the same process.
+                self.assertTrue(rows)
+                self.assertLessEqual({r["process"] for r in rows}, procs)
+            else:
+                self.assertEqual({r["process"] for r in rows}, procs)
+        elif m == "loadgen_storage":
+            self.assertIn("total", {r["area"] for r in rows})
+            total = max(r["kib"] for r in rows if r["area"] == "total")
+            want = max(sum(r["chain"].values()) for r in lines if r.get("type") == "perf-chain-storage-usage")
+            self.assertEqual(total, want)
+
+    def test_dss_bench(self):
+        d = build.DSS
+        with open(os.path.join(DSS, "latency_compare_images", "results.json")) as f:
+            res = json.load(f)
+        test = "rid_isa"
+        arms = res["by_test"][test]
+        for i, c, kind in self.cells(d):
+            series = self.run_cell(d, i, {"dss_run": "latency_compare_images", "test": test})
+            with self.subTest(cell=c["title"]):
+                if kind == "dss_arms":
+                    field = c["expect"]["field"]
+                    all_rows = self.rows(series)
+                    self.assertEqual({r["arm"] for r in all_rows}, set(arms), "one series per arm")
+                    for arm, pts in arms.items():
+                        # In the sweep's order: variantIndex, label, value.
+                        rows = sorted((r for r in all_rows if r["arm"] == arm), key=lambda r: r["variantIndex"])
+                        self.assertEqual([r["variant"] for r in rows], [p["label"] for p in pts])
+                        for r, p in zip(rows, pts):
+                            # A latency of 0.0 means "no samples": absent (SCHEMA.md).
+                            want = None if field.endswith("_ms") and p[field] == 0 else p[field]
+                            self.assertClose(r[field], want, f"{arm} {r['variant']}")
+                elif kind == "dss_points":
+                    rows = self.rows(series)
+                    self.assertEqual(len(rows), sum(len(p) for p in arms.values()))
+                    errs = {(r["arm"], r["variant"]): r["errors"] for r in rows}
+                    for arm, pts in arms.items():
+                        for p in pts:
+                            self.assertEqual(errs[(arm, p["label"])], p["errors"])
+                elif kind == "dss_trend":
+                    rows = self.rows(series)
+                    self.assertLessEqual(set(arms), {r["arm"] for r in rows})
+                    best = {r["arm"]: r["rps_total"] for r in rows}
+                    for arm, pts in arms.items():
+                        self.assertGreaterEqual(best[arm], max(p["rps_total"] for p in pts))
+                else:
+                    self.fail(f"no expectation for {c['title']}")
+
+    def test_health(self):
+        d = build.HEALTH
+        for i, c, kind in self.cells(d):
+            rows = self.rows(self.run_cell(d, i, {}))
+            with self.subTest(cell=c["title"]):
+                if kind == "health_last":
+                    self.assertEqual(len(rows), 1)
+                    self.assertEqual(rows[0]["host"], "test-health")
+                    self.assertEqual(rows[0]["points_written"], 29000)
+                    self.assertEqual(rows[0]["uptime_s"], 290)
+                elif kind == "health_series":
+                    col = c["expect"]["column"]
+                    got = [r[col] for r in rows if r[col] is not None]
+                    self.assertEqual({r["host"] for r in rows}, {"test-health"})
+                    self.assertEqual(got, self.expected_health(col))
+                else:
+                    self.fail(f"no expectation for {c['title']}")
+
+    def expected_health(self, col):
+        """What InfluxDB's GROUP BY time(1m) with max() and a derivative or
+        difference makes of the heartbeat points this test wrote."""
+        buckets = {}
+        for i in range(30):
+            t = self.health_end - (29 - i) * 10 * 10**9
+            field = {"points/s": i * 1000, "points rejected": i // 10, "retries": i // 5,
+                     "pending": (i * 37) % 500, "lag": i % 4}[col]
+            b = t // (60 * 10**9)
+            buckets[b] = max(buckets.get(b, field), field)
+        maxes = [buckets[b] for b in sorted(buckets)]
+        if col == "points/s":
+            return [(b - a) / 60 for a, b in zip(maxes, maxes[1:]) if b >= a]
+        if col in ("points rejected", "retries"):
+            return [b - a for a, b in zip(maxes, maxes[1:]) if b >= a]
+        return maxes
+
+    def test_cookbook(self):
+        """Every InfluxQL recipe of docs/queries.md that does not depend on
+        the current time answers with data from the fixture runs."""
+        blocks = [b.strip() for b in doc_blocks("sql")]
+        self.assertGreaterEqual(len(blocks), 10)
+        ran = 0
+        for q in blocks:
+            if "now()" in q:
+                self.influx.series(DB, q)  # valid InfluxQL; fixture runs are older
+                continue
+            with self.subTest(q):
+                self.assertTrue(self.influx.series(DB, q), "no data")
+                ran += 1
+        self.assertGreaterEqual(ran, 10)
+
+    def test_kapacitor_batch_queries(self):
+        """The regression tasks' two batch queries, with the window Kapacitor
+        would add: the newest successful daily run, and the mean of the ones
+        before it, at the same time so the join pairs them."""
+        successful = sorted((st["startedAt"], run) for run in FIXTURE_STATUS
+                            if run.startswith("daily-perf-") and (st := finish_stats(run))
+                            and FIXTURE_STATUS[run] == "success")
+        self.assertGreaterEqual(len(successful), 2)
+        start, end = self.ranges("daily-runs")
+        for path in glob.glob(os.path.join(DASH, "kapacitor", "load", "tasks", "*.tick")):
+            with open(path) as f:
+                text = f.read()
+            queries = [q.replace("\\'", "'") for q in re.findall(r"\|query\('((?:[^'\\]|\\.)*)'\)", text)]
+            if not re.search(r"(?m)^(var \w+ = )?batch\s*$", text):
+                self.assertEqual(queries, [])
+                continue
+            field = re.search(r'SELECT "(\w+)" AS "value"', queries[0]).group(1)
+            with self.subTest(os.path.basename(path)):
+                results = []
+                for q in queries:
+                    # Kapacitor adds the task's period to the outer statement.
+                    self.assertTrue(q.endswith(" ORDER BY time DESC"), q)
+                    q = q[: -len(" ORDER BY time DESC")] + f" WHERE time >= {start} AND time < {end} ORDER BY time DESC"
+                    rows = self.influx.query(DB, q)
+                    self.assertEqual(len(rows), 1, q)
+                    results.append(rows[0])
+                latest, baseline = results
+                self.assertEqual(latest["time"], baseline["time"], "the join needs equal times")
+                runs_stats = {run: finish_stats(run) for _, run in successful}
+
+                def value(run):
+                    st = runs_stats[run]
+                    return {"cycleAvgDuration": st["cyclesSummary"]["avgDuration"],
+                            "cycleSuccessRate": st["cyclesSummary"]["cycleSuccessRate"],
+                            "live_avgSwingsetTime": st["liveBlocksSummary"]["avgSwingsetTime"]}[field]
+                newest = successful[-1][1]
+                previous = [run for _, run in successful[:-1]][-7:]
+                self.assertClose(latest["value"], value(newest), "latest")
+                self.assertClose(baseline["value"], sum(map(value, previous)) / len(previous), "baseline")
+                self.assertEqual(baseline["runs"], len(previous))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,453 @@
+/*
+ * test_config: defaults, the annotated sample, and that every kind of mistake
+ * is reported at the right FILE:LINE with the key named.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+
+#ifndef PS_SOURCE_DIR
+#define PS_SOURCE_DIR PS_TEST_DATA "/../.."
+#endif
+
+static char tmpdir[256];
+
+static int setup_dir(void **state) {
+  (void)state;
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/ps-test-config-XXXXXX");
+  return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown_dir(void **state) {
+  (void)state;
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Writes `text` to tmpdir/perfship.cfg and returns the path. */
+static const char *write_cfg(const char *text) {
+  static char path[300];
+  snprintf(path, sizeof path, "%s/perfship.cfg", tmpdir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+/* Loads `text`; expects failure and that the message contains every one of
+ * the NULL-terminated needles. */
+static void expect_error(const char *text, ...) {
+  const char *path = write_cfg(text);
+  ps_config c;
+  ps_config_defaults(&c);
+  ps_buf err;
+  ps_buf_init(&err, 4096);
+  int rc = ps_config_load(&c, path, &err);
+  if (rc >= 0)
+    fail_msg("expected an error for:\n%s", text);
+  assert_non_null(err.data);
+  va_list ap;
+  va_start(ap, text);
+  for (const char *n; (n = va_arg(ap, const char *));)
+    if (!strstr(err.data, n))
+      fail_msg("message \"%s\" lacks \"%s\"", err.data, n);
+  va_end(ap);
+  ps_buf_free(&err);
+  ps_config_free(&c);
+}
+
+static void load_ok(const char *text, ps_config *c) {
+  const char *path = write_cfg(text);
+  ps_config_defaults(c);
+  ps_buf err;
+  ps_buf_init(&err, 4096);
+  int rc = ps_config_load(c, path, &err);
+  if (rc < 0)
+    fail_msg("unexpected error: %s", err.data);
+  ps_buf_free(&err);
+}
+
+static void test_defaults(void **state) {
+  (void)state;
+  ps_config c;
+  ps_config_defaults(&c);
+  assert_null(c.file);
+  assert_string_equal(c.influxdb.url, "http://127.0.0.1:8086");
+  assert_int_equal(c.influxdb.api, PS_API_V1);
+  assert_string_equal(c.influxdb.database, "perf");
+  assert_int_equal(c.influxdb.gzip, PS_GZIP_AUTO);
+  assert_int_equal(c.influxdb.timeout_ms, 10000);
+  assert_true(c.influxdb.tls_verify);
+  assert_true(c.influxdb.create_database);
+  assert_int_equal(c.influxdb.unreachable_deadline_s, 300);
+  assert_int_equal(c.batch.max_points, 5000);
+  assert_int_equal(c.batch.max_bytes, 1048576);
+  assert_int_equal(c.batch.flush_interval_ms, 1000);
+  assert_int_equal(c.batch.max_pending_bytes, 8388608);
+  assert_int_equal(c.watch.rescan_interval_ms, 30000);
+  assert_int_equal(c.watch.settle_ms, 2000);
+  assert_int_equal(c.watch.max_line_bytes, 67108864);
+  assert_int_equal(c.watch.start_at, PS_START_BEGINNING);
+  assert_int_equal(c.selfstats.interval_ms, 10000);
+  assert_string_equal(c.state_dir, "/var/lib/perfship");
+  assert_int_equal(c.alerts.stall_after_s, 1800);
+  assert_int_equal(c.log_level, PS_LOG_INFO);
+  assert_int_equal(c.nsources, 0);
+  assert_int_equal(c.ntags, 0);
+  assert_null(c.influxdb.password);
+  ps_config_free(&c);
+  ps_config_free(NULL);
+
+  ps_source_cfg s;
+  ps_source_defaults(&s);
+  assert_int_equal(s.format, PS_FMT_JSONL);
+  assert_string_equal(s.measurement, "jsonl");
+  assert_int_equal(s.time_unit_exp, 0);
+  ps_source_free(&s);
+  ps_source_free(NULL);
+}
+
+static void test_empty_file_keeps_defaults(void **state) {
+  (void)state;
+  ps_config c;
+  load_ok("# nothing\n", &c);
+  assert_string_equal(c.influxdb.database, "perf");
+  assert_int_equal(c.batch.max_points, 5000);
+  assert_non_null(c.file);
+  ps_config_free(&c);
+}
+
+static void test_sample_loads(void **state) {
+  (void)state;
+  ps_config c;
+  ps_config_defaults(&c);
+  ps_buf err;
+  ps_buf_init(&err, 4096);
+  int rc = ps_config_load(&c, PS_SOURCE_DIR "/config/perfship.cfg", &err);
+  if (rc < 0)
+    fail_msg("sample: %s", err.data);
+  assert_int_equal(c.nsources, 3);
+  assert_string_equal(c.sources[0].path, "/srv/loadgen/results");
+  assert_int_equal(c.sources[0].format, PS_FMT_LOADGEN);
+  assert_int_equal(c.sources[1].format, PS_FMT_DSS_BENCH);
+  const ps_source_cfg *j = &c.sources[2];
+  assert_int_equal(j->format, PS_FMT_JSONL);
+  assert_string_equal(j->measurement, "app");
+  assert_string_equal(j->time_key, "ts");
+  assert_int_equal(j->ntag_keys, 1);
+  assert_string_equal(j->tag_keys[0], "stage");
+  assert_int_equal(j->ntypes, 1);
+  assert_string_equal(j->types[0].key, "count");
+  assert_int_equal(j->types[0].type, PS_F_INT);
+  assert_true(j->line > 0);
+  assert_int_equal(c.ntags, 1);
+  assert_string_equal(c.tags[0].key, "host");
+  assert_string_equal(c.tags[0].value, "bench-1");
+  /* the sample states the defaults */
+  assert_int_equal(c.batch.max_bytes, 1048576);
+  assert_int_equal(c.alerts.stall_after_s, 1800);
+  ps_buf_free(&err);
+  ps_config_free(&c);
+}
+
+static void test_full_values(void **state) {
+  (void)state;
+  ps_config c;
+  load_ok("influxdb = { url = \"https://db.example:8086/\"; api = \"v2\"; org = \"o\";\n"
+          "  bucket = \"b\"; gzip = false; tls_verify = false; timeout_ms = 5000L; };\n"
+          "batch = { max_bytes = 2097152L; max_pending_bytes = 10000000000; };\n"
+          "watch = { start_at = \"end\"; settle_ms = 0; };\n"
+          "log_level = \"debug\";\n"
+          "sources = ( { path = \"/x/*.jsonl\"; format = \"jsonl\"; time_key = \"t\";\n"
+          "  time_unit = \"ms\"; field_keys = [\"a\", \"b\"];\n"
+          "  types = { a = \"unsigned\"; b = \"boolean\"; }; } );\n",
+          &c);
+  assert_int_equal(c.influxdb.api, PS_API_V2);
+  assert_int_equal(c.influxdb.gzip, PS_GZIP_OFF);
+  assert_false(c.influxdb.tls_verify);
+  assert_int_equal(c.influxdb.timeout_ms, 5000);
+  assert_int_equal(c.batch.max_bytes, 2097152);
+  /* a plain literal above 32 bits keeps its value */
+  assert_true(c.batch.max_pending_bytes == 10000000000LL);
+  assert_int_equal(c.watch.start_at, PS_START_END);
+  assert_int_equal(c.watch.settle_ms, 0);
+  assert_int_equal(c.log_level, PS_LOG_DEBUG);
+  assert_int_equal(c.sources[0].time_unit_exp, -3);
+  assert_string_equal(c.sources[0].measurement, "jsonl");
+  assert_int_equal(c.sources[0].nfield_keys, 2);
+  assert_int_equal(c.sources[0].types[0].type, PS_F_UINT);
+  assert_int_equal(c.sources[0].types[1].type, PS_F_BOOL);
+  ps_config_free(&c);
+
+  load_ok("influxdb = { gzip = \"on\"; };\n", &c);
+  assert_int_equal(c.influxdb.gzip, PS_GZIP_ON);
+  ps_config_free(&c);
+
+  /* plain literals mean what they say, whatever libconfig keeps of them */
+  load_ok("batch = { max_points = 010; max_pending_bytes = 0x100000000; };\n"
+          "watch = {\n  max_line_bytes = 4294967296;\n};\n", &c);
+  assert_int_equal(c.batch.max_points, 10);
+  assert_true(c.batch.max_pending_bytes == 0x100000000LL);
+  assert_true(c.watch.max_line_bytes == 4294967296LL);
+  ps_config_free(&c);
+}
+
+static void test_unknown_keys(void **state) {
+  (void)state;
+  expect_error("batch = {\n  max_points = 10;\n  flush_intervall_ms = 5;\n};\n",
+               "perfship.cfg:3: ", "unknown key 'flush_intervall_ms' in batch",
+               "did you mean 'flush_interval_ms'?", NULL);
+  expect_error("state_dir = \"/x\";\nstatedir = \"/y\";\n", "perfship.cfg:2: ",
+               "'statedir'", "did you mean 'state_dir'", NULL);
+  expect_error("influxdb = {\n  pasword_file = \"/x\";\n};\n", "perfship.cfg:2: ",
+               "in influxdb", "'password_file'", NULL);
+  expect_error("sources = (\n  { path = \"/a\"; format = \"loadgen\"; },\n"
+               "  { path = \"/b\";\n    fromat = \"lp\"; }\n);\n",
+               "perfship.cfg:4: ", "unknown key 'fromat' in source 2",
+               "did you mean 'format'", NULL);
+  expect_error("sources = ( { path = \"/a\"; format = \"jsonl\"; time_key = \"t\";\n"
+               "  types = { n = \"integer\"; }; tagkeys = [\"x\"]; } );\n",
+               "perfship.cfg:2: ", "'tagkeys'", "'tag_keys'", NULL);
+  /* nothing close: list what is known instead */
+  expect_error("watch = { zzzzzzzzzz = 1; };\n", "perfship.cfg:1: ", "known keys:",
+               "rescan_interval_ms", NULL);
+  expect_error("selfstats = { interval = 5; };\nalerts = { stall = 1; };\n",
+               "perfship.cfg:1: ", "in selfstats", NULL);
+  expect_error("alerts = {\n stall_after = 1; };\n", "perfship.cfg:2: ",
+               "did you mean 'stall_after_s'", NULL);
+}
+
+static void test_wrong_types(void **state) {
+  (void)state;
+  expect_error("\ninfluxdb = {\n  timeout_ms = \"5000\";\n};\n", "perfship.cfg:3: ",
+               "key 'influxdb.timeout_ms'", "expected an integer", "got a string", NULL);
+  expect_error("batch = { max_points = 1.5; };\n", "perfship.cfg:1: ",
+               "key 'batch.max_points'", "got a float", NULL);
+  expect_error("influxdb = { url = 8086; };\n", "key 'influxdb.url'",
+               "expected a string", NULL);
+  expect_error("influxdb = { tls_verify = \"yes\"; };\n", "key 'influxdb.tls_verify'",
+               "true or false", NULL);
+  expect_error("batch = 5;\n", "perfship.cfg:1: ", "key 'batch'", "expected a group",
+               NULL);
+  expect_error("tags = { host = 1; };\n", "key 'tags.host'", "expected a string", NULL);
+  expect_error("tags = [\"a\"];\n", "key 'tags'", NULL);
+  expect_error("sources = { path = \"/a\"; format = \"lp\"; };\n", "key 'sources'",
+               "wrap it in parentheses", NULL);
+  expect_error("sources = ( \"/a\" );\n", "source 1", "expected a group", NULL);
+  expect_error("sources = ( { path = \"/a\"; format = \"jsonl\"; time_key = \"t\";\n"
+               "  tag_keys = \"x\"; } );\n", "perfship.cfg:2: ", "tag_keys", NULL);
+  expect_error("sources = ( { path = \"/a\"; format = \"jsonl\"; time_key = \"t\";\n"
+               "  tag_keys = (\"x\", 1); } );\n", "perfship.cfg:2: ", "element 2", NULL);
+  /* libconfig itself refuses mixed arrays; still a FILE:LINE message */
+  expect_error("sources = ( { path = \"/a\"; format = \"jsonl\"; time_key = \"t\";\n"
+               "  tag_keys = [\"x\", 1]; } );\n", "perfship.cfg:2: ", NULL);
+  expect_error("log_level = 3;\n", "key 'log_level'", "expected a string", NULL);
+}
+
+static void test_bad_enums(void **state) {
+  (void)state;
+  expect_error("influxdb = {\n api = \"v3\"; };\n", "perfship.cfg:2: ",
+               "key 'influxdb.api'", "\"v3\"", "\"v1\" or \"v2\"", NULL);
+  expect_error("influxdb = { gzip = \"yes\"; };\n", "key 'influxdb.gzip'", "\"auto\"",
+               NULL);
+  expect_error("watch = { start_at = \"now\"; };\n", "key 'watch.start_at'",
+               "\"beginning\" or \"end\"", NULL);
+  expect_error("log_level = \"warn\";\n", "key 'log_level'", "\"warning\"", NULL);
+  expect_error("sources = (\n { path = \"/a\";\n   format = \"dss\"; } );\n",
+               "perfship.cfg:3: ", "key 'sources[1].format'", "\"dss-bench\"", NULL);
+  expect_error("sources = ( { path = \"/a\"; format = \"jsonl\"; time_key = \"t\";\n"
+               " time_unit = \"sec\"; } );\n", "perfship.cfg:2: ", "time_unit",
+               "\"ms\"", NULL);
+  expect_error("sources = ( { path = \"/a\"; format = \"jsonl\"; time_key = \"t\";\n"
+               " types = {\n  n = \"int\"; }; } );\n", "perfship.cfg:3: ",
+               "types.n", "\"integer\"", NULL);
+}
+
+static void test_ranges(void **state) {
+  (void)state;
+  expect_error("batch = { max_points = 0; };\n", "key 'batch.max_points'", "1 to 1000000",
+               NULL);
+  expect_error("batch = { max_points = 1000001; };\n", "key 'batch.max_points'", NULL);
+  expect_error("batch = { max_bytes = 1023; };\n", "key 'batch.max_bytes'", "1024", NULL);
+  /* 10^10 would be 1410065408 after libconfig's 32-bit cut: still refused */
+  expect_error("batch = { max_bytes = 10000000000; };\n", "key 'batch.max_bytes'",
+               "10000000000", NULL);
+  expect_error("batch = { flush_interval_ms = -1; };\n", "batch.flush_interval_ms", NULL);
+  expect_error("watch = { rescan_interval_ms = 0; };\n", "watch.rescan_interval_ms", NULL);
+  expect_error("watch = { settle_ms = -5; };\n", "watch.settle_ms", NULL);
+  expect_error("selfstats = { interval_ms = 0; };\n", "selfstats.interval_ms", NULL);
+  expect_error("alerts = { stall_after_s = 0; };\n", "alerts.stall_after_s", NULL);
+  expect_error("influxdb = { timeout_ms = 0; };\n", "influxdb.timeout_ms", NULL);
+  expect_error("influxdb = { unreachable_deadline_s = 0L; };\n",
+               "influxdb.unreachable_deadline_s", NULL);
+  expect_error("influxdb = { url = \"127.0.0.1:8086\"; };\n", "key 'influxdb.url'",
+               "http://HOST:PORT", NULL);
+  expect_error("influxdb = { url = \"http://\"; };\n", "key 'influxdb.url'", NULL);
+  expect_error("influxdb = { url = \"ftp://h\"; };\n", "key 'influxdb.url'", NULL);
+  expect_error("state_dir = \"\";\n", "key 'state_dir'", "must not be empty", NULL);
+  expect_error("batch = { max_bytes = 4096; max_pending_bytes = 2048; };\n",
+               "perfship.cfg:1: ", "max_pending_bytes", NULL);
+  expect_error("influxdb = {\n database = \"\"; };\n", "perfship.cfg:1: ",
+               "influxdb.database", NULL);
+  expect_error("influxdb = { api = \"v2\"; };\n", "influxdb.bucket", NULL);
+  expect_error("tags = { time = \"x\"; };\n", "tags.time", NULL);
+  expect_error("tags = { a = \"\"; };\n", "tags.a", "empty", NULL);
+}
+
+static void test_source_rules(void **state) {
+  (void)state;
+  expect_error("sources = (\n { format = \"loadgen\"; } );\n", "perfship.cfg:2: ",
+               "source 1 has no 'path'", NULL);
+  expect_error("sources = (\n { path = \"/r\"; } );\n", "perfship.cfg:2: ",
+               "no 'format'", NULL);
+  expect_error("sources = (\n { path = \"/r\"; format = \"loadgen\";\n"
+               "   measurement = \"m\"; } );\n",
+               "perfship.cfg:3: ", "'measurement'", "only jsonl sources", NULL);
+  expect_error("sources = (\n { path = \"/r\"; format = \"jsonl\"; } );\n",
+               "perfship.cfg:2: ", "time_key", NULL);
+}
+
+static void test_parse_errors_and_missing_file(void **state) {
+  (void)state;
+  expect_error("influxdb = {\n  url = \"http://x\";\n  api = ;\n};\n",
+               "perfship.cfg:3: ", "syntax error", NULL);
+  expect_error("a = 1;\na = 2;\n", "perfship.cfg:2: ", NULL);
+
+  ps_config c;
+  ps_config_defaults(&c);
+  ps_buf err;
+  ps_buf_init(&err, 4096);
+  char path[300];
+  snprintf(path, sizeof path, "%s/does-not-exist.cfg", tmpdir);
+  assert_int_equal(ps_config_load(&c, path, &err), -ENOENT);
+  assert_non_null(strstr(err.data, path));
+  ps_buf_reset(&err);
+  assert_true(ps_config_load(&c, tmpdir, &err) < 0);
+  assert_non_null(strstr(err.data, "directory"));
+  ps_buf_free(&err);
+  ps_config_free(&c);
+}
+
+static void test_helpers(void **state) {
+  (void)state;
+  ps_format_id f;
+  assert_int_equal(ps_format_from_name("dss-bench", &f), 0);
+  assert_int_equal(f, PS_FMT_DSS_BENCH);
+  assert_string_equal(ps_format_name(PS_FMT_LOCUST), "locust");
+  assert_string_equal(ps_format_name(PS_FMT_LP), "lp");
+  assert_int_equal(ps_format_from_name("csv", &f), -EINVAL);
+  assert_int_equal(ps_format_from_name(NULL, &f), -EINVAL);
+  ps_ftype t;
+  assert_int_equal(ps_ftype_from_name("boolean", &t), 0);
+  assert_int_equal(t, PS_F_BOOL);
+  assert_int_equal(ps_ftype_from_name("bool", &t), -EINVAL);
+  int e;
+  assert_int_equal(ps_time_unit_from_name("us", &e), 0);
+  assert_int_equal(e, -6);
+  assert_int_equal(ps_time_unit_from_name("ns", &e), 0);
+  assert_int_equal(e, -9);
+  assert_int_equal(ps_time_unit_from_name("m", &e), -EINVAL);
+}
+
+static void write_secret(const char *name, const char *content, mode_t mode,
+                         char *path, size_t pathsz) {
+  snprintf(path, pathsz, "%s/%s", tmpdir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(content, f);
+  fclose(f);
+  assert_int_equal(chmod(path, mode), 0);
+}
+
+static void test_secrets(void **state) {
+  (void)state;
+  char pw[300], tok[300], cfgtext[1024];
+  write_secret("pw", "hunter2\n", 0600, pw, sizeof pw);
+  write_secret("tok", "tok-123\r\n", 0400, tok, sizeof tok);
+  snprintf(cfgtext, sizeof cfgtext,
+           "influxdb = { username = \"u\"; password_file = \"%s\"; token_file = \"%s\"; };\n",
+           pw, tok);
+  ps_config c;
+  load_ok(cfgtext, &c);
+  ps_buf err;
+  ps_buf_init(&err, 4096);
+  unsetenv("PERFSHIP_TOKEN");
+  assert_int_equal(ps_config_load_secrets(&c, &err), 0);
+  assert_string_equal(c.influxdb.password, "hunter2");
+  assert_string_equal(c.influxdb.token, "tok-123");
+  /* the environment wins over token_file */
+  setenv("PERFSHIP_TOKEN", "from-env", 1);
+  assert_int_equal(ps_config_load_secrets(&c, &err), 0);
+  assert_string_equal(c.influxdb.token, "from-env");
+  unsetenv("PERFSHIP_TOKEN");
+  ps_config_free(&c);
+
+  /* group- or world-accessible: refused, naming the file and the fix, and
+   * never quoting the secret */
+  write_secret("pw-open", "hunter3\n", 0644, pw, sizeof pw);
+  snprintf(cfgtext, sizeof cfgtext,
+           "influxdb = { username = \"u\"; password_file = \"%s\"; };\n", pw);
+  load_ok(cfgtext, &c);
+  ps_buf_reset(&err);
+  assert_int_equal(ps_config_load_secrets(&c, &err), -EPERM);
+  assert_non_null(strstr(err.data, pw));
+  assert_non_null(strstr(err.data, "chmod 600"));
+  assert_null(strstr(err.data, "hunter3"));
+  assert_null(c.influxdb.password);
+  ps_config_free(&c);
+
+  write_secret("pw-group", "x\n", 0640, pw, sizeof pw);
+  snprintf(cfgtext, sizeof cfgtext, "influxdb = { password_file = \"%s\"; };\n", pw);
+  load_ok(cfgtext, &c);
+  ps_buf_reset(&err);
+  assert_int_equal(ps_config_load_secrets(&c, &err), -EPERM);
+  ps_config_free(&c);
+
+  write_secret("empty", "\n", 0600, pw, sizeof pw);
+  snprintf(cfgtext, sizeof cfgtext, "influxdb = { password_file = \"%s\"; };\n", pw);
+  load_ok(cfgtext, &c);
+  ps_buf_reset(&err);
+  assert_int_equal(ps_config_load_secrets(&c, &err), -EINVAL);
+  assert_non_null(strstr(err.data, "empty"));
+  ps_config_free(&c);
+
+  snprintf(cfgtext, sizeof cfgtext,
+           "influxdb = { token_file = \"%s/none\"; };\n", tmpdir);
+  load_ok(cfgtext, &c);
+  ps_buf_reset(&err);
+  assert_int_equal(ps_config_load_secrets(&c, &err), -ENOENT);
+  assert_non_null(strstr(err.data, "none"));
+  ps_config_free(&c);
+  ps_buf_free(&err);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_defaults),
+      cmocka_unit_test(test_empty_file_keeps_defaults),
+      cmocka_unit_test(test_sample_loads),
+      cmocka_unit_test(test_full_values),
+      cmocka_unit_test(test_unknown_keys),
+      cmocka_unit_test(test_wrong_types),
+      cmocka_unit_test(test_bad_enums),
+      cmocka_unit_test(test_ranges),
+      cmocka_unit_test(test_source_rules),
+      cmocka_unit_test(test_parse_errors_and_missing_file),
+      cmocka_unit_test(test_helpers),
+      cmocka_unit_test(test_secrets),
+  };
+  return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}

@@ -1,0 +1,270 @@
+/*
+ * test_jsonl.c: the generic JSONL format, driven through its ops table the
+ * way `convert` and `run` drive it, with the encoder in the loop so each
+ * case checks the line protocol a user would see.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "format.h"
+#include "lp.h"
+
+typedef struct sink {
+  ps_buf out;
+  char rejects[4096];
+  int nrejects;
+  int eagain_left; /* refuse this many points with -EAGAIN */
+} sink;
+
+static int sink_point(void *ctx, const ps_point *p, const ps_origin *o) {
+  (void)o;
+  sink *s = ctx;
+  if (s->eagain_left > 0) {
+    s->eagain_left--;
+    return -EAGAIN;
+  }
+  const char *why = NULL;
+  if (ps_lp_encode(&s->out, p, NULL, 0, &why) < 0) {
+    s->nrejects++;
+    snprintf(s->rejects + strlen(s->rejects),
+             sizeof s->rejects - strlen(s->rejects), "encode: %s\n", why);
+  }
+  return 0;
+}
+
+static void sink_reject(void *ctx, const ps_origin *o, const char *reason) {
+  sink *s = ctx;
+  s->nrejects++;
+  snprintf(s->rejects + strlen(s->rejects), sizeof s->rejects - strlen(s->rejects),
+           "%s:%llu: %s\n", o->file, (unsigned long long)o->line, reason);
+}
+
+static ps_source_cfg base_src(void) {
+  ps_source_cfg s;
+  memset(&s, 0, sizeof s);
+  s.format = PS_FMT_JSONL;
+  s.measurement = "m";
+  s.time_key = "ts";
+  return s;
+}
+
+/* Runs the lines (separated by \n) through the parser; returns the sink. */
+static sink *run(const ps_source_cfg *src, const char *text) {
+  static sink s;
+  ps_buf_free(&s.out);
+  memset(&s, 0, sizeof s);
+  ps_buf_init(&s.out, 0);
+  ps_parser *p = NULL;
+  ps_buf err;
+  ps_buf_init(&err, 0);
+  assert_int_equal(ps_format_jsonl.open(&p, src, "x.jsonl", &err), 0);
+  ps_emitter em = {.point = sink_point, .reject = sink_reject, .ctx = &s,
+                   .origin = {.file = "x.jsonl"}};
+  const char *q = text;
+  uint64_t n = 0;
+  while (*q) {
+    const char *nl = strchr(q, '\n');
+    size_t len = nl ? (size_t)(nl - q) : strlen(q);
+    em.origin.line = ++n;
+    assert_int_equal(ps_format_jsonl.line(p, q, len, &em), 0);
+    q += len + (nl ? 1 : 0);
+  }
+  ps_format_jsonl.free(p);
+  ps_buf_free(&err);
+  return &s;
+}
+
+static void test_numbers_are_floats_unless_declared(void **st) {
+  (void)st;
+  ps_source_cfg src = base_src();
+  ps_type_decl types[] = {{"n", PS_F_INT}, {"u", PS_F_UINT}, {"s", PS_F_STRING},
+                          {"b", PS_F_BOOL}, {"f", PS_F_FLOAT}};
+  src.types = types;
+  src.ntypes = 5;
+  sink *s = run(&src, "{\"ts\":1,\"x\":100,\"n\":100,\"u\":7,\"s\":\"a\",\"b\":false,\"f\":2}");
+  assert_string_equal(s->out.data,
+                      "m x=100,n=100i,u=7u,s=\"a\",b=false,f=2 1000000000\n");
+  assert_int_equal(s->nrejects, 0);
+}
+
+static void test_declared_type_mismatch_rejects_with_reason(void **st) {
+  (void)st;
+  ps_source_cfg src = base_src();
+  ps_type_decl types[] = {{"n", PS_F_INT}, {"s", PS_F_STRING}, {"b", PS_F_BOOL},
+                          {"u", PS_F_UINT}};
+  src.types = types;
+  src.ntypes = 4;
+  sink *s = run(&src, "{\"ts\":1,\"n\":1.5}\n"
+                      "{\"ts\":1,\"n\":\"7\"}\n"
+                      "{\"ts\":1,\"s\":7}\n"
+                      "{\"ts\":1,\"b\":1}\n"
+                      "{\"ts\":1,\"u\":-1}\n"
+                      "{\"ts\":1,\"n\":9223372036854775808}\n"
+                      "{\"ts\":1,\"n\":1e19}\n"
+                      "{\"ts\":1,\"n\":3}");
+  assert_int_equal(s->nrejects, 7);
+  assert_non_null(strstr(s->rejects, "x.jsonl:1: field 'n' is declared integer but its value has a fraction"));
+  assert_non_null(strstr(s->rejects, "x.jsonl:2: field 'n' is declared integer but holds a string"));
+  assert_non_null(strstr(s->rejects, "x.jsonl:3: field 's' is declared string but holds a number"));
+  assert_non_null(strstr(s->rejects, "x.jsonl:4: field 'b' is declared boolean but holds a number"));
+  assert_non_null(strstr(s->rejects, "x.jsonl:5: field 'u' is declared unsigned"));
+  assert_non_null(strstr(s->rejects, "x.jsonl:6: field 'n' is declared integer but its value does not fit a 64-bit integer"));
+  assert_non_null(strstr(s->rejects, "x.jsonl:7: field 'n' is declared integer but its value is beyond 2^53"));
+  assert_string_equal(s->out.data, "m n=3i 1000000000\n");
+}
+
+static void test_integers_beyond_2_53_exact(void **st) {
+  (void)st;
+  ps_source_cfg src = base_src();
+  ps_type_decl types[] = {{"n", PS_F_INT}, {"u", PS_F_UINT}, {"o.deep", PS_F_INT}};
+  src.types = types;
+  src.ntypes = 3;
+  sink *s = run(&src, "{\"s\":\"1 2 -3\",\"a\":[5,6.5,{\"q\":-7}],\"ts\":1,"
+                      "\"n\":9007199254740993,\"u\":18446744073709551615,"
+                      "\"o\":{\"deep\":-9223372036854775808}}");
+  assert_int_equal(s->nrejects, 0);
+  assert_string_equal(s->out.data,
+                      "m s=\"1 2 -3\",n=9007199254740993i,u=18446744073709551615u,"
+                      "o.deep=-9223372036854775808i 1000000000\n");
+}
+
+static void test_booleans_strings_null_flatten_arrays(void **st) {
+  (void)st;
+  ps_source_cfg src = base_src();
+  sink *s = run(&src, "{\"ts\":2,\"b\":true,\"s\":\"x \\\"y\\\" \\\\ \\u00e9\",\"z\":null,"
+                      "\"o\":{\"p\":{\"q\":1},\"r\":\"t\"},\"arr\":[1,2],\"e\":{}}");
+  assert_int_equal(s->nrejects, 0);
+  assert_string_equal(s->out.data,
+                      "m b=true,s=\"x \\\"y\\\" \\\\ \xc3\xa9\",o.p.q=1,o.r=\"t\" 2000000000\n");
+}
+
+static void test_tags_and_field_selection(void **st) {
+  (void)st;
+  ps_source_cfg src = base_src();
+  char *tags[] = {"stage", "num", "flag", "o.t"};
+  char *fields[] = {"keep"};
+  src.tag_keys = tags;
+  src.ntag_keys = 4;
+  src.field_keys = fields;
+  src.nfield_keys = 1;
+  sink *s = run(&src, "{\"ts\":3,\"stage\":\"warm up\",\"num\":4,\"flag\":true,"
+                      "\"o\":{\"t\":\"a=b\"},\"keep\":1.25,\"drop\":2}");
+  assert_int_equal(s->nrejects, 0);
+  assert_string_equal(s->out.data,
+                      "m,flag=true,num=4,o.t=a\\=b,stage=warm\\ up keep=1.25 3000000000\n");
+}
+
+static void test_time_units(void **st) {
+  (void)st;
+  ps_source_cfg src = base_src();
+  sink *s = run(&src, "{\"ts\":1647216131.81362,\"v\":1}\n{\"ts\":\"1700000000\",\"v\":1}\n"
+                      "{\"ts\":-1.5,\"v\":1}");
+  assert_string_equal(s->out.data, "m v=1 1647216131813620000\n"
+                                   "m v=1 1700000000000000000\n"
+                                   "m v=1 -1500000000\n");
+  src.time_unit_exp = -3;
+  s = run(&src, "{\"ts\":1700000000123.456,\"v\":1}");
+  assert_string_equal(s->out.data, "m v=1 1700000000123456000\n");
+  src.time_unit_exp = -6;
+  s = run(&src, "{\"ts\":1700000000123456,\"v\":1}");
+  assert_string_equal(s->out.data, "m v=1 1700000000123456000\n");
+  src.time_unit_exp = -9;
+  s = run(&src, "{\"ts\":1700000000123456789,\"v\":1}\n{\"ts\":\"1700000000123456789\",\"v\":2}");
+  assert_string_equal(s->out.data, "m v=1 1700000000123456789\n"
+                                   "m v=2 1700000000123456789\n");
+  src.time_unit_exp = 0;
+  s = run(&src, "{\"ts\":1e300,\"v\":1}\n{\"ts\":true,\"v\":1}\n{\"v\":1}\n{\"ts\":null,\"v\":1}");
+  assert_int_equal(s->nrejects, 4);
+  assert_non_null(strstr(s->rejects, ":1: time key 'ts' is outside InfluxDB's time range"));
+  assert_non_null(strstr(s->rejects, ":2: time key 'ts' is not a number"));
+  assert_non_null(strstr(s->rejects, ":3: no time key 'ts'"));
+  assert_non_null(strstr(s->rejects, ":4: no time key 'ts'"));
+}
+
+static void test_malformed_json_rejected_with_column(void **st) {
+  (void)st;
+  ps_source_cfg src = base_src();
+  sink *s = run(&src, "{\"ts\":1,\"v\":1} x\n"
+                      "{\"ts\":1,\"v\":}\n"
+                      "[1,2]\n"
+                      "{\"ts\":1,\"v\":NaN}\n"
+                      "\n"
+                      "   \n"
+                      "{\"ts\":1,\"v\":1}   ");
+  assert_int_equal(s->nrejects, 4);
+  assert_non_null(strstr(s->rejects, "x.jsonl:1: column 16: trailing text"));
+  assert_non_null(strstr(s->rejects, "x.jsonl:2: column 13: malformed JSON"));
+  assert_non_null(strstr(s->rejects, "x.jsonl:3: column 1: not a JSON object"));
+  assert_non_null(strstr(s->rejects, "x.jsonl:4: column 13: malformed JSON"));
+  assert_string_equal(s->out.data, "m v=1 1000000000\n");
+}
+
+static void test_encoder_refusal_reaches_driver(void **st) {
+  (void)st;
+  ps_source_cfg src = base_src();
+  char *tags[] = {"t"};
+  src.tag_keys = tags;
+  src.ntag_keys = 1;
+  sink *s = run(&src, "{\"ts\":1,\"t\":\"C:\\\\\",\"v\":1}\n{\"ts\":1,\"time\":1}\n{\"ts\":1}");
+  assert_int_equal(s->nrejects, 3);
+  assert_non_null(strstr(s->rejects, "tag value ends in a backslash"));
+  assert_non_null(strstr(s->rejects, "'time'"));
+  assert_non_null(strstr(s->rejects, "no field"));
+}
+
+static void test_eagain_passed_back_and_resumed(void **st) {
+  (void)st;
+  ps_source_cfg src = base_src();
+  static sink s;
+  memset(&s, 0, sizeof s);
+  ps_buf_init(&s.out, 0);
+  s.eagain_left = 1;
+  ps_parser *p = NULL;
+  ps_buf err;
+  ps_buf_init(&err, 0);
+  assert_int_equal(ps_format_jsonl.open(&p, &src, "x", &err), 0);
+  ps_emitter em = {.point = sink_point, .reject = sink_reject, .ctx = &s,
+                   .origin = {.file = "x", .line = 1}};
+  const char *line = "{\"ts\":1,\"v\":1}";
+  assert_int_equal(ps_format_jsonl.line(p, line, strlen(line), &em), -EAGAIN);
+  assert_int_equal(s.out.len, 0);
+  assert_int_equal(ps_format_jsonl.line(p, line, strlen(line), &em), 0);
+  assert_string_equal(s.out.data, "m v=1 1000000000\n");
+  ps_format_jsonl.free(p);
+  ps_format_jsonl.free(NULL);
+  ps_buf_free(&err);
+  ps_buf_free(&s.out);
+}
+
+static void test_line_not_nul_terminated(void **st) {
+  (void)st;
+  ps_source_cfg src = base_src();
+  /* the driver hands a slice of a larger buffer */
+  sink *s = run(&src, "{\"ts\":1,\"v\":2}\n{\"ts\":2,\"v\":3}");
+  assert_string_equal(s->out.data, "m v=2 1000000000\nm v=3 2000000000\n");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_numbers_are_floats_unless_declared),
+      cmocka_unit_test(test_declared_type_mismatch_rejects_with_reason),
+      cmocka_unit_test(test_integers_beyond_2_53_exact),
+      cmocka_unit_test(test_booleans_strings_null_flatten_arrays),
+      cmocka_unit_test(test_tags_and_field_selection),
+      cmocka_unit_test(test_time_units),
+      cmocka_unit_test(test_malformed_json_rejected_with_column),
+      cmocka_unit_test(test_encoder_refusal_reaches_driver),
+      cmocka_unit_test(test_eagain_passed_back_and_resumed),
+      cmocka_unit_test(test_line_not_nul_terminated),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
