@@ -19,6 +19,11 @@
  * - All per-line storage (flattened keys, tags, fields) lives in buffers
  *   owned by the parser and reused, so a line costs no allocation of ours
  *   once they have grown.
+ * - cJSON allocates every item and key separately, which made malloc/free
+ *   a tenth of `convert`. While a line is parsed, its allocations come from
+ *   a bump arena that is simply rewound for the next line (no cJSON_Delete
+ *   walk). Outside that window, and once the arena is full, the hooks fall
+ *   through to malloc/free, so other modules' cJSON use is unaffected.
  */
 #include <errno.h>
 #include <math.h>
@@ -33,6 +38,60 @@
 #include "lp.h"
 
 #define TWO53 9007199254740992.0
+#define ARENA_BYTES (256 * 1024)
+
+/* One process-wide arena: lines are parsed one at a time (one loop, one
+ * thread), and a line's tree never outlives jsonl_line(). */
+static struct {
+  char *base;
+  size_t used;
+  int active;
+  int spilled; /* an allocation went to malloc: the tree needs cJSON_Delete */
+} arena;
+
+static void *arena_malloc(size_t n) {
+  if (arena.active) {
+    size_t need = (n + 15) & ~(size_t)15;
+    if (need <= ARENA_BYTES - arena.used) {
+      void *p = arena.base + arena.used;
+      arena.used += need;
+      return p;
+    }
+    arena.spilled = 1;
+  }
+  return malloc(n);
+}
+
+static void arena_free(void *p) {
+  if (arena.base && (char *)p >= arena.base &&
+      (char *)p < arena.base + ARENA_BYTES)
+    return;
+  free(p);
+}
+
+static void arena_install(void) {
+  if (arena.base)
+    return;
+  arena.base = malloc(ARENA_BYTES);
+  if (!arena.base)
+    return; /* plain cJSON allocation still works */
+  cJSON_Hooks hooks = {.malloc_fn = arena_malloc, .free_fn = arena_free};
+  cJSON_InitHooks(&hooks);
+}
+
+static cJSON *parse_in_arena(const char *data, size_t len, const char **end) {
+  arena.active = arena.base != NULL;
+  arena.used = 0;
+  arena.spilled = 0;
+  cJSON *root = cJSON_ParseWithLengthOpts(data, len, end, 0);
+  arena.active = 0;
+  return root;
+}
+
+static void tree_release(cJSON *root) {
+  if (root && (arena.spilled || !arena.base))
+    cJSON_Delete(root); /* arena nodes are skipped by arena_free */
+}
 
 typedef struct leaf {
   size_t key_off;
@@ -49,6 +108,8 @@ struct ps_parser {
   size_t tags_cap;
   ps_field *fields;
   size_t fields_cap;
+  ps_field *sort_tmp;
+  size_t sort_tmp_cap;
   size_t num_count;
   unsigned long arrays_skipped;
   const char *line;
@@ -73,6 +134,7 @@ static int jsonl_open(ps_parser **out, const ps_source_cfg *src,
   }
   p->src = src;
   ps_buf_init(&p->text, 0);
+  arena_install();
   *out = p;
   return 0;
 }
@@ -84,6 +146,7 @@ static void jsonl_free(ps_parser *p) {
   free(p->leaves);
   free(p->tags);
   free(p->fields);
+  free(p->sort_tmp);
   free(p);
 }
 
@@ -354,7 +417,7 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
     return 0; /* blank lines carry nothing; not worth a reject */
 
   const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+  cJSON *root = parse_in_arena(data, len, &end);
   if (!root) {
     size_t col = end ? (size_t)(end - data) + 1 : 1;
     ps_emit_reject(em, "column %zu: malformed JSON", col);
@@ -364,12 +427,12 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
     if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n') {
       ps_emit_reject(em, "column %zu: trailing text after the JSON value",
                      (size_t)(q - data) + 1);
-      cJSON_Delete(root);
+      tree_release(root);
       return 0;
     }
   if (!cJSON_IsObject(root)) {
     ps_emit_reject(em, "column %zu: not a JSON object", i + 1);
-    cJSON_Delete(root);
+    tree_release(root);
     return 0;
   }
 
@@ -380,13 +443,13 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
   ps_buf_reset(&p->text);
   int rc = flatten(p, root, 0, 0);
   if (rc) {
-    cJSON_Delete(root);
+    tree_release(root);
     return rc;
   }
   if (ps_buf_reserve(&p->text, 32 * p->nleaves + 1) ||
       grow((void **)&p->tags, &p->tags_cap, p->nleaves, sizeof(ps_tag)) ||
       grow((void **)&p->fields, &p->fields_cap, p->nleaves, sizeof(ps_field))) {
-    cJSON_Delete(root);
+    tree_release(root);
     return -ENOMEM;
   }
 
@@ -403,7 +466,7 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
       const char *why = NULL;
       if (leaf_time(p, l, &pt.time_ns, &why)) {
         ps_emit_reject(em, "time key '%s' %s", key, why);
-        cJSON_Delete(root);
+        tree_release(root);
         return 0;
       }
       have_time = 1;
@@ -417,8 +480,12 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
       } else if (cJSON_IsBool(it)) {
         t->value = cJSON_IsTrue(it) ? "true" : "false";
       } else if (cJSON_IsNumber(it) && isfinite(it->valuedouble)) {
+        /* a tag is a label: 3, not 3.0 */
         char *w = p->text.data + p->text.len;
-        size_t n = ps_fmt_double(it->valuedouble, w);
+        double d = it->valuedouble;
+        size_t n = d == floor(d) && fabs(d) < TWO53
+                       ? ps_fmt_int64((int64_t)d, w)
+                       : ps_fmt_double(d, w);
         p->text.len += n + 1;
         t->value = w;
       } else {
@@ -499,7 +566,7 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
       else
         ps_emit_reject(em, "field '%s' is declared %s but holds %s", key,
                        type_word[ti], json_kind(it));
-      cJSON_Delete(root);
+      tree_release(root);
       return 0;
     }
     f->type = decl;
@@ -511,15 +578,19 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
     else
       ps_emit_reject(em, "no time key configured (--time-key or time_key), so "
                          "the line has no timestamp");
-    cJSON_Delete(root);
+    tree_release(root);
     return 0;
+  }
+  if (ps_lp_sort_fields(p->fields, nfields, &p->sort_tmp, &p->sort_tmp_cap)) {
+    tree_release(root);
+    return -ENOMEM;
   }
   pt.tags = p->tags;
   pt.ntags = ntags;
   pt.fields = p->fields;
   pt.nfields = nfields;
   rc = ps_emit_point(em, &pt);
-  cJSON_Delete(root);
+  tree_release(root);
   return rc;
 }
 

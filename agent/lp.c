@@ -16,7 +16,9 @@
  * - Floats: whole values below 2^53 take an integer path; values in
  *   [1e-7, 2^53) get exact shortest digits from 128-bit integer arithmetic
  *   (shortest_digits); only values outside that range fall back to
- *   %.15g/%.16g/%.17g with a strtod check, also shortest, only slower.
+ *   %.15e/%.16e/%.17e with a strtod check, also shortest, only slower. The
+ *   layout is Python's repr (also JavaScript's, within a rule): "100.0",
+ *   "0.001", "1e-05", "1e+16" - the form most reference tools print.
  * - The parser mirrors the 1.x scanner (a backslash always skips the next
  *   byte while scanning; only the element's escape set is unescaped), so a
  *   normalised line lands exactly as the original would have.
@@ -128,6 +130,32 @@ static uint64_t shortest_digits(double a, int *exp10) {
   }
   int removed = 0;
   unsigned last = 0;
+  if (!vm_tz && !vr_tz) {
+    /* the common case: no exact bound, no tie; drop digits in pairs
+     * first (Ryu does pairs; short values save most from
+     * bigger steps), then one by one */
+    while (vp / 100000000 > vm / 100000000) {
+      last = (unsigned)(vr % 100000000 / 10000000);
+      vr /= 100000000;
+      vp /= 100000000;
+      vm /= 100000000;
+      removed += 8;
+    }
+    while (vp / 10000 > vm / 10000) {
+      last = (unsigned)(vr % 10000 / 1000);
+      vr /= 10000;
+      vp /= 10000;
+      vm /= 10000;
+      removed += 4;
+    }
+    while (vp / 100 > vm / 100) {
+      last = (unsigned)(vr % 100) / 10;
+      vr /= 100;
+      vp /= 100;
+      vm /= 100;
+      removed += 2;
+    }
+  }
   while (vp / 10 > vm / 10) {
     vm_tz &= vm % 10 == 0;
     vr_tz &= last == 0;
@@ -154,13 +182,75 @@ static uint64_t shortest_digits(double a, int *exp10) {
   return out;
 }
 
-static size_t fmt_double_slow(double v, char *buf) {
-  for (int prec = 15; prec <= 17; prec++) {
-    int n = snprintf(buf, 32, "%.*g", prec, v);
-    if (prec == 17 || strtod(buf, NULL) == v)
-      return (size_t)n;
+/* Shortest digits of a (> 0) by trying 15, 16, 17 significant digits with
+ * a strtod check: slow, only for the extremes outside shortest_digits. */
+static size_t digits_slow(double a, char *digits, int *decpt) {
+  char tmp[40];
+  /* For normal doubles every decimal of <= 15 digits survives the round
+   * trip, so %.15e stripped of zeros is already shortest; subnormals hold
+   * fewer digits and must be tried from one digit up. */
+  int first = a < 2.2250738585072014e-308 ? 1 : 15;
+  for (int prec = first; prec <= 17; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*e", prec - 1, a);
+    if (prec == 17 || strtod(tmp, NULL) == a)
+      break;
   }
-  return 0; /* not reached */
+  /* tmp is d.ddddde[+-]XX */
+  size_t nd = 0;
+  const char *p = tmp;
+  for (; *p && *p != 'e'; p++)
+    if (*p >= '0' && *p <= '9')
+      digits[nd++] = *p;
+  *decpt = atoi(p + 1) + 1;
+  while (nd > 1 && digits[nd - 1] == '0')
+    nd--;
+  return nd;
+}
+
+/* Lays out digits (value 0.d1d2... * 10^decpt) the way Python's repr and
+ * JavaScript do: fixed notation with at least one decimal ("100.0", so a
+ * float always looks like one), exponent notation outside 1e-4 .. 1e16. */
+static size_t layout(char *buf, size_t n, const char *digits, size_t nd,
+                     int decpt) {
+  if (decpt <= -4 || decpt > 16) {
+    buf[n++] = digits[0];
+    if (nd > 1) {
+      buf[n++] = '.';
+      memcpy(buf + n, digits + 1, nd - 1);
+      n += nd - 1;
+    }
+    int e = decpt - 1;
+    buf[n++] = 'e';
+    buf[n++] = e < 0 ? '-' : '+';
+    if (e < 0)
+      e = -e;
+    if (e >= 100)
+      buf[n++] = (char)('0' + e / 100);
+    buf[n++] = (char)('0' + e / 10 % 10);
+    buf[n++] = (char)('0' + e % 10);
+  } else if (decpt <= 0) {
+    buf[n++] = '0';
+    buf[n++] = '.';
+    for (int z = decpt; z < 0; z++)
+      buf[n++] = '0';
+    memcpy(buf + n, digits, nd);
+    n += nd;
+  } else if ((size_t)decpt >= nd) {
+    memcpy(buf + n, digits, nd);
+    n += nd;
+    for (size_t z = nd; z < (size_t)decpt; z++)
+      buf[n++] = '0';
+    buf[n++] = '.';
+    buf[n++] = '0';
+  } else {
+    memcpy(buf + n, digits, (size_t)decpt);
+    n += (size_t)decpt;
+    buf[n++] = '.';
+    memcpy(buf + n, digits + decpt, nd - (size_t)decpt);
+    n += nd - (size_t)decpt;
+  }
+  buf[n] = '\0';
+  return n;
 }
 
 size_t ps_fmt_double(double v, char *buf) {
@@ -170,47 +260,34 @@ size_t ps_fmt_double(double v, char *buf) {
     buf[n++] = '-';
     a = -v;
   }
+  char digits[24];
+  size_t nd;
+  int decpt;
   if (a == 0) {
+    memcpy(buf + n, "0.0", 4);
+    return n + 3;
+  }
+  if (a < TWO53 && a == floor(a)) {
+    /* whole: the integer digits are the shortest form (below 1e16) */
+    n += fmt_u64((uint64_t)a, buf + n);
+    buf[n++] = '.';
     buf[n++] = '0';
     buf[n] = '\0';
     return n;
   }
-  if (a < TWO53 && a == floor(a))
-    return n + fmt_u64((uint64_t)a, buf + n);
-  if (a >= TWO53 || a < 1e-7)
-    return fmt_double_slow(v, buf);
-
-  int exp10;
-  uint64_t best = shortest_digits(a, &exp10);
-  while (exp10 < 0 && best % 10 == 0) {
-    best /= 10;
-    exp10++;
-  }
-  if (exp10 > 0) /* whole, but only reachable for a >= 2^53: not here */
-    return fmt_double_slow(v, buf);
-  int bestk = -exp10;
-  char digits[24];
-  size_t nd = fmt_u64(best, digits);
-  if (bestk == 0) {
-    memcpy(buf + n, digits, nd);
-    n += nd;
-  } else if ((size_t)bestk >= nd) {
-    buf[n++] = '0';
-    buf[n++] = '.';
-    for (size_t z = nd; z < (size_t)bestk; z++)
-      buf[n++] = '0';
-    memcpy(buf + n, digits, nd);
-    n += nd;
+  if (a >= TWO53 || a < 1e-7) {
+    nd = digits_slow(a, digits, &decpt);
   } else {
-    size_t intd = nd - (size_t)bestk;
-    memcpy(buf + n, digits, intd);
-    n += intd;
-    buf[n++] = '.';
-    memcpy(buf + n, digits + intd, (size_t)bestk);
-    n += (size_t)bestk;
+    int exp10;
+    uint64_t m = shortest_digits(a, &exp10);
+    while (m % 10 == 0) {
+      m /= 10;
+      exp10++;
+    }
+    nd = fmt_u64(m, digits);
+    decpt = (int)nd + exp10;
   }
-  buf[n] = '\0';
-  return n;
+  return layout(buf, n, digits, nd, decpt);
 }
 
 /* ------------------------------------------------------------- validation */
@@ -373,6 +450,11 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
   size_t mlen = check_name(NAME_MEASUREMENT, p->measurement, &why);
   if (!mlen)
     return encode_fail(out, start, reason, why, -EINVAL);
+  if (p->measurement[0] == '#')
+    return encode_fail(out, start, reason,
+                       "measurement starts with '#' (InfluxDB would read the "
+                       "line as a comment)",
+                       -EINVAL);
   if (p->nfields == 0)
     return encode_fail(out, start, reason, "point has no field", -EINVAL);
   if (p->time_ns < PS_LP_MIN_TIME_NS || p->time_ns > PS_LP_MAX_TIME_NS)
@@ -525,6 +607,63 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
   return 0;
 }
 
+/* ------------------------------------------------------------ field order */
+
+static int field_before(const ps_field *x, const ps_field *y) {
+  /* first byte inline: most keys differ there, and strcmp is a call */
+  unsigned char a = (unsigned char)x->key[0], b = (unsigned char)y->key[0];
+  if (a != b)
+    return a < b;
+  return strcmp(x->key, y->key) < 0;
+}
+
+int ps_lp_sort_fields(ps_field *f, size_t n, ps_field **tmp, size_t *tmp_cap) {
+  if (n <= 24) {
+    /* stable insertion sort: equal keys keep their order (last one wins in
+     * InfluxDB, as in the source) */
+    for (size_t i = 1; i < n; i++) {
+      if (!field_before(&f[i], &f[i - 1]))
+        continue;
+      ps_field x = f[i];
+      size_t j = i;
+      while (j > 0 && field_before(&x, &f[j - 1])) {
+        f[j] = f[j - 1];
+        j--;
+      }
+      f[j] = x;
+    }
+    return 0;
+  }
+  if (*tmp_cap < n) {
+    ps_field *t = realloc(*tmp, n * sizeof *t);
+    if (!t)
+      return -ENOMEM;
+    *tmp = t;
+    *tmp_cap = n;
+  }
+  /* bottom-up merge sort, stable, O(n log n) for 20 000-field lines */
+  ps_field *src = f, *dst = *tmp;
+  for (size_t width = 1; width < n; width *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * width) {
+      size_t mid = lo + width < n ? lo + width : n;
+      size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+      size_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        dst[k++] = field_before(&src[j], &src[i]) ? src[j++] : src[i++];
+      while (i < mid)
+        dst[k++] = src[i++];
+      while (j < hi)
+        dst[k++] = src[j++];
+    }
+    ps_field *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != f)
+    memcpy(f, src, n * sizeof *f);
+  return 0;
+}
+
 /* ----------------------------------------------------------------- parser */
 
 void ps_lp_scratch_init(ps_lp_scratch *s) {
@@ -537,8 +676,10 @@ void ps_lp_scratch_free(ps_lp_scratch *s) {
     return;
   ps_buf_free(&s->text);
   free(s->fields);
+  free(s->sort_tmp);
   s->fields = NULL;
-  s->fields_cap = 0;
+  s->sort_tmp = NULL;
+  s->fields_cap = s->sort_tmp_cap = 0;
 }
 
 typedef struct lp_cursor {
@@ -849,6 +990,8 @@ int ps_lp_parse_point(ps_lp_scratch *s, const char *line, size_t len,
     if (f->type == PS_F_STRING)
       f->v.s.p = base + (size_t)(uintptr_t)f->v.s.p;
   }
+  if (ps_lp_sort_fields(s->fields, nfields, &s->sort_tmp, &s->sort_tmp_cap))
+    return parse_fail(&c, line, reason, "out of memory");
   out->measurement = base + moff;
   out->tags = s->tags;
   out->ntags = ntags;

@@ -21,10 +21,10 @@
  *   escape for them and a raw newline splits the point on some servers.
  *   Documented in docs/line-protocol.md.
  * - Floats are printed in the shortest form that reads back to the same
- *   double; integers get `i`, unsigned `u`, booleans `true`/`false`.
+ *   double (ps_fmt_double); integers get `i`, unsigned `u`, booleans `true`/`false`.
  *
  * ps_lp_parse_line() validates one line of line protocol and normalises it
- * into `out` (sorted tags, canonical numbers, trailing '\n'); it is what the
+ * into `out` (sorted tags and fields, canonical numbers, trailing '\n'); it is what the
  * `lp` format uses. It returns 0, 1 for a blank or comment line (nothing
  * appended), or a negative errno with a reason.
  */
@@ -44,9 +44,9 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
                  size_t nextra, const char **reason);
 
 /* Shortest round-trip decimal for a finite double into buf (>= 32 bytes).
- * Returns the length. Whole numbers print without exponent or dot ("100");
- * that is fine because line protocol types a field by its suffix, not by a
- * dot. */
+ * Returns the length. Laid out as Python's repr does: a float always shows
+ * a decimal point or an exponent ("100.0", "0.5", "1e-05", "1.5e+20"), so a
+ * reader sees the type; exponent form below 1e-4 and from 1e16. */
 size_t ps_fmt_double(double v, char *buf);
 /* Decimal int64 into buf (>= 21 bytes); returns the length. */
 size_t ps_fmt_int64(int64_t v, char *buf);
@@ -59,6 +59,8 @@ typedef struct ps_lp_scratch {
   ps_tag tags[PS_LP_MAX_TAGS];
   ps_field *fields;
   size_t fields_cap;
+  ps_field *sort_tmp;
+  size_t sort_tmp_cap;
   size_t err_col; /* 1-based column of the last parse error, 0 if none */
 } ps_lp_scratch;
 
@@ -68,6 +70,12 @@ void ps_lp_scratch_free(ps_lp_scratch *s);
  * a reason (and s->err_col). Names are checked later, by ps_lp_encode. */
 int ps_lp_parse_point(ps_lp_scratch *s, const char *line, size_t len,
                       ps_point *out, const char **reason);
+
+/* Sorts fields by key in byte order, stably (of two equal keys the later
+ * still wins in InfluxDB). Parsers call it on their own arrays so that
+ * output is canonical (the encoder keeps the order it is given); `tmp` is
+ * the caller's reusable scratch for long lines. */
+int ps_lp_sort_fields(ps_field *f, size_t n, ps_field **tmp, size_t *tmp_cap);
 
 int ps_lp_parse_line(ps_buf *out, const char *line, size_t len,
                      const ps_tag *extra_tags, size_t nextra,

@@ -196,8 +196,8 @@ class ConvertRoundTrip(unittest.TestCase):
         self.assertNotIn(f"{src}:6:", err)
         self.assertNotIn(f"{src}:2:", err)
         want = [
-            f'cpu,host=a\\ 1,zone=b usage=0.5,count=3i,ok=true,msg="x \\"y\\"" {T0}000000000',
-            f"cpu,host=a\\ 1 usage=2 {T0 + 3}000000000",
+            f'cpu,host=a\\ 1,zone=b count=3i,msg="x \\"y\\"",ok=true,usage=0.5 {T0}000000000',
+            f"cpu,host=a\\ 1 usage=2.0 {T0 + 3}000000000",
             f"cpu,host=a\\ 1,zone=c usage=4.25 {T0 + 4}000000000",
         ]
         self.assertEqual(out.splitlines(), want)
@@ -215,7 +215,7 @@ class ConvertRoundTrip(unittest.TestCase):
                                     input=f"m,b=1,a=2 v=1 {T0}000000000".encode())
         self.assertEqual(rc, 66, err)
         self.assertIn(missing, err)
-        self.assertEqual(out, f"m,a=2,b=1 v=1 {T0}000000000\n")
+        self.assertEqual(out, f"m,a=2,b=1 v=1.0 {T0}000000000\n")
         self.post(out)
         self.assertEqual(self.influx.count(DB, "m"), 1)
 

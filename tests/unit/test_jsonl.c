@@ -92,7 +92,7 @@ static void test_numbers_are_floats_unless_declared(void **st) {
   src.ntypes = 5;
   sink *s = run(&src, "{\"ts\":1,\"x\":100,\"n\":100,\"u\":7,\"s\":\"a\",\"b\":false,\"f\":2}");
   assert_string_equal(s->out.data,
-                      "m x=100,n=100i,u=7u,s=\"a\",b=false,f=2 1000000000\n");
+                      "m b=false,f=2.0,n=100i,s=\"a\",u=7u,x=100.0 1000000000\n");
   assert_int_equal(s->nrejects, 0);
 }
 
@@ -133,8 +133,8 @@ static void test_integers_beyond_2_53_exact(void **st) {
                       "\"o\":{\"deep\":-9223372036854775808}}");
   assert_int_equal(s->nrejects, 0);
   assert_string_equal(s->out.data,
-                      "m s=\"1 2 -3\",n=9007199254740993i,u=18446744073709551615u,"
-                      "o.deep=-9223372036854775808i 1000000000\n");
+                      "m n=9007199254740993i,o.deep=-9223372036854775808i,"
+                      "s=\"1 2 -3\",u=18446744073709551615u 1000000000\n");
 }
 
 static void test_booleans_strings_null_flatten_arrays(void **st) {
@@ -144,7 +144,7 @@ static void test_booleans_strings_null_flatten_arrays(void **st) {
                       "\"o\":{\"p\":{\"q\":1},\"r\":\"t\"},\"arr\":[1,2],\"e\":{}}");
   assert_int_equal(s->nrejects, 0);
   assert_string_equal(s->out.data,
-                      "m b=true,s=\"x \\\"y\\\" \\\\ \xc3\xa9\",o.p.q=1,o.r=\"t\" 2000000000\n");
+                      "m b=true,o.p.q=1.0,o.r=\"t\",s=\"x \\\"y\\\" \\\\ \xc3\xa9\" 2000000000\n");
 }
 
 static void test_tags_and_field_selection(void **st) {
@@ -168,19 +168,19 @@ static void test_time_units(void **st) {
   ps_source_cfg src = base_src();
   sink *s = run(&src, "{\"ts\":1647216131.81362,\"v\":1}\n{\"ts\":\"1700000000\",\"v\":1}\n"
                       "{\"ts\":-1.5,\"v\":1}");
-  assert_string_equal(s->out.data, "m v=1 1647216131813620000\n"
-                                   "m v=1 1700000000000000000\n"
-                                   "m v=1 -1500000000\n");
+  assert_string_equal(s->out.data, "m v=1.0 1647216131813620000\n"
+                                   "m v=1.0 1700000000000000000\n"
+                                   "m v=1.0 -1500000000\n");
   src.time_unit_exp = -3;
   s = run(&src, "{\"ts\":1700000000123.456,\"v\":1}");
-  assert_string_equal(s->out.data, "m v=1 1700000000123456000\n");
+  assert_string_equal(s->out.data, "m v=1.0 1700000000123456000\n");
   src.time_unit_exp = -6;
   s = run(&src, "{\"ts\":1700000000123456,\"v\":1}");
-  assert_string_equal(s->out.data, "m v=1 1700000000123456000\n");
+  assert_string_equal(s->out.data, "m v=1.0 1700000000123456000\n");
   src.time_unit_exp = -9;
   s = run(&src, "{\"ts\":1700000000123456789,\"v\":1}\n{\"ts\":\"1700000000123456789\",\"v\":2}");
-  assert_string_equal(s->out.data, "m v=1 1700000000123456789\n"
-                                   "m v=2 1700000000123456789\n");
+  assert_string_equal(s->out.data, "m v=1.0 1700000000123456789\n"
+                                   "m v=2.0 1700000000123456789\n");
   src.time_unit_exp = 0;
   s = run(&src, "{\"ts\":1e300,\"v\":1}\n{\"ts\":true,\"v\":1}\n{\"v\":1}\n{\"ts\":null,\"v\":1}");
   assert_int_equal(s->nrejects, 4);
@@ -205,7 +205,7 @@ static void test_malformed_json_rejected_with_column(void **st) {
   assert_non_null(strstr(s->rejects, "x.jsonl:2: column 13: malformed JSON"));
   assert_non_null(strstr(s->rejects, "x.jsonl:3: column 1: not a JSON object"));
   assert_non_null(strstr(s->rejects, "x.jsonl:4: column 13: malformed JSON"));
-  assert_string_equal(s->out.data, "m v=1 1000000000\n");
+  assert_string_equal(s->out.data, "m v=1.0 1000000000\n");
 }
 
 static void test_encoder_refusal_reaches_driver(void **st) {
@@ -238,7 +238,7 @@ static void test_eagain_passed_back_and_resumed(void **st) {
   assert_int_equal(ps_format_jsonl.line(p, line, strlen(line), &em), -EAGAIN);
   assert_int_equal(s.out.len, 0);
   assert_int_equal(ps_format_jsonl.line(p, line, strlen(line), &em), 0);
-  assert_string_equal(s.out.data, "m v=1 1000000000\n");
+  assert_string_equal(s.out.data, "m v=1.0 1000000000\n");
   ps_format_jsonl.free(p);
   ps_format_jsonl.free(NULL);
   ps_buf_free(&err);
@@ -250,7 +250,7 @@ static void test_line_not_nul_terminated(void **st) {
   ps_source_cfg src = base_src();
   /* the driver hands a slice of a larger buffer */
   sink *s = run(&src, "{\"ts\":1,\"v\":2}\n{\"ts\":2,\"v\":3}");
-  assert_string_equal(s->out.data, "m v=2 1000000000\nm v=3 2000000000\n");
+  assert_string_equal(s->out.data, "m v=2.0 1000000000\nm v=3.0 2000000000\n");
 }
 
 int main(void) {

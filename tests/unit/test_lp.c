@@ -70,19 +70,19 @@ static const char *enc1(const char *m, const char *tk, const char *tv,
 static void test_measurement_escapes_comma_space_not_equals(void **st) {
   (void)st;
   assert_string_equal(enc1("a b,c=d", NULL, NULL, fnum("f", 1), NULL),
-                      "a\\ b\\,c=d f=1 1700000000000000000\n");
+                      "a\\ b\\,c=d f=1.0 1700000000000000000\n");
 }
 
 static void test_tag_key_and_value_escape_comma_equals_space(void **st) {
   (void)st;
   assert_string_equal(enc1("m", "k ,=", "v ,=", fnum("f", 1), NULL),
-                      "m,k\\ \\,\\==v\\ \\,\\= f=1 1700000000000000000\n");
+                      "m,k\\ \\,\\==v\\ \\,\\= f=1.0 1700000000000000000\n");
 }
 
 static void test_field_key_escapes_comma_equals_space(void **st) {
   (void)st;
   assert_string_equal(enc1("m", NULL, NULL, fnum("a b,c=d", 2), NULL),
-                      "m a\\ b\\,c\\=d=2 1700000000000000000\n");
+                      "m a\\ b\\,c\\=d=2.0 1700000000000000000\n");
 }
 
 static void test_string_field_escapes_quote_and_backslash_only(void **st) {
@@ -94,7 +94,7 @@ static void test_string_field_escapes_quote_and_backslash_only(void **st) {
 static void test_equals_in_tag_value_escaped_danesparza_5(void **st) {
   (void)st;
   assert_string_equal(enc1("m", "q", "a=b", fnum("f", 1), NULL),
-                      "m,q=a\\=b f=1 1700000000000000000\n");
+                      "m,q=a\\=b f=1.0 1700000000000000000\n");
 }
 
 static void test_tag_value_never_quoted_fluentbit_592(void **st) {
@@ -102,13 +102,13 @@ static void test_tag_value_never_quoted_fluentbit_592(void **st) {
   const char *l = enc1("m", "host", "web 1", fnum("f", 1), NULL);
   assert_non_null(l);
   assert_null(strchr(l, '"'));
-  assert_string_equal(l, "m,host=web\\ 1 f=1 1700000000000000000\n");
+  assert_string_equal(l, "m,host=web\\ 1 f=1.0 1700000000000000000\n");
 }
 
 static void test_spaces_in_keys_and_values_escaped_fluentbit_785(void **st) {
   (void)st;
   assert_string_equal(enc1("m", "my tag", "my value", fnum("my field", 1), NULL),
-                      "m,my\\ tag=my\\ value my\\ field=1 1700000000000000000\n");
+                      "m,my\\ tag=my\\ value my\\ field=1.0 1700000000000000000\n");
 }
 
 static void test_backslash_in_string_escaped_once_fluentbit_1123(void **st) {
@@ -122,7 +122,7 @@ static void test_backslash_in_tag_value_not_doubled_fluentbit_803(void **st) {
   (void)st;
   /* InfluxDB 1.x never unescapes \\ in a tag: doubling would store two */
   assert_string_equal(enc1("m", "p", "C:\\dir", fnum("f", 1), NULL),
-                      "m,p=C:\\dir f=1 1700000000000000000\n");
+                      "m,p=C:\\dir f=1.0 1700000000000000000\n");
 }
 
 static void test_trailing_backslash_tag_refused_influxdb_5407(void **st) {
@@ -212,7 +212,7 @@ static void test_int_float_type_stable_influxdb_3460(void **st) {
   (void)st;
   /* a whole float stays a float (no i), an integer always has its i */
   assert_string_equal(enc1("m", NULL, NULL, fnum("f", 100.0), NULL),
-                      "m f=100 1700000000000000000\n");
+                      "m f=100.0 1700000000000000000\n");
   assert_string_equal(enc1("m", NULL, NULL, fint("f", 100), NULL),
                       "m f=100i 1700000000000000000\n");
 }
@@ -239,10 +239,19 @@ static void test_empty_names_refused(void **st) {
   assert_string_equal(why, "empty field key");
 }
 
+static void test_measurement_starting_with_hash_refused(void **st) {
+  (void)st;
+  /* the server would take the whole line for a comment and drop it */
+  const char *why;
+  assert_null(enc1("#m", NULL, NULL, fnum("f", 1), &why));
+  assert_non_null(strstr(why, "comment"));
+  assert_non_null(enc1("m#", NULL, NULL, fnum("f", 1), NULL));
+}
+
 static void test_empty_tag_value_left_out(void **st) {
   (void)st;
   assert_string_equal(enc1("m", "t", "", fnum("f", 1), NULL),
-                      "m f=1 1700000000000000000\n");
+                      "m f=1.0 1700000000000000000\n");
 }
 
 static void test_key_named_time_refused(void **st) {
@@ -284,8 +293,8 @@ static void test_timestamp_range(void **st) {
   assert_int_equal(ps_lp_encode(&b, &p, NULL, 0, &why), 0);
   p.time_ns = PS_LP_MIN_TIME_NS;
   assert_int_equal(ps_lp_encode(&b, &p, NULL, 0, &why), 0);
-  assert_string_equal(b.data, "m f=1 9223372036854775806\n"
-                              "m f=1 -9223372036854775806\n");
+  assert_string_equal(b.data, "m f=1.0 9223372036854775806\n"
+                              "m f=1.0 -9223372036854775806\n");
   ps_buf_free(&b);
 }
 
@@ -373,24 +382,20 @@ static uint64_t next_rand(void) {
   return rng;
 }
 
+/* Significant digits of a printed number: without sign, point, exponent,
+ * leading and trailing zeros ("100.0" has one, "0.00123" three). */
 static int sig_digits(const char *s) {
-  int d = 0, lead = 1;
-  const char *e = strpbrk(s, "eE");
-  const char *end = e ? e : s + strlen(s);
-  /* trailing zeros of a whole number without a point are not digits */
-  const char *last = end;
-  if (!memchr(s, '.', (size_t)(end - s)))
-    while (last > s && last[-1] == '0')
-      last--;
-  for (const char *p = s; p < last; p++) {
-    if (*p < '0' || *p > '9')
-      continue;
-    if (lead && *p == '0')
-      continue;
-    lead = 0;
-    d++;
-  }
-  return d ? d : 1;
+  char d[40];
+  size_t n = 0;
+  for (const char *p = s; *p && *p != 'e' && *p != 'E'; p++)
+    if (*p >= '0' && *p <= '9' && n < sizeof d)
+      d[n++] = *p;
+  size_t lo = 0;
+  while (lo < n && d[lo] == '0')
+    lo++;
+  while (n > lo && d[n - 1] == '0')
+    n--;
+  return n > lo ? (int)(n - lo) : 1;
 }
 
 static void check_double(double v) {
@@ -437,9 +442,19 @@ static void test_fmt_double_roundtrip_and_shortest_typical(void **st) {
   }
   char b[40];
   ps_fmt_double(-0.0, b);
-  assert_string_equal(b, "-0");
+  assert_string_equal(b, "-0.0");
   ps_fmt_double(9007199254740991.0, b);
-  assert_string_equal(b, "9007199254740991");
+  assert_string_equal(b, "9007199254740991.0");
+  ps_fmt_double(1e16, b);
+  assert_string_equal(b, "1e+16");
+  ps_fmt_double(0.0001, b);
+  assert_string_equal(b, "0.0001");
+  ps_fmt_double(0.00001234, b);
+  assert_string_equal(b, "1.234e-05");
+  ps_fmt_double(5e-324, b);
+  assert_string_equal(b, "5e-324");
+  ps_fmt_double(1.7976931348623157e308, b);
+  assert_string_equal(b, "1.7976931348623157e+308");
   ps_fmt_double(0.5, b);
   assert_string_equal(b, "0.5");
   ps_fmt_double(-2.25, b);
@@ -453,7 +468,7 @@ static void test_tags_sorted_bytewise(void **st) {
   ps_tag t[] = {{"zeta", "1"}, {"Alpha", "2"}, {"alpha", "3"}, {"b", "4"}};
   ps_field f = fnum("f", 1);
   assert_string_equal(enc("m", t, 4, &f, 1, NULL),
-                      "m,Alpha=2,alpha=3,b=4,zeta=1 f=1 1700000000000000000\n");
+                      "m,Alpha=2,alpha=3,b=4,zeta=1 f=1.0 1700000000000000000\n");
 }
 
 static void test_global_tags_merged_point_wins(void **st) {
@@ -466,11 +481,11 @@ static void test_global_tags_merged_point_wins(void **st) {
   ps_buf b;
   ps_buf_init(&b, 0);
   assert_int_equal(ps_lp_encode(&b, &p, extra, 2, NULL), 0);
-  assert_string_equal(b.data, "m,dc=x,host=mine,run=r1 f=1 5\n");
+  assert_string_equal(b.data, "m,dc=x,host=mine,run=r1 f=1.0 5\n");
   p.ntags = 0;
   ps_buf_reset(&b);
   assert_int_equal(ps_lp_encode(&b, &p, extra, 2, NULL), 0);
-  assert_string_equal(b.data, "m,dc=x,host=bench-1 f=1 5\n");
+  assert_string_equal(b.data, "m,dc=x,host=bench-1 f=1.0 5\n");
   ps_buf_free(&b);
 }
 
@@ -515,11 +530,11 @@ static const char *norm(const char *in, const char **why) {
 static void test_parse_normalises(void **st) {
   (void)st;
   assert_string_equal(norm("m,b=2,a=1 x=1.50,i=-3i,u=7u,s=\"q\\\"\\\\\",t=T,f=FALSE 123", NULL),
-                      "m,a=1,b=2 x=1.5,i=-3i,u=7u,s=\"q\\\"\\\\\",t=true,f=false 123\n");
+                      "m,a=1,b=2 f=false,i=-3i,s=\"q\\\"\\\\\",t=true,u=7u,x=1.5 123\n");
   assert_string_equal(norm("  m  x=1e3,y=.5,z=-0.0 -5  ", NULL),
-                      "m x=1000,y=0.5,z=-0 -5\n");
+                      "m x=1000.0,y=0.5,z=-0.0 -5\n");
   assert_string_equal(norm("a\\ b\\,c=d,k\\=1=v\\ 2 f\\=x=1 9", NULL),
-                      "a\\ b\\,c=d,k\\=1=v\\ 2 f\\=x=1 9\n");
+                      "a\\ b\\,c=d,k\\=1=v\\ 2 f\\=x=1.0 9\n");
   assert_string_equal(norm("", NULL), "");
   assert_string_equal(norm("# comment", NULL), "");
 }
@@ -527,8 +542,8 @@ static void test_parse_normalises(void **st) {
 static void test_parse_roundtrip_of_encoded(void **st) {
   (void)st;
   ps_tag t[] = {{"k y", "v,=1"}, {"p", "C:\\x"}};
-  ps_field fs[] = {fstr("s", "he said \"hi\" \\o/"), fnum("a b", 0.1),
-                   fint("n", -42)};
+  ps_field fs[] = {fnum("a b", 0.1), fint("n", -42),
+                   fstr("s", "he said \"hi\" \\o/")};
   const char *l = enc("m e,a", t, 2, fs, 3, NULL);
   assert_non_null(l);
   char copy[512];
@@ -611,6 +626,7 @@ int main(void) {
       cmocka_unit_test(test_int_float_type_stable_influxdb_3460),
       cmocka_unit_test(test_nan_and_inf_refused),
       cmocka_unit_test(test_empty_names_refused),
+      cmocka_unit_test(test_measurement_starting_with_hash_refused),
       cmocka_unit_test(test_empty_tag_value_left_out),
       cmocka_unit_test(test_key_named_time_refused),
       cmocka_unit_test(test_duplicate_tag_keys_refused),
