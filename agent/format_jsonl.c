@@ -4,26 +4,25 @@
  * SCHEMA.md "Generic sources").
  *
  * Design
- * - cJSON parses the line (require_null_terminated=0, then we check the
- *   tail ourselves, so a line need not be NUL-terminated and trailing
- *   garbage is reported with its column).
- * - Nested objects are flattened with '.', arrays are skipped (counted,
- *   logged at debug level): line protocol has no arrays, and guessing an
- *   index scheme would invent field names nobody asked for.
- * - Types are fixed per key: a number is a float unless `types` declares
- *   the key. cJSON stores numbers as doubles, so an integer beyond 2^53
- *   would silently lose digits; for those (declared integers and
- *   nanosecond timestamps) we go back to the number's own text. The n-th
- *   number item of the tree is the n-th number token of the line, because
- *   cJSON keeps document order.
- * - All per-line storage (flattened keys, tags, fields) lives in buffers
- *   owned by the parser and reused, so a line costs no allocation of ours
- *   once they have grown.
- * - cJSON allocates every item and key separately, which made malloc/free
- *   a tenth of `convert`. While a line is parsed, its allocations come from
- *   a bump arena that is simply rewound for the next line (no cJSON_Delete
- *   walk). Outside that window, and once the arena is full, the hooks fall
- *   through to malloc/free, so other modules' cJSON use is unaffected.
+ * - A small JSON reader made for this job instead of a tree library: it
+ *   walks the line once and records each scalar as a leaf (flattened key,
+ *   kind, value), with no allocation per value. A tree parser spent most of
+ *   `convert`'s time in malloc, free and a locale-aware strtod per number;
+ *   here numbers go through ps_lp_decimal (exact fast path, strtod only for
+ *   long or extreme numbers). It is differentially fuzzed against cJSON
+ *   (tests/fuzz/fuzz_jsonl.c).
+ * - Every number keeps its own text, so declared integers beyond 2^53 and
+ *   nanosecond timestamps are read exactly, never through a double.
+ * - Nested objects are flattened with '.', arrays are checked for syntax
+ *   and skipped (counted, logged at debug level): line protocol has no
+ *   arrays, and inventing index names would create fields nobody asked
+ *   for.
+ * - Types are fixed per key (SCHEMA.md): a number is a float unless
+ *   `types` declares the key. `null`, and the NaN / Infinity that Python's
+ *   json module writes, mean "absent" (SCHEMA.md), so those fields are left
+ *   out instead of failing the line.
+ * - All per-line storage (keys, unescaped strings, leaves, tags, fields)
+ *   lives in buffers owned by the parser and reused.
  */
 #include <errno.h>
 #include <math.h>
@@ -31,77 +30,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "format.h"
 #include "log.h"
 #include "lp.h"
 
 #define TWO53 9007199254740992.0
-#define ARENA_BYTES (256 * 1024)
+#define MAX_DEPTH 512
 
-/* One process-wide arena: lines are parsed one at a time (one loop, one
- * thread), and a line's tree never outlives jsonl_line(). */
-static struct {
-  char *base;
-  size_t used;
-  int active;
-  int spilled; /* an allocation went to malloc: the tree needs cJSON_Delete */
-} arena;
-
-static void *arena_malloc(size_t n) {
-  if (arena.active) {
-    size_t need = (n + 15) & ~(size_t)15;
-    if (need <= ARENA_BYTES - arena.used) {
-      void *p = arena.base + arena.used;
-      arena.used += need;
-      return p;
-    }
-    arena.spilled = 1;
-  }
-  return malloc(n);
-}
-
-static void arena_free(void *p) {
-  if (arena.base && (char *)p >= arena.base &&
-      (char *)p < arena.base + ARENA_BYTES)
-    return;
-  free(p);
-}
-
-static void arena_install(void) {
-  if (arena.base)
-    return;
-  arena.base = malloc(ARENA_BYTES);
-  if (!arena.base)
-    return; /* plain cJSON allocation still works */
-  cJSON_Hooks hooks = {.malloc_fn = arena_malloc, .free_fn = arena_free};
-  cJSON_InitHooks(&hooks);
-}
-
-static cJSON *parse_in_arena(const char *data, size_t len, const char **end) {
-  arena.active = arena.base != NULL;
-  arena.used = 0;
-  arena.spilled = 0;
-  cJSON *root = cJSON_ParseWithLengthOpts(data, len, end, 0);
-  arena.active = 0;
-  return root;
-}
-
-static void tree_release(cJSON *root) {
-  if (root && (arena.spilled || !arena.base))
-    cJSON_Delete(root); /* arena nodes are skipped by arena_free */
-}
+enum { JV_NULL, JV_FALSE, JV_TRUE, JV_NUM, JV_STR };
 
 typedef struct leaf {
   size_t key_off;
-  const cJSON *item;
-  size_t num_ordinal; /* index among number tokens, for exact re-reads */
+  int kind;
+  double num;
+  const char *num_text; /* the number as written, for exact integers */
+  size_t num_len;
+  size_t str_off, str_len; /* unescaped string in the parser's text */
 } leaf;
 
 struct ps_parser {
   const ps_source_cfg *src;
-  ps_buf text; /* flattened keys and formatted tag values */
+  ps_buf text; /* flattened keys, unescaped strings, formatted tag values */
   leaf *leaves;
   size_t nleaves, leaves_cap;
   ps_tag *tags;
@@ -110,10 +59,7 @@ struct ps_parser {
   size_t fields_cap;
   ps_field *sort_tmp;
   size_t sort_tmp_cap;
-  size_t num_count;
   unsigned long arrays_skipped;
-  const char *line;
-  size_t line_len;
 };
 
 static ps_input_kind jsonl_input_kind(const ps_source_cfg *src,
@@ -134,7 +80,6 @@ static int jsonl_open(ps_parser **out, const ps_source_cfg *src,
   }
   p->src = src;
   ps_buf_init(&p->text, 0);
-  arena_install();
   *out = p;
   return 0;
 }
@@ -164,86 +109,327 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
   return 0;
 }
 
-static size_t count_numbers(const cJSON *it) {
-  if (cJSON_IsNumber(it))
-    return 1;
-  size_t n = 0;
-  for (const cJSON *c = it->child; c; c = c->next)
-    n += count_numbers(c);
-  return n;
+/* ------------------------------------------------------------ JSON reader */
+
+typedef struct jreader {
+  ps_parser *p;
+  const char *s, *end;
+  const char *err;    /* reason of the first error */
+  const char *err_at; /* where it is */
+  int depth;
+} jreader;
+
+static int jfail(jreader *r, const char *at, const char *why) {
+  if (!r->err) {
+    r->err = why;
+    r->err_at = at;
+  }
+  return -EINVAL;
 }
 
-/* Appends the leaves of object `obj` under the key prefix text[pfx, len). */
-static int flatten(ps_parser *p, const cJSON *obj, size_t pfx_off,
-                   size_t pfx_len) {
-  for (const cJSON *c = obj->child; c; c = c->next) {
-    const char *name = c->string ? c->string : "";
-    size_t nlen = strlen(name);
-    if (cJSON_IsArray(c)) {
-      p->arrays_skipped++;
-      p->num_count += count_numbers(c);
-      PS_DEBUG("jsonl", "skipping array '%s' (line protocol has no arrays)",
-               name);
-      continue;
-    }
-    size_t off = p->text.len;
-    if (ps_buf_reserve(&p->text, pfx_len + 1 + nlen + 1))
-      return -ENOMEM;
-    char *w = p->text.data + off;
-    if (pfx_len) {
-      memmove(w, p->text.data + pfx_off, pfx_len);
-      w[pfx_len] = '.';
-      w += pfx_len + 1;
-    }
-    memcpy(w, name, nlen);
-    w[nlen] = '\0';
-    size_t klen = (pfx_len ? pfx_len + 1 : 0) + nlen;
-    p->text.len = off + klen + 1;
-    if (cJSON_IsObject(c)) {
-      int rc = flatten(p, c, off, klen);
-      if (rc)
-        return rc;
-      continue;
-    }
-    if (grow((void **)&p->leaves, &p->leaves_cap, p->nleaves + 1, sizeof(leaf)))
-      return -ENOMEM;
-    leaf *l = &p->leaves[p->nleaves++];
-    l->key_off = off;
-    l->item = c;
-    l->num_ordinal = cJSON_IsNumber(c) ? p->num_count++ : 0;
+static void skip_ws(jreader *r) {
+  while (r->s < r->end &&
+         (*r->s == ' ' || *r->s == '\t' || *r->s == '\n' || *r->s == '\r'))
+    r->s++;
+}
+
+static int hex4(const char *q, unsigned *out) {
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = q[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9')
+      v |= (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      v |= (unsigned)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      v |= (unsigned)(c - 'A' + 10);
+    else
+      return -1;
   }
+  *out = v;
   return 0;
 }
 
-/* The text of the n-th number token of the line (cJSON validated the JSON,
- * so a token scan that skips strings is enough). */
-static int number_text(const ps_parser *p, size_t ordinal, const char **s,
-                       size_t *n) {
-  const char *q = p->line, *end = p->line + p->line_len;
-  size_t seen = 0;
-  while (q < end) {
-    char ch = *q;
-    if (ch == '"') {
+/* Reads a string at r->s ('"'), appending it unescaped (and NUL-terminated)
+ * to the text buffer; *len excludes the NUL. */
+static int read_string(jreader *r, size_t *len) {
+  ps_buf *t = &r->p->text;
+  const char *q = r->s + 1;
+  /* unescaped text is never longer than the rest of the line */
+  if (ps_buf_reserve(t, (size_t)(r->end - q) + 1))
+    return jfail(r, r->s, "out of memory");
+  char *w = t->data + t->len, *w0 = w;
+  for (;;) {
+    /* copy the plain run in one go */
+    const char *run = q;
+    while (q < r->end && *q != '"' && *q != '\\')
       q++;
-      while (q < end && *q != '"')
-        q += (*q == '\\') ? 2 : 1;
-      q++;
-      continue;
-    }
-    if (ch == '-' || (ch >= '0' && ch <= '9')) {
-      const char *st = q;
-      while (q < end && (strchr("0123456789+-.eE", *q)))
-        q++;
-      if (seen++ == ordinal) {
-        *s = st;
-        *n = (size_t)(q - st);
-        return 0;
+    memcpy(w, run, (size_t)(q - run));
+    w += q - run;
+    if (q >= r->end)
+      return jfail(r, r->s, "unterminated string");
+    if (*q == '"')
+      break;
+    /* escape */
+    if (q + 1 >= r->end)
+      return jfail(r, q, "unterminated string");
+    char e = q[1];
+    q += 2;
+    switch (e) {
+    case '"': *w++ = '"'; break;
+    case '\\': *w++ = '\\'; break;
+    case '/': *w++ = '/'; break;
+    case 'b': *w++ = '\b'; break;
+    case 'f': *w++ = '\f'; break;
+    case 'n': *w++ = '\n'; break;
+    case 'r': *w++ = '\r'; break;
+    case 't': *w++ = '\t'; break;
+    case 'u': {
+      unsigned cp;
+      if (r->end - q < 4 || hex4(q, &cp))
+        return jfail(r, q - 2, "bad \\u escape");
+      q += 4;
+      if (cp >= 0xDC00 && cp <= 0xDFFF)
+        return jfail(r, q - 6, "lone low surrogate in \\u escape");
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        unsigned lo;
+        if (r->end - q < 6 || q[0] != '\\' || q[1] != 'u' || hex4(q + 2, &lo) ||
+            lo < 0xDC00 || lo > 0xDFFF)
+          return jfail(r, q - 6, "high surrogate without its low half");
+        q += 6;
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
       }
+      if (cp == 0)
+        return jfail(r, q - 6, "NUL character (\\u0000) in a string");
+      if (cp < 0x80) {
+        *w++ = (char)cp;
+      } else if (cp < 0x800) {
+        *w++ = (char)(0xC0 | (cp >> 6));
+        *w++ = (char)(0x80 | (cp & 0x3F));
+      } else if (cp < 0x10000) {
+        *w++ = (char)(0xE0 | (cp >> 12));
+        *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+        *w++ = (char)(0x80 | (cp & 0x3F));
+      } else {
+        *w++ = (char)(0xF0 | (cp >> 18));
+        *w++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+        *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+        *w++ = (char)(0x80 | (cp & 0x3F));
+      }
+      break;
+    }
+    default:
+      return jfail(r, q - 2, "bad escape in string");
+    }
+  }
+  *len = (size_t)(w - w0);
+  if (memchr(w0, '\0', *len))
+    return jfail(r, r->s, "NUL byte in a string");
+  *w++ = '\0';
+  t->len = (size_t)(w - t->data);
+  r->s = q + 1;
+  return 0;
+}
+
+/* JSON number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static int read_number(jreader *r, double *v, const char **text, size_t *n) {
+  const char *q = r->s, *st = q;
+  if (q < r->end && *q == '-')
+    q++;
+  if (q >= r->end || *q < '0' || *q > '9')
+    return jfail(r, st, "bad number");
+  if (*q == '0')
+    q++;
+  else
+    while (q < r->end && *q >= '0' && *q <= '9')
+      q++;
+  if (q < r->end && *q == '.') {
+    q++;
+    if (q >= r->end || *q < '0' || *q > '9')
+      return jfail(r, q, "bad number");
+    while (q < r->end && *q >= '0' && *q <= '9')
+      q++;
+  }
+  if (q < r->end && (*q == 'e' || *q == 'E')) {
+    q++;
+    if (q < r->end && (*q == '+' || *q == '-'))
+      q++;
+    if (q >= r->end || *q < '0' || *q > '9')
+      return jfail(r, q, "bad number");
+    while (q < r->end && *q >= '0' && *q <= '9')
+      q++;
+  }
+  *text = st;
+  *n = (size_t)(q - st);
+  int rc = ps_lp_decimal(st, *n, v);
+  if (rc == -ERANGE)
+    return jfail(r, st, "number too large for a double");
+  if (rc)
+    return jfail(r, st, "bad number");
+  r->s = q;
+  return 0;
+}
+
+static int read_value(jreader *r, size_t key_off, int record);
+
+/* An object whose members' keys are prefixed with text[pfx_off, +pfx_len)
+ * (pfx_len 0 at the top). */
+static int read_object(jreader *r, size_t pfx_off, size_t pfx_len,
+                       int record) {
+  ps_parser *p = r->p;
+  if (++r->depth > MAX_DEPTH)
+    return jfail(r, r->s, "nesting too deep");
+  r->s++; /* '{' */
+  skip_ws(r);
+  if (r->s < r->end && *r->s == '}') {
+    r->s++;
+    r->depth--;
+    return 0;
+  }
+  for (;;) {
+    skip_ws(r);
+    if (r->s >= r->end || *r->s != '"')
+      return jfail(r, r->s, "expected a key");
+    size_t key_off = p->text.len;
+    if (pfx_len) {
+      if (ps_buf_reserve(&p->text, pfx_len + 1))
+        return jfail(r, r->s, "out of memory");
+      memcpy(p->text.data + p->text.len, p->text.data + pfx_off, pfx_len);
+      p->text.data[p->text.len + pfx_len] = '.';
+      p->text.len += pfx_len + 1;
+    }
+    size_t klen;
+    int rc = read_string(r, &klen);
+    if (rc)
+      return rc;
+    skip_ws(r);
+    if (r->s >= r->end || *r->s != ':')
+      return jfail(r, r->s, "expected ':'");
+    r->s++;
+    skip_ws(r);
+    rc = read_value(r, key_off, record);
+    if (rc)
+      return rc;
+    if (!record)
+      ps_buf_truncate(&p->text, key_off);
+    skip_ws(r);
+    if (r->s < r->end && *r->s == ',') {
+      r->s++;
       continue;
     }
-    q++;
+    if (r->s < r->end && *r->s == '}') {
+      r->s++;
+      r->depth--;
+      return 0;
+    }
+    return jfail(r, r->s, "expected ',' or '}'");
   }
-  return -ENOENT;
+}
+
+static int read_array(jreader *r) {
+  if (++r->depth > MAX_DEPTH)
+    return jfail(r, r->s, "nesting too deep");
+  r->s++; /* '[' */
+  skip_ws(r);
+  if (r->s < r->end && *r->s == ']') {
+    r->s++;
+    r->depth--;
+    return 0;
+  }
+  for (;;) {
+    skip_ws(r);
+    size_t mark = r->p->text.len;
+    int rc = read_value(r, mark, 0);
+    ps_buf_truncate(&r->p->text, mark);
+    if (rc)
+      return rc;
+    skip_ws(r);
+    if (r->s < r->end && *r->s == ',') {
+      r->s++;
+      continue;
+    }
+    if (r->s < r->end && *r->s == ']') {
+      r->s++;
+      r->depth--;
+      return 0;
+    }
+    return jfail(r, r->s, "expected ',' or ']'");
+  }
+}
+
+static int literal(jreader *r, const char *word, size_t n) {
+  if ((size_t)(r->end - r->s) < n || memcmp(r->s, word, n) != 0)
+    return jfail(r, r->s, "unexpected character");
+  r->s += n;
+  return 0;
+}
+
+/* A value whose (flattened) key starts at text offset key_off; leaves are
+ * recorded only when `record` (not inside arrays). */
+static int read_value(jreader *r, size_t key_off, int record) {
+  ps_parser *p = r->p;
+  if (r->s >= r->end)
+    return jfail(r, r->s, "expected a value");
+  leaf l = {.key_off = key_off};
+  int rc;
+  switch (*r->s) {
+  case '{': {
+    /* the key without its NUL; none for an object inside an array */
+    size_t klen = p->text.len > key_off ? p->text.len - key_off - 1 : 0;
+    return read_object(r, key_off, klen, record);
+  }
+  case '[':
+    if (record)
+      p->arrays_skipped++;
+    return read_array(r);
+  case '"':
+    l.kind = JV_STR;
+    l.str_off = p->text.len;
+    rc = read_string(r, &l.str_len);
+    break;
+  case 't':
+    l.kind = JV_TRUE;
+    rc = literal(r, "true", 4);
+    break;
+  case 'f':
+    l.kind = JV_FALSE;
+    rc = literal(r, "false", 5);
+    break;
+  case 'n':
+    l.kind = JV_NULL;
+    rc = literal(r, "null", 4);
+    break;
+  case 'N':
+    /* not JSON, but Python's json module writes it; SCHEMA.md: absent */
+    l.kind = JV_NULL;
+    rc = literal(r, "NaN", 3);
+    break;
+  case 'I':
+    l.kind = JV_NULL;
+    rc = literal(r, "Infinity", 8);
+    break;
+  case '-':
+    if (r->end - r->s > 1 && r->s[1] == 'I') {
+      r->s++;
+      l.kind = JV_NULL;
+      rc = literal(r, "Infinity", 8);
+      break;
+    }
+    l.kind = JV_NUM;
+    rc = read_number(r, &l.num, &l.num_text, &l.num_len);
+    break;
+  default:
+    l.kind = JV_NUM;
+    rc = read_number(r, &l.num, &l.num_text, &l.num_len);
+    break;
+  }
+  if (rc || !record)
+    return rc;
+  if (grow((void **)&p->leaves, &p->leaves_cap, p->nleaves + 1, sizeof(leaf)))
+    return jfail(r, r->s, "out of memory");
+  p->leaves[p->nleaves++] = l;
+  return 0;
 }
 
 /* Exact integer from JSON number text; -EINVAL if it has a fraction or an
@@ -270,21 +456,17 @@ static int text_to_u64(const char *s, size_t n, int *neg, uint64_t *out) {
   return 0;
 }
 
-static int exact_i64(const ps_parser *p, const leaf *l, int64_t *out) {
-  double v = l->item->valuedouble;
+static int exact_i64(const leaf *l, int64_t *out) {
+  double v = l->num;
   if (v != floor(v))
     return -EINVAL;
   if (fabs(v) < TWO53) {
     *out = (int64_t)v;
     return 0;
   }
-  const char *s;
-  size_t n;
   int neg;
   uint64_t u;
-  if (number_text(p, l->num_ordinal, &s, &n))
-    return -EINVAL;
-  int rc = text_to_u64(s, n, &neg, &u);
+  int rc = text_to_u64(l->num_text, l->num_len, &neg, &u);
   if (rc == -EINVAL)
     return -EDOM; /* e.g. 1e19: whole, but digits beyond 2^53 are unknown */
   if (rc)
@@ -295,8 +477,8 @@ static int exact_i64(const ps_parser *p, const leaf *l, int64_t *out) {
   return 0;
 }
 
-static int exact_u64(const ps_parser *p, const leaf *l, uint64_t *out) {
-  double v = l->item->valuedouble;
+static int exact_u64(const leaf *l, uint64_t *out) {
+  double v = l->num;
   if (v != floor(v))
     return -EINVAL;
   if (v < 0)
@@ -305,20 +487,22 @@ static int exact_u64(const ps_parser *p, const leaf *l, uint64_t *out) {
     *out = (uint64_t)v;
     return 0;
   }
-  const char *s;
-  size_t n;
   int neg;
-  if (number_text(p, l->num_ordinal, &s, &n))
-    return -EINVAL;
-  int rc = text_to_u64(s, n, &neg, out);
+  int rc = text_to_u64(l->num_text, l->num_len, &neg, out);
   if (rc == -EINVAL)
     return -EDOM;
   return rc;
 }
 
+/* Key comparison runs several times per value; most keys differ in the
+ * first byte, which saves the call. */
+static inline int key_eq(const char *a, const char *b) {
+  return a[0] == b[0] && strcmp(a, b) == 0;
+}
+
 static int in_list(char *const *list, size_t n, const char *key) {
   for (size_t i = 0; i < n; i++)
-    if (list[i] && strcmp(list[i], key) == 0)
+    if (list[i] && key_eq(list[i], key))
       return 1;
   return 0;
 }
@@ -326,50 +510,47 @@ static int in_list(char *const *list, size_t n, const char *key) {
 static int declared_type(const ps_source_cfg *src, const char *key,
                          ps_ftype *t) {
   for (size_t i = 0; i < src->ntypes; i++)
-    if (src->types[i].key && strcmp(src->types[i].key, key) == 0) {
+    if (src->types[i].key && key_eq(src->types[i].key, key)) {
       *t = src->types[i].type;
       return 1;
     }
   return 0;
 }
 
-static const char *json_kind(const cJSON *it) {
-  if (cJSON_IsNumber(it))
+static const char *json_kind(const leaf *l) {
+  switch (l->kind) {
+  case JV_NUM:
     return "a number";
-  if (cJSON_IsString(it))
+  case JV_STR:
     return "a string";
-  if (cJSON_IsBool(it))
+  case JV_TRUE:
+  case JV_FALSE:
     return "a boolean";
-  return "a value of another kind";
+  default:
+    return "a value of another kind";
+  }
 }
 
 /* The point's time from the time key's value, honouring time_unit_exp. */
 static int leaf_time(const ps_parser *p, const leaf *l, int64_t *ns,
                      const char **why) {
+  const char *text = p->text.data;
   int exp = p->src->time_unit_exp;
   int64_t factor = exp <= -9 ? 1 : exp == -6 ? 1000 : exp == -3 ? 1000000
                                                                  : 1000000000;
-  const cJSON *it = l->item;
   const char *s = NULL;
   size_t n = 0;
   double v;
-  char tmp[64];
-  if (cJSON_IsNumber(it)) {
-    v = it->valuedouble;
-    if (v == floor(v) && fabs(v) >= TWO53 && number_text(p, l->num_ordinal, &s, &n))
-      s = NULL;
-  } else if (cJSON_IsString(it)) {
-    s = it->valuestring;
-    n = strlen(s);
-    if (!n || n >= sizeof tmp) {
-      *why = "is not a number";
-      return -EINVAL;
+  if (l->kind == JV_NUM) {
+    v = l->num;
+    if (v == floor(v) && fabs(v) >= TWO53) {
+      s = l->num_text;
+      n = l->num_len;
     }
-    memcpy(tmp, s, n);
-    tmp[n] = '\0';
-    char *e;
-    v = strtod(tmp, &e);
-    if (*e || !isfinite(v)) {
+  } else if (l->kind == JV_STR) {
+    s = text + l->str_off;
+    n = l->str_len;
+    if (ps_lp_decimal(s, n, &v) < 0) {
       *why = "is not a number";
       return -EINVAL;
     }
@@ -416,57 +597,55 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
   if (i == len)
     return 0; /* blank lines carry nothing; not worth a reject */
 
-  const char *end = NULL;
-  cJSON *root = parse_in_arena(data, len, &end);
-  if (!root) {
-    size_t col = end ? (size_t)(end - data) + 1 : 1;
-    ps_emit_reject(em, "column %zu: malformed JSON", col);
+  p->nleaves = 0;
+  ps_buf_reset(&p->text);
+  unsigned long arrays_before = p->arrays_skipped;
+  jreader r = {.p = p, .s = data + i, .end = data + len};
+  if (data[i] != '{') {
+    ps_emit_reject(em, "column %zu: not a JSON object", i + 1);
     return 0;
   }
-  for (const char *q = end; q < data + len; q++)
-    if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n') {
+  int rc = read_object(&r, 0, 0, 1);
+  if (rc == 0) {
+    skip_ws(&r);
+    if (r.s != r.end) {
       ps_emit_reject(em, "column %zu: trailing text after the JSON value",
-                     (size_t)(q - data) + 1);
-      tree_release(root);
+                     (size_t)(r.s - data) + 1);
       return 0;
     }
-  if (!cJSON_IsObject(root)) {
-    ps_emit_reject(em, "column %zu: not a JSON object", i + 1);
-    tree_release(root);
+  }
+  if (rc) {
+    if (r.err && strcmp(r.err, "out of memory") == 0)
+      return -ENOMEM;
+    ps_emit_reject(em, "column %zu: malformed JSON (%s)",
+                   (size_t)(r.err_at - data) + 1, r.err ? r.err : "?");
     return 0;
   }
 
-  p->line = data;
-  p->line_len = len;
-  p->nleaves = 0;
-  p->num_count = 0;
-  ps_buf_reset(&p->text);
-  int rc = flatten(p, root, 0, 0);
-  if (rc) {
-    tree_release(root);
-    return rc;
-  }
+  if (p->arrays_skipped != arrays_before)
+    PS_DEBUG("jsonl", "%s:%llu: %lu array value(s) skipped (line protocol "
+                      "has no arrays)",
+             em->origin.file ? em->origin.file : "-",
+             (unsigned long long)em->origin.line,
+             p->arrays_skipped - arrays_before);
   if (ps_buf_reserve(&p->text, 32 * p->nleaves + 1) ||
       grow((void **)&p->tags, &p->tags_cap, p->nleaves, sizeof(ps_tag)) ||
-      grow((void **)&p->fields, &p->fields_cap, p->nleaves, sizeof(ps_field))) {
-    tree_release(root);
+      grow((void **)&p->fields, &p->fields_cap, p->nleaves, sizeof(ps_field)))
     return -ENOMEM;
-  }
 
+  char *text = p->text.data; /* final: nothing appends past the reserve */
   ps_point pt = {.measurement = src->measurement ? src->measurement : "jsonl"};
   size_t ntags = 0, nfields = 0;
   int have_time = 0;
   for (size_t k = 0; k < p->nleaves; k++) {
     const leaf *l = &p->leaves[k];
-    const char *key = p->text.data + l->key_off;
-    const cJSON *it = l->item;
-    if (cJSON_IsNull(it))
+    const char *key = text + l->key_off;
+    if (l->kind == JV_NULL)
       continue;
-    if (src->time_key && strcmp(key, src->time_key) == 0) {
+    if (src->time_key && key_eq(key, src->time_key)) {
       const char *why = NULL;
       if (leaf_time(p, l, &pt.time_ns, &why)) {
         ps_emit_reject(em, "time key '%s' %s", key, why);
-        tree_release(root);
         return 0;
       }
       have_time = 1;
@@ -475,21 +654,19 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
     if (in_list(src->tag_keys, src->ntag_keys, key)) {
       ps_tag *t = &p->tags[ntags++];
       t->key = key;
-      if (cJSON_IsString(it)) {
-        t->value = it->valuestring;
-      } else if (cJSON_IsBool(it)) {
-        t->value = cJSON_IsTrue(it) ? "true" : "false";
-      } else if (cJSON_IsNumber(it) && isfinite(it->valuedouble)) {
+      if (l->kind == JV_STR) {
+        t->value = text + l->str_off;
+      } else if (l->kind == JV_TRUE || l->kind == JV_FALSE) {
+        t->value = l->kind == JV_TRUE ? "true" : "false";
+      } else {
         /* a tag is a label: 3, not 3.0 */
-        char *w = p->text.data + p->text.len;
-        double d = it->valuedouble;
+        char *w = text + p->text.len;
+        double d = l->num;
         size_t n = d == floor(d) && fabs(d) < TWO53
                        ? ps_fmt_int64((int64_t)d, w)
                        : ps_fmt_double(d, w);
         p->text.len += n + 1;
         t->value = w;
-      } else {
-        ntags--;
       }
       continue;
     }
@@ -499,20 +676,16 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
     f->key = key;
     ps_ftype decl;
     if (!declared_type(src, key, &decl)) {
-      if (cJSON_IsNumber(it)) {
-        if (!isfinite(it->valuedouble))
-          continue; /* absent, as SCHEMA.md says */
+      if (l->kind == JV_NUM) {
         f->type = PS_F_FLOAT;
-        f->v.f = it->valuedouble;
-      } else if (cJSON_IsBool(it)) {
-        f->type = PS_F_BOOL;
-        f->v.b = cJSON_IsTrue(it);
-      } else if (cJSON_IsString(it)) {
+        f->v.f = l->num;
+      } else if (l->kind == JV_STR) {
         f->type = PS_F_STRING;
-        f->v.s.p = it->valuestring;
-        f->v.s.n = strlen(it->valuestring);
+        f->v.s.p = text + l->str_off;
+        f->v.s.n = l->str_len;
       } else {
-        continue;
+        f->type = PS_F_BOOL;
+        f->v.b = l->kind == JV_TRUE;
       }
       nfields++;
       continue;
@@ -523,39 +696,37 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
     const char *why = NULL;
     switch (decl) {
     case PS_F_FLOAT:
-      ok = cJSON_IsNumber(it);
-      f->v.f = it->valuedouble;
+      ok = l->kind == JV_NUM;
+      f->v.f = l->num;
       break;
     case PS_F_INT:
-      if (cJSON_IsNumber(it)) {
-        int r = exact_i64(p, l, &f->v.i);
-        ok = r == 0;
-        why = r == -EINVAL  ? "has a fraction"
-              : r == -EDOM  ? "is beyond 2^53 in exponent form, so its "
-                              "digits are not known exactly"
-                            : "does not fit a 64-bit integer";
+      if (l->kind == JV_NUM) {
+        int e = exact_i64(l, &f->v.i);
+        ok = e == 0;
+        why = e == -EINVAL ? "has a fraction"
+              : e == -EDOM ? "is beyond 2^53 in exponent form, so its "
+                             "digits are not known exactly"
+                           : "does not fit a 64-bit integer";
       }
       break;
     case PS_F_UINT:
-      if (cJSON_IsNumber(it)) {
-        int r = exact_u64(p, l, &f->v.u);
-        ok = r == 0;
-        why = r == -EINVAL  ? "has a fraction"
-              : r == -EDOM  ? "is beyond 2^53 in exponent form, so its "
-                              "digits are not known exactly"
-                            : "does not fit an unsigned 64-bit integer";
+      if (l->kind == JV_NUM) {
+        int e = exact_u64(l, &f->v.u);
+        ok = e == 0;
+        why = e == -EINVAL ? "has a fraction"
+              : e == -EDOM ? "is beyond 2^53 in exponent form, so its "
+                             "digits are not known exactly"
+                           : "does not fit an unsigned 64-bit integer";
       }
       break;
     case PS_F_BOOL:
-      ok = cJSON_IsBool(it);
-      f->v.b = cJSON_IsTrue(it);
+      ok = l->kind == JV_TRUE || l->kind == JV_FALSE;
+      f->v.b = l->kind == JV_TRUE;
       break;
     case PS_F_STRING:
-      ok = cJSON_IsString(it);
-      if (ok) {
-        f->v.s.p = it->valuestring;
-        f->v.s.n = strlen(it->valuestring);
-      }
+      ok = l->kind == JV_STR;
+      f->v.s.p = text + l->str_off;
+      f->v.s.n = l->str_len;
       break;
     }
     if (!ok) {
@@ -565,8 +736,7 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
                        type_word[ti], why);
       else
         ps_emit_reject(em, "field '%s' is declared %s but holds %s", key,
-                       type_word[ti], json_kind(it));
-      tree_release(root);
+                       type_word[ti], json_kind(l));
       return 0;
     }
     f->type = decl;
@@ -578,20 +748,15 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
     else
       ps_emit_reject(em, "no time key configured (--time-key or time_key), so "
                          "the line has no timestamp");
-    tree_release(root);
     return 0;
   }
-  if (ps_lp_sort_fields(p->fields, nfields, &p->sort_tmp, &p->sort_tmp_cap)) {
-    tree_release(root);
+  if (ps_lp_sort_fields(p->fields, nfields, &p->sort_tmp, &p->sort_tmp_cap))
     return -ENOMEM;
-  }
   pt.tags = p->tags;
   pt.ntags = ntags;
   pt.fields = p->fields;
   pt.nfields = nfields;
-  rc = ps_emit_point(em, &pt);
-  tree_release(root);
-  return rc;
+  return ps_emit_point(em, &pt);
 }
 
 const ps_format_ops ps_format_jsonl = {

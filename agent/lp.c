@@ -766,6 +766,81 @@ static int float_syntax(const char *p, size_t n) {
   return i == n;
 }
 
+/* Clinger's fast path: a decimal of at most 15 significant digits with a
+ * power of ten up to 22 is m * 10^e or m / 10^e of two exact doubles, and
+ * one IEEE operation rounds that correctly - the same double strtod gives,
+ * without strtod's copy, locale lookup and big-number fallback. Returns 0
+ * when the text is outside that path (the caller uses strtod). The syntax
+ * has been checked by float_syntax() already. */
+static int decimal_fast(const char *p, size_t n, double *out) {
+  static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  size_t i = 0;
+  int neg = 0, digits = 0, exp10 = 0;
+  uint64_t m = 0;
+  if (p[i] == '-') {
+    neg = 1;
+    i++;
+  }
+  for (; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
+    if (m || p[i] != '0')
+      digits++;
+    m = m * 10 + (uint64_t)(p[i] - '0');
+    if (digits > 15)
+      return 0;
+  }
+  if (i < n && p[i] == '.') {
+    for (i++; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
+      if (m || p[i] != '0')
+        digits++;
+      m = m * 10 + (uint64_t)(p[i] - '0');
+      exp10--;
+      if (digits > 15)
+        return 0;
+    }
+  }
+  if (i < n) {
+    /* exponent: [eE][+-]digits */
+    i++;
+    int eneg = 0, e = 0;
+    if (p[i] == '+' || p[i] == '-')
+      eneg = p[i++] == '-';
+    for (; i < n; i++) {
+      e = e * 10 + (p[i] - '0');
+      if (e > 400)
+        return 0;
+    }
+    exp10 += eneg ? -e : e;
+  }
+  double d = (double)m;
+  if (exp10 < -22 || exp10 > 22)
+    return 0;
+  d = exp10 < 0 ? d / p10[-exp10] : d * p10[exp10];
+  *out = neg ? -d : d;
+  return 1;
+}
+
+int ps_lp_decimal(const char *p, size_t n, double *out) {
+  if (!float_syntax(p, n))
+    return -EINVAL;
+  if (decimal_fast(p, n, out))
+    return 0;
+  char tmp[64];
+  char *heap = NULL, *src = tmp;
+  if (n >= sizeof tmp) {
+    heap = malloc(n + 1);
+    if (!heap)
+      return -ENOMEM;
+    src = heap;
+  }
+  memcpy(src, p, n);
+  src[n] = '\0';
+  *out = strtod(src, NULL);
+  free(heap);
+  return isfinite(*out) ? 0 : -ERANGE;
+}
+
 static int all_digits(const char *p, size_t n) {
   if (!n)
     return 0;
@@ -929,6 +1004,8 @@ int ps_lp_parse_point(ps_lp_scratch *s, const char *line, size_t len,
           return parse_fail(&c, v, reason, "unsigned integer out of range");
       } else if (float_syntax(v, n)) {
         f->type = PS_F_FLOAT;
+        if (decimal_fast(v, n, &f->v.f))
+          goto parsed_float;
         char tmp[64];
         char *heap = NULL;
         char *src = tmp;
@@ -944,6 +1021,7 @@ int ps_lp_parse_point(ps_lp_scratch *s, const char *line, size_t len,
         free(heap);
         if (!isfinite(f->v.f))
           return parse_fail(&c, v, reason, "float out of range");
+      parsed_float:;
       } else if (parse_bool(v, n, &f->v.b)) {
         f->type = PS_F_BOOL;
       } else {

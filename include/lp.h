@@ -48,6 +48,12 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
  * a decimal point or an exponent ("100.0", "0.5", "1e-05", "1.5e+20"), so a
  * reader sees the type; exponent form below 1e-4 and from 1e16. */
 size_t ps_fmt_double(double v, char *buf);
+/* A decimal number's text ([-]digits[.digits][e[+-]digits], also what JSON
+ * allows) to the nearest double, as strtod would give it but without a
+ * copy for the common short case. -EINVAL for bad syntax, -ERANGE when the
+ * value overflows to infinity. */
+int ps_lp_decimal(const char *p, size_t n, double *out);
+
 /* Decimal int64 into buf (>= 21 bytes); returns the length. */
 size_t ps_fmt_int64(int64_t v, char *buf);
 

@@ -2,10 +2,15 @@
  * fuzz_jsonl.c: the generic JSONL format with a mapping that exercises
  * tags, declared types, flattening and the time key; every point it emits
  * goes through the encoder, whose output must parse back as line protocol.
+ * Differential: a line our JSON reader accepts must also be valid JSON to
+ * cJSON (ours is the stricter of the two, never the looser), except for the
+ * NaN and Infinity tokens, which we take as "absent" on purpose.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "format.h"
 #include "lp.h"
@@ -34,11 +39,34 @@ static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
   return 0;
 }
 
+static int syntax_rejected;
+
 static void on_reject(void *ctx, const ps_origin *o, const char *reason) {
   (void)ctx;
   (void)o;
   if (!reason || !*reason)
     abort();
+  if (strstr(reason, "malformed JSON") || strstr(reason, "trailing text") ||
+      strstr(reason, "not a JSON object"))
+    syntax_rejected = 1;
+}
+
+static void cjson_must_accept(const char *q, size_t len) {
+  size_t i = 0;
+  while (i < len && (q[i] == ' ' || q[i] == '\t'))
+    i++;
+  if (i == len)
+    return;
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(q, len, &end, 0);
+  if (!root)
+    abort();
+  for (; end < q + len; end++)
+    if (*end != ' ' && *end != '\t' && *end != '\r' && *end != '\n')
+      abort();
+  if (!cJSON_IsObject(root))
+    abort();
+  cJSON_Delete(root);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -67,7 +95,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     while (q < end) {
       const char *nl = memchr(q, '\n', (size_t)(end - q));
       size_t len = nl ? (size_t)(nl - q) : (size_t)(end - q);
+      syntax_rejected = 0;
       ps_format_jsonl.line(p, q, len, &em);
+      /* NaN and Infinity are ours alone (Python writes them) */
+      if (!syntax_rejected && !memmem(q, len, "NaN", 3) &&
+          !memmem(q, len, "Infinity", 8))
+        cjson_must_accept(q, len);
       q += len + (nl ? 1 : 0);
     }
     ps_format_jsonl.free(p);

@@ -83,6 +83,7 @@ class ConvertRoundTrip(unittest.TestCase):
             r["b"] = bool(i % 2)
             r["key with space"] = i * 0.5
             r["c,d=e"] = -i
+            r['q"uote ü'] = "v" * (i % 3)
             r["nested"] = {"deep": {"x": i + 0.25}}
             r["skipped"] = [1, 2, 3]
             recs.append(r)
@@ -128,6 +129,7 @@ class ConvertRoundTrip(unittest.TestCase):
                 self.assertIs(row["b"], r["b"])
                 self.assertEqual(bits(row["key with space"]), bits(r["key with space"]))
                 self.assertEqual(row["c,d=e"], r["c,d=e"])
+                self.assertEqual(row['q"uote ü'], r['q"uote ü'])
                 self.assertEqual(bits(row["nested.deep.x"]), bits(r["nested"]["deep"]["x"]))
             self.assertNotIn("skipped", row)
         # types are stable: n integer, f float even where whole

@@ -147,6 +147,17 @@ static void test_booleans_strings_null_flatten_arrays(void **st) {
                       "m b=true,o.p.q=1.0,o.r=\"t\",s=\"x \\\"y\\\" \\\\ \xc3\xa9\" 2000000000\n");
 }
 
+static void test_nan_and_infinity_are_absent(void **st) {
+  (void)st;
+  /* Python's json.dumps writes these; SCHEMA.md: they mean "absent" */
+  ps_source_cfg src = base_src();
+  sink *s = run(&src, "{\"ts\":1,\"a\":NaN,\"b\":Infinity,\"c\":-Infinity,\"d\":-2}");
+  assert_int_equal(s->nrejects, 0);
+  assert_string_equal(s->out.data, "m d=-2.0 1000000000\n");
+  s = run(&src, "{\"ts\":1,\"a\":nan,\"d\":1}\n{\"ts\":1,\"a\":-Inf,\"d\":1}");
+  assert_int_equal(s->nrejects, 2);
+}
+
 static void test_tags_and_field_selection(void **st) {
   (void)st;
   ps_source_cfg src = base_src();
@@ -204,7 +215,8 @@ static void test_malformed_json_rejected_with_column(void **st) {
   assert_non_null(strstr(s->rejects, "x.jsonl:1: column 16: trailing text"));
   assert_non_null(strstr(s->rejects, "x.jsonl:2: column 13: malformed JSON"));
   assert_non_null(strstr(s->rejects, "x.jsonl:3: column 1: not a JSON object"));
-  assert_non_null(strstr(s->rejects, "x.jsonl:4: column 13: malformed JSON"));
+  /* NaN is absent (SCHEMA.md), which leaves this point without a field */
+  assert_non_null(strstr(s->rejects, "encode: point has no field"));
   assert_string_equal(s->out.data, "m v=1.0 1000000000\n");
 }
 
@@ -245,6 +257,38 @@ static void test_eagain_passed_back_and_resumed(void **st) {
   ps_buf_free(&s.out);
 }
 
+static void test_json_reader_strings_and_strictness(void **st) {
+  (void)st;
+  ps_source_cfg src = base_src();
+  sink *s = run(&src,
+                "{\"ts\":1,\"s\":\"\\u00e9\\ud83d\\ude00\\/\\t\",\"a\":[{\"x\":[1,{\"y\":2}]},[],{}],\"o\":{}}");
+  assert_int_equal(s->nrejects, 0);
+  assert_string_equal(s->out.data, "m s=\"\xc3\xa9\xf0\x9f\x98\x80/\t\" 1000000000\n");
+  static const char *bad[] = {
+      "{\"ts\":1,\"v\":01}",   "{\"ts\":1,\"v\":1.}",
+      "{\"ts\":1,\"v\":-}",    "{\"ts\":1,\"v\":+1}",
+      "{\"ts\":1,\"v\":.5}",   "{\"ts\":1,\"v\":\"\\ud800\"}",
+      "{\"ts\":1,\"v\":\"\\udc00\"}", "{\"ts\":1,\"v\":\"\\u0000\"}",
+      "{\"ts\":1,\"v\":\"\\x\"}",  "{\"ts\":1,\"v\":tru}",
+      "{\"ts\":1,\"v\":1,}",   "{\"ts\":1 \"v\":1}",
+      "{\"ts\":1,\"v\":\"open}", "{\"ts\":1,\"v\":[1,2}",
+      "{\"ts\":1,\"v\":1e999}",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    s = run(&src, bad[i]);
+    if (s->nrejects != 1 || !strstr(s->rejects, "malformed JSON"))
+      fail_msg("%s: %s", bad[i], s->rejects);
+  }
+  /* nesting is bounded: no stack overflow on hostile input */
+  static char deep[4000];
+  size_t n = (size_t)sprintf(deep, "{\"ts\":1,\"v\":");
+  for (int i = 0; i < 1500; i++)
+    deep[n++] = '[';
+  deep[n] = '\0';
+  s = run(&src, deep);
+  assert_non_null(strstr(s->rejects, "nesting too deep"));
+}
+
 static void test_line_not_nul_terminated(void **st) {
   (void)st;
   ps_source_cfg src = base_src();
@@ -259,11 +303,13 @@ int main(void) {
       cmocka_unit_test(test_declared_type_mismatch_rejects_with_reason),
       cmocka_unit_test(test_integers_beyond_2_53_exact),
       cmocka_unit_test(test_booleans_strings_null_flatten_arrays),
+      cmocka_unit_test(test_nan_and_infinity_are_absent),
       cmocka_unit_test(test_tags_and_field_selection),
       cmocka_unit_test(test_time_units),
       cmocka_unit_test(test_malformed_json_rejected_with_column),
       cmocka_unit_test(test_encoder_refusal_reaches_driver),
       cmocka_unit_test(test_eagain_passed_back_and_resumed),
+      cmocka_unit_test(test_json_reader_strings_and_strictness),
       cmocka_unit_test(test_line_not_nul_terminated),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -585,6 +585,44 @@ static void test_parse_rejects(void **st) {
   }
 }
 
+static void test_parse_float_equals_strtod(void **st) {
+  (void)st;
+  /* the parser's fast decimal path must give strtod's double, bit for bit */
+  ps_lp_scratch s;
+  ps_lp_scratch_init(&s);
+  char line[96], num[64];
+  for (int i = 0; i < 200000; i++) {
+    uint64_t r = next_rand();
+    int frac = (int)(r % 12), ex = (int)((r >> 8) % 60) - 30;
+    unsigned long long whole = (r >> 16) % 1000000000ULL;
+    unsigned long long fd = (next_rand() % 1000000000000ULL);
+    switch (i % 4) {
+    case 0:
+      snprintf(num, sizeof num, "%llu.%0*llu", whole, frac, fd % 1000000000000ULL);
+      break;
+    case 1:
+      snprintf(num, sizeof num, "-%llu.%llue%d", whole % 1000, fd, ex);
+      break;
+    case 2:
+      snprintf(num, sizeof num, "0.%0*llu", frac + 1, fd % 100000);
+      break;
+    default:
+      snprintf(num, sizeof num, "%llu%lluE+%d", whole, fd, ex < 0 ? -ex : ex);
+    }
+    if (strlen(num) > 2 && num[strlen(num) - 1] == '.')
+      continue;
+    int n = snprintf(line, sizeof line, "m f=%s 1", num);
+    ps_point p;
+    const char *why;
+    if (ps_lp_parse_point(&s, line, (size_t)n, &p, &why) != 0)
+      fail_msg("%s: %s", line, why);
+    double want = strtod(num, NULL);
+    if (memcmp(&want, &p.fields[0].v.f, sizeof want) != 0)
+      fail_msg("%s parsed as %.17g, strtod says %.17g", num, p.fields[0].v.f, want);
+  }
+  ps_lp_scratch_free(&s);
+}
+
 static void test_parse_point_column(void **st) {
   (void)st;
   ps_lp_scratch s;
@@ -647,6 +685,7 @@ int main(void) {
       cmocka_unit_test(test_parse_normalises),
       cmocka_unit_test(test_parse_roundtrip_of_encoded),
       cmocka_unit_test(test_parse_rejects),
+      cmocka_unit_test(test_parse_float_equals_strtod),
       cmocka_unit_test(test_parse_point_column),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
