@@ -90,8 +90,7 @@ void ps_cursor_release(ps_cursor *c) {
   cursor_advance(c);
 }
 
-int ps_cursor_line_done(ps_cursor *c, uint64_t end, uint64_t line,
-                        uint64_t doc_hash) {
+int ps_cursor_line_done(ps_cursor *c, uint64_t end, uint64_t line, uint64_t doc_hash) {
   c->last_end = end;
   c->last_line = line;
   c->last_doc_hash = doc_hash;
@@ -248,8 +247,10 @@ void ps_batcher_done(ps_batcher *bt, ps_pbatch *b, int acked) {
   else
     bt->inflight_tail = b->prev;
   bt->inflight_count--;
-  bt->pending_bytes -= b->b.body.len < bt->pending_bytes ? b->b.body.len : bt->pending_bytes;
-  bt->pending_points -= b->b.npoints < bt->pending_points ? b->b.npoints : bt->pending_points;
+  bt->pending_bytes -=
+      b->b.body.len < bt->pending_bytes ? b->b.body.len : bt->pending_bytes;
+  bt->pending_points -=
+      b->b.npoints < bt->pending_points ? b->b.npoints : bt->pending_points;
   /* Release every reference first, then advance each cursor once: advancing
    * frees checkpoints this batch may still list. */
   ps_cursor **cursors = b->ncps ? malloc(b->ncps * sizeof *cursors) : NULL;

@@ -4,6 +4,7 @@
  * Refused while an agent runs on the same state directory: it would write
  * its in-memory offsets back over the change.
  */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,6 +17,36 @@
 #include "state.h"
 #include "sysexits_ps.h"
 
+/* Drops the run tracker's memory of folders at or under `path`, so their
+ * markers are judged (and sent) again. Returns how many were dropped. */
+static size_t forget_runs(ps_state *s, const char *path) {
+  cJSON *root = s->runs_json ? cJSON_Parse(s->runs_json) : NULL;
+  if (!root)
+    return 0;
+  size_t n = strlen(path), dropped = 0;
+  while (n > 1 && path[n - 1] == '/')
+    n--;
+  cJSON *item = root->child;
+  while (item) {
+    cJSON *next = item->next;
+    const char *k = item->string;
+    if (k && strncmp(k, path, n) == 0 && (k[n] == '\0' || k[n] == '/')) {
+      cJSON_Delete(cJSON_DetachItemViaPointer(root, item));
+      dropped++;
+    }
+    item = next;
+  }
+  if (dropped) {
+    char *text = cJSON_PrintUnformatted(root);
+    if (text) {
+      free(s->runs_json);
+      s->runs_json = text;
+    }
+  }
+  cJSON_Delete(root);
+  return dropped;
+}
+
 int ps_cmd_forget(int argc, char **argv, ps_config *cfg, int cfg_given) {
   (void)cfg_given;
   if (argc < 2) {
@@ -25,8 +56,10 @@ int ps_cmd_forget(int argc, char **argv, ps_config *cfg, int cfg_given) {
   const char *sd = cfg->state_dir && cfg->state_dir[0] ? cfg->state_dir : ".";
   int lock = ps_state_lock(sd, 0);
   if (lock == -EWOULDBLOCK) {
-    fprintf(stderr, "perfship forget: an agent is running with state_dir %s; stop it "
-            "first (systemctl stop perfship), then forget, then start it\n", sd);
+    fprintf(stderr,
+            "perfship forget: an agent is running with state_dir %s; stop it "
+            "first (systemctl stop perfship), then forget, then start it\n",
+            sd);
     return PS_EXIT_TEMPFAIL;
   }
   ps_state s;
@@ -39,17 +72,24 @@ int ps_cmd_forget(int argc, char **argv, ps_config *cfg, int cfg_given) {
   size_t total = 0;
   for (int i = 1; i < argc; i++) {
     size_t n = ps_state_forget(&s, argv[i]);
+    size_t runs = forget_runs(&s, argv[i]);
     char real[PATH_MAX];
-    if (realpath(argv[i], real) && strcmp(real, argv[i]) != 0)
+    if (realpath(argv[i], real) && strcmp(real, argv[i]) != 0) {
       n += ps_state_forget(&s, real);
-    printf("%s: forgot %zu file%s\n", argv[i], n, n == 1 ? "" : "s");
-    total += n;
+      runs += forget_runs(&s, real);
+    }
+    printf("%s: forgot %zu file%s", argv[i], n, n == 1 ? "" : "s");
+    if (runs)
+      printf(" and %zu run folder%s", runs, runs == 1 ? "" : "s");
+    printf("\n");
+    total += n + runs;
   }
   int rc = PS_EXIT_OK;
   if (total && s.existed) {
     int e = ps_state_save(&s, sd);
     if (e < 0) {
-      fprintf(stderr, "perfship forget: cannot save %s/state.json (%s)\n", sd, strerror(-e));
+      fprintf(stderr, "perfship forget: cannot save %s/state.json (%s)\n", sd,
+              strerror(-e));
       rc = PS_EXIT_SOFTWARE;
     }
   }

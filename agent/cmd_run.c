@@ -17,14 +17,15 @@ int ps_cmd_run(int argc, char **argv, ps_config *cfg, int cfg_given) {
     if (strcmp(argv[i], "--once") == 0) {
       opts.once = 1;
     } else {
-      fprintf(stderr, "perfship run: unknown option '%s' (usage: perfship run [--once])\n",
+      fprintf(stderr,
+              "perfship run: unknown option '%s' (usage: perfship run [--once])\n",
               argv[i]);
       return PS_EXIT_USAGE;
     }
   }
   if (cfg->nsources == 0)
     fprintf(stderr, "perfship run: warning: no sources configured; only self-metrics "
-            "will be sent\n");
+                    "will be sent\n");
   ps_buf err;
   ps_buf_init(&err, 4096);
   if (ps_config_load_secrets(cfg, &err) < 0) {

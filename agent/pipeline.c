@@ -36,12 +36,16 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <cjson/cJSON.h>
+
 #include "batch.h"
 #include "emit.h"
 #include "format.h"
 #include "influx_admin.h"
+#include "loadgen.h"
 #include "log.h"
 #include "lp.h"
+#include "runs.h"
 #include "selfstats.h"
 #include "sink.h"
 #include "state.h"
@@ -57,26 +61,44 @@
 
 typedef struct ps_pipeline ps_pipeline;
 
+/* A loadgen run folder, tracked for its lifecycle markers (runs.h). */
+typedef struct prun {
+  struct prun *next;
+  char *folder;
+  int64_t first_seen; /* unix seconds */
+  int known;          /* backfill decided (persisted) */
+  int backfill;
+  int start_acked;
+  char end_acked[16]; /* status of the last acknowledged end marker */
+  int stall_acked;
+  int ended;
+  int dirty;
+  int in_flight;
+  int pending_which;
+  char pending_status[16];
+  ps_run_facts facts; /* restored from the state, until a parser has them */
+  int have_facts;
+} prun;
+
 typedef struct pfile {
-  struct pfile *next;   /* every file, live or retired */
-  struct pfile *qnext;  /* work queue */
+  struct pfile *next;  /* every file, live or retired */
+  struct pfile *qnext; /* work queue */
   ps_pipeline *pl;
   const ps_source_cfg *src;
   const ps_format_ops *ops;
   ps_input_kind kind;
-  char *path;           /* origin of its points: never changes */
-  char *cur_path;       /* where it is now (rename within the sources) */
+  char *path;     /* origin of its points: never changes */
+  char *cur_path; /* where it is now (rename within the sources) */
   ps_file_id id;
   int fd;
   ps_tail tail;
   ps_parser *parser;
   ps_cursor cur;
   ps_emitter em;
-  int retired;          /* no longer read; freed once no batch holds it */
-  int draining;         /* gone from its path: read to the end, then retire */
+  int retired;  /* no longer read; freed once no batch holds it */
+  int draining; /* gone from its path: read to the end, then retire */
   int queued;
-  int paused;           /* refused by back-pressure; resumed on ack */
-  int open_failed;
+  int paused; /* refused by back-pressure; resumed on ack */
   int record_rejected;
   unsigned scan_gen;
   /* documents */
@@ -85,7 +107,7 @@ typedef struct pfile {
   uint64_t doc_hash;
   uint64_t doc_size;
   int64_t doc_mtime_ns;
-  uint64_t settle_due;  /* 0: nothing waiting to settle */
+  uint64_t settle_due; /* 0: nothing waiting to settle */
 } pfile;
 
 struct ps_pipeline {
@@ -94,18 +116,19 @@ struct ps_pipeline {
   ps_config *old_cfgs[16]; /* reloaded configs stay alive: files point at them */
   size_t nold;
   int once;
-  int first_start_end;  /* start_at=end and no state yet: skip what exists */
+  int first_start_end; /* start_at=end and no state yet: skip what exists */
   int initial_scan;
   ps_sink *sink;
   ps_watch *watch;
   ps_batcher bt;
   uv_timer_t flush_timer, rescan_timer, settle_timer, save_timer, stats_timer,
-      check_timer, create_db_timer;
+      check_timer, create_db_timer, runs_timer;
   uv_idle_t work;
   uv_signal_t sig_term, sig_int, sig_hup;
-  int handles_open;
   pfile *files;
   pfile *q_head, *q_tail;
+  prun *runs;
+  int runs_final; /* --once: the closing evaluation was made */
   ps_state saved;
   ps_tag *extra;
   size_t nextra;
@@ -119,12 +142,21 @@ struct ps_pipeline {
   uint64_t last_progress_ms;
   int selfstats_in_flight;
   int dirty;
-  int stopping;         /* 1: draining; 2: closing */
+  int stopping; /* 1: draining; 2: closing */
   uint64_t stop_deadline;
   int exit_code;
 };
 
 /* --- small helpers ------------------------------------------------------ */
+
+/* A rate-limit key per kind of message and file: the same bad file does not
+ * flood the log, and one kind of trouble does not hide another. */
+static const char *lkey(const char *kind, const char *path) {
+  static char buf[48]; /* one thread; ps_log_limited copies the key */
+  snprintf(buf, sizeof buf, "%s:%016" PRIx64, kind,
+           ps_hash64(PS_HASH_SEED, path, strlen(path)));
+  return buf;
+}
 
 static int64_t mtime_ns(const struct stat *st) {
   return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
@@ -274,11 +306,11 @@ static void retire(pfile *f) {
 }
 
 static int on_point(void *ctx, const ps_point *p, const ps_origin *o);
+static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char *path);
 static void on_reject(void *ctx, const ps_origin *o, const char *reason);
 
 static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
-                         const ps_format_ops *ops, ps_input_kind kind,
-                         const char *path) {
+                         const ps_format_ops *ops, ps_input_kind kind, const char *path) {
   pfile *f = calloc(1, sizeof *f);
   if (!f)
     return NULL;
@@ -336,8 +368,8 @@ static pfile *track_lines(ps_pipeline *pl, const ps_source_cfg *src,
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno != ENOENT)
-      ps_log_limited(PS_LOG_WARNING, "tail", path, 300, "%s: cannot open (%s)",
-                     path, strerror(errno));
+      ps_log_limited(PS_LOG_WARNING, "tail", lkey("open", path), 300,
+                     "%s: cannot open (%s)", path, strerror(errno));
     return NULL;
   }
   struct stat st;
@@ -364,8 +396,10 @@ static pfile *track_lines(ps_pipeline *pl, const ps_source_cfg *src,
       line = sf->line;
       f->id = now;
     } else {
-      PS_WARN("tail", "%s: rewritten or truncated since it was last read; "
-              "reading it again from the beginning", path);
+      PS_WARN("tail",
+              "%s: rewritten or truncated since it was last read; "
+              "reading it again from the beginning",
+              path);
     }
   } else if (!force_offset0 && pl->first_start_end && pl->initial_scan) {
     offset = last_newline_end(fd, (uint64_t)st.st_size);
@@ -454,8 +488,7 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
   if (!ops || !ops->input_kind)
     return;
   ps_input_kind kind = ops->input_kind(src, path);
-  /* Hook for the run tracker (runs.h, not on this branch yet): any change
-   * inside a loadgen run folder is where its lifecycle is evaluated. */
+  run_note_path(pl, src, path); /* slogs, exit_code, docker.log count too */
   if (kind == PS_INPUT_IGNORE)
     return;
   struct stat st;
@@ -510,14 +543,327 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
   }
 }
 
+/* --- run tracker (loadgen run folders, runs.h) ---------------------------- */
+
+static void runs_timer_cb(uv_timer_t *t);
+static int process_lines(pfile *f, size_t budget);
+static void committed_now(ps_pipeline *pl);
+
+static prun *run_find(ps_pipeline *pl, const char *folder) {
+  for (prun *r = pl->runs; r; r = r->next)
+    if (strcmp(r->folder, folder) == 0)
+      return r;
+  return NULL;
+}
+
+static prun *run_add(ps_pipeline *pl, const char *folder) {
+  prun *r = calloc(1, sizeof *r);
+  if (!r || !(r->folder = strdup(folder))) {
+    free(r);
+    return NULL;
+  }
+  r->next = pl->runs;
+  pl->runs = r;
+  return r;
+}
+
+static void run_mark(ps_pipeline *pl, prun *r) {
+  r->dirty = 1;
+  if (!pl->stopping && !uv_is_active((uv_handle_t *)&pl->runs_timer))
+    uv_timer_start(&pl->runs_timer, runs_timer_cb, 200, 0);
+}
+
+/* Any change inside a loadgen source: a file of a run folder (the folder
+ * holding perf.jsonl or exit_code) makes that run due for evaluation. */
+static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char *path) {
+  if (src->format != PS_FMT_LOADGEN)
+    return;
+  const char *slash = strrchr(path, '/');
+  if (!slash || slash == path)
+    return;
+  char folder[4096];
+  size_t n = (size_t)(slash - path);
+  if (n >= sizeof folder)
+    return;
+  memcpy(folder, path, n);
+  folder[n] = '\0';
+  prun *r = run_find(pl, folder);
+  if (!r) {
+    char probe[4200];
+    struct stat st;
+    snprintf(probe, sizeof probe, "%s/perf.jsonl", folder);
+    int is_run = stat(probe, &st) == 0;
+    snprintf(probe, sizeof probe, "%s/exit_code", folder);
+    is_run = is_run || stat(probe, &st) == 0;
+    if (!is_run || !(r = run_add(pl, folder)))
+      return;
+  }
+  run_mark(pl, r);
+}
+
+static pfile *run_perf_file(ps_pipeline *pl, const prun *r) {
+  char p[4200];
+  snprintf(p, sizeof p, "%s/perf.jsonl", r->folder);
+  for (pfile *f = pl->files; f; f = f->next)
+    if (!f->retired && f->kind == PS_INPUT_LINES && strcmp(f->cur_path, p) == 0)
+      return f;
+  return NULL;
+}
+
+static const ps_run_facts *run_facts(ps_pipeline *pl, prun *r) {
+  pfile *f = run_perf_file(pl, r);
+  const ps_run_facts *fa = f && f->parser ? ps_loadgen_run_facts(f->parser) : NULL;
+  if (fa)
+    return fa;
+  return r->have_facts ? &r->facts : NULL;
+}
+
+typedef struct marker_ctx {
+  ps_pipeline *pl;
+  ps_pbatch *b;
+  prun *r;
+} marker_ctx;
+
+static int marker_point(void *ctx, const ps_point *p, const ps_origin *o) {
+  marker_ctx *m = ctx;
+  const char *reason = NULL;
+  size_t at = m->b->b.body.len;
+  int rc = ps_lp_encode(&m->b->b.body, p, m->pl->extra, m->pl->nextra, &reason);
+  if (rc < 0) {
+    ps_log_limited(PS_LOG_WARNING, "runs", lkey("marker", m->r->folder), 60,
+                   "%s: marker refused: %s", m->r->folder,
+                   reason ? reason : strerror(-rc));
+    return 0;
+  }
+  ps_origin org = {m->r->folder, o ? o->line : 0};
+  return ps_batch_add_line_origin(&m->b->b, at, &org);
+}
+
+static void marker_reject(void *ctx, const ps_origin *o, const char *reason) {
+  marker_ctx *m = ctx;
+  (void)o;
+  ps_log_limited(PS_LOG_WARNING, "runs", lkey("runs", m->r->folder), 60, "%s: %s",
+                 m->r->folder, reason);
+}
+
+/* Reads the unterminated last line of an ended run (SCHEMA.md: it is read
+ * only then, and only if it parses). */
+static void run_read_partial(ps_pipeline *pl, pfile *f) {
+  ps_tail_line ln;
+  if (!f->parser || ps_tail_partial(&f->tail, &ln) != PS_TAIL_LINE)
+    return;
+  f->em.origin.line = ln.line_no;
+  int rc = f->ops->line(f->parser, ln.data, ln.len, &f->em);
+  if (rc == -EAGAIN) {
+    f->paused = 1; /* offered again, as a line, when room is made */
+    return;
+  }
+  pl->lines_read++;
+  if (f->record_rejected || rc < 0)
+    pl->records_rejected++;
+  else
+    pl->records_parsed++;
+  f->record_rejected = 0;
+  ps_tail_consume(&f->tail);
+  if (ps_cursor_line_done(&f->cur, ln.end, ln.line_no + 1, 0) > 0)
+    committed_now(pl);
+}
+
+static void run_evaluate(ps_pipeline *pl, prun *r) {
+  if (r->in_flight)
+    return; /* looked at again when its markers are answered */
+  pfile *f = run_perf_file(pl, r);
+  struct stat st;
+  /* perf.jsonl not read to its end yet: judging now would call a good run
+   * failed (no perf-finish seen). It is evaluated again when it is. */
+  if (f && (f->queued || f->paused ||
+            (fstat(f->fd, &st) == 0 && f->tail.read_off < (uint64_t)st.st_size)))
+    return;
+  r->dirty = 0;
+  ps_buf err;
+  ps_buf_init(&err, 1024);
+  ps_run_view view;
+  int64_t now = (int64_t)time(NULL);
+  int rc = ps_run_evaluate(r->folder, now, pl->cfg->alerts.stall_after_s,
+                           run_facts(pl, r), &view, &err);
+  if (rc == 0 && view.state == PS_RUN_ENDED && f && ps_tail_buffered(&f->tail)) {
+    run_read_partial(pl, f);
+    rc = ps_run_evaluate(r->folder, now, pl->cfg->alerts.stall_after_s, run_facts(pl, r),
+                         &view, &err);
+  }
+  if (rc < 0) {
+    ps_log_limited(PS_LOG_WARNING, "runs", lkey("runs", r->folder), 300, "%s: %s",
+                   r->folder, err.data ? err.data : strerror(-rc));
+    ps_buf_free(&err);
+    return;
+  }
+  ps_buf_free(&err);
+  if (!r->known) {
+    r->known = 1;
+    r->backfill = view.state == PS_RUN_ENDED;
+    r->first_seen = now;
+    pl->dirty = 1;
+  }
+  r->ended = view.state == PS_RUN_ENDED;
+  int which = 0;
+  const char *status = ps_run_status_name(view.status);
+  if (view.have_start && !r->start_acked)
+    which |= PS_RUN_MARK_START;
+  if (view.state == PS_RUN_ENDED && strcmp(r->end_acked, status) != 0)
+    which |= PS_RUN_MARK_END;
+  if (view.state == PS_RUN_STALLED && !r->stall_acked)
+    which |= PS_RUN_MARK_END;
+  if (!which || pl->stopping)
+    return;
+  ps_pbatch *b = ps_pbatch_new();
+  if (!b)
+    return;
+  b->markers = 1;
+  b->aux = r;
+  marker_ctx m = {pl, b, r};
+  ps_emitter em = {.point = marker_point,
+                   .reject = marker_reject,
+                   .ctx = &m,
+                   .origin = {r->folder, 0}};
+  rc = ps_run_emit_markers(&view, r->backfill, which, &em);
+  if (rc < 0 || b->b.npoints == 0 || ps_sink_submit(pl->sink, &b->b) < 0) {
+    ps_pbatch_free(b);
+    return;
+  }
+  r->in_flight = 1;
+  r->pending_which = which;
+  snprintf(r->pending_status, sizeof r->pending_status, "%s", status);
+  PS_INFO("runs", "%s: %s%s%s (%s)", r->folder, which & PS_RUN_MARK_START ? "start" : "",
+          which == (PS_RUN_MARK_START | PS_RUN_MARK_END) ? " and " : "",
+          which & PS_RUN_MARK_END ? "end" : "", status);
+}
+
+static void run_markers_done(ps_pipeline *pl, prun *r, int ok) {
+  r->in_flight = 0;
+  if (!ok) {
+    r->dirty = 1; /* tried again at the next change or rescan */
+    return;
+  }
+  if (r->pending_which & PS_RUN_MARK_START)
+    r->start_acked = 1;
+  if (r->pending_which & PS_RUN_MARK_END) {
+    if (strcmp(r->pending_status, "stalled") == 0)
+      r->stall_acked = 1;
+    else
+      snprintf(r->end_acked, sizeof r->end_acked, "%s", r->pending_status);
+  }
+  committed_now(pl);
+  run_mark(pl, r); /* a start may have been sent before the end was known */
+}
+
+static void runs_evaluate_dirty(ps_pipeline *pl) {
+  for (prun *r = pl->runs; r; r = r->next)
+    if (r->dirty)
+      run_evaluate(pl, r);
+}
+
+static void runs_timer_cb(uv_timer_t *t) { runs_evaluate_dirty(t->data); }
+
+static char *runs_to_json(ps_pipeline *pl) {
+  cJSON *root = cJSON_CreateObject();
+  if (!root)
+    return NULL;
+  ps_buf fj;
+  ps_buf_init(&fj, 0);
+  for (prun *r = pl->runs; r; r = r->next) {
+    if (!r->known)
+      continue;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+      break;
+    cJSON_AddNumberToObject(o, "first_seen", (double)r->first_seen);
+    cJSON_AddBoolToObject(o, "backfill", r->backfill);
+    cJSON_AddBoolToObject(o, "start_acked", r->start_acked);
+    cJSON_AddStringToObject(o, "end_acked", r->end_acked);
+    cJSON_AddBoolToObject(o, "stall_acked", r->stall_acked);
+    const ps_run_facts *fa = run_facts(pl, r);
+    ps_buf_reset(&fj);
+    if (fa && ps_run_facts_to_json(fa, &fj) == 0 && fj.data) {
+      cJSON *facts = cJSON_Parse(fj.data);
+      if (facts)
+        cJSON_AddItemToObject(o, "facts", facts);
+    }
+    cJSON_AddItemToObject(root, r->folder, o);
+  }
+  ps_buf_free(&fj);
+  char *text = cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  return text;
+}
+
+static void runs_from_json(ps_pipeline *pl, const char *text) {
+  cJSON *root = text ? cJSON_Parse(text) : NULL;
+  const cJSON *o;
+  cJSON_ArrayForEach(o, root) {
+    if (!cJSON_IsObject(o) || !o->string)
+      continue;
+    prun *r = run_add(pl, o->string);
+    if (!r)
+      break;
+    r->known = 1;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "first_seen");
+    r->first_seen = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+    r->backfill = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "backfill"));
+    r->start_acked = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "start_acked"));
+    r->stall_acked = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "stall_acked"));
+    v = cJSON_GetObjectItemCaseSensitive(o, "end_acked");
+    if (cJSON_IsString(v))
+      snprintf(r->end_acked, sizeof r->end_acked, "%s", v->valuestring);
+    v = cJSON_GetObjectItemCaseSensitive(o, "facts");
+    if (v) {
+      char *ft = cJSON_PrintUnformatted(v);
+      if (ft && ps_run_facts_from_json(ft, &r->facts) == 0)
+        r->have_facts = 1;
+      free(ft);
+    }
+  }
+  cJSON_Delete(root);
+}
+
+/* A loadgen parser opened mid-file (after a restart) gets the facts of the
+ * lines before its offset: persisted ones, else re-derived from the file. */
+static void run_restore_facts(ps_pipeline *pl, pfile *f) {
+  if (f->src->format != PS_FMT_LOADGEN || !f->parser)
+    return;
+  const char *slash = strrchr(f->path, '/');
+  if (!slash)
+    return;
+  char folder[4096];
+  size_t n = (size_t)(slash - f->path);
+  if (n >= sizeof folder)
+    return;
+  memcpy(folder, f->path, n);
+  folder[n] = '\0';
+  prun *r = run_find(pl, folder);
+  if (r && r->have_facts) {
+    ps_loadgen_set_run_facts(f->parser, &r->facts);
+    return;
+  }
+  uint64_t off = ps_tail_offset(&f->tail);
+  if (off == 0)
+    return;
+  ps_run_facts fa;
+  memset(&fa, 0, sizeof fa);
+  ps_buf err;
+  ps_buf_init(&err, 1024);
+  if (ps_loadgen_scan_facts(f->path, off, &fa, &err) == 0)
+    ps_loadgen_set_run_facts(f->parser, &fa);
+  ps_buf_free(&err);
+}
+
 /* --- the emitter: parser -> encoder -> batch ------------------------------ */
 
 static void flush_cb(uv_timer_t *t);
 
 static void arm_flush(ps_pipeline *pl) {
   if (!uv_is_active((uv_handle_t *)&pl->flush_timer))
-    uv_timer_start(&pl->flush_timer, flush_cb,
-                   (uint64_t)pl->cfg->batch.flush_interval_ms, 0);
+    uv_timer_start(&pl->flush_timer, flush_cb, (uint64_t)pl->cfg->batch.flush_interval_ms,
+                   0);
 }
 
 static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
@@ -532,8 +878,9 @@ static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
   int rc = ps_lp_encode(&pl->scratch, p, pl->extra, pl->nextra, &reason);
   if (rc < 0) {
     pl->points_refused++;
-    ps_log_limited(PS_LOG_WARNING, "lp", f->path, 10, "%s:%" PRIu64 ": point refused: %s",
-                   f->path, o->line, reason ? reason : strerror(-rc));
+    ps_log_limited(PS_LOG_WARNING, "lp", lkey("lp", f->path), 10,
+                   "%s:%" PRIu64 ": point refused: %s", f->path, o->line,
+                   reason ? reason : strerror(-rc));
     record_error(pl, "%s:%" PRIu64 ": point refused: %s", f->path, o->line,
                  reason ? reason : strerror(-rc));
     return 0;
@@ -549,23 +896,25 @@ static void on_reject(void *ctx, const ps_origin *o, const char *reason) {
   pfile *f = ctx;
   ps_pipeline *pl = f->pl;
   f->record_rejected = 1;
-  ps_log_limited(PS_LOG_WARNING, "parse", f->path, 10, "%s:%" PRIu64 ": %s",
-                 f->path, o->line, reason);
+  ps_log_limited(PS_LOG_WARNING, "parse", lkey("parse", f->path), 10,
+                 "%s:%" PRIu64 ": %s", f->path, o->line, reason);
   record_error(pl, "%s:%" PRIu64 ": %s", f->path, o->line, reason);
 }
 
 /* --- reading ------------------------------------------------------------ */
 
 static int ensure_parser(pfile *f) {
-  if (f->parser || f->open_failed)
-    return f->parser ? 0 : -EINVAL;
+  if (f->parser)
+    return 0;
   ps_buf err;
   ps_buf_init(&err, 1024);
   int rc = f->ops->open(&f->parser, f->src, f->path, &err);
   if (rc < 0) {
-    ps_log_limited(PS_LOG_WARNING, "parse", f->path, 60, "%s: %s", f->path,
-                   err.data ? err.data : strerror(-rc));
+    ps_log_limited(PS_LOG_WARNING, "parse", lkey("parser-open", f->path), 60, "%s: %s",
+                   f->path, err.data ? err.data : strerror(-rc));
     f->parser = NULL;
+  } else if (f->kind == PS_INPUT_LINES) {
+    run_restore_facts(f->pl, f);
   }
   ps_buf_free(&err);
   return rc;
@@ -615,8 +964,8 @@ static int process_lines(pfile *f, size_t budget) {
         return 1;
       long n = ps_tail_fill(&f->tail, READ_CHUNK);
       if (n < 0) {
-        ps_log_limited(PS_LOG_WARNING, "tail", f->path, 60, "%s: read error (%s)",
-                       f->path, strerror((int)-n));
+        ps_log_limited(PS_LOG_WARNING, "tail", lkey("read", f->path), 60,
+                       "%s: read error (%s)", f->path, strerror((int)-n));
         return 0;
       }
       if (n == 0)
@@ -626,7 +975,7 @@ static int process_lines(pfile *f, size_t budget) {
     }
     if (r == PS_TAIL_TOO_LONG) {
       pl->records_rejected++;
-      ps_log_limited(PS_LOG_WARNING, "tail", f->path, 10,
+      ps_log_limited(PS_LOG_WARNING, "tail", lkey("longline", f->path), 10,
                      "%s:%" PRIu64 ": line longer than watch.max_line_bytes (%" PRId64
                      "); skipped",
                      f->path, ln.line_no, pl->cfg->watch.max_line_bytes);
@@ -646,8 +995,8 @@ static int process_lines(pfile *f, size_t budget) {
       return 0;
     }
     if (rc < 0)
-      ps_log_limited(PS_LOG_ERROR, "parse", f->path, 10, "%s:%" PRIu64 ": %s",
-                     f->path, ln.line_no, strerror(-rc));
+      ps_log_limited(PS_LOG_ERROR, "parse", lkey("parse-error", f->path), 10,
+                     "%s:%" PRIu64 ": %s", f->path, ln.line_no, strerror(-rc));
     pl->lines_read++;
     if (f->record_rejected || rc < 0)
       pl->records_rejected++;
@@ -658,14 +1007,19 @@ static int process_lines(pfile *f, size_t budget) {
     if (ps_cursor_line_done(&f->cur, ln.end, ln.line_no + 1, 0) > 0)
       committed_now(pl);
   }
-  /* At the end of what exists now. A file renamed away may still be
+  /* At the end of what exists now: a run's perf.jsonl read so far is the
+   * moment to look at the run again. */
+  if (f->src->format == PS_FMT_LOADGEN)
+    run_note_path(pl, f->src, f->cur_path);
+  /* A file renamed away may still be
    * written by its producer for a moment: wait settle_ms before dropping. */
   if (f->draining && !f->settle_due && !pl->once && !pl->stopping) {
     f->settle_due = uv_now(pl->loop) + (uint64_t)pl->cfg->watch.settle_ms;
     arm_settle(pl);
   } else if (f->draining && (pl->once || f->settle_due <= uv_now(pl->loop))) {
     if (st.st_nlink == 0 && f->cur.committed < ps_tail_offset(&f->tail))
-      PS_WARN("tail", "%s: deleted with %" PRIu64 " bytes not yet acknowledged; "
+      PS_WARN("tail",
+              "%s: deleted with %" PRIu64 " bytes not yet acknowledged; "
               "they are still delivered from the open file",
               f->path, ps_tail_offset(&f->tail) - f->cur.committed);
     if (ps_tail_buffered(&f->tail))
@@ -691,8 +1045,8 @@ static int process_doc(pfile *f) {
     int rc = ps_read_whole(fd, (size_t)pl->cfg->watch.max_line_bytes, &f->doc);
     close(fd);
     if (rc < 0) {
-      ps_log_limited(PS_LOG_WARNING, "tail", f->path, 60, "%s: cannot read (%s)",
-                     f->path, strerror(-rc));
+      ps_log_limited(PS_LOG_WARNING, "tail", lkey("read", f->path), 60,
+                     "%s: cannot read (%s)", f->path, strerror(-rc));
       ps_buf_free(&f->doc);
       return 0;
     }
@@ -709,7 +1063,6 @@ static int process_doc(pfile *f) {
     if (f->parser && f->ops->free)
       f->ops->free(f->parser);
     f->parser = NULL;
-    f->open_failed = 0;
     if (ensure_parser(f) < 0) {
       ps_buf_free(&f->doc);
       return 0;
@@ -717,13 +1070,15 @@ static int process_doc(pfile *f) {
     f->doc_loaded = 1;
   }
   f->em.origin.line = 0;
-  int rc = f->ops->document(f->parser, f->doc.data ? f->doc.data : "", f->doc.len, &f->em);
+  int rc =
+      f->ops->document(f->parser, f->doc.data ? f->doc.data : "", f->doc.len, &f->em);
   if (rc == -EAGAIN) {
     f->paused = 1;
     return 0;
   }
   if (rc < 0)
-    ps_log_limited(PS_LOG_ERROR, "parse", f->path, 10, "%s: %s", f->path, strerror(-rc));
+    ps_log_limited(PS_LOG_ERROR, "parse", lkey("parse-error", f->path), 10, "%s: %s",
+                   f->path, strerror(-rc));
   if (f->record_rejected || rc < 0)
     pl->records_rejected++;
   else
@@ -816,7 +1171,7 @@ static void rescan(ps_pipeline *pl) {
     if (!f->retired && f->kind == PS_INPUT_LINES && f->scan_gen != pl->scan_gen &&
         !f->draining) {
       struct stat st;
-      if (stat(f->path, &st) == 0 && (uint64_t)st.st_ino == f->id.ino &&
+      if (stat(f->cur_path, &st) == 0 && (uint64_t)st.st_ino == f->id.ino &&
           (uint64_t)st.st_dev == f->id.dev)
         continue; /* still there (e.g. its source was reloaded) */
       f->draining = 1;
@@ -824,7 +1179,14 @@ static void rescan(ps_pipeline *pl) {
     }
 }
 
-static void rescan_cb(uv_timer_t *t) { rescan(t->data); }
+static void rescan_cb(uv_timer_t *t) {
+  ps_pipeline *pl = t->data;
+  rescan(pl);
+  /* Stall detection needs time to pass, not a change on disk. */
+  for (prun *r = pl->runs; r; r = r->next)
+    if (!r->ended)
+      run_mark(pl, r);
+}
 
 /* --- state -------------------------------------------------------------- */
 
@@ -854,13 +1216,13 @@ static void save_state(ps_pipeline *pl) {
   for (size_t i = 0; i < pl->saved.nerrors; i++)
     ps_state_add_error(&s, pl->saved.errors[i]);
   s.pending_points = pl->bt.pending_points;
-  if (pl->saved.runs_json)
-    s.runs_json = strdup(pl->saved.runs_json);
+  s.runs_json = runs_to_json(pl);
   int rc = ps_state_save(&s, pl->cfg->state_dir);
   if (rc < 0)
     ps_log_limited(PS_LOG_ERROR, "state", "save", 60,
                    "%s: cannot save the state (%s); offsets will be re-read after "
-                   "a restart", pl->cfg->state_dir, strerror(-rc));
+                   "a restart",
+                   pl->cfg->state_dir, strerror(-rc));
   else
     pl->dirty = 0;
   ps_state_free(&s);
@@ -902,6 +1264,10 @@ static void sink_done(ps_sink *sink, ps_batch *batch, int status, size_t rejecte
   if (b->selfstats) {
     pl->selfstats_in_flight = 0;
     ps_pbatch_free(b);
+  } else if (b->markers) {
+    prun *r = b->aux;
+    ps_pbatch_free(b);
+    run_markers_done(pl, r, status == 0);
   } else {
     ps_batcher_done(&pl->bt, b, status == 0);
   }
@@ -910,14 +1276,15 @@ static void sink_done(ps_sink *sink, ps_batch *batch, int status, size_t rejecte
   check_once_done(pl);
 }
 
-static void sink_reject(ps_sink *sink, const ps_origin *o, const char *line,
-                        size_t len, const char *reason) {
+static void sink_reject(ps_sink *sink, const ps_origin *o, const char *line, size_t len,
+                        const char *reason) {
   ps_pipeline *pl = ps_sink_data(sink);
   (void)line;
   (void)len;
   const char *file = o && o->file ? o->file : "?";
-  ps_log_limited(PS_LOG_WARNING, "sink", file, 10, "%s:%" PRIu64 ": rejected by the server: %s",
-                 file, o ? o->line : 0, reason);
+  ps_log_limited(PS_LOG_WARNING, "sink", lkey("sink", file), 10,
+                 "%s:%" PRIu64 ": rejected by the server: %s", file, o ? o->line : 0,
+                 reason);
   record_error(pl, "%s:%" PRIu64 ": rejected by the server: %s", file, o ? o->line : 0,
                reason);
 }
@@ -960,8 +1327,7 @@ static void stats_cb(uv_timer_t *t) {
   clock_gettime(CLOCK_REALTIME, &ts);
   const char *reason = NULL;
   static const ps_origin self = {"perfship self-metrics", 0};
-  if (ps_selfstats_encode(&b->b.body, &s,
-                          (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+  if (ps_selfstats_encode(&b->b.body, &s, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec,
                           pl->extra, pl->nextra, &reason) < 0 ||
       ps_batch_add_line_origin(&b->b, 0, &self) < 0) {
     ps_log_limited(PS_LOG_ERROR, MOD, "selfstats", 300, "self-metrics not encoded: %s",
@@ -994,10 +1360,7 @@ static void flush_cb(uv_timer_t *t) {
 
 /* --- shutdown ------------------------------------------------------------ */
 
-static void closed_one(uv_handle_t *h) {
-  ps_pipeline *pl = h->data;
-  pl->handles_open--;
-}
+static void closed_one(uv_handle_t *h) { (void)h; }
 
 static void watch_closed(void *arg) {
   ps_pipeline *pl = arg;
@@ -1015,12 +1378,18 @@ static void close_all(ps_pipeline *pl) {
     return;
   pl->stopping = 2;
   uv_handle_t *hs[] = {
-      (uv_handle_t *)&pl->flush_timer, (uv_handle_t *)&pl->rescan_timer,
-      (uv_handle_t *)&pl->settle_timer, (uv_handle_t *)&pl->save_timer,
-      (uv_handle_t *)&pl->stats_timer, (uv_handle_t *)&pl->check_timer,
+      (uv_handle_t *)&pl->flush_timer,
+      (uv_handle_t *)&pl->rescan_timer,
+      (uv_handle_t *)&pl->settle_timer,
+      (uv_handle_t *)&pl->save_timer,
+      (uv_handle_t *)&pl->stats_timer,
+      (uv_handle_t *)&pl->check_timer,
       (uv_handle_t *)&pl->create_db_timer,
-      (uv_handle_t *)&pl->work,        (uv_handle_t *)&pl->sig_term,
-      (uv_handle_t *)&pl->sig_int,     (uv_handle_t *)&pl->sig_hup,
+      (uv_handle_t *)&pl->runs_timer,
+      (uv_handle_t *)&pl->work,
+      (uv_handle_t *)&pl->sig_term,
+      (uv_handle_t *)&pl->sig_int,
+      (uv_handle_t *)&pl->sig_hup,
   };
   for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++)
     if (!uv_is_closing(hs[i]))
@@ -1052,16 +1421,21 @@ static void begin_stop(ps_pipeline *pl, const char *why) {
 }
 
 static int all_quiet(const ps_pipeline *pl) {
-  return (!pl->bt.open || !pl->bt.open->b.npoints) && pl->bt.inflight_count == 0 &&
-         !pl->selfstats_in_flight;
+  if ((pl->bt.open && pl->bt.open->b.npoints) || pl->bt.inflight_count ||
+      pl->selfstats_in_flight)
+    return 0;
+  for (const prun *r = pl->runs; r; r = r->next)
+    if (r->in_flight)
+      return 0;
+  return 1;
 }
 
 static int reading_done(const ps_pipeline *pl) {
   if (pl->q_head)
     return 0;
   for (const pfile *f = pl->files; f; f = f->next)
-    if (!f->retired && (f->paused || f->doc_loaded ||
-                        (f->kind == PS_INPUT_DOCUMENT && f->settle_due)))
+    if (!f->retired &&
+        (f->paused || f->doc_loaded || (f->kind == PS_INPUT_DOCUMENT && f->settle_due)))
       return 0;
   return 1;
 }
@@ -1073,8 +1447,10 @@ static void check_once_done(ps_pipeline *pl) {
     if (all_quiet(pl)) {
       close_all(pl);
     } else if (uv_now(pl->loop) >= pl->stop_deadline) {
-      PS_WARN(MOD, "%zu batches still unacknowledged after %d s; they will be "
-              "sent again at the next start", pl->bt.inflight_count, DRAIN_WAIT_MS / 1000);
+      PS_WARN(MOD,
+              "%zu batches still unacknowledged after %d s; they will be "
+              "sent again at the next start",
+              pl->bt.inflight_count, DRAIN_WAIT_MS / 1000);
       close_all(pl);
     }
     return;
@@ -1083,13 +1459,24 @@ static void check_once_done(ps_pipeline *pl) {
     return;
   if (!reading_done(pl))
     return;
+  if (!pl->runs_final) {
+    /* Every run folder once more, now that everything present was read:
+     * ended runs get their end markers, silent ones are judged stalled. */
+    pl->runs_final = 1;
+    for (prun *r = pl->runs; r; r = r->next)
+      r->dirty = 1;
+    runs_evaluate_dirty(pl);
+    if (!reading_done(pl))
+      return;
+  }
   if (pl->bt.open && pl->bt.open->b.npoints)
     ps_batcher_flush(&pl->bt);
   if (!all_quiet(pl))
     return;
   uint64_t rejected = pl->records_rejected + pl->points_refused + pl->server_rejected;
   if (rejected) {
-    PS_WARN(MOD, "done: %" PRIu64 " records or points were rejected (see above)", rejected);
+    PS_WARN(MOD, "done: %" PRIu64 " records or points were rejected (see above)",
+            rejected);
     pl->exit_code = PS_EXIT_DATAERR;
   } else {
     PS_INFO(MOD, "done: everything read is acknowledged");
@@ -1111,7 +1498,8 @@ static void check_cb(uv_timer_t *t) {
     if (!since && pl->bt.inflight_count)
       since = pl->last_progress_ms; /* answering, but not accepting (401/404) */
     if (since && pl->bt.inflight_count && now - since > deadline) {
-      PS_ERROR(MOD, "%s: the server stayed unreachable for %" PRId64
+      PS_ERROR(MOD,
+               "%s: the server stayed unreachable for %" PRId64
                " s (influxdb.unreachable_deadline_s); giving up; offsets stay "
                "where they are",
                pl->cfg->influxdb.url, pl->cfg->influxdb.unreachable_deadline_s);
@@ -1219,11 +1607,15 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   pl->lock_fd = ps_state_lock(sd, 1);
   if (pl->lock_fd < 0) {
     if (pl->lock_fd == -EWOULDBLOCK)
-      fprintf(stderr, "perfship: %s: another perfship agent is running with this "
-              "state_dir; stop it first\n", sd);
+      fprintf(stderr,
+              "perfship: %s: another perfship agent is running with this "
+              "state_dir; stop it first\n",
+              sd);
     else
-      fprintf(stderr, "perfship: %s: cannot use the state directory (%s); set "
-              "state_dir to a writable folder\n", sd, strerror(-pl->lock_fd));
+      fprintf(stderr,
+              "perfship: %s: cannot use the state directory (%s); set "
+              "state_dir to a writable folder\n",
+              sd, strerror(-pl->lock_fd));
     int code = pl->lock_fd == -EWOULDBLOCK ? PS_EXIT_TEMPFAIL : PS_EXIT_CONFIG;
     free(pl);
     return code;
@@ -1235,6 +1627,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
     PS_WARN("state", "%s", warn.data);
   ps_buf_free(&warn);
   pl->first_start_end = !pl->saved.existed && cfg->watch.start_at == PS_START_END;
+  runs_from_json(pl, pl->saved.runs_json);
   build_extra_tags(pl);
 
   uv_loop_t loop;
@@ -1252,14 +1645,14 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
     return PS_EXIT_SOFTWARE;
   }
   ps_batcher_init(&pl->bt, (size_t)cfg->batch.max_points, (size_t)cfg->batch.max_bytes,
-                  (size_t)cfg->batch.max_pending_bytes, submit_cb, cursor_committed_cb, pl);
-  uv_timer_t *timers[] = {&pl->flush_timer, &pl->rescan_timer, &pl->settle_timer,
-                          &pl->save_timer, &pl->stats_timer, &pl->check_timer,
-                          &pl->create_db_timer};
+                  (size_t)cfg->batch.max_pending_bytes, submit_cb, cursor_committed_cb,
+                  pl);
+  uv_timer_t *timers[] = {&pl->flush_timer,     &pl->rescan_timer, &pl->settle_timer,
+                          &pl->save_timer,      &pl->stats_timer,  &pl->check_timer,
+                          &pl->create_db_timer, &pl->runs_timer};
   for (size_t i = 0; i < sizeof timers / sizeof timers[0]; i++) {
     uv_timer_init(&loop, timers[i]);
     timers[i]->data = pl;
-    pl->handles_open++;
   }
   uv_idle_init(&loop, &pl->work);
   pl->work.data = pl;
@@ -1270,7 +1663,6 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
     sigs[i]->data = pl;
     uv_signal_start(sigs[i], signal_cb, signums[i]);
   }
-  pl->handles_open += 4;
   ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, on_path, pl);
   create_database(pl, 1);
 
@@ -1281,7 +1673,8 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   pl->initial_scan = 0;
   if (!pl->once) {
     if (cfg->watch.rescan_interval_ms > 0)
-      uv_timer_start(&pl->rescan_timer, rescan_cb, (uint64_t)cfg->watch.rescan_interval_ms,
+      uv_timer_start(&pl->rescan_timer, rescan_cb,
+                     (uint64_t)cfg->watch.rescan_interval_ms,
                      (uint64_t)cfg->watch.rescan_interval_ms);
     if (cfg->selfstats.interval_ms > 0)
       uv_timer_start(&pl->stats_timer, stats_cb, (uint64_t)cfg->selfstats.interval_ms,
@@ -1298,6 +1691,11 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   for (pfile *f = pl->files, *next; f; f = next) {
     next = f->next;
     file_free(f);
+  }
+  for (prun *r = pl->runs, *next; r; r = next) {
+    next = r->next;
+    free(r->folder);
+    free(r);
   }
   if (uv_loop_close(&loop) != 0)
     PS_DEBUG(MOD, "loop closed with handles left");

@@ -17,12 +17,18 @@ int ps_selfstats_encode(ps_buf *out, const ps_selfstats *s, int64_t time_ns,
     const char *key;
     uint64_t v;
   } f[] = {
-      {"lines_read", s->lines_read},         {"records_parsed", s->records_parsed},
-      {"records_rejected", s->records_rejected}, {"points_written", s->points_written},
-      {"points_rejected", s->points_rejected}, {"batches_sent", s->batches_sent},
-      {"http_retries", s->http_retries},     {"bytes_sent", s->bytes_sent},
-      {"pending_points", s->pending_points}, {"files_watched", s->files_watched},
-      {"oldest_unacked_s", s->oldest_unacked_s}, {"uptime_s", s->uptime_s},
+      {"lines_read", s->lines_read},
+      {"records_parsed", s->records_parsed},
+      {"records_rejected", s->records_rejected},
+      {"points_written", s->points_written},
+      {"points_rejected", s->points_rejected},
+      {"batches_sent", s->batches_sent},
+      {"http_retries", s->http_retries},
+      {"bytes_sent", s->bytes_sent},
+      {"pending_points", s->pending_points},
+      {"files_watched", s->files_watched},
+      {"oldest_unacked_s", s->oldest_unacked_s},
+      {"uptime_s", s->uptime_s},
   };
   ps_field fields[sizeof f / sizeof f[0]];
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {

@@ -399,6 +399,7 @@ static int compress_body(slot *sl, const char *p, size_t len) {
   if (deflate(zs, Z_FINISH) != Z_STREAM_END)
     return -EIO;
   sl->gz.len = bound - zs->avail_out;
+  sl->gz.data[sl->gz.len] = '\0'; /* ps_buf's promise */
   return 0;
 }
 
@@ -538,6 +539,14 @@ static bool is_data_error(long code, const char *msg) {
           strstr(msg, "field type conflict"));
 }
 
+static void free_runs(piece *runs) {
+  while (runs) {
+    piece *n = runs->next;
+    free(runs);
+    runs = n;
+  }
+}
+
 /* InfluxDB 1.x names every line it could not parse:
  *   unable to parse '<line>': <reason>
  * joined by newlines. Finds them in [l0, l1), rejects them with their reason
@@ -553,19 +562,30 @@ static long reject_named_lines(ps_sink *s, piece *p, const char *msg,
     nclauses++;
   *all_matched = false;
   *runs_out = NULL;
-  if (!nclauses)
+  /* More clauses than lines cannot all be ours; bisecting is then cheaper
+   * than matching each against every line. */
+  if (!nclauses || nclauses > p->l1 - p->l0)
     return 0;
   bool *bad = calloc(p->l1 - p->l0, sizeof *bad);
   if (!bad)
     return -ENOMEM;
+  /* The server names lines in body order, so the search starts after the
+   * last match: one pass over the piece for any number of bad lines. */
+  size_t n = p->l1 - p->l0, cursor = 0, msg_len = strlen(msg);
   for (const char *c = strstr(msg, key); c; c = strstr(c + 1, key)) {
     const char *q = c + sizeof key - 1;
-    for (size_t i = p->l0; i < p->l1; i++) {
+    size_t rest = msg_len - (size_t)(q - msg);
+    for (size_t k = 0; k < n; k++) {
+      size_t i = p->l0 + (cursor + k) % n;
       const char *txt;
       size_t len;
       line_text(t, i, &txt, &len);
-      if (bad[i - p->l0] || strncmp(q, txt, len) || strncmp(q + len, "': ", 3))
+      /* Bounded by the message's length, not by NULs: a line may hold a
+       * NUL byte that the message then ends at. */
+      if (bad[i - p->l0] || rest < len + 3 || memcmp(q, txt, len) ||
+          memcmp(q + len, "': ", 3))
         continue;
+      cursor = (i - p->l0 + 1) % n;
       /* The reason runs to the next clause or " dropped=". */
       const char *r = q + len + 3;
       size_t rl = strcspn(r, "\n");
@@ -611,23 +631,11 @@ static long reject_named_lines(ps_sink *s, piece *p, const char *msg,
   }
   free(bad);
   if (rc) {
-    while (runs) {
-      piece *n = runs->next;
-      free(runs);
-      runs = n;
-    }
+    free_runs(runs);
     return rc;
   }
   *runs_out = runs;
   return (long)matched;
-}
-
-static void free_runs(piece *runs) {
-  while (runs) {
-    piece *n = runs->next;
-    free(runs);
-    runs = n;
-  }
 }
 
 static void retry_later(ps_sink *s, piece *p, uint64_t delay_ms) {
@@ -679,6 +687,19 @@ static void on_data_error(ps_sink *s, piece *p, const char *msg) {
       if (!s->queue_tail)
         s->queue_tail = last;
     }
+    piece_done(s, p);
+    return;
+  }
+  /* 1.x counts what it refused: when that is every line of the piece (a
+   * whole batch of the wrong type), bisecting would only confirm it. */
+  const char *d = strstr(msg, " dropped=");
+  if (d && strtoull(d + 9, NULL, 10) == p->l1 - p->l0) {
+    char *reason = strdup(msg);
+    if (reason)
+      trim_reason(reason);
+    for (size_t i = p->l0; i < p->l1; i++)
+      reject_line(s, t, i, reason ? reason : msg);
+    free(reason);
     piece_done(s, p);
     return;
   }

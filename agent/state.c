@@ -160,7 +160,8 @@ static int parse_state(ps_state *s, const char *text, ps_buf *why) {
   }
   const cJSON *errs = cJSON_GetObjectItemCaseSensitive(root, "errors");
   const cJSON *e;
-  cJSON_ArrayForEach(e, errs) if (cJSON_IsString(e)) ps_state_add_error(s, e->valuestring);
+  cJSON_ArrayForEach(e, errs) if (cJSON_IsString(e))
+      ps_state_add_error(s, e->valuestring);
   uint64_t x;
   if (get_u64(root, "pending_points", &x) == 0)
     s->pending_points = x;

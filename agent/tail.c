@@ -57,8 +57,8 @@ int ps_file_identify(int fd, const struct stat *st, ps_file_id *id) {
   return rc;
 }
 
-ps_id_match ps_file_id_check(int fd, const struct stat *st,
-                             const ps_file_id *saved, ps_file_id *now) {
+ps_id_match ps_file_id_check(int fd, const struct stat *st, const ps_file_id *saved,
+                             ps_file_id *now) {
   if ((uint64_t)st->st_dev != saved->dev || (uint64_t)st->st_ino != saved->ino)
     return PS_ID_OTHER;
   if ((uint64_t)st->st_size < saved->fp_len)
@@ -193,6 +193,27 @@ void ps_tail_consume(ps_tail *t) {
   t->scan = t->pos;
   t->line_no++;
   t->have_cur = 0;
+}
+
+int ps_tail_partial(ps_tail *t, ps_tail_line *out) {
+  if (t->have_cur) {
+    *out = t->cur;
+    return PS_TAIL_LINE;
+  }
+  if (t->skipping || t->pos >= t->buf.len)
+    return PS_TAIL_NONE;
+  size_t n = t->buf.len - t->pos;
+  if (memchr(t->buf.data + t->pos, '\n', n))
+    return PS_TAIL_NONE; /* complete lines first */
+  char *base = t->buf.data;
+  t->cur.data = base + t->pos;
+  t->cur.len = n && base[t->buf.len - 1] == '\r' ? n - 1 : n;
+  t->cur.line_no = t->line_no;
+  t->cur.start = t->buf_off + t->pos;
+  t->cur.end = t->buf_off + t->buf.len;
+  t->have_cur = 1;
+  *out = t->cur;
+  return PS_TAIL_LINE;
 }
 
 uint64_t ps_tail_offset(const ps_tail *t) { return t->buf_off + t->pos; }

@@ -28,8 +28,8 @@ typedef struct wdir {
   struct ps_watch *w;
   char *path;
   const ps_source_cfg *src;
-  int depth;     /* levels below a directory source's root */
-  int seen;      /* found by the current scan */
+  int depth; /* levels below a directory source's root */
+  int seen;  /* found by the current scan */
   int closing;
   struct wdir *next;
 } wdir;
@@ -69,8 +69,7 @@ int ps_watch_source_matches(const ps_source_cfg *src, const char *path) {
   return strncmp(path, sp, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-static void scan_dir(ps_watch *w, const ps_source_cfg *src, const char *dir,
-                     int depth);
+static void scan_dir(ps_watch *w, const ps_source_cfg *src, const char *dir, int depth);
 static void scan_glob(ps_watch *w, const ps_source_cfg *src);
 
 static void handle_closed(uv_handle_t *h) {
@@ -83,15 +82,14 @@ static void handle_closed(uv_handle_t *h) {
     w->closed(w->closed_arg);
 }
 
-static void on_event(uv_fs_event_t *h, const char *filename, int events,
-                     int status) {
+static void on_event(uv_fs_event_t *h, const char *filename, int events, int status) {
   wdir *d = h->data;
   ps_watch *w = d->w;
   (void)events;
   if (status < 0) {
     ps_log_limited(PS_LOG_WARNING, "watch", d->path, 60,
-                   "%s: watch error (%s); relying on the periodic rescan",
-                   d->path, uv_strerror(status));
+                   "%s: watch error (%s); relying on the periodic rescan", d->path,
+                   uv_strerror(status));
     return;
   }
   if (w->closing || d->closing)
@@ -127,8 +125,7 @@ static wdir *find_dir(ps_watch *w, const ps_source_cfg *src, const char *path) {
 }
 
 /* Returns 1 when the directory was newly watched. */
-static int watch_dir(ps_watch *w, const ps_source_cfg *src, const char *path,
-                     int depth) {
+static int watch_dir(ps_watch *w, const ps_source_cfg *src, const char *path, int depth) {
   wdir *d = find_dir(w, src, path);
   if (d) {
     d->seen = 1;
@@ -165,14 +162,13 @@ static int watch_dir(ps_watch *w, const ps_source_cfg *src, const char *path,
   return 1;
 }
 
-static void scan_dir(ps_watch *w, const ps_source_cfg *src, const char *dir,
-                     int depth) {
+static void scan_dir(ps_watch *w, const ps_source_cfg *src, const char *dir, int depth) {
   watch_dir(w, src, dir, depth);
   DIR *dp = opendir(dir);
   if (!dp) {
     if (errno != ENOENT)
-      ps_log_limited(PS_LOG_WARNING, "watch", dir, 300, "%s: cannot list (%s)",
-                     dir, strerror(errno));
+      ps_log_limited(PS_LOG_WARNING, "watch", dir, 300, "%s: cannot list (%s)", dir,
+                     strerror(errno));
     return;
   }
   ps_buf p;
@@ -262,8 +258,8 @@ static void scan_source(ps_watch *w, const ps_source_cfg *src) {
   }
 }
 
-int ps_watch_new(ps_watch **out, uv_loop_t *loop, const ps_source_cfg *srcs,
-                 size_t nsrcs, ps_watch_path_cb on_path, void *ctx) {
+int ps_watch_new(ps_watch **out, uv_loop_t *loop, const ps_source_cfg *srcs, size_t nsrcs,
+                 ps_watch_path_cb on_path, void *ctx) {
   ps_watch *w = calloc(1, sizeof *w);
   if (!w)
     return -ENOMEM;

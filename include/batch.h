@@ -47,9 +47,9 @@ typedef struct ps_cursor {
   uint64_t last_end, last_line; /* end of the last completed line */
   uint64_t last_doc_hash;
   uint64_t committed, committed_line, committed_doc_hash;
-  int line_open;                /* the current line already gave points */
-  int retired;                  /* no more commits wanted; free at refs 0 */
-  size_t live;                  /* checkpoints alive (hold the cursor) */
+  int line_open; /* the current line already gave points */
+  int retired;   /* no more commits wanted; free at refs 0 */
+  size_t live;   /* checkpoints alive (hold the cursor) */
   void *owner;
 } ps_cursor;
 
@@ -61,16 +61,18 @@ struct ps_checkpoint {
   int sealed;
   int seal_at_line_end; /* its batch left mid-line: seal when the line ends */
   int failed;
-  uint64_t last_seq;     /* the batch that took a reference last */
+  uint64_t last_seq; /* the batch that took a reference last */
 };
 
 struct ps_pbatch {
-  ps_batch b;            /* what the sink sees; b.data points back here */
+  ps_batch b; /* what the sink sees; b.data points back here */
   ps_checkpoint **cps;
   size_t ncps, cps_cap;
   uint64_t seq;
   uint64_t created_ms;
-  int selfstats;         /* no checkpoints: the agent's own points */
+  int selfstats; /* no checkpoints: the agent's own points */
+  int markers;   /* no checkpoints: run markers (aux: the run) */
+  void *aux;
   ps_pbatch *prev, *next; /* in flight */
 };
 
@@ -92,8 +94,7 @@ void ps_cursor_release(ps_cursor *c);
 /* `line` is the number of the line starting at `end`. Returns 1 when the
  * committed offset moved (a line without points commits at once), else 0,
  * or a negative errno. */
-int ps_cursor_line_done(ps_cursor *c, uint64_t end, uint64_t line,
-                        uint64_t doc_hash);
+int ps_cursor_line_done(ps_cursor *c, uint64_t end, uint64_t line, uint64_t doc_hash);
 uint64_t ps_cursor_committed(const ps_cursor *c);
 
 void ps_batcher_init(ps_batcher *bt, size_t max_points, size_t max_bytes,

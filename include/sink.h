@@ -65,7 +65,8 @@ typedef struct ps_sink_stats {
   uint64_t points_rejected;
   uint64_t http_retries;
   uint64_t bytes_sent;
-  /* monotonic ms since the server last answered anything, 0 if it answers */
+  /* uv_now() of the first failed attempt since the server last answered
+   * anything (a monotonic ms timestamp), 0 while it answers */
   uint64_t unreachable_since_ms;
 } ps_sink_stats;
 

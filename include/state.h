@@ -31,23 +31,23 @@
 typedef struct ps_state_file {
   char *path;
   ps_file_id id;
-  uint64_t offset;  /* acknowledged up to here */
-  uint64_t line;    /* number of the line starting at offset */
+  uint64_t offset; /* acknowledged up to here */
+  uint64_t line;   /* number of the line starting at offset */
   uint64_t doc_hash;
-  int has_doc;      /* doc_hash is meaningful */
-  int matched;      /* runtime only: claimed by a live file */
+  int has_doc; /* doc_hash is meaningful */
+  int matched; /* runtime only: claimed by a live file */
 } ps_state_file;
 
 typedef struct ps_state {
-  int existed;              /* a state file was found at load */
+  int existed; /* a state file was found at load */
   ps_state_file *files;
   size_t nfiles, cap;
   char *errors[PS_STATE_MAX_ERRORS]; /* oldest first */
   size_t nerrors;
   uint64_t pending_points;
-  int64_t saved_at;         /* unix seconds */
-  int pid;                  /* the agent that saved it */
-  char *runs_json;          /* opaque, owned; NULL if none */
+  int64_t saved_at; /* unix seconds */
+  int pid;          /* the agent that saved it */
+  char *runs_json;  /* opaque, owned; NULL if none */
 } ps_state;
 
 void ps_state_init(ps_state *s);

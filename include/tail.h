@@ -57,8 +57,8 @@ uint64_t ps_hash64(uint64_t h, const void *p, size_t n);
 int ps_file_identify(int fd, const struct stat *st, ps_file_id *id);
 /* Compares an open file with a saved identity. On PS_ID_SAME, *now gets the
  * current identity (fingerprint widened if the file grew). */
-ps_id_match ps_file_id_check(int fd, const struct stat *st,
-                             const ps_file_id *saved, ps_file_id *now);
+ps_id_match ps_file_id_check(int fd, const struct stat *st, const ps_file_id *saved,
+                             ps_file_id *now);
 
 enum {
   PS_TAIL_NONE = 0,     /* no complete line buffered: fill, or wait */
@@ -81,21 +81,25 @@ typedef struct ps_tail {
   uint64_t buf_off;  /* file offset of buf.data[0] */
   uint64_t line_no;  /* number of the line starting at buf.data[pos] */
   ps_buf buf;
-  size_t pos;        /* start of the unconsumed data */
-  size_t scan;       /* where the newline search resumes (>= pos) */
+  size_t pos;  /* start of the unconsumed data */
+  size_t scan; /* where the newline search resumes (>= pos) */
   size_t max_line;
-  int skipping;      /* discarding an over-long line up to its '\n' */
-  ps_tail_line cur;  /* the line last returned, until consumed */
+  int skipping;     /* discarding an over-long line up to its '\n' */
+  ps_tail_line cur; /* the line last returned, until consumed */
   int have_cur;
 } ps_tail;
 
-void ps_tail_init(ps_tail *t, int fd, uint64_t offset, uint64_t line_no,
-                  size_t max_line);
+void ps_tail_init(ps_tail *t, int fd, uint64_t offset, uint64_t line_no, size_t max_line);
 /* Reads up to `chunk` more bytes. Returns the count read, 0 at end of file,
  * or a negative errno. */
 long ps_tail_fill(ps_tail *t, size_t chunk);
 int ps_tail_next(ps_tail *t, ps_tail_line *out);
 void ps_tail_consume(ps_tail *t);
+/* Hands out the buffered unterminated last line as if it were complete
+ * (end = the end of the data read), for a producer known to be finished
+ * (a loadgen run that ended). PS_TAIL_NONE when there is none. Consume it
+ * like any line. */
+int ps_tail_partial(ps_tail *t, ps_tail_line *out);
 /* Offset and number of the first line not yet consumed. */
 uint64_t ps_tail_offset(const ps_tail *t);
 /* Bytes buffered but not consumed (a partial last line, lines not framed). */

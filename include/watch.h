@@ -29,11 +29,10 @@
 #define PS_WATCH_MAX_DEPTH 6
 
 typedef struct ps_watch ps_watch;
-typedef void (*ps_watch_path_cb)(void *ctx, const ps_source_cfg *src,
-                                 const char *path);
+typedef void (*ps_watch_path_cb)(void *ctx, const ps_source_cfg *src, const char *path);
 
-int ps_watch_new(ps_watch **out, uv_loop_t *loop, const ps_source_cfg *srcs,
-                 size_t nsrcs, ps_watch_path_cb on_path, void *ctx);
+int ps_watch_new(ps_watch **out, uv_loop_t *loop, const ps_source_cfg *srcs, size_t nsrcs,
+                 ps_watch_path_cb on_path, void *ctx);
 /* Replaces the sources (SIGHUP); the next scan applies them. */
 void ps_watch_set_sources(ps_watch *w, const ps_source_cfg *srcs, size_t nsrcs);
 int ps_watch_scan(ps_watch *w);

@@ -39,8 +39,14 @@ through. Actions:
     delay     sleep `seconds`, then forward (the client may have gone)
     drop      close the connection without answering (forward=True: after
               forwarding, so the server stored the data but the answer is lost)
-    half      forward, then write the status line, headers with the full
-              Content-Length and only part of the body, and close
+    half      forward, then answer only in part and close: the status line,
+              the full Content-Length and half the body (an answer without a
+              body, like InfluxDB's 204, becomes a 200 with a short JSON
+              body, cut); with cut="headers": the status line and half a
+              header (curl resends that by itself on a reused connection)
+
+TLS: FaultProxy(..., tls_cert=PEM, tls_key=PEM) serves https (the upstream
+stays plain http); `url` then starts with https://.
 
 Control endpoint (for tests that drive the proxy from another process):
     POST /__faultproxy__/rules     body: JSON list of rule dicts
@@ -61,6 +67,7 @@ import json
 import random
 import socket
 import socketserver
+import ssl
 import threading
 import time
 import urllib.parse
@@ -97,7 +104,7 @@ class Request:
 class Rule:
     def __init__(self, action, count=None, prob=None, path=None, min_body=None,
                  code=500, body=None, retry_after=None, seconds=0.0,
-                 forward=False):
+                 forward=False, cut="body"):
         if action not in ("pass", "status", "delay", "drop", "half"):
             raise ValueError(f"unknown action {action!r}")
         self.action = action
@@ -110,17 +117,24 @@ class Rule:
         self.retry_after = retry_after
         self.seconds = float(seconds)
         self.forward = bool(forward)
+        if cut not in ("body", "headers"):
+            raise ValueError(f"unknown cut {cut!r}")
+        self.cut = cut
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request, client_address):
+        pass  # a client hanging up (or refusing our certificate) is a test case
+
 
 class FaultProxy:
     def __init__(self, upstream_port, upstream_host="127.0.0.1", seed=0,
-                 upstream_timeout=60):
+                 upstream_timeout=60, tls_cert=None, tls_key=None):
         self.upstream = (upstream_host, upstream_port)
+        self.tls = (tls_cert, tls_key) if tls_cert else None
         self.upstream_timeout = upstream_timeout
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
@@ -138,6 +152,13 @@ class FaultProxy:
             pass
         Handler.proxy = proxy
         self.server = _Server(("127.0.0.1", 0), Handler)
+        if self.tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*self.tls)
+            # The handshake runs in the connection's thread (see setup), so
+            # a client that refuses the certificate cannot stall accept().
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True,
+                                                 do_handshake_on_connect=False)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever,
                                        kwargs={"poll_interval": 0.05},
@@ -159,7 +180,7 @@ class FaultProxy:
 
     @property
     def url(self):
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     # -- rules ---------------------------------------------------------------
     def add_rule(self, action, **kw):
@@ -230,6 +251,10 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def setup(self):
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.settimeout(10)
+            self.request.do_handshake()
+            self.request.settimeout(None)
         super().setup()
         self.conn_id = self.proxy._next_conn_id()
         self.up = None
@@ -344,12 +369,17 @@ class _Handler(BaseHTTPRequestHandler):
         st, reason, hdrs, data = self._forward(self.command, raw_path,
                                                dict(self.headers), body)
         if action == "half":
-            # Claim a body longer than what is sent, then hang up.
-            full = data if data else b'{"results":[{"statement_id":0}]}'
-            head = f"HTTP/1.1 {st} {reason}\r\nContent-Length: {len(full) + 64}\r\n" \
-                   "Content-Type: application/json\r\n\r\n"
+            if rule.cut == "headers":
+                out = f"HTTP/1.1 {st} {reason}\r\nContent-Ty".encode()
+            else:
+                if st in (204, 304) or st < 200 or not data:
+                    # InfluxDB's 204 has no body to cut: a server dying
+                    # while it answers 200 with a body looks like this.
+                    st, reason, data = 200, "OK", b'{"results":[{"statement_id":0}]}'
+                out = (f"HTTP/1.1 {st} {reason}\r\nContent-Length: {len(data)}\r\n"
+                       "Content-Type: application/json\r\n\r\n").encode() + data[: len(data) // 2]
             try:
-                self.wfile.write(head.encode() + full[: max(1, len(full) // 2)])
+                self.wfile.write(out)
                 self.wfile.flush()
             except OSError:
                 pass

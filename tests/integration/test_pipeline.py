@@ -384,6 +384,163 @@ class OnceTests(Base):
             self.assertNotIn("s3cr3t", st[1] + st[2])
 
 
+DSS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "dss", "synth")
+
+
+class DocumentTests(Base):
+    def dump(self, db):
+        rows = self.influx.query(db, 'SELECT * FROM dss_bench GROUP BY *')
+        return sorted(tuple(sorted((k, repr(v)) for k, v in r.items())) for r in rows)
+
+    def test_document_read_when_settled_once_per_content(self):
+        cfg = self.config(fmt="dss-bench", extra=groups(watch={"settle_ms": 500}))
+        a = self.agent(cfg)
+        run = os.path.join(self.src, "bench-1")
+        os.mkdir(run)
+        doc = os.path.join(run, "results.json")
+        with open(os.path.join(DSS, "baseline_single", "results.json"), "rb") as f:
+            body = f.read()
+        # Written in two halves, as a tool does: never read half-written.
+        with open(doc, "wb") as f:
+            f.write(body[:len(body) // 2])
+            f.flush()
+            time.sleep(0.15)
+            f.write(body[len(body) // 2:])
+        rc, lp, err = run_perfship(["-c", cfg, "convert", "-f", "dss-bench", doc])
+        self.assertEqual(rc, 0, err)
+        conv = self.db + "_convert"
+        self.influx.create_db(conv)
+        self.influx.write(conv, lp)
+        want = self.dump(conv)
+        self.assertTrue(want)
+        wait_until(lambda: count(self.influx, self.db, "dss_bench") == len(want), 10)
+        self.assertEqual(self.dump(self.db), want)
+        self.assertNotIn("results.json:", a.output())  # no reject of a half file
+        # Rewritten with identical contents (a new mtime, so a re-send would
+        # add points at another time): nothing is sent again.
+        time.sleep(1.1)
+        with open(doc, "wb") as f:
+            f.write(body)
+        time.sleep(1.5)
+        self.assertEqual(count(self.influx, self.db, "dss_bench"), len(want))
+        # New contents are read again.
+        with open(os.path.join(DSS, "datastores_with_errors", "results.json"), "rb") as f:
+            other = f.read()
+        with open(doc, "wb") as f:
+            f.write(other)
+        wait_until(lambda: count(self.influx, self.db, "dss_bench") > len(want), 10,
+                   what="new contents read")
+
+
+class ReloadTests(Base):
+    def test_sighup_rereads_sources(self):
+        cfg = self.config()
+        a = self.agent(cfg)
+        self.append("a.jsonl", line(0))
+        wait_until(lambda: len(self.points()) == 1, 10)
+        second = os.path.join(self.tmp, "second")
+        os.mkdir(second)
+        src = ('{ path = "%s"; format = "jsonl"; measurement = "m"; time_key = "ts"; '
+               'tag_keys = ["k"]; types = { n = "integer"; }; }' % second)
+        with open(cfg) as f:
+            text = f.read()
+        with open(cfg, "w") as f:
+            f.write(text.replace("sources = ( ", "sources = ( " + src + ", "))
+        a.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: "configuration reread" in a.output(), 5)
+        with open(os.path.join(second, "b.jsonl"), "w") as f:
+            f.write(line(1, "b"))
+        self.append("a.jsonl", line(2))
+        wait_until(lambda: len(self.points()) == 3, 10)
+        self.assertEqual(self.points(), sorted(expected([0, 2]) + expected([1], "b")))
+        # A broken configuration is refused and the agent keeps running.
+        with open(cfg, "a") as f:
+            f.write("no_such_key = 1;\n")
+        a.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: "keeping the running configuration" in a.output(), 5)
+        self.append("a.jsonl", line(3))
+        wait_until(lambda: len(self.points()) == 4, 10)
+
+
+LOADGEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
+                       "loadgen", "synth")
+
+
+class LoadgenTests(Base):
+    def dump(self, db):
+        out = {}
+        for m in [r["name"] for r in self.influx.query(db, "SHOW MEASUREMENTS")]:
+            if m == "perfship":
+                continue
+            rows = self.influx.query(db, f'SELECT * FROM "{m}" GROUP BY *')
+            out[m] = sorted(tuple(sorted((k, repr(v)) for k, v in r.items())) for r in rows)
+        return out
+
+    def test_once_on_run_folders_equals_convert(self):
+        results = os.path.join(self.tmp, "results")
+        shutil.copytree(LOADGEN, results)
+        cfg = self.config(path=results, fmt="loadgen")
+        rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+        self.assertEqual(rc, 0, err)
+        folders = sorted(os.path.join(results, x) for x in os.listdir(results)
+                         if os.path.isdir(os.path.join(results, x)))
+        rc, lp, err = run_perfship(["-c", cfg, "convert", "-f", "loadgen"] + folders)
+        self.assertEqual(rc, 0, err)
+        conv = self.db + "_convert"
+        self.influx.create_db(conv)
+        self.assertEqual(self.influx.write(conv, lp)[0], 204)
+        got, want = self.dump(self.db), self.dump(conv)
+        self.assertEqual(sorted(got), sorted(want))
+        for m in want:
+            self.assertEqual(got[m], want[m], m)
+        self.assertEqual(len(got["runs"]), 9)  # 5 starts, 4 ends (one still running)
+        # Markers are acknowledged once: a second run sends none again...
+        self.influx.query_raw("DROP MEASUREMENT runs", db=self.db)
+        rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.influx.query(self.db, "SELECT * FROM runs"), [])
+        # ...until the run folder is forgotten: read and judged again.
+        one = os.path.join(results, "manual-7102939")
+        rc, out, err = run_perfship(["-c", cfg, "forget", one])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("forgot 1 file and 1 run folder", out)
+        rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+        self.assertEqual(rc, 0, err)
+        rows = self.influx.query(self.db, "SELECT * FROM runs GROUP BY *")
+        self.assertEqual(sorted((r["run"], r["event"], r["status"]) for r in rows),
+                         [("manual-7102939", "end", "interrupted"),
+                          ("manual-7102939", "start", "running")])
+
+    def test_live_run_start_stall_and_end_markers(self):
+        cfg = self.config(fmt="loadgen", extra=groups(other="alerts = { stall_after_s = 3; };"))
+        self.agent(cfg)
+        run = os.path.join(self.src, "daily-perf-abcdef1")
+        os.mkdir(run)
+        with open(os.path.join(LOADGEN, "daily-perf-9eb37164f6f7", "perf.jsonl")) as f:
+            lines = f.readlines()
+        open(os.path.join(run, "exit_code"), "w").close()
+        with open(os.path.join(run, "perf.jsonl"), "w") as f:
+            f.writelines(lines[:100])
+
+        def marks():
+            try:
+                rows = self.influx.query(self.db, "SELECT * FROM runs WHERE run = 'daily-perf-abcdef1'")
+            except RuntimeError:
+                return []
+            return sorted((r["event"], r["status"], r["backfill"]) for r in rows)
+        wait_until(lambda: marks() == [("start", "running", False)], 10, what="start marker")
+        wait_until(lambda: ("end", "stalled", False) in marks(), 15, what="stall marker")
+        with open(os.path.join(run, "perf.jsonl"), "a") as f:
+            f.writelines(lines[100:])
+        with open(os.path.join(run, "exit_code"), "w") as f:
+            f.write("0\n")
+        wait_until(lambda: ("end", "success", False) in marks(), 10, what="end marker")
+        self.assertEqual(marks(), [("end", "stalled", False), ("end", "success", False),
+                                   ("start", "running", False)])
+        rows = self.influx.query(self.db, "SELECT status FROM loadgen_run")
+        self.assertEqual([r["status"] for r in rows], ["success"])
+
+
 class OutageTests(Base):
     @classmethod
     def setUpClass(cls):
@@ -426,6 +583,25 @@ class OutageTests(Base):
                 self.assertEqual(sorted((r["time"], r["k"], r["n"]) for r in got),
                                  expected(range(lo, lo + 10)))
             self.assertEqual(a.stop(), 0)
+
+    def test_deleted_file_with_unacknowledged_data(self):
+        with InfluxServer() as ix:
+            cfg = self.config(influx=ix)
+            a = self.agent(cfg)
+            self.append("d.jsonl", line(0))
+            wait_until(lambda: count(ix, self.db) == 1, 15)
+            ix.stop()
+            self.append("d.jsonl", "".join(line(i) for i in range(1, 20)))
+            time.sleep(0.5)
+            path = os.path.join(self.src, "d.jsonl")
+            os.unlink(path)
+            wait_until(lambda: f"{path}: deleted with" in a.output(), 10,
+                       what="the deleted file reported")
+            ix.start()
+            wait_until(lambda: count(ix, self.db) == 20, 30, what="its data delivered")
+            rows = ix.query(self.db, "SELECT n, k FROM m")
+            self.assertEqual(sorted((r["time"], r["k"], r["n"]) for r in rows),
+                             expected(range(20)))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
  * by hand against a server.
  *
  *   sink_driver [options] FILE.lp
- *     -c FILE          load a perfship configuration (its [influxdb] part)
+ *     -c FILE          load a perfship configuration (its influxdb part);
+ *                      the options below override it
  *     --url URL --api v1|v2 --db DB --rp RP --org ORG --bucket BUCKET
  *     --user USER      v1 Basic auth; the password comes from PERFSHIP_PASSWORD
  *                      and the v2 token from PERFSHIP_TOKEN, never from argv
@@ -138,12 +139,27 @@ int main(int argc, char **argv) {
   if (!cfg.influxdb.timeout_ms)
     cfg.influxdb.timeout_ms = 10000;
   cfg.influxdb.tls_verify = 1;
+  /* The file first, so that options given next to it override it. */
+  for (int i = 1; i + 1 < argc; i++)
+    if (!strcmp(argv[i], "-c"))
+      config_file = argv[i + 1];
+  if (config_file) {
+    ps_buf err;
+    ps_buf_init(&err, 0);
+    if (ps_config_load(&cfg, config_file, &err) ||
+        ps_config_load_secrets(&cfg, &err)) {
+      fprintf(stderr, "sink_driver: %s\n", err.data ? err.data : "bad config");
+      ps_buf_free(&err);
+      return 78;
+    }
+    ps_buf_free(&err);
+  }
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define OPT(name) (!strcmp(a, name) && v && (i++, 1))
     if (OPT("-c"))
-      config_file = v;
+      ; /* loaded above */
     else if (OPT("--url"))
       set_str(&cfg.influxdb.url, v);
     else if (OPT("--api"))
@@ -180,17 +196,6 @@ int main(int argc, char **argv) {
   }
   if (!input || batch_lines <= 0)
     usage();
-  if (config_file) {
-    ps_buf err;
-    ps_buf_init(&err, 0);
-    if (ps_config_load(&cfg, config_file, &err) ||
-        ps_config_load_secrets(&cfg, &err)) {
-      fprintf(stderr, "sink_driver: %s\n", err.data ? err.data : "bad config");
-      ps_buf_free(&err);
-      return 78;
-    }
-    ps_buf_free(&err);
-  }
   if (getenv("PERFSHIP_TOKEN"))
     set_str(&cfg.influxdb.token, getenv("PERFSHIP_TOKEN"));
   if (getenv("PERFSHIP_PASSWORD"))

@@ -224,12 +224,12 @@ static void retired_cursor_is_released_when_batches_finish(void **st) {
   add(&r, &c);
   ps_cursor_line_done(&c, 10, 2, 0);
   ps_batcher_flush(&r.bt);
-  ps_cursor_release(&c); /* truncated: a new cursor takes over */
+  ps_cursor_release(&c);       /* truncated: a new cursor takes over */
   assert_int_equal(c.live, 1); /* the batch still holds it */
   int before = r.commits;
   ps_batcher_done(&r.bt, r.sent[0], 1);
   assert_int_equal(c.live, 0);
-  assert_int_equal(r.commits, before + 1); /* the owner hears of it to free */
+  assert_int_equal(r.commits, before + 1);      /* the owner hears of it to free */
   assert_int_equal(ps_cursor_committed(&c), 0); /* no commits once retired */
 }
 

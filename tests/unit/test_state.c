@@ -62,14 +62,16 @@ static void round_trip_keeps_64bit_values(void **st) {
   ps_state_init(&s);
   ps_state_file f = {
       .path = "/srv/run 1/perf.jsonl",
-      .id = {.dev = 0xfffffffffffffff1ULL, .ino = 18446744073709551000ULL,
-             .fp_len = 256, .fp_hash = 0x8000000000000001ULL},
+      .id = {.dev = 0xfffffffffffffff1ULL,
+             .ino = 18446744073709551000ULL,
+             .fp_len = 256,
+             .fp_hash = 0x8000000000000001ULL},
       .offset = 10485761234ULL,
       .line = 77,
   };
   assert_int_equal(ps_state_add(&s, &f), 0);
-  ps_state_file d = {.path = "/srv/results.json", .has_doc = 1,
-                     .doc_hash = 0xdeadbeefcafef00dULL};
+  ps_state_file d = {
+      .path = "/srv/results.json", .has_doc = 1, .doc_hash = 0xdeadbeefcafef00dULL};
   assert_int_equal(ps_state_add(&s, &d), 0);
   ps_state_add_error(&s, "/srv/x.jsonl:3: bad \"quote\"\nnewline");
   s.pending_points = 42;
@@ -111,7 +113,7 @@ static void corrupt_is_reported_and_empty(void **st) {
   (void)st;
   const char *bad[] = {
       "",
-      "{\"version\":1,\"files\":[{\"path\":\"/a\",\"dev\":\"1\"",  /* truncated */
+      "{\"version\":1,\"files\":[{\"path\":\"/a\",\"dev\":\"1\"", /* truncated */
       "\x01\x02garbage",
       "{\"version\":99,\"files\":[]}",
       "{\"version\":1,\"files\":[{\"path\":\"/a\",\"dev\":\"x\",\"ino\":\"1\","

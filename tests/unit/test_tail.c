@@ -70,7 +70,7 @@ static void partial_last_line_waits(void **st) {
   int fd = open(p, O_RDONLY);
   ps_tail t;
   ps_tail_init(&t, fd, 0, 1, 1024);
-  drain(&t, got, sizeof got, 3); /* tiny chunks: lines cross reads */
+  drain(&t, got, sizeof got, 3);    /* tiny chunks: lines cross reads */
   assert_string_equal(got, "a|b|"); /* CR stripped, "c" waits */
   assert_int_equal(ps_tail_offset(&t), 5);
   assert_int_equal(ps_tail_buffered(&t), 1);
