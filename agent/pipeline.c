@@ -61,6 +61,10 @@
 #define SLICE_BYTES ((size_t)64 << 10)
 #define SAVE_DELAY_MS 50
 #define DRAIN_WAIT_MS 10000
+/* A line file with everything acknowledged and nothing new for two rescan
+ * intervals gives back its descriptor (reopened, identity checked, on the
+ * next change): a year of daily run folders must not hold a year of fds. */
+#define IDLE_CLOSE_RESCANS 2
 
 typedef struct ps_pipeline ps_pipeline;
 
@@ -79,6 +83,7 @@ typedef struct prun {
   int in_flight;
   int pending_which;
   char pending_status[16];
+  int64_t newest_ns;  /* newest modification time noticed in the folder */
   ps_run_facts facts; /* restored from the state, until a parser has them */
   int have_facts;
 } prun;
@@ -104,6 +109,8 @@ typedef struct pfile {
   int paused; /* refused by back-pressure; resumed on ack */
   int record_rejected;
   unsigned scan_gen;
+  uint64_t last_read_ms; /* loop time of the last bytes read */
+  int64_t seen_mtime_ns; /* modification time when last read */
   /* documents */
   ps_buf doc;
   int doc_loaded;
@@ -309,7 +316,8 @@ static void retire(pfile *f) {
 }
 
 static int on_point(void *ctx, const ps_point *p, const ps_origin *o);
-static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char *path);
+static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char *path,
+                          int force);
 static void on_reject(void *ctx, const ps_origin *o, const char *reason);
 
 static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
@@ -388,6 +396,7 @@ static pfile *track_lines(ps_pipeline *pl, const ps_source_cfg *src,
   }
   f->fd = fd;
   f->id = id;
+  f->last_read_ms = uv_now(pl->loop);
   uint64_t offset = 0, line = 1;
   ps_state_file *sf = force_offset0 ? NULL : ps_state_find(&pl->saved, id.dev, id.ino);
   if (sf && !sf->matched) {
@@ -491,7 +500,7 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
   if (!ops || !ops->input_kind)
     return;
   ps_input_kind kind = ops->input_kind(src, path);
-  run_note_path(pl, src, path); /* slogs, exit_code, docker.log count too */
+  run_note_path(pl, src, path, 0); /* slogs, exit_code, docker.log count too */
   if (kind == PS_INPUT_IGNORE)
     return;
   struct stat st;
@@ -529,7 +538,9 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
         pl->dirty = 1;
       }
     }
-    enqueue(f);
+    /* Grown, shrunk, or rewritten (a same-length rewrite moves the mtime). */
+    if ((uint64_t)st.st_size != f->tail.read_off || mtime_ns(&st) != f->seen_mtime_ns)
+      enqueue(f);
     return;
   }
   if (at_path && !at_path->draining) {
@@ -577,8 +588,11 @@ static void run_mark(ps_pipeline *pl, prun *r) {
 }
 
 /* Any change inside a loadgen source: a file of a run folder (the folder
- * holding perf.jsonl or exit_code) makes that run due for evaluation. */
-static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char *path) {
+ * holding perf.jsonl or exit_code) makes that run due for evaluation. A
+ * rescan names every file again: only a newer modification time (or a file
+ * gone) counts then, so finished runs are not re-read every rescan. */
+static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char *path,
+                          int force) {
   if (src->format != PS_FMT_LOADGEN)
     return;
   const char *slash = strrchr(path, '/');
@@ -599,6 +613,15 @@ static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char 
     snprintf(probe, sizeof probe, "%s/exit_code", folder);
     is_run = is_run || stat(probe, &st) == 0;
     if (!is_run || !(r = run_add(pl, folder)))
+      return;
+    force = 1;
+  }
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    int64_t m = mtime_ns(&st);
+    if (m > r->newest_ns)
+      r->newest_ns = m;
+    else if (!force)
       return;
   }
   run_mark(pl, r);
@@ -680,7 +703,8 @@ static void run_evaluate(ps_pipeline *pl, prun *r) {
   /* perf.jsonl not read to its end yet: judging now would call a good run
    * failed (no perf-finish seen). It is evaluated again when it is. */
   if (f && (f->queued || f->paused ||
-            (fstat(f->fd, &st) == 0 && f->tail.read_off < (uint64_t)st.st_size)))
+            (f->fd >= 0 && fstat(f->fd, &st) == 0 &&
+             f->tail.read_off < (uint64_t)st.st_size)))
     return;
   r->dirty = 0;
   ps_buf err;
@@ -945,8 +969,21 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
   ps_pipeline *pl = f->pl;
   *spent = 0;
   struct stat st;
+  if (f->fd < 0) { /* closed while idle: the same file still at its name? */
+    int fd = open(f->cur_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == f->id.dev &&
+        (uint64_t)st.st_ino == f->id.ino) {
+      f->fd = f->tail.fd = fd;
+    } else {
+      if (fd >= 0)
+        close(fd);
+      retire(f); /* everything it had was acknowledged before it was closed */
+      return 0;
+    }
+  }
   if (fstat(f->fd, &st) < 0)
     return 0;
+  f->seen_mtime_ns = mtime_ns(&st);
   if ((uint64_t)st.st_size < f->tail.read_off) {
     restart_file(f, "truncated");
     return 0;
@@ -981,6 +1018,7 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
       if (n == 0)
         break;
       used += (size_t)n;
+      f->last_read_ms = uv_now(pl->loop);
       continue;
     }
     if (r == PS_TAIL_TOO_LONG) {
@@ -1019,10 +1057,11 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
     if (ps_cursor_line_done(&f->cur, ln.end, ln.line_no + 1, 0) > 0)
       committed_now(pl);
   }
+  ps_tail_trim(&f->tail); /* idle files keep no read-sized buffer */
   /* At the end of what exists now: a run's perf.jsonl read so far is the
    * moment to look at the run again. */
   if (f->src->format == PS_FMT_LOADGEN)
-    run_note_path(pl, f->src, f->cur_path);
+    run_note_path(pl, f->src, f->cur_path, 1);
   /* A file renamed away may still be
    * written by its producer for a moment: wait settle_ms before dropping. */
   if (f->draining && !f->settle_due && !pl->once && !pl->stopping) {
@@ -1056,6 +1095,17 @@ static int process_doc(pfile *f) {
     }
     int rc = ps_read_whole(fd, (size_t)pl->cfg->watch.max_line_bytes, &f->doc);
     close(fd);
+    if (rc == -EFBIG) {
+      pl->records_rejected++;
+      ps_log_limited(PS_LOG_WARNING, "tail", lkey("longdoc", f->path), 300,
+                     "%s: document larger than watch.max_line_bytes (%" PRId64
+                     "); skipped",
+                     f->path, pl->cfg->watch.max_line_bytes);
+      record_error(pl, "%s: document larger than watch.max_line_bytes; skipped",
+                   f->path);
+      ps_buf_free(&f->doc);
+      return 0;
+    }
     if (rc < 0) {
       ps_log_limited(PS_LOG_WARNING, "tail", lkey("read", f->path), 60,
                      "%s: cannot read (%s)", f->path, strerror(-rc));
@@ -1193,9 +1243,25 @@ static void rescan(ps_pipeline *pl) {
     }
 }
 
+static void close_idle(ps_pipeline *pl) {
+  uint64_t now = uv_now(pl->loop);
+  for (pfile *f = pl->files; f; f = f->next)
+    if (!f->retired && f->kind == PS_INPUT_LINES && f->fd >= 0 && !f->queued &&
+        !f->paused && !f->draining && !f->tail.have_cur &&
+        ps_tail_buffered(&f->tail) == 0 &&
+        f->cur.committed == ps_tail_offset(&f->tail) &&
+        now - f->last_read_ms >=
+            IDLE_CLOSE_RESCANS * (uint64_t)pl->cfg->watch.rescan_interval_ms) {
+      ps_tail_trim(&f->tail);
+      close(f->fd);
+      f->fd = f->tail.fd = -1;
+    }
+}
+
 static void rescan_cb(uv_timer_t *t) {
   ps_pipeline *pl = t->data;
   rescan(pl);
+  close_idle(pl);
   /* Stall detection needs time to pass, not a change on disk. */
   for (prun *r = pl->runs; r; r = r->next)
     if (!r->ended)

@@ -21,6 +21,13 @@
  *   ->data, finished transfers are always reaped, and every return is
  *   checked. A user callback may close the sink; teardown then waits until
  *   the code that called the callback has unwound (`depth`).
+ * - Reading a 400: 1.x stores the good lines of a "partial write" and names
+ *   every line it could not parse, so those are rejected at once; a type
+ *   conflict hides the parse errors and names no line, but "dropped=N"
+ *   says how many; 2.x stores nothing when a line does not parse. Whatever
+ *   is not certain is resent, bisecting until single lines are refused.
+ * - Counters: batches_sent counts batches acknowledged (done with 0),
+ *   bytes_sent what went on the wire (compressed, resends included).
  * - gzip: InfluxDB 1.x checks max-body-size only against the *compressed*
  *   Content-Length, so the uncompressed body must itself stay below the
  *   server limit; the batcher's max_bytes (1 MiB) keeps it far below the
@@ -47,7 +54,8 @@
 #define ANSWER_LIMIT (1024 * 1024)
 #define BACKOFF_FIRST_MS 200
 #define BACKOFF_MAX_MS 60000
-/* Configuration errors (401/403/404) need a human; retry slowly. */
+/* Configuration errors (401/403/404, a missing retention policy) need a
+ * human; retry slowly. */
 #define CONFIG_BACKOFF_FIRST_MS 5000
 #define RETRY_AFTER_MAX_S 600
 
@@ -69,14 +77,12 @@ struct tracked {
 };
 
 typedef struct slot {
-  ps_sink *sink;
   CURL *easy;
   piece *p; /* NULL: idle */
   ps_buf answer;
   ps_buf gz;
   z_stream zs;
   bool zs_ready;
-  size_t body_len;
 } slot;
 
 typedef struct sock_ctx {
@@ -97,7 +103,6 @@ struct ps_sink {
   struct curl_slist *headers;
   bool gzip;
   ps_api api;
-  char *database; /* for messages */
   slot slots[SINK_MAX_IN_FLIGHT];
   piece *queue_head, *queue_tail;
   tracked *batches;
@@ -425,7 +430,6 @@ static int start_piece(ps_sink *s, slot *sl, piece *p) {
   if (curl_multi_add_handle(s->multi, sl->easy) != CURLM_OK)
     return -EIO;
   sl->p = p;
-  sl->body_len = len;
   return 0;
 }
 
@@ -644,19 +648,19 @@ static void retry_later(ps_sink *s, piece *p, uint64_t delay_ms) {
   backoff(s, delay_ms);
 }
 
+/* Rejects every line of p with the server's message as the reason. */
+static void reject_piece(ps_sink *s, piece *p, const char *msg) {
+  char *reason = strdup(msg);
+  if (reason)
+    trim_reason(reason);
+  for (size_t i = p->l0; i < p->l1; i++)
+    reject_line(s, p->t, i, reason ? reason : msg);
+  free(reason);
+  piece_done(s, p);
+}
+
 static void on_data_error(ps_sink *s, piece *p, const char *msg) {
   tracked *t = p->t;
-  if (p->l1 - p->l0 <= 1) {
-    if (p->l1 > p->l0) {
-      char *reason = strdup(msg);
-      if (reason)
-        trim_reason(reason);
-      reject_line(s, t, p->l0, reason ? reason : msg);
-      free(reason);
-    }
-    piece_done(s, p);
-    return;
-  }
   bool all_matched;
   piece *runs;
   long named = reject_named_lines(s, p, msg, &all_matched, &runs);
@@ -693,14 +697,9 @@ static void on_data_error(ps_sink *s, piece *p, const char *msg) {
   /* 1.x counts what it refused: when that is every line of the piece (a
    * whole batch of the wrong type), bisecting would only confirm it. */
   const char *d = strstr(msg, " dropped=");
-  if (d && strtoull(d + 9, NULL, 10) == p->l1 - p->l0) {
-    char *reason = strdup(msg);
-    if (reason)
-      trim_reason(reason);
-    for (size_t i = p->l0; i < p->l1; i++)
-      reject_line(s, t, i, reason ? reason : msg);
-    free(reason);
-    piece_done(s, p);
+  if (p->l1 - p->l0 <= 1 ||
+      (d && strtoull(d + 9, NULL, 10) == p->l1 - p->l0)) {
+    reject_piece(s, p, msg);
     return;
   }
   /* No line named (type conflicts, 2.x's 422): bisect. */
@@ -735,9 +734,14 @@ static void on_config_error(ps_sink *s, piece *p, long code, const char *msg) {
     fix = s->api == PS_API_V2
               ? "give the token write access to the bucket"
               : "grant the user WRITE on the database";
+  else if (strstr(msg, "retention policy not found"))
+    fix = "create the retention policy or correct "
+          "influxdb.retention_policy";
   else if (code == 404)
     fix = s->api == PS_API_V2
-              ? "check influxdb.org and influxdb.bucket, or create the bucket"
+              ? "check influxdb.org and influxdb.bucket, or create the "
+                "bucket (InfluxDB 1.x before 1.8 has no v2 API: use api = "
+                "\"v1\")"
               : "create the database (CREATE DATABASE) or set "
                 "influxdb.create_database = true";
   else
@@ -814,7 +818,8 @@ static void transfer_done(ps_sink *s, slot *sl, CURLcode res) {
     on_too_large(s, p);
   else if (code == 429 || code == 503)
     on_transient(s, p, code, m, (uint64_t)retry_after);
-  else if (code >= 400 && code < 500)
+  else if ((code >= 400 && code < 500) ||
+           strstr(m, "retention policy not found")) /* 1.x says 500 */
     on_config_error(s, p, code, m);
   else
     on_transient(s, p, code, m, 0);
@@ -1009,7 +1014,6 @@ static void teardown(ps_sink *s) {
   s->headers = NULL;
   wipe_buf(&s->auth_header);
   ps_buf_free(&s->url);
-  free(s->database);
   s->pending_closes += 2;
   uv_close((uv_handle_t *)&s->curl_timer, on_timer_closed);
   uv_close((uv_handle_t *)&s->retry_timer, on_timer_closed);
@@ -1039,8 +1043,6 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
     s->gzip = !rc && !host_is_loopback(s->url.data);
   if (!rc)
     rc = build_headers(cfg, s->gzip, &s->auth_header, &s->headers);
-  if (!rc && cfg->influxdb.database && !(s->database = strdup(cfg->influxdb.database)))
-    rc = -ENOMEM;
   if (!rc && !(s->multi = curl_multi_init()))
     rc = -ENOMEM;
   if (!rc &&
@@ -1053,7 +1055,6 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
     rc = -EINVAL;
   for (int i = 0; !rc && i < SINK_MAX_IN_FLIGHT; i++) {
     slot *sl = &s->slots[i];
-    sl->sink = s;
     ps_buf_init(&sl->answer, 0);
     ps_buf_init(&sl->gz, 0);
     if (!(sl->easy = curl_easy_init()))
@@ -1075,7 +1076,6 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
     curl_slist_free_all(s->headers);
     wipe_buf(&s->auth_header);
     ps_buf_free(&s->url);
-    free(s->database);
     free(s);
     return rc;
   }

@@ -13,6 +13,7 @@
 #include "tail.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -214,6 +215,33 @@ int ps_tail_partial(ps_tail *t, ps_tail_line *out) {
   t->have_cur = 1;
   *out = t->cur;
   return PS_TAIL_LINE;
+}
+
+void ps_tail_trim(ps_tail *t) {
+  if (t->have_cur)
+    return;
+  size_t rest = t->buf.len - t->pos;
+  if (rest == 0) {
+    t->buf_off += t->buf.len;
+    t->pos = t->scan = 0;
+    ps_buf_free(&t->buf);
+    return;
+  }
+  if (t->buf.cap <= 2 * rest + 4096)
+    return;
+  size_t scan = t->scan - t->pos;
+  char *p = malloc(rest + 1);
+  if (!p)
+    return;
+  memcpy(p, t->buf.data + t->pos, rest);
+  p[rest] = '\0';
+  free(t->buf.data);
+  t->buf.data = p;
+  t->buf.len = rest;
+  t->buf.cap = rest + 1;
+  t->buf_off += t->pos;
+  t->pos = 0;
+  t->scan = scan;
 }
 
 uint64_t ps_tail_offset(const ps_tail *t) { return t->buf_off + t->pos; }

@@ -21,6 +21,15 @@
  *   flight, commit, exit 0. SIGHUP: reread the configuration (sources,
  *   batch, watch, selfstats, tags, log level; influxdb settings need a
  *   restart) and reopen the log (stderr: nothing to reopen).
+ * - Files: identity, not name (tail.h). A truncated or rewritten file is
+ *   read again from 0; a renamed or deleted one is drained from its open
+ *   descriptor first; a fully acknowledged file idle for two rescans closes
+ *   its descriptor and is reopened, identity checked, when it changes.
+ *   Documents (format.h) are read once settled (watch.settle_ms) and sent
+ *   only when their content hash differs from the acknowledged one.
+ * - Loadgen run folders (runs.h) are evaluated when anything in them
+ *   changes, on every rescan (stall detection) and at the end of --once;
+ *   markers are sent outside the checkpoints and remembered once acked.
  * - The loop sleeps when there is nothing to do: the only timers are the
  *   rescan, the flush of a non-empty batch, settling documents, the state
  *   save after an acknowledgement, and the self-metrics.

@@ -100,6 +100,9 @@ void ps_tail_consume(ps_tail *t);
  * (a loadgen run that ended). PS_TAIL_NONE when there is none. Consume it
  * like any line. */
 int ps_tail_partial(ps_tail *t, ps_tail_line *out);
+/* Gives back buffer memory beyond what the unconsumed bytes need (call at
+ * end of file: an idle file then costs bytes, not a read chunk). */
+void ps_tail_trim(ps_tail *t);
 /* Offset and number of the first line not yet consumed. */
 uint64_t ps_tail_offset(const ps_tail *t);
 /* Bytes buffered but not consumed (a partial last line, lines not framed). */

@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -16,8 +17,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Agent, InfluxServer, free_port, run_perfship,  # noqa: E402
-                     wait_until, write_config)
+from faultproxy import FaultProxy  # noqa: E402
+from harness import (PERFSHIP_BIN, Agent, InfluxServer, free_port,  # noqa: E402
+                     run_perfship, wait_until, write_config)
 
 BASE = 1700000000
 
@@ -149,6 +151,25 @@ class LiveTests(Base):
         self.assertLess(max(figures), 2.0)
         self.assertEqual(a.stop(), 0)
 
+    def test_server_faults_still_exact(self):
+        with FaultProxy(upstream_port=self.influx.port, seed=11) as proxy:
+            self.influx.create_db(self.db)
+            proxy.add_rule("status", code=500, prob=0.2, path="/write")
+            proxy.add_rule("drop", forward=True, prob=0.15, path="/write")
+            proxy.add_rule("status", code=503, retry_after="1", prob=0.05, path="/write")
+            cfg = self.config(influx=proxy.url,
+                              extra=groups(batch={"max_points": 200}))
+            self.agent(cfg)
+            n = 0
+            for burst in range(10):
+                self.append("f.jsonl", "".join(line(i) for i in range(n, n + 300)))
+                n += 300
+                time.sleep(0.05)
+            wait_until(lambda: len(self.points()) == n, 40, what="all points through faults")
+            self.assertEqual(self.points(), expected(range(n)))
+            actions = [r.action for r in proxy.requests if r.path.startswith("/write")]
+            self.assertGreater(sum(a != "pass" for a in actions), 3)
+
     def test_partial_last_line_waits_for_its_newline(self):
         self.agent(self.config())
         full = line(1)
@@ -244,7 +265,9 @@ class LiveTests(Base):
         size = os.path.getsize(os.path.join(self.src, "k.jsonl"))
         wait_until(lambda: f"offset {size} of {size}" in
                    run_perfship(["-c", cfg, "status"])[1], 10, what="committed offset")
+        self.assertIn("(agent running)", run_perfship(["-c", cfg, "status"])[1])
         self.assertEqual(a.stop(), 0)
+        self.assertIn("(agent not running)", run_perfship(["-c", cfg, "status"])[1])
 
     def test_start_at_end_skips_what_exists(self):
         self.append("e.jsonl", "".join(line(i) for i in range(10)) + line(10)[:7])
@@ -269,6 +292,50 @@ class LiveTests(Base):
         took = time.time() - t0
         print(f"\nnew run folder -> queryable: {took * 1000:.0f} ms")
         self.assertLess(took, 1.0)
+
+    def test_glob_source_follows_new_folders(self):
+        self.agent(self.config(path=os.path.join(self.src, "*", "*.jsonl")))
+        time.sleep(0.3)
+        t0 = time.time()
+        for run in ("r1", "r2"):
+            os.mkdir(os.path.join(self.src, run))
+        with open(os.path.join(self.src, "r1", "a.jsonl"), "w") as f:
+            f.write(line(0))
+        with open(os.path.join(self.src, "r1", "a.txt"), "w") as f:
+            f.write(line(1))  # not matched by the glob
+        with open(os.path.join(self.src, "top.jsonl"), "w") as f:
+            f.write(line(2))  # not matched either (no folder level)
+        with open(os.path.join(self.src, "r2", "b.jsonl"), "w") as f:
+            f.write(line(3, "b"))
+        wait_until(lambda: len(self.points()) == 2, 5, interval=0.01)
+        took = time.time() - t0
+        time.sleep(0.8)  # a rescan later: still only the matching files
+        self.assertEqual(self.points(), sorted(expected([0]) + expected([3], "b")))
+        self.assertLess(took, 1.0)
+
+    def test_idle_files_give_back_their_descriptor(self):
+        a = self.agent(self.config())
+        path = os.path.join(self.src, "idle.jsonl")
+        self.append("idle.jsonl", line(0))
+        wait_until(lambda: len(self.points()) == 1, 10)
+
+        def open_fds():
+            fds = os.listdir(f"/proc/{a.proc.pid}/fd")
+            return [os.readlink(f"/proc/{a.proc.pid}/fd/{fd}") for fd in fds]
+        self.assertIn(path, open_fds())
+        wait_until(lambda: path not in open_fds(), 5, what="the idle file closed")
+        self.append("idle.jsonl", line(1))  # reopened on change
+        wait_until(lambda: len(self.points()) == 2, 5)
+        wait_until(lambda: path not in open_fds(), 5)
+        with open(path, "w") as f:  # truncated while closed
+            f.write(line(2))
+        wait_until(lambda: len(self.points()) == 3, 5)
+        wait_until(lambda: path not in open_fds(), 5)
+        os.rename(path, path + ".old")  # replaced while closed
+        with open(path, "w") as f:
+            f.write(line(3))
+        wait_until(lambda: len(self.points()) == 4, 5)
+        self.assertEqual(self.points(), expected(range(4)))
 
     def test_sigterm_drains_in_flight_batches(self):
         cfg = self.config(extra=groups(batch={"flush_interval_ms": 600000,
@@ -352,6 +419,21 @@ class OnceTests(Base):
         self.assertEqual(rc, 75, err)
         self.assertIn("stop it first", err)
 
+    def test_line_rejected_by_the_server_is_reported_rest_stored(self):
+        cfg = self.config(fmt="lp")
+        path = os.path.join(self.src, "x.lp")
+        t = [(BASE + i) * 10**9 for i in range(3)]
+        with open(path, "w") as f:
+            f.write(f"m,k=a n=0i {t[0]}\nm,k=a n=\"text\" {t[1]}\nm,k=a n=2i {t[2]}\n")
+        rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
+        self.assertEqual(rc, 65, err)
+        self.assertIn(f"{path}:2:", err)
+        self.assertEqual(self.points(), expected([0, 2]))
+        out = run_perfship(["-c", cfg, "status"])[1]
+        size = os.path.getsize(path)
+        self.assertIn(f"offset {size} of {size}", out)  # never retried forever
+        self.assertIn(f"{path}:2: rejected by the server", out)
+
     def test_once_unreachable_server_exits_69(self):
         port = free_port()
         cfg = self.config(influx=f"http://127.0.0.1:{port}",
@@ -432,6 +514,45 @@ class DocumentTests(Base):
                    what="new contents read")
 
 
+    def test_locust_history_tailed_and_stats_documents(self):
+        """Locust: *_stats_history.csv tailed line by line (its header read
+        at open, also when resuming mid-file), *_stats.csv and
+        *_failures.csv as documents; the result equals convert's."""
+        folder = os.path.join(self.src, "isa")
+        shutil.copytree(os.path.join(DSS, "locust_isa"), folder)
+        hist = os.path.join(folder, "isa_stats_history.csv")
+        with open(hist) as f:
+            rows = f.readlines()
+        with open(hist, "w") as f:  # the run is still going: half the history
+            f.writelines(rows[:len(rows) // 2])
+        cfg = self.config(fmt="locust")
+        a = self.agent(cfg)
+        wait_until(lambda: count(self.influx, self.db, "locust_history") > 0, 10)
+        a.stop()  # a restart in the middle of the history
+        a = self.agent(cfg)
+        with open(hist, "a") as f:
+            f.writelines(rows[len(rows) // 2:])
+        files = [os.path.join(folder, x) for x in sorted(os.listdir(folder))
+                 if not x.endswith("_exceptions.csv")]
+        rc, lp, err = run_perfship(["-c", cfg, "convert", "-f", "locust"] + files)
+        self.assertEqual(rc, 0, err)
+        conv = self.db + "_convert"
+        self.influx.create_db(conv)
+        self.assertEqual(self.influx.write(conv, lp)[0], 204)
+
+        def dump(db):
+            out = {}
+            for m in ("locust_stats", "locust_history", "locust_failures"):
+                rows = self.influx.query(db, f'SELECT * FROM "{m}" GROUP BY *')
+                out[m] = sorted(tuple(sorted((k, repr(v)) for k, v in r.items()))
+                                for r in rows)
+            return out
+        want = dump(conv)
+        self.assertTrue(all(want.values()))
+        wait_until(lambda: dump(self.db) == want, 15, what="locust points as convert's")
+        self.assertEqual(a.stop(), 0)
+
+
 class ReloadTests(Base):
     def test_sighup_rereads_sources(self):
         cfg = self.config()
@@ -479,6 +600,11 @@ class LoadgenTests(Base):
     def test_once_on_run_folders_equals_convert(self):
         results = os.path.join(self.tmp, "results")
         shutil.copytree(LOADGEN, results)
+        # The run captured in progress is still running, not stalled, however
+        # long ago the fixtures were checked out.
+        live = os.path.join(results, "daily-perf-31400797d904")
+        for name in os.listdir(live):
+            os.utime(os.path.join(live, name))
         cfg = self.config(path=results, fmt="loadgen")
         rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=60)
         self.assertEqual(rc, 0, err)
@@ -510,6 +636,44 @@ class LoadgenTests(Base):
         self.assertEqual(sorted((r["run"], r["event"], r["status"]) for r in rows),
                          [("manual-7102939", "end", "interrupted"),
                           ("manual-7102939", "start", "running")])
+
+    def test_full_size_perf_finish_line_under_back_pressure(self):
+        """The ~10 MB perf-finish line gives thousands of points: they span
+        many batches while max_pending_bytes is small, the parser is refused
+        (-EAGAIN) and resumed many times, and a kill -9 in the middle of it
+        loses nothing."""
+        out = os.path.join(self.tmp, "gen")
+        gen = os.path.join(LOADGEN, "..", "gen_loadgen.py")
+        subprocess.run([sys.executable, gen, "--out", out, "--only", "a", "--stages", "12",
+                        "--stage-minutes", "120"], check=True, stdout=subprocess.DEVNULL)
+        results = os.path.join(self.tmp, "results")
+        os.rename(out, results)
+        folder = os.path.join(results, os.listdir(results)[0])
+        cfg = self.config(path=results, fmt="loadgen", extra=groups(
+            batch={"max_points": 1000, "max_bytes": 131072, "max_pending_bytes": 262144}))
+        a = self.agent(cfg)
+        time.sleep(0.4)
+        a.kill(signal.SIGKILL)
+        t0 = time.monotonic()
+        p = subprocess.Popen([PERFSHIP_BIN, "-c", cfg, "run", "--once"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - t0
+        err = p.stderr.read().decode()
+        p.stderr.close()
+        self.assertEqual(p.returncode, 0, err)
+        rc, lp, err = run_perfship(["-c", cfg, "convert", "-f", "loadgen", folder])
+        self.assertEqual(rc, 0, err)
+        conv = self.db + "_convert"
+        self.influx.create_db(conv)
+        self.assertEqual(self.influx.write(conv, lp)[0], 204)
+        got, want = self.dump(self.db), self.dump(conv)
+        self.assertEqual(sorted(got), sorted(want))
+        for m in want:
+            self.assertEqual(got[m], want[m], m)
+        print(f"\nfull-size run via run --once: {lp.count(chr(10))} points, peak RSS "
+              f"{usage.ru_maxrss / 1024:.1f} MB, wall {wall:.2f} s")
 
     def test_live_run_start_stall_and_end_markers(self):
         cfg = self.config(fmt="loadgen", extra=groups(other="alerts = { stall_after_s = 3; };"))

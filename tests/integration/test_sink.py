@@ -128,6 +128,32 @@ class SinkTest(unittest.TestCase):
         self.assertEqual(res.summary["points_written"], 2000)
         self.assertEqual(res.summary["bytes_sent"], sum(r.body_len for r in reqs))
 
+    def test_gzip_auto_is_off_for_localhost(self):
+        path = write_lp("local.lp", lp_lines(50))
+        url = self.proxy.url.replace("127.0.0.1", "localhost")
+        res = run_driver(url, self.db, path, ["--gzip", "auto"])
+        self.assertClean(res)
+        self.assertEqual(stored(self.db), expected(50))
+        self.assertEqual([r.headers.get("content-encoding") for r in self.proxy.requests],
+                         [None])
+
+    def test_proxy_rules_over_its_control_endpoint(self):
+        # How a test in another process steers the proxy.
+        ctl = self.proxy.url + "/__faultproxy__/"
+        rules = json.dumps([{"action": "status", "code": 500, "count": 1}]).encode()
+        req = urllib.request.Request(ctl + "rules", data=rules, method="POST")
+        with urllib.request.urlopen(req, timeout=5) as r:
+            self.assertEqual(r.status, 204)
+        path = write_lp("ctl.lp", lp_lines(100))
+        res = run_driver(self.proxy.url, self.db, path)
+        self.assertClean(res)
+        self.assertEqual(stored(self.db), expected(100))
+        with urllib.request.urlopen(ctl + "requests", timeout=5) as r:
+            seen = json.loads(r.read())
+        self.assertEqual([(q["path"], q["status"]) for q in seen],
+                         [("/write", 500), ("/write", 204)])
+        self.assertEqual(seen[1]["body"].splitlines(), lp_lines(100))
+
     # -- 5xx, 503/429 with Retry-After ---------------------------------------
     def test_500_then_ok(self):
         self.proxy.add_rule("status", code=500, count=3)
@@ -199,6 +225,23 @@ class SinkTest(unittest.TestCase):
             if r.status == 204:
                 self.assertLess(r.body_len, 8192)
 
+    def test_real_413_from_influxdb_max_body_size(self):
+        # Straight to influxd: it answers 413 while the body is still being
+        # sent, which a proxy that reads the whole request would hide.
+        with InfluxServer(max_body_size=20000) as small:
+            small.create_db("small")
+            lines = lp_lines(20000)  # ~700 kB in one batch
+            huge = f'm,t=a v=99999i,s="{"y" * 300000}" {T0 + 99999 * 1000}'
+            lines.insert(2000, huge)  # line 2001 of the file
+            path = write_lp("real413.lp", lines)
+            res = run_driver(small.url, "small", path, ["--batch", "20001"])
+            self.assertClean(res, rejected=1)
+            self.assertEqual(len(res.rejects), 1)
+            self.assertTrue(res.rejects[0].startswith(f"{path}:2001 "), res.rejects)
+            self.assertIn("413", res.rejects[0])
+            rows = small.query("small", "SELECT v FROM m")
+            self.assertEqual(sorted((r["time"], r["v"]) for r in rows), expected(20000))
+
     # -- 400 partial writes ----------------------------------------------------
     def test_partial_write_reports_exactly_the_bad_lines(self):
         # v is an integer in this database; a float v is a type conflict.
@@ -220,6 +263,15 @@ class SinkTest(unittest.TestCase):
         self.assertIn("unable to parse", by_line[1801])
         self.assertIn("field type conflict", by_line[2501])
         self.assertEqual(res.summary["points_written"], 2997)
+
+    def test_a_lone_bad_line_gets_the_reason_alone(self):
+        lines = lp_lines(3)
+        lines[1] = "bad line here"
+        path = write_lp("lone.lp", lines)
+        res = run_driver(self.proxy.url, self.db, path, ["--batch", "1"])
+        self.assertClean(res, rejected=1)
+        self.assertEqual(res.rejects, [f"{path}:2 unable to parse: invalid field format"])
+        self.assertEqual(stored(self.db), [p for p in expected(3) if p[1] != 1])
 
     def test_many_bad_lines_cost_one_request(self):
         lines = lp_lines(2000)
@@ -270,20 +322,65 @@ class SinkTest(unittest.TestCase):
         self.assertEqual(statuses[0], 404)
         self.assertEqual(statuses[-1], 204)
 
-    def test_401_is_logged_without_secrets_and_retried(self):
-        self.proxy.add_rule("status", code=401, count=1,
-                            body='{"error":"authorization failed"}')
-        path = write_lp("auth.lp", lp_lines(100))
-        res = run_driver(self.proxy.url, self.db, path, ["--user", "writer"],
-                         env={"PERFSHIP_PASSWORD": "pa55-s3cret"})
-        self.assertClean(res)
-        self.assertEqual(stored(self.db), expected(100))
-        self.assertIn("password_file", res.err)
-        self.assertNotIn("pa55-s3cret", res.out + res.err)
-        # Basic auth in a header, never u/p in the URL.
-        for r in self.proxy.requests:
-            self.assertTrue(r.headers["authorization"].startswith("Basic "))
-            self.assertNotIn("p", r.query)
+    def test_missing_retention_policy_retries_until_created(self):
+        path = write_lp("rp.lp", lp_lines(100))
+        proc = subprocess.Popen(driver_args(self.proxy.url, self.db, path, ["--rp", "later"]),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            self.proxy.wait_for(lambda rs: any(r.status == 500 for r in rs), what="a 500")
+            influx.query_raw(f'CREATE RETENTION POLICY "later" ON "{self.db}" '
+                             "DURATION 0s REPLICATION 1")
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertIn("create the retention policy", err.decode())
+        self.assertEqual(self.proxy.requests[0].query["rp"], "later")
+        rows = influx.query(self.db, 'SELECT v FROM "later"."m"')
+        self.assertEqual(sorted((r["time"], r["v"]) for r in rows), expected(100))
+
+    def test_real_401_and_403_from_an_auth_enabled_influxdb(self):
+        with InfluxServer(auth=True) as secured:
+            admin = dict(user="admin", password="adm1n-pw")
+            secured.query_raw("CREATE USER admin WITH PASSWORD 'adm1n-pw' WITH ALL PRIVILEGES")
+            secured.query_raw('CREATE DATABASE "locked"', **admin)
+            secured.query_raw("CREATE USER writer WITH PASSWORD 'wr1ter-pw'", **admin)
+            path = write_lp("locked.lp", lp_lines(200))
+            with FaultProxy(secured.port) as px:
+                # A wrong password: 401, logged with what to fix, data kept.
+                res = run_driver(px.url, "locked", path,
+                                 ["--user", "writer", "--close-after-ms", "800"],
+                                 env={"PERFSHIP_PASSWORD": "not-the-pw"})
+                self.assertEqual(res.rc, 0, res.err)
+                self.assertEqual(res.summary["batches_cancelled"], 1)
+                self.assertEqual(px.requests[0].status, 401)
+                # Basic auth in a header, never u/p in the URL.
+                for r in px.requests:
+                    self.assertTrue(r.headers["authorization"].startswith("Basic "))
+                    self.assertNotIn("u", r.query)
+                    self.assertNotIn("p", r.query)
+                self.assertIn("password_file", res.err)
+                self.assertNotIn("not-the-pw", res.out + res.err)
+                px.clear_requests()
+                # No WRITE permission: 403 until it is granted.
+                proc = subprocess.Popen(driver_args(px.url, "locked", path, ["--user", "writer"]),
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        env=dict(os.environ, PERFSHIP_PASSWORD="wr1ter-pw"))
+                try:
+                    px.wait_for(lambda rs: any(r.status == 403 for r in rs), what="a 403")
+                    secured.query_raw('GRANT WRITE ON "locked" TO writer', **admin)
+                    out, err = proc.communicate(timeout=30)
+                finally:
+                    if proc.poll() is None:
+                        proc.kill()
+                        proc.wait()
+                self.assertEqual(proc.returncode, 0, err)
+                self.assertIn("grant the user WRITE", err.decode())
+                self.assertNotIn("wr1ter-pw", (out + err).decode())
+                rows = secured.query("locked", "SELECT v FROM m", **admin)
+                self.assertEqual(sorted((r["time"], r["v"]) for r in rows), expected(200))
 
     # -- timeouts, drops, half-written answers -------------------------------------
     def test_slow_answer_beyond_timeout_is_retried(self):
@@ -379,6 +476,16 @@ class SinkTest(unittest.TestCase):
         self.assertEqual(res.summary["batches_cancelled"], 1)
         self.assertEqual(res.summary["loop_close"], 0)
 
+    def test_close_from_inside_a_done_callback(self):
+        path = write_lp("inside.lp", lp_lines(5000))
+        res = run_driver(self.proxy.url, self.db, path,
+                         ["--batch", "500", "--close-after-batches", "1"])
+        self.assertEqual(res.rc, 0, res.err)
+        self.assertEqual(res.summary["batches_done"], 10)
+        self.assertEqual(res.summary["batches_sent"], 1)
+        self.assertEqual(res.summary["batches_cancelled"], 9)
+        self.assertEqual(res.summary["loop_close"], 0)
+
     @unittest.skipUnless(VALGRIND, "valgrind not installed")
     def test_valgrind_no_leaks(self):
         ldd = subprocess.run(["ldd", DRIVER], capture_output=True, text=True).stdout
@@ -403,6 +510,13 @@ class SinkTest(unittest.TestCase):
         self.assertEqual(res.rc, 0, res.err)
         self.assertEqual(res.summary["loop_close"], 0)
         self.assertGreaterEqual(res.summary["batches_cancelled"], 1)
+        # Closed from inside a done callback, a transfer still running.
+        res = run_driver(self.proxy.url, self.db, path,
+                         ["--batch", "20", "--close-after-batches", "1"],
+                         prefix=vg, timeout=120)
+        self.assertEqual(res.rc, 0, res.err)
+        self.assertEqual(res.summary["loop_close"], 0)
+        self.assertEqual(res.summary["batches_done"], 10)
 
 
 @unittest.skipUnless(VICTORIA, "victoria-metrics not installed")

@@ -13,6 +13,8 @@
  *     --batch N        lines per batch (default 5000)
  *     --close-after-ms N  close the sink after N ms even if batches are open
  *                      (their done callbacks then report -ECANCELED)
+ *     --close-after-batches N  close the sink from inside the Nth done
+ *                      callback
  *
  * Every batch is submitted at once; the loop runs until each is done. Output
  * on stdout: one "REJECT FILE:LINE reason" per line the server refused, then
@@ -38,6 +40,7 @@
 
 static ps_config cfg;
 static size_t batches_total, batches_done, batches_cancelled;
+static long close_after_batches = -1;
 static size_t rejected_reported, rejected_counted;
 static ps_sink *sink;
 static uv_timer_t close_timer;
@@ -90,8 +93,9 @@ static void on_done(ps_sink *s, ps_batch *b, int status, size_t rejected) {
     fprintf(stderr, "sink_driver: batch done with %s\n", strerror(-status));
   ps_batch_free(b);
   free(b);
-  if (batches_done == batches_total)
-    close_everything();
+  if (batches_done == batches_total ||
+      (long)batches_done == close_after_batches)
+    close_everything(); /* from inside the callback, as a pipeline may */
 }
 
 static void on_close_timer(uv_timer_t *t) {
@@ -124,7 +128,7 @@ static void usage(void) {
           "usage: sink_driver [-c FILE] [--url URL] [--api v1|v2] [--db DB] "
           "[--rp RP] [--org ORG] [--bucket B] [--user U] [--gzip auto|on|off] "
           "[--timeout-ms N] [--ca-file F] [--insecure] [--batch N] "
-          "[--close-after-ms N] FILE.lp\n");
+          "[--close-after-ms N] [--close-after-batches N] FILE.lp\n");
   exit(64);
 }
 
@@ -184,6 +188,8 @@ int main(int argc, char **argv) {
       set_str(&cfg.influxdb.tls_ca_file, v);
     else if (OPT("--batch"))
       batch_lines = atol(v);
+    else if (OPT("--close-after-batches"))
+      close_after_batches = atol(v);
     else if (OPT("--close-after-ms"))
       close_after = atol(v);
     else if (!strcmp(a, "--insecure"))

@@ -83,6 +83,33 @@ static void partial_last_line_waits(void **st) {
   close(fd);
 }
 
+static void trim_gives_memory_back(void **st) {
+  (void)st;
+  char p[128], got[256];
+  path_of(p, "trim");
+  write_file(p, "a\nbcd", 5, "w");
+  int fd = open(p, O_RDONLY);
+  ps_tail t;
+  ps_tail_init(&t, fd, 0, 1, 1024);
+  drain(&t, got, sizeof got, 1 << 20);
+  assert_string_equal(got, "a|");
+  assert_true(t.buf.cap > 1000000);
+  ps_tail_trim(&t); /* the partial line survives giving memory back */
+  assert_true(t.buf.cap <= 16);
+  assert_int_equal(ps_tail_offset(&t), 2);
+  write_file(p, "e\nf\n", 4, "a");
+  drain(&t, got, sizeof got, 1 << 20);
+  assert_string_equal(got, "bcde|f|");
+  ps_tail_trim(&t);
+  assert_int_equal(t.buf.cap, 0);
+  assert_int_equal(ps_tail_offset(&t), 9);
+  write_file(p, "g\n", 2, "a");
+  drain(&t, got, sizeof got, 1 << 20);
+  assert_string_equal(got, "g|");
+  ps_tail_free(&t);
+  close(fd);
+}
+
 static void next_without_consume_repeats(void **st) {
   (void)st;
   char p[128];
@@ -291,6 +318,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(partial_last_line_waits),
       cmocka_unit_test(next_without_consume_repeats),
+      cmocka_unit_test(trim_gives_memory_back),
       cmocka_unit_test(resume_at_offset),
       cmocka_unit_test(huge_line_is_linear_and_exact),
       cmocka_unit_test(over_long_line_is_skipped_with_bounded_memory),
