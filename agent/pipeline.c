@@ -60,6 +60,7 @@
  * batch, so the server sat idle waiting for the next request. */
 #define SLICE_BYTES ((size_t)64 << 10)
 #define SAVE_DELAY_MS 50
+#define PROGRESS_MS 10000
 #define DRAIN_WAIT_MS 10000
 /* A line file with everything acknowledged and nothing new for two rescan
  * intervals gives back its descriptor (reopened, identity checked, on the
@@ -149,6 +150,7 @@ struct ps_pipeline {
   uint64_t lines_read, records_parsed, records_rejected, points_refused;
   uint64_t server_rejected;
   uint64_t start_ms;
+  uint64_t progress_log_ms, progress_points; /* --once: the last progress line */
   uint64_t last_progress_ms;
   int selfstats_in_flight;
   int dirty;
@@ -261,11 +263,28 @@ static pfile *dequeue(ps_pipeline *pl) {
 static void resume_paused(ps_pipeline *pl) {
   if (ps_batcher_full(&pl->bt))
     return;
+  /* A paused file goes first: it holds a line (perhaps a 9 MB perf-finish
+   * record) that the others would otherwise each read and hold too. */
   for (pfile *f = pl->files; f; f = f->next)
     if (f->paused) {
       f->paused = 0;
       enqueue(f);
+      if (f->queued && pl->q_head != f) {
+        pfile **pp = &pl->q_head, *prev = NULL;
+        while (*pp != f) {
+          prev = *pp;
+          pp = &(*pp)->qnext;
+        }
+        *pp = f->qnext;
+        if (pl->q_tail == f)
+          pl->q_tail = prev;
+        f->qnext = pl->q_head;
+        pl->q_head = f;
+      }
     }
+  /* work_cb also stops while the batcher is full (see there) */
+  if (pl->q_head && !pl->stopping && !uv_is_active((uv_handle_t *)&pl->work))
+    uv_idle_start(&pl->work, work_cb);
 }
 
 /* --- files -------------------------------------------------------------- */
@@ -1005,7 +1024,11 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
     ps_tail_line ln;
     int r = ps_tail_next(&f->tail, &ln);
     if (r == PS_TAIL_NONE) {
-      if (used >= budget) {
+      /* A line already longer than a read is finished in this turn: left
+       * for later, every file of a backfill reached its multi-megabyte
+       * perf-finish line in the same round, each holding a buffer of its
+       * size at once. */
+      if (used >= budget && ps_tail_buffered(&f->tail) < READ_CHUNK) {
         *spent = used;
         return 1;
       }
@@ -1054,6 +1077,8 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
       pl->records_parsed++;
     f->record_rejected = 0;
     ps_tail_consume(&f->tail);
+    if (ln.len > READ_CHUNK)
+      ps_tail_trim(&f->tail); /* the lines after it need no 16 MB buffer */
     if (ps_cursor_line_done(&f->cur, ln.end, ln.line_no + 1, 0) > 0)
       committed_now(pl);
   }
@@ -1162,7 +1187,16 @@ static void work_cb(uv_idle_t *h) {
   size_t budget = SLICE_BYTES;
   pfile *f;
   int rounds = 0;
-  while (budget && rounds++ < 64 && (f = dequeue(pl))) {
+  /* With the batcher full, the next point of any file is refused anyway;
+   * starting the other queued files would only have each of them parse up
+   * to that point and hold its line (and its parse) until acks come: a
+   * backfill's runs each paused inside a 9 MB perf-finish line (240 MB for
+   * six runs). They wait in the queue instead; resume_paused restarts us. */
+  if (ps_batcher_full(&pl->bt)) {
+    uv_idle_stop(&pl->work);
+    return;
+  }
+  while (budget && rounds++ < 64 && !ps_batcher_full(&pl->bt) && (f = dequeue(pl))) {
     if (f->retired) {
       maybe_free(f);
       continue;
@@ -1564,6 +1598,33 @@ static void check_once_done(ps_pipeline *pl) {
   close_all(pl);
 }
 
+/* A backfill of a month of runs takes minutes: --once says how far it got
+ * every PROGRESS_MS (bytes read of what the files hold now, points the
+ * server stored, and the rate), so a user can tell it from a hang. */
+static void log_progress(ps_pipeline *pl, uint64_t now) {
+  if (!pl->progress_log_ms) {
+    pl->progress_log_ms = now;
+    return;
+  }
+  if (now - pl->progress_log_ms < PROGRESS_MS)
+    return;
+  uint64_t done = 0, total = 0;
+  for (const pfile *f = pl->files; f; f = f->next) {
+    struct stat st;
+    if (f->kind != PS_INPUT_LINES || stat(f->cur_path, &st) < 0)
+      continue;
+    total += (uint64_t)st.st_size;
+    done += f->retired ? (uint64_t)st.st_size : f->tail.read_off;
+  }
+  const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
+  double secs = (double)(now - pl->progress_log_ms) / 1000.0;
+  PS_INFO(MOD, "progress: %.1f of %.1f MB read (%.0f%%), %" PRIu64 " points stored (%.0f/s)",
+          (double)done / 1e6, (double)total / 1e6, total ? 100.0 * (double)done / (double)total : 100.0,
+          ss->points_written, (double)(ss->points_written - pl->progress_points) / secs);
+  pl->progress_log_ms = now;
+  pl->progress_points = ss->points_written;
+}
+
 static void check_cb(uv_timer_t *t) {
   ps_pipeline *pl = t->data;
   if (pl->stopping == 1) {
@@ -1571,6 +1632,7 @@ static void check_cb(uv_timer_t *t) {
     return;
   }
   if (pl->once) {
+    log_progress(pl, uv_now(pl->loop));
     const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
     uint64_t now = uv_now(pl->loop);
     uint64_t deadline = (uint64_t)pl->cfg->influxdb.unreachable_deadline_s * 1000;
