@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -913,6 +914,7 @@ static void arm_flush(ps_pipeline *pl) {
 }
 
 static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
+  char where[PATH_MAX + 32];
   pfile *f = ctx;
   ps_pipeline *pl = f->pl;
   if (ps_batcher_full(&pl->bt)) {
@@ -925,9 +927,9 @@ static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
   if (rc < 0) {
     pl->points_refused++;
     ps_log_limited(PS_LOG_WARNING, "lp", lkey("lp", f->path), 10,
-                   "%s:%" PRIu64 ": point refused: %s", f->path, o->line,
+                   "%s: point refused: %s", ps_origin_str(where, sizeof where, f->path, o->line),
                    reason ? reason : strerror(-rc));
-    record_error(pl, "%s:%" PRIu64 ": point refused: %s", f->path, o->line,
+    record_error(pl, "%s: point refused: %s", ps_origin_str(where, sizeof where, f->path, o->line),
                  reason ? reason : strerror(-rc));
     return 0;
   }
@@ -939,12 +941,13 @@ static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
 }
 
 static void on_reject(void *ctx, const ps_origin *o, const char *reason) {
+  char where[PATH_MAX + 32];
   pfile *f = ctx;
   ps_pipeline *pl = f->pl;
   f->record_rejected = 1;
   ps_log_limited(PS_LOG_WARNING, "parse", lkey("parse", f->path), 10,
-                 "%s:%" PRIu64 ": %s", f->path, o->line, reason);
-  record_error(pl, "%s:%" PRIu64 ": %s", f->path, o->line, reason);
+                 "%s: %s", ps_origin_str(where, sizeof where, f->path, o->line), reason);
+  record_error(pl, "%s: %s", ps_origin_str(where, sizeof where, f->path, o->line), reason);
 }
 
 /* --- reading ------------------------------------------------------------ */
@@ -985,6 +988,7 @@ static void committed_now(ps_pipeline *pl);
 
 /* Reads up to `budget` bytes of lines. Returns 1 when more is waiting. */
 static int process_lines(pfile *f, size_t budget, size_t *spent) {
+  char where[PATH_MAX + 32];
   ps_pipeline *pl = f->pl;
   *spent = 0;
   struct stat st;
@@ -1050,8 +1054,7 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
                      "%s:%" PRIu64 ": line longer than watch.max_line_bytes (%" PRId64
                      "); skipped",
                      f->path, ln.line_no, pl->cfg->watch.max_line_bytes);
-      record_error(pl, "%s:%" PRIu64 ": line longer than watch.max_line_bytes; skipped",
-                   f->path, ln.line_no);
+      record_error(pl, "%s: line longer than watch.max_line_bytes; skipped", ps_origin_str(where, sizeof where, f->path, ln.line_no));
       continue;
     }
     if (r == PS_TAIL_SKIPPED) {
@@ -1069,7 +1072,7 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
     parsed += ln.len + 1;
     if (rc < 0)
       ps_log_limited(PS_LOG_ERROR, "parse", lkey("parse-error", f->path), 10,
-                     "%s:%" PRIu64 ": %s", f->path, ln.line_no, strerror(-rc));
+                     "%s: %s", ps_origin_str(where, sizeof where, f->path, ln.line_no), strerror(-rc));
     pl->lines_read++;
     if (f->record_rejected || rc < 0)
       pl->records_rejected++;
@@ -1392,14 +1395,15 @@ static void sink_done(ps_sink *sink, ps_batch *batch, int status, size_t rejecte
 
 static void sink_reject(ps_sink *sink, const ps_origin *o, const char *line, size_t len,
                         const char *reason) {
+  char where[PATH_MAX + 32];
   ps_pipeline *pl = ps_sink_data(sink);
   (void)line;
   (void)len;
   const char *file = o && o->file ? o->file : "?";
   ps_log_limited(PS_LOG_WARNING, "sink", lkey("sink", file), 10,
-                 "%s:%" PRIu64 ": rejected by the server: %s", file, o ? o->line : 0,
+                 "%s: rejected by the server: %s", ps_origin_str(where, sizeof where, file, o ? o->line : 0),
                  reason);
-  record_error(pl, "%s:%" PRIu64 ": rejected by the server: %s", file, o ? o->line : 0,
+  record_error(pl, "%s: rejected by the server: %s", ps_origin_str(where, sizeof where, file, o ? o->line : 0),
                reason);
 }
 
