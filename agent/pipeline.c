@@ -99,6 +99,7 @@ typedef struct pfile {
   ps_input_kind kind;
   char *path;     /* origin of its points: never changes */
   char *cur_path; /* where it is now (rename within the sources) */
+  uint64_t cur_hash; /* of cur_path: lookups by path skip most strcmps */
   ps_file_id id;
   int fd;
   ps_tail tail;
@@ -341,6 +342,13 @@ static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char 
                           int force);
 static void on_reject(void *ctx, const ps_origin *o, const char *reason);
 
+/* Every inotify event looks its file up by path; with 1,000 files growing
+ * at once, strcmp over paths sharing a long directory prefix was a tenth
+ * of the agent's CPU (scripts/bench scale, perf). */
+static uint64_t path_hash(const char *path) {
+  return ps_hash64(PS_HASH_SEED, path, strlen(path));
+}
+
 static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
                          const ps_format_ops *ops, ps_input_kind kind, const char *path) {
   pfile *f = calloc(1, sizeof *f);
@@ -354,6 +362,7 @@ static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
     free(f);
     return NULL;
   }
+  f->cur_hash = path_hash(path);
   f->pl = pl;
   f->src = src;
   f->ops = ops;
@@ -484,8 +493,10 @@ static pfile *find_live_by_id(ps_pipeline *pl, uint64_t dev, uint64_t ino) {
 }
 
 static pfile *find_live_by_path(ps_pipeline *pl, const char *path, ps_input_kind kind) {
+  uint64_t h = path_hash(path);
   for (pfile *f = pl->files; f; f = f->next)
-    if (!f->retired && !f->draining && f->kind == kind && strcmp(f->cur_path, path) == 0)
+    if (f->cur_hash == h && !f->retired && !f->draining && f->kind == kind &&
+        strcmp(f->cur_path, path) == 0)
       return f;
   return NULL;
 }
@@ -556,6 +567,7 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
       if (p) {
         free(f->cur_path);
         f->cur_path = p;
+        f->cur_hash = path_hash(p);
         pl->dirty = 1;
       }
     }
