@@ -62,8 +62,12 @@
 
 #define MOD "pipeline"
 #define READ_CHUNK ((size_t)1 << 20)
-#define SLICE_BYTES ((size_t)4 << 20)
+/* Input parsed per loop turn. Between turns the loop answers the server:
+ * at 4 MB a turn took ~25 ms, longer than InfluxDB needs for a 5,000-point
+ * batch, so the server sat idle waiting for the next request. */
+#define SLICE_BYTES ((size_t)64 << 10)
 #define SAVE_DELAY_MS 50
+#define PROGRESS_MS 10000
 #define DRAIN_WAIT_MS 10000
 /* A line file with everything acknowledged and nothing new for two rescan
  * intervals gives back its descriptor (reopened, identity checked, on the
@@ -103,6 +107,7 @@ typedef struct pfile {
   ps_input_kind kind;
   char *path;     /* origin of its points: never changes */
   char *cur_path; /* where it is now (rename within the sources) */
+  uint64_t cur_hash; /* of cur_path: lookups by path skip most strcmps */
   ps_file_id id;
   int fd;
   ps_tail tail;
@@ -156,6 +161,8 @@ struct ps_pipeline {
   uint64_t lines_read, records_parsed, records_rejected, points_refused;
   uint64_t server_rejected;
   uint64_t start_ms;
+  uint64_t progress_log_ms, progress_points; /* --once: the last progress line */
+  size_t saved_entries; /* files in the last saved state: paces the saves */
   uint64_t last_progress_ms;
   int selfstats_in_flight;
   int final_stats_sent; /* --once: the closing self-metrics point */
@@ -271,11 +278,28 @@ static pfile *dequeue(ps_pipeline *pl) {
 static void resume_paused(ps_pipeline *pl) {
   if (ps_batcher_full(&pl->bt))
     return;
+  /* A paused file goes first: it holds a line (perhaps a 9 MB perf-finish
+   * record) that the others would otherwise each read and hold too. */
   for (pfile *f = pl->files; f; f = f->next)
     if (f->paused) {
       f->paused = 0;
       enqueue(f);
+      if (f->queued && pl->q_head != f) {
+        pfile **pp = &pl->q_head, *prev = NULL;
+        while (*pp != f) {
+          prev = *pp;
+          pp = &(*pp)->qnext;
+        }
+        *pp = f->qnext;
+        if (pl->q_tail == f)
+          pl->q_tail = prev;
+        f->qnext = pl->q_head;
+        pl->q_head = f;
+      }
     }
+  /* work_cb also stops while the batcher is full (see there) */
+  if (pl->q_head && !pl->stopping && !uv_is_active((uv_handle_t *)&pl->work))
+    uv_idle_start(&pl->work, work_cb);
 }
 
 /* --- files -------------------------------------------------------------- */
@@ -330,6 +354,13 @@ static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char 
                           int force);
 static void on_reject(void *ctx, const ps_origin *o, const char *reason);
 
+/* Every inotify event looks its file up by path; with 1,000 files growing
+ * at once, strcmp over paths sharing a long directory prefix was a tenth
+ * of the agent's CPU (scripts/bench scale, perf). */
+static uint64_t path_hash(const char *path) {
+  return ps_hash64(PS_HASH_SEED, path, strlen(path));
+}
+
 static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
                          const ps_format_ops *ops, ps_input_kind kind, const char *path) {
   pfile *f = calloc(1, sizeof *f);
@@ -343,6 +374,7 @@ static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
     free(f);
     return NULL;
   }
+  f->cur_hash = path_hash(path);
   f->pl = pl;
   f->src = src;
   f->ops = ops;
@@ -473,8 +505,10 @@ static pfile *find_live_by_id(ps_pipeline *pl, uint64_t dev, uint64_t ino) {
 }
 
 static pfile *find_live_by_path(ps_pipeline *pl, const char *path, ps_input_kind kind) {
+  uint64_t h = path_hash(path);
   for (pfile *f = pl->files; f; f = f->next)
-    if (!f->retired && !f->draining && f->kind == kind && strcmp(f->cur_path, path) == 0)
+    if (f->cur_hash == h && !f->retired && !f->draining && f->kind == kind &&
+        strcmp(f->cur_path, path) == 0)
       return f;
   return NULL;
 }
@@ -545,6 +579,7 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
       if (p) {
         free(f->cur_path);
         f->cur_path = p;
+        f->cur_hash = path_hash(p);
         pl->dirty = 1;
       }
     }
@@ -570,7 +605,7 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
 /* --- run tracker (loadgen run folders, runs.h) ---------------------------- */
 
 static void runs_timer_cb(uv_timer_t *t);
-static int process_lines(pfile *f, size_t budget);
+static int process_lines(pfile *f, size_t budget, size_t *spent);
 static void committed_now(ps_pipeline *pl);
 
 static prun *run_find(ps_pipeline *pl, const char *folder) {
@@ -977,9 +1012,10 @@ static void restart_file(pfile *f, const char *why) {
 static void committed_now(ps_pipeline *pl);
 
 /* Reads up to `budget` bytes of lines. Returns 1 when more is waiting. */
-static int process_lines(pfile *f, size_t budget) {
+static int process_lines(pfile *f, size_t budget, size_t *spent) {
   char where[PATH_MAX + 32];
   ps_pipeline *pl = f->pl;
+  *spent = 0;
   struct stat st;
   if (f->fd < 0) { /* closed while idle: the same file still at its name? */
     int fd = open(f->cur_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -1008,13 +1044,23 @@ static int process_lines(pfile *f, size_t budget) {
   f->id = now;
   if (ensure_parser(f) < 0)
     return 0; /* reported; tried again at the next change */
-  size_t used = 0;
+  size_t used = 0, parsed = 0;
   for (;;) {
+    if (parsed >= budget) {
+      *spent = parsed > used ? parsed : used;
+      return 1;
+    }
     ps_tail_line ln;
     int r = ps_tail_next(&f->tail, &ln);
     if (r == PS_TAIL_NONE) {
-      if (used >= budget)
+      /* A line already longer than a read is finished in this turn: left
+       * for later, every file of a backfill reached its multi-megabyte
+       * perf-finish line in the same round, each holding a buffer of its
+       * size at once. */
+      if (used >= budget && ps_tail_buffered(&f->tail) < READ_CHUNK) {
+        *spent = used;
         return 1;
+      }
       long n = ps_tail_fill(&f->tail, READ_CHUNK);
       if (n < 0) {
         ps_log_limited(PS_LOG_WARNING, "tail", lkey("read", f->path), 60,
@@ -1047,8 +1093,10 @@ static int process_lines(pfile *f, size_t budget) {
     int rc = f->ops->line(f->parser, ln.data, ln.len, &f->em);
     if (rc == -EAGAIN) {
       f->paused = 1;
+      *spent = parsed > used ? parsed : used;
       return 0;
     }
+    parsed += ln.len + 1;
     if (rc < 0)
       ps_log_limited(PS_LOG_ERROR, "parse", lkey("parse-error", f->path), 10,
                      "%s: %s", ps_origin_str(where, sizeof where, f->path, ln.line_no), strerror(-rc));
@@ -1059,6 +1107,8 @@ static int process_lines(pfile *f, size_t budget) {
       pl->records_parsed++;
     f->record_rejected = 0;
     ps_tail_consume(&f->tail);
+    if (ln.len > READ_CHUNK)
+      ps_tail_trim(&f->tail); /* the lines after it need no 16 MB buffer */
     if (ps_cursor_line_done(&f->cur, ln.end, ln.line_no + 1, 0) > 0)
       committed_now(pl);
   }
@@ -1167,19 +1217,30 @@ static void work_cb(uv_idle_t *h) {
   size_t budget = SLICE_BYTES;
   pfile *f;
   int rounds = 0;
-  while (budget && rounds++ < 64 && (f = dequeue(pl))) {
+  /* With the batcher full, the next point of any file is refused anyway;
+   * starting the other queued files would only have each of them parse up
+   * to that point and hold its line (and its parse) until acks come: a
+   * backfill's runs each paused inside a 9 MB perf-finish line (240 MB for
+   * six runs). They wait in the queue instead; resume_paused restarts us. */
+  if (ps_batcher_full(&pl->bt)) {
+    uv_idle_stop(&pl->work);
+    return;
+  }
+  while (budget && rounds++ < 64 && !ps_batcher_full(&pl->bt) && (f = dequeue(pl))) {
     if (f->retired) {
       maybe_free(f);
       continue;
     }
     int more = 0;
+    size_t spent = READ_CHUNK;
     if (f->kind == PS_INPUT_LINES)
-      more = process_lines(f, budget);
+      more = process_lines(f, budget, &spent);
     else
       more = process_doc(f);
     if (more && !f->retired && !f->paused)
       enqueue(f);
-    budget = budget > READ_CHUNK ? budget - READ_CHUNK : 0;
+    spent = spent ? spent : 1; /* a file with nothing new still costs a turn */
+    budget = budget > spent ? budget - spent : 0;
   }
   if (!pl->q_head) {
     uv_idle_stop(&pl->work);
@@ -1299,6 +1360,7 @@ static void save_state(ps_pipeline *pl) {
   for (size_t i = 0; i < pl->saved.nerrors; i++)
     ps_state_add_error(&s, pl->saved.errors[i]);
   s.pending_points = pl->bt.pending_points;
+  pl->saved_entries = s.nfiles;
   s.runs_json = runs_to_json(pl);
   int rc = ps_state_save(&s, pl->cfg->state_dir);
   if (rc < 0)
@@ -1313,10 +1375,16 @@ static void save_state(ps_pipeline *pl) {
 
 static void save_cb(uv_timer_t *t) { save_state(t->data); }
 
+/* A save rewrites every file's entry, so its cost grows with the files:
+ * with 1,000 files growing at once, saving 50 ms after each commit was a
+ * tenth of the agent's CPU (scripts/bench scale, perf). The delay grows by
+ * 0.5 ms per entry (550 ms for 1,000 files, still 50 ms for one); a crash
+ * in between only means re-sending points, which overwrite themselves. */
 static void committed_now(ps_pipeline *pl) {
   pl->dirty = 1;
+  uint64_t delay = SAVE_DELAY_MS + pl->saved_entries / 2;
   if (!uv_is_active((uv_handle_t *)&pl->save_timer) && pl->stopping < 2)
-    uv_timer_start(&pl->save_timer, save_cb, SAVE_DELAY_MS, 0);
+    uv_timer_start(&pl->save_timer, save_cb, delay < 1000 ? delay : 1000, 0);
 }
 
 /* --- sink ---------------------------------------------------------------- */
@@ -1655,6 +1723,33 @@ static void check_once_done(ps_pipeline *pl) {
   finish_once(pl);
 }
 
+/* A backfill of a month of runs takes minutes: --once says how far it got
+ * every PROGRESS_MS (bytes read of what the files hold now, points the
+ * server stored, and the rate), so a user can tell it from a hang. */
+static void log_progress(ps_pipeline *pl, uint64_t now) {
+  if (!pl->progress_log_ms) {
+    pl->progress_log_ms = now;
+    return;
+  }
+  if (now - pl->progress_log_ms < PROGRESS_MS)
+    return;
+  uint64_t done = 0, total = 0;
+  for (const pfile *f = pl->files; f; f = f->next) {
+    struct stat st;
+    if (f->kind != PS_INPUT_LINES || stat(f->cur_path, &st) < 0)
+      continue;
+    total += (uint64_t)st.st_size;
+    done += f->retired ? (uint64_t)st.st_size : f->tail.read_off;
+  }
+  const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
+  double secs = (double)(now - pl->progress_log_ms) / 1000.0;
+  PS_INFO(MOD, "progress: %.1f of %.1f MB read (%.0f%%), %" PRIu64 " points stored (%.0f/s)",
+          (double)done / 1e6, (double)total / 1e6, total ? 100.0 * (double)done / (double)total : 100.0,
+          ss->points_written, (double)(ss->points_written - pl->progress_points) / secs);
+  pl->progress_log_ms = now;
+  pl->progress_points = ss->points_written;
+}
+
 static void check_cb(uv_timer_t *t) {
   ps_pipeline *pl = t->data;
   if (pl->stopping == 1) {
@@ -1662,6 +1757,7 @@ static void check_cb(uv_timer_t *t) {
     return;
   }
   if (pl->once) {
+    log_progress(pl, uv_now(pl->loop));
     const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
     uint64_t now = uv_now(pl->loop);
     uint64_t deadline = (uint64_t)pl->cfg->influxdb.unreachable_deadline_s * 1000;
