@@ -169,6 +169,19 @@ static int hold(ps_pbatch *b, ps_cursor *c) {
   return 0;
 }
 
+/* Sized like the last full batch, a batch is allocated once instead of
+ * through a chain of doublings whose freed steps fragment the heap. Only a
+ * hint: failing here just leaves the batch to grow as before. */
+static void presize(const ps_batcher *bt, ps_batch *b) {
+  if (bt->hint_bytes && ps_buf_reserve(&b->body, bt->hint_bytes + bt->hint_bytes / 16) == 0 &&
+      bt->hint_points && !b->lines) {
+    size_t cap = bt->hint_points + bt->hint_points / 16 + 1;
+    b->lines = malloc(cap * sizeof *b->lines);
+    if (b->lines)
+      b->lines_cap = cap;
+  }
+}
+
 int ps_batcher_add(ps_batcher *bt, ps_cursor *c, const char *line, size_t len,
                    const ps_origin *origin) {
   if (ps_batcher_full(bt)) {
@@ -186,6 +199,7 @@ int ps_batcher_add(ps_batcher *bt, ps_cursor *c, const char *line, size_t len,
     if (!bt->open)
       return -ENOMEM;
     bt->open->seq = bt->next_seq++;
+    presize(bt, &bt->open->b);
   }
   ps_pbatch *b = bt->open;
   int rc = c ? hold(b, c) : 0;
@@ -202,9 +216,33 @@ int ps_batcher_add(ps_batcher *bt, ps_cursor *c, const char *line, size_t len,
     c->line_open = 1;
   bt->pending_bytes += len;
   bt->pending_points++;
-  if (b->b.npoints >= bt->max_points || b->b.body.len >= bt->max_bytes)
+  if (b->b.npoints >= bt->max_points || b->b.body.len >= bt->max_bytes) {
+    bt->hint_bytes = b->b.body.len;
+    bt->hint_points = b->b.npoints;
     return ps_batcher_flush(bt);
+  }
   return 0;
+}
+
+/* A batch grows by doubling, so a sealed one holds up to twice the memory
+ * its lines need, for as long as it waits and flies; with max_pending_bytes
+ * of batches that was most of the agent's RSS. Giving the slack back when
+ * the batch is sealed costs one in-place realloc per batch. */
+static void fit(ps_batch *b) {
+  if (b->body.cap > b->body.len + 1 + 4096) {
+    char *p = realloc(b->body.data, b->body.len + 1);
+    if (p) {
+      b->body.data = p;
+      b->body.cap = b->body.len + 1;
+    }
+  }
+  if (b->lines && b->lines_cap > b->npoints + 64) {
+    ps_batch_line *l = realloc(b->lines, b->npoints * sizeof *l);
+    if (l) {
+      b->lines = l;
+      b->lines_cap = b->npoints;
+    }
+  }
 }
 
 int ps_batcher_flush(ps_batcher *bt) {
@@ -212,6 +250,7 @@ int ps_batcher_flush(ps_batcher *bt) {
   if (!b || !b->b.npoints)
     return 0;
   bt->open = NULL;
+  fit(&b->b);
   for (size_t i = 0; i < b->ncps; i++) {
     ps_checkpoint *cp = b->cps[i];
     /* A line still giving points keeps its checkpoint open until it ends:

@@ -36,6 +36,11 @@ int ps_buf_reserve(ps_buf *b, size_t extra) {
   char *p = realloc(b->data, cap);
   if (!p)
     return -ENOMEM;
+  /* A first allocation must already hold the promised terminator: a
+   * reader that reserves and then reads nothing (an empty file) hands the
+   * buffer on as it is. */
+  if (!b->data)
+    p[0] = '\0';
   b->data = p;
   b->cap = cap;
   return 0;

@@ -156,20 +156,16 @@ int ps_cmd_check(int argc, char **argv, ps_config *cfg, int cfg_given) {
             "[-c FILE] check\n", argv[1]);
     return PS_EXIT_USAGE;
   }
-  ps_buf err;
-  ps_buf_init(&err, 4096);
-  int rc = ps_config_load_secrets(cfg, &err);
-  if (rc < 0) {
-    fprintf(stderr, "perfship: %s\n", err.data ? err.data : "cannot read the secrets");
-    ps_buf_free(&err);
-    return PS_EXIT_CONFIG;
-  }
+  int rc = ps_cmd_load_secrets(cfg);
+  if (rc != PS_EXIT_OK)
+    return rc;
   print_summary(cfg);
   fflush(stdout);
 
+  ps_buf err;
+  ps_buf_init(&err, 4096);
   ps_buf version;
   ps_buf_init(&version, 256);
-  ps_buf_reset(&err);
   rc = ps_influx_ping(cfg, &version, &err);
   if (rc == 0) {
     printf("ping: ok, server version %s\n", version.len ? version.data : "(not given)");

@@ -26,10 +26,6 @@
 #include "lp.h"
 #include "sysexits_ps.h"
 
-#ifndef PS_EXIT_NOINPUT
-#define PS_EXIT_NOINPUT 66
-#endif
-
 #define OUT_FLUSH_BYTES (256 * 1024)
 #define READ_CHUNK (1024 * 1024)
 
@@ -81,23 +77,6 @@ static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
     flush_out(cx);
   return 0;
 }
-
-static const struct {
-  const char *name;
-  ps_format_id id;
-} format_names[] = {
-    {"jsonl", PS_FMT_JSONL},         {"lp", PS_FMT_LP},
-    {"loadgen", PS_FMT_LOADGEN},     {"dss-bench", PS_FMT_DSS_BENCH},
-    {"locust", PS_FMT_LOCUST},
-};
-
-static const struct {
-  const char *name;
-  ps_ftype type;
-} type_names[] = {
-    {"integer", PS_F_INT}, {"unsigned", PS_F_UINT}, {"float", PS_F_FLOAT},
-    {"string", PS_F_STRING}, {"boolean", PS_F_BOOL},
-};
 
 static int usage(const char *msg, const char *arg) {
   fprintf(stderr, "perfship convert: %s%s%s\n", msg, arg ? " " : "",
@@ -238,18 +217,15 @@ int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
       fields[nfields++] = (char *)val;
     } else if (OPT("--type")) {
       const char *eq = strrchr(val, '=');
-      size_t k;
-      for (k = 0; eq && k < sizeof type_names / sizeof type_names[0]; k++)
-        if (strcmp(eq + 1, type_names[k].name) == 0)
-          break;
-      if (!eq || eq == val || k == sizeof type_names / sizeof type_names[0]) {
+      ps_ftype type;
+      if (!eq || eq == val || ps_ftype_from_name(eq + 1, &type) != 0) {
         exit_code = usage("--type wants KEY=TYPE with TYPE one of integer, "
                           "unsigned, float, string, boolean; got",
                           val);
         goto done;
       }
       types[ntypes].key = strndup(val, (size_t)(eq - val));
-      types[ntypes++].type = type_names[k].type;
+      types[ntypes++].type = type;
     } else if (OPT("--time-key")) {
       time_key = val;
     } else if (OPT("--time-unit")) {
@@ -266,16 +242,11 @@ int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
   }
 
   ps_format_id fid = PS_FMT_JSONL;
-  size_t k;
-  for (k = 0; k < sizeof format_names / sizeof format_names[0]; k++)
-    if (strcmp(format, format_names[k].name) == 0)
-      break;
-  if (k == sizeof format_names / sizeof format_names[0]) {
+  if (ps_format_from_name(format, &fid) != 0) {
     exit_code = usage("unknown format (jsonl, lp, loadgen, dss-bench, locust):",
                       format);
     goto done;
   }
-  fid = format_names[k].id;
   const ps_format_ops *ops = ps_format_ops_get(fid);
   if (!ops) {
     fprintf(stderr, "perfship convert: format %s is not part of this build\n",
@@ -322,20 +293,9 @@ int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
   }
   if (time_key)
     src.time_key = (char *)time_key;
-  if (time_unit) {
-    static const struct {
-      const char *n;
-      int e;
-    } units[] = {{"s", 0}, {"ms", -3}, {"us", -6}, {"ns", -9}};
-    size_t u;
-    for (u = 0; u < 4; u++)
-      if (strcmp(time_unit, units[u].n) == 0)
-        break;
-    if (u == 4) {
-      exit_code = usage("--time-unit wants s, ms, us or ns; got", time_unit);
-      goto done;
-    }
-    src.time_unit_exp = units[u].e;
+  if (time_unit && ps_time_unit_from_name(time_unit, &src.time_unit_exp) != 0) {
+    exit_code = usage("--time-unit wants s, ms, us or ns; got", time_unit);
+    goto done;
   }
 
   if (cfg_given && cfg && cfg->ntags) {

@@ -53,7 +53,7 @@ int ps_cmd_forget(int argc, char **argv, ps_config *cfg, int cfg_given) {
     fprintf(stderr, "usage: perfship forget PATH...\n");
     return PS_EXIT_USAGE;
   }
-  const char *sd = cfg->state_dir && cfg->state_dir[0] ? cfg->state_dir : ".";
+  const char *sd = ps_cmd_state_dir(cfg);
   int lock = ps_state_lock(sd, 0);
   if (lock == -EWOULDBLOCK) {
     fprintf(stderr,
@@ -63,12 +63,7 @@ int ps_cmd_forget(int argc, char **argv, ps_config *cfg, int cfg_given) {
     return PS_EXIT_TEMPFAIL;
   }
   ps_state s;
-  ps_buf warn;
-  ps_buf_init(&warn, 4096);
-  ps_state_load(&s, sd, &warn);
-  if (warn.len)
-    fprintf(stderr, "perfship forget: %s\n", warn.data);
-  ps_buf_free(&warn);
+  ps_cmd_load_state(&s, sd, "forget");
   size_t total = 0;
   for (int i = 1; i < argc; i++) {
     size_t n = ps_state_forget(&s, argv[i]);

@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "influx_admin.h"
 #include "lp.h"
+#include "runs.h"
 #include "sink.h"
 #include "sysexits_ps.h"
 
@@ -28,20 +29,6 @@ static const char mark_usage[] =
 
 static const char *const statuses[] = {"running", "success", "failed", "interrupted",
                                        "stalled", NULL};
-
-/* The part after the last '-' when it is 7..40 hex digits or all digits. */
-static int revision_of(const char *run, char *out, size_t outsz) {
-  const char *dash = strrchr(run, '-');
-  if (!dash || !dash[1])
-    return 0;
-  const char *r = dash + 1;
-  size_t n = strlen(r), hex = strspn(r, "0123456789abcdefABCDEF"),
-         dig = strspn(r, "0123456789");
-  if (!((hex == n && n >= 7 && n <= 40) || dig == n) || n >= outsz)
-    return 0;
-  memcpy(out, r, n + 1);
-  return 1;
-}
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -139,20 +126,18 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
     return PS_EXIT_USAGE;
   }
 
+  int exit_code = ps_cmd_load_secrets(cfg);
+  if (exit_code != PS_EXIT_OK)
+    return exit_code;
   ps_buf err;
   ps_buf_init(&err, 4096);
-  if (ps_config_load_secrets(cfg, &err) < 0) {
-    fprintf(stderr, "perfship: %s\n", err.data ? err.data : "cannot read the secrets");
-    ps_buf_free(&err);
-    return PS_EXIT_CONFIG;
-  }
 
-  char revision[64];
   ps_tag tags[5];
   size_t ntags = 0;
   tags[ntags++] = (ps_tag){"source", source};
   tags[ntags++] = (ps_tag){"run", run};
-  if (revision_of(run, revision, sizeof revision))
+  const char *revision = ps_run_revision(run);
+  if (revision)
     tags[ntags++] = (ps_tag){"revision", revision};
   tags[ntags++] = (ps_tag){"event", event};
   tags[ntags++] = (ps_tag){"status", status};
@@ -165,14 +150,8 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
       ps_buf_printf(&deftext, "%s ended: %s (marked by hand)", run, status);
     text = deftext.data ? deftext.data : "";
   }
-  ps_field fields[2];
-  fields[0].key = "text";
-  fields[0].type = PS_F_STRING;
-  fields[0].v.s.p = text;
-  fields[0].v.s.n = strlen(text);
-  fields[1].key = "backfill";
-  fields[1].type = PS_F_BOOL;
-  fields[1].v.b = 0;
+  ps_field fields[2] = {ps_field_string("text", text, strlen(text)),
+                        ps_field_bool("backfill", 0)};
   ps_point pt = {"runs", tags, ntags, fields, 2, now_ns()};
 
   ps_tag *extra = cfg->ntags ? calloc(cfg->ntags, sizeof *extra) : NULL;

@@ -26,13 +26,8 @@ int ps_cmd_run(int argc, char **argv, ps_config *cfg, int cfg_given) {
   if (cfg->nsources == 0)
     fprintf(stderr, "perfship run: warning: no sources configured; only self-metrics "
                     "will be sent\n");
-  ps_buf err;
-  ps_buf_init(&err, 4096);
-  if (ps_config_load_secrets(cfg, &err) < 0) {
-    fprintf(stderr, "perfship: %s\n", err.data ? err.data : "cannot read the secrets");
-    ps_buf_free(&err);
-    return PS_EXIT_CONFIG;
-  }
-  ps_buf_free(&err);
+  int rc = ps_cmd_load_secrets(cfg);
+  if (rc != PS_EXIT_OK)
+    return rc;
   return ps_pipeline_run(cfg, &opts);
 }

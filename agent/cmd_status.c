@@ -26,14 +26,9 @@ int ps_cmd_status(int argc, char **argv, ps_config *cfg, int cfg_given) {
     fprintf(stderr, "perfship status: takes no arguments\n");
     return PS_EXIT_USAGE;
   }
-  const char *sd = cfg->state_dir && cfg->state_dir[0] ? cfg->state_dir : ".";
+  const char *sd = ps_cmd_state_dir(cfg);
   ps_state s;
-  ps_buf warn;
-  ps_buf_init(&warn, 4096);
-  ps_state_load(&s, sd, &warn);
-  if (warn.len)
-    fprintf(stderr, "perfship status: %s\n", warn.data);
-  ps_buf_free(&warn);
+  ps_cmd_load_state(&s, sd, "status");
   int lock = ps_state_lock(sd, 0);
   const char *agent = lock == -EWOULDBLOCK ? "running" : "not running";
   if (lock >= 0)

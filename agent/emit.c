@@ -18,6 +18,14 @@ void ps_emit_reject(ps_emitter *em, const char *fmt, ...) {
     em->reject(em->ctx, &em->origin, reason);
 }
 
+const char *ps_origin_str(char *buf, size_t n, const char *file, uint64_t line) {
+  if (line)
+    snprintf(buf, n, "%s:%llu", file ? file : "-", (unsigned long long)line);
+  else
+    snprintf(buf, n, "%s", file ? file : "-");
+  return buf;
+}
+
 int64_t ps_seconds_to_ns(double seconds) {
   /* Split so the microsecond rounding never passes through a double that
    * has to hold 1e15 and a fraction at once. */

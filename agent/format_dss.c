@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -86,12 +85,10 @@ static int dss_open(ps_parser **out, const ps_source_cfg *src,
                     const char *path, ps_buf *err) {
   (void)src;
   *out = NULL;
-  struct stat st;
-  if (stat(path, &st) != 0) {
-    int e = errno;
-    ps_buf_printf(err, "cannot stat: %s", strerror(e));
-    return -e;
-  }
+  int64_t mtime_s;
+  int rc = ps_format_file_mtime(path, &mtime_s, err);
+  if (rc)
+    return rc;
   ps_parser *p = calloc(1, sizeof *p);
   if (!p)
     return -ENOMEM;
@@ -100,7 +97,7 @@ static int dss_open(ps_parser **out, const ps_source_cfg *src,
     free(p);
     return -ENOMEM;
   }
-  p->mtime_s = (int64_t)st.st_mtime;
+  p->mtime_s = mtime_s;
   dss_run_name(path, p->run, sizeof p->run);
   *out = p;
   return 0;
@@ -368,16 +365,12 @@ static size_t set_tag(ps_tag *tags, size_t n, const char *key,
 }
 
 static size_t add_float(ps_field *f, size_t n, const char *key, double v) {
-  f[n].key = key;
-  f[n].type = PS_F_FLOAT;
-  f[n].v.f = v;
+  f[n] = ps_field_float(key, v);
   return n + 1;
 }
 
 static size_t add_int(ps_field *f, size_t n, const char *key, int64_t v) {
-  f[n].key = key;
-  f[n].type = PS_F_INT;
-  f[n].v.i = v;
+  f[n] = ps_field_int(key, v);
   return n + 1;
 }
 
@@ -492,14 +485,8 @@ static void emit_marker(dss_walk *w, size_t npoints, int any_success) {
     n = 0;
   if ((size_t)n >= sizeof text)
     n = (int)sizeof text - 1;
-  ps_field f[2];
-  f[0].key = "text";
-  f[0].type = PS_F_STRING;
-  f[0].v.s.p = text;
-  f[0].v.s.n = (size_t)n;
-  f[1].key = "backfill";
-  f[1].type = PS_F_BOOL;
-  f[1].v.b = 0;
+  ps_field f[2] = {ps_field_string("text", text, (size_t)n),
+                   ps_field_bool("backfill", 0)};
   ps_point pt = {"runs", tags, nt, f, 2, w->p->mtime_s * 1000000000LL};
   walk_point(w, &pt);
 }
@@ -554,9 +541,8 @@ static int dss_document(ps_parser *p, const char *data, size_t len,
   em->origin.line = 0;
   if (!p->root) {
     /* A fresh document: a rewritten file has a new modification time. */
-    struct stat st;
-    if (p->path && stat(p->path, &st) == 0)
-      p->mtime_s = (int64_t)st.st_mtime;
+    if (p->path)
+      ps_format_file_mtime(p->path, &p->mtime_s, NULL);
     p->cursor = 0;
     size_t nul_col;
     const char *nul = ps_json_nul_check(data, len, &nul_col);

@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "format.h"
 
@@ -443,18 +442,16 @@ static int locust_open(ps_parser **out, const ps_source_cfg *src,
                        "PREFIX_failures.csv)");
     return -EINVAL;
   }
-  struct stat st;
-  if (stat(path, &st) != 0) {
-    int e = errno;
-    ps_buf_printf(err, "cannot stat: %s", strerror(e));
-    return -e;
-  }
+  int64_t mtime_s;
+  int rc = ps_format_file_mtime(path, &mtime_s, err);
+  if (rc)
+    return rc;
   ps_parser *p = calloc(1, sizeof *p);
   if (!p)
     return -ENOMEM;
   ps_buf_init(&p->cells, 0);
   p->kind = kind;
-  p->mtime_s = (int64_t)st.st_mtime;
+  p->mtime_s = mtime_s;
   p->path = strdup(path);
   if (!p->path) {
     locust_free(p);
@@ -466,7 +463,7 @@ static int locust_open(ps_parser **out, const ps_source_cfg *src,
   memcpy(p->run, base, prefix_len);
   p->run[prefix_len] = '\0';
   if (kind == LOCUST_HISTORY) {
-    int rc = read_history_header(p, err);
+    rc = read_history_header(p, err);
     if (rc) {
       locust_free(p);
       return rc;
@@ -519,9 +516,7 @@ static int locust_document(ps_parser *p, const char *data, size_t len,
                            ps_emitter *em) {
   if (p->cursor == 0) {
     /* Locust rewrites the file: each version is timed by its own mtime. */
-    struct stat st;
-    if (stat(p->path, &st) == 0)
-      p->mtime_s = (int64_t)st.st_mtime;
+    ps_format_file_mtime(p->path, &p->mtime_s, NULL);
   }
   clear_header(p);
   size_t pos = 0, unit = 0, row = 0;

@@ -17,6 +17,9 @@
 #include <unistd.h>
 
 static ps_log_level current_level = PS_LOG_INFO;
+/* The transient status line now on the terminal ("" when none). */
+static char status_text[256];
+#define ERASE_LINE "\r\033[K"
 
 void ps_log_set_level(ps_log_level lvl) { current_level = lvl; }
 ps_log_level ps_log_get_level(void) { return current_level; }
@@ -26,30 +29,42 @@ static const int level_syslog[] = {3, 4, 6, 7};
 
 static void log_emit(ps_log_level lvl, const char *module, const char *suffix,
                      const char *fmt, va_list ap) {
-  char line[2048];
+  char line[2048 + sizeof status_text + 16];
   size_t n = 0;
+  /* A status line on screen is erased first and redrawn after the message. */
+  size_t room = sizeof line - sizeof status_text - 16;
+  if (status_text[0]) {
+    memcpy(line, ERASE_LINE, sizeof ERASE_LINE - 1);
+    n = sizeof ERASE_LINE - 1;
+  }
+  size_t head = n;
   if (getenv("JOURNAL_STREAM"))
-    n = (size_t)snprintf(line, sizeof line, "<%d>%s: ", level_syslog[lvl],
-                         module);
+    n += (size_t)snprintf(line + n, room - n, "<%d>%s: ", level_syslog[lvl],
+                          module);
   else
-    n = (size_t)snprintf(line, sizeof line, "perfship[%ld]: %s %s: ",
-                         (long)getpid(), level_word[lvl], module);
-  if (n >= sizeof line)
-    n = sizeof line - 1;
-  int m = vsnprintf(line + n, sizeof line - n, fmt, ap);
+    n += (size_t)snprintf(line + n, room - n, "perfship[%ld]: %s %s: ",
+                          (long)getpid(), level_word[lvl], module);
+  if (n >= room)
+    n = room - 1;
+  int m = vsnprintf(line + n, room - n, fmt, ap);
   if (m > 0)
-    n += (size_t)m < sizeof line - n ? (size_t)m : sizeof line - n - 1;
-  if (suffix && n < sizeof line - 1) {
-    int k = snprintf(line + n, sizeof line - n, "%s", suffix);
+    n += (size_t)m < room - n ? (size_t)m : room - n - 1;
+  if (suffix && n < room - 1) {
+    int k = snprintf(line + n, room - n, "%s", suffix);
     if (k > 0)
-      n += (size_t)k < sizeof line - n ? (size_t)k : sizeof line - n - 1;
+      n += (size_t)k < room - n ? (size_t)k : room - n - 1;
   }
   /* Control characters from data (file names, server answers) must not
    * forge extra log lines. */
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = head; i < n; i++)
     if ((unsigned char)line[i] < 0x20 && line[i] != '\t')
       line[i] = ' ';
   line[n++] = '\n';
+  if (status_text[0]) {
+    size_t k = strlen(status_text);
+    memcpy(line + n, status_text, k);
+    n += k;
+  }
   ssize_t w = write(STDERR_FILENO, line, n);
   (void)w;
 }
@@ -112,4 +127,22 @@ void ps_log_limited(ps_log_level lvl, const char *module, const char *key,
   va_start(ap, fmt);
   log_emit(lvl, module, suffix[0] ? suffix : NULL, fmt, ap);
   va_end(ap);
+}
+
+void ps_log_status(const char *text) {
+  char line[sizeof status_text + 16];
+  snprintf(status_text, sizeof status_text, "%s", text ? text : "");
+  int n = snprintf(line, sizeof line, ERASE_LINE "%s", status_text);
+  if (n > 0) {
+    ssize_t w = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    (void)w;
+  }
+}
+
+void ps_log_status_done(void) {
+  if (!status_text[0])
+    return;
+  status_text[0] = '\0';
+  ssize_t w = write(STDERR_FILENO, "\n", 1);
+  (void)w;
 }

@@ -50,8 +50,9 @@ static const char usage_text[] =
     "  -h, --help              show this help and exit\n"
     "  -V, --version           print the version and exit\n"
     "\n"
-    "exit codes: 0 ok, 64 usage, 65 some input rejected, 69 server unreachable,\n"
-    "78 configuration error.\n";
+    "exit codes: 0 ok, 64 usage, 65 some input rejected, 66 a PATH could not be\n"
+    "read (convert), 69 server unreachable, 70 internal error, 75 another agent\n"
+    "holds the state directory, 78 configuration error.\n";
 
 static const struct {
   const char *name;

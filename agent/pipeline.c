@@ -20,12 +20,19 @@
  *   their origins point at its path (sink.h).
  * - The state file is saved shortly after acknowledgements move an offset
  *   (coalesced by a short timer), and at shutdown.
+ * - --once is how a backlog (a year of run folders) is ingested, so it
+ *   reports progress: on a terminal a status line redrawn a few times a
+ *   second, otherwise (journal, CI log) an info line every PROGRESS_LOG_MS,
+ *   so a log shows progress without filling up. Every stop ends with a
+ *   one-line summary, and --once sends a last self-metrics point so even a
+ *   one-shot backfill leaves a heartbeat.
  */
 #include "pipeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,13 +62,19 @@
 
 #define MOD "pipeline"
 #define READ_CHUNK ((size_t)1 << 20)
-#define SLICE_BYTES ((size_t)4 << 20)
+/* Input parsed per loop turn. Between turns the loop answers the server:
+ * at 4 MB a turn took ~25 ms, longer than InfluxDB needs for a 5,000-point
+ * batch, so the server sat idle waiting for the next request. */
+#define SLICE_BYTES ((size_t)64 << 10)
 #define SAVE_DELAY_MS 50
+#define PROGRESS_MS 10000
 #define DRAIN_WAIT_MS 10000
 /* A line file with everything acknowledged and nothing new for two rescan
  * intervals gives back its descriptor (reopened, identity checked, on the
  * next change): a year of daily run folders must not hold a year of fds. */
 #define IDLE_CLOSE_RESCANS 2
+#define PROGRESS_TTY_MS 250
+#define PROGRESS_LOG_MS 10000
 
 typedef struct ps_pipeline ps_pipeline;
 
@@ -94,6 +107,7 @@ typedef struct pfile {
   ps_input_kind kind;
   char *path;     /* origin of its points: never changes */
   char *cur_path; /* where it is now (rename within the sources) */
+  uint64_t cur_hash; /* of cur_path: lookups by path skip most strcmps */
   ps_file_id id;
   int fd;
   ps_tail tail;
@@ -105,6 +119,7 @@ typedef struct pfile {
   int queued;
   int paused; /* refused by back-pressure; resumed on ack */
   int record_rejected;
+  int at_end; /* read to the end of what existed at least once */
   unsigned scan_gen;
   uint64_t last_read_ms; /* loop time of the last bytes read */
   int64_t seen_mtime_ns; /* modification time when last read */
@@ -129,7 +144,7 @@ struct ps_pipeline {
   ps_watch *watch;
   ps_batcher bt;
   uv_timer_t flush_timer, rescan_timer, settle_timer, save_timer, stats_timer,
-      check_timer, create_db_timer, runs_timer;
+      check_timer, create_db_timer, runs_timer, progress_timer;
   uv_idle_t work;
   uv_signal_t sig_term, sig_int, sig_hup;
   pfile *files;
@@ -146,8 +161,13 @@ struct ps_pipeline {
   uint64_t lines_read, records_parsed, records_rejected, points_refused;
   uint64_t server_rejected;
   uint64_t start_ms;
+  uint64_t progress_log_ms, progress_points; /* --once: the last progress line */
+  size_t saved_entries; /* files in the last saved state: paces the saves */
   uint64_t last_progress_ms;
   int selfstats_in_flight;
+  int final_stats_sent; /* --once: the closing self-metrics point */
+  int end_done;         /* --once: everything present was acknowledged */
+  int progress_tty;     /* stderr is a terminal: a redrawn status line */
   int dirty;
   int stopping; /* 1: draining; 2: closing */
   uint64_t stop_deadline;
@@ -265,11 +285,28 @@ static pfile *dequeue(ps_pipeline *pl) {
 static void resume_paused(ps_pipeline *pl) {
   if (ps_batcher_full(&pl->bt))
     return;
+  /* A paused file goes first: it holds a line (perhaps a 9 MB perf-finish
+   * record) that the others would otherwise each read and hold too. */
   for (pfile *f = pl->files; f; f = f->next)
     if (f->paused) {
       f->paused = 0;
       enqueue(f);
+      if (f->queued && pl->q_head != f) {
+        pfile **pp = &pl->q_head, *prev = NULL;
+        while (*pp != f) {
+          prev = *pp;
+          pp = &(*pp)->qnext;
+        }
+        *pp = f->qnext;
+        if (pl->q_tail == f)
+          pl->q_tail = prev;
+        f->qnext = pl->q_head;
+        pl->q_head = f;
+      }
     }
+  /* work_cb also stops while the batcher is full (see there) */
+  if (pl->q_head && !pl->stopping && !uv_is_active((uv_handle_t *)&pl->work))
+    uv_idle_start(&pl->work, work_cb);
 }
 
 /* --- files -------------------------------------------------------------- */
@@ -324,6 +361,13 @@ static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char 
                           int force);
 static void on_reject(void *ctx, const ps_origin *o, const char *reason);
 
+/* Every inotify event looks its file up by path; with 1,000 files growing
+ * at once, strcmp over paths sharing a long directory prefix was a tenth
+ * of the agent's CPU (scripts/bench scale, perf). */
+static uint64_t path_hash(const char *path) {
+  return ps_hash64(PS_HASH_SEED, path, strlen(path));
+}
+
 static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
                          const ps_format_ops *ops, ps_input_kind kind, const char *path) {
   pfile *f = calloc(1, sizeof *f);
@@ -337,6 +381,7 @@ static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
     free(f);
     return NULL;
   }
+  f->cur_hash = path_hash(path);
   f->pl = pl;
   f->src = src;
   f->ops = ops;
@@ -467,8 +512,10 @@ static pfile *find_live_by_id(ps_pipeline *pl, uint64_t dev, uint64_t ino) {
 }
 
 static pfile *find_live_by_path(ps_pipeline *pl, const char *path, ps_input_kind kind) {
+  uint64_t h = path_hash(path);
   for (pfile *f = pl->files; f; f = f->next)
-    if (!f->retired && !f->draining && f->kind == kind && strcmp(f->cur_path, path) == 0)
+    if (f->cur_hash == h && !f->retired && !f->draining && f->kind == kind &&
+        strcmp(f->cur_path, path) == 0)
       return f;
   return NULL;
 }
@@ -539,6 +586,7 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
       if (p) {
         free(f->cur_path);
         f->cur_path = p;
+        f->cur_hash = path_hash(p);
         pl->dirty = 1;
       }
     }
@@ -564,7 +612,7 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
 /* --- run tracker (loadgen run folders, runs.h) ---------------------------- */
 
 static void runs_timer_cb(uv_timer_t *t);
-static int process_lines(pfile *f, size_t budget);
+static int process_lines(pfile *f, size_t budget, size_t *spent);
 static void committed_now(ps_pipeline *pl);
 
 static prun *run_find(ps_pipeline *pl, const char *folder) {
@@ -898,6 +946,7 @@ static void arm_flush(ps_pipeline *pl) {
 }
 
 static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
+  char where[PATH_MAX + 32];
   pfile *f = ctx;
   ps_pipeline *pl = f->pl;
   if (ps_batcher_full(&pl->bt)) {
@@ -910,9 +959,9 @@ static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
   if (rc < 0) {
     pl->points_refused++;
     ps_log_limited(PS_LOG_WARNING, "lp", lkey("lp", f->path), 10,
-                   "%s:%" PRIu64 ": point refused: %s", f->path, o->line,
+                   "%s: point refused: %s", ps_origin_str(where, sizeof where, f->path, o->line),
                    reason ? reason : strerror(-rc));
-    record_error(pl, "%s:%" PRIu64 ": point refused: %s", f->path, o->line,
+    record_error(pl, "%s: point refused: %s", ps_origin_str(where, sizeof where, f->path, o->line),
                  reason ? reason : strerror(-rc));
     return 0;
   }
@@ -924,12 +973,13 @@ static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
 }
 
 static void on_reject(void *ctx, const ps_origin *o, const char *reason) {
+  char where[PATH_MAX + 32];
   pfile *f = ctx;
   ps_pipeline *pl = f->pl;
   f->record_rejected = 1;
   ps_log_limited(PS_LOG_WARNING, "parse", lkey("parse", f->path), 10,
-                 "%s:%" PRIu64 ": %s", f->path, o->line, reason);
-  record_error(pl, "%s:%" PRIu64 ": %s", f->path, o->line, reason);
+                 "%s: %s", ps_origin_str(where, sizeof where, f->path, o->line), reason);
+  record_error(pl, "%s: %s", ps_origin_str(where, sizeof where, f->path, o->line), reason);
 }
 
 /* --- reading ------------------------------------------------------------ */
@@ -969,8 +1019,10 @@ static void restart_file(pfile *f, const char *why) {
 static void committed_now(ps_pipeline *pl);
 
 /* Reads up to `budget` bytes of lines. Returns 1 when more is waiting. */
-static int process_lines(pfile *f, size_t budget) {
+static int process_lines(pfile *f, size_t budget, size_t *spent) {
+  char where[PATH_MAX + 32];
   ps_pipeline *pl = f->pl;
+  *spent = 0;
   struct stat st;
   if (f->fd < 0) { /* closed while idle: the same file still at its name? */
     int fd = open(f->cur_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -999,21 +1051,33 @@ static int process_lines(pfile *f, size_t budget) {
   f->id = now;
   if (ensure_parser(f) < 0)
     return 0; /* reported; tried again at the next change */
-  size_t used = 0;
+  size_t used = 0, parsed = 0;
   for (;;) {
+    if (parsed >= budget) {
+      *spent = parsed > used ? parsed : used;
+      return 1;
+    }
     ps_tail_line ln;
     int r = ps_tail_next(&f->tail, &ln);
     if (r == PS_TAIL_NONE) {
-      if (used >= budget)
+      /* A line already longer than a read is finished in this turn: left
+       * for later, every file of a backfill reached its multi-megabyte
+       * perf-finish line in the same round, each holding a buffer of its
+       * size at once. */
+      if (used >= budget && ps_tail_buffered(&f->tail) < READ_CHUNK) {
+        *spent = used;
         return 1;
+      }
       long n = ps_tail_fill(&f->tail, READ_CHUNK);
       if (n < 0) {
         ps_log_limited(PS_LOG_WARNING, "tail", lkey("read", f->path), 60,
                        "%s: read error (%s)", f->path, strerror((int)-n));
         return 0;
       }
-      if (n == 0)
+      if (n == 0) {
+        f->at_end = 1;
         break;
+      }
       used += (size_t)n;
       f->last_read_ms = uv_now(pl->loop);
       continue;
@@ -1024,8 +1088,7 @@ static int process_lines(pfile *f, size_t budget) {
                      "%s:%" PRIu64 ": line longer than watch.max_line_bytes (%" PRId64
                      "); skipped",
                      f->path, ln.line_no, pl->cfg->watch.max_line_bytes);
-      record_error(pl, "%s:%" PRIu64 ": line longer than watch.max_line_bytes; skipped",
-                   f->path, ln.line_no);
+      record_error(pl, "%s: line longer than watch.max_line_bytes; skipped", ps_origin_str(where, sizeof where, f->path, ln.line_no));
       continue;
     }
     if (r == PS_TAIL_SKIPPED) {
@@ -1037,11 +1100,13 @@ static int process_lines(pfile *f, size_t budget) {
     int rc = f->ops->line(f->parser, ln.data, ln.len, &f->em);
     if (rc == -EAGAIN) {
       f->paused = 1;
+      *spent = parsed > used ? parsed : used;
       return 0;
     }
+    parsed += ln.len + 1;
     if (rc < 0)
       ps_log_limited(PS_LOG_ERROR, "parse", lkey("parse-error", f->path), 10,
-                     "%s:%" PRIu64 ": %s", f->path, ln.line_no, strerror(-rc));
+                     "%s: %s", ps_origin_str(where, sizeof where, f->path, ln.line_no), strerror(-rc));
     pl->lines_read++;
     if (f->record_rejected || rc < 0)
       pl->records_rejected++;
@@ -1049,6 +1114,8 @@ static int process_lines(pfile *f, size_t budget) {
       pl->records_parsed++;
     f->record_rejected = 0;
     ps_tail_consume(&f->tail);
+    if (ln.len > READ_CHUNK)
+      ps_tail_trim(&f->tail); /* the lines after it need no 16 MB buffer */
     if (ps_cursor_line_done(&f->cur, ln.end, ln.line_no + 1, 0) > 0)
       committed_now(pl);
   }
@@ -1157,19 +1224,30 @@ static void work_cb(uv_idle_t *h) {
   size_t budget = SLICE_BYTES;
   pfile *f;
   int rounds = 0;
-  while (budget && rounds++ < 64 && (f = dequeue(pl))) {
+  /* With the batcher full, the next point of any file is refused anyway;
+   * starting the other queued files would only have each of them parse up
+   * to that point and hold its line (and its parse) until acks come: a
+   * backfill's runs each paused inside a 9 MB perf-finish line (240 MB for
+   * six runs). They wait in the queue instead; resume_paused restarts us. */
+  if (ps_batcher_full(&pl->bt)) {
+    uv_idle_stop(&pl->work);
+    return;
+  }
+  while (budget && rounds++ < 64 && !ps_batcher_full(&pl->bt) && (f = dequeue(pl))) {
     if (f->retired) {
       maybe_free(f);
       continue;
     }
     int more = 0;
+    size_t spent = READ_CHUNK;
     if (f->kind == PS_INPUT_LINES)
-      more = process_lines(f, budget);
+      more = process_lines(f, budget, &spent);
     else
       more = process_doc(f);
     if (more && !f->retired && !f->paused)
       enqueue(f);
-    budget = budget > READ_CHUNK ? budget - READ_CHUNK : 0;
+    spent = spent ? spent : 1; /* a file with nothing new still costs a turn */
+    budget = budget > spent ? budget - spent : 0;
   }
   if (!pl->q_head) {
     uv_idle_stop(&pl->work);
@@ -1289,6 +1367,7 @@ static void save_state(ps_pipeline *pl) {
   for (size_t i = 0; i < pl->saved.nerrors; i++)
     ps_state_add_error(&s, pl->saved.errors[i]);
   s.pending_points = pl->bt.pending_points;
+  pl->saved_entries = s.nfiles;
   s.runs_json = runs_to_json(pl);
   int rc = ps_state_save(&s, pl->cfg->state_dir);
   if (rc < 0)
@@ -1303,10 +1382,16 @@ static void save_state(ps_pipeline *pl) {
 
 static void save_cb(uv_timer_t *t) { save_state(t->data); }
 
+/* A save rewrites every file's entry, so its cost grows with the files:
+ * with 1,000 files growing at once, saving 50 ms after each commit was a
+ * tenth of the agent's CPU (scripts/bench scale, perf). The delay grows by
+ * 0.5 ms per entry (550 ms for 1,000 files, still 50 ms for one); a crash
+ * in between only means re-sending points, which overwrite themselves. */
 static void committed_now(ps_pipeline *pl) {
   pl->dirty = 1;
+  uint64_t delay = SAVE_DELAY_MS + pl->saved_entries / 2;
   if (!uv_is_active((uv_handle_t *)&pl->save_timer) && pl->stopping < 2)
-    uv_timer_start(&pl->save_timer, save_cb, SAVE_DELAY_MS, 0);
+    uv_timer_start(&pl->save_timer, save_cb, delay < 1000 ? delay : 1000, 0);
 }
 
 /* --- sink ---------------------------------------------------------------- */
@@ -1351,14 +1436,15 @@ static void sink_done(ps_sink *sink, ps_batch *batch, int status, size_t rejecte
 
 static void sink_reject(ps_sink *sink, const ps_origin *o, const char *line, size_t len,
                         const char *reason) {
+  char where[PATH_MAX + 32];
   ps_pipeline *pl = ps_sink_data(sink);
   (void)line;
   (void)len;
   const char *file = o && o->file ? o->file : "?";
   ps_log_limited(PS_LOG_WARNING, "sink", lkey("sink", file), 10,
-                 "%s:%" PRIu64 ": rejected by the server: %s", file, o ? o->line : 0,
+                 "%s: rejected by the server: %s", ps_origin_str(where, sizeof where, file, o ? o->line : 0),
                  reason);
-  record_error(pl, "%s:%" PRIu64 ": rejected by the server: %s", file, o ? o->line : 0,
+  record_error(pl, "%s: rejected by the server: %s", ps_origin_str(where, sizeof where, file, o ? o->line : 0),
                reason);
 }
 
@@ -1371,10 +1457,10 @@ static size_t files_watched(const ps_pipeline *pl) {
   return n;
 }
 
-static void stats_cb(uv_timer_t *t) {
-  ps_pipeline *pl = t->data;
+/* Returns 0 when a point was submitted (answered through sink_done). */
+static int send_selfstats(ps_pipeline *pl) {
   if (pl->selfstats_in_flight || pl->stopping)
-    return;
+    return -EBUSY;
   const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
   uint64_t now = uv_now(pl->loop);
   const ps_pbatch *old = ps_batcher_oldest(&pl->bt);
@@ -1394,7 +1480,7 @@ static void stats_cb(uv_timer_t *t) {
   };
   ps_pbatch *b = ps_pbatch_new();
   if (!b)
-    return;
+    return -ENOMEM;
   b->selfstats = 1;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -1406,13 +1492,92 @@ static void stats_cb(uv_timer_t *t) {
     ps_log_limited(PS_LOG_ERROR, MOD, "selfstats", 300, "self-metrics not encoded: %s",
                    reason ? reason : "out of memory");
     ps_pbatch_free(b);
-    return;
+    return -EINVAL;
   }
-  if (ps_sink_submit(pl->sink, &b->b) < 0) {
+  int rc = ps_sink_submit(pl->sink, &b->b);
+  if (rc < 0) {
     ps_pbatch_free(b);
-    return;
+    return rc;
   }
   pl->selfstats_in_flight = 1;
+  return 0;
+}
+
+static void stats_cb(uv_timer_t *t) { send_selfstats(t->data); }
+
+/* --- progress (--once) and the summary ------------------------------------ */
+
+/* Read to the end of what existed and everything from it acknowledged. */
+static int file_done(const pfile *f) {
+  if (f->queued || f->paused || f->doc_loaded || f->settle_due)
+    return 0;
+  if (f->kind == PS_INPUT_DOCUMENT)
+    return f->cur.committed_doc_hash == f->cur.last_doc_hash;
+  return f->at_end && f->cur.committed == ps_tail_offset(&f->tail);
+}
+
+static void progress_text(ps_pipeline *pl, char *out, size_t n, int summary) {
+  size_t files = 0, files_done = 0, runs = 0, runs_done = 0;
+  for (const pfile *f = pl->files; f; f = f->next)
+    if (!f->retired) {
+      files++;
+      files_done += file_done(f);
+    }
+  for (const prun *r = pl->runs; r; r = r->next) {
+    runs++;
+    pfile *f = run_perf_file(pl, r);
+    /* Judged, its markers answered, its perf.jsonl read and acknowledged
+     * (after the closing evaluation a dirty flag is only a re-check). */
+    runs_done += r->known && !r->in_flight && (!r->dirty || pl->runs_final) &&
+                 (!f || file_done(f));
+  }
+  const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
+  double secs = (double)(uv_now(pl->loop) - pl->start_ms) / 1000.0;
+  double rate = secs > 0 ? (double)ss->points_written / secs : 0;
+  char runs_part[64] = "";
+  if (summary) {
+    uint64_t rejected = pl->records_rejected + pl->points_refused + pl->server_rejected;
+    if (runs)
+      snprintf(runs_part, sizeof runs_part, " %zu run folders,", runs);
+    snprintf(out, n,
+             "%zu files,%s %" PRIu64 " points written, %" PRIu64
+             " rejected, in %.1f s (%.0f points/s)",
+             files, runs_part, ss->points_written, rejected, secs, rate);
+    return;
+  }
+  if (runs)
+    snprintf(runs_part, sizeof runs_part, "runs %zu/%zu, ", runs_done, runs);
+  snprintf(out, n,
+           "%sfiles %zu/%zu: %" PRIu64 " points written (%.0f/s), %zu pending, %.0f s",
+           runs_part, files_done, files, ss->points_written, rate, pl->bt.pending_points,
+           secs);
+}
+
+static void progress_cb(uv_timer_t *t) {
+  ps_pipeline *pl = t->data;
+  char text[200];
+  progress_text(pl, text, sizeof text, 0);
+  if (pl->progress_tty)
+    ps_log_status(text);
+  else
+    PS_INFO(MOD, "progress: %s", text);
+}
+
+static void log_summary(ps_pipeline *pl) {
+  char text[256];
+  if (pl->progress_tty) { /* the last state stays on screen */
+    progress_text(pl, text, sizeof text, 0);
+    ps_log_status(text);
+    ps_log_status_done();
+  }
+  progress_text(pl, text, sizeof text, 1);
+  const char *verb = pl->exit_code == PS_EXIT_UNAVAILABLE ? "gave up"
+                     : pl->end_done                       ? "done"
+                                                          : "stopped";
+  if (pl->exit_code == PS_EXIT_DATAERR)
+    PS_WARN(MOD, "%s: %s; some input was rejected (see above)", verb, text);
+  else
+    PS_INFO(MOD, "%s: %s", verb, text);
 }
 
 /* --- flush --------------------------------------------------------------- */
@@ -1459,6 +1624,7 @@ static void close_all(ps_pipeline *pl) {
       (uv_handle_t *)&pl->check_timer,
       (uv_handle_t *)&pl->create_db_timer,
       (uv_handle_t *)&pl->runs_timer,
+      (uv_handle_t *)&pl->progress_timer,
       (uv_handle_t *)&pl->work,
       (uv_handle_t *)&pl->sig_term,
       (uv_handle_t *)&pl->sig_int,
@@ -1474,6 +1640,7 @@ static void close_all(ps_pipeline *pl) {
     ps_sink_close(pl->sink, sink_closed, pl);
   ps_batcher_free(&pl->bt);
   save_state(pl);
+  log_summary(pl);
 }
 
 static void check_cb(uv_timer_t *t);
@@ -1513,6 +1680,14 @@ static int reading_done(const ps_pipeline *pl) {
   return 1;
 }
 
+/* --once: everything present is acknowledged; the verdict, then stop. */
+static void finish_once(ps_pipeline *pl) {
+  if (pl->records_rejected + pl->points_refused + pl->server_rejected)
+    pl->exit_code = PS_EXIT_DATAERR;
+  pl->end_done = 1;
+  close_all(pl);
+}
+
 static void check_once_done(ps_pipeline *pl) {
   if (pl->stopping == 2)
     return;
@@ -1546,15 +1721,40 @@ static void check_once_done(ps_pipeline *pl) {
     ps_batcher_flush(&pl->bt);
   if (!all_quiet(pl))
     return;
-  uint64_t rejected = pl->records_rejected + pl->points_refused + pl->server_rejected;
-  if (rejected) {
-    PS_WARN(MOD, "done: %" PRIu64 " records or points were rejected (see above)",
-            rejected);
-    pl->exit_code = PS_EXIT_DATAERR;
-  } else {
-    PS_INFO(MOD, "done: everything read is acknowledged");
+  if (!pl->final_stats_sent) {
+    /* A backfill leaves a heartbeat with its final counters. */
+    pl->final_stats_sent = 1;
+    if (send_selfstats(pl) == 0)
+      return; /* back here once it is answered */
   }
-  close_all(pl);
+  finish_once(pl);
+}
+
+/* A backfill of a month of runs takes minutes: --once says how far it got
+ * every PROGRESS_MS (bytes read of what the files hold now, points the
+ * server stored, and the rate), so a user can tell it from a hang. */
+static void log_progress(ps_pipeline *pl, uint64_t now) {
+  if (!pl->progress_log_ms) {
+    pl->progress_log_ms = now;
+    return;
+  }
+  if (now - pl->progress_log_ms < PROGRESS_MS)
+    return;
+  uint64_t done = 0, total = 0;
+  for (const pfile *f = pl->files; f; f = f->next) {
+    struct stat st;
+    if (f->kind != PS_INPUT_LINES || stat(f->cur_path, &st) < 0)
+      continue;
+    total += (uint64_t)st.st_size;
+    done += f->retired ? (uint64_t)st.st_size : f->tail.read_off;
+  }
+  const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
+  double secs = (double)(now - pl->progress_log_ms) / 1000.0;
+  PS_INFO(MOD, "progress: %.1f of %.1f MB read (%.0f%%), %" PRIu64 " points stored (%.0f/s)",
+          (double)done / 1e6, (double)total / 1e6, total ? 100.0 * (double)done / (double)total : 100.0,
+          ss->points_written, (double)(ss->points_written - pl->progress_points) / secs);
+  pl->progress_log_ms = now;
+  pl->progress_points = ss->points_written;
 }
 
 static void check_cb(uv_timer_t *t) {
@@ -1564,13 +1764,24 @@ static void check_cb(uv_timer_t *t) {
     return;
   }
   if (pl->once) {
+    log_progress(pl, uv_now(pl->loop));
     const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
     uint64_t now = uv_now(pl->loop);
     uint64_t deadline = (uint64_t)pl->cfg->influxdb.unreachable_deadline_s * 1000;
     uint64_t since = ss->unreachable_since_ms;
-    if (!since && pl->bt.inflight_count)
+    size_t waiting = ps_sink_in_flight(pl->sink);
+    if (!since && waiting)
       since = pl->last_progress_ms; /* answering, but not accepting (401/404) */
-    if (since && pl->bt.inflight_count && now - since > deadline) {
+    if (since && waiting && now - since > deadline) {
+      if (pl->final_stats_sent && !pl->bt.inflight_count && pl->selfstats_in_flight &&
+          waiting == 1) {
+        /* Only the heartbeat is left: the data's verdict stands. */
+        PS_WARN(MOD, "%s: the closing self-metrics point was not acknowledged "
+                     "(everything else was)",
+                pl->cfg->influxdb.url);
+        finish_once(pl);
+        return;
+      }
       PS_ERROR(MOD,
                "%s: the server stayed unreachable for %" PRId64
                " s (influxdb.unreachable_deadline_s); giving up; offsets stay "
@@ -1722,7 +1933,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
                   pl);
   uv_timer_t *timers[] = {&pl->flush_timer,     &pl->rescan_timer, &pl->settle_timer,
                           &pl->save_timer,      &pl->stats_timer,  &pl->check_timer,
-                          &pl->create_db_timer, &pl->runs_timer};
+                          &pl->create_db_timer, &pl->runs_timer,   &pl->progress_timer};
   for (size_t i = 0; i < sizeof timers / sizeof timers[0]; i++) {
     uv_timer_init(&loop, timers[i]);
     timers[i]->data = pl;
@@ -1754,6 +1965,9 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
                      (uint64_t)cfg->selfstats.interval_ms);
   } else {
     uv_timer_start(&pl->check_timer, check_cb, 1000, 1000);
+    pl->progress_tty = isatty(STDERR_FILENO);
+    uint64_t every = pl->progress_tty ? PROGRESS_TTY_MS : PROGRESS_LOG_MS;
+    uv_timer_start(&pl->progress_timer, progress_cb, every, every);
     ps_watch_close(pl->watch, watch_closed, pl); /* nothing new is wanted */
   }
   save_state(pl);

@@ -57,6 +57,14 @@ static int is_revision(const char *s) {
   return dig == n || (hex == n && n >= 7 && n <= 40);
 }
 
+const char *ps_run_revision(const char *run) {
+  const char *dash = run ? strrchr(run, '-') : NULL;
+  if (!dash || dash == run || !is_revision(dash + 1) ||
+      strlen(dash + 1) >= sizeof ((ps_run_id *)0)->revision)
+    return NULL;
+  return dash + 1;
+}
+
 void ps_run_id_from_name(const char *folder, ps_run_id *id) {
   memset(id, 0, sizeof *id);
   if (!folder)
@@ -73,12 +81,11 @@ void ps_run_id_from_name(const char *folder, ps_run_id *id) {
     n = sizeof id->run - 1;
   memcpy(id->run, folder + start, n);
   id->run[n] = '\0';
-  char *dash = strrchr(id->run, '-');
-  if (!dash || dash == id->run || !is_revision(dash + 1) ||
-      strlen(dash + 1) >= sizeof id->revision)
+  const char *rev = ps_run_revision(id->run);
+  if (!rev)
     return;
-  snprintf(id->revision, sizeof id->revision, "%s", dash + 1);
-  size_t tl = (size_t)(dash - id->run);
+  snprintf(id->revision, sizeof id->revision, "%s", rev);
+  size_t tl = (size_t)(rev - 1 - id->run);
   memcpy(id->test_type, id->run, tl);
   id->test_type[tl] = '\0';
 }
@@ -345,27 +352,12 @@ static int emit_marker(const ps_run_view *v, int backfill, int end,
   }
   ps_field fields[4];
   size_t nf = 0;
-  fields[nf].key = "text";
-  fields[nf].type = PS_F_STRING;
-  fields[nf].v.s.p = text;
-  fields[nf].v.s.n = strlen(text);
-  nf++;
-  fields[nf].key = "backfill";
-  fields[nf].type = PS_F_BOOL;
-  fields[nf].v.b = backfill ? 1 : 0;
-  nf++;
-  if (end && v->have_exit_code) {
-    fields[nf].key = "exitCode";
-    fields[nf].type = PS_F_INT;
-    fields[nf].v.i = v->exit_code;
-    nf++;
-  }
-  if (end && v->have_duration) {
-    fields[nf].key = "duration";
-    fields[nf].type = PS_F_FLOAT;
-    fields[nf].v.f = v->duration_s;
-    nf++;
-  }
+  fields[nf++] = ps_field_string("text", text, strlen(text));
+  fields[nf++] = ps_field_bool("backfill", backfill);
+  if (end && v->have_exit_code)
+    fields[nf++] = ps_field_int("exitCode", v->exit_code);
+  if (end && v->have_duration)
+    fields[nf++] = ps_field_float("duration", v->duration_s);
   ps_point p = {"runs", tags, nt, fields, nf, end ? v->end_ns : v->start_ns};
   return ps_emit_point(em, &p);
 }
@@ -392,23 +384,11 @@ static int emit_run_status(const ps_run_view *v, ps_emitter *em) {
   const char *status = ps_run_status_name(v->status);
   ps_field fields[3];
   size_t nf = 0;
-  fields[nf].key = "status";
-  fields[nf].type = PS_F_STRING;
-  fields[nf].v.s.p = status;
-  fields[nf].v.s.n = strlen(status);
-  nf++;
-  if (v->have_exit_code) {
-    fields[nf].key = "exitCode";
-    fields[nf].type = PS_F_INT;
-    fields[nf].v.i = v->exit_code;
-    nf++;
-  }
-  if (!v->facts.finish_seen) { /* no perf-finish: certainly no success */
-    fields[nf].key = "success";
-    fields[nf].type = PS_F_BOOL;
-    fields[nf].v.b = 0;
-    nf++;
-  }
+  fields[nf++] = ps_field_string("status", status, strlen(status));
+  if (v->have_exit_code)
+    fields[nf++] = ps_field_int("exitCode", v->exit_code);
+  if (!v->facts.finish_seen) /* no perf-finish: certainly no success */
+    fields[nf++] = ps_field_bool("success", 0);
   ps_point p = {"loadgen_run", tags, nt, fields, nf, t};
   return ps_emit_point(em, &p);
 }

@@ -829,6 +829,12 @@ static void transfer_done(ps_sink *s, slot *sl, CURLcode res) {
   }
   char *msg = answer_message(&sl->answer);
   const char *m = msg ? msg : "";
+  if (is_data_error(code, m) || code == 413) {
+    /* The server works and judged the data: whatever failed before is
+     * over. (A batch with a bad line may never see a 2xx.) */
+    s->fail_streak = 0;
+    s->config_streak = 0;
+  }
   if (is_data_error(code, m))
     on_data_error(s, p, m);
   else if (code == 413)

@@ -9,6 +9,13 @@
  * A corrupt file is kept aside for inspection and the agent starts empty:
  * re-reading from the beginning re-sends points, which overwrite themselves
  * (SCHEMA.md), so that is safe, where refusing to start would not be.
+ * Run as root on a state directory that belongs to another user (the
+ * packaged service's /var/lib/perfship, owned by `perfship`), the files
+ * made there are handed to the directory's owner: left to root, the
+ * service could no longer open its own lock or state. Only regular files
+ * with one link that root owns are handed over, through a descriptor
+ * opened without following symlinks, so the directory's owner cannot
+ * steer the change to another file.
  */
 #include "state.h"
 
@@ -19,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -177,7 +185,51 @@ out:
   return rc;
 }
 
+/* --- ownership ---------------------------------------------------------- */
+
+/* The owner to hand new files of `dir` to: 0 and *uid set when perfship
+ * runs as root and the directory belongs to someone else, else -1. */
+static int foreign_owner(const char *dir, uid_t *uid, gid_t *gid) {
+  struct stat st;
+  if (geteuid() != 0 || stat(dir, &st) < 0 || st.st_uid == 0)
+    return -1;
+  *uid = st.st_uid;
+  *gid = st.st_gid;
+  return 0;
+}
+
+static void give_fd(int fd, uid_t uid, gid_t gid) {
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+      st.st_uid == 0 && fchown(fd, uid, gid) < 0)
+    PS_WARN("state", "cannot hand a state file to uid %u: %s", (unsigned)uid,
+            strerror(errno));
+}
+
+int ps_state_adopt(const char *dir, const char *name) {
+  const char *d = dir && dir[0] ? dir : ".";
+  uid_t uid;
+  gid_t gid;
+  if (foreign_owner(d, &uid, &gid) < 0)
+    return 0;
+  ps_buf p;
+  ps_buf_init(&p, 0);
+  if (ps_buf_printf(&p, "%s/%s", d, name) < 0)
+    return -ENOMEM;
+  int fd = open(p.data, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  ps_buf_free(&p);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : -errno;
+  give_fd(fd, uid, gid);
+  close(fd);
+  return 0;
+}
+
 int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
+  /* the lock is made before the first load; an earlier run as root may
+   * have left either file to root */
+  ps_state_adopt(dir, "lock");
+  ps_state_adopt(dir, "state.json");
   ps_state_init(s);
   ps_buf path, text, why;
   ps_buf_init(&path, 0);
@@ -198,7 +250,8 @@ int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
   rc = ps_read_whole(fd, (size_t)1 << 30, &text);
   close(fd);
   if (rc == 0)
-    rc = parse_state(s, text.data ? text.data : "", &why);
+    /* an empty file leaves ps_read_whole's buffer unterminated */
+    rc = parse_state(s, text.len ? text.data : "", &why);
   else
     ps_buf_puts(&why, strerror(-rc));
   if (rc) {
@@ -296,10 +349,20 @@ int ps_state_save(const ps_state *s, const char *dir) {
     rc = ps_buf_printf(&tmp, "%s/.state.json.tmp", d);
   int fd = -1;
   if (!rc) {
-    fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
+    /* a fresh file, never one someone left under that name (a symlink
+     * would make root write through it) */
+    if (unlink(tmp.data) < 0 && errno != ENOENT)
+      rc = -errno;
+    else
+      fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                0600);
+    if (!rc && fd < 0)
       rc = -errno;
   }
+  uid_t uid;
+  gid_t gid;
+  if (!rc && foreign_owner(d, &uid, &gid) == 0)
+    give_fd(fd, uid, gid);
   if (!rc)
     rc = write_all(fd, text, strlen(text));
   if (!rc && fsync(fd) < 0)

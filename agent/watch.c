@@ -148,14 +148,22 @@ static int watch_dir(ps_watch *w, const ps_source_cfg *src, const char *path, in
   w->open_handles++;
   int rc = uv_fs_event_start(&d->h, on_event, path, 0);
   if (rc < 0) {
-    ps_log_limited(PS_LOG_WARNING, "watch", path, 300,
-                   "%s: cannot watch (%s); changes are seen at the periodic "
-                   "rescan only%s",
-                   path, uv_strerror(rc),
-                   rc == UV_ENOSPC ? " (raise fs.inotify.max_user_watches)"
-                   : rc == UV_EACCES || rc == UV_EPERM
-                       ? " (give perfship's user read and execute access to it)"
-                       : "");
+    /* Only running out of watches is cured by the sysctl; a directory the
+     * agent's user may not read needs its permissions fixed instead, and
+     * the rescan cannot read it either. */
+    const char *consequence =
+        rc == UV_EACCES || rc == UV_EPERM
+            ? "give perfship's user read and search permission on it"
+        : rc == UV_ENOSPC ? "changes are seen at the periodic rescan only "
+                            "(raise fs.inotify.max_user_watches?)"
+                          : "changes are seen at the periodic rescan only";
+    ps_buf key;
+    ps_buf_init(&key, 0);
+    ps_buf_printf(&key, "watch %s", path);
+    ps_log_limited(PS_LOG_WARNING, "watch", key.data ? key.data : path, 300,
+                   "%s: cannot watch (%s); %s", path, uv_strerror(rc),
+                   consequence);
+    ps_buf_free(&key);
     d->closing = 1;
     uv_close((uv_handle_t *)&d->h, handle_closed);
     return 0;
@@ -170,9 +178,20 @@ static void scan_dir(ps_watch *w, const ps_source_cfg *src, const char *dir, int
   watch_dir(w, src, dir, depth);
   DIR *dp = opendir(dir);
   if (!dp) {
-    if (errno != ENOENT)
-      ps_log_limited(PS_LOG_WARNING, "watch", dir, 300, "%s: cannot list (%s)", dir,
-                     strerror(errno));
+    int e = errno;
+    if (e != ENOENT) {
+      /* its own key: the "cannot watch" warning of the same directory must
+       * not hide this one */
+      ps_buf key;
+      ps_buf_init(&key, 0);
+      ps_buf_printf(&key, "list %s", dir);
+      ps_log_limited(PS_LOG_WARNING, "watch", key.data ? key.data : dir, 300,
+                     "%s: cannot list (%s)%s", dir, strerror(e),
+                     e == EACCES || e == EPERM
+                         ? "; give perfship's user read and search permission on it"
+                         : "");
+      ps_buf_free(&key);
+    }
     return;
   }
   ps_buf p;

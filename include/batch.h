@@ -80,6 +80,7 @@ typedef struct ps_batcher {
   size_t max_points, max_bytes, max_pending;
   size_t pending_bytes, pending_points; /* open + in flight */
   size_t inflight_count;
+  size_t hint_bytes, hint_points; /* the last full batch: sizes the next one */
   uint64_t next_seq;
   ps_pbatch *open;
   ps_pbatch *inflight_head, *inflight_tail;

@@ -23,4 +23,18 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given);
 int ps_cmd_status(int argc, char **argv, ps_config *cfg, int cfg_given);
 int ps_cmd_forget(int argc, char **argv, ps_config *cfg, int cfg_given);
 
+/* What several commands do the same way (cmd_common.c). */
+
+/* Loads the secrets the configuration names; on failure prints why and
+ * returns PS_EXIT_CONFIG, else PS_EXIT_OK. */
+int ps_cmd_load_secrets(ps_config *cfg);
+
+/* The configured state directory, "." when none is set. */
+const char *ps_cmd_state_dir(const ps_config *cfg);
+
+/* Loads the saved state of `dir` into `s` (never fails: see state.h) and
+ * prints any warning as "perfship CMD: warning text". */
+struct ps_state;
+void ps_cmd_load_state(struct ps_state *s, const char *dir, const char *cmd);
+
 #endif

@@ -26,6 +26,7 @@
 #ifndef PS_EMIT_H
 #define PS_EMIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "point.h"
@@ -45,6 +46,10 @@ typedef struct ps_emitter {
 static inline int ps_emit_point(ps_emitter *em, const ps_point *p) {
   return em->point(em->ctx, p, &em->origin);
 }
+
+/* "FILE:LINE" into buf, or just "FILE" for a whole document (line 0), so
+ * every message names its place the same way. Returns buf. */
+const char *ps_origin_str(char *buf, size_t n, const char *file, uint64_t line);
 
 void ps_emit_reject(ps_emitter *em, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

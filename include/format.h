@@ -25,6 +25,7 @@
 #define PS_FORMAT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "buf.h"
 #include "config.h"
@@ -57,6 +58,13 @@ typedef struct ps_format_ops {
 
 /* The ops of a format, or NULL for an unknown id. */
 const ps_format_ops *ps_format_ops_get(ps_format_id id);
+
+/* A file's modification time in whole seconds: the time of the points of
+ * documents that carry none of their own (dss-bench results.json, Locust
+ * CSVs), read again for every rewritten version. Returns 0 and sets
+ * *mtime_s, or returns a negative errno, leaves *mtime_s alone and writes
+ * "cannot stat: REASON" to `err` (which may be NULL). */
+int ps_format_file_mtime(const char *path, int64_t *mtime_s, ps_buf *err);
 
 /* Each format module exports its ops table. */
 extern const ps_format_ops ps_format_jsonl;

@@ -9,6 +9,11 @@
  * - ps_log_limited() suppresses repeats of the same `key` for `interval_s`
  *   seconds and reports how many were suppressed when it next prints.
  * - Nothing here knows secrets; callers never pass them (config.h).
+ * - ps_log_status() keeps one transient line (a progress line, only ever
+ *   used when stderr is a terminal) at the bottom of stderr, redrawn with
+ *   "\r": a log line printed meanwhile first erases it and draws it again
+ *   below itself, so the two never mix. ps_log_status_done() leaves the
+ *   current text in place with a newline and forgets it.
  */
 #ifndef PS_LOG_H
 #define PS_LOG_H
@@ -22,6 +27,9 @@ void ps_log(ps_log_level lvl, const char *module, const char *fmt, ...)
 void ps_log_limited(ps_log_level lvl, const char *module, const char *key,
                     double interval_s, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+void ps_log_status(const char *text);
+void ps_log_status_done(void);
 
 #define PS_ERROR(mod, ...) ps_log(PS_LOG_ERROR, mod, __VA_ARGS__)
 #define PS_WARN(mod, ...) ps_log(PS_LOG_WARNING, mod, __VA_ARGS__)

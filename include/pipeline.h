@@ -17,6 +17,10 @@
  *   over-long line); 69 when the server stayed unreachable past
  *   influxdb.unreachable_deadline_s (once only); 75 when another agent holds
  *   the state directory; 78 for a configuration problem found at start.
+ *   While it runs it reports progress on stderr (a status line redrawn in
+ *   place on a terminal, else an info line every 10 s); it ends with one
+ *   summary line (as does every stop) and, once everything else is
+ *   acknowledged, one last self-metrics point.
  * - SIGTERM/SIGINT: stop reading, flush, wait (bounded) for batches in
  *   flight, commit, exit 0. SIGHUP: reread the configuration (sources,
  *   batch, watch, selfstats, tags, log level; influxdb settings need a

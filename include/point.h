@@ -56,6 +56,26 @@ typedef struct ps_point {
   int64_t time_ns;
 } ps_point;
 
+/* A field of each type, for producers that build points by hand (markers,
+ * run status, fixed-shape rows). The string is borrowed like every string
+ * of a point. */
+static inline ps_field ps_field_float(const char *key, double v) {
+  ps_field f = {.key = key, .type = PS_F_FLOAT, .v.f = v};
+  return f;
+}
+static inline ps_field ps_field_int(const char *key, int64_t v) {
+  ps_field f = {.key = key, .type = PS_F_INT, .v.i = v};
+  return f;
+}
+static inline ps_field ps_field_bool(const char *key, int v) {
+  ps_field f = {.key = key, .type = PS_F_BOOL, .v.b = v ? 1 : 0};
+  return f;
+}
+static inline ps_field ps_field_string(const char *key, const char *p, size_t n) {
+  ps_field f = {.key = key, .type = PS_F_STRING, .v.s = {p, n}};
+  return f;
+}
+
 /* Seconds (as parsed from JSON, e.g. 1647216131.81362) to nanoseconds,
  * rounded to the microsecond first: a double near 1.7e9 s holds only about
  * 7 fractional digits, so anything finer than a microsecond is noise that

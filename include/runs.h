@@ -112,6 +112,13 @@ typedef struct ps_run_view {
   char error_line[512];    /* last error line of docker.log, "" if none */
 } ps_run_view;
 
+/* The revision part of a run name (SCHEMA.md): the text after its last '-'
+ * when something precedes that '-' and the text is all digits or 7..40 hex
+ * digits, short enough for ps_run_id.revision. Returns a pointer into
+ * `run`, or NULL when the name has no revision. The one rule for folders
+ * (ps_run_id_from_name) and names given by hand (`perfship mark --run`). */
+const char *ps_run_revision(const char *run);
+
 /* Fills `id` from a folder name (a path is fine: its last component). */
 void ps_run_id_from_name(const char *folder, ps_run_id *id);
 

@@ -16,6 +16,8 @@
  * - Besides files, the state carries the agent's last errors (for `status`;
  *   they never hold secrets), its pending point count at the last save, and
  *   an opaque JSON object for the run tracker (`runs`).
+ * - Run as root on a state directory owned by another user, the files of
+ *   the directory are left to that user, not to root (ps_state_adopt).
  */
 #ifndef PS_STATE_H
 #define PS_STATE_H
@@ -63,6 +65,13 @@ void ps_state_add_error(ps_state *s, const char *msg);
 /* Drops entries whose path is `path` or lies under it (a folder). Returns
  * how many were dropped. */
 size_t ps_state_forget(ps_state *s, const char *path);
+/* Hands the file `name` of `dir` to the directory's owner when perfship
+ * runs as root and the directory belongs to another user (so the service
+ * running as that user can open it), if root owns it, it is a regular
+ * file with one link and not a symlink. Load and save apply it to the lock
+ * and state.json; files they create are made that way. Returns 0 (also when
+ * there is nothing to do) or a negative errno. */
+int ps_state_adopt(const char *dir, const char *name);
 /* The path of state.json under dir, into out. */
 int ps_state_path(const char *dir, ps_buf *out);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *__lsan_default_suppressions(void);
@@ -27,19 +28,8 @@ const char *__lsan_default_suppressions(void) { return "leak:libconfig.so\n"; }
 static char path[64];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!path[0]) {
-    snprintf(path, sizeof path, "/tmp/fuzz-config-XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0)
-      abort();
-    close(fd);
-  }
-  FILE *f = fopen(path, "wb");
-  if (!f)
-    abort();
-  if (size && fwrite(data, 1, size, f) != size)
-    abort();
-  fclose(f);
+  fuzz_temp_file(path, sizeof path, "/tmp/fuzz-config-XXXXXX");
+  fuzz_write_file(path, data, size);
 
   ps_config c;
   ps_config_defaults(&c);

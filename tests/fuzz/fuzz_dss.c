@@ -4,7 +4,6 @@
  * -EAGAIN so the resume path (cached tree, unit cursor) is fuzzed as well.
  * Seeds: tests/fuzz/corpus/dss/ (the fixtures, including the truncated one).
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,38 +11,12 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static ps_parser *parser;
-static unsigned long offered;
-
-static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
-  (void)ctx;
-  (void)o;
-  if (++offered % 3 == 0)
-    return -EAGAIN;
-  /* every string a parser hands over must be readable to its end */
-  size_t sum = strlen(p->measurement);
-  for (size_t i = 0; i < p->ntags; i++)
-    sum += strlen(p->tags[i].key) + strlen(p->tags[i].value);
-  for (size_t i = 0; i < p->nfields; i++) {
-    sum += strlen(p->fields[i].key);
-    if (p->fields[i].type == PS_F_STRING && p->fields[i].v.s.n)
-      sum += (unsigned char)p->fields[i].v.s.p[p->fields[i].v.s.n - 1];
-  }
-  if (p->nfields == 0 || sum == 0)
-    abort();
-  return 0;
-}
-
-static void on_reject(void *ctx, const ps_origin *o, const char *reason) {
-  (void)ctx;
-  (void)o;
-  if (!reason[0])
-    abort();
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
@@ -66,7 +39,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  ps_emitter em = {on_point, on_reject, NULL, {"fuzz", 0}};
+  fuzz_refusal refusal = {.period = 3};
+  ps_emitter em = fuzz_refusing_emitter(&refusal);
   int rc, rounds = 0;
   while ((rc = ps_format_dss_bench.document(parser, (const char *)data, size,
                                             &em)) == -EAGAIN)

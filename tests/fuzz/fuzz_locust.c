@@ -6,7 +6,6 @@
  * then fed line by line as the tailer does).
  * Seeds: tests/fuzz/corpus/locust/ (the fixtures with a kind byte in front).
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,38 +13,13 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static char paths[3][64];
-static unsigned long offered;
-static int refuse;
-
-static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
-  (void)ctx;
-  (void)o;
-  if (refuse && ++offered % 4 == 0)
-    return -EAGAIN;
-  size_t sum = strlen(p->measurement);
-  for (size_t i = 0; i < p->ntags; i++)
-    sum += strlen(p->tags[i].key) + strlen(p->tags[i].value);
-  for (size_t i = 0; i < p->nfields; i++) {
-    sum += strlen(p->fields[i].key);
-    if (p->fields[i].type == PS_F_STRING && p->fields[i].v.s.n)
-      sum += (unsigned char)p->fields[i].v.s.p[p->fields[i].v.s.n - 1];
-  }
-  if (p->nfields == 0 || sum == 0)
-    abort();
-  return 0;
-}
-
-static void on_reject(void *ctx, const ps_origin *o, const char *reason) {
-  (void)ctx;
-  (void)o;
-  if (!reason[0])
-    abort();
-}
+static fuzz_refusal refusal;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
@@ -73,11 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t len = size - 1;
   const char *path = paths[kind];
   if (kind == 2) {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-      abort();
-    fwrite(text, 1, len, f);
-    fclose(f);
+    fuzz_write_file(path, data + 1, len);
   }
   ps_parser *p = NULL;
   ps_buf err;
@@ -86,9 +56,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ps_buf_free(&err);
   if (rc)
     return 0; /* a history file whose first line is no header */
-  ps_emitter em = {on_point, on_reject, NULL, {"fuzz", 0}};
+  ps_emitter em = fuzz_refusing_emitter(&refusal);
   if (kind == 2) {
-    refuse = 0;
+    refusal.period = 0;
     size_t pos = 0;
     while (pos < len) {
       const char *nl = memchr(text + pos, '\n', len - pos);
@@ -102,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       pos += n + 1;
     }
   } else {
-    refuse = 1;
+    refusal.period = 4;
     int rounds = 0;
     while ((rc = ps_format_locust.document(p, text, len, &em)) == -EAGAIN)
       if (++rounds > 1000000)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_common.h"
 #include "state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -25,12 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   char path[128];
   snprintf(path, sizeof path, "%s/state.json", dir);
-  FILE *f = fopen(path, "wb");
-  if (!f)
-    abort();
-  if (size && fwrite(data, 1, size, f) != size)
-    abort();
-  fclose(f);
+  fuzz_write_file(path, data, size);
   ps_state s;
   ps_buf warn;
   ps_buf_init(&warn, 0);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_common.h"
 #include "tail.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -28,17 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t max_line = (size_t)(data[0] % 64) + 1, chunk = (size_t)(data[1] % 64) + 1;
   data += 2;
   size -= 2;
-  if (!path[0]) {
-    snprintf(path, sizeof path, "/tmp/fuzz-tail-XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0)
-      abort();
-    close(fd);
-  }
-  FILE *f = fopen(path, "wb");
-  if (!f || (size && fwrite(data, 1, size, f) != size))
-    abort();
-  fclose(f);
+  fuzz_temp_file(path, sizeof path, "/tmp/fuzz-tail-XXXXXX");
+  fuzz_write_file(path, data, size);
   size_t complete = 0; /* bytes up to and including the last '\n' */
   for (size_t i = size; i > 0; i--)
     if (data[i - 1] == '\n') {

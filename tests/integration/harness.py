@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest
 import urllib.parse
 import urllib.request
 
@@ -222,6 +223,22 @@ bind-address = "127.0.0.1:{self.rpc_port}"
         return max(v for k, v in rows[0].items() if k.startswith("count") and isinstance(v, int))
 
 
+class InfluxTestCase(unittest.TestCase):
+    """A test class sharing one real influxd (cls.influx) and one scratch
+    directory (cls.tmp) among its tests. Both go away after the class, also
+    when a subclass's setUpClass fails after calling this one's."""
+
+    influx_options = {}          # InfluxServer(**influx_options), e.g. auth=True
+    tmp_prefix = "perfship-test-"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix=cls.tmp_prefix)
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        cls.influx = InfluxServer(**cls.influx_options).start()
+        cls.addClassCleanup(cls.influx.close)
+
+
 # -- perfship ---------------------------------------------------------------
 
 def run_perfship(args, input=None, timeout=120, env=None, check=False):
@@ -236,6 +253,32 @@ def run_perfship(args, input=None, timeout=120, env=None, check=False):
     if check and p.returncode != 0:
         raise RuntimeError(f"perfship {args} -> {p.returncode}\n{err}")
     return p.returncode, out, err
+
+
+def convert(fmt, paths, timeout=120):
+    """`perfship convert -f FMT PATH...`; returns (returncode, stdout, stderr)."""
+    return run_perfship(["convert", "-f", fmt] + list(paths), timeout=timeout)
+
+
+def write_lines(influx, db, body):
+    """Writes line protocol through InfluxDB's /write; anything but 204 fails
+    the caller with InfluxDB's answer, since the test's data never landed."""
+    st, resp = influx.write(db, body)
+    if st != 204:
+        raise AssertionError(f"write to {db}: HTTP {st}: {resp[:500]!r}")
+
+
+def convert_into(influx, db, fmt, paths, ok=None, timeout=120):
+    """Converts `paths` with `perfship convert -f FMT` and writes what it
+    printed into `db` (created if missing), the way a user backfills.
+    `ok`: exit codes the caller accepts (None: the caller checks rc itself).
+    Returns (returncode, stdout, stderr)."""
+    rc, out, err = convert(fmt, paths, timeout=timeout)
+    if ok is not None and rc not in ok:
+        raise AssertionError(f"convert -f {fmt} {' '.join(paths)}: exit {rc}: {err[-500:]}")
+    influx.create_db(db)
+    write_lines(influx, db, out)
+    return rc, out, err
 
 
 def write_config(path, influx_url, state_dir, sources="", extra="", database="perf",

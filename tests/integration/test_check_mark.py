@@ -14,21 +14,13 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import InfluxServer, free_port, run_perfship, write_config  # noqa: E402
+from harness import InfluxTestCase, free_port, run_perfship, write_config  # noqa: E402
 
 SECRET = "s3cr3t-Pa55word"
 
 
-class CheckMarkTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.influx = InfluxServer().start()
-        cls.tmp = tempfile.mkdtemp(prefix="perfship-check-")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.influx.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+class CheckMarkTest(InfluxTestCase):
+    tmp_prefix = "perfship-check-"
 
     def cfg(self, name, url=None, **kw):
         path = os.path.join(self.tmp, name)
@@ -175,19 +167,15 @@ class CheckMarkTest(unittest.TestCase):
         self.assertLess(took, 4.5)
 
 
-class AuthTest(unittest.TestCase):
+class AuthTest(InfluxTestCase):
     """influxd with auth on: credentials right, wrong, and badly protected."""
+    tmp_prefix = "perfship-auth-"
+    influx_options = {"auth": True}
 
     @classmethod
     def setUpClass(cls):
-        cls.influx = InfluxServer(auth=True).start()
+        super().setUpClass()
         cls.influx.query_raw("CREATE USER admin WITH PASSWORD 'x' WITH ALL PRIVILEGES")
-        cls.tmp = tempfile.mkdtemp(prefix="perfship-auth-")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.influx.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def setup_cfg(self, name, password, mode=0o600):
         pw = os.path.join(self.tmp, name + ".pw")

@@ -9,11 +9,10 @@ import random
 import re
 import struct
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import InfluxServer, run_perfship  # noqa: E402
+from harness import InfluxTestCase, run_perfship  # noqa: E402
 
 T0 = 1700000000
 DB = "rt"
@@ -40,23 +39,15 @@ def bits(x):
     return struct.pack("<d", float(x))
 
 
-class ConvertRoundTrip(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.influx = InfluxServer().start()
-        cls.tmp = tempfile.TemporaryDirectory(prefix="perfship-convert-")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.influx.close()
-        cls.tmp.cleanup()
+class ConvertRoundTrip(InfluxTestCase):
+    tmp_prefix = "perfship-convert-"
 
     def setUp(self):
         self.influx.query_raw(f'DROP DATABASE "{DB}"')
         self.influx.create_db(DB)
 
     def path(self, name, text):
-        p = os.path.join(self.tmp.name, name)
+        p = os.path.join(self.tmp, name)
         with open(p, "w", encoding="utf-8", newline="") as f:
             f.write(text)
         return p
@@ -212,7 +203,7 @@ class ConvertRoundTrip(unittest.TestCase):
         self.assertEqual(got[(T0 + 4) * 10 ** 9]["usage"], 4.25)
 
     def test_lp_from_stdin_and_unreadable_file(self):
-        missing = os.path.join(self.tmp.name, "does-not-exist.lp")
+        missing = os.path.join(self.tmp, "does-not-exist.lp")
         rc, out, err = run_perfship(["convert", "-f", "lp", "-", missing],
                                     input=f"m,b=1,a=2 v=1 {T0}000000000".encode())
         self.assertEqual(rc, 66, err)

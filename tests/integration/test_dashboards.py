@@ -512,8 +512,7 @@ class TickScripts(unittest.TestCase):
 
 # =============================================================================
 def convert(fmt, path):
-    rc, out, err = harness.run_perfship(["convert", "-f", fmt, path], timeout=120)
-    return rc, out, err
+    return harness.convert(fmt, [path])
 
 
 class QueriesAgainstInflux(unittest.TestCase):
@@ -547,31 +546,28 @@ class QueriesAgainstInflux(unittest.TestCase):
 
     @classmethod
     def write(cls, body):
-        st, resp = cls.influx.write(DB, body)
-        assert st == 204, (st, resp[:500])
+        harness.write_lines(cls.influx, DB, body)
+
+    @classmethod
+    def load_file(cls, fmt, path):
+        harness.convert_into(cls.influx, DB, fmt, [path], ok=(0, 65))
 
     @classmethod
     def load(cls):
         cls.influx.create_db(DB)
         for run in FIXTURE_STATUS:
-            rc, out, err = convert("loadgen", os.path.join(LOADGEN, run))
-            assert rc in (0, 65), f"convert {run}: exit {rc}: {err[-500:]}"
-            cls.write(out)
+            cls.load_file("loadgen", os.path.join(LOADGEN, run))
         with open(os.path.join(DSS, "manifest.json")) as f:
             manifest = json.load(f)
         cls.dss_files = [m["path"] for m in manifest["files"]
                          if m["path"].endswith("results.json") and m.get("valid_json")]
         for rel in cls.dss_files:
-            rc, out, err = convert("dss-bench", os.path.join(DSS, rel))
-            assert rc in (0, 65), f"convert {rel}: exit {rc}: {err[-500:]}"
-            cls.write(out)
+            cls.load_file("dss-bench", os.path.join(DSS, rel))
         # Locust CSVs too, so that the schema check below sees their keys.
         for path in sorted(glob.glob(os.path.join(DSS, "*", "*_stats.csv")) +
                            glob.glob(os.path.join(DSS, "*", "*_stats_history.csv")) +
                            glob.glob(os.path.join(DSS, "*", "*_failures.csv"))):
-            rc, out, err = convert("locust", path)
-            assert rc in (0, 65), f"convert {path}: exit {rc}: {err[-500:]}"
-            cls.write(out)
+            cls.load_file("locust", path)
         cls.write_markers()
         cls.write_selfstats()
 

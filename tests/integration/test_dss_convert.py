@@ -5,13 +5,11 @@ does not stop the other files of the same call."""
 import copy
 import json
 import os
-import shutil
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import DATA_DIR, InfluxServer, run_perfship  # noqa: E402
+from harness import DATA_DIR, InfluxTestCase, convert_into, run_perfship  # noqa: E402
 
 SYNTH = os.path.join(DATA_DIR, "dss", "synth")
 VALID = ["latency_compare_images", "datastores_with_errors", "baseline_single",
@@ -33,10 +31,12 @@ def expected_latency(dp, key):
     return None if (v == 0.0 and not has_samples) else v
 
 
-class DssConvertTest(unittest.TestCase):
+class DssConvertTest(InfluxTestCase):
+    tmp_prefix = "perfship-dss-"
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="perfship-dss-")
+        super().setUpClass()
         # A run where every call failed, made from a real fixture.
         with open(os.path.join(SYNTH, "baseline_single", "results.json")) as f:
             doc = json.load(f)
@@ -60,19 +60,9 @@ class DssConvertTest(unittest.TestCase):
                 cls.docs[name] = json.load(f)
         cls.truncated = os.path.join(SYNTH, "truncated", "results.json")
         # the truncated file in the middle: the files after it must still come
-        args = ["convert", "-f", "dss-bench", cls.paths["latency_compare_images"],
-                cls.truncated] + [cls.paths[n] for n in VALID[1:]] + [cls.failed_path]
-        cls.rc, cls.out, cls.err = run_perfship(args)
-
-        cls.influx = InfluxServer().start()
-        cls.influx.create_db("perf")
-        st, body = cls.influx.write("perf", cls.out)
-        assert st == 204, (st, body)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.influx.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        paths = ([cls.paths["latency_compare_images"], cls.truncated] +
+                 [cls.paths[n] for n in VALID[1:]] + [cls.failed_path])
+        cls.rc, cls.out, cls.err = convert_into(cls.influx, "perf", "dss-bench", paths)
 
     def q(self, query):
         return self.influx.query("perf", query)

@@ -14,12 +14,11 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import DATA_DIR, PERFSHIP_BIN, InfluxServer, run_perfship  # noqa: E402
+from harness import DATA_DIR, PERFSHIP_BIN, InfluxTestCase, convert, convert_into  # noqa: E402
 
 SYNTH = os.path.join(DATA_DIR, "loadgen", "synth")
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
@@ -62,27 +61,18 @@ def q(s):
     return s.replace("'", "\\'")
 
 
-class LoadgenConvert(unittest.TestCase):
+class LoadgenConvert(InfluxTestCase):
+    tmp_prefix = "perfship-lg-"
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="perfship-lg-")
-        cls.influx = InfluxServer().start()
-        cls.influx.create_db(DB)
+        super().setUpClass()
         cls.folders = {}
         cls.outputs = {}
         for name in RUNS:
             folder = copy_run(os.path.join(SYNTH, name), cls.tmp)
             cls.folders[name] = folder
-            rc, out, err = run_perfship(["convert", "-f", "loadgen", folder])
-            assert rc == 0, f"convert {name} -> {rc}: {err}"
-            cls.outputs[name] = out
-            st, body = cls.influx.write(DB, out, precision="n")
-            assert st == 204, f"write {name} -> {st}: {body[:500]!r}"
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.influx.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+            _, cls.outputs[name], _ = convert_into(cls.influx, DB, "loadgen", [folder], ok=(0,))
 
     def query(self, text):
         return self.influx.query(DB, text)
@@ -223,7 +213,7 @@ class LoadgenConvert(unittest.TestCase):
                         "--no-chain-monitor"], check=True,
                        stdout=subprocess.DEVNULL)
         folder = os.path.join(out_dir, os.listdir(out_dir)[0])
-        rc, out, err = run_perfship(["convert", "-f", "loadgen", folder])
+        rc, out, err = convert("loadgen", [folder])
         self.assertEqual(rc, 0, err)
         kinds = {l.split(",", 1)[0] for l in out.splitlines()}
         self.assertNotIn("loadgen_process", kinds)
@@ -332,7 +322,7 @@ class LoadgenConvert(unittest.TestCase):
 
     def test_convert_twice_identical(self):
         for name, folder in self.folders.items():
-            rc, out, err = run_perfship(["convert", "-f", "loadgen", folder])
+            rc, out, err = convert("loadgen", [folder])
             self.assertEqual(rc, 0, err)
             self.assertEqual(out, self.outputs[name], name)
 
@@ -343,7 +333,7 @@ class LoadgenConvert(unittest.TestCase):
         for i, f in enumerate(sorted(os.listdir(folder))):
             os.utime(os.path.join(folder, f), (old + i, old + i))
         newest = old + len(os.listdir(folder)) - 1
-        rc, out, err = run_perfship(["convert", "-f", "loadgen", folder])
+        rc, out, err = convert("loadgen", [folder])
         self.assertEqual(rc, 0, err)
         ends = [l for l in out.splitlines()
                 if l.startswith("runs,") and "event=end" in l]

@@ -3,13 +3,11 @@ every failures row lands as its own point with the CSV's values, history
 rows land at their own Timestamp; quoted cells and N/A survive the trip."""
 import csv
 import os
-import shutil
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import DATA_DIR, InfluxServer, run_perfship  # noqa: E402
+from harness import DATA_DIR, InfluxTestCase, convert_into, run_perfship  # noqa: E402
 
 LOCUST = os.path.join(DATA_DIR, "dss", "synth", "locust_isa")
 
@@ -47,10 +45,12 @@ def expected(row, key):
     return int(float(v)) if KEYS[key] in INTEGERS else float(v)
 
 
-class LocustConvertTest(unittest.TestCase):
+class LocustConvertTest(InfluxTestCase):
+    tmp_prefix = "perfship-locust-"
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="perfship-locust-")
+        super().setUpClass()
         # A second run with what the fixture lacks: quoted cells with commas,
         # quotes and a line break, and N/A percentiles of an unused endpoint.
         cls.q_failures = os.path.join(cls.tmp, "quoted_failures.csv")
@@ -71,18 +71,9 @@ class LocustConvertTest(unittest.TestCase):
         cls.stats = os.path.join(LOCUST, "isa_stats.csv")
         cls.failures = os.path.join(LOCUST, "isa_failures.csv")
         cls.history = os.path.join(LOCUST, "isa_stats_history.csv")
-        cls.rc, cls.out, cls.err = run_perfship(
-            ["convert", "-f", "locust", cls.stats, cls.failures, cls.history,
-             cls.q_failures, cls.q_stats])
-        cls.influx = InfluxServer().start()
-        cls.influx.create_db("perf")
-        st, body = cls.influx.write("perf", cls.out)
-        assert st == 204, (st, body)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.influx.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        cls.rc, cls.out, cls.err = convert_into(
+            cls.influx, "perf", "locust",
+            [cls.stats, cls.failures, cls.history, cls.q_failures, cls.q_stats])
 
     def q(self, query):
         return self.influx.query("perf", query)

@@ -65,6 +65,13 @@ def man_text(page_gz):
     return text, p.stderr
 
 
+def sysexits_codes():
+    """The exit codes include/sysexits_ps.h names, as sorted strings."""
+    with open(os.path.join(SRC, "include", "sysexits_ps.h")) as f:
+        codes = re.findall(r"(?m)^#define PS_EXIT_\w+ (\d+)", f.read())
+    return sorted(codes, key=int)
+
+
 def help_options(help_text):
     """Every option spelled in `perfship --help`: -x and --long-name."""
     opts = set(re.findall(r"(?<![\w-])(--?[A-Za-z][A-Za-z0-9-]*)", help_text))
@@ -180,7 +187,10 @@ class PackageTest(unittest.TestCase):
         missing = [c for c in cmds if not re.search(r"(?m)^   " + c + r"\b", page1)]
         self.assertEqual(missing, [], "commands of --help without a section in perfship.1")
         exit_section = page1.split("EXIT STATUS", 1)[1].split("ENVIRONMENT", 1)[0]
-        for code in ("0", "64", "65", "69", "78"):
+        # --help lists every exit code of sysexits_ps.h, and the page each
+        help_codes = re.findall(r"(?<![\w-])(\d+) [a-z]", help_text.split("exit codes:", 1)[1])
+        self.assertEqual(sorted(help_codes, key=int), sysexits_codes())
+        for code in help_codes:
             self.assertRegex(exit_section, r"(?m)^       " + code + r"\s")
         # Every configuration key of DESIGN.md's Configuration section.
         for key in ("url", "api", "database", "retention_policy", "username",

@@ -398,10 +398,19 @@ class SinkTest(unittest.TestCase):
         self.proxy.add_rule("drop", prob=0.12)
         self.proxy.add_rule("drop", prob=0.12, forward=True)
         self.proxy.add_rule("half", prob=0.12)
-        path = write_lp("chaos.lp", lp_lines(20000))
+        self.proxy.add_rule("status", code=500, prob=0.05)
+        lines = lp_lines(20000)
+        # A bad line in every batch: those batches never see a 2xx, and the
+        # back-off must still start over once the server answers again.
+        bad = set(range(500, 20000, 1000))
+        for i in bad:
+            lines[i] = f"junk{i}"
+        path = write_lp("chaos.lp", lines)
         res = run_driver(self.proxy.url, self.db, path, ["--batch", "1000"], timeout=90)
-        self.assertClean(res)
-        self.assertEqual(stored(self.db), expected(20000))
+        self.assertClean(res, rejected=len(bad))
+        self.assertEqual(stored(self.db), [p for p in expected(20000) if p[1] not in bad])
+        self.assertEqual(sorted(int(r.split(" ", 1)[0].rsplit(":", 1)[1]) for r in res.rejects),
+                         sorted(i + 1 for i in bad))
         actions = [r.action for r in self.proxy.requests]
         self.assertIn("drop", actions)
         self.assertIn("half", actions)
@@ -412,6 +421,8 @@ class SinkTest(unittest.TestCase):
         self.assertLessEqual(res.summary["http_retries"],
                              sum(1 for a in actions if a != "pass"))
         self.assertEqual(res.summary["unreachable_since_ms"], 0)
+        # Back-off that never starts over would take minutes here.
+        self.assertLess(res.elapsed, 30)
 
     # -- gzip ------------------------------------------------------------------------
     def test_gzip_on(self):

@@ -16,24 +16,11 @@
 
 #include <cmocka.h>
 
-#include "capture_points.h"
 #include "format.h"
 
-#define SYNTH PS_TEST_DATA "/dss/synth/"
+#include "capture.h"
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *d = malloc((size_t)n + 1);
-  assert_int_equal(fread(d, 1, (size_t)n, f), (size_t)n);
-  d[n] = '\0';
-  fclose(f);
-  *len = (size_t)n;
-  return d;
-}
+#define SYNTH PS_TEST_DATA "/dss/synth/"
 
 static int64_t mtime_ns(const char *path) {
   struct stat st;
@@ -44,22 +31,7 @@ static int64_t mtime_ns(const char *path) {
 /* Runs the whole document through the parser the way the driver does,
  * calling again after every -EAGAIN. */
 static void convert(const char *path, capture *cap) {
-  const ps_format_ops *ops = &ps_format_dss_bench;
-  assert_int_equal(ops->input_kind(NULL, path), PS_INPUT_DOCUMENT);
-  ps_parser *p = NULL;
-  ps_buf err;
-  ps_buf_init(&err, 0);
-  assert_int_equal(ops->open(&p, NULL, path, &err), 0);
-  size_t len;
-  char *data = slurp(path, &len);
-  ps_emitter em = cap_emitter(cap, path);
-  int rc, rounds = 0;
-  while ((rc = ops->document(p, data, len, &em)) == -EAGAIN)
-    assert_true(++rounds < 100000);
-  assert_int_equal(rc, 0);
-  free(data);
-  ops->free(p);
-  ps_buf_free(&err);
+  cap_convert_document(&ps_format_dss_bench, path, cap);
 }
 
 static const cap_point *find(const capture *c, const char *m,
@@ -71,20 +43,6 @@ static const cap_point *find(const capture *c, const char *m,
   snprintf(v, sizeof v, "variant=%s", variant);
   const char *kv[] = {t, a, v, NULL};
   return cap_find_nth(c, m, 0, kv);
-}
-
-static double ffloat(const cap_point *p, const char *key) {
-  const cap_field *f = cap_field_of(p, key);
-  assert_non_null(f);
-  assert_int_equal(f->type, PS_F_FLOAT);
-  return f->f;
-}
-
-static int64_t fint(const cap_point *p, const char *key) {
-  const cap_field *f = cap_field_of(p, key);
-  assert_non_null(f);
-  assert_int_equal(f->type, PS_F_INT);
-  return f->i;
 }
 
 static void test_baseline_single(void **state) {
@@ -103,35 +61,35 @@ static void test_baseline_single(void **state) {
   assert_string_equal(cap_tag(p, "sweep"), "inter_latency");
   assert_string_equal(cap_tag(p, "base_datastore"), "crdb");
   assert_string_equal(cap_tag(p, "base_image"), "interuss/dss:v0.22.0");
-  assert_int_equal(fint(p, "variantIndex"), 3);
-  assert_true(ffloat(p, "rps_total") == 28.37);
-  assert_true(ffloat(p, "p50_ms") == 269.35);
-  assert_true(ffloat(p, "p95_ms") == 470.91);
-  assert_int_equal(fint(p, "errors"), 0);
+  assert_int_equal(cap_int(p, "variantIndex"), 3);
+  assert_true(cap_float(p, "rps_total") == 28.37);
+  assert_true(cap_float(p, "p50_ms") == 269.35);
+  assert_true(cap_float(p, "p95_ms") == 470.91);
+  assert_int_equal(cap_int(p, "errors"), 0);
   /* no errors: the tool's 0.0 error percentiles are "no data" */
   assert_null(cap_field_of(p, "err_p50_ms"));
   assert_null(cap_field_of(p, "err_p95_ms"));
-  assert_true(ffloat(p, "p95_all_ms") == 470.91);
-  assert_int_equal(fint(p, "processes"), 8);
-  assert_int_equal(fint(p, "num_uss"), 3);
-  assert_int_equal(fint(p, "num_nodes"), 3);
-  assert_true(ffloat(p, "duration_s") == 30.0);
+  assert_true(cap_float(p, "p95_all_ms") == 470.91);
+  assert_int_equal(cap_int(p, "processes"), 8);
+  assert_int_equal(cap_int(p, "num_uss"), 3);
+  assert_int_equal(cap_int(p, "num_nodes"), 3);
+  assert_true(cap_float(p, "duration_s") == 30.0);
   assert_int_equal(p->time_ns, mtime_ns(path));
   assert_int_equal(p->time_ns % 1000000000LL, 0);
 
   /* a variant with one error keeps its error latencies */
   p = find(&cap, "dss_bench", "rid_isa", "baseline", "0ms");
-  assert_int_equal(fint(p, "variantIndex"), 0);
-  assert_int_equal(fint(p, "errors"), 1);
-  assert_true(ffloat(p, "err_p50_ms") == 19.98);
+  assert_int_equal(cap_int(p, "variantIndex"), 0);
+  assert_int_equal(cap_int(p, "errors"), 1);
+  assert_true(cap_float(p, "err_p50_ms") == 19.98);
   p = find(&cap, "dss_bench", "rid_isa", "baseline", "100ms");
-  assert_int_equal(fint(p, "variantIndex"), 10);
+  assert_int_equal(cap_int(p, "variantIndex"), 10);
 
   p = find(&cap, "dss_bench_target", "rid_isa", "baseline", "60ms");
   assert_non_null(p);
   assert_string_equal(cap_tag(p, "target"), "http://localhost:8090");
   assert_string_equal(cap_tag(p, "run"), "baseline_single");
-  assert_true(ffloat(p, "rps") == 17.0);
+  assert_true(cap_float(p, "rps") == 17.0);
 
   const char *kv[] = {"source=dss_bench", "run=baseline_single", "event=end",
                       "status=success", NULL};
@@ -160,19 +118,19 @@ static void test_datastores_with_errors(void **state) {
   assert_non_null(p);
   assert_string_equal(cap_tag(p, "base_datastore"), "crdb");
   assert_string_equal(cap_tag(p, "base_image"), "local/dss:raft-1587");
-  assert_true(ffloat(p, "rps_total") == 0.0);
+  assert_true(cap_float(p, "rps_total") == 0.0);
   assert_null(cap_field_of(p, "p50_ms"));
   assert_null(cap_field_of(p, "p95_ms"));
-  assert_int_equal(fint(p, "errors"), 108);
-  assert_true(ffloat(p, "err_p50_ms") == 10027.6);
-  assert_true(ffloat(p, "err_p95_ms") == 10058.36);
-  assert_true(ffloat(p, "p50_all_ms") == 10027.6);
-  assert_int_equal(fint(p, "variantIndex"), 10);
+  assert_int_equal(cap_int(p, "errors"), 108);
+  assert_true(cap_float(p, "err_p50_ms") == 10027.6);
+  assert_true(cap_float(p, "err_p95_ms") == 10058.36);
+  assert_true(cap_float(p, "p50_all_ms") == 10027.6);
+  assert_int_equal(cap_int(p, "variantIndex"), 10);
 
   p = find(&cap, "dss_bench", "rid_isa_sub", "crdb", "90ms");
-  assert_true(ffloat(p, "rps_total") == 0.47);
-  assert_true(ffloat(p, "p50_ms") == 1379.84);
-  assert_int_equal(fint(p, "errors"), 102);
+  assert_true(cap_float(p, "rps_total") == 0.47);
+  assert_true(cap_float(p, "p50_ms") == 1379.84);
+  assert_int_equal(cap_int(p, "errors"), 102);
 
   /* the other arm is there too, with its own label */
   assert_non_null(find(&cap, "dss_bench", "rid_isa_sub", "raft", "100ms"));
@@ -194,8 +152,8 @@ static void test_compare_images(void **state) {
       find(&cap, "dss_bench", "rid_isa", "local/dss:pr-1523", "50ms");
   assert_non_null(a);
   assert_non_null(b);
-  assert_int_equal(fint(a, "processes"), 9);
-  assert_true(ffloat(a, "duration_s") == 60.0);
+  assert_int_equal(cap_int(a, "processes"), 9);
+  assert_true(cap_float(a, "duration_s") == 60.0);
   /* base_image is the base configuration, not the compared image */
   assert_string_equal(cap_tag(a, "base_image"), cap_tag(b, "base_image"));
   cap_free(&cap);
@@ -211,15 +169,15 @@ static void test_legacy_era(void **state) {
   assert_string_equal(cap_tag(p, "sweep"), "inter_latency");
   assert_string_equal(cap_tag(p, "run"), "legacy_dss_bench_per_dss");
   /* processes/DSS 4 x 3 USS x 3 nodes = 36 workers in total */
-  assert_int_equal(fint(p, "processes"), 36);
-  assert_true(ffloat(p, "rps_total") == 329.47);
-  assert_true(ffloat(p, "err_p95_ms") == 85.17);
+  assert_int_equal(cap_int(p, "processes"), 36);
+  assert_true(cap_float(p, "rps_total") == 329.47);
+  assert_true(cap_float(p, "err_p95_ms") == 85.17);
   assert_int_equal(cap_count(&cap, "dss_bench_target"), 9 * 11);
   const char *kv[] = {"test=rid_isa", "variant=0ms",
                       "target=http://localhost:8005", NULL};
   p = cap_find_nth(&cap, "dss_bench_target", 0, kv);
   assert_non_null(p);
-  assert_true(ffloat(p, "rps") == 35.77);
+  assert_true(cap_float(p, "rps") == 35.77);
   cap_free(&cap);
 }
 
@@ -232,7 +190,7 @@ static void test_truncated(void **state) {
   assert_int_equal(cap.nrejects, 1);
   const char *r = cap.rejects[0].reason;
   size_t len;
-  char *data = slurp(path, &len);
+  char *data = cap_slurp(path, &len);
   unsigned lines = 1;
   for (size_t i = 0; i < len; i++)
     lines += data[i] == '\n';
@@ -308,16 +266,16 @@ static void test_failed_run_and_bad_points(void **state) {
   const cap_point *p = find(&cap, "dss_bench", "t", "ybdb", "a");
   assert_string_equal(cap_tag(p, "run"), "nightly-7");
   assert_null(cap_tag(p, "base_image")); /* missing in meta: no tag */
-  assert_true(ffloat(p, "rps_total") == 0.0);
-  assert_int_equal(fint(p, "errors"), 0);
-  assert_int_equal(fint(p, "processes"), 2);
+  assert_true(cap_float(p, "rps_total") == 0.0);
+  assert_int_equal(cap_int(p, "errors"), 0);
+  assert_int_equal(cap_int(p, "processes"), 2);
   const char *absent[] = {"p50_ms",     "p95_ms",     "err_p50_ms",
                           "err_p95_ms", "p50_all_ms", "p95_all_ms"};
   for (size_t i = 0; i < 6; i++)
     assert_null(cap_field_of(p, absent[i]));
   /* the third entry keeps its position in sweep order */
   p = find(&cap, "dss_bench", "t", "ybdb", "c");
-  assert_int_equal(fint(p, "variantIndex"), 3);
+  assert_int_equal(cap_int(p, "variantIndex"), 3);
   assert_null(cap_field_of(p, "p50_ms"));
   assert_null(cap_field_of(p, "errors")); /* 3.5 is no integer */
 

@@ -60,7 +60,7 @@ static void feed_all(const char *perf, const char *text, capture *c) {
   ps_buf err;
   ps_buf_init(&err, 0);
   assert_int_equal(ps_format_loadgen.open(&p, NULL, perf, &err), 0);
-  ps_emitter em = cap_emitter(c);
+  ps_emitter em = cap_emitter(c, "perf.jsonl");
   const char *s = text;
   uint64_t line = 0;
   while (*s) {
@@ -109,6 +109,11 @@ static void test_run_tags(void **state) {
   assert_string_equal(id.revision, "");
   ps_run_id_from_name("daily-perf-latest", &id);
   assert_string_equal(id.revision, "");
+  /* the same rule for names given by hand (perfship mark --run) */
+  assert_string_equal(ps_run_revision("nightly-abc1234"), "abc1234");
+  assert_null(ps_run_revision("-abc1234")); /* no test type before the '-' */
+  assert_null(ps_run_revision("nightly-smoke"));
+  assert_null(ps_run_revision(NULL));
 }
 
 static void test_stream_points_and_types(void **state) {
@@ -124,26 +129,26 @@ static void test_stream_points_and_types(void **state) {
   char *perf = make_run("daily-perf-9eb37164f6f7", text);
   capture c = {0};
   feed_all(perf, text, &c);
-  assert_int_equal(c.rejects, 0);
+  assert_int_equal(c.nrejects, 0);
   const char *tags = "run=daily-perf-9eb37164f6f7,stage=-1,test_type=daily-perf";
   (void)tags;
   /* wall time = timeOrigin + timestamp, to the microsecond */
-  const char *start = find_pt(&c, "loadgen_event", "event=start", NULL);
+  const char *start = cap_find_text(&c, "loadgen_event", "event=start", NULL);
   assert_non_null(start);
   assert_non_null(strstr(start, "|1647216135313620000"));
   assert_non_null(strstr(start, "revision=9eb37164f6f7,run=daily-perf-9eb37164f6f7,stage=-1,test_type=daily-perf"));
   assert_non_null(strstr(start, "cpuTimeOffset:f=0.001"));
-  const char *setup = find_pt(&c, "loadgen_event", "event=setup-tasks-start", NULL);
+  const char *setup = cap_find_text(&c, "loadgen_event", "event=setup-tasks-start", NULL);
   assert_non_null(setup);
   assert_non_null(strstr(setup, "reset:b=false"));
   assert_non_null(strstr(setup, "withMonitor:b=true"));
   assert_non_null(strstr(setup, "testnetOrigin:s=|"));
-  const char *fb = find_pt(&c, "loadgen_event", "event=stage-first-block", NULL);
+  const char *fb = cap_find_text(&c, "loadgen_event", "event=stage-first-block", NULL);
   assert_non_null(strstr(fb, "block:i=1"));
   assert_non_null(strstr(fb, "elapsed:f=29.170566"));
   assert_non_null(strstr(fb, "stage=0"));
   assert_non_null(strstr(fb, "|1647216233893186000"));
-  const char *k = find_pt(&c, "loadgen_process", "process=kernel", NULL);
+  const char *k = cap_find_text(&c, "loadgen_process", "process=kernel", NULL);
   assert_non_null(k);
   assert_non_null(strstr(k, "vmRss:i=499690"));
   assert_non_null(strstr(k, "vmPeak:i=11118000"));
@@ -152,17 +157,17 @@ static void test_stream_points_and_types(void **state) {
   assert_non_null(strstr(k, "real:f=29.18"));
   assert_null(strstr(k, "processType"));
   assert_null(strstr(k, "elapsed"));
-  assert_non_null(find_pt(&c, "loadgen_process", "process=v5:agoricNames", NULL));
+  assert_non_null(cap_find_text(&c, "loadgen_process", "process=v5:agoricNames", NULL));
   /* a vat without a name */
-  const char *v9 = find_pt(&c, "loadgen_process", "process=v9,", NULL);
+  const char *v9 = cap_find_text(&c, "loadgen_process", "process=v9,", NULL);
   assert_non_null(v9);
   assert_non_null(strstr(v9, "vmRss:i=100"));
   /* storage per area (first two path components) plus total */
-  assert_int_equal(count_pts(&c, "loadgen_storage"), 4);
-  assert_non_null(find_pt(&c, "loadgen_storage", "area=data/application.db,", "kib:i=2608"));
-  assert_non_null(find_pt(&c, "loadgen_storage", "area=data/ag-cosmos-chain-state,", "kib:i=10345"));
-  assert_non_null(find_pt(&c, "loadgen_storage", "area=config/genesis.json,", "kib:i=24"));
-  assert_non_null(find_pt(&c, "loadgen_storage", "area=total,", "kib:i=12977"));
+  assert_int_equal(cap_count(&c, "loadgen_storage"), 4);
+  assert_non_null(cap_find_text(&c, "loadgen_storage", "area=data/application.db,", "kib:i=2608"));
+  assert_non_null(cap_find_text(&c, "loadgen_storage", "area=data/ag-cosmos-chain-state,", "kib:i=10345"));
+  assert_non_null(cap_find_text(&c, "loadgen_storage", "area=config/genesis.json,", "kib:i=24"));
+  assert_non_null(cap_find_text(&c, "loadgen_storage", "area=total,", "kib:i=12977"));
   cap_free(&c);
   rm_run(perf);
 }
@@ -246,12 +251,12 @@ static void test_finish_points_and_types(void **state) {
   char *perf = make_run("daily-perf-9eb37164f6f7", text);
   capture c = {0};
   feed_all(perf, text, &c);
-  assert_int_equal(c.rejects, 0);
+  assert_int_equal(c.nrejects, 0);
 
   /* perf-finish is an event too */
-  assert_non_null(find_pt(&c, "loadgen_event", "event=finish", "stage=2"));
+  assert_non_null(cap_find_text(&c, "loadgen_event", "event=finish", "stage=2"));
   /* stages */
-  const char *s1 = find_pt(&c, "loadgen_stage", "stage=1,t", NULL);
+  const char *s1 = cap_find_text(&c, "loadgen_stage", "stage=1,t", NULL);
   assert_non_null(s1);
   assert_non_null(strstr(s1, "stageIndex:i=1"));
   assert_non_null(strstr(s1, "blockCount:i=2"));
@@ -262,24 +267,24 @@ static void test_finish_points_and_types(void **state) {
   assert_non_null(strstr(s1, "loadgen:b=true"));
   assert_null(strstr(s1, "clientInitDuration")); /* absent, not zero */
   assert_non_null(strstr(s1, "|1647216513147985000"));
-  const char *s0 = find_pt(&c, "loadgen_stage", "stage=0,t", NULL);
+  const char *s0 = cap_find_text(&c, "loadgen_stage", "stage=0,t", NULL);
   assert_non_null(strstr(s0, "loadgen:b=false")); /* durationConfig 0 */
   /* summaries */
-  const char *ball = find_pt(&c, "loadgen_stage_blocks", "stage=1,summary=all", NULL);
+  const char *ball = cap_find_text(&c, "loadgen_stage_blocks", "stage=1,summary=all", NULL);
   assert_non_null(ball);
   assert_non_null(strstr(ball, "blockCount:i=2"));
   assert_non_null(strstr(ball, "startBlockHeight:i=2"));
   assert_non_null(strstr(ball, "avgSwingsetPercentage:f=5"));
   assert_non_null(strstr(ball, "liveMode:b=true"));
-  assert_non_null(find_pt(&c, "loadgen_stage_blocks", "summary=last100", "p95Lag:f=0.5"));
-  const char *call = find_pt(&c, "loadgen_stage_cycles", "stage=1,task=all", NULL);
+  assert_non_null(cap_find_text(&c, "loadgen_stage_blocks", "summary=last100", "p95Lag:f=0.5"));
+  const char *call = cap_find_text(&c, "loadgen_stage_cycles", "stage=1,task=all", NULL);
   assert_non_null(strstr(call, "cycleCount:i=2"));
   assert_non_null(strstr(call, "cycleSuccessRate:f=100"));
   assert_non_null(strstr(call, "avgBlockCount:f=2"));
   assert_non_null(strstr(call, "p95BlockCount:f=6"));
   /* blocks */
-  assert_int_equal(count_pts(&c, "loadgen_block"), 2);
-  const char *b2 = find_pt(&c, "loadgen_block", "live=true", NULL);
+  assert_int_equal(cap_count(&c, "loadgen_block"), 2);
+  const char *b2 = cap_find_text(&c, "loadgen_block", "live=true", NULL);
   assert_non_null(strstr(b2, "blockHeight:i=2"));
   assert_non_null(strstr(b2, "blockTime:i=1647216523"));
   assert_non_null(strstr(b2, "slogLines:i=76"));
@@ -288,18 +293,18 @@ static void test_finish_points_and_types(void **state) {
   assert_non_null(strstr(b2, "beforeShutdown:b=true"));
   assert_null(strstr(b2, "liveMode"));
   assert_non_null(strstr(b2, "|1647216523731913000"));
-  const char *b3 = find_pt(&c, "loadgen_block", "live=false", NULL);
+  const char *b3 = cap_find_text(&c, "loadgen_block", "live=false", NULL);
   assert_null(strstr(b3, "slogLines")); /* null: absent */
   assert_non_null(strstr(b3, "chainBlockDuration:i=5"));
   assert_non_null(strstr(b3, "swingsetPercentage:f=100"));
   /* cycles */
-  const char *v0 = find_pt(&c, "loadgen_cycle", "task=vault", NULL);
+  const char *v0 = cap_find_text(&c, "loadgen_cycle", "task=vault", NULL);
   assert_non_null(strstr(v0, "seq:i=0,success:b=true,finished:b=true,duration:f=15,blockCount:i=1,startBlockHeight:i=2,endBlockHeight:i=3"));
   assert_non_null(strstr(v0, "|1647216588736906000"));
-  const char *a0 = find_pt(&c, "loadgen_cycle", "task=amm", NULL);
+  const char *a0 = cap_find_text(&c, "loadgen_cycle", "task=amm", NULL);
   assert_non_null(strstr(a0, "seq:i=0,finished:b=false,startBlockHeight:i=3|"));
   /* run */
-  const char *run = find_pt(&c, "loadgen_run", NULL, NULL);
+  const char *run = cap_find_text(&c, "loadgen_run", NULL, NULL);
   assert_non_null(run);
   assert_non_null(strstr(run, "profile=local"));
   assert_non_null(strstr(run, "success:b=true"));
@@ -330,9 +335,9 @@ static void test_rate_is_float_either_way(void **state) {
   char *perf = make_run("daily-perf-9eb37164f6f7", text);
   capture c = {0};
   feed_all(perf, text, &c);
-  const char *run = find_pt(&c, "loadgen_run", NULL, NULL);
+  const char *run = cap_find_text(&c, "loadgen_run", NULL, NULL);
   assert_non_null(strstr(run, "cycleSuccessRate:f=97.92"));
-  const char *call = find_pt(&c, "loadgen_stage_cycles", "task=all", NULL);
+  const char *call = cap_find_text(&c, "loadgen_stage_cycles", "task=all", NULL);
   assert_non_null(strstr(call, "cycleSuccessRate:f=97.92"));
   cap_free(&c);
   free(text);
@@ -351,11 +356,11 @@ static void test_era_no_p95_failed_fallback(void **state) {
   char *perf = make_run("manual-abc1234", text);
   capture c = {0};
   feed_all(perf, text, &c);
-  assert_int_equal(c.rejects, 0);
-  const char *call = find_pt(&c, "loadgen_stage_cycles", "task=all", NULL);
+  assert_int_equal(c.nrejects, 0);
+  const char *call = cap_find_text(&c, "loadgen_stage_cycles", "task=all", NULL);
   assert_null(strstr(call, "p95"));
-  assert_null(find_pt(&c, "loadgen_stage_blocks", "summary=last100", NULL));
-  const char *run = find_pt(&c, "loadgen_run", NULL, NULL);
+  assert_null(cap_find_text(&c, "loadgen_stage_blocks", "summary=last100", NULL));
+  const char *run = cap_find_text(&c, "loadgen_run", NULL, NULL);
   assert_non_null(strstr(run, "success:b=false"));
   assert_null(strstr(run, "duration:"));
   assert_non_null(strstr(run, "chainBootstrapDuration:f=24.5"));
@@ -378,10 +383,10 @@ static void test_era_no_shutdown_numeric_revision(void **state) {
   char *perf = make_run("manual-7102939", text);
   capture c = {0};
   feed_all(perf, text, &c);
-  assert_int_equal(c.rejects, 0);
-  const char *run = find_pt(&c, "loadgen_run", NULL, NULL);
+  assert_int_equal(c.nrejects, 0);
+  const char *run = cap_find_text(&c, "loadgen_run", NULL, NULL);
   assert_non_null(strstr(run, "sdkRevision:s=7102939,"));
-  assert_non_null(find_pt(&c, "loadgen_stage", "stage=1,t", NULL));
+  assert_non_null(cap_find_text(&c, "loadgen_stage", "stage=1,t", NULL));
   cap_free(&c);
   free(text);
   free(fin);
@@ -401,11 +406,11 @@ static void test_era_2021_and_no_monitor(void **state) {
   char *perf = make_run("daily-perf-0123456789ab", text);
   capture c = {0};
   feed_all(perf, text, &c);
-  assert_int_equal(c.rejects, 0);
-  assert_int_equal(c.n, 5);
-  assert_int_equal(count_pts(&c, "loadgen_event"), 5);
-  assert_non_null(find_pt(&c, "loadgen_event", "event=setup-test-start", NULL));
-  assert_non_null(find_pt(&c, "loadgen_event", "event=stage-finish", "|1647216230813620000"));
+  assert_int_equal(c.nrejects, 0);
+  assert_int_equal(c.npoints, 5);
+  assert_int_equal(cap_count(&c, "loadgen_event"), 5);
+  assert_non_null(cap_find_text(&c, "loadgen_event", "event=setup-test-start", NULL));
+  assert_non_null(cap_find_text(&c, "loadgen_event", "event=stage-finish", "|1647216230813620000"));
   ps_run_facts f;
   ps_buf err;
   ps_buf_init(&err, 0);
@@ -431,11 +436,11 @@ static void test_no_time_origin_uses_mtime(void **state) {
   assert_int_equal(utimensat(AT_FDCWD, perf, ts, 0), 0);
   capture c = {0};
   feed_all(perf, text, &c);
-  assert_int_equal(c.rejects, 0);
-  const char *s = find_pt(&c, "loadgen_event", "event=start", NULL);
+  assert_int_equal(c.nrejects, 0);
+  const char *s = cap_find_text(&c, "loadgen_event", "event=start", NULL);
   assert_non_null(strstr(s, "|1600000000250000000"));
   assert_non_null(strstr(s, "|event=start,run=odd,stage=-1|")); /* no revision/test_type */
-  assert_non_null(find_pt(&c, "loadgen_event", "event=stage-start", "|1600000010250000000"));
+  assert_non_null(cap_find_text(&c, "loadgen_event", "event=stage-start", "|1600000010250000000"));
   cap_free(&c);
   rm_run(perf);
 }
@@ -453,25 +458,18 @@ static void test_rejects(void **state) {
   char *perf = make_run("daily-perf-9eb37164f6f7", text);
   capture c = {0};
   feed_all(perf, text, &c);
-  assert_int_equal(c.rejects, 6);
-  assert_string_equal(c.last_reject,
+  assert_int_equal(c.nrejects, 6);
+  assert_string_equal(cap_last_reject(&c),
                       "perf-chain-storage-usage without a \"chain\" object");
   /* good lines around bad ones still come through */
-  assert_int_equal(c.n, 2);
+  assert_int_equal(c.npoints, 2);
   cap_free(&c);
   rm_run(perf);
 }
 
 static char *read_last_line(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *all = malloc((size_t)n + 1);
-  assert_int_equal(fread(all, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  all[n] = '\0';
+  size_t n;
+  char *all = cap_slurp(path, &n);
   if (n && all[n - 1] == '\n')
     all[--n] = '\0';
   char *last = strrchr(all, '\n');
@@ -497,17 +495,17 @@ static void test_eagain_resumes_exactly_once(void **state) {
     ps_parser *p1 = NULL, *p2 = NULL;
     assert_int_equal(ps_format_loadgen.open(&p1, NULL, perf, NULL), 0);
     assert_int_equal(ps_format_loadgen.open(&p2, NULL, perf, NULL), 0);
-    ps_emitter e1 = cap_emitter(&plain), e2 = cap_emitter(&refused);
+    ps_emitter e1 = cap_emitter(&plain, "perf.jsonl"), e2 = cap_emitter(&refused, "perf.jsonl");
     assert_int_equal(ps_format_loadgen.line(p1, line, len, &e1), 0);
     int rc, calls = 0;
     while ((rc = ps_format_loadgen.line(p2, line, len, &e2)) == -EAGAIN)
       calls++;
     assert_int_equal(rc, 0);
     assert_true(calls > 0);
-    assert_true(plain.n > 1000);
-    assert_int_equal(plain.n, refused.n);
-    for (size_t i = 0; i < plain.n; i++)
-      assert_string_equal(plain.pts[i], refused.pts[i]);
+    assert_true(plain.npoints > 1000);
+    assert_int_equal(plain.npoints, refused.npoints);
+    for (size_t i = 0; i < plain.npoints; i++)
+      assert_string_equal(plain.points[i].text, refused.points[i].text);
     /* facts were taken once and are the same */
     const ps_run_facts *f1 = ps_loadgen_run_facts(p1);
     const ps_run_facts *f2 = ps_loadgen_run_facts(p2);
@@ -526,38 +524,38 @@ static void test_eagain_resumes_exactly_once(void **state) {
   r.refuse_every = 2;
   ps_parser *p = NULL;
   assert_int_equal(ps_format_loadgen.open(&p, NULL, perf, NULL), 0);
-  ps_emitter em = cap_emitter(&r);
+  ps_emitter em = cap_emitter(&r, "perf.jsonl");
   int rc;
   while ((rc = ps_format_loadgen.line(p, st, strlen(st), &em)) == -EAGAIN) {
   }
   assert_int_equal(rc, 0);
-  assert_int_equal(r.n, 4);
-  assert_non_null(strstr(r.pts[0], "area=a/b,") );
-  assert_non_null(strstr(r.pts[0], "kib:i=6"));
-  assert_non_null(strstr(r.pts[1], "area=d/e,"));
-  assert_non_null(strstr(r.pts[2], "area=f,"));
-  assert_non_null(strstr(r.pts[3], "area=total,"));
-  assert_non_null(strstr(r.pts[3], "kib:i=19"));
+  assert_int_equal(r.npoints, 4);
+  assert_non_null(strstr(r.points[0].text, "area=a/b,") );
+  assert_non_null(strstr(r.points[0].text, "kib:i=6"));
+  assert_non_null(strstr(r.points[1].text, "area=d/e,"));
+  assert_non_null(strstr(r.points[2].text, "area=f,"));
+  assert_non_null(strstr(r.points[3].text, "area=total,"));
+  assert_non_null(strstr(r.points[3].text, "kib:i=19"));
   /* a driver that hands over another record after -EAGAIN gets all of
    * that record's points: nothing is skipped by mistake */
   capture d = {0};
   d.refuse_every = 3;
-  ps_emitter de = cap_emitter(&d);
+  ps_emitter de = cap_emitter(&d, "perf.jsonl");
   assert_int_equal(ps_format_loadgen.line(p, st, strlen(st), &de), -EAGAIN);
-  assert_int_equal(d.n, 2);
+  assert_int_equal(d.npoints, 2);
   d.refuse_every = 0;
   const char *ev = "{\"timestamp\":6,\"stage\":0,\"elapsed\":2,\"type\":"
                    "\"perf-stage-ready\"}";
   assert_int_equal(ps_format_loadgen.line(p, ev, strlen(ev), &de), 0);
-  assert_int_equal(d.n, 3);
-  assert_non_null(strstr(d.pts[2], "event=stage-ready"));
+  assert_int_equal(d.npoints, 3);
+  assert_non_null(strstr(d.points[2].text, "event=stage-ready"));
   /* the same for an interrupted perf-finish */
   d.refuse_every = 5;
   d.offered = 0;
   assert_int_equal(ps_format_loadgen.line(p, line, len, &de), -EAGAIN);
   d.refuse_every = 0;
   assert_int_equal(ps_format_loadgen.line(p, ev, strlen(ev), &de), 0);
-  assert_non_null(strstr(d.pts[d.n - 1], "event=stage-ready"));
+  assert_non_null(strstr(d.points[d.npoints - 1].text, "event=stage-ready"));
   ps_format_loadgen.free(p);
   cap_free(&r);
   cap_free(&d);

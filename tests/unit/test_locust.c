@@ -16,26 +16,13 @@
 
 #include <cmocka.h>
 
-#include "capture_points.h"
 #include "format.h"
+
+#include "capture.h"
 
 #define LOCUST_DIR PS_TEST_DATA "/dss/synth/locust_isa/"
 
 static const ps_format_ops *ops = &ps_format_locust;
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *d = malloc((size_t)n + 1);
-  assert_int_equal(fread(d, 1, (size_t)n, f), (size_t)n);
-  d[n] = '\0';
-  fclose(f);
-  *len = (size_t)n;
-  return d;
-}
 
 static int64_t mtime_ns(const char *path) {
   struct stat st;
@@ -51,33 +38,15 @@ static void write_file(const char *path, const char *text) {
 }
 
 static void convert_document(const char *path, capture *cap) {
-  assert_int_equal(ops->input_kind(NULL, path), PS_INPUT_DOCUMENT);
-  ps_parser *p = NULL;
-  ps_buf err;
-  ps_buf_init(&err, 0);
-  assert_int_equal(ops->open(&p, NULL, path, &err), 0);
-  size_t len;
-  char *data = slurp(path, &len);
-  ps_emitter em = cap_emitter(cap, path);
-  int rc, rounds = 0;
-  while ((rc = ops->document(p, data, len, &em)) == -EAGAIN)
-    assert_true(++rounds < 100000);
-  assert_int_equal(rc, 0);
-  free(data);
-  ops->free(p);
-  ps_buf_free(&err);
+  cap_convert_document(ops, path, cap);
 }
 
 /* Feeds lines from byte offset `from` the way the tailer does: without the
  * '\n', the '\r' stripped. */
 static void convert_lines(const char *path, size_t from, capture *cap) {
-  assert_int_equal(ops->input_kind(NULL, path), PS_INPUT_LINES);
-  ps_parser *p = NULL;
-  ps_buf err;
-  ps_buf_init(&err, 0);
-  assert_int_equal(ops->open(&p, NULL, path, &err), 0);
+  ps_parser *p = cap_open(ops, path, PS_INPUT_LINES);
   size_t len;
-  char *data = slurp(path, &len);
+  char *data = cap_slurp(path, &len);
   ps_emitter em = cap_emitter(cap, path);
   uint64_t line = 1;
   for (size_t i = 0; i < from; i++)
@@ -96,7 +65,6 @@ static void convert_lines(const char *path, size_t from, capture *cap) {
   }
   free(data);
   ops->free(p);
-  ps_buf_free(&err);
 }
 
 static const cap_point *find2(const capture *c, const char *m,
@@ -106,20 +74,6 @@ static const cap_point *find2(const capture *c, const char *m,
   snprintf(n, sizeof n, "name=%s", name);
   const char *kv[] = {t, n, NULL};
   return cap_find_nth(c, m, 0, kv);
-}
-
-static double ffloat(const cap_point *p, const char *key) {
-  const cap_field *f = cap_field_of(p, key);
-  assert_non_null(f);
-  assert_int_equal(f->type, PS_F_FLOAT);
-  return f->f;
-}
-
-static int64_t fint(const cap_point *p, const char *key) {
-  const cap_field *f = cap_field_of(p, key);
-  assert_non_null(f);
-  assert_int_equal(f->type, PS_F_INT);
-  return f->i;
 }
 
 static void test_stats_fixture(void **state) {
@@ -133,17 +87,17 @@ static void test_stats_fixture(void **state) {
       find2(&cap, "locust_stats", "GET", "/identification_service_areas/[target_isa]");
   assert_non_null(p);
   assert_string_equal(cap_tag(p, "run"), "isa");
-  assert_int_equal(fint(p, "request_count"), 2751);
-  assert_int_equal(fint(p, "failure_count"), 10);
-  assert_true(ffloat(p, "median_response_time") == 36);
-  assert_true(ffloat(p, "average_response_time") == 38.79199729580063);
-  assert_true(ffloat(p, "requests_per_s") == 15.283333333333333);
-  assert_true(ffloat(p, "failures_per_s") == 0.05555555555555555);
-  assert_true(ffloat(p, "p50") == 36);
-  assert_true(ffloat(p, "p99_9") == 120);
-  assert_true(ffloat(p, "p99_99") == 130);
-  assert_true(ffloat(p, "p100") == 130);
-  assert_true(ffloat(p, "average_content_size") == 569.2733551435841);
+  assert_int_equal(cap_int(p, "request_count"), 2751);
+  assert_int_equal(cap_int(p, "failure_count"), 10);
+  assert_true(cap_float(p, "median_response_time") == 36);
+  assert_true(cap_float(p, "average_response_time") == 38.79199729580063);
+  assert_true(cap_float(p, "requests_per_s") == 15.283333333333333);
+  assert_true(cap_float(p, "failures_per_s") == 0.05555555555555555);
+  assert_true(cap_float(p, "p50") == 36);
+  assert_true(cap_float(p, "p99_9") == 120);
+  assert_true(cap_float(p, "p99_99") == 130);
+  assert_true(cap_float(p, "p100") == 130);
+  assert_true(cap_float(p, "average_content_size") == 569.2733551435841);
   assert_int_equal(p->time_ns, mtime_ns(path));
 
   /* the Aggregated row: no type tag at all */
@@ -151,8 +105,8 @@ static void test_stats_fixture(void **state) {
   p = cap_find_nth(&cap, "locust_stats", 0, kv);
   assert_non_null(p);
   assert_null(cap_tag(p, "type"));
-  assert_int_equal(fint(p, "request_count"), 3188);
-  assert_true(ffloat(p, "p95") == 240);
+  assert_int_equal(cap_int(p, "request_count"), 3188);
+  assert_true(cap_float(p, "p95") == 240);
   cap_free(&cap);
 }
 
@@ -171,7 +125,7 @@ static void test_failures_fixture(void **state) {
   const cap_point *p = &cap.points[0];
   assert_string_equal(cap_tag(p, "type"), "PUT");
   assert_string_equal(cap_tag(p, "name"), "/identification_service_areas/[isa_uuid]");
-  assert_int_equal(fint(p, "occurrences"), 1);
+  assert_int_equal(cap_int(p, "occurrences"), 1);
   const cap_field *e = cap_field_of(p, "error");
   assert_int_equal(e->type, PS_F_STRING);
   assert_string_equal(e->s, "HTTPError('409 Client Error: Conflict for url: "
@@ -193,18 +147,18 @@ static void test_history_fixture_and_restart(void **state) {
   assert_null(cap_tag(p, "type"));
   assert_string_equal(cap_tag(p, "name"), "Aggregated");
   assert_string_equal(cap_tag(p, "run"), "isa");
-  assert_int_equal(fint(p, "user_count"), 4);
-  assert_true(ffloat(p, "requests_per_s") == 0.3);
-  assert_int_equal(fint(p, "total_request_count"), 19);
-  assert_int_equal(fint(p, "total_failure_count"), 0);
-  assert_true(ffloat(p, "total_median_response_time") == 32);
-  assert_true(ffloat(p, "total_average_content_size") == 581.7894736842105);
+  assert_int_equal(cap_int(p, "user_count"), 4);
+  assert_true(cap_float(p, "requests_per_s") == 0.3);
+  assert_int_equal(cap_int(p, "total_request_count"), 19);
+  assert_int_equal(cap_int(p, "total_failure_count"), 0);
+  assert_true(cap_float(p, "total_median_response_time") == 32);
+  assert_true(cap_float(p, "total_average_content_size") == 581.7894736842105);
   assert_null(cap_field_of(p, "timestamp"));
 
   /* after a restart the parser starts mid-file: the header read in open()
    * still names every column */
   size_t len;
-  char *data = slurp(path, &len);
+  char *data = cap_slurp(path, &len);
   size_t from = 0;
   for (int nl = 0; nl < 100; from++)
     nl += data[from] == '\n';
@@ -215,8 +169,8 @@ static void test_history_fixture_and_restart(void **state) {
   assert_int_equal(again.npoints, 81);
   assert_int_equal(again.points[0].nfields, cap.points[99].nfields);
   assert_int_equal(again.points[0].time_ns, cap.points[99].time_ns);
-  assert_int_equal(fint(&again.points[0], "total_request_count"),
-                   fint(&cap.points[99], "total_request_count"));
+  assert_int_equal(cap_int(&again.points[0], "total_request_count"),
+                   cap_int(&cap.points[99], "total_request_count"));
   cap_free(&cap);
   cap_free(&again);
 }
@@ -242,7 +196,7 @@ static void test_quoting_na_and_bad_rows(void **state) {
   assert_string_equal(cap_tag(&cap.points[0], "run"), "run 7");
   assert_string_equal(cap_field_of(&cap.points[0], "error")->s,
                       "ValueError('x, y')");
-  assert_int_equal(fint(&cap.points[0], "occurrences"), 3);
+  assert_int_equal(cap_int(&cap.points[0], "occurrences"), 3);
   assert_string_equal(cap_tag(&cap.points[1], "name"), "/b,c");
   assert_string_equal(cap_field_of(&cap.points[1], "error")->s,
                       "said \"no\"");
@@ -251,7 +205,7 @@ static void test_quoting_na_and_bad_rows(void **state) {
   assert_int_equal(cap.points[2].line, 4);
   assert_string_equal(cap_tag(&cap.points[3], "name"), "/g");
   assert_int_equal(cap.points[3].line, 9);
-  assert_int_equal(fint(&cap.points[3], "occurrences"), 1);
+  assert_int_equal(cap_int(&cap.points[3], "occurrences"), 1);
   /* row offsets count rejected rows too, so times never depend on them */
   assert_int_equal(cap.points[3].time_ns - cap.points[0].time_ns, 5);
   assert_int_equal(cap.nrejects, 2);
@@ -271,8 +225,8 @@ static void test_quoting_na_and_bad_rows(void **state) {
   assert_int_equal(cap.nrejects, 0);
   assert_int_equal(cap.npoints, 1);
   const cap_point *p = &cap.points[0];
-  assert_int_equal(fint(p, "request_count"), 0);
-  assert_true(ffloat(p, "requests_per_s") == 0.0);
+  assert_int_equal(cap_int(p, "request_count"), 0);
+  assert_true(cap_float(p, "requests_per_s") == 0.0);
   assert_null(cap_field_of(p, "median_response_time"));
   assert_null(cap_field_of(p, "p50"));
   assert_null(cap_field_of(p, "p99_9"));
@@ -304,7 +258,7 @@ static void test_history_without_header_yet(void **state) {
   assert_int_equal(ops->line(p, hdr, strlen(hdr), &em), 0);
   assert_int_equal(ops->line(p, row, strlen(row), &em), 0);
   assert_int_equal(cap.npoints, 1);
-  assert_int_equal(fint(&cap.points[0], "user_count"), 1);
+  assert_int_equal(cap_int(&cap.points[0], "user_count"), 1);
   assert_null(cap_field_of(&cap.points[0], "p50"));
   const char bad[] = "soon,1,,Aggregated,0.5,0,1";
   assert_int_equal(ops->line(p, bad, strlen(bad), &em), 0);

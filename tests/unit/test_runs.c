@@ -101,7 +101,7 @@ static void evaluate(const char *dir, int64_t now, const ps_run_facts *f,
 }
 
 static void marks(const ps_run_view *v, int backfill, capture *c) {
-  ps_emitter em = cap_emitter(c);
+  ps_emitter em = cap_emitter(c, "perf.jsonl");
   assert_int_equal(
       ps_run_emit_markers(v, backfill, PS_RUN_MARK_START | PS_RUN_MARK_END,
                           &em),
@@ -122,9 +122,9 @@ static void test_running(void **state) {
   assert_false(v.have_exit_code);
   capture c = {0};
   marks(&v, 0, &c);
-  assert_int_equal(c.n, 1);
+  assert_int_equal(c.npoints, 1);
   assert_string_equal(
-      c.pts[0],
+      c.points[0].text,
       "runs|event=start,revision=aaaaaaaaaaaa,run=daily-perf-aaaaaaaaaaaa,"
       "source=loadgen,status=running|text:s=daily-perf-aaaaaaaaaaaa started,"
       "backfill:b=false|1647216135581649000");
@@ -163,11 +163,11 @@ static void test_stalled(void **state) {
   assert_int_equal(v.end_ns, (1647218000LL + 1800) * 1000000000LL);
   capture c = {0};
   marks(&v, 0, &c);
-  assert_int_equal(c.n, 2); /* start and stalled end; no loadgen_run status */
-  assert_non_null(strstr(c.pts[1], "event=end,"));
-  assert_non_null(strstr(c.pts[1], "status=stalled|"));
-  assert_non_null(strstr(c.pts[1], "no file changed for 30m0s"));
-  assert_non_null(strstr(c.pts[1], "|1647219800000000000"));
+  assert_int_equal(c.npoints, 2); /* start and stalled end; no loadgen_run status */
+  assert_non_null(strstr(c.points[1].text, "event=end,"));
+  assert_non_null(strstr(c.points[1].text, "status=stalled|"));
+  assert_non_null(strstr(c.points[1].text, "no file changed for 30m0s"));
+  assert_non_null(strstr(c.points[1].text, "|1647219800000000000"));
   cap_free(&c);
   /* a file grows again: running once more */
   set_mtime(dir, "chain-stage-2.slog.gz", 1647219900);
@@ -192,14 +192,14 @@ static void test_success(void **state) {
   assert_int_equal(v.end_ns, 1647219527063620000LL); /* stats.endedAt */
   capture c = {0};
   marks(&v, 1, &c);
-  assert_int_equal(c.n, 3);
+  assert_int_equal(c.npoints, 3);
   assert_string_equal(
-      c.pts[1],
+      c.points[1].text,
       "runs|event=end,revision=cccccccccccc,run=daily-perf-cccccccccccc,"
       "source=loadgen,status=success|text:s=daily-perf-cccccccccccc ended: "
       "success after 56m31s,backfill:b=true,exitCode:i=0,duration:f="
       "3391.486817|1647219527063620000");
-  assert_string_equal(c.pts[2],
+  assert_string_equal(c.points[2].text,
                       "loadgen_run|profile=local,revision=cccccccccccc,run="
                       "daily-perf-cccccccccccc,test_type=daily-perf|status:s="
                       "success,exitCode:i=0|1647216135583620000");
@@ -239,13 +239,13 @@ static void test_failed(void **state) {
   assert_int_equal(v.end_ns, 1647217132063620000LL);
   capture c = {0};
   marks(&v, 0, &c);
-  assert_int_equal(c.n, 3);
-  assert_non_null(strstr(c.pts[1], "status=failed|"));
+  assert_int_equal(c.npoints, 3);
+  assert_non_null(strstr(c.points[1].text, "status=failed|"));
   assert_non_null(strstr(
-      c.pts[1], "text:s=daily-perf-dddddddddddd ended: failed after 16m36s "
+      c.points[1].text, "text:s=daily-perf-dddddddddddd ended: failed after 16m36s "
                 "(exit code 2): Error: Loadgen vault task 25 failed,"));
-  assert_non_null(strstr(c.pts[1], "exitCode:i=2"));
-  assert_non_null(strstr(c.pts[2], "status:s=failed,exitCode:i=2|"));
+  assert_non_null(strstr(c.points[1].text, "exitCode:i=2"));
+  assert_non_null(strstr(c.points[2].text, "status:s=failed,exitCode:i=2|"));
   cap_free(&c);
   /* endedAt present but a non-zero exit: not a success */
   ps_run_facts ok = facts_finished(1);
@@ -261,8 +261,8 @@ static void test_failed(void **state) {
   assert_string_equal(v.error_line, "");
   capture k = {0};
   marks(&v, 0, &k);
-  assert_non_null(strstr(k.pts[1], "failed after 16m36s (exit code 137),"));
-  assert_non_null(strstr(k.pts[2], "loadgen_run|revision=dddddddddddd,run="
+  assert_non_null(strstr(k.points[1].text, "failed after 16m36s (exit code 137),"));
+  assert_non_null(strstr(k.points[2].text, "loadgen_run|revision=dddddddddddd,run="
                                    "daily-perf-dddddddddddd,test_type=daily-"
                                    "perf|status:s=failed,exitCode:i=137,"
                                    "success:b=false|1647216135581649000"));
@@ -338,7 +338,7 @@ static char *copy_fixture(const char *name) {
 }
 
 static void convert(const char *path, capture *c) {
-  ps_emitter em = cap_emitter(c);
+  ps_emitter em = cap_emitter(c, "perf.jsonl");
   ps_buf err;
   ps_buf_init(&err, 0);
   int rc = ps_format_loadgen.convert_path(NULL, path, &em, &err);
@@ -349,8 +349,8 @@ static void convert(const char *path, capture *c) {
 
 static size_t count_marker(const capture *c, const char *event) {
   size_t n = 0;
-  for (size_t i = 0; i < c->n; i++)
-    if (!strncmp(c->pts[i], "runs|", 5) && strstr(c->pts[i], event))
+  for (size_t i = 0; i < c->npoints; i++)
+    if (!strncmp(c->points[i].text, "runs|", 5) && strstr(c->points[i].text, event))
       n++;
   return n;
 }
@@ -360,21 +360,21 @@ static void test_convert_in_progress(void **state) {
   char *run = copy_fixture("daily-perf-31400797d904");
   capture c = {0};
   convert(run, &c);
-  assert_int_equal(c.rejects, 0);
+  assert_int_equal(c.nrejects, 0);
   assert_int_equal(count_marker(&c, "event=start"), 1);
   assert_int_equal(count_marker(&c, "event=end"), 0);
-  assert_null(find_pt(&c, "loadgen_run", NULL, NULL));
-  size_t storage_before = count_pts(&c, "loadgen_storage");
+  assert_null(cap_find_text(&c, "loadgen_run", NULL, NULL));
+  size_t storage_before = cap_count(&c, "loadgen_storage");
   /* the unterminated last line (a storage snapshot) was not read */
   cap_free(&c);
   /* the container is killed: exit_code filled in; now it is read */
   put(run, "exit_code", "137\n");
   capture k = {0};
   convert(run, &k);
-  assert_int_equal(k.rejects, 0);
-  assert_true(count_pts(&k, "loadgen_storage") > storage_before);
+  assert_int_equal(k.nrejects, 0);
+  assert_true(cap_count(&k, "loadgen_storage") > storage_before);
   assert_int_equal(count_marker(&k, "event=end"), 1);
-  assert_non_null(find_pt(&k, "runs", "status=failed", "backfill:b=true"));
+  assert_non_null(cap_find_text(&k, "runs", "status=failed", "backfill:b=true"));
   cap_free(&k);
   /* a torn last line of an ended run does not parse: one reject, the rest
    * stands */
@@ -385,7 +385,7 @@ static void test_convert_in_progress(void **state) {
   fclose(f);
   capture t = {0};
   convert(path, &t); /* the perf.jsonl path works as well as the folder */
-  assert_int_equal(t.rejects, 1);
+  assert_int_equal(t.nrejects, 1);
   assert_int_equal(count_marker(&t, "event=end"), 1);
   cap_free(&t);
   free(run);
@@ -405,26 +405,26 @@ static void test_convert_ended_runs(void **state) {
     char *run = copy_fixture(runs[i].name);
     capture c = {0}, again = {0};
     convert(run, &c);
-    assert_int_equal(c.rejects, 0);
+    assert_int_equal(c.nrejects, 0);
     assert_int_equal(count_marker(&c, "event=start"), 1);
     assert_int_equal(count_marker(&c, "event=end"), 1);
     char want[64];
     snprintf(want, sizeof want, "status=%s|", runs[i].status);
-    assert_non_null(find_pt(&c, "runs", "event=end", want));
+    assert_non_null(cap_find_text(&c, "runs", "event=end", want));
     snprintf(want, sizeof want, "status:s=%s", runs[i].status);
-    assert_non_null(find_pt(&c, "loadgen_run", want, NULL));
+    assert_non_null(cap_find_text(&c, "loadgen_run", want, NULL));
     /* convert twice: identical */
     convert(run, &again);
-    assert_int_equal(c.n, again.n);
-    for (size_t j = 0; j < c.n; j++)
-      assert_string_equal(c.pts[j], again.pts[j]);
+    assert_int_equal(c.npoints, again.npoints);
+    for (size_t j = 0; j < c.npoints; j++)
+      assert_string_equal(c.points[j].text, again.points[j].text);
     cap_free(&c);
     cap_free(&again);
     free(run);
   }
   /* a folder that does not exist is an error, not a crash */
   capture c = {0};
-  ps_emitter em = cap_emitter(&c);
+  ps_emitter em = cap_emitter(&c, "perf.jsonl");
   ps_buf err;
   ps_buf_init(&err, 0);
   assert_int_equal(
@@ -446,10 +446,10 @@ static void test_convert_ended_runs(void **state) {
   convert(parent, &all);
   assert_int_equal(count_marker(&all, "event=end"), 2);
   size_t first_manual = SIZE_MAX, last_daily = 0;
-  for (size_t j = 0; j < all.n; j++) {
-    if (strstr(all.pts[j], "run=manual-7102939") && first_manual == SIZE_MAX)
+  for (size_t j = 0; j < all.npoints; j++) {
+    if (strstr(all.points[j].text, "run=manual-7102939") && first_manual == SIZE_MAX)
       first_manual = j;
-    if (strstr(all.pts[j], "run=daily-perf-9eb37164f6f7"))
+    if (strstr(all.points[j].text, "run=daily-perf-9eb37164f6f7"))
       last_daily = j;
   }
   assert_true(last_daily < first_manual);

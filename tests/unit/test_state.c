@@ -1,6 +1,8 @@
 /*
  * test_state: the state file round-trips, is replaced atomically, and a
- * corrupt one is reported and treated as empty, never a crash.
+ * corrupt one is reported and treated as empty, never a crash. Run as
+ * root on a directory another user owns, it leaves that user files the
+ * user can open.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,8 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "pipeline.h"
 #include "state.h"
 
 static char dir[64];
@@ -116,8 +120,8 @@ static void corrupt_is_reported_and_empty(void **st) {
       "{\"version\":1,\"files\":[{\"path\":\"/a\",\"dev\":\"1\"", /* truncated */
       "\x01\x02garbage",
       "{\"version\":99,\"files\":[]}",
-      "{\"version\":1,\"files\":[{\"path\":\"/a\",\"dev\":\"x\",\"ino\":\"1\","
-      "\"fp_len\":\"0\",\"fp_hash\":\"0\",\"offset\":\"0\",\"line\":\"1\"}]}",
+      ("{\"version\":1,\"files\":[{\"path\":\"/a\",\"dev\":\"x\",\"ino\":\"1\","
+       "\"fp_len\":\"0\",\"fp_hash\":\"0\",\"offset\":\"0\",\"line\":\"1\"}]}"),
       "[1,2,3]",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -199,6 +203,95 @@ static void errors_keep_the_last_ten(void **st) {
   ps_state_free(&s);
 }
 
+#define NOBODY 65534
+
+static uid_t owner_of(const char *path) {
+  struct stat st;
+  assert_int_equal(lstat(path, &st), 0);
+  return st.st_uid;
+}
+
+/* Whether user NOBODY can take the lock and save the state, as the service
+ * would after a root run. */
+static int nobody_can_run_on(const char *sd) {
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    if (setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+      _exit(2);
+    int fd = ps_state_lock(sd, 1);
+    if (fd < 0)
+      _exit(3);
+    ps_state s;
+    ps_buf warn;
+    ps_buf_init(&warn, 0);
+    ps_state_load(&s, sd, &warn);
+    int bad = warn.len != 0 || !s.existed || ps_state_save(&s, sd) != 0;
+    _exit(bad ? 4 : 0);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static void root_leaves_files_to_the_directory_owner(void **st) {
+  (void)st;
+  if (geteuid() != 0)
+    skip();
+  char sd[128], p[160], victim[160];
+  assert_int_equal(chmod(dir, 0711), 0); /* the other user passes through */
+  snprintf(sd, sizeof sd, "%s/service", dir);
+  assert_int_equal(mkdir(sd, 0700), 0);
+  assert_int_equal(chown(sd, NOBODY, NOBODY), 0);
+
+  /* `perfship run` as root: lock, load, save */
+  int lock = ps_state_lock(sd, 1);
+  assert_true(lock >= 0);
+  ps_state s;
+  ps_buf warn;
+  ps_buf_init(&warn, 0);
+  assert_int_equal(ps_state_load(&s, sd, &warn), 0);
+  ps_state_file f = {.path = "/r/a.jsonl", .offset = 7, .line = 2};
+  assert_int_equal(ps_state_add(&s, &f), 0);
+  assert_int_equal(ps_state_save(&s, sd), 0);
+  ps_state_free(&s);
+  close(lock);
+  snprintf(p, sizeof p, "%s/lock", sd);
+  assert_int_equal(owner_of(p), NOBODY);
+  snprintf(p, sizeof p, "%s/state.json", sd);
+  assert_int_equal(owner_of(p), NOBODY);
+  assert_true(nobody_can_run_on(sd));
+
+  /* a directory left broken by an older root run is mended by the next */
+  assert_int_equal(chown(p, 0, 0), 0);
+  assert_false(nobody_can_run_on(sd));
+  assert_int_equal(ps_state_load(&s, sd, &warn), 0);
+  ps_state_free(&s);
+  assert_int_equal(owner_of(p), NOBODY);
+  assert_true(nobody_can_run_on(sd));
+
+  /* never through a link the directory's owner planted */
+  snprintf(victim, sizeof victim, "%s/victim", dir);
+  write_text("victim", "root's own file");
+  assert_int_equal(unlink(p), 0);
+  assert_int_equal(symlink(victim, p), 0);
+  snprintf(p, sizeof p, "%s/lock", sd);
+  assert_int_equal(unlink(p), 0);
+  assert_int_equal(link(victim, p), 0);
+  assert_int_equal(ps_state_load(&s, sd, &warn), 0);
+  ps_state_free(&s);
+  assert_int_equal(owner_of(victim), 0);
+  ps_buf_free(&warn);
+
+  /* a directory root owns keeps root's files */
+  snprintf(sd, sizeof sd, "%s/rootdir", dir);
+  assert_int_equal(mkdir(sd, 0700), 0);
+  ps_state_init(&s);
+  assert_int_equal(ps_state_save(&s, sd), 0);
+  snprintf(p, sizeof p, "%s/state.json", sd);
+  assert_int_equal(owner_of(p), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(missing_is_empty),
@@ -207,6 +300,7 @@ int main(void) {
       cmocka_unit_test(save_replaces_atomically),
       cmocka_unit_test(forget_drops_files_and_folders),
       cmocka_unit_test(errors_keep_the_last_ten),
+      cmocka_unit_test(root_leaves_files_to_the_directory_owner),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,65 @@
+"""Backfill of several loadgen runs under tight back-pressure: run --once
+must store exactly the points `convert -f loadgen` makes of the same folder.
+
+The batcher is kept tiny so that every run's perf-finish record (the big
+last line) is stopped by back-pressure many times: reading waits while the
+batcher is full, and a paused file resumes before the other queued files
+(so a backfill holds one big line at a time). Nothing may be lost or
+doubled by that."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import harness
+
+
+class Backfill(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="perfship-backfill-")
+        cls.runs = os.path.join(cls.tmp, "results")
+        subprocess.run([sys.executable, os.path.join(harness.SOURCE_DIR, "bench", "gen_month.py"),
+                        "--out", cls.runs, "--days", "3", "--stage-minutes", "5"],
+                       check=True, stdout=subprocess.DEVNULL)
+        cls.influx = harness.InfluxServer().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.influx.close()
+
+    def counts(self, db):
+        out = {}
+        for s in self.influx.series(db, "SHOW MEASUREMENTS"):
+            for (m,) in s["values"]:
+                for row in self.influx.series(db, f'SELECT count(*) FROM "{m}"'):
+                    out[m] = dict(zip(row["columns"][1:], row["values"][0][1:]))
+        return out
+
+    def test_paused_runs_store_exactly_what_convert_makes(self):
+        rc, lp, err = harness.run_perfship(["convert", "-f", "loadgen", self.runs])
+        self.assertEqual(rc, 0, err)
+        self.influx.create_db("expected")
+        lines = lp.encode().splitlines(True)
+        for i in range(0, len(lines), 5000):
+            st, body = self.influx.write("expected", b"".join(lines[i:i + 5000]))
+            self.assertEqual(st, 204, body)
+
+        state = os.path.join(self.tmp, "state")
+        os.makedirs(state)
+        cfg = harness.write_config(
+            os.path.join(state, "perfship.cfg"), self.influx.url, state,
+            sources=f'{{ path = "{self.runs}"; format = "loadgen"; }}', database="agent",
+            extra="batch = { max_points = 500; max_bytes = 32768; max_pending_bytes = 65536; };")
+        agent = harness.Agent(cfg, args=["--once"]).start()
+        self.assertEqual(agent.wait(120), 0, agent.output()[-2000:])
+
+        expected, got = self.counts("expected"), self.counts("agent")
+        self.assertGreater(len(expected), 3)
+        for m, fields in expected.items():
+            self.assertEqual(got.get(m), fields, f"measurement {m}")
+
+
+if __name__ == "__main__":
+    unittest.main()

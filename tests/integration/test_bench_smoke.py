@@ -1,0 +1,34 @@
+"""Smoke test of scripts/bench: the quick benchmark runs against a real
+InfluxDB and prints every figure. No timing is asserted (CI machines vary);
+what must hold is that each case ran to the end and measured something."""
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+import harness
+
+CASES = ["convert", "plain1", "plain2", "e2e", "gzip", "bigline", "scale", "latency", "idle"]
+
+
+class BenchSmoke(unittest.TestCase):
+    def test_quick_bench_prints_every_figure(self):
+        script = os.path.join(harness.SOURCE_DIR, "scripts", "bench")
+        p = subprocess.run([sys.executable, script, "--quick", "--bin", harness.PERFSHIP_BIN],
+                           capture_output=True, timeout=120)
+        out = p.stdout.decode("utf-8", "replace")
+        err = p.stderr.decode("utf-8", "replace")
+        self.assertEqual(p.returncode, 0, f"scripts/bench --quick failed:\n{out}\n{err[-3000:]}")
+        for case in CASES:
+            m = re.search(rf"^figure {case} +(.*)$", out, re.M)
+            self.assertIsNotNone(m, f"no figure line for {case}:\n{out}")
+            # a figure carries numbers, e.g. "cpu 0.812 us/pt"
+            self.assertRegex(m.group(1), r"\d+(\.\d+)? (us/pt|s|ms)", f"{case}: {m.group(1)}")
+        self.assertIn("figure summary:", out)
+        for what in ("convert CPU/point", "run --once agent CPU/point", "latency p99", "idle CPU"):
+            self.assertRegex(out, rf"\n  {re.escape(what)} +\S+", f"summary lacks {what}:\n{out}")
+
+
+if __name__ == "__main__":
+    unittest.main()
