@@ -340,7 +340,7 @@ class Files(Base):
                    what="the unreadable file reported")
         wait_until(lambda: f"{sub}: cannot watch (permission denied)" in a.output(), 10,
                    what="the unreadable folder reported")
-        self.assertIn("give perfship's user read and execute access", a.output())
+        self.assertIn("give perfship's user read and search permission", a.output())
         self.assertIsNone(a.proc.poll())
         # Access given back: both arrive (the rescan finds them).
         os.chmod(closed, 0o644)
