@@ -67,7 +67,6 @@
  * batch, so the server sat idle waiting for the next request. */
 #define SLICE_BYTES ((size_t)64 << 10)
 #define SAVE_DELAY_MS 50
-#define PROGRESS_MS 10000
 #define DRAIN_WAIT_MS 10000
 /* A line file with everything acknowledged and nothing new for two rescan
  * intervals gives back its descriptor (reopened, identity checked, on the
@@ -161,7 +160,6 @@ struct ps_pipeline {
   uint64_t lines_read, records_parsed, records_rejected, points_refused;
   uint64_t server_rejected;
   uint64_t start_ms;
-  uint64_t progress_log_ms, progress_points; /* --once: the last progress line */
   size_t saved_entries; /* files in the last saved state: paces the saves */
   uint64_t last_progress_ms;
   int selfstats_in_flight;
@@ -1730,33 +1728,6 @@ static void check_once_done(ps_pipeline *pl) {
   finish_once(pl);
 }
 
-/* A backfill of a month of runs takes minutes: --once says how far it got
- * every PROGRESS_MS (bytes read of what the files hold now, points the
- * server stored, and the rate), so a user can tell it from a hang. */
-static void log_progress(ps_pipeline *pl, uint64_t now) {
-  if (!pl->progress_log_ms) {
-    pl->progress_log_ms = now;
-    return;
-  }
-  if (now - pl->progress_log_ms < PROGRESS_MS)
-    return;
-  uint64_t done = 0, total = 0;
-  for (const pfile *f = pl->files; f; f = f->next) {
-    struct stat st;
-    if (f->kind != PS_INPUT_LINES || stat(f->cur_path, &st) < 0)
-      continue;
-    total += (uint64_t)st.st_size;
-    done += f->retired ? (uint64_t)st.st_size : f->tail.read_off;
-  }
-  const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
-  double secs = (double)(now - pl->progress_log_ms) / 1000.0;
-  PS_INFO(MOD, "progress: %.1f of %.1f MB read (%.0f%%), %" PRIu64 " points stored (%.0f/s)",
-          (double)done / 1e6, (double)total / 1e6, total ? 100.0 * (double)done / (double)total : 100.0,
-          ss->points_written, (double)(ss->points_written - pl->progress_points) / secs);
-  pl->progress_log_ms = now;
-  pl->progress_points = ss->points_written;
-}
-
 static void check_cb(uv_timer_t *t) {
   ps_pipeline *pl = t->data;
   if (pl->stopping == 1) {
@@ -1764,7 +1735,6 @@ static void check_cb(uv_timer_t *t) {
     return;
   }
   if (pl->once) {
-    log_progress(pl, uv_now(pl->loop));
     const ps_sink_stats *ss = ps_sink_get_stats(pl->sink);
     uint64_t now = uv_now(pl->loop);
     uint64_t deadline = (uint64_t)pl->cfg->influxdb.unreachable_deadline_s * 1000;
