@@ -1,4 +1,4 @@
-"""Server faults: InfluxDB down, restarted, down again mid-batch; and a
+"""Server faults: InfluxDB down, restarted, killed mid-batch; and a
 fault proxy answering 500/503/429/413, slow answers, half-written answers
 and dropped connections at random for a whole ingest, while the real
 server answers genuine 400 partial writes for a few points.
@@ -138,12 +138,17 @@ class Faults(unittest.TestCase):
         t_up1 = time.time()
         self.proxy.wait_for(lambda rs: any(r.path == "/write" for r in rs[n_before:]),
                             timeout=30, what="a write after the restart")
+        # This time the server crashes (SIGKILL): what it acknowledged is in
+        # its WAL; what it had not, the agent must send again.
+        self.influx.proc.kill()
+        self.influx.proc.wait()
         self.influx.stop()
         t2 = time.time()
         print(f"first write {t2 - t_up1:.1f} s after the first restart")
         time.sleep(3)
         self.influx.start()
-        print(f"outage 2: began with a write in flight, {time.time() - t2:.1f} s")
+        print(f"outage 2: influxd SIGKILLed with a write in flight, back after "
+              f"{time.time() - t2:.1f} s")
 
         t_up = time.time()
         want = self.expected(cfg)
