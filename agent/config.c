@@ -651,6 +651,14 @@ static int check_url(loader *L, const config_setting_t *s, const char *key,
     return fail(L, s, "key '%s': \"%s\" is not an http(s) URL; write it as "
                 "\"http://HOST:PORT\" (or https://), without a path or query",
                 key, v);
+  /* The URL is printed by check, mark and the unreachable-server messages:
+   * a password inside it would reach every log. */
+  size_t host_len = strcspn(rest, "/");
+  if (memchr(rest, '@', host_len))
+    return fail(L, s, "key '%s': the URL holds credentials (USER:PASSWORD@); "
+                "they would be printed in messages; write the URL without them "
+                "and use influxdb.username with password_file (v1) or "
+                "token_file (v2)", key);
   return 0;
 }
 

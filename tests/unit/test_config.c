@@ -297,6 +297,21 @@ static void test_ranges(void **state) {
                "http://HOST:PORT", NULL);
   expect_error("influxdb = { url = \"http://\"; };\n", "key 'influxdb.url'", NULL);
   expect_error("influxdb = { url = \"ftp://h\"; };\n", "key 'influxdb.url'", NULL);
+  /* A password in the URL would be printed by check, mark and the
+   * unreachable-server messages; the refusal itself must not echo it. */
+  {
+    const char *path =
+        write_cfg("influxdb = { url = \"http://admin:s3cret@db:8086\"; };\n");
+    ps_config c;
+    ps_config_defaults(&c);
+    ps_buf err;
+    ps_buf_init(&err, 4096);
+    assert_true(ps_config_load(&c, path, &err) < 0);
+    assert_non_null(strstr(err.data, "credentials"));
+    assert_null(strstr(err.data, "s3cret"));
+    ps_buf_free(&err);
+    ps_config_free(&c);
+  }
   expect_error("state_dir = \"\";\n", "key 'state_dir'", "must not be empty", NULL);
   expect_error("batch = { max_bytes = 4096; max_pending_bytes = 2048; };\n",
                "perfship.cfg:1: ", "max_pending_bytes", NULL);
