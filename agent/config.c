@@ -236,6 +236,13 @@ struct key_spec {
 #define CFG(m) offsetof(ps_config, m)
 #define SRC(m) offsetof(ps_source_cfg, m)
 #define I64MAX INT64_MAX
+/* Upper bounds for durations. Their users turn them into nanoseconds
+ * (stall detection) or add them to uv_now() (deadlines, settling): an
+ * unbounded value overflowed there, into undefined behaviour or a deadline
+ * in the past. Ten years, and a day between two timer ticks, are far beyond
+ * any useful setting. */
+#define MAX_SECONDS ((int64_t)10 * 365 * 86400)
+#define MAX_MS ((int64_t)86400000)
 
 static const key_spec influxdb_keys[] = {
     {"url", K_URL, CFG(influxdb.url), 0, 0, 0, NULL, NULL, 0,
@@ -264,7 +271,7 @@ static const key_spec influxdb_keys[] = {
     {"create_database", K_BOOL, CFG(influxdb.create_database), 0, 0, 0, NULL, NULL, 0,
      "true or false"},
     {"unreachable_deadline_s", K_INT, CFG(influxdb.unreachable_deadline_s), 0, 1,
-     I64MAX, NULL, NULL, 0, "seconds"},
+     MAX_SECONDS, NULL, NULL, 0, "seconds"},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
 static const key_spec batch_keys[] = {
@@ -279,9 +286,9 @@ static const key_spec batch_keys[] = {
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
 static const key_spec watch_keys[] = {
-    {"rescan_interval_ms", K_INT, CFG(watch.rescan_interval_ms), 0, 1, I64MAX, NULL,
+    {"rescan_interval_ms", K_INT, CFG(watch.rescan_interval_ms), 0, 1, MAX_MS, NULL,
      NULL, 0, "milliseconds"},
-    {"settle_ms", K_INT, CFG(watch.settle_ms), 0, 0, I64MAX, NULL, NULL, 0,
+    {"settle_ms", K_INT, CFG(watch.settle_ms), 0, 0, MAX_MS, NULL, NULL, 0,
      "milliseconds"},
     {"max_line_bytes", K_INT, CFG(watch.max_line_bytes), 0, 1024, (int64_t)1 << 40,
      NULL, NULL, 0, "bytes"},
@@ -290,12 +297,12 @@ static const key_spec watch_keys[] = {
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
 static const key_spec selfstats_keys[] = {
-    {"interval_ms", K_INT, CFG(selfstats.interval_ms), 0, 1, I64MAX, NULL, NULL, 0,
+    {"interval_ms", K_INT, CFG(selfstats.interval_ms), 0, 1, MAX_MS, NULL, NULL, 0,
      "milliseconds"},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
 static const key_spec alerts_keys[] = {
-    {"stall_after_s", K_INT, CFG(alerts.stall_after_s), 0, 1, I64MAX, NULL, NULL, 0,
+    {"stall_after_s", K_INT, CFG(alerts.stall_after_s), 0, 1, MAX_SECONDS, NULL, NULL, 0,
      "seconds"},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 

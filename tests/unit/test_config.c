@@ -290,6 +290,14 @@ static void test_ranges(void **state) {
   expect_error("watch = { settle_ms = -5; };\n", "watch.settle_ms", NULL);
   expect_error("selfstats = { interval_ms = 0; };\n", "selfstats.interval_ms", NULL);
   expect_error("alerts = { stall_after_s = 0; };\n", "alerts.stall_after_s", NULL);
+  /* Durations are turned into nanoseconds or added to the loop's clock:
+   * a huge one must be refused, not overflow. */
+  expect_error("alerts = { stall_after_s = 9223372036854775807L; };\n",
+               "alerts.stall_after_s", "out of range", NULL);
+  expect_error("influxdb = { unreachable_deadline_s = 9223372036854775807L; };\n",
+               "influxdb.unreachable_deadline_s", "out of range", NULL);
+  expect_error("watch = { settle_ms = 100000000000L; };\n", "watch.settle_ms",
+               "out of range", NULL);
   expect_error("influxdb = { timeout_ms = 0; };\n", "influxdb.timeout_ms", NULL);
   expect_error("influxdb = { unreachable_deadline_s = 0L; };\n",
                "influxdb.unreachable_deadline_s", NULL);
