@@ -1045,7 +1045,8 @@ static int read_secret(const char *key, const char *path, const char *cfgfile,
   }
   while (got && (buf[got - 1] == '\n' || buf[got - 1] == '\r'))
     got--;
-  if (got == 0 || memchr(buf, '\n', got) || memchr(buf, '\0', got)) {
+  if (got == 0 || memchr(buf, '\n', got) || memchr(buf, '\r', got) ||
+      memchr(buf, '\0', got)) {
     memset(buf, 0, sizeof buf);
     ps_buf_printf(err, "%s: %s; the file must hold the secret alone on one line "
                   "(influxdb.%s in %s)", path, got == 0 ? "is empty" : "holds more than one line",
@@ -1076,6 +1077,15 @@ int ps_config_load_secrets(ps_config *c, ps_buf *err) {
   }
   const char *env = getenv("PERFSHIP_TOKEN");
   if (env && env[0]) {
+    /* The token becomes an HTTP header line: a control character (the
+     * newline of `export PERFSHIP_TOKEN="$(cat file)"`-style mistakes)
+     * would end that line and forge others. */
+    for (const char *q = env; *q; q++)
+      if ((unsigned char)*q < 0x20 || *q == 0x7f) {
+        ps_buf_printf(err, "PERFSHIP_TOKEN holds a control character (a line "
+                      "break?); set it to the token alone");
+        return -EINVAL;
+      }
     char *t = strdup(env);
     if (!t)
       return -ENOMEM;

@@ -415,6 +415,13 @@ static void test_secrets(void **state) {
   setenv("PERFSHIP_TOKEN", "from-env", 1);
   assert_int_equal(ps_config_load_secrets(&c, &err), 0);
   assert_string_equal(c.influxdb.token, "from-env");
+  /* it becomes a header line: a line break in it is refused, unquoted */
+  setenv("PERFSHIP_TOKEN", "tok\r\nX-Forged: 1", 1);
+  ps_buf_reset(&err);
+  assert_true(ps_config_load_secrets(&c, &err) < 0);
+  assert_non_null(strstr(err.data, "PERFSHIP_TOKEN"));
+  assert_null(strstr(err.data, "Forged"));
+  assert_string_equal(c.influxdb.token, "from-env");
   unsetenv("PERFSHIP_TOKEN");
   ps_config_free(&c);
 
