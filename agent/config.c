@@ -902,7 +902,12 @@ static int read_whole(const char *path, char **out, size_t *len, int *err_no) {
     return -errno;
   }
   struct stat st;
-  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) < 0) {
+    *err_no = errno;
+    close(fd);
+    return -*err_no;
+  }
+  if (!S_ISREG(st.st_mode)) {
     *err_no = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
     close(fd);
     return -*err_no;
@@ -952,6 +957,9 @@ static int load_file(ps_config *c, const char *path, ps_buf *err) {
     else if (err_no == EISDIR)
       ps_buf_printf(err, "%s: is a directory, not a configuration file; give the "
                     "file's path with -c", path);
+    else if (err_no == EINVAL)
+      ps_buf_printf(err, "%s: not a regular file, so not a configuration file; "
+                    "give the file's path with -c", path);
     else if (err_no == EFBIG)
       ps_buf_printf(err, "%s: larger than %u bytes, which no perfship configuration "
                     "is; check the path", path, MAX_CONFIG_BYTES);
