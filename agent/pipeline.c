@@ -77,6 +77,17 @@
 
 typedef struct ps_pipeline ps_pipeline;
 
+/* A configuration and the files reading with its sources. Files and their
+ * parsers point into their config's sources, so a config replaced by a
+ * reload lives until its last file is freed; origins point at the files'
+ * own paths, never into a config. */
+typedef struct cfg_gen {
+  struct cfg_gen *next;
+  ps_config *cfg;
+  size_t files; /* pfiles whose src points into cfg */
+  int owned;    /* loaded by a reload; the first belongs to the caller */
+} cfg_gen;
+
 /* A loadgen run folder, tracked for its lifecycle markers (runs.h). */
 typedef struct prun {
   struct prun *next;
@@ -102,6 +113,7 @@ typedef struct pfile {
   struct pfile *qnext; /* work queue */
   ps_pipeline *pl;
   const ps_source_cfg *src;
+  cfg_gen *gen; /* holds src alive */
   const ps_format_ops *ops;
   ps_input_kind kind;
   char *path;     /* origin of its points: never changes */
@@ -134,8 +146,8 @@ typedef struct pfile {
 struct ps_pipeline {
   uv_loop_t *loop;
   ps_config *cfg;
-  ps_config *old_cfgs[16]; /* reloaded configs stay alive: files point at them */
-  size_t nold;
+  cfg_gen *gens; /* every configuration still referenced (the current first) */
+  cfg_gen boot_gen; /* the caller's configuration; the sink keeps using it */
   int once;
   int first_start_end; /* start_at=end and no state yet: skip what exists */
   int initial_scan;
@@ -302,6 +314,35 @@ static void resume_paused(ps_pipeline *pl) {
 
 /* --- files -------------------------------------------------------------- */
 
+/* Only reloads allocate; the first generation lives inside the pipeline. */
+static void cfg_gen_free(cfg_gen *g) {
+  if (g && g->owned) {
+    ps_config_free(g->cfg);
+    free(g->cfg);
+    free(g);
+  }
+}
+
+/* A replaced configuration goes once no file reads with it any more. */
+static void cfg_gen_release_unused(ps_pipeline *pl, cfg_gen *g) {
+  if (!g || g->files || g->cfg == pl->cfg)
+    return;
+  for (cfg_gen **pp = &pl->gens; *pp; pp = &(*pp)->next)
+    if (*pp == g) {
+      *pp = g->next;
+      break;
+    }
+  cfg_gen_free(g);
+}
+
+/* The configuration whose sources array holds src. */
+static cfg_gen *cfg_gen_of(ps_pipeline *pl, const ps_source_cfg *src) {
+  for (cfg_gen *g = pl->gens; g; g = g->next)
+    if (src >= g->cfg->sources && src < g->cfg->sources + g->cfg->nsources)
+      return g;
+  return NULL;
+}
+
 static void file_free(pfile *f) {
   if (!f)
     return;
@@ -314,7 +355,13 @@ static void file_free(pfile *f) {
   ps_cursor_release(&f->cur);
   free(f->path);
   free(f->cur_path);
+  cfg_gen *g = f->gen;
+  ps_pipeline *pl = f->pl;
   free(f);
+  if (g) {
+    g->files--;
+    cfg_gen_release_unused(pl, g);
+  }
 }
 
 static void maybe_free(pfile *f) {
@@ -375,6 +422,9 @@ static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
   f->cur_hash = path_hash(path);
   f->pl = pl;
   f->src = src;
+  f->gen = cfg_gen_of(pl, src);
+  if (f->gen)
+    f->gen->files++;
   f->ops = ops;
   f->kind = kind;
   f->fd = -1;
@@ -1757,17 +1807,84 @@ static void check_cb(uv_timer_t *t) {
   }
 }
 
+static int str_differs(const char *a, const char *b) {
+  return strcmp(a ? a : "", b ? b : "") != 0;
+}
+
+static int keep_str(char **dst, const char *running) {
+  char *c = running ? strdup(running) : NULL;
+  if (running && !c)
+    return -ENOMEM;
+  free(*dst);
+  *dst = c;
+  return 0;
+}
+
+/* The sink was built with the influxdb group and the state lock is held on
+ * state_dir: both stay as they were started. `n` takes the running values
+ * (copies: the running config may be freed before `n`), and one warning
+ * names every such setting the file changed. */
+static int keep_restart_settings(ps_config *n, const ps_config *run) {
+#define INFLUX_STRS(X)                                                          \
+  X(url) X(database) X(retention_policy) X(username) X(password_file) X(org)    \
+  X(bucket) X(token_file) X(tls_ca_file)
+#define INFLUX_NUMS(X)                                                          \
+  X(api) X(gzip) X(timeout_ms) X(tls_verify) X(create_database)                 \
+  X(unreachable_deadline_s)
+  char changed[512] = "";
+#define NOTE(name)                                                              \
+  snprintf(changed + strlen(changed), sizeof changed - strlen(changed), "%s%s", \
+           changed[0] ? ", " : "", name)
+#define CMP_STR(k)                                                              \
+  if (str_differs(n->influxdb.k, run->influxdb.k))                              \
+    NOTE("influxdb." #k);
+#define CMP_NUM(k)                                                              \
+  if (n->influxdb.k != run->influxdb.k)                                         \
+    NOTE("influxdb." #k);
+  INFLUX_STRS(CMP_STR)
+  INFLUX_NUMS(CMP_NUM)
+  if (str_differs(n->state_dir, run->state_dir))
+    NOTE("state_dir");
+#define KEEP_STR(k)                                                             \
+  if (keep_str(&n->influxdb.k, run->influxdb.k) < 0)                            \
+    return -ENOMEM;
+#define KEEP_NUM(k) n->influxdb.k = run->influxdb.k;
+  INFLUX_STRS(KEEP_STR)
+  INFLUX_NUMS(KEEP_NUM)
+  if (keep_str(&n->influxdb.password, run->influxdb.password) < 0 ||
+      keep_str(&n->influxdb.token, run->influxdb.token) < 0 ||
+      keep_str(&n->state_dir, run->state_dir) < 0)
+    return -ENOMEM;
+  if (changed[0])
+    PS_WARN(MOD, "SIGHUP: %s changed in %s; these apply only at the next start "
+                 "(still using the running values)",
+            changed, n->file ? n->file : "the configuration");
+  return 0;
+#undef INFLUX_STRS
+#undef INFLUX_NUMS
+#undef NOTE
+#undef CMP_STR
+#undef CMP_NUM
+#undef KEEP_STR
+#undef KEEP_NUM
+}
+
 static void apply_reload(ps_pipeline *pl, ps_config *n) {
-  if (pl->nold == sizeof pl->old_cfgs / sizeof pl->old_cfgs[0]) {
-    PS_WARN(MOD, "too many reloads; restart perfship to apply the configuration");
+  cfg_gen *g = calloc(1, sizeof *g);
+  if (!g || keep_restart_settings(n, pl->cfg) < 0) {
+    PS_ERROR(MOD, "SIGHUP: out of memory; keeping the running configuration");
+    free(g);
     ps_config_free(n);
     free(n);
     return;
   }
-  /* The old configuration stays alive: tracked files and the sink (built
-   * with its influxdb settings) keep pointing into it. */
-  pl->old_cfgs[pl->nold++] = pl->cfg;
+  g->cfg = n;
+  g->owned = 1;
+  g->next = pl->gens;
+  pl->gens = g;
+  /* The replaced configuration stays while files read with its sources. */
   pl->cfg = n;
+  cfg_gen_release_unused(pl, g->next);
   ps_log_set_level(n->log_level);
   pl->bt.max_points = (size_t)n->batch.max_points;
   pl->bt.max_bytes = (size_t)n->batch.max_bytes;
@@ -1779,9 +1896,10 @@ static void apply_reload(ps_pipeline *pl, ps_config *n) {
   if (n->selfstats.interval_ms > 0)
     uv_timer_start(&pl->stats_timer, stats_cb, (uint64_t)n->selfstats.interval_ms,
                    (uint64_t)n->selfstats.interval_ms);
+  else
+    uv_timer_stop(&pl->stats_timer);
   rescan(pl);
-  PS_INFO(MOD, "configuration reread from %s (influxdb settings apply at the next start)",
-          n->file ? n->file : "defaults");
+  PS_INFO(MOD, "configuration reread from %s", n->file ? n->file : "defaults");
 }
 
 static void signal_cb(uv_signal_t *h, int signum) {
@@ -1847,6 +1965,8 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   if (!pl)
     return PS_EXIT_SOFTWARE;
   pl->cfg = cfg;
+  pl->boot_gen.cfg = cfg;
+  pl->gens = &pl->boot_gen;
   pl->once = opts && opts->once;
   pl->exit_code = PS_EXIT_OK;
   ps_buf_init(&pl->scratch, 0);
@@ -1951,15 +2071,9 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
     PS_DEBUG(MOD, "loop closed with handles left");
   int code = pl->exit_code;
   ps_state_free(&pl->saved);
-  for (size_t i = 0; i < pl->nold; i++) {
-    if (pl->old_cfgs[i] != cfg) {
-      ps_config_free(pl->old_cfgs[i]);
-      free(pl->old_cfgs[i]);
-    }
-  }
-  if (pl->cfg != cfg) {
-    ps_config_free(pl->cfg);
-    free(pl->cfg);
+  for (cfg_gen *g = pl->gens, *next; g; g = next) {
+    next = g->next;
+    cfg_gen_free(g);
   }
   ps_buf_free(&pl->scratch);
   free(pl->extra);

@@ -1,0 +1,106 @@
+"""Regression tests for defects found in review: each asserts what a user
+would see (points read back from a real InfluxDB, files on disk)."""
+import os
+import signal
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Agent, InfluxTestCase, free_port, wait_until, write_config  # noqa: E402
+
+
+def jline(i):
+    return '{"ts": %d, "k": "a", "n": %d}\n' % (1700000000 + i, i)
+
+
+SRC = ('{ path = "%s"; format = "jsonl"; measurement = "m"; time_key = "ts"; '
+       'tag_keys = ["k"]; types = { n = "integer"; }; }')
+
+
+class ReviewFixes(InfluxTestCase):
+    def setUp(self):
+        self.dir = os.path.join(self.tmp, self.id().rsplit(".", 1)[-1])
+        os.makedirs(self.dir)
+        self.data = os.path.join(self.dir, "data")
+        os.makedirs(self.data)
+        self.db = "db_" + self.id().rsplit(".", 1)[-1]
+        self.agents = []
+
+    def tearDown(self):
+        for a in self.agents:
+            a.kill()
+
+    def agent(self, cfg):
+        a = Agent(cfg).start()
+        self.agents.append(a)
+        return a
+
+    def append(self, i):
+        with open(os.path.join(self.data, "a.jsonl"), "a") as f:
+            f.write(jline(i))
+
+    def count(self):
+        try:
+            rows = self.influx.query(self.db, 'SELECT count("n") FROM "m"')
+        except RuntimeError as e:  # not created yet
+            if "database not found" in str(e):
+                return 0
+            raise
+        return rows[0]["count"] if rows else 0
+
+    def test_reload_keeps_state_dir_and_influxdb(self):
+        state_a = os.path.join(self.dir, "state_a")
+        state_b = os.path.join(self.dir, "state_b")
+        os.makedirs(state_a)
+        os.makedirs(state_b)
+        cfg = os.path.join(self.dir, "perfship.cfg")
+        write_config(cfg, self.influx.url, state_a, SRC % self.data, database=self.db,
+                     influx_extra="create_database = true;")
+        a = self.agent(cfg)
+        self.append(0)
+        wait_until(lambda: self.count() == 1, 15, what="first point")
+        # Point the file at another state_dir and at a server that is not
+        # there: both need a restart, so the agent keeps its own.
+        write_config(cfg, "http://127.0.0.1:%d" % free_port(), state_b, SRC % self.data,
+                     database=self.db, influx_extra="create_database = true;")
+        a.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: "configuration reread" in a.output(), 5)
+        out = a.output()
+        self.assertIn("influxdb.url", out)
+        self.assertIn("state_dir", out)
+        self.append(1)
+        wait_until(lambda: self.count() == 2, 15, what="point after the reload")
+        self.assertEqual(a.stop(), 0)
+        self.assertTrue(os.path.exists(os.path.join(state_a, "state.json")))
+        self.assertFalse(os.path.exists(os.path.join(state_b, "state.json")))
+
+    def test_many_reloads_are_all_applied(self):
+        state = os.path.join(self.dir, "state")
+        cfg = os.path.join(self.dir, "perfship.cfg")
+        write_config(cfg, self.influx.url, state, SRC % self.data, database=self.db,
+                     influx_extra="create_database = true;")
+        a = self.agent(cfg)
+        self.append(0)
+        wait_until(lambda: self.count() == 1, 15, what="first point")
+        for i in range(20):
+            a.proc.send_signal(signal.SIGHUP)
+            wait_until(lambda: a.output().count("configuration reread") == i + 1, 5,
+                       what=f"reload {i + 1}")
+            self.append(i + 1)
+        # The last reload changes the tags: it must be applied, not refused.
+        with open(cfg) as f:
+            text = f.read()
+        with open(cfg, "w") as f:
+            f.write(text.replace('host = "test"', 'host = "reloaded"'))
+        a.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: a.output().count("configuration reread") == 21, 5)
+        self.append(21)
+        wait_until(lambda: self.count() == 22, 15, what="every point")
+        rows = self.influx.query(self.db, 'SELECT "n" FROM "m" WHERE "host" = \'reloaded\'')
+        self.assertEqual([r["n"] for r in rows], [21])
+        self.assertNotIn("too many reloads", a.output())
+        self.assertEqual(a.stop(), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
