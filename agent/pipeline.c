@@ -148,6 +148,7 @@ struct ps_pipeline {
   ps_config *cfg;
   cfg_gen *gens; /* every configuration still referenced (the current first) */
   cfg_gen boot_gen; /* the caller's configuration; the sink keeps using it */
+  int create_db_busy; /* a CREATE DATABASE is on the threadpool */
   int once;
   int first_start_end; /* start_at=end and no state yet: skip what exists */
   int initial_scan;
@@ -1933,32 +1934,83 @@ static void signal_cb(uv_signal_t *h, int signum) {
 
 /* --- start --------------------------------------------------------------- */
 
-/* CREATE DATABASE is idempotent. When the server is not up at start it is
- * tried again every few seconds (a short timeout: this blocks the loop)
- * until it answers, so writes do not sit on 404 forever. */
+/* CREATE DATABASE is idempotent. It runs on libuv's threadpool, never on
+ * the loop: a server that is down or black-holed would stall reading and
+ * acknowledging for up to influxdb.timeout_ms per try. While it fails to
+ * reach the server it is tried again every 2 s (with a short timeout) until
+ * the server answers; writes meanwhile wait in the sink's retries (404 or
+ * unreachable). The sink also asks for it when the database disappears
+ * while the agent runs (404 "database not found"). */
+typedef struct create_db_req {
+  uv_work_t work;
+  ps_pipeline *pl;
+  ps_config quick; /* shallow copy of the sink's config: strings outlive us */
+  int first;
+  int rc;
+  ps_buf err;
+} create_db_req;
+
 static void create_database_cb(uv_timer_t *t);
 
-static void create_database(ps_pipeline *pl, int first) {
-  const ps_config *c = pl->cfg;
-  if (c->influxdb.api != PS_API_V1 || !c->influxdb.create_database)
-    return;
-  ps_config quick = *c;
-  if (!first && (quick.influxdb.timeout_ms <= 0 || quick.influxdb.timeout_ms > 1000))
-    quick.influxdb.timeout_ms = 1000;
-  ps_buf err;
-  ps_buf_init(&err, 2048);
-  int rc = ps_influx_create_database(&quick, &err);
-  if (rc < 0 && first)
-    PS_WARN(MOD, "CREATE DATABASE: %s%s", err.data ? err.data : strerror(-rc),
+static void create_database_work(uv_work_t *w) {
+  create_db_req *r = w->data;
+  r->rc = ps_influx_create_database(&r->quick, &r->err);
+}
+
+static void create_database_done(uv_work_t *w, int status) {
+  create_db_req *r = w->data;
+  ps_pipeline *pl = r->pl;
+  pl->create_db_busy = 0;
+  if (r->first && pl->sink)
+    ps_sink_hold(pl->sink, 0); /* answered or not: writes go (or retry) now */
+  int rc = status < 0 ? -ECANCELED : r->rc;
+  if (rc < 0 && rc != -ECANCELED && r->first)
+    PS_WARN(MOD, "CREATE DATABASE: %s%s", r->err.data ? r->err.data : strerror(-rc),
             rc == -EIO ? " (tried again until the server answers)" : "");
-  else if (rc == 0 && !first)
-    PS_INFO(MOD, "CREATE DATABASE done; the server answers again");
+  else if (rc == 0 && !r->first)
+    PS_INFO(MOD, "CREATE DATABASE \"%s\" done; the waiting writes follow",
+            r->quick.influxdb.database ? r->quick.influxdb.database : "");
   if (rc == -EIO && !pl->stopping)
     uv_timer_start(&pl->create_db_timer, create_database_cb, 2000, 0);
-  ps_buf_free(&err);
+  ps_buf_free(&r->err);
+  free(r);
+}
+
+static void create_database(ps_pipeline *pl, int first) {
+  /* The sink's configuration: the influxdb group a reload keeps. */
+  const ps_config *c = pl->boot_gen.cfg;
+  if (c->influxdb.api != PS_API_V1 || !c->influxdb.create_database || pl->create_db_busy ||
+      pl->stopping)
+    return;
+  create_db_req *r = calloc(1, sizeof *r);
+  if (!r)
+    return;
+  r->pl = pl;
+  r->first = first;
+  r->quick = *c;
+  if (!first && (r->quick.influxdb.timeout_ms <= 0 || r->quick.influxdb.timeout_ms > 1000))
+    r->quick.influxdb.timeout_ms = 1000;
+  ps_buf_init(&r->err, 2048);
+  r->work.data = r;
+  if (uv_queue_work(pl->loop, &r->work, create_database_work, create_database_done) < 0) {
+    ps_buf_free(&r->err);
+    free(r);
+    return;
+  }
+  pl->create_db_busy = 1;
+  if (first)
+    ps_sink_hold(pl->sink, 1); /* as before: no write before the first answer */
 }
 
 static void create_database_cb(uv_timer_t *t) { create_database(t->data, 0); }
+
+/* The sink got 404 "database not found" (dropped while we run). */
+static void sink_missing_database(ps_sink *sink, void *data) {
+  (void)sink;
+  ps_pipeline *pl = data;
+  if (!uv_is_active((uv_handle_t *)&pl->create_db_timer))
+    create_database(pl, 0);
+}
 
 int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   ps_pipeline *pl = calloc(1, sizeof *pl);
@@ -2031,6 +2083,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
     uv_signal_start(sigs[i], signal_cb, signums[i]);
   }
   ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, on_path, pl);
+  ps_sink_on_missing_database(pl->sink, sink_missing_database);
   create_database(pl, 1);
 
   PS_INFO(MOD, "starting%s: %zu sources, state in %s", pl->once ? " (--once)" : "",

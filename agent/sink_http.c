@@ -46,6 +46,7 @@
 #include <zlib.h>
 
 #include "log.h"
+#include "influx_easy.h"
 #include "sink.h"
 
 #define SINK_MAX_IN_FLIGHT 2
@@ -118,6 +119,9 @@ struct ps_sink {
   int depth;     /* nesting of our code that may call user callbacks */
   bool closing;  /* ps_sink_close was called */
   bool torn;     /* teardown has started */
+  bool held;     /* ps_sink_hold: nothing starts until released */
+  bool create_db; /* v1 with influxdb.create_database on */
+  void (*missing_db)(ps_sink *s, void *data);
   int pending_closes;
   void (*closed)(void *arg);
   void *closed_arg;
@@ -212,6 +216,17 @@ static int setup_easy(CURL *e, const ps_config *cfg, const char *url,
     SETOPT(e, CURLOPT_SSL_VERIFYHOST, 0L);
   }
   return 0;
+}
+
+int ps_influx_easy_setup(CURL *e, const ps_config *cfg, const char *url, int post,
+                         ps_buf *auth, struct curl_slist **headers, ps_buf *answer) {
+  *headers = NULL;
+  int rc = build_headers(cfg, false, auth, headers);
+  if (!rc)
+    rc = setup_easy(e, cfg, url, *headers, answer);
+  if (!rc && !post && curl_easy_setopt(e, CURLOPT_HTTPGET, 1L) != CURLE_OK)
+    rc = -EINVAL;
+  return rc;
 }
 
 int ps_influx_post_sync(const ps_config *cfg, const char *body, size_t len,
@@ -434,7 +449,7 @@ static int start_piece(ps_sink *s, slot *sl, piece *p) {
 }
 
 static void pump(ps_sink *s) {
-  if (s->closing)
+  if (s->closing || s->held)
     return;
   uint64_t now = uv_now(s->loop);
   if (s->queue_head && now < s->resume_at) {
@@ -737,13 +752,20 @@ static void on_config_error(ps_sink *s, piece *p, long code, const char *msg) {
   else if (strstr(msg, "retention policy not found"))
     fix = "create the retention policy or correct "
           "influxdb.retention_policy";
+  else if (code == 404 && s->api == PS_API_V2)
+    fix = "check influxdb.org and influxdb.bucket, or create the "
+          "bucket (InfluxDB 1.x before 1.8 has no v2 API: use api = "
+          "\"v1\")";
+  else if (code == 404 && s->create_db && strstr(msg, "database not found")) {
+    /* Dropped while we run: influxdb.create_database asks for it again. */
+    fix = "creating it again (influxdb.create_database = true)";
+    if (s->missing_db)
+      s->missing_db(s, s->data);
+  } else if (code == 404 && s->create_db)
+    fix = "check influxdb.url and influxdb.database";
   else if (code == 404)
-    fix = s->api == PS_API_V2
-              ? "check influxdb.org and influxdb.bucket, or create the "
-                "bucket (InfluxDB 1.x before 1.8 has no v2 API: use api = "
-                "\"v1\")"
-              : "create the database (CREATE DATABASE) or set "
-                "influxdb.create_database = true";
+    fix = "create the database (CREATE DATABASE) or set "
+          "influxdb.create_database = true";
   else
     fix = "check the influxdb settings";
   ps_log_limited(PS_LOG_ERROR, MOD, key, 60,
@@ -1037,6 +1059,7 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
   s->on_reject = on_reject;
   s->data = data;
   s->api = cfg->influxdb.api;
+  s->create_db = cfg->influxdb.api == PS_API_V1 && cfg->influxdb.create_database;
   s->rng = uv_hrtime() ^ (uint64_t)(uintptr_t)s;
   if (!s->rng)
     s->rng = 88172645463325252ULL;
@@ -1089,6 +1112,22 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
   s->retry_timer.data = s;
   *out = s;
   return 0;
+}
+
+void ps_sink_hold(ps_sink *s, int hold) {
+  if (!s)
+    return;
+  s->held = hold != 0;
+  if (!s->held && !s->closing) {
+    s->depth++;
+    pump(s);
+    leave(s);
+  }
+}
+
+void ps_sink_on_missing_database(ps_sink *s, void (*cb)(ps_sink *s, void *data)) {
+  if (s)
+    s->missing_db = cb;
 }
 
 /* Line starts of a body that came without a line table. */
