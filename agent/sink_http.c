@@ -756,16 +756,16 @@ static void on_config_error(ps_sink *s, piece *p, long code, const char *msg) {
     fix = "check influxdb.org and influxdb.bucket, or create the "
           "bucket (InfluxDB 1.x before 1.8 has no v2 API: use api = "
           "\"v1\")";
-  else if (code == 404 && s->create_db && strstr(msg, "database not found")) {
+  else if (code == 404 && s->create_db && s->missing_db &&
+           strstr(msg, "database not found")) {
     /* Dropped while we run: influxdb.create_database asks for it again. */
     fix = "creating it again (influxdb.create_database = true)";
-    if (s->missing_db)
-      s->missing_db(s, s->data);
-  } else if (code == 404 && s->create_db)
-    fix = "check influxdb.url and influxdb.database";
-  else if (code == 404)
-    fix = "create the database (CREATE DATABASE) or set "
-          "influxdb.create_database = true";
+    s->missing_db(s, s->data);
+  } else if (code == 404)
+    fix = s->create_db ? "create the database (CREATE DATABASE), or check "
+                         "influxdb.database"
+                       : "create the database (CREATE DATABASE) or set "
+                         "influxdb.create_database = true";
   else
     fix = "check the influxdb settings";
   ps_log_limited(PS_LOG_ERROR, MOD, key, 60,
