@@ -141,6 +141,7 @@ typedef struct pfile {
   uint64_t doc_size;
   int64_t doc_mtime_ns;
   uint64_t settle_due; /* 0: nothing waiting to settle */
+  int doc_backfill; /* found at start with no state: its run ended unseen */
 } pfile;
 
 struct ps_pipeline {
@@ -523,6 +524,9 @@ static pfile *track_doc(ps_pipeline *pl, const ps_source_cfg *src,
     return NULL;
   ps_cursor_init(&f->cur, 0, 0, f);
   ps_state_file *sf = saved_by_path(pl, path);
+  /* Already there when the agent first looked, never seen before: the run
+   * it records ended before perfship saw it (SCHEMA.md `backfill`). */
+  f->doc_backfill = pl->initial_scan && !sf;
   if (sf) {
     sf->matched = 1;
     if (sf->has_doc)
@@ -1233,6 +1237,9 @@ static int process_doc(pfile *f) {
       ps_buf_free(&f->doc);
       return 0;
     }
+    if (f->src->format == PS_FMT_DSS_BENCH)
+      ps_dss_set_backfill(f->parser, f->doc_backfill);
+    f->doc_backfill = 0; /* any later version is a change seen live */
     f->doc_loaded = 1;
   }
   f->em.origin.line = 0;

@@ -1,6 +1,7 @@
 """Regression tests for defects found in review: each asserts what a user
 would see (points read back from a real InfluxDB, files on disk)."""
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -142,6 +143,36 @@ class ReviewFixes(InfluxTestCase):
         a.proc.send_signal(signal.SIGHUP)
         wait_until(lambda: "configuration reread" in a.output(), 5, what="SIGHUP answered")
         self.assertLess(time.time() - t0, 5)
+
+    def test_dss_backfill_only_for_results_found_at_start(self):
+        synth = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
+                             "dss", "synth")
+        old = os.path.join(self.data, "old")
+        os.makedirs(old)
+        shutil.copy(os.path.join(synth, "baseline_single", "results.json"), old)
+        cfg = os.path.join(self.dir, "perfship.cfg")
+        write_config(cfg, self.influx.url, os.path.join(self.dir, "state"),
+                     '{ path = "%s"; format = "dss-bench"; }' % self.data,
+                     database=self.db, influx_extra="create_database = true;",
+                     extra="watch = { settle_ms = 200; rescan_interval_ms = 500; };")
+
+        def markers():
+            try:
+                rows = self.influx.query(self.db, "SELECT * FROM runs")
+            except RuntimeError:
+                return {}
+            return {r["run"]: r["backfill"] for r in rows}
+
+        a = self.agent(cfg)
+        wait_until(lambda: "old" in markers(), 15, what="the old run's marker")
+        new = os.path.join(self.data, "new")
+        os.makedirs(new)
+        shutil.copy(os.path.join(synth, "datastores_with_errors", "results.json"), new)
+        wait_until(lambda: "new" in markers(), 15, what="the new run's marker")
+        # Found at start: ended before perfship saw it. Appeared while
+        # watched: a live run, which alerts may act on.
+        self.assertEqual(markers(), {"old": True, "new": False})
+        self.assertEqual(a.stop(), 0)
 
 
 if __name__ == "__main__":
