@@ -197,10 +197,6 @@ static const char *lkey(const char *kind, const char *path) {
   return buf;
 }
 
-static int64_t mtime_ns(const struct stat *st) {
-  return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
-}
-
 static void record_error(ps_pipeline *pl, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void record_error(ps_pipeline *pl, const char *fmt, ...) {
@@ -573,13 +569,13 @@ static void doc_changed(pfile *f, const struct stat *st) {
   f->scan_gen = pl->scan_gen;
   if (f->doc_loaded)
     return; /* being sent; a newer version is looked at afterwards */
-  if ((uint64_t)st->st_size == f->doc_size && mtime_ns(st) == f->doc_mtime_ns &&
+  if ((uint64_t)st->st_size == f->doc_size && ps_stat_mtime_ns(st) == f->doc_mtime_ns &&
       f->settle_due == 0 && f->cur.last_doc_hash)
     return; /* unchanged since it was last read */
-  if ((uint64_t)st->st_size != f->doc_size || mtime_ns(st) != f->doc_mtime_ns ||
+  if ((uint64_t)st->st_size != f->doc_size || ps_stat_mtime_ns(st) != f->doc_mtime_ns ||
       !f->settle_due) {
     f->doc_size = (uint64_t)st->st_size;
-    f->doc_mtime_ns = mtime_ns(st);
+    f->doc_mtime_ns = ps_stat_mtime_ns(st);
     f->settle_due = pl->once ? 1 : uv_now(pl->loop) + (uint64_t)pl->cfg->watch.settle_ms;
   }
   if (pl->once)
@@ -637,7 +633,7 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
       }
     }
     /* Grown, shrunk, or rewritten (a same-length rewrite moves the mtime). */
-    if ((uint64_t)st.st_size != f->tail.read_off || mtime_ns(&st) != f->seen_mtime_ns)
+    if ((uint64_t)st.st_size != f->tail.read_off || ps_stat_mtime_ns(&st) != f->seen_mtime_ns)
       enqueue(f);
     return;
   }
@@ -716,7 +712,7 @@ static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char 
   }
   struct stat st;
   if (stat(path, &st) == 0) {
-    int64_t m = mtime_ns(&st);
+    int64_t m = ps_stat_mtime_ns(&st);
     if (m > r->newest_ns)
       r->newest_ns = m;
     else if (!force)
@@ -1084,7 +1080,7 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
   }
   if (fstat(f->fd, &st) < 0)
     return 0;
-  f->seen_mtime_ns = mtime_ns(&st);
+  f->seen_mtime_ns = ps_stat_mtime_ns(&st);
   if ((uint64_t)st.st_size < f->tail.read_off) {
     restart_file(f, "truncated");
     return 0;
@@ -1223,7 +1219,7 @@ static int process_doc(pfile *f) {
     f->id.dev = (uint64_t)st.st_dev;
     f->id.ino = (uint64_t)st.st_ino;
     f->doc_size = (uint64_t)st.st_size;
-    f->doc_mtime_ns = mtime_ns(&st);
+    f->doc_mtime_ns = ps_stat_mtime_ns(&st);
     f->doc_hash = ps_hash64(PS_HASH_SEED, f->doc.data ? f->doc.data : "", f->doc.len);
     if (f->doc_hash == f->cur.last_doc_hash) {
       ps_buf_free(&f->doc);
@@ -1321,9 +1317,9 @@ static void settle_cb(uv_timer_t *t) {
       f->settle_due = 0;
       continue;
     }
-    if ((uint64_t)st.st_size != f->doc_size || mtime_ns(&st) != f->doc_mtime_ns) {
+    if ((uint64_t)st.st_size != f->doc_size || ps_stat_mtime_ns(&st) != f->doc_mtime_ns) {
       f->doc_size = (uint64_t)st.st_size;
-      f->doc_mtime_ns = mtime_ns(&st);
+      f->doc_mtime_ns = ps_stat_mtime_ns(&st);
       f->settle_due = now + (uint64_t)pl->cfg->watch.settle_ms;
       continue;
     }

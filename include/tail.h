@@ -49,6 +49,12 @@ typedef enum ps_id_match {
   PS_ID_REWRITTEN = 2, /* same inode, but its first bytes changed or shrank */
 } ps_id_match;
 
+/* A file's modification time in ns since the epoch: the unit every
+ * comparison of "changed since" uses (pipeline, run tracker). */
+static inline int64_t ps_stat_mtime_ns(const struct stat *st) {
+  return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
 /* FNV-1a 64, seeded with `h` (start with PS_HASH_SEED). */
 #define PS_HASH_SEED 1469598103934665603ULL
 uint64_t ps_hash64(uint64_t h, const void *p, size_t n);
