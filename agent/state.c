@@ -87,7 +87,7 @@ void ps_state_add_error(ps_state *s, const char *msg) {
   s->errors[s->nerrors++] = copy;
 }
 
-static int under(const char *path, const char *prefix) {
+int ps_path_under(const char *path, const char *prefix) {
   size_t n = strlen(prefix);
   while (n > 1 && prefix[n - 1] == '/')
     n--;
@@ -99,7 +99,7 @@ static int under(const char *path, const char *prefix) {
 size_t ps_state_forget(ps_state *s, const char *path) {
   size_t kept = 0, dropped = 0;
   for (size_t i = 0; i < s->nfiles; i++) {
-    if (under(s->files[i].path, path)) {
+    if (ps_path_under(s->files[i].path, path)) {
       free(s->files[i].path);
       dropped++;
     } else {

@@ -167,6 +167,17 @@ static void save_replaces_atomically(void **st) {
   ps_state_free(&s);
 }
 
+/* `forget` drops files (ps_state_forget) and run folders (cmd_forget.c) by
+ * this one rule; they used to disagree about "/". */
+static void path_under_rule(void **st) {
+  (void)st;
+  assert_true(ps_path_under("/r/run-a/perf.jsonl", "/"));
+  assert_true(ps_path_under("/r/run-a", "/r/run-a/"));
+  assert_true(ps_path_under("/r/run-a/x", "/r/run-a"));
+  assert_false(ps_path_under("/r/run-ab", "/r/run-a"));
+  assert_false(ps_path_under("/q", "/r"));
+}
+
 static void forget_drops_files_and_folders(void **st) {
   (void)st;
   ps_state s;
@@ -298,6 +309,7 @@ int main(void) {
       cmocka_unit_test(round_trip_keeps_64bit_values),
       cmocka_unit_test(corrupt_is_reported_and_empty),
       cmocka_unit_test(save_replaces_atomically),
+      cmocka_unit_test(path_under_rule),
       cmocka_unit_test(forget_drops_files_and_folders),
       cmocka_unit_test(errors_keep_the_last_ten),
       cmocka_unit_test(root_leaves_files_to_the_directory_owner),
