@@ -1093,9 +1093,14 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
     if (!rc && curl_easy_setopt(sl->easy, CURLOPT_PRIVATE, sl) != CURLE_OK)
       rc = -EINVAL;
   }
-  if (!rc && (uv_timer_init(loop, &s->curl_timer) ||
-              uv_timer_init(loop, &s->retry_timer)))
-    rc = -EIO; /* cannot fail on Linux; the handles would need closing */
+  int timers = 0; /* initialised timers: libuv holds them until closed */
+  if (!rc && uv_timer_init(loop, &s->curl_timer))
+    rc = -EIO;
+  else if (!rc) {
+    timers = 1;
+    if (uv_timer_init(loop, &s->retry_timer))
+      rc = -EIO;
+  }
   if (rc) {
     curl_multi_cleanup(s->multi);
     for (int i = 0; i < SINK_MAX_IN_FLIGHT; i++) {
@@ -1105,7 +1110,16 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
     curl_slist_free_all(s->headers);
     wipe_buf(&s->auth_header);
     ps_buf_free(&s->url);
-    free(s);
+    if (timers) {
+      /* The loop still lists the first timer: free s once it lets go. */
+      s->torn = true;
+      s->closed = NULL;
+      s->pending_closes = 1;
+      s->curl_timer.data = s;
+      uv_close((uv_handle_t *)&s->curl_timer, on_timer_closed);
+    } else {
+      free(s);
+    }
     return rc;
   }
   s->curl_timer.data = s;
