@@ -491,10 +491,13 @@ static pfile *track_lines(ps_pipeline *pl, const ps_source_cfg *src,
     sf->matched = 1;
     ps_file_id now;
     ps_id_match m = ps_file_id_check(fd, &st, &sf->id, &now);
+    if (m == PS_ID_SAME && sf->id.btime_ns && id.btime_ns && sf->id.btime_ns != id.btime_ns)
+      m = PS_ID_OTHER; /* a reused inode, same first bytes: born later */
     if (m == PS_ID_SAME && sf->offset <= (uint64_t)st.st_size) {
       offset = sf->offset;
       line = sf->line;
       f->id = now;
+      f->id.btime_ns = id.btime_ns; /* a state written before it had none */
     } else {
       PS_WARN("tail",
               "%s: rewritten or truncated since it was last read; "
@@ -1069,7 +1072,7 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
   if (f->fd < 0) { /* closed while idle: the same file still at its name? */
     int fd = open(f->cur_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == f->id.dev &&
-        (uint64_t)st.st_ino == f->id.ino) {
+        (uint64_t)st.st_ino == f->id.ino && ps_file_same_birth(fd, &f->id)) {
       f->fd = f->tail.fd = fd;
     } else {
       if (fd >= 0)

@@ -160,6 +160,9 @@ static int parse_state(ps_state *s, const char *text, ps_buf *why) {
       goto out;
     }
     e.id.fp_len = (uint32_t)fp_len;
+    uint64_t btime = 0; /* optional: states before it, file systems without */
+    if (get_u64(f, "btime_ns", &btime) == 0)
+      e.id.btime_ns = (int64_t)btime;
     if (get_u64(f, "doc_hash", &e.doc_hash) == 0)
       e.has_doc = 1;
     e.path = path->valuestring;
@@ -303,6 +306,8 @@ static char *render(const ps_state *s) {
     cJSON_AddItemToObject(o, "ino", u64_string(f->id.ino));
     cJSON_AddItemToObject(o, "fp_len", u64_string(f->id.fp_len));
     cJSON_AddItemToObject(o, "fp_hash", u64_string(f->id.fp_hash));
+    if (f->id.btime_ns)
+      cJSON_AddItemToObject(o, "btime_ns", u64_string((uint64_t)f->id.btime_ns));
     cJSON_AddItemToObject(o, "offset", u64_string(f->offset));
     cJSON_AddItemToObject(o, "line", u64_string(f->line));
     if (f->has_doc)

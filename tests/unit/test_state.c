@@ -69,7 +69,8 @@ static void round_trip_keeps_64bit_values(void **st) {
       .id = {.dev = 0xfffffffffffffff1ULL,
              .ino = 18446744073709551000ULL,
              .fp_len = 256,
-             .fp_hash = 0x8000000000000001ULL},
+             .fp_hash = 0x8000000000000001ULL,
+             .btime_ns = 1700000000123456789LL},
       .offset = 10485761234ULL,
       .line = 77,
   };
@@ -96,6 +97,7 @@ static void round_trip_keeps_64bit_values(void **st) {
   assert_true(g->offset == 10485761234ULL);
   assert_true(g->id.fp_hash == 0x8000000000000001ULL);
   assert_int_equal(g->id.fp_len, 256);
+  assert_true(g->id.btime_ns == 1700000000123456789LL);
   assert_int_equal(g->line, 77);
   assert_int_equal(g->has_doc, 0);
   assert_int_equal(l.files[1].has_doc, 1);
