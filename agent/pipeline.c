@@ -1052,13 +1052,18 @@ static void restart_file(pfile *f, const char *why) {
   char *path = strdup(f->path);
   const ps_source_cfg *src = f->src;
   const ps_format_ops *ops = f->ops;
+  cfg_gen *g = f->gen; /* src must outlive f: it may be a reload's last file */
+  if (g)
+    g->files++;
   retire(f);
-  if (!path)
-    return;
-  pfile *n = track_lines(pl, src, ops, path, 1);
+  pfile *n = path ? track_lines(pl, src, ops, path, 1) : NULL;
   if (n)
     enqueue(n);
   free(path);
+  if (g) {
+    g->files--;
+    cfg_gen_release_unused(pl, g);
+  }
 }
 
 static void committed_now(ps_pipeline *pl);

@@ -104,6 +104,25 @@ class ReviewFixes(InfluxTestCase):
         self.assertNotIn("too many reloads", a.output())
         self.assertEqual(a.stop(), 0)
 
+    def test_truncated_after_a_reload_is_read_again(self):
+        # The file was opened under the first configuration; the reload
+        # replaces it, and the restart after the truncation must not use
+        # the replaced configuration's freed sources.
+        cfg = os.path.join(self.dir, "perfship.cfg")
+        write_config(cfg, self.influx.url, os.path.join(self.dir, "state"), SRC % self.data,
+                     database=self.db, influx_extra="create_database = true;")
+        a = self.agent(cfg)
+        for i in range(3):
+            self.append(i)
+        wait_until(lambda: self.count() == 3, 15, what="first points")
+        a.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: "configuration reread" in a.output(), 5)
+        with open(os.path.join(self.data, "a.jsonl"), "w") as f:
+            f.write(jline(10))
+        wait_until(lambda: self.count() == 4, 15, what="the point after the truncation")
+        self.assertIn("truncated", a.output())
+        self.assertEqual(a.stop(), 0)
+
     def test_database_dropped_while_running_is_created_again(self):
         state = os.path.join(self.dir, "state")
         cfg = os.path.join(self.dir, "perfship.cfg")
