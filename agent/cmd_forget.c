@@ -23,14 +23,12 @@ static size_t forget_runs(ps_state *s, const char *path) {
   cJSON *root = s->runs_json ? cJSON_Parse(s->runs_json) : NULL;
   if (!root)
     return 0;
-  size_t n = strlen(path), dropped = 0;
-  while (n > 1 && path[n - 1] == '/')
-    n--;
+  size_t dropped = 0;
   cJSON *item = root->child;
   while (item) {
     cJSON *next = item->next;
     const char *k = item->string;
-    if (k && strncmp(k, path, n) == 0 && (k[n] == '\0' || k[n] == '/')) {
+    if (k && ps_path_under(k, path)) {
       cJSON_Delete(cJSON_DetachItemViaPointer(root, item));
       dropped++;
     }

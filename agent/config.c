@@ -1007,9 +1007,10 @@ static int load_file(ps_config *c, const char *path, ps_buf *err) {
 
 static int read_secret(const char *key, const char *path, const char *cfgfile,
                        char **out, ps_buf *err) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0 && errno == ELOOP)
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* Symlinks are followed: mounted secrets (Kubernetes, Docker) are links
+   * into a timestamped folder. What is checked below (a regular file, mode
+   * without group/other access) is the target, through the open fd. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
     ps_buf_printf(err, "%s: cannot open the file named by influxdb.%s in %s: %s; %s",

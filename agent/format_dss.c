@@ -39,6 +39,7 @@ struct ps_parser {
   char *path;
   char run[DSS_RUN_MAX];
   int64_t mtime_s;
+  int backfill; /* the marker's field: true unless the agent saw it happen */
   /* resume state (emit.h back-pressure) */
   cJSON *root;
   size_t cursor; /* units of the current document already delivered */
@@ -98,9 +99,17 @@ static int dss_open(ps_parser **out, const ps_source_cfg *src,
     return -ENOMEM;
   }
   p->mtime_s = mtime_s;
+  /* `convert` reads runs that ended long ago (as loadgen's convert does);
+   * the agent clears it for a file it saw appear or change. */
+  p->backfill = 1;
   dss_run_name(path, p->run, sizeof p->run);
   *out = p;
   return 0;
+}
+
+void ps_dss_set_backfill(ps_parser *p, int backfill) {
+  if (p)
+    p->backfill = backfill != 0;
 }
 
 static void dss_free(ps_parser *p) {
@@ -486,7 +495,7 @@ static void emit_marker(dss_walk *w, size_t npoints, int any_success) {
   if ((size_t)n >= sizeof text)
     n = (int)sizeof text - 1;
   ps_field f[2] = {ps_field_string("text", text, (size_t)n),
-                   ps_field_bool("backfill", 0)};
+                   ps_field_bool("backfill", w->p->backfill)};
   ps_point pt = {"runs", tags, nt, f, 2, w->p->mtime_s * 1000000000LL};
   walk_point(w, &pt);
 }

@@ -2,12 +2,13 @@
  * influx_admin.c: ping and CREATE DATABASE, one blocking request each. See
  * include/influx_admin.h.
  *
- * DESIGN: these run before the loop starts (or in one-shot commands), so a
- * plain curl easy handle is enough; the sink's multi/libuv machinery would
- * only add setup. Auth is set up exactly like influx_http.c so that `check`
- * proves what the sink will do.
+ * DESIGN: these run in one-shot commands, or on libuv's threadpool for the
+ * agent (pipeline.c: never on the loop), so a plain curl easy handle is
+ * enough. The handle is set up by the sink's helper (influx_easy.h) so that
+ * `check` proves what the sink will do.
  */
 #include "influx_admin.h"
+#include "influx_easy.h"
 
 #include <errno.h>
 #include <string.h>
@@ -20,14 +21,6 @@ typedef struct answer {
   ps_buf body;
   ps_buf *version;
 } answer;
-
-static size_t on_body(char *p, size_t size, size_t n, void *userdata) {
-  answer *a = userdata;
-  size_t len = size * n;
-  if (a->body.len < 8192)
-    ps_buf_append(&a->body, p, len < 8192 - a->body.len ? len : 8192 - a->body.len);
-  return len;
-}
 
 static size_t on_header(char *p, size_t size, size_t n, void *userdata) {
   answer *a = userdata;
@@ -85,64 +78,53 @@ const char *ps_influx_tls_hint(int curl_code, const char *detail) {
          "that signed it";
 }
 
-/* One request; *status is the HTTP status or 0 when nothing answered. */
+/* One request; *status is the HTTP status or 0 when nothing answered.
+ * The handle is set up by the sink's own helper (timeouts, connect timeout,
+ * auth, TLS, no redirects): what `check` proves is what the sink does. */
 static int perform(const ps_config *cfg, const char *url, int post, long *status,
                    answer *a, ps_buf *err) {
+  *status = 0;
   CURL *curl = curl_easy_init();
   if (!curl)
     return -ENOMEM;
   ps_buf auth;
   ps_buf_init(&auth, 0);
   struct curl_slist *hdrs = NULL;
-  if (cfg->influxdb.api == PS_API_V2 && cfg->influxdb.token) {
-    ps_buf_printf(&auth, "Authorization: Token %s", cfg->influxdb.token);
-    hdrs = curl_slist_append(hdrs, auth.data);
-  } else if (cfg->influxdb.api != PS_API_V2 && cfg->influxdb.username &&
-             cfg->influxdb.username[0]) {
-    curl_easy_setopt(curl, CURLOPT_USERNAME, cfg->influxdb.username);
-    curl_easy_setopt(curl, CURLOPT_PASSWORD,
-                     cfg->influxdb.password ? cfg->influxdb.password : "");
-  }
-  curl_easy_setopt(curl, CURLOPT_URL, url);
-  if (post) {
-    curl_easy_setopt(curl, CURLOPT_POST, 1L);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, 0L);
-  }
-  if (hdrs)
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
-                   (long)(cfg->influxdb.timeout_ms > 0 ? cfg->influxdb.timeout_ms : 10000));
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  int rc = ps_influx_easy_setup(curl, cfg, url, post, &auth, &hdrs, &a->body);
+  if (!rc && post &&
+      (curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "") != CURLE_OK ||
+       curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, 0L) != CURLE_OK))
+    rc = -EINVAL;
+  if (!rc && (curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
+              curl_easy_setopt(curl, CURLOPT_HEADERDATA, a) != CURLE_OK))
+    rc = -EINVAL;
+  if (rc && err)
+    ps_buf_printf(err, "cannot set up a request to %.*s (%s)", (int)strcspn(url, "?"),
+                  url, strerror(-rc));
   char detail[CURL_ERROR_SIZE] = "";
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, detail);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, a);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, a);
-  if (cfg->influxdb.tls_ca_file && cfg->influxdb.tls_ca_file[0])
-    curl_easy_setopt(curl, CURLOPT_CAINFO, cfg->influxdb.tls_ca_file);
-  if (!cfg->influxdb.tls_verify) {
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+  if (!rc && curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, detail) != CURLE_OK)
+    rc = -EINVAL;
+  if (!rc) {
+    CURLcode cc = curl_easy_perform(curl);
+    if (cc == CURLE_OK)
+      curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+    else {
+      rc = -EIO;
+      if (err)
+        ps_buf_printf(err, "cannot reach %.*s: %s%s%s", (int)strcspn(url, "?"), url,
+                      detail[0] ? detail : curl_easy_strerror(cc),
+                      ps_influx_tls_hint(cc, detail),
+                      cc == CURLE_PEER_FAILED_VERIFICATION
+                          ? ""
+                          : "; is the server running, and is influxdb.url right?");
+    }
   }
-  CURLcode cc = curl_easy_perform(curl);
-  *status = 0;
-  if (cc == CURLE_OK)
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
-  else if (err)
-    ps_buf_printf(err, "cannot reach %.*s: %s%s%s", (int)strcspn(url, "?"), url,
-                  detail[0] ? detail : curl_easy_strerror(cc),
-                  ps_influx_tls_hint(cc, detail),
-                  cc == CURLE_PEER_FAILED_VERIFICATION
-                      ? ""
-                      : "; is the server running, and is influxdb.url right?");
   curl_slist_free_all(hdrs);
   if (auth.data)
-    memset(auth.data, 0, auth.len);
+    memset(auth.data, 0, auth.cap);
   ps_buf_free(&auth);
   curl_easy_cleanup(curl);
-  return cc == CURLE_OK ? 0 : -EIO;
+  return rc;
 }
 
 /* The server's own words: the "error" member of a JSON answer, else the

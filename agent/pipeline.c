@@ -77,6 +77,17 @@
 
 typedef struct ps_pipeline ps_pipeline;
 
+/* A configuration and the files reading with its sources. Files and their
+ * parsers point into their config's sources, so a config replaced by a
+ * reload lives until its last file is freed; origins point at the files'
+ * own paths, never into a config. */
+typedef struct cfg_gen {
+  struct cfg_gen *next;
+  ps_config *cfg;
+  size_t files; /* pfiles whose src points into cfg */
+  int owned;    /* loaded by a reload; the first belongs to the caller */
+} cfg_gen;
+
 /* A loadgen run folder, tracked for its lifecycle markers (runs.h). */
 typedef struct prun {
   struct prun *next;
@@ -102,6 +113,7 @@ typedef struct pfile {
   struct pfile *qnext; /* work queue */
   ps_pipeline *pl;
   const ps_source_cfg *src;
+  cfg_gen *gen; /* holds src alive */
   const ps_format_ops *ops;
   ps_input_kind kind;
   char *path;     /* origin of its points: never changes */
@@ -129,13 +141,15 @@ typedef struct pfile {
   uint64_t doc_size;
   int64_t doc_mtime_ns;
   uint64_t settle_due; /* 0: nothing waiting to settle */
+  int doc_backfill; /* found at start with no state: its run ended unseen */
 } pfile;
 
 struct ps_pipeline {
   uv_loop_t *loop;
   ps_config *cfg;
-  ps_config *old_cfgs[16]; /* reloaded configs stay alive: files point at them */
-  size_t nold;
+  cfg_gen *gens; /* every configuration still referenced (the current first) */
+  cfg_gen boot_gen; /* the caller's configuration; the sink keeps using it */
+  int create_db_busy; /* a CREATE DATABASE is on the threadpool */
   int once;
   int first_start_end; /* start_at=end and no state yet: skip what exists */
   int initial_scan;
@@ -188,10 +202,6 @@ static const char *lkey(const char *kind, const char *path) {
   snprintf(buf, sizeof buf, "%s:%016" PRIx64, kind,
            ps_hash64(PS_HASH_SEED, path, strlen(path)));
   return buf;
-}
-
-static int64_t mtime_ns(const struct stat *st) {
-  return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
 }
 
 static void record_error(ps_pipeline *pl, const char *fmt, ...)
@@ -309,6 +319,35 @@ static void resume_paused(ps_pipeline *pl) {
 
 /* --- files -------------------------------------------------------------- */
 
+/* Only reloads allocate; the first generation lives inside the pipeline. */
+static void cfg_gen_free(cfg_gen *g) {
+  if (g && g->owned) {
+    ps_config_free(g->cfg);
+    free(g->cfg);
+    free(g);
+  }
+}
+
+/* A replaced configuration goes once no file reads with it any more. */
+static void cfg_gen_release_unused(ps_pipeline *pl, cfg_gen *g) {
+  if (!g || g->files || g->cfg == pl->cfg)
+    return;
+  for (cfg_gen **pp = &pl->gens; *pp; pp = &(*pp)->next)
+    if (*pp == g) {
+      *pp = g->next;
+      break;
+    }
+  cfg_gen_free(g);
+}
+
+/* The configuration whose sources array holds src. */
+static cfg_gen *cfg_gen_of(ps_pipeline *pl, const ps_source_cfg *src) {
+  for (cfg_gen *g = pl->gens; g; g = g->next)
+    if (src >= g->cfg->sources && src < g->cfg->sources + g->cfg->nsources)
+      return g;
+  return NULL;
+}
+
 static void file_free(pfile *f) {
   if (!f)
     return;
@@ -321,7 +360,13 @@ static void file_free(pfile *f) {
   ps_cursor_release(&f->cur);
   free(f->path);
   free(f->cur_path);
+  cfg_gen *g = f->gen;
+  ps_pipeline *pl = f->pl;
   free(f);
+  if (g) {
+    g->files--;
+    cfg_gen_release_unused(pl, g);
+  }
 }
 
 static void maybe_free(pfile *f) {
@@ -382,6 +427,9 @@ static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
   f->cur_hash = path_hash(path);
   f->pl = pl;
   f->src = src;
+  f->gen = cfg_gen_of(pl, src);
+  if (f->gen)
+    f->gen->files++;
   f->ops = ops;
   f->kind = kind;
   f->fd = -1;
@@ -450,10 +498,13 @@ static pfile *track_lines(ps_pipeline *pl, const ps_source_cfg *src,
     sf->matched = 1;
     ps_file_id now;
     ps_id_match m = ps_file_id_check(fd, &st, &sf->id, &now);
+    if (m == PS_ID_SAME && sf->id.btime_ns && id.btime_ns && sf->id.btime_ns != id.btime_ns)
+      m = PS_ID_OTHER; /* a reused inode, same first bytes: born later */
     if (m == PS_ID_SAME && sf->offset <= (uint64_t)st.st_size) {
       offset = sf->offset;
       line = sf->line;
       f->id = now;
+      f->id.btime_ns = id.btime_ns; /* a state written before it had none */
     } else {
       PS_WARN("tail",
               "%s: rewritten or truncated since it was last read; "
@@ -479,6 +530,9 @@ static pfile *track_doc(ps_pipeline *pl, const ps_source_cfg *src,
     return NULL;
   ps_cursor_init(&f->cur, 0, 0, f);
   ps_state_file *sf = saved_by_path(pl, path);
+  /* Already there when the agent first looked, never seen before: the run
+   * it records ended before perfship saw it (SCHEMA.md `backfill`). */
+  f->doc_backfill = pl->initial_scan && !sf;
   if (sf) {
     sf->matched = 1;
     if (sf->has_doc)
@@ -525,13 +579,13 @@ static void doc_changed(pfile *f, const struct stat *st) {
   f->scan_gen = pl->scan_gen;
   if (f->doc_loaded)
     return; /* being sent; a newer version is looked at afterwards */
-  if ((uint64_t)st->st_size == f->doc_size && mtime_ns(st) == f->doc_mtime_ns &&
+  if ((uint64_t)st->st_size == f->doc_size && ps_stat_mtime_ns(st) == f->doc_mtime_ns &&
       f->settle_due == 0 && f->cur.last_doc_hash)
     return; /* unchanged since it was last read */
-  if ((uint64_t)st->st_size != f->doc_size || mtime_ns(st) != f->doc_mtime_ns ||
+  if ((uint64_t)st->st_size != f->doc_size || ps_stat_mtime_ns(st) != f->doc_mtime_ns ||
       !f->settle_due) {
     f->doc_size = (uint64_t)st->st_size;
-    f->doc_mtime_ns = mtime_ns(st);
+    f->doc_mtime_ns = ps_stat_mtime_ns(st);
     f->settle_due = pl->once ? 1 : uv_now(pl->loop) + (uint64_t)pl->cfg->watch.settle_ms;
   }
   if (pl->once)
@@ -589,7 +643,7 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
       }
     }
     /* Grown, shrunk, or rewritten (a same-length rewrite moves the mtime). */
-    if ((uint64_t)st.st_size != f->tail.read_off || mtime_ns(&st) != f->seen_mtime_ns)
+    if ((uint64_t)st.st_size != f->tail.read_off || ps_stat_mtime_ns(&st) != f->seen_mtime_ns)
       enqueue(f);
     return;
   }
@@ -668,7 +722,7 @@ static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char 
   }
   struct stat st;
   if (stat(path, &st) == 0) {
-    int64_t m = mtime_ns(&st);
+    int64_t m = ps_stat_mtime_ns(&st);
     if (m > r->newest_ns)
       r->newest_ns = m;
     else if (!force)
@@ -1005,13 +1059,18 @@ static void restart_file(pfile *f, const char *why) {
   char *path = strdup(f->path);
   const ps_source_cfg *src = f->src;
   const ps_format_ops *ops = f->ops;
+  cfg_gen *g = f->gen; /* src must outlive f: it may be a reload's last file */
+  if (g)
+    g->files++;
   retire(f);
-  if (!path)
-    return;
-  pfile *n = track_lines(pl, src, ops, path, 1);
+  pfile *n = path ? track_lines(pl, src, ops, path, 1) : NULL;
   if (n)
     enqueue(n);
   free(path);
+  if (g) {
+    g->files--;
+    cfg_gen_release_unused(pl, g);
+  }
 }
 
 static void committed_now(ps_pipeline *pl);
@@ -1025,7 +1084,7 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
   if (f->fd < 0) { /* closed while idle: the same file still at its name? */
     int fd = open(f->cur_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == f->id.dev &&
-        (uint64_t)st.st_ino == f->id.ino) {
+        (uint64_t)st.st_ino == f->id.ino && ps_file_same_birth(fd, &f->id)) {
       f->fd = f->tail.fd = fd;
     } else {
       if (fd >= 0)
@@ -1036,7 +1095,7 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
   }
   if (fstat(f->fd, &st) < 0)
     return 0;
-  f->seen_mtime_ns = mtime_ns(&st);
+  f->seen_mtime_ns = ps_stat_mtime_ns(&st);
   if ((uint64_t)st.st_size < f->tail.read_off) {
     restart_file(f, "truncated");
     return 0;
@@ -1175,7 +1234,7 @@ static int process_doc(pfile *f) {
     f->id.dev = (uint64_t)st.st_dev;
     f->id.ino = (uint64_t)st.st_ino;
     f->doc_size = (uint64_t)st.st_size;
-    f->doc_mtime_ns = mtime_ns(&st);
+    f->doc_mtime_ns = ps_stat_mtime_ns(&st);
     f->doc_hash = ps_hash64(PS_HASH_SEED, f->doc.data ? f->doc.data : "", f->doc.len);
     if (f->doc_hash == f->cur.last_doc_hash) {
       ps_buf_free(&f->doc);
@@ -1189,6 +1248,9 @@ static int process_doc(pfile *f) {
       ps_buf_free(&f->doc);
       return 0;
     }
+    if (f->src->format == PS_FMT_DSS_BENCH)
+      ps_dss_set_backfill(f->parser, f->doc_backfill);
+    f->doc_backfill = 0; /* any later version is a change seen live */
     f->doc_loaded = 1;
   }
   f->em.origin.line = 0;
@@ -1270,9 +1332,9 @@ static void settle_cb(uv_timer_t *t) {
       f->settle_due = 0;
       continue;
     }
-    if ((uint64_t)st.st_size != f->doc_size || mtime_ns(&st) != f->doc_mtime_ns) {
+    if ((uint64_t)st.st_size != f->doc_size || ps_stat_mtime_ns(&st) != f->doc_mtime_ns) {
       f->doc_size = (uint64_t)st.st_size;
-      f->doc_mtime_ns = mtime_ns(&st);
+      f->doc_mtime_ns = ps_stat_mtime_ns(&st);
       f->settle_due = now + (uint64_t)pl->cfg->watch.settle_ms;
       continue;
     }
@@ -1764,17 +1826,84 @@ static void check_cb(uv_timer_t *t) {
   }
 }
 
+static int str_differs(const char *a, const char *b) {
+  return strcmp(a ? a : "", b ? b : "") != 0;
+}
+
+static int keep_str(char **dst, const char *running) {
+  char *c = running ? strdup(running) : NULL;
+  if (running && !c)
+    return -ENOMEM;
+  free(*dst);
+  *dst = c;
+  return 0;
+}
+
+/* The sink was built with the influxdb group and the state lock is held on
+ * state_dir: both stay as they were started. `n` takes the running values
+ * (copies: the running config may be freed before `n`), and one warning
+ * names every such setting the file changed. */
+static int keep_restart_settings(ps_config *n, const ps_config *run) {
+#define INFLUX_STRS(X)                                                          \
+  X(url) X(database) X(retention_policy) X(username) X(password_file) X(org)    \
+  X(bucket) X(token_file) X(tls_ca_file)
+#define INFLUX_NUMS(X)                                                          \
+  X(api) X(gzip) X(timeout_ms) X(tls_verify) X(create_database)                 \
+  X(unreachable_deadline_s)
+  char changed[512] = "";
+#define NOTE(name)                                                              \
+  snprintf(changed + strlen(changed), sizeof changed - strlen(changed), "%s%s", \
+           changed[0] ? ", " : "", name)
+#define CMP_STR(k)                                                              \
+  if (str_differs(n->influxdb.k, run->influxdb.k))                              \
+    NOTE("influxdb." #k);
+#define CMP_NUM(k)                                                              \
+  if (n->influxdb.k != run->influxdb.k)                                         \
+    NOTE("influxdb." #k);
+  INFLUX_STRS(CMP_STR)
+  INFLUX_NUMS(CMP_NUM)
+  if (str_differs(n->state_dir, run->state_dir))
+    NOTE("state_dir");
+#define KEEP_STR(k)                                                             \
+  if (keep_str(&n->influxdb.k, run->influxdb.k) < 0)                            \
+    return -ENOMEM;
+#define KEEP_NUM(k) n->influxdb.k = run->influxdb.k;
+  INFLUX_STRS(KEEP_STR)
+  INFLUX_NUMS(KEEP_NUM)
+  if (keep_str(&n->influxdb.password, run->influxdb.password) < 0 ||
+      keep_str(&n->influxdb.token, run->influxdb.token) < 0 ||
+      keep_str(&n->state_dir, run->state_dir) < 0)
+    return -ENOMEM;
+  if (changed[0])
+    PS_WARN(MOD, "SIGHUP: %s changed in %s; these apply only at the next start "
+                 "(still using the running values)",
+            changed, n->file ? n->file : "the configuration");
+  return 0;
+#undef INFLUX_STRS
+#undef INFLUX_NUMS
+#undef NOTE
+#undef CMP_STR
+#undef CMP_NUM
+#undef KEEP_STR
+#undef KEEP_NUM
+}
+
 static void apply_reload(ps_pipeline *pl, ps_config *n) {
-  if (pl->nold == sizeof pl->old_cfgs / sizeof pl->old_cfgs[0]) {
-    PS_WARN(MOD, "too many reloads; restart perfship to apply the configuration");
+  cfg_gen *g = calloc(1, sizeof *g);
+  if (!g || keep_restart_settings(n, pl->cfg) < 0) {
+    PS_ERROR(MOD, "SIGHUP: out of memory; keeping the running configuration");
+    free(g);
     ps_config_free(n);
     free(n);
     return;
   }
-  /* The old configuration stays alive: tracked files and the sink (built
-   * with its influxdb settings) keep pointing into it. */
-  pl->old_cfgs[pl->nold++] = pl->cfg;
+  g->cfg = n;
+  g->owned = 1;
+  g->next = pl->gens;
+  pl->gens = g;
+  /* The replaced configuration stays while files read with its sources. */
   pl->cfg = n;
+  cfg_gen_release_unused(pl, g->next);
   ps_log_set_level(n->log_level);
   pl->bt.max_points = (size_t)n->batch.max_points;
   pl->bt.max_bytes = (size_t)n->batch.max_bytes;
@@ -1786,9 +1915,10 @@ static void apply_reload(ps_pipeline *pl, ps_config *n) {
   if (n->selfstats.interval_ms > 0)
     uv_timer_start(&pl->stats_timer, stats_cb, (uint64_t)n->selfstats.interval_ms,
                    (uint64_t)n->selfstats.interval_ms);
+  else
+    uv_timer_stop(&pl->stats_timer);
   rescan(pl);
-  PS_INFO(MOD, "configuration reread from %s (influxdb settings apply at the next start)",
-          n->file ? n->file : "defaults");
+  PS_INFO(MOD, "configuration reread from %s", n->file ? n->file : "defaults");
 }
 
 static void signal_cb(uv_signal_t *h, int signum) {
@@ -1822,38 +1952,91 @@ static void signal_cb(uv_signal_t *h, int signum) {
 
 /* --- start --------------------------------------------------------------- */
 
-/* CREATE DATABASE is idempotent. When the server is not up at start it is
- * tried again every few seconds (a short timeout: this blocks the loop)
- * until it answers, so writes do not sit on 404 forever. */
+/* CREATE DATABASE is idempotent. It runs on libuv's threadpool, never on
+ * the loop: a server that is down or black-holed would stall reading and
+ * acknowledging for up to influxdb.timeout_ms per try. While it fails to
+ * reach the server it is tried again every 2 s (with a short timeout) until
+ * the server answers; writes meanwhile wait in the sink's retries (404 or
+ * unreachable). The sink also asks for it when the database disappears
+ * while the agent runs (404 "database not found"). */
+typedef struct create_db_req {
+  uv_work_t work;
+  ps_pipeline *pl;
+  ps_config quick; /* shallow copy of the sink's config: strings outlive us */
+  int first;
+  int rc;
+  ps_buf err;
+} create_db_req;
+
 static void create_database_cb(uv_timer_t *t);
 
-static void create_database(ps_pipeline *pl, int first) {
-  const ps_config *c = pl->cfg;
-  if (c->influxdb.api != PS_API_V1 || !c->influxdb.create_database)
-    return;
-  ps_config quick = *c;
-  if (!first && (quick.influxdb.timeout_ms <= 0 || quick.influxdb.timeout_ms > 1000))
-    quick.influxdb.timeout_ms = 1000;
-  ps_buf err;
-  ps_buf_init(&err, 2048);
-  int rc = ps_influx_create_database(&quick, &err);
-  if (rc < 0 && first)
-    PS_WARN(MOD, "CREATE DATABASE: %s%s", err.data ? err.data : strerror(-rc),
+static void create_database_work(uv_work_t *w) {
+  create_db_req *r = w->data;
+  r->rc = ps_influx_create_database(&r->quick, &r->err);
+}
+
+static void create_database_done(uv_work_t *w, int status) {
+  create_db_req *r = w->data;
+  ps_pipeline *pl = r->pl;
+  pl->create_db_busy = 0;
+  if (r->first && pl->sink)
+    ps_sink_hold(pl->sink, 0); /* answered or not: writes go (or retry) now */
+  int rc = status < 0 ? -ECANCELED : r->rc;
+  if (rc < 0 && rc != -ECANCELED && r->first)
+    PS_WARN(MOD, "CREATE DATABASE: %s%s", r->err.data ? r->err.data : strerror(-rc),
             rc == -EIO ? " (tried again until the server answers)" : "");
-  else if (rc == 0 && !first)
-    PS_INFO(MOD, "CREATE DATABASE done; the server answers again");
+  else if (rc == 0 && !r->first)
+    PS_INFO(MOD, "CREATE DATABASE \"%s\" done; the waiting writes follow",
+            r->quick.influxdb.database ? r->quick.influxdb.database : "");
   if (rc == -EIO && !pl->stopping)
     uv_timer_start(&pl->create_db_timer, create_database_cb, 2000, 0);
-  ps_buf_free(&err);
+  ps_buf_free(&r->err);
+  free(r);
+}
+
+static void create_database(ps_pipeline *pl, int first) {
+  /* The sink's configuration: the influxdb group a reload keeps. */
+  const ps_config *c = pl->boot_gen.cfg;
+  if (c->influxdb.api != PS_API_V1 || !c->influxdb.create_database || pl->create_db_busy ||
+      pl->stopping)
+    return;
+  create_db_req *r = calloc(1, sizeof *r);
+  if (!r)
+    return;
+  r->pl = pl;
+  r->first = first;
+  r->quick = *c;
+  if (!first && (r->quick.influxdb.timeout_ms <= 0 || r->quick.influxdb.timeout_ms > 1000))
+    r->quick.influxdb.timeout_ms = 1000;
+  ps_buf_init(&r->err, 2048);
+  r->work.data = r;
+  if (uv_queue_work(pl->loop, &r->work, create_database_work, create_database_done) < 0) {
+    ps_buf_free(&r->err);
+    free(r);
+    return;
+  }
+  pl->create_db_busy = 1;
+  if (first)
+    ps_sink_hold(pl->sink, 1); /* as before: no write before the first answer */
 }
 
 static void create_database_cb(uv_timer_t *t) { create_database(t->data, 0); }
+
+/* The sink got 404 "database not found" (dropped while we run). */
+static void sink_missing_database(ps_sink *sink, void *data) {
+  (void)sink;
+  ps_pipeline *pl = data;
+  if (!uv_is_active((uv_handle_t *)&pl->create_db_timer))
+    create_database(pl, 0);
+}
 
 int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   ps_pipeline *pl = calloc(1, sizeof *pl);
   if (!pl)
     return PS_EXIT_SOFTWARE;
   pl->cfg = cfg;
+  pl->boot_gen.cfg = cfg;
+  pl->gens = &pl->boot_gen;
   pl->once = opts && opts->once;
   pl->exit_code = PS_EXIT_OK;
   ps_buf_init(&pl->scratch, 0);
@@ -1918,6 +2101,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
     uv_signal_start(sigs[i], signal_cb, signums[i]);
   }
   ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, on_path, pl);
+  ps_sink_on_missing_database(pl->sink, sink_missing_database);
   create_database(pl, 1);
 
   PS_INFO(MOD, "starting%s: %zu sources, state in %s", pl->once ? " (--once)" : "",
@@ -1966,15 +2150,9 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   if (loop_rc != 0 && code == 0)
     code = PS_EXIT_SOFTWARE;
   ps_state_free(&pl->saved);
-  for (size_t i = 0; i < pl->nold; i++) {
-    if (pl->old_cfgs[i] != cfg) {
-      ps_config_free(pl->old_cfgs[i]);
-      free(pl->old_cfgs[i]);
-    }
-  }
-  if (pl->cfg != cfg) {
-    ps_config_free(pl->cfg);
-    free(pl->cfg);
+  for (cfg_gen *g = pl->gens, *next; g; g = next) {
+    next = g->next;
+    cfg_gen_free(g);
   }
   ps_buf_free(&pl->scratch);
   free(pl->extra);

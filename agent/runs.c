@@ -12,6 +12,7 @@
  *   refuses the marker over them.
  */
 #include "runs.h"
+#include "tail.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -98,10 +99,6 @@ static double ns_diff_s(int64_t a, int64_t b) {
   if (__builtin_sub_overflow(a, b, &d))
     return ((double)a - (double)b) / 1e9;
   return (double)d / 1e9;
-}
-
-static int64_t mtime_ns(const struct stat *st) {
-  return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
 }
 
 /* Reads up to cap bytes of `name` in dirfd from `from_end` bytes before its
@@ -240,8 +237,8 @@ int ps_run_evaluate(const char *folder, int64_t now_s, int64_t stall_after_s,
           (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
         continue;
       if (fstatat(dirfd, de->d_name, &st, 0) == 0 && S_ISREG(st.st_mode) &&
-          mtime_ns(&st) > v->newest_mtime_ns)
-        v->newest_mtime_ns = mtime_ns(&st);
+          ps_stat_mtime_ns(&st) > v->newest_mtime_ns)
+        v->newest_mtime_ns = ps_stat_mtime_ns(&st);
     }
     closedir(d);
   }
@@ -282,7 +279,7 @@ int ps_run_evaluate(const char *folder, int64_t now_s, int64_t stall_after_s,
     else if (f->have_last_wall)
       v->end_ns = ps_seconds_to_ns(f->last_wall_s);
     else if (v->have_exit_file)
-      v->end_ns = mtime_ns(&ec_st);
+      v->end_ns = ps_stat_mtime_ns(&ec_st);
     else
       v->end_ns = v->newest_mtime_ns;
     int interrupted = 0;

@@ -47,6 +47,7 @@
 
 #include "influx_admin.h"
 #include "log.h"
+#include "influx_easy.h"
 #include "sink.h"
 
 #define SINK_MAX_IN_FLIGHT 2
@@ -120,6 +121,9 @@ struct ps_sink {
   int depth;     /* nesting of our code that may call user callbacks */
   bool closing;  /* ps_sink_close was called */
   bool torn;     /* teardown has started */
+  bool held;     /* ps_sink_hold: nothing starts until released */
+  bool create_db; /* v1 with influxdb.create_database on */
+  void (*missing_db)(ps_sink *s, void *data);
   int pending_closes;
   void (*closed)(void *arg);
   void *closed_arg;
@@ -214,6 +218,17 @@ static int setup_easy(CURL *e, const ps_config *cfg, const char *url,
     SETOPT(e, CURLOPT_SSL_VERIFYHOST, 0L);
   }
   return 0;
+}
+
+int ps_influx_easy_setup(CURL *e, const ps_config *cfg, const char *url, int post,
+                         ps_buf *auth, struct curl_slist **headers, ps_buf *answer) {
+  *headers = NULL;
+  int rc = build_headers(cfg, false, auth, headers);
+  if (!rc)
+    rc = setup_easy(e, cfg, url, *headers, answer);
+  if (!rc && !post && curl_easy_setopt(e, CURLOPT_HTTPGET, 1L) != CURLE_OK)
+    rc = -EINVAL;
+  return rc;
 }
 
 int ps_influx_post_sync(const ps_config *cfg, const char *body, size_t len,
@@ -441,7 +456,7 @@ static int start_piece(ps_sink *s, slot *sl, piece *p) {
 }
 
 static void pump(ps_sink *s) {
-  if (s->closing)
+  if (s->closing || s->held)
     return;
   uint64_t now = uv_now(s->loop);
   if (s->queue_head && now < s->resume_at) {
@@ -744,13 +759,20 @@ static void on_config_error(ps_sink *s, piece *p, long code, const char *msg) {
   else if (strstr(msg, "retention policy not found"))
     fix = "create the retention policy or correct "
           "influxdb.retention_policy";
-  else if (code == 404)
-    fix = s->api == PS_API_V2
-              ? "check influxdb.org and influxdb.bucket, or create the "
-                "bucket (InfluxDB 1.x before 1.8 has no v2 API: use api = "
-                "\"v1\")"
-              : "create the database (CREATE DATABASE) or set "
-                "influxdb.create_database = true";
+  else if (code == 404 && s->api == PS_API_V2)
+    fix = "check influxdb.org and influxdb.bucket, or create the "
+          "bucket (InfluxDB 1.x before 1.8 has no v2 API: use api = "
+          "\"v1\")";
+  else if (code == 404 && s->create_db && s->missing_db &&
+           strstr(msg, "database not found")) {
+    /* Dropped while we run: influxdb.create_database asks for it again. */
+    fix = "creating it again (influxdb.create_database = true)";
+    s->missing_db(s, s->data);
+  } else if (code == 404)
+    fix = s->create_db ? "create the database (CREATE DATABASE), or check "
+                         "influxdb.database"
+                       : "create the database (CREATE DATABASE) or set "
+                         "influxdb.create_database = true";
   else
     fix = "check the influxdb settings";
   ps_log_limited(PS_LOG_ERROR, MOD, key, 60,
@@ -1054,6 +1076,7 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
   s->on_reject = on_reject;
   s->data = data;
   s->api = cfg->influxdb.api;
+  s->create_db = cfg->influxdb.api == PS_API_V1 && cfg->influxdb.create_database;
   s->rng = uv_hrtime() ^ (uint64_t)(uintptr_t)s;
   if (!s->rng)
     s->rng = 88172645463325252ULL;
@@ -1088,9 +1111,14 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
                 curl_easy_setopt(sl->easy, CURLOPT_ERRORBUFFER, sl->errbuf) != CURLE_OK))
       rc = -EINVAL;
   }
-  if (!rc && (uv_timer_init(loop, &s->curl_timer) ||
-              uv_timer_init(loop, &s->retry_timer)))
-    rc = -EIO; /* cannot fail on Linux; the handles would need closing */
+  int timers = 0; /* initialised timers: libuv holds them until closed */
+  if (!rc && uv_timer_init(loop, &s->curl_timer))
+    rc = -EIO;
+  else if (!rc) {
+    timers = 1;
+    if (uv_timer_init(loop, &s->retry_timer))
+      rc = -EIO;
+  }
   if (rc) {
     curl_multi_cleanup(s->multi);
     for (int i = 0; i < SINK_MAX_IN_FLIGHT; i++) {
@@ -1100,13 +1128,38 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
     curl_slist_free_all(s->headers);
     wipe_buf(&s->auth_header);
     ps_buf_free(&s->url);
-    free(s);
+    if (timers) {
+      /* The loop still lists the first timer: free s once it lets go. */
+      s->torn = true;
+      s->closed = NULL;
+      s->pending_closes = 1;
+      s->curl_timer.data = s;
+      uv_close((uv_handle_t *)&s->curl_timer, on_timer_closed);
+    } else {
+      free(s);
+    }
     return rc;
   }
   s->curl_timer.data = s;
   s->retry_timer.data = s;
   *out = s;
   return 0;
+}
+
+void ps_sink_hold(ps_sink *s, int hold) {
+  if (!s)
+    return;
+  s->held = hold != 0;
+  if (!s->held && !s->closing) {
+    s->depth++;
+    pump(s);
+    leave(s);
+  }
+}
+
+void ps_sink_on_missing_database(ps_sink *s, void (*cb)(ps_sink *s, void *data)) {
+  if (s)
+    s->missing_db = cb;
 }
 
 /* Line starts of a body that came without a line table. */

@@ -87,7 +87,7 @@ void ps_state_add_error(ps_state *s, const char *msg) {
   s->errors[s->nerrors++] = copy;
 }
 
-static int under(const char *path, const char *prefix) {
+int ps_path_under(const char *path, const char *prefix) {
   size_t n = strlen(prefix);
   while (n > 1 && prefix[n - 1] == '/')
     n--;
@@ -99,7 +99,7 @@ static int under(const char *path, const char *prefix) {
 size_t ps_state_forget(ps_state *s, const char *path) {
   size_t kept = 0, dropped = 0;
   for (size_t i = 0; i < s->nfiles; i++) {
-    if (under(s->files[i].path, path)) {
+    if (ps_path_under(s->files[i].path, path)) {
       free(s->files[i].path);
       dropped++;
     } else {
@@ -160,6 +160,9 @@ static int parse_state(ps_state *s, const char *text, ps_buf *why) {
       goto out;
     }
     e.id.fp_len = (uint32_t)fp_len;
+    uint64_t btime = 0; /* optional: states before it, file systems without */
+    if (get_u64(f, "btime_ns", &btime) == 0)
+      e.id.btime_ns = (int64_t)btime;
     if (get_u64(f, "doc_hash", &e.doc_hash) == 0)
       e.has_doc = 1;
     e.path = path->valuestring;
@@ -303,6 +306,8 @@ static char *render(const ps_state *s) {
     cJSON_AddItemToObject(o, "ino", u64_string(f->id.ino));
     cJSON_AddItemToObject(o, "fp_len", u64_string(f->id.fp_len));
     cJSON_AddItemToObject(o, "fp_hash", u64_string(f->id.fp_hash));
+    if (f->id.btime_ns)
+      cJSON_AddItemToObject(o, "btime_ns", u64_string((uint64_t)f->id.btime_ns));
     cJSON_AddItemToObject(o, "offset", u64_string(f->offset));
     cJSON_AddItemToObject(o, "line", u64_string(f->line));
     if (f->has_doc)

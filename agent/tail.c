@@ -13,8 +13,10 @@
 #include "tail.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 uint64_t ps_hash64(uint64_t h, const void *p, size_t n) {
@@ -44,8 +46,24 @@ static int hash_prefix(int fd, size_t n, uint64_t *out) {
   return 0;
 }
 
+static int64_t birth_ns(int fd) {
+  struct statx sx;
+  if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, STATX_BTIME, &sx) == 0 &&
+      (sx.stx_mask & STATX_BTIME))
+    return (int64_t)sx.stx_btime.tv_sec * 1000000000LL + sx.stx_btime.tv_nsec;
+  return 0;
+}
+
+int ps_file_same_birth(int fd, const ps_file_id *saved) {
+  if (!saved->btime_ns)
+    return 1;
+  int64_t b = birth_ns(fd);
+  return !b || b == saved->btime_ns;
+}
+
 int ps_file_identify(int fd, const struct stat *st, ps_file_id *id) {
   size_t n = st->st_size < PS_FP_MAX ? (size_t)st->st_size : PS_FP_MAX;
+  id->btime_ns = birth_ns(fd);
   id->dev = (uint64_t)st->st_dev;
   id->ino = (uint64_t)st->st_ino;
   id->fp_len = (uint32_t)n;

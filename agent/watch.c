@@ -323,8 +323,6 @@ int ps_watch_scan(ps_watch *w) {
   return 0;
 }
 
-size_t ps_watch_dir_count(const ps_watch *w) { return w ? w->ndirs : 0; }
-
 void ps_watch_close(ps_watch *w, void (*closed)(void *arg), void *arg) {
   if (!w) {
     if (closed)

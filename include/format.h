@@ -73,4 +73,11 @@ extern const ps_format_ops ps_format_loadgen;
 extern const ps_format_ops ps_format_dss_bench;
 extern const ps_format_ops ps_format_locust;
 
+/* DSS bench: the `backfill` field of the file's `runs` marker (SCHEMA.md:
+ * true when the run had ended before perfship first saw it). A parser from
+ * ps_format_dss_bench.open starts with true, as `convert` wants; the agent
+ * sets false for a results file that appeared or changed while it watched.
+ * Only for parsers of ps_format_dss_bench; accepts NULL. */
+void ps_dss_set_backfill(ps_parser *p, int backfill);
+
 #endif

@@ -78,6 +78,12 @@ size_t ps_sink_in_flight(const ps_sink *sink);
 void *ps_sink_data(const ps_sink *sink);
 const ps_sink_stats *ps_sink_get_stats(const ps_sink *sink);
 void ps_sink_close(ps_sink *sink, void (*closed)(void *arg), void *arg);
+/* hold != 0: queued batches wait (no request starts) until released, e.g.
+ * while CREATE DATABASE runs at start. Accepts NULL. */
+void ps_sink_hold(ps_sink *sink, int hold);
+/* Called (with the sink's data) when a v1 write with create_database on is
+ * answered 404 "database not found"; the write itself is retried as usual. */
+void ps_sink_on_missing_database(ps_sink *sink, void (*cb)(ps_sink *sink, void *data));
 
 /* Blocking helpers for one-shot commands (check, mark): one request, with
  * the same URL, auth and precision rules as the sink. */

@@ -65,6 +65,9 @@ void ps_state_add_error(ps_state *s, const char *msg);
 /* Drops entries whose path is `path` or lies under it (a folder). Returns
  * how many were dropped. */
 size_t ps_state_forget(ps_state *s, const char *path);
+/* 1 when `path` is `prefix` or lies under it (trailing slashes of prefix
+ * ignored; "/" holds everything). The one rule for every `forget`. */
+int ps_path_under(const char *path, const char *prefix);
 /* Hands the file `name` of `dir` to the directory's owner when perfship
  * runs as root and the directory belongs to another user (so the service
  * running as that user can open it), if root owns it, it is a regular

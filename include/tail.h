@@ -41,6 +41,9 @@ typedef struct ps_file_id {
   uint64_t ino;
   uint32_t fp_len;
   uint64_t fp_hash;
+  /* Birth time (statx), 0 where the file system does not keep it. A reused
+   * inode whose new file starts with the same bytes has another birth. */
+  int64_t btime_ns;
 } ps_file_id;
 
 typedef enum ps_id_match {
@@ -49,12 +52,21 @@ typedef enum ps_id_match {
   PS_ID_REWRITTEN = 2, /* same inode, but its first bytes changed or shrank */
 } ps_id_match;
 
+/* A file's modification time in ns since the epoch: the unit every
+ * comparison of "changed since" uses (pipeline, run tracker). */
+static inline int64_t ps_stat_mtime_ns(const struct stat *st) {
+  return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
 /* FNV-1a 64, seeded with `h` (start with PS_HASH_SEED). */
 #define PS_HASH_SEED 1469598103934665603ULL
 uint64_t ps_hash64(uint64_t h, const void *p, size_t n);
 
 /* Identity of an open file now (reads up to PS_FP_MAX bytes). */
 int ps_file_identify(int fd, const struct stat *st, ps_file_id *id);
+/* 1 unless both birth times are known and differ (then `fd` is another
+ * file on a reused inode). One statx: for reopening, not for every read. */
+int ps_file_same_birth(int fd, const ps_file_id *saved);
 /* Compares an open file with a saved identity. On PS_ID_SAME, *now gets the
  * current identity (fingerprint widened if the file grew). */
 ps_id_match ps_file_id_check(int fd, const struct stat *st, const ps_file_id *saved,

@@ -36,7 +36,6 @@ int ps_watch_new(ps_watch **out, uv_loop_t *loop, const ps_source_cfg *srcs, siz
 /* Replaces the sources (SIGHUP); the next scan applies them. */
 void ps_watch_set_sources(ps_watch *w, const ps_source_cfg *srcs, size_t nsrcs);
 int ps_watch_scan(ps_watch *w);
-size_t ps_watch_dir_count(const ps_watch *w);
 void ps_watch_close(ps_watch *w, void (*closed)(void *arg), void *arg);
 /* Frees a closed watch (after `closed` ran). NULL ok. */
 void ps_watch_free(ps_watch *w);

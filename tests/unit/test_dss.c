@@ -96,10 +96,11 @@ static void test_baseline_single(void **state) {
   p = cap_find_nth(&cap, "runs", 0, kv);
   assert_non_null(p);
   assert_int_equal(p->time_ns, mtime_ns(path));
+  /* A parser as `convert` opens it: the run ended before we saw it. */
   const cap_field *f = cap_field_of(p, "backfill");
   assert_non_null(f);
   assert_int_equal(f->type, PS_F_BOOL);
-  assert_false(f->b);
+  assert_true(f->b);
   f = cap_field_of(p, "text");
   assert_non_null(f);
   assert_int_equal(f->type, PS_F_STRING);

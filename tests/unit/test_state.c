@@ -69,7 +69,8 @@ static void round_trip_keeps_64bit_values(void **st) {
       .id = {.dev = 0xfffffffffffffff1ULL,
              .ino = 18446744073709551000ULL,
              .fp_len = 256,
-             .fp_hash = 0x8000000000000001ULL},
+             .fp_hash = 0x8000000000000001ULL,
+             .btime_ns = 1700000000123456789LL},
       .offset = 10485761234ULL,
       .line = 77,
   };
@@ -96,6 +97,7 @@ static void round_trip_keeps_64bit_values(void **st) {
   assert_true(g->offset == 10485761234ULL);
   assert_true(g->id.fp_hash == 0x8000000000000001ULL);
   assert_int_equal(g->id.fp_len, 256);
+  assert_true(g->id.btime_ns == 1700000000123456789LL);
   assert_int_equal(g->line, 77);
   assert_int_equal(g->has_doc, 0);
   assert_int_equal(l.files[1].has_doc, 1);
@@ -165,6 +167,17 @@ static void save_replaces_atomically(void **st) {
   ps_state_init(&s);
   assert_true(ps_state_save(&s, "/nonexistent/dir/for/state") < 0);
   ps_state_free(&s);
+}
+
+/* `forget` drops files (ps_state_forget) and run folders (cmd_forget.c) by
+ * this one rule; they used to disagree about "/". */
+static void path_under_rule(void **st) {
+  (void)st;
+  assert_true(ps_path_under("/r/run-a/perf.jsonl", "/"));
+  assert_true(ps_path_under("/r/run-a", "/r/run-a/"));
+  assert_true(ps_path_under("/r/run-a/x", "/r/run-a"));
+  assert_false(ps_path_under("/r/run-ab", "/r/run-a"));
+  assert_false(ps_path_under("/q", "/r"));
 }
 
 static void forget_drops_files_and_folders(void **st) {
@@ -298,6 +311,7 @@ int main(void) {
       cmocka_unit_test(round_trip_keeps_64bit_values),
       cmocka_unit_test(corrupt_is_reported_and_empty),
       cmocka_unit_test(save_replaces_atomically),
+      cmocka_unit_test(path_under_rule),
       cmocka_unit_test(forget_drops_files_and_folders),
       cmocka_unit_test(errors_keep_the_last_ten),
       cmocka_unit_test(root_leaves_files_to_the_directory_owner),

@@ -275,6 +275,31 @@ static void identity_survives_growth_and_rename(void **st) {
   close(fd);
 }
 
+/* A reused inode whose new file starts with the same bytes looks the same
+ * to the fingerprint; the birth time tells them apart (where the file
+ * system keeps one: unknown birth times never refuse). */
+static void reused_inode_is_told_apart_by_birth(void **st) {
+  (void)st;
+  char p[128];
+  path_of(p, "born");
+  write_file(p, "same first bytes\n", 17, "w");
+  int fd = open(p, O_RDONLY);
+  struct stat s;
+  fstat(fd, &s);
+  ps_file_id id;
+  assert_int_equal(ps_file_identify(fd, &s, &id), 0);
+  assert_true(ps_file_same_birth(fd, &id));
+  ps_file_id older = id;
+  older.btime_ns = id.btime_ns ? id.btime_ns - 1 : 0;
+  /* the fingerprint cannot see it ... */
+  assert_int_equal(ps_file_id_check(fd, &s, &older, NULL), PS_ID_SAME);
+  /* ... the birth time can, when it is known */
+  assert_int_equal(ps_file_same_birth(fd, &older), id.btime_ns == 0);
+  older.btime_ns = 0; /* a state saved before birth times: no verdict */
+  assert_true(ps_file_same_birth(fd, &older));
+  close(fd);
+}
+
 static void truncation_and_copytruncate_change_identity(void **st) {
   (void)st;
   char p[128];
@@ -325,6 +350,7 @@ int main(void) {
       cmocka_unit_test(complete_line_over_limit_is_skipped),
       cmocka_unit_test(identity_survives_growth_and_rename),
       cmocka_unit_test(truncation_and_copytruncate_change_identity),
+      cmocka_unit_test(reused_inode_is_told_apart_by_birth),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
