@@ -106,7 +106,10 @@ typedef struct pfile {
   ps_input_kind kind;
   char *path;     /* origin of its points: never changes */
   char *cur_path; /* where it is now (rename within the sources) */
-  uint64_t cur_hash; /* of cur_path: lookups by path skip most strcmps */
+  uint64_t cur_hash; /* of cur_path: its bucket in the path index */
+  struct pfile *path_next; /* chain of its bucket in pl->by_path */
+  struct pfile *id_next;   /* chain of its bucket in pl->by_id (line files) */
+  int in_id_index;
   ps_file_id id;
   int fd;
   ps_tail tail;
@@ -147,6 +150,13 @@ struct ps_pipeline {
   uv_idle_t work;
   uv_signal_t sig_term, sig_int, sig_hup;
   pfile *files;
+  /* Every file event looks its file up by path and by device/inode: with
+   * 1,000 files growing at once, walking the list for each was the largest
+   * per-event cost. Chained hash tables over the same nodes; retired files
+   * stay in them until freed (lookups skip them). */
+  pfile **by_path, **by_id;
+  size_t nbuckets; /* power of two, or 0 before the first file */
+  size_t nindexed;
   pfile *q_head, *q_tail;
   prun *runs;
   int runs_final; /* --once: the closing evaluation was made */
@@ -302,6 +312,8 @@ static void resume_paused(ps_pipeline *pl) {
 
 /* --- files -------------------------------------------------------------- */
 
+static void index_remove(ps_pipeline *pl, pfile *f);
+
 static void file_free(pfile *f) {
   if (!f)
     return;
@@ -326,6 +338,7 @@ static void maybe_free(pfile *f) {
       *pp = f->next;
       break;
     }
+  index_remove(pl, f);
   file_free(f);
 }
 
@@ -359,8 +372,73 @@ static uint64_t path_hash(const char *path) {
   return ps_hash64(PS_HASH_SEED, path, strlen(path));
 }
 
+static size_t id_bucket(const ps_pipeline *pl, uint64_t dev, uint64_t ino) {
+  uint64_t h = (ino ^ (dev * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+  return (size_t)(h >> 32) & (pl->nbuckets - 1);
+}
+
+static size_t path_bucket(const ps_pipeline *pl, uint64_t hash) {
+  return (size_t)(hash ^ (hash >> 29)) & (pl->nbuckets - 1);
+}
+
+static void unlink_chain(pfile **head, pfile *f, int by_id) {
+  for (pfile **pp = head; *pp; pp = by_id ? &(*pp)->id_next : &(*pp)->path_next)
+    if (*pp == f) {
+      *pp = by_id ? f->id_next : f->path_next;
+      return;
+    }
+}
+
+static void index_path_add(ps_pipeline *pl, pfile *f) {
+  size_t b = path_bucket(pl, f->cur_hash);
+  f->path_next = pl->by_path[b];
+  pl->by_path[b] = f;
+}
+
+static void index_id_add(ps_pipeline *pl, pfile *f) {
+  size_t b = id_bucket(pl, f->id.dev, f->id.ino);
+  f->id_next = pl->by_id[b];
+  pl->by_id[b] = f;
+  f->in_id_index = 1;
+}
+
+/* Keeps about one file per bucket; returns -ENOMEM when it cannot (the
+ * tables keep their size and still work, with longer chains). */
+static int index_grow(ps_pipeline *pl) {
+  if (pl->nbuckets && pl->nindexed < pl->nbuckets)
+    return 0;
+  size_t n = pl->nbuckets ? pl->nbuckets * 2 : 64;
+  pfile **bp = calloc(n, sizeof *bp), **bi = calloc(n, sizeof *bi);
+  if (!bp || !bi) {
+    free(bp);
+    free(bi);
+    return pl->nbuckets ? 0 : -ENOMEM;
+  }
+  free(pl->by_path);
+  free(pl->by_id);
+  pl->by_path = bp;
+  pl->by_id = bi;
+  pl->nbuckets = n;
+  for (pfile *f = pl->files; f; f = f->next) {
+    index_path_add(pl, f);
+    if (f->in_id_index)
+      index_id_add(pl, f);
+  }
+  return 0;
+}
+
+static void index_remove(ps_pipeline *pl, pfile *f) {
+  unlink_chain(&pl->by_path[path_bucket(pl, f->cur_hash)], f, 0);
+  if (f->in_id_index)
+    unlink_chain(&pl->by_id[id_bucket(pl, f->id.dev, f->id.ino)], f, 1);
+  f->in_id_index = 0;
+  pl->nindexed--;
+}
+
 static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
                          const ps_format_ops *ops, ps_input_kind kind, const char *path) {
+  if (index_grow(pl) < 0)
+    return NULL;
   pfile *f = calloc(1, sizeof *f);
   if (!f)
     return NULL;
@@ -385,6 +463,8 @@ static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
   f->em.origin.file = f->path;
   f->next = pl->files;
   pl->files = f;
+  index_path_add(pl, f);
+  pl->nindexed++;
   return f;
 }
 
@@ -436,6 +516,7 @@ static pfile *track_lines(ps_pipeline *pl, const ps_source_cfg *src,
   }
   f->fd = fd;
   f->id = id;
+  index_id_add(pl, f); /* dev/ino never change for a tracked file */
   f->last_read_ms = uv_now(pl->loop);
   uint64_t offset = 0, line = 1;
   ps_state_file *sf = force_offset0 ? NULL : ps_state_find(&pl->saved, id.dev, id.ino);
@@ -496,15 +577,19 @@ static pfile *track_doc(ps_pipeline *pl, const ps_source_cfg *src,
 }
 
 static pfile *find_live_by_id(ps_pipeline *pl, uint64_t dev, uint64_t ino) {
-  for (pfile *f = pl->files; f; f = f->next)
+  if (!pl->nbuckets)
+    return NULL;
+  for (pfile *f = pl->by_id[id_bucket(pl, dev, ino)]; f; f = f->id_next)
     if (!f->retired && f->kind == PS_INPUT_LINES && f->id.dev == dev && f->id.ino == ino)
       return f;
   return NULL;
 }
 
 static pfile *find_live_by_path(ps_pipeline *pl, const char *path, ps_input_kind kind) {
+  if (!pl->nbuckets)
+    return NULL;
   uint64_t h = path_hash(path);
-  for (pfile *f = pl->files; f; f = f->next)
+  for (pfile *f = pl->by_path[path_bucket(pl, h)]; f; f = f->path_next)
     if (f->cur_hash == h && !f->retired && !f->draining && f->kind == kind &&
         strcmp(f->cur_path, path) == 0)
       return f;
@@ -575,9 +660,11 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
     if (strcmp(f->cur_path, path) != 0) {
       char *p = strdup(path);
       if (p) {
+        unlink_chain(&pl->by_path[path_bucket(pl, f->cur_hash)], f, 0);
         free(f->cur_path);
         f->cur_path = p;
         f->cur_hash = path_hash(p);
+        index_path_add(pl, f);
         pl->dirty = 1;
       }
     }
@@ -1942,6 +2029,8 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
     next = f->next;
     file_free(f);
   }
+  free(pl->by_path);
+  free(pl->by_id);
   for (prun *r = pl->runs, *next; r; r = next) {
     next = r->next;
     free(r->folder);
