@@ -1146,6 +1146,12 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
         *spent = used;
         return 1;
       }
+      /* Nothing past the size seen by the fstat above: the read would
+       * return 0. A write after that fstat brings its own event. */
+      if (f->tail.read_off >= (uint64_t)st.st_size && !f->tail.skipping) {
+        f->at_end = 1;
+        break;
+      }
       long n = ps_tail_fill(&f->tail, READ_CHUNK);
       if (n < 0) {
         ps_log_limited(PS_LOG_WARNING, "tail", lkey("read", f->path), 60,
