@@ -118,9 +118,11 @@ static const char *const SKIP_PROCESS[] = {"timestamp", "stage", "elapsed",
                                            "name", NULL};
 static const char *const SKIP_BLOCK[] = {"liveMode", NULL};
 
+/* Called for every member of every record: the first byte settles most
+ * comparisons without a call. */
 static int in_list(const char *const *list, const char *s) {
   for (; list && *list; list++)
-    if (strcmp(*list, s) == 0)
+    if ((*list)[0] == s[0] && strcmp(*list, s) == 0)
       return 1;
   return 0;
 }
@@ -759,13 +761,24 @@ static void finish_facts(ps_parser *p, const cJSON *stats) {
 
 /* ---- line ------------------------------------------------------------------ */
 
-/* FNV-1a: recognises the record a resumed call must continue, so a driver
- * that hands over a different line cannot make us skip its points. */
+/* Recognises the record a resumed call must continue, so a driver that
+ * hands over a different line cannot make us skip its points. Eight bytes
+ * a step: the perf-finish line is 9 MB and is hashed at every resume after
+ * back-pressure; byte-wise FNV-1a over it was 7 % of a backfill's CPU. The
+ * value never leaves the process. */
 static uint64_t record_hash(const char *data, size_t len) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < len; i++)
-    h = (h ^ (unsigned char)data[i]) * 1099511628211ULL;
-  return h;
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    uint64_t w;
+    memcpy(&w, data + i, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 32;
+  }
+  uint64_t w = 0;
+  memcpy(&w, data + i, len - i);
+  h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+  return h ^ (h >> 29);
 }
 
 static int loadgen_line(ps_parser *p, const char *data, size_t len,
@@ -827,7 +840,7 @@ static int loadgen_line(ps_parser *p, const char *data, size_t len,
     finish_facts(p, obj_get(root, "stats"));
     p->fin_root = root;
     p->fin_len = len;
-    p->resume_hash = record_hash(data, len);
+    p->resume_hash = hash ? hash : record_hash(data, len);
     p->fin_wall = wall;
     memcpy(p->fin_envelope_stage, stage, sizeof stage);
     p->phase = FP_EVENT;
