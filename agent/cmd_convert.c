@@ -23,6 +23,7 @@
 #include "cmd.h"
 #include "emit.h"
 #include "format.h"
+#include "loadgen.h"
 #include "lp.h"
 #include "sysexits_ps.h"
 
@@ -268,6 +269,10 @@ int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
         break;
       }
   }
+  /* A run judged by convert is stalled by the same rule as by the agent
+   * that reads this configuration. */
+  if (cfg_given && cfg)
+    ps_loadgen_set_stall_after_s(cfg->alerts.stall_after_s);
   if (measurement)
     src.measurement = (char *)measurement;
   if (ntags) {

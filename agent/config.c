@@ -236,6 +236,13 @@ struct key_spec {
 #define CFG(m) offsetof(ps_config, m)
 #define SRC(m) offsetof(ps_source_cfg, m)
 #define I64MAX INT64_MAX
+/* Upper bounds for durations. Their users turn them into nanoseconds
+ * (stall detection) or add them to uv_now() (deadlines, settling): an
+ * unbounded value overflowed there, into undefined behaviour or a deadline
+ * in the past. Ten years, and a day between two timer ticks, are far beyond
+ * any useful setting. */
+#define MAX_SECONDS ((int64_t)10 * 365 * 86400)
+#define MAX_MS ((int64_t)86400000)
 
 static const key_spec influxdb_keys[] = {
     {"url", K_URL, CFG(influxdb.url), 0, 0, 0, NULL, NULL, 0,
@@ -264,7 +271,7 @@ static const key_spec influxdb_keys[] = {
     {"create_database", K_BOOL, CFG(influxdb.create_database), 0, 0, 0, NULL, NULL, 0,
      "true or false"},
     {"unreachable_deadline_s", K_INT, CFG(influxdb.unreachable_deadline_s), 0, 1,
-     I64MAX, NULL, NULL, 0, "seconds"},
+     MAX_SECONDS, NULL, NULL, 0, "seconds"},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
 static const key_spec batch_keys[] = {
@@ -279,9 +286,9 @@ static const key_spec batch_keys[] = {
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
 static const key_spec watch_keys[] = {
-    {"rescan_interval_ms", K_INT, CFG(watch.rescan_interval_ms), 0, 1, I64MAX, NULL,
+    {"rescan_interval_ms", K_INT, CFG(watch.rescan_interval_ms), 0, 1, MAX_MS, NULL,
      NULL, 0, "milliseconds"},
-    {"settle_ms", K_INT, CFG(watch.settle_ms), 0, 0, I64MAX, NULL, NULL, 0,
+    {"settle_ms", K_INT, CFG(watch.settle_ms), 0, 0, MAX_MS, NULL, NULL, 0,
      "milliseconds"},
     {"max_line_bytes", K_INT, CFG(watch.max_line_bytes), 0, 1024, (int64_t)1 << 40,
      NULL, NULL, 0, "bytes"},
@@ -290,12 +297,12 @@ static const key_spec watch_keys[] = {
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
 static const key_spec selfstats_keys[] = {
-    {"interval_ms", K_INT, CFG(selfstats.interval_ms), 0, 1, I64MAX, NULL, NULL, 0,
+    {"interval_ms", K_INT, CFG(selfstats.interval_ms), 0, 1, MAX_MS, NULL, NULL, 0,
      "milliseconds"},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
 static const key_spec alerts_keys[] = {
-    {"stall_after_s", K_INT, CFG(alerts.stall_after_s), 0, 1, I64MAX, NULL, NULL, 0,
+    {"stall_after_s", K_INT, CFG(alerts.stall_after_s), 0, 1, MAX_SECONDS, NULL, NULL, 0,
      "seconds"},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
@@ -651,6 +658,14 @@ static int check_url(loader *L, const config_setting_t *s, const char *key,
     return fail(L, s, "key '%s': \"%s\" is not an http(s) URL; write it as "
                 "\"http://HOST:PORT\" (or https://), without a path or query",
                 key, v);
+  /* The URL is printed by check, mark and the unreachable-server messages:
+   * a password inside it would reach every log. */
+  size_t host_len = strcspn(rest, "/");
+  if (memchr(rest, '@', host_len))
+    return fail(L, s, "key '%s': the URL holds credentials (USER:PASSWORD@); "
+                "they would be printed in messages; write the URL without them "
+                "and use influxdb.username with password_file (v1) or "
+                "token_file (v2)", key);
   return 0;
 }
 
@@ -887,7 +902,12 @@ static int read_whole(const char *path, char **out, size_t *len, int *err_no) {
     return -errno;
   }
   struct stat st;
-  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) < 0) {
+    *err_no = errno;
+    close(fd);
+    return -*err_no;
+  }
+  if (!S_ISREG(st.st_mode)) {
     *err_no = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
     close(fd);
     return -*err_no;
@@ -937,6 +957,9 @@ static int load_file(ps_config *c, const char *path, ps_buf *err) {
     else if (err_no == EISDIR)
       ps_buf_printf(err, "%s: is a directory, not a configuration file; give the "
                     "file's path with -c", path);
+    else if (err_no == EINVAL)
+      ps_buf_printf(err, "%s: not a regular file, so not a configuration file; "
+                    "give the file's path with -c", path);
     else if (err_no == EFBIG)
       ps_buf_printf(err, "%s: larger than %u bytes, which no perfship configuration "
                     "is; check the path", path, MAX_CONFIG_BYTES);
@@ -1030,7 +1053,8 @@ static int read_secret(const char *key, const char *path, const char *cfgfile,
   }
   while (got && (buf[got - 1] == '\n' || buf[got - 1] == '\r'))
     got--;
-  if (got == 0 || memchr(buf, '\n', got) || memchr(buf, '\0', got)) {
+  if (got == 0 || memchr(buf, '\n', got) || memchr(buf, '\r', got) ||
+      memchr(buf, '\0', got)) {
     memset(buf, 0, sizeof buf);
     ps_buf_printf(err, "%s: %s; the file must hold the secret alone on one line "
                   "(influxdb.%s in %s)", path, got == 0 ? "is empty" : "holds more than one line",
@@ -1061,6 +1085,15 @@ int ps_config_load_secrets(ps_config *c, ps_buf *err) {
   }
   const char *env = getenv("PERFSHIP_TOKEN");
   if (env && env[0]) {
+    /* The token becomes an HTTP header line: a control character (the
+     * newline of `export PERFSHIP_TOKEN="$(cat file)"`-style mistakes)
+     * would end that line and forge others. */
+    for (const char *q = env; *q; q++)
+      if ((unsigned char)*q < 0x20 || *q == 0x7f) {
+        ps_buf_printf(err, "PERFSHIP_TOKEN holds a control character (a line "
+                      "break?); set it to the token alone");
+        return -EINVAL;
+      }
     char *t = strdup(env);
     if (!t)
       return -ENOMEM;

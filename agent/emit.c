@@ -5,6 +5,7 @@
 #include "emit.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -27,6 +28,11 @@ const char *ps_origin_str(char *buf, size_t n, const char *file, uint64_t line) 
 }
 
 int64_t ps_seconds_to_ns(double seconds) {
+  /* Times come from the data: 1e30 or NaN must not reach the conversion to
+   * int64_t below, which is undefined for them. INT64_MIN lies outside
+   * InfluxDB's range, so the encoder refuses the point with that reason. */
+  if (!(seconds > -9.2e9 && seconds < 9.2e9))
+    return INT64_MIN;
   /* Split so the microsecond rounding never passes through a double that
    * has to hold 1e15 and a fraction at once. */
   double whole = floor(seconds);

@@ -90,6 +90,16 @@ void ps_run_id_from_name(const char *folder, ps_run_id *id) {
   id->test_type[tl] = '\0';
 }
 
+/* a - b in seconds. Times from the data may lie far apart (a start of year
+ * 1700 read from a broken line): the exact integer difference when it fits,
+ * never an overflow. */
+static double ns_diff_s(int64_t a, int64_t b) {
+  int64_t d;
+  if (__builtin_sub_overflow(a, b, &d))
+    return ((double)a - (double)b) / 1e9;
+  return (double)d / 1e9;
+}
+
 static int64_t mtime_ns(const struct stat *st) {
   return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
 }
@@ -288,7 +298,7 @@ int ps_run_evaluate(const char *folder, int64_t now_s, int64_t stall_after_s,
       v->duration_s = f->duration_s;
     } else if (v->have_start && v->end_ns >= v->start_ns) {
       v->have_duration = 1;
-      v->duration_s = (double)(v->end_ns - v->start_ns) / 1e9;
+      v->duration_s = ns_diff_s(v->end_ns, v->start_ns);
     }
   } else if (v->newest_mtime_ns > 0 && stall_after_s > 0 &&
              now_s * 1000000000LL - v->newest_mtime_ns >
@@ -299,7 +309,7 @@ int ps_run_evaluate(const char *folder, int64_t now_s, int64_t stall_after_s,
     v->end_ns = v->newest_mtime_ns + stall_after_s * 1000000000LL;
     if (v->have_start && v->newest_mtime_ns >= v->start_ns) {
       v->have_duration = 1;
-      v->duration_s = (double)(v->newest_mtime_ns - v->start_ns) / 1e9;
+      v->duration_s = ns_diff_s(v->newest_mtime_ns, v->start_ns);
     }
   } else {
     v->state = PS_RUN_RUNNING;

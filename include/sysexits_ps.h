@@ -7,7 +7,7 @@
 #define PS_EXIT_OK 0
 #define PS_EXIT_USAGE 64
 #define PS_EXIT_DATAERR 65
-#define PS_EXIT_NOINPUT 66 /* convert: no input file could be read */
+#define PS_EXIT_NOINPUT 66 /* convert: an input PATH could not be read */
 #define PS_EXIT_UNAVAILABLE 69
 #define PS_EXIT_SOFTWARE 70
 #define PS_EXIT_TEMPFAIL 75 /* another agent holds the state directory */

@@ -18,7 +18,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import DATA_DIR, PERFSHIP_BIN, InfluxTestCase, convert, convert_into  # noqa: E402
+from harness import (DATA_DIR, PERFSHIP_BIN, InfluxTestCase, convert,  # noqa: E402
+                     convert_into, run_perfship)
 
 SYNTH = os.path.join(DATA_DIR, "loadgen", "synth")
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
@@ -289,6 +290,30 @@ class LoadgenConvert(InfluxTestCase):
         intr = self.query("SELECT text FROM runs WHERE run = 'manual-7102939' "
                           "AND event = 'end'")
         self.assertIn("Error: Interrupted", intr[0]["text"])
+
+    def test_stall_threshold_from_the_configuration(self):
+        """convert -c judges a quiet run with the configuration's
+        alerts.stall_after_s, as the agent reading that file would."""
+        parent = os.path.join(self.tmp, "stall-threshold")
+        os.makedirs(parent)
+        folder = copy_run(os.path.join(SYNTH, "daily-perf-31400797d904"), parent)
+        two_hours_ago = time.time() - 7200
+        for name in os.listdir(folder):
+            os.utime(os.path.join(folder, name), (two_hours_ago, two_hours_ago))
+
+        def stalled_markers(args):
+            rc, out, err = run_perfship(args + ["convert", "-f", "loadgen", folder])
+            self.assertEqual(rc, 0, err)
+            return [l for l in out.splitlines()
+                    if l.startswith("runs,") and "status=stalled" in l]
+
+        self.assertEqual(len(stalled_markers([])), 1,
+                         "quiet for 2 h > the default 1800 s: stalled")
+        cfg = os.path.join(parent, "perfship.cfg")
+        with open(cfg, "w") as f:
+            f.write("alerts = { stall_after_s = 86400; };\n")
+        self.assertEqual(stalled_markers(["-c", cfg]), [],
+                         "quiet for 2 h < stall_after_s = 1 day: still running")
 
     def test_streamed_points(self):
         name = "daily-perf-9eb37164f6f7"

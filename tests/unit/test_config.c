@@ -290,6 +290,14 @@ static void test_ranges(void **state) {
   expect_error("watch = { settle_ms = -5; };\n", "watch.settle_ms", NULL);
   expect_error("selfstats = { interval_ms = 0; };\n", "selfstats.interval_ms", NULL);
   expect_error("alerts = { stall_after_s = 0; };\n", "alerts.stall_after_s", NULL);
+  /* Durations are turned into nanoseconds or added to the loop's clock:
+   * a huge one must be refused, not overflow. */
+  expect_error("alerts = { stall_after_s = 9223372036854775807L; };\n",
+               "alerts.stall_after_s", "out of range", NULL);
+  expect_error("influxdb = { unreachable_deadline_s = 9223372036854775807L; };\n",
+               "influxdb.unreachable_deadline_s", "out of range", NULL);
+  expect_error("watch = { settle_ms = 100000000000L; };\n", "watch.settle_ms",
+               "out of range", NULL);
   expect_error("influxdb = { timeout_ms = 0; };\n", "influxdb.timeout_ms", NULL);
   expect_error("influxdb = { unreachable_deadline_s = 0L; };\n",
                "influxdb.unreachable_deadline_s", NULL);
@@ -297,6 +305,21 @@ static void test_ranges(void **state) {
                "http://HOST:PORT", NULL);
   expect_error("influxdb = { url = \"http://\"; };\n", "key 'influxdb.url'", NULL);
   expect_error("influxdb = { url = \"ftp://h\"; };\n", "key 'influxdb.url'", NULL);
+  /* A password in the URL would be printed by check, mark and the
+   * unreachable-server messages; the refusal itself must not echo it. */
+  {
+    const char *path =
+        write_cfg("influxdb = { url = \"http://admin:s3cret@db:8086\"; };\n");
+    ps_config c;
+    ps_config_defaults(&c);
+    ps_buf err;
+    ps_buf_init(&err, 4096);
+    assert_true(ps_config_load(&c, path, &err) < 0);
+    assert_non_null(strstr(err.data, "credentials"));
+    assert_null(strstr(err.data, "s3cret"));
+    ps_buf_free(&err);
+    ps_config_free(&c);
+  }
   expect_error("state_dir = \"\";\n", "key 'state_dir'", "must not be empty", NULL);
   expect_error("batch = { max_bytes = 4096; max_pending_bytes = 2048; };\n",
                "perfship.cfg:1: ", "max_pending_bytes", NULL);
@@ -391,6 +414,13 @@ static void test_secrets(void **state) {
   /* the environment wins over token_file */
   setenv("PERFSHIP_TOKEN", "from-env", 1);
   assert_int_equal(ps_config_load_secrets(&c, &err), 0);
+  assert_string_equal(c.influxdb.token, "from-env");
+  /* it becomes a header line: a line break in it is refused, unquoted */
+  setenv("PERFSHIP_TOKEN", "tok\r\nX-Forged: 1", 1);
+  ps_buf_reset(&err);
+  assert_true(ps_config_load_secrets(&c, &err) < 0);
+  assert_non_null(strstr(err.data, "PERFSHIP_TOKEN"));
+  assert_null(strstr(err.data, "Forged"));
   assert_string_equal(c.influxdb.token, "from-env");
   unsetenv("PERFSHIP_TOKEN");
   ps_config_free(&c);

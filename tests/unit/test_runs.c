@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 
 #include "format.h"
 #include "loadgen.h"
+#include "lp.h"
 #include "runs.h"
 
 #include "capture.h"
@@ -462,8 +464,28 @@ static void test_convert_ended_runs(void **state) {
   ps_buf_free(&err);
 }
 
+/* Times come from the data; one far outside InfluxDB's range must come out
+ * as a timestamp the encoder refuses, not as undefined behaviour. */
+static void test_seconds_out_of_range(void **state) {
+  (void)state;
+  assert_true(ps_seconds_to_ns(1647216131.81362) == 1647216131813620000LL);
+  assert_true(ps_seconds_to_ns(-1.5) == -1500000000LL);
+  assert_true(ps_seconds_to_ns(1e30) == INT64_MIN);
+  assert_true(ps_seconds_to_ns(-1e30) == INT64_MIN);
+  assert_true(ps_seconds_to_ns(NAN) == INT64_MIN);
+  ps_field f = ps_field_float("x", 1.0);
+  ps_point p = {"m", NULL, 0, &f, 1, ps_seconds_to_ns(1e30)};
+  ps_buf out;
+  ps_buf_init(&out, 0);
+  const char *reason = NULL;
+  assert_true(ps_lp_encode(&out, &p, NULL, 0, &reason) < 0);
+  assert_non_null(strstr(reason, "timestamp outside"));
+  ps_buf_free(&out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_seconds_out_of_range),
       cmocka_unit_test(test_running),
       cmocka_unit_test(test_stalled),
       cmocka_unit_test(test_success),
