@@ -468,6 +468,18 @@ static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
   return f;
 }
 
+/* Opens a line file for tailing. O_NOATIME where allowed (the agent's own
+ * files, or root): with relatime the first read after every write
+ * otherwise updates the inode's atime, a metadata write per file event. */
+static int open_tailed(const char *path) {
+#ifdef O_NOATIME
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOATIME);
+  if (fd >= 0 || errno != EPERM)
+    return fd;
+#endif
+  return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+}
+
 /* Offset just past the last '\n' (where start_at=end begins reading). */
 static uint64_t last_newline_end(int fd, uint64_t size) {
   char b[65536];
@@ -496,7 +508,7 @@ static ps_state_file *saved_by_path(ps_pipeline *pl, const char *path) {
 static pfile *track_lines(ps_pipeline *pl, const ps_source_cfg *src,
                           const ps_format_ops *ops, const char *path,
                           uint64_t force_offset0) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  int fd = open_tailed(path);
   if (fd < 0) {
     if (errno != ENOENT)
       ps_log_limited(PS_LOG_WARNING, "tail", lkey("open", path), 300,
@@ -1103,7 +1115,7 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
   *spent = 0;
   struct stat st;
   if (f->fd < 0) { /* closed while idle: the same file still at its name? */
-    int fd = open(f->cur_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = open_tailed(f->cur_path);
     if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == f->id.dev &&
         (uint64_t)st.st_ino == f->id.ino) {
       f->fd = f->tail.fd = fd;
