@@ -66,6 +66,10 @@
  * at 4 MB a turn took ~25 ms, longer than InfluxDB needs for a 5,000-point
  * batch, so the server sat idle waiting for the next request. */
 #define SLICE_BYTES ((size_t)64 << 10)
+/* Points encoded per loop turn: a 9 MB perf-finish record holds ~25,000,
+ * and emitting them all in one turn (until back-pressure) kept the loop
+ * from sending for tens of milliseconds. About one default batch. */
+#define POINTS_PER_TURN 5000
 #define SAVE_DELAY_MS 50
 #define DRAIN_WAIT_MS 10000
 /* A line file with everything acknowledged and nothing new for two rescan
@@ -120,6 +124,7 @@ typedef struct pfile {
   int draining; /* gone from its path: read to the end, then retire */
   int queued;
   int paused; /* refused by back-pressure; resumed on ack */
+  int yielded; /* refused for POINTS_PER_TURN: continued next turn */
   int record_rejected;
   int at_end; /* read to the end of what existed at least once */
   unsigned scan_gen;
@@ -168,6 +173,7 @@ struct ps_pipeline {
   int lock_fd;
   /* counters */
   uint64_t lines_read, records_parsed, records_rejected, points_refused;
+  size_t turn_points; /* encoded in this loop turn (POINTS_PER_TURN) */
   uint64_t server_rejected;
   uint64_t start_ms;
   size_t saved_entries; /* files in the last saved state: paces the saves */
@@ -1043,6 +1049,11 @@ static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
     ps_batcher_flush(&pl->bt);
     return -EAGAIN;
   }
+  if (pl->turn_points >= POINTS_PER_TURN) {
+    f->yielded = 1;
+    return -EAGAIN;
+  }
+  pl->turn_points++;
   const char *reason = NULL;
   ps_buf_reset(&pl->scratch);
   int rc = ps_lp_encode(&pl->scratch, p, pl->extra, pl->nextra, &reason);
@@ -1194,6 +1205,12 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
     }
     f->em.origin.line = ln.line_no;
     int rc = f->ops->line(f->parser, ln.data, ln.len, &f->em);
+    if (rc == -EAGAIN && f->yielded) {
+      /* the rest of this record first in the next turn (work_cb): the
+       * other files must not start their own big records meanwhile */
+      *spent = budget;
+      return 1;
+    }
     if (rc == -EAGAIN) {
       f->paused = 1;
       *spent = parsed > used ? parsed : used;
@@ -1292,6 +1309,8 @@ static int process_doc(pfile *f) {
   f->em.origin.line = 0;
   int rc =
       f->ops->document(f->parser, f->doc.data ? f->doc.data : "", f->doc.len, &f->em);
+  if (rc == -EAGAIN && f->yielded)
+    return 1; /* continued first in the next turn (work_cb) */
   if (rc == -EAGAIN) {
     f->paused = 1;
     return 0;
@@ -1320,6 +1339,7 @@ static void work_cb(uv_idle_t *h) {
   size_t budget = SLICE_BYTES;
   pfile *f;
   int rounds = 0;
+  pl->turn_points = 0;
   /* With the batcher full, the next point of any file is refused anyway;
    * starting the other queued files would only have each of them parse up
    * to that point and hold its line (and its parse) until acks come: a
@@ -1340,8 +1360,20 @@ static void work_cb(uv_idle_t *h) {
       more = process_lines(f, budget, &spent);
     else
       more = process_doc(f);
-    if (more && !f->retired && !f->paused)
+    if (more && !f->retired && !f->paused) {
       enqueue(f);
+      if (f->yielded && f->queued && pl->q_head != f) { /* to the front */
+        pfile *prev = pl->q_head;
+        while (prev->qnext != f)
+          prev = prev->qnext;
+        prev->qnext = f->qnext;
+        if (pl->q_tail == f)
+          pl->q_tail = prev;
+        f->qnext = pl->q_head;
+        pl->q_head = f;
+      }
+    }
+    f->yielded = 0;
     spent = spent ? spent : 1; /* a file with nothing new still costs a turn */
     budget = budget > spent ? budget - spent : 0;
   }
