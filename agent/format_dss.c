@@ -30,6 +30,7 @@
 #include <cjson/cJSON.h>
 
 #include "format.h"
+#include "jsontext.h"
 
 #define DSS_RUN_MAX 256
 #define DSS_MARKER_TEXT_MAX 512
@@ -543,6 +544,18 @@ static int dss_document(ps_parser *p, const char *data, size_t len,
     if (p->path)
       ps_format_file_mtime(p->path, &p->mtime_s, NULL);
     p->cursor = 0;
+    size_t nul_col;
+    const char *nul = ps_json_nul_check(data, len, &nul_col);
+    if (nul) {
+      unsigned long long line = 1, col = 1;
+      for (size_t i = 0; i + 1 < nul_col; i++) {
+        col = data[i] == '\n' ? 1 : col + 1;
+        line += data[i] == '\n';
+      }
+      ps_emit_reject(em, "invalid JSON at line %llu, column %llu (byte %zu): %s", line,
+                     col, nul_col - 1, nul);
+      return 0;
+    }
     const char *end = NULL;
     p->root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
     if (!p->root) {

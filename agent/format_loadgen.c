@@ -38,6 +38,7 @@
 #include <cjson/cJSON.h>
 
 #include "format.h"
+#include "jsontext.h"
 #include "loadgen.h"
 #include "runs.h"
 
@@ -896,6 +897,12 @@ static int loadgen_line(ps_parser *p, const char *data, size_t len,
     blank++;
   if (blank == len) /* an empty line carries no record */
     return 0;
+  size_t nul_col;
+  const char *nul = ps_json_nul_check(data, len, &nul_col);
+  if (nul) {
+    ps_emit_reject(em, "column %zu: %s", nul_col, nul);
+    return 0;
+  }
   cJSON *root = parse_record(p, data, len);
   if (!root || !cJSON_IsObject(root)) {
     ps_emit_reject(em, root ? "not a JSON object" : "not valid JSON");

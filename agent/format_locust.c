@@ -484,6 +484,11 @@ static int locust_line(ps_parser *p, const char *data, size_t len,
     len--;
   if (len == 0)
     return 0;
+  const char *nul = memchr(data, '\0', len);
+  if (nul) { /* cells are C strings: a NUL would cut one short */
+    ps_emit_reject(em, "column %zu: NUL byte in the line", (size_t)(nul - data) + 1);
+    return 0;
+  }
   int n = csv_record(p, data, len, &pos, &lines);
   if (n == -E2BIG) {
     ps_emit_reject(em, "more than %d columns", LOCUST_MAX_COLUMNS);
@@ -520,6 +525,7 @@ static int locust_document(ps_parser *p, const char *data, size_t len,
   char why[160];
   while (pos < len) {
     uint64_t start_line = line, lines;
+    size_t rec_start = pos;
     int n = csv_record(p, data, len, &pos, &lines);
     line += lines;
     em->origin.line = start_line;
@@ -558,6 +564,10 @@ static int locust_document(ps_parser *p, const char *data, size_t len,
     row++;
     ps_point pt;
     int ok = build_point(p, (size_t)n, t, tags, &pt, why, sizeof why);
+    if (ok && memchr(data + rec_start, '\0', pos - rec_start)) {
+      snprintf(why, sizeof why, "NUL byte in the row"); /* a cell was cut at it */
+      ok = 0;
+    }
     if (unit++ < p->cursor)
       continue;
     if (!ok) {

@@ -75,6 +75,16 @@ static const char *base_url(const ps_config *cfg, size_t *len) {
   return base;
 }
 
+const char *ps_influx_tls_hint(int curl_code, const char *detail) {
+  if (curl_code != CURLE_PEER_FAILED_VERIFICATION)
+    return "";
+  if (detail && strstr(detail, "subject name"))
+    return "; the certificate was issued for another name: use that name in "
+           "influxdb.url";
+  return "; the server's certificate is not trusted: set influxdb.tls_ca_file to the CA "
+         "that signed it";
+}
+
 /* One request; *status is the HTTP status or 0 when nothing answered. */
 static int perform(const ps_config *cfg, const char *url, int post, long *status,
                    answer *a, ps_buf *err) {
@@ -104,6 +114,8 @@ static int perform(const ps_config *cfg, const char *url, int post, long *status
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
                    (long)(cfg->influxdb.timeout_ms > 0 ? cfg->influxdb.timeout_ms : 10000));
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  char detail[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, detail);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, a);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
@@ -119,9 +131,12 @@ static int perform(const ps_config *cfg, const char *url, int post, long *status
   if (cc == CURLE_OK)
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
   else if (err)
-    ps_buf_printf(err, "cannot reach %.*s: %s; is the server running, and is "
-                  "influxdb.url right?", (int)strcspn(url, "?"), url,
-                  curl_easy_strerror(cc));
+    ps_buf_printf(err, "cannot reach %.*s: %s%s%s", (int)strcspn(url, "?"), url,
+                  detail[0] ? detail : curl_easy_strerror(cc),
+                  ps_influx_tls_hint(cc, detail),
+                  cc == CURLE_PEER_FAILED_VERIFICATION
+                      ? ""
+                      : "; is the server running, and is influxdb.url right?");
   curl_slist_free_all(hdrs);
   if (auth.data)
     memset(auth.data, 0, auth.len);

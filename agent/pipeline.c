@@ -190,6 +190,13 @@ struct ps_pipeline {
 
 /* --- small helpers ------------------------------------------------------ */
 
+static void report_open_handle(uv_handle_t *h, void *arg) {
+  (void)arg;
+  PS_ERROR(MOD, "handle still open at shutdown: %s%s",
+           uv_handle_type_name(uv_handle_get_type(h)),
+           uv_is_closing(h) ? " (closing)" : "");
+}
+
 /* A rate-limit key per kind of message and file: the same bad file does not
  * flood the log, and one kind of trouble does not hide another. */
 static const char *lkey(const char *kind, const char *path) {
@@ -2086,9 +2093,17 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
     free(r->folder);
     free(r);
   }
-  if (uv_loop_close(&loop) != 0)
-    PS_DEBUG(MOD, "loop closed with handles left");
+  /* Every handle must be closed by now: one left open is a leak, or a
+   * callback that could still run on freed memory, so it fails the run. */
+  int loop_rc = uv_loop_close(&loop);
+  if (loop_rc != 0) {
+    uv_walk(&loop, report_open_handle, NULL);
+    PS_ERROR(MOD, "shutdown left handles open in the event loop (%s); this is a bug",
+             uv_strerror(loop_rc));
+  }
   int code = pl->exit_code;
+  if (loop_rc != 0 && code == 0)
+    code = PS_EXIT_SOFTWARE;
   ps_state_free(&pl->saved);
   for (size_t i = 0; i < pl->nold; i++) {
     if (pl->old_cfgs[i] != cfg) {

@@ -45,6 +45,7 @@
 #include <curl/curl.h>
 #include <zlib.h>
 
+#include "influx_admin.h"
 #include "log.h"
 #include "sink.h"
 
@@ -83,6 +84,7 @@ typedef struct slot {
   ps_buf gz;
   z_stream zs;
   bool zs_ready;
+  char errbuf[CURL_ERROR_SIZE]; /* curl's own words: names the TLS problem */
 } slot;
 
 typedef struct sock_ctx {
@@ -233,13 +235,17 @@ int ps_influx_post_sync(const ps_config *cfg, const char *body, size_t len,
               curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
                                (curl_off_t)len)))
     rc = -EINVAL;
+  char detail[CURL_ERROR_SIZE] = "";
+  if (!rc && curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, detail) != CURLE_OK)
+    rc = -EINVAL;
   if (!rc) {
     CURLcode cc = curl_easy_perform(curl);
     if (cc == CURLE_OK)
       curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, http_status);
     else {
       if (answer)
-        ps_buf_printf(answer, "%s", curl_easy_strerror(cc));
+        ps_buf_printf(answer, "%s%s", detail[0] ? detail : curl_easy_strerror(cc),
+                      ps_influx_tls_hint(cc, detail));
       rc = -EIO;
     }
   }
@@ -410,6 +416,7 @@ static int compress_body(slot *sl, const char *p, size_t len) {
 
 static int start_piece(ps_sink *s, slot *sl, piece *p) {
   tracked *t = p->t;
+  sl->errbuf[0] = '\0';
   size_t a = line_start(t, p->l0), b = line_start(t, p->l1);
   const char *body = t->batch->body.data ? t->batch->body.data + a : "";
   size_t len = b - a;
@@ -755,7 +762,12 @@ static void on_config_error(ps_sink *s, piece *p, long code, const char *msg) {
 
 static void on_transient(ps_sink *s, piece *p, long code, const char *what,
                          uint64_t retry_after_s) {
-  s->fail_streak++;
+  /* One step of backoff per round of attempts, not per failed request: the
+   * transfers in flight together fail together, and counting each would
+   * double the delay as often as there are slots (a 10 s outage then cost
+   * half a minute of waiting after the server was back). */
+  if (uv_now(s->loop) >= s->resume_at)
+    s->fail_streak++;
   uint64_t delay;
   if (retry_after_s > 0)
     delay = 1000 * (retry_after_s < RETRY_AFTER_MAX_S ? retry_after_s
@@ -799,7 +811,12 @@ static void transfer_done(ps_sink *s, slot *sl, CURLcode res) {
       uint64_t now = uv_now(s->loop);
       s->stats.unreachable_since_ms = now ? now : 1;
     }
-    on_transient(s, p, 0, curl_easy_strerror(res), 0);
+    /* curl's generic text for a TLS refusal ("SSL peer certificate or SSH
+     * remote key was not OK") does not say why nor what to do. */
+    char what[CURL_ERROR_SIZE + 160];
+    snprintf(what, sizeof what, "%s%s", sl->errbuf[0] ? sl->errbuf : curl_easy_strerror(res),
+             ps_influx_tls_hint(res, sl->errbuf));
+    on_transient(s, p, 0, what, 0);
     return;
   }
   s->stats.unreachable_since_ms = 0;
@@ -1067,7 +1084,8 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
       rc = -ENOMEM;
     if (!rc)
       rc = setup_easy(sl->easy, cfg, s->url.data, s->headers, &sl->answer);
-    if (!rc && curl_easy_setopt(sl->easy, CURLOPT_PRIVATE, sl) != CURLE_OK)
+    if (!rc && (curl_easy_setopt(sl->easy, CURLOPT_PRIVATE, sl) != CURLE_OK ||
+                curl_easy_setopt(sl->easy, CURLOPT_ERRORBUFFER, sl->errbuf) != CURLE_OK))
       rc = -EINVAL;
   }
   if (!rc && (uv_timer_init(loop, &s->curl_timer) ||

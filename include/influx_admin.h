@@ -36,4 +36,9 @@ void ps_influx_redact(const ps_config *cfg, const char *text, size_t len, ps_buf
 void ps_influx_answer_text(const ps_config *cfg, const char *body, size_t len,
                           ps_buf *out);
 
+/* What to do about a failed TLS verification (curl result `curl_code`,
+ * curl's error buffer `detail`): "" for any other failure. curl's own
+ * text for it ("SSL peer certificate ... was not OK") says neither. */
+const char *ps_influx_tls_hint(int curl_code, const char *detail);
+
 #endif
