@@ -1363,6 +1363,7 @@ static void work_cb(uv_idle_t *h) {
     }
     int more = 0;
     size_t spent = READ_CHUNK;
+    f->yielded = 0;
     if (f->kind == PS_INPUT_LINES)
       more = process_lines(f, budget, &spent);
     else
@@ -1380,7 +1381,7 @@ static void work_cb(uv_idle_t *h) {
         pl->q_head = f;
       }
     }
-    f->yielded = 0;
+    /* f may be freed here (retired while processed): not touched again */
     spent = spent ? spent : 1; /* a file with nothing new still costs a turn */
     budget = budget > spent ? budget - spent : 0;
   }
