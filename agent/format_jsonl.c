@@ -163,12 +163,16 @@ static int read_string(jreader *r, size_t *len) {
   for (;;) {
     /* copy the plain run in one go */
     const char *run = q;
-    while (q < r->end && *q != '"' && *q != '\\')
+    while (q < r->end && *q != '"' && *q != '\\' && *q != '\0')
       q++;
     memcpy(w, run, (size_t)(q - run));
     w += q - run;
     if (q >= r->end)
       return jfail(r, r->s, "unterminated string");
+    /* caught here, not by a memchr over every string afterwards: no
+     * escape can produce a NUL (\u0000 is refused below) */
+    if (*q == '\0')
+      return jfail(r, r->s, "NUL byte in a string");
     if (*q == '"')
       break;
     /* escape */
@@ -224,8 +228,6 @@ static int read_string(jreader *r, size_t *len) {
     }
   }
   *len = (size_t)(w - w0);
-  if (memchr(w0, '\0', *len))
-    return jfail(r, r->s, "NUL byte in a string");
   *w++ = '\0';
   t->len = (size_t)(w - t->data);
   r->s = q + 1;

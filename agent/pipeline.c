@@ -66,6 +66,10 @@
  * at 4 MB a turn took ~25 ms, longer than InfluxDB needs for a 5,000-point
  * batch, so the server sat idle waiting for the next request. */
 #define SLICE_BYTES ((size_t)64 << 10)
+/* Points encoded per loop turn: a 9 MB perf-finish record holds ~25,000,
+ * and emitting them all in one turn (until back-pressure) kept the loop
+ * from sending for tens of milliseconds. About one default batch. */
+#define POINTS_PER_TURN 5000
 #define SAVE_DELAY_MS 50
 #define DRAIN_WAIT_MS 10000
 /* A line file with everything acknowledged and nothing new for two rescan
@@ -118,7 +122,10 @@ typedef struct pfile {
   ps_input_kind kind;
   char *path;     /* origin of its points: never changes */
   char *cur_path; /* where it is now (rename within the sources) */
-  uint64_t cur_hash; /* of cur_path: lookups by path skip most strcmps */
+  uint64_t cur_hash; /* of cur_path: its bucket in the path index */
+  struct pfile *path_next; /* chain of its bucket in pl->by_path */
+  struct pfile *id_next;   /* chain of its bucket in pl->by_id (line files) */
+  int in_id_index;
   ps_file_id id;
   int fd;
   ps_tail tail;
@@ -129,6 +136,7 @@ typedef struct pfile {
   int draining; /* gone from its path: read to the end, then retire */
   int queued;
   int paused; /* refused by back-pressure; resumed on ack */
+  int yielded; /* refused for POINTS_PER_TURN: continued next turn */
   int record_rejected;
   int at_end; /* read to the end of what existed at least once */
   unsigned scan_gen;
@@ -161,6 +169,13 @@ struct ps_pipeline {
   uv_idle_t work;
   uv_signal_t sig_term, sig_int, sig_hup;
   pfile *files;
+  /* Every file event looks its file up by path and by device/inode: with
+   * 1,000 files growing at once, walking the list for each was the largest
+   * per-event cost. Chained hash tables over the same nodes; retired files
+   * stay in them until freed (lookups skip them). */
+  pfile **by_path, **by_id;
+  size_t nbuckets; /* power of two, or 0 before the first file */
+  size_t nindexed;
   pfile *q_head, *q_tail;
   prun *runs;
   int runs_final; /* --once: the closing evaluation was made */
@@ -172,6 +187,7 @@ struct ps_pipeline {
   int lock_fd;
   /* counters */
   uint64_t lines_read, records_parsed, records_rejected, points_refused;
+  size_t turn_points; /* encoded in this loop turn (POINTS_PER_TURN) */
   uint64_t server_rejected;
   uint64_t start_ms;
   size_t saved_entries; /* files in the last saved state: paces the saves */
@@ -347,6 +363,7 @@ static cfg_gen *cfg_gen_of(ps_pipeline *pl, const ps_source_cfg *src) {
       return g;
   return NULL;
 }
+static void index_remove(ps_pipeline *pl, pfile *f);
 
 static void file_free(pfile *f) {
   if (!f)
@@ -378,6 +395,7 @@ static void maybe_free(pfile *f) {
       *pp = f->next;
       break;
     }
+  index_remove(pl, f);
   file_free(f);
 }
 
@@ -411,8 +429,73 @@ static uint64_t path_hash(const char *path) {
   return ps_hash64(PS_HASH_SEED, path, strlen(path));
 }
 
+static size_t id_bucket(const ps_pipeline *pl, uint64_t dev, uint64_t ino) {
+  uint64_t h = (ino ^ (dev * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+  return (size_t)(h >> 32) & (pl->nbuckets - 1);
+}
+
+static size_t path_bucket(const ps_pipeline *pl, uint64_t hash) {
+  return (size_t)(hash ^ (hash >> 29)) & (pl->nbuckets - 1);
+}
+
+static void unlink_chain(pfile **head, pfile *f, int by_id) {
+  for (pfile **pp = head; *pp; pp = by_id ? &(*pp)->id_next : &(*pp)->path_next)
+    if (*pp == f) {
+      *pp = by_id ? f->id_next : f->path_next;
+      return;
+    }
+}
+
+static void index_path_add(ps_pipeline *pl, pfile *f) {
+  size_t b = path_bucket(pl, f->cur_hash);
+  f->path_next = pl->by_path[b];
+  pl->by_path[b] = f;
+}
+
+static void index_id_add(ps_pipeline *pl, pfile *f) {
+  size_t b = id_bucket(pl, f->id.dev, f->id.ino);
+  f->id_next = pl->by_id[b];
+  pl->by_id[b] = f;
+  f->in_id_index = 1;
+}
+
+/* Keeps about one file per bucket; returns -ENOMEM when it cannot (the
+ * tables keep their size and still work, with longer chains). */
+static int index_grow(ps_pipeline *pl) {
+  if (pl->nbuckets && pl->nindexed < pl->nbuckets)
+    return 0;
+  size_t n = pl->nbuckets ? pl->nbuckets * 2 : 64;
+  pfile **bp = calloc(n, sizeof *bp), **bi = calloc(n, sizeof *bi);
+  if (!bp || !bi) {
+    free(bp);
+    free(bi);
+    return pl->nbuckets ? 0 : -ENOMEM;
+  }
+  free(pl->by_path);
+  free(pl->by_id);
+  pl->by_path = bp;
+  pl->by_id = bi;
+  pl->nbuckets = n;
+  for (pfile *f = pl->files; f; f = f->next) {
+    index_path_add(pl, f);
+    if (f->in_id_index)
+      index_id_add(pl, f);
+  }
+  return 0;
+}
+
+static void index_remove(ps_pipeline *pl, pfile *f) {
+  unlink_chain(&pl->by_path[path_bucket(pl, f->cur_hash)], f, 0);
+  if (f->in_id_index)
+    unlink_chain(&pl->by_id[id_bucket(pl, f->id.dev, f->id.ino)], f, 1);
+  f->in_id_index = 0;
+  pl->nindexed--;
+}
+
 static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
                          const ps_format_ops *ops, ps_input_kind kind, const char *path) {
+  if (index_grow(pl) < 0)
+    return NULL;
   pfile *f = calloc(1, sizeof *f);
   if (!f)
     return NULL;
@@ -440,7 +523,21 @@ static pfile *file_alloc(ps_pipeline *pl, const ps_source_cfg *src,
   f->em.origin.file = f->path;
   f->next = pl->files;
   pl->files = f;
+  index_path_add(pl, f);
+  pl->nindexed++;
   return f;
+}
+
+/* Opens a line file for tailing. O_NOATIME where allowed (the agent's own
+ * files, or root): with relatime the first read after every write
+ * otherwise updates the inode's atime, a metadata write per file event. */
+static int open_tailed(const char *path) {
+#ifdef O_NOATIME
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOATIME);
+  if (fd >= 0 || errno != EPERM)
+    return fd;
+#endif
+  return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 }
 
 /* Offset just past the last '\n' (where start_at=end begins reading). */
@@ -471,7 +568,7 @@ static ps_state_file *saved_by_path(ps_pipeline *pl, const char *path) {
 static pfile *track_lines(ps_pipeline *pl, const ps_source_cfg *src,
                           const ps_format_ops *ops, const char *path,
                           uint64_t force_offset0) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  int fd = open_tailed(path);
   if (fd < 0) {
     if (errno != ENOENT)
       ps_log_limited(PS_LOG_WARNING, "tail", lkey("open", path), 300,
@@ -491,6 +588,7 @@ static pfile *track_lines(ps_pipeline *pl, const ps_source_cfg *src,
   }
   f->fd = fd;
   f->id = id;
+  index_id_add(pl, f); /* dev/ino never change for a tracked file */
   f->last_read_ms = uv_now(pl->loop);
   uint64_t offset = 0, line = 1;
   ps_state_file *sf = force_offset0 ? NULL : ps_state_find(&pl->saved, id.dev, id.ino);
@@ -557,15 +655,19 @@ static pfile *track_doc(ps_pipeline *pl, const ps_source_cfg *src,
 }
 
 static pfile *find_live_by_id(ps_pipeline *pl, uint64_t dev, uint64_t ino) {
-  for (pfile *f = pl->files; f; f = f->next)
+  if (!pl->nbuckets)
+    return NULL;
+  for (pfile *f = pl->by_id[id_bucket(pl, dev, ino)]; f; f = f->id_next)
     if (!f->retired && f->kind == PS_INPUT_LINES && f->id.dev == dev && f->id.ino == ino)
       return f;
   return NULL;
 }
 
 static pfile *find_live_by_path(ps_pipeline *pl, const char *path, ps_input_kind kind) {
+  if (!pl->nbuckets)
+    return NULL;
   uint64_t h = path_hash(path);
-  for (pfile *f = pl->files; f; f = f->next)
+  for (pfile *f = pl->by_path[path_bucket(pl, h)]; f; f = f->path_next)
     if (f->cur_hash == h && !f->retired && !f->draining && f->kind == kind &&
         strcmp(f->cur_path, path) == 0)
       return f;
@@ -636,9 +738,11 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
     if (strcmp(f->cur_path, path) != 0) {
       char *p = strdup(path);
       if (p) {
+        unlink_chain(&pl->by_path[path_bucket(pl, f->cur_hash)], f, 0);
         free(f->cur_path);
         f->cur_path = p;
         f->cur_hash = path_hash(p);
+        index_path_add(pl, f);
         pl->dirty = 1;
       }
     }
@@ -1005,6 +1109,11 @@ static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
     ps_batcher_flush(&pl->bt);
     return -EAGAIN;
   }
+  if (pl->turn_points >= POINTS_PER_TURN) {
+    f->yielded = 1;
+    return -EAGAIN;
+  }
+  pl->turn_points++;
   const char *reason = NULL;
   ps_buf_reset(&pl->scratch);
   int rc = ps_lp_encode(&pl->scratch, p, pl->extra, pl->nextra, &reason);
@@ -1082,7 +1191,7 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
   *spent = 0;
   struct stat st;
   if (f->fd < 0) { /* closed while idle: the same file still at its name? */
-    int fd = open(f->cur_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = open_tailed(f->cur_path);
     if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == f->id.dev &&
         (uint64_t)st.st_ino == f->id.ino && ps_file_same_birth(fd, &f->id)) {
       f->fd = f->tail.fd = fd;
@@ -1125,6 +1234,12 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
         *spent = used;
         return 1;
       }
+      /* Nothing past the size seen by the fstat above: the read would
+       * return 0. A write after that fstat brings its own event. */
+      if (f->tail.read_off >= (uint64_t)st.st_size && !f->tail.skipping) {
+        f->at_end = 1;
+        break;
+      }
       long n = ps_tail_fill(&f->tail, READ_CHUNK);
       if (n < 0) {
         ps_log_limited(PS_LOG_WARNING, "tail", lkey("read", f->path), 60,
@@ -1155,6 +1270,12 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
     }
     f->em.origin.line = ln.line_no;
     int rc = f->ops->line(f->parser, ln.data, ln.len, &f->em);
+    if (rc == -EAGAIN && f->yielded) {
+      /* the rest of this record first in the next turn (work_cb): the
+       * other files must not start their own big records meanwhile */
+      *spent = budget;
+      return 1;
+    }
     if (rc == -EAGAIN) {
       f->paused = 1;
       *spent = parsed > used ? parsed : used;
@@ -1256,6 +1377,8 @@ static int process_doc(pfile *f) {
   f->em.origin.line = 0;
   int rc =
       f->ops->document(f->parser, f->doc.data ? f->doc.data : "", f->doc.len, &f->em);
+  if (rc == -EAGAIN && f->yielded)
+    return 1; /* continued first in the next turn (work_cb) */
   if (rc == -EAGAIN) {
     f->paused = 1;
     return 0;
@@ -1284,6 +1407,7 @@ static void work_cb(uv_idle_t *h) {
   size_t budget = SLICE_BYTES;
   pfile *f;
   int rounds = 0;
+  pl->turn_points = 0;
   /* With the batcher full, the next point of any file is refused anyway;
    * starting the other queued files would only have each of them parse up
    * to that point and hold its line (and its parse) until acks come: a
@@ -1300,12 +1424,25 @@ static void work_cb(uv_idle_t *h) {
     }
     int more = 0;
     size_t spent = READ_CHUNK;
+    f->yielded = 0;
     if (f->kind == PS_INPUT_LINES)
       more = process_lines(f, budget, &spent);
     else
       more = process_doc(f);
-    if (more && !f->retired && !f->paused)
+    if (more && !f->retired && !f->paused) {
       enqueue(f);
+      if (f->yielded && f->queued && pl->q_head != f) { /* to the front */
+        pfile *prev = pl->q_head;
+        while (prev->qnext != f)
+          prev = prev->qnext;
+        prev->qnext = f->qnext;
+        if (pl->q_tail == f)
+          pl->q_tail = prev;
+        f->qnext = pl->q_head;
+        pl->q_head = f;
+      }
+    }
+    /* f may be freed here (retired while processed): not touched again */
     spent = spent ? spent : 1; /* a file with nothing new still costs a turn */
     budget = budget > spent ? budget - spent : 0;
   }
@@ -2133,6 +2270,8 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
     next = f->next;
     file_free(f);
   }
+  free(pl->by_path);
+  free(pl->by_id);
   for (prun *r = pl->runs, *next; r; r = next) {
     next = r->next;
     free(r->folder);

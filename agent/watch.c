@@ -85,7 +85,6 @@ static void handle_closed(uv_handle_t *h) {
 static void on_event(uv_fs_event_t *h, const char *filename, int events, int status) {
   wdir *d = h->data;
   ps_watch *w = d->w;
-  (void)events;
   if (status < 0) {
     ps_log_limited(PS_LOG_WARNING, "watch", d->path, 60,
                    "%s: watch error (%s); relying on the periodic rescan", d->path,
@@ -103,8 +102,12 @@ static void on_event(uv_fs_event_t *h, const char *filename, int events, int sta
   join(&p, d->path, filename);
   if (!p.data)
     return;
+  /* A new folder arrives as a rename/create event; a change event is a
+   * write or an attribute change, where the stat would only cost time (one
+   * path walk per write, with 1,000 files growing at once): the pipeline
+   * stats the path itself and ignores what is not a regular file. */
   struct stat st;
-  int isdir = stat(p.data, &st) == 0 && S_ISDIR(st.st_mode);
+  int isdir = events != UV_CHANGE && stat(p.data, &st) == 0 && S_ISDIR(st.st_mode);
   if (isdir) {
     /* A new run folder: watch it and take what it already holds. */
     if (has_glob(d->src->path))
