@@ -17,10 +17,11 @@
  *   absent field, never a zero.
  * - Points borrow their strings from the cJSON tree and from per-parser
  *   scratch arrays, so nothing is allocated per field.
- * - A record's tree is built in the parser's own arena (cJSON's allocation
- *   hooks are pointed at it for the duration of the parse only) and dropped
- *   whole: one malloc and free per node was a fifth of a backfill agent's
- *   CPU, and the 9 MB perf-finish line has about 800,000 nodes.
+ * - A record's tree is kept until the next record (perf-finish is resumed
+ *   from it) and built with cJSON's ordinary allocator. An arena through
+ *   cJSON_InitHooks was faster, but those hooks are process-global: a
+ *   cJSON call on libuv's threadpool (CREATE DATABASE's answer) during a
+ *   parse allocated from, or freed into, the wrong allocator and crashed.
  * - The facts the run tracker needs (runs.h) are updated as lines are read;
  *   convert_path() reads a whole folder and then asks runs.c for markers.
  */
@@ -66,15 +67,6 @@ typedef enum finish_phase {
   FP_DONE,
 } finish_phase;
 
-/* Bump allocation in chunks; a chunk is never moved, so nodes stay put. */
-typedef struct arena_chunk {
-  struct arena_chunk *next;
-  size_t used, cap;
-  max_align_t data[];
-} arena_chunk;
-
-#define ARENA_CHUNK ((size_t)64 << 10)
-
 typedef struct storage_area {
   char name[256];
   int64_t kib;
@@ -91,7 +83,7 @@ struct ps_parser {
   size_t accepted; /* points of the current record the emitter took */
   size_t skip;     /* points still to skip on a resumed call */
 
-  arena_chunk *arena; /* the current record's tree (newest chunk first) */
+  cJSON *tree; /* the current record's tree */
 
   /* resume state of perf-finish */
   cJSON *fin_root;
@@ -332,72 +324,18 @@ static double line_timestamp(const cJSON *root, int *ok) {
 
 /* ---- open / free ---------------------------------------------------------- */
 
-/* The chunk being filled by the parse in progress: cJSON's hooks take no
- * context. Set only inside parse_record (one thread parses at a time). */
-static arena_chunk **g_arena;
-
-static void *arena_alloc(size_t n) {
-  n = (n + 15) & ~(size_t)15;
-  arena_chunk *c = *g_arena;
-  if (!c || c->cap - c->used < n) {
-    size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
-    arena_chunk *nc = malloc(sizeof *nc + cap);
-    if (!nc)
-      return NULL;
-    nc->next = c;
-    nc->used = 0;
-    nc->cap = cap;
-    *g_arena = c = nc;
-  }
-  void *r = (char *)c->data + c->used;
-  c->used += n;
-  return r;
-}
-
-static void arena_keep(void *ptr) { (void)ptr; } /* freed with the arena */
-
-/* Drops every tree: keeps one ordinary chunk for the next record, so small
- * records cost no malloc at all, and gives back what a big one took. */
-static void arena_reset(ps_parser *p) {
-  arena_chunk *keep = NULL;
-  for (arena_chunk *c = p->arena, *next; c; c = next) {
-    next = c->next;
-    if (!keep && c->cap == ARENA_CHUNK) {
-      keep = c;
-      continue;
-    }
-    free(c);
-  }
-  if (keep) {
-    keep->used = 0;
-    keep->next = NULL;
-  }
-  p->arena = keep;
-}
-
-static void arena_free(ps_parser *p) {
-  for (arena_chunk *c = p->arena, *next; c; c = next) {
-    next = c->next;
-    free(c);
-  }
-  p->arena = NULL;
-}
-
-/* Parses one record into the arena, dropping the previous record's tree. */
+/* Parses one record, dropping the previous record's tree. */
 static cJSON *parse_record(ps_parser *p, const char *data, size_t len) {
-  arena_reset(p);
-  cJSON_Hooks hooks = {arena_alloc, arena_keep};
-  g_arena = &p->arena;
-  cJSON_InitHooks(&hooks);
-  cJSON *root = cJSON_ParseWithLength(data, len);
-  cJSON_InitHooks(NULL);
-  g_arena = NULL;
-  return root;
+  cJSON_Delete(p->tree);
+  p->tree = cJSON_ParseWithLength(data, len);
+  return p->tree;
 }
 
 static void finish_reset(ps_parser *p) {
-  if (p->fin_root)
-    arena_reset(p); /* the perf-finish tree: tens of MB */
+  if (p->fin_root) { /* the perf-finish tree: tens of MB */
+    cJSON_Delete(p->tree);
+    p->tree = NULL;
+  }
   p->fin_root = NULL;
   p->fin_len = 0;
   p->phase = FP_DONE;
@@ -408,7 +346,7 @@ static void loadgen_free(ps_parser *p) {
   if (!p)
     return;
   finish_reset(p);
-  arena_free(p);
+  cJSON_Delete(p->tree);
   free(p->areas);
   free(p->path);
   free(p);

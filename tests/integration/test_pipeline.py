@@ -320,8 +320,13 @@ class LiveTests(Base):
         wait_until(lambda: len(self.points()) == 1, 10)
 
         def open_fds():
-            fds = os.listdir(f"/proc/{a.proc.pid}/fd")
-            return [os.readlink(f"/proc/{a.proc.pid}/fd/{fd}") for fd in fds]
+            links = []
+            for fd in os.listdir(f"/proc/{a.proc.pid}/fd"):
+                try:
+                    links.append(os.readlink(f"/proc/{a.proc.pid}/fd/{fd}"))
+                except FileNotFoundError:
+                    pass  # closed between the listing and the look
+            return links
         self.assertIn(path, open_fds())
         wait_until(lambda: path not in open_fds(), 5, what="the idle file closed")
         self.append("idle.jsonl", line(1))  # reopened on change
