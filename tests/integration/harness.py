@@ -239,6 +239,45 @@ class InfluxTestCase(unittest.TestCase):
         cls.addClassCleanup(cls.influx.close)
 
 
+class VictoriaMetrics:
+    """Debian's victoria-metrics on a free loopback port in `datadir`: a
+    real server for the v2 write path (it accepts /api/v2/write, ignores
+    token, org and bucket, and keeps milliseconds)."""
+
+    BIN = shutil.which("victoria-metrics") or (
+        "/usr/bin/victoria-metrics" if os.path.exists("/usr/bin/victoria-metrics") else None)
+
+    def __init__(self, datadir):
+        self.dir = datadir
+        self.port = free_port()
+        self.proc = None
+
+    def start(self, timeout=20):
+        os.makedirs(self.dir, exist_ok=True)
+        self.log = open(os.path.join(self.dir, "vm.log"), "wb")
+        self.proc = subprocess.Popen(
+            [self.BIN, f"-httpListenAddr=127.0.0.1:{self.port}",
+             f"-storageDataPath={self.dir}/data", "-loggerLevel=ERROR"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+
+        def up():
+            try:
+                return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health",
+                                              timeout=1).status == 200
+            except OSError:
+                return False
+        wait_until(up, timeout=timeout, what="victoria-metrics")
+        return self
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+        if self.log:
+            self.log.close()
+            self.log = None
+
+
 # -- perfship ---------------------------------------------------------------
 
 def run_perfship(args, input=None, timeout=120, env=None, check=False):

@@ -32,12 +32,12 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultproxy import FaultProxy  # noqa: E402
-from harness import (DATA_DIR, PERFSHIP_BIN, Agent, InfluxServer, free_port,  # noqa: E402
+from harness import (DATA_DIR, PERFSHIP_BIN, Agent, InfluxServer, VictoriaMetrics, free_port,  # noqa: E402
                      run_perfship, wait_until, write_config)
 
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
 DSS = os.path.join(DATA_DIR, "dss", "synth")
-VICTORIA = shutil.which("victoria-metrics")
+VICTORIA = VictoriaMetrics.BIN
 
 INFLUX = None
 
@@ -517,25 +517,11 @@ class DocumentLiveTests(Base):
 class V2ThroughTheAgentTests(Base):
     def setUp(self):
         super().setUp()
-        self.port = free_port()
-        self.vm_log = open(os.path.join(self.tmp, "vm.log"), "wb")
-        self.vm = subprocess.Popen(
-            [VICTORIA, f"-httpListenAddr=127.0.0.1:{self.port}",
-             f"-storageDataPath={self.tmp}/vm", "-loggerLevel=ERROR"],
-            stdout=self.vm_log, stderr=subprocess.STDOUT)
-
-        def up():
-            try:
-                return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health",
-                                              timeout=1).status == 200
-            except OSError:
-                return False
-        wait_until(up, timeout=20, what="victoria-metrics")
+        self.vm = VictoriaMetrics(os.path.join(self.tmp, "vm")).start()
+        self.port = self.vm.port
 
     def tearDown(self):
-        self.vm.terminate()
-        self.vm.wait(10)
-        self.vm_log.close()
+        self.vm.stop()
         super().tearDown()
 
     def test_run_once_v2_shape_values_and_no_token_anywhere(self):

@@ -17,15 +17,14 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import InfluxServer, PERFSHIP_BIN, free_port, wait_until, write_config  # noqa: E402
+from harness import (InfluxServer, PERFSHIP_BIN, VictoriaMetrics, free_port,  # noqa: E402
+                     wait_until, write_config)
 from faultproxy import FaultProxy  # noqa: E402
 
 DRIVER = os.environ.get("PERFSHIP_SINK_DRIVER") or os.path.join(
     os.path.dirname(PERFSHIP_BIN), "tests", "tools", "sink_driver")
 VALGRIND = shutil.which("valgrind")
-VICTORIA = shutil.which("victoria-metrics") or (
-    "/usr/bin/victoria-metrics" if os.path.exists("/usr/bin/victoria-metrics") else None)
-
+VICTORIA = VictoriaMetrics.BIN
 T0 = 1_700_000_000_000_000_000
 
 influx = None
@@ -532,27 +531,13 @@ class SinkTest(unittest.TestCase):
 class V2ApiTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="perfship-vm-")
-        self.port = free_port()
-        self.log = open(os.path.join(self.dir, "vm.log"), "wb")
-        self.vm = subprocess.Popen(
-            [VICTORIA, f"-httpListenAddr=127.0.0.1:{self.port}",
-             f"-storageDataPath={self.dir}/data", "-loggerLevel=ERROR"],
-            stdout=self.log, stderr=subprocess.STDOUT)
-
-        def up():
-            try:
-                return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health",
-                                              timeout=1).status == 200
-            except OSError:
-                return False
-        wait_until(up, timeout=20, what="victoria-metrics")
+        self.vm = VictoriaMetrics(self.dir).start()
+        self.port = self.vm.port
         self.proxy = FaultProxy(self.port, seed=99).start()
 
     def tearDown(self):
         self.proxy.stop()
-        self.vm.terminate()
-        self.vm.wait(10)
-        self.log.close()
+        self.vm.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def test_v2_write_shape_and_data(self):
