@@ -23,7 +23,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Agent, InfluxServer, run_perfship, wait_until,  # noqa: E402
+from harness import (Agent, InfluxServer, InfluxTestCase, run_perfship, wait_until,  # noqa: E402
                      write_config)
 from pointset import db_points, diff  # noqa: E402
 from procstat import RssSampler, agent_is_sanitized  # noqa: E402
@@ -60,16 +60,8 @@ def point(ts, k="a", **fields):
     return ("m", tuple(sorted(tags)), ts * 10**9), f
 
 
-class Base(unittest.TestCase):
-    influx = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.influx = InfluxServer().start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.influx.close()
+class Base(InfluxTestCase):
+    """One influxd per class (InfluxTestCase); a scratch folder per test."""
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="perfship-hostile-")

@@ -18,7 +18,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultproxy import FaultProxy  # noqa: E402
-from harness import (PERFSHIP_BIN, Agent, InfluxServer, free_port,  # noqa: E402
+from harness import (PERFSHIP_BIN, Agent, InfluxServer, InfluxTestCase, free_port,  # noqa: E402
                      run_perfship, wait_until, write_config)
 
 BASE = 1700000000
@@ -53,16 +53,8 @@ def groups(batch=None, watch=None, selfstats=None, other=""):
             f"selfstats = {{ {fmt(s)} }};\n{other}")
 
 
-class Base(unittest.TestCase):
-    influx = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.influx = InfluxServer().start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.influx.close()
+class Base(InfluxTestCase):
+    """One influxd per class (InfluxTestCase); a scratch folder per test."""
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="perfship-pipe-")
