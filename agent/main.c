@@ -12,11 +12,11 @@
 
 #include <curl/curl.h>
 
-#include "buf.h"
-#include "cmd.h"
-#include "config.h"
-#include "log.h"
-#include "sysexits_ps.h"
+#include "core/buf.h"
+#include "cmd/cmd.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/sysexits_ps.h"
 
 #define DEFAULT_CONFIG "/etc/perfship/perfship.cfg"
 

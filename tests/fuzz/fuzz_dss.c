@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "format.h"
+#include "formats/format.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

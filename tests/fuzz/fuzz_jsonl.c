@@ -12,8 +12,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "format.h"
-#include "lp.h"
+#include "formats/format.h"
+#include "influx/lp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,11 +11,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "buf.h"
-#include "format.h"
-#include "loadgen.h"
-#include "lp.h"
-#include "runs.h"
+#include "core/buf.h"
+#include "formats/format.h"
+#include "formats/loadgen.h"
+#include "influx/lp.h"
+#include "runs/runs.h"
 
 typedef struct fz {
   unsigned period;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp.h"
+#include "influx/lp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_sink_answer.c: InfluxDB's answer to a write, as the sink reads it
- * (agent/sink_http.c): the JSON error text, the lines it names as
+ * (agent/influx/sink.c): the JSON error text, the lines it names as
  * unparsable, "dropped=N", and how the rest of the batch is then split,
  * resent or taken as stored.
  *
@@ -10,12 +10,12 @@
  * accounted for exactly once: rejected, counted as written, or inside a
  * piece queued to be sent again; and a rejected line is one of the body's.
  *
- * DESIGN: the answer handling is static in sink_http.c, and exporting it
+ * DESIGN: the answer handling is static in influx/sink.c, and exporting it
  * only for this target would widen the sink's contract. The target includes
  * the file instead; the library's sink_http.o is then never linked, since
  * this file defines every symbol it would provide.
  */
-#include "../../agent/sink_http.c"
+#include "../../agent/influx/sink.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

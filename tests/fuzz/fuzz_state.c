@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
-#include "state.h"
+#include "state/state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
-#include "tail.h"
+#include "input/tail.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

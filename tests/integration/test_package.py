@@ -66,8 +66,8 @@ def man_text(page_gz):
 
 
 def sysexits_codes():
-    """The exit codes include/sysexits_ps.h names, as sorted strings."""
-    with open(os.path.join(SRC, "include", "sysexits_ps.h")) as f:
+    """The exit codes include/core/sysexits_ps.h names, as sorted strings."""
+    with open(os.path.join(SRC, "include", "core", "sysexits_ps.h")) as f:
         codes = re.findall(r"(?m)^#define PS_EXIT_\w+ (\d+)", f.read())
     return sorted(codes, key=int)
 

@@ -34,9 +34,9 @@
 
 #include <uv.h>
 
-#include "config.h"
-#include "log.h"
-#include "sink.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "influx/sink.h"
 
 static ps_config cfg;
 static size_t batches_total, batches_done, batches_cancelled;

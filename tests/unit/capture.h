@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "emit.h"
-#include "format.h"
-#include "point.h"
+#include "core/buf.h"
+#include "formats/emit.h"
+#include "formats/format.h"
+#include "formats/point.h"
 
 #define CAP_MAX_TAGS 16
 #define CAP_MAX_FIELDS 64

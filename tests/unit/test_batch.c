@@ -1,6 +1,6 @@
 /*
  * test_batch: which offsets may be committed when batches are acknowledged
- * in any order (include/batch.h), and the batch limits and back-pressure.
+ * in any order (include/influx/batch.h), and the batch limits and back-pressure.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "batch.h"
+#include "influx/batch.h"
 
 typedef struct rig {
   ps_batcher bt;

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "core/config.h"
 
 #ifndef PS_SOURCE_DIR
 #define PS_SOURCE_DIR PS_TEST_DATA "/../.."

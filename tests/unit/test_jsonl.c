@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "format.h"
-#include "lp.h"
+#include "formats/format.h"
+#include "influx/lp.h"
 
 typedef struct sink {
   ps_buf out;

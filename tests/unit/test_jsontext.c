@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "jsontext.h"
+#include "core/jsontext.h"
 
 #define CHECK(lit, colp) ps_json_nul_check(lit, sizeof(lit) - 1, colp)
 

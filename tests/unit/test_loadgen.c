@@ -1,5 +1,5 @@
 /*
- * Unit tests of the loadgen parser (agent/format_loadgen.c): point shapes,
+ * Unit tests of the loadgen parser (agent/formats/loadgen.c): point shapes,
  * field types per SCHEMA.md, every format era, rejects, and back-pressure
  * resumption on the real fixture's perf-finish line.
  *
@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "format.h"
-#include "loadgen.h"
+#include "formats/format.h"
+#include "formats/loadgen.h"
 
 #include "capture.h"
 

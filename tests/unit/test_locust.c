@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "format.h"
+#include "formats/format.h"
 
 #include "capture.h"
 

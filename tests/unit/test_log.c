@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "core/log.h"
 
 static int saved_stderr = -1;
 static int pipe_rd = -1;

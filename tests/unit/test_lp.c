@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "lp.h"
+#include "influx/lp.h"
 
 #define T0 1700000000000000000LL
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the run lifecycle (agent/runs.c) and of `convert -f
+ * Unit tests of the run lifecycle (agent/runs/runs.c) and of `convert -f
  * loadgen`'s folder hook: status rules on temp folders with controlled
  * modification times, marker shapes, and the unterminated-last-line rule on
  * copies of the fixture runs.
@@ -20,10 +20,10 @@
 
 #include <cmocka.h>
 
-#include "format.h"
-#include "loadgen.h"
-#include "lp.h"
-#include "runs.h"
+#include "formats/format.h"
+#include "formats/loadgen.h"
+#include "influx/lp.h"
+#include "runs/runs.h"
 
 #include "capture.h"
 

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <uv.h>
 
-#include "sink.h"
+#include "influx/sink.h"
 
 /* Built by hand rather than by ps_config_defaults(), whose strings would
  * then be owned here: unset strings are NULL, which the sink must accept. */

@@ -17,8 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pipeline.h"
-#include "state.h"
+#include "pipeline/pipeline.h"
+#include "state/state.h"
 
 static char dir[64];
 
@@ -169,7 +169,7 @@ static void save_replaces_atomically(void **st) {
   ps_state_free(&s);
 }
 
-/* `forget` drops files (ps_state_forget) and run folders (cmd_forget.c) by
+/* `forget` drops files (ps_state_forget) and run folders (cmd/forget.c) by
  * this one rule; they used to disagree about "/". */
 static void path_under_rule(void **st) {
   (void)st;

@@ -1,5 +1,5 @@
 /*
- * test_tail: line framing and file identity (include/tail.h), on real
+ * test_tail: line framing and file identity (include/input/tail.h), on real
  * files in a temporary directory.
  */
 #include <setjmp.h>
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tail.h"
+#include "input/tail.h"
 
 static char dir[64];
 

@@ -1,0 +1,186 @@
+/*
+ * cmd/check.c: `perfship check`: validate the configuration, then prove the
+ * server takes writes.
+ *
+ * DESIGN: the probe is an empty POST to the write endpoint the sink will use
+ * (same URL, precision and auth through ps_influx_post_sync). InfluxDB
+ * authenticates, then looks the database up, then parses the body, so an
+ * empty body answers exactly "would a write be accepted" without storing
+ * anything. Exit 0 only when both halves are fine; 78 for a configuration
+ * problem (including the secrets files), 69 when the server is unreachable or
+ * refuses. Nothing here ever prints a secret: only where it comes from.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "influx/admin.h"
+#include "influx/sink.h"
+#include "core/sysexits_ps.h"
+
+static const char *api_name(ps_api api) { return api == PS_API_V2 ? "v2" : "v1"; }
+
+static const char *gzip_name(ps_gzip_mode g) {
+  return g == PS_GZIP_ON ? "on" : g == PS_GZIP_OFF ? "off" : "auto";
+}
+
+static int nonempty(const char *s) { return s && s[0]; }
+
+static void print_summary(const ps_config *cfg) {
+  printf("configuration: %s: ok\n", cfg->file ? cfg->file : "built-in defaults");
+  printf("server: %s (api %s)\n", cfg->influxdb.url, api_name(cfg->influxdb.api));
+  if (cfg->influxdb.api == PS_API_V2) {
+    printf("  org \"%s\", bucket \"%s\"\n", cfg->influxdb.org, cfg->influxdb.bucket);
+    if (getenv("PERFSHIP_TOKEN") && getenv("PERFSHIP_TOKEN")[0])
+      printf("  token: from PERFSHIP_TOKEN\n");
+    else if (nonempty(cfg->influxdb.token_file))
+      printf("  token: from %s\n", cfg->influxdb.token_file);
+    else
+      printf("  token: none\n");
+  } else {
+    printf("  database \"%s\"", cfg->influxdb.database);
+    if (nonempty(cfg->influxdb.retention_policy))
+      printf(", retention policy \"%s\"", cfg->influxdb.retention_policy);
+    printf(", create_database %s\n", cfg->influxdb.create_database ? "on" : "off");
+    if (nonempty(cfg->influxdb.username))
+      printf("  user \"%s\", password %s\n", cfg->influxdb.username,
+             nonempty(cfg->influxdb.password_file) ? "from password_file" : "empty");
+    else
+      printf("  no authentication\n");
+  }
+  printf("  gzip %s, timeout %lld ms%s\n", gzip_name(cfg->influxdb.gzip),
+         (long long)cfg->influxdb.timeout_ms,
+         cfg->influxdb.tls_verify ? "" : ", TLS verification OFF");
+  printf("state_dir: %s", cfg->state_dir);
+  struct stat st;
+  if (stat(cfg->state_dir, &st) != 0)
+    printf(" (does not exist yet; run creates it)");
+  else if (!S_ISDIR(st.st_mode))
+    printf(" (NOT a directory: run will fail; fix state_dir)");
+  else if (access(cfg->state_dir, W_OK) != 0)
+    printf(" (not writable by this user)");
+  printf("\n");
+  if (cfg->ntags) {
+    printf("tags:");
+    for (size_t i = 0; i < cfg->ntags; i++)
+      printf(" %s=%s", cfg->tags[i].key, cfg->tags[i].value);
+    printf("\n");
+  }
+  printf("sources: %zu\n", cfg->nsources);
+  for (size_t i = 0; i < cfg->nsources; i++) {
+    const ps_source_cfg *s = &cfg->sources[i];
+    printf("  %s (%s", s->path, ps_format_name(s->format));
+    if (s->format == PS_FMT_JSONL)
+      printf(", measurement %s, time_key %s", s->measurement, s->time_key);
+    printf(")");
+    /* a glob or a path that does not exist yet is fine: results appear later */
+    if (!strpbrk(s->path, "*?[") && stat(s->path, &st) != 0)
+      printf(" (does not exist yet)");
+    printf("\n");
+  }
+}
+
+static int probe_write(const ps_config *cfg) {
+  long status = 0;
+  ps_buf answer, shown;
+  ps_buf_init(&answer, 0);
+  ps_buf_init(&shown, 0);
+  int rc = ps_influx_post_sync(cfg, "", 0, &status, &answer);
+  if (answer.data)
+    ps_influx_answer_text(cfg, answer.data, answer.len, &shown);
+  while (shown.len && (shown.data[shown.len - 1] == '\n'))
+    ps_buf_truncate(&shown, shown.len - 1);
+  const char *said = shown.data ? shown.data : "";
+  const char *endpoint = cfg->influxdb.api == PS_API_V2 ? "/api/v2/write" : "/write";
+  int code = PS_EXIT_UNAVAILABLE;
+  if (rc < 0) {
+    fprintf(stderr, "perfship: write probe: cannot reach %s: %s; is the server "
+            "running, and is influxdb.url right?\n", cfg->influxdb.url, said);
+  } else if (status >= 200 && status <= 299) {
+    if (cfg->influxdb.api == PS_API_V2)
+      printf("write probe: %s accepted (HTTP %ld): bucket \"%s\" can be written\n",
+             endpoint, status, cfg->influxdb.bucket);
+    else
+      printf("write probe: %s accepted (HTTP %ld): database \"%s\" exists and the "
+             "credentials work\n", endpoint, status, cfg->influxdb.database);
+    code = PS_EXIT_OK;
+  } else if (status == 404 && cfg->influxdb.api == PS_API_V1) {
+    if (cfg->influxdb.create_database) {
+      printf("write probe: database \"%s\" not found; `perfship run` creates it at "
+             "start (create_database = true; the user needs admin rights for that)\n",
+             cfg->influxdb.database);
+      code = PS_EXIT_OK;
+    } else {
+      fprintf(stderr, "perfship: write probe: database \"%s\" not found on %s and "
+              "create_database is false; create it (CREATE DATABASE \"%s\") or set "
+              "influxdb.create_database = true\n", cfg->influxdb.database,
+              cfg->influxdb.url, cfg->influxdb.database);
+    }
+  } else if (status == 404) {
+    fprintf(stderr, "perfship: write probe: %s answered HTTP 404 (%s); check "
+            "influxdb.org and influxdb.bucket, and that the server has the v2 API "
+            "(else set api = \"v1\")\n", cfg->influxdb.url, said);
+  } else if (status == 401 || status == 403) {
+    if (cfg->influxdb.api == PS_API_V2)
+      fprintf(stderr, "perfship: write probe: the server refused the token (HTTP %ld: "
+              "%s); check token_file or PERFSHIP_TOKEN, and that the token may write "
+              "bucket \"%s\"\n", status, said, cfg->influxdb.bucket);
+    else if (nonempty(cfg->influxdb.username))
+      fprintf(stderr, "perfship: write probe: the server refused user \"%s\" (HTTP "
+              "%ld: %s); check influxdb.username and the password in %s, and that the "
+              "user may write database \"%s\"\n", cfg->influxdb.username, status, said,
+              nonempty(cfg->influxdb.password_file) ? cfg->influxdb.password_file
+                                                    : "password_file (none is set)",
+              cfg->influxdb.database);
+    else
+      fprintf(stderr, "perfship: write probe: the server requires authentication "
+              "(HTTP %ld: %s); set influxdb.username and influxdb.password_file\n",
+              status, said);
+  } else {
+    fprintf(stderr, "perfship: write probe: %s answered HTTP %ld to POST %s (%s); "
+            "see the server's log\n", cfg->influxdb.url, status, endpoint, said);
+  }
+  ps_buf_free(&answer);
+  ps_buf_free(&shown);
+  return code;
+}
+
+int ps_cmd_check(int argc, char **argv, ps_config *cfg, int cfg_given) {
+  (void)cfg_given;
+  if (argc > 1) {
+    fprintf(stderr, "perfship: check takes no arguments (got '%s'); usage: perfship "
+            "[-c FILE] check\n", argv[1]);
+    return PS_EXIT_USAGE;
+  }
+  int rc = ps_cmd_load_secrets(cfg);
+  if (rc != PS_EXIT_OK)
+    return rc;
+  print_summary(cfg);
+  fflush(stdout);
+
+  ps_buf err;
+  ps_buf_init(&err, 4096);
+  ps_buf version;
+  ps_buf_init(&version, 256);
+  rc = ps_influx_ping(cfg, &version, &err);
+  if (rc == 0) {
+    printf("ping: ok, server version %s\n", version.len ? version.data : "(not given)");
+  } else if (cfg->influxdb.api == PS_API_V1 || rc == -EIO) {
+    /* v2 servers need not have /ping, but an unreachable one fails either way */
+    fprintf(stderr, "perfship: ping: %s\n", err.data ? err.data : "failed");
+    ps_buf_free(&version);
+    ps_buf_free(&err);
+    return PS_EXIT_UNAVAILABLE;
+  }
+  fflush(stdout);
+  ps_buf_free(&version);
+  ps_buf_free(&err);
+  int code = probe_write(cfg);
+  if (code == PS_EXIT_OK)
+    printf("check: ok\n");
+  return code;
+}

@@ -1,0 +1,405 @@
+/*
+ * cmd/convert.c: `perfship convert`, files in, line protocol out on stdout
+ * (DESIGN.md "Command line"). No server, no state.
+ *
+ * Design
+ * - The same format parsers and encoder as `run`, driven synchronously: a
+ *   point goes through ps_lp_encode() straight into a large output buffer
+ *   that is written in chunks of at least 256 KiB (this path is
+ *   benchmarked; a write per line would dominate).
+ * - Lines are read with read(2) into a buffer that grows by doubling when a
+ *   line does not fit, and the unfinished tail is moved to the front only
+ *   once per refill, so a 10 MB line costs O(n), not O(n^2).
+ * - Bad input never stops the run: every reject is printed as
+ *   FILE:LINE: reason and counted; the exit code says whether any happened.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "formats/emit.h"
+#include "formats/format.h"
+#include "formats/loadgen.h"
+#include "influx/lp.h"
+#include "core/sysexits_ps.h"
+
+#define OUT_FLUSH_BYTES (256 * 1024)
+#define READ_CHUNK (1024 * 1024)
+
+typedef struct convert_ctx {
+  ps_buf out;
+  const ps_tag *extra;
+  size_t nextra;
+  unsigned long rejects;
+  int write_failed;
+} convert_ctx;
+
+static void flush_out(convert_ctx *cx) {
+  if (cx->out.len && !cx->write_failed) {
+    if (fwrite(cx->out.data, 1, cx->out.len, stdout) != cx->out.len)
+      cx->write_failed = 1;
+  }
+  ps_buf_reset(&cx->out);
+}
+
+/* Prints a data-derived text without control characters, so a hostile
+ * value cannot forge extra lines on stderr. */
+static void put_clean(const char *s) {
+  for (; *s; s++)
+    fputc((unsigned char)*s < 0x20 ? ' ' : *s, stderr);
+}
+
+static void on_reject(void *ctx, const ps_origin *o, const char *reason) {
+  convert_ctx *cx = ctx;
+  cx->rejects++;
+  put_clean(o->file ? o->file : "-");
+  if (o->line)
+    fprintf(stderr, ":%llu", (unsigned long long)o->line);
+  fputs(": ", stderr);
+  put_clean(reason);
+  fputc('\n', stderr);
+}
+
+static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
+  convert_ctx *cx = ctx;
+  const char *reason = NULL;
+  int rc = ps_lp_encode(&cx->out, p, cx->extra, cx->nextra, &reason);
+  if (rc == -ENOMEM)
+    return rc;
+  if (rc < 0) {
+    on_reject(ctx, o, reason ? reason : "point refused");
+    return 0;
+  }
+  if (cx->out.len >= OUT_FLUSH_BYTES)
+    flush_out(cx);
+  return 0;
+}
+
+static int usage(const char *msg, const char *arg) {
+  fprintf(stderr, "perfship convert: %s%s%s\n", msg, arg ? " " : "",
+          arg ? arg : "");
+  fputs("usage: perfship [-c FILE] convert [-f FORMAT] [--measurement NAME] "
+        "[--tag KEY]... [--field KEY]... [--type KEY=TYPE]... [--time-key KEY] "
+        "[--time-unit s|ms|us|ns] PATH...\n",
+        stderr);
+  return PS_EXIT_USAGE;
+}
+
+/* Feeds complete lines of fd to the parser. Returns 0 or a negative errno
+ * (read error or emitter failure). */
+static int convert_lines(int fd, const ps_format_ops *ops, ps_parser *parser,
+                         ps_emitter *em) {
+  size_t cap = READ_CHUNK;
+  char *buf = malloc(cap);
+  if (!buf)
+    return -ENOMEM;
+  size_t have = 0; /* bytes in buf, starting at the current line */
+  uint64_t lineno = 0;
+  int eof = 0, rc = 0;
+  size_t scan_from = 0;
+  while (!rc) {
+    /* Process every complete line in buf. */
+    size_t start = 0;
+    for (;;) {
+      char *nl = memchr(buf + scan_from, '\n', have - scan_from);
+      if (!nl)
+        break;
+      size_t len = (size_t)(nl - (buf + start));
+      if (len && buf[start + len - 1] == '\r')
+        len--;
+      em->origin.line = ++lineno;
+      rc = ops->line(parser, buf + start, len, em);
+      if (rc)
+        break;
+      start = (size_t)(nl - buf) + 1;
+      scan_from = start;
+    }
+    if (rc)
+      break;
+    if (eof) {
+      if (start < have) {
+        size_t len = have - start;
+        if (buf[start + len - 1] == '\r')
+          len--;
+        em->origin.line = ++lineno;
+        rc = ops->line(parser, buf + start, len, em);
+      }
+      break;
+    }
+    /* Move the unfinished line to the front, grow if it fills half. */
+    if (start) {
+      memmove(buf, buf + start, have - start);
+      have -= start;
+      scan_from -= start;
+    }
+    scan_from = have;
+    if (cap - have < cap / 2) {
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        rc = -ENOMEM;
+        break;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    ssize_t n = read(fd, buf + have, cap - have);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      rc = -errno;
+      break;
+    }
+    if (n == 0)
+      eof = 1;
+    have += (size_t)n;
+  }
+  free(buf);
+  return rc;
+}
+
+static int read_all(int fd, ps_buf *b) {
+  for (;;) {
+    int rc = ps_buf_reserve(b, READ_CHUNK);
+    if (rc)
+      return rc;
+    ssize_t n = read(fd, b->data + b->len, b->cap - b->len - 1);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    if (n == 0)
+      return 0;
+    b->len += (size_t)n;
+    b->data[b->len] = '\0';
+  }
+}
+
+int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
+  const char *format = "jsonl";
+  const char *measurement = NULL, *time_key = NULL, *time_unit = NULL;
+  char **tags = calloc((size_t)argc + 1, sizeof *tags);
+  char **fields = calloc((size_t)argc + 1, sizeof *fields);
+  ps_type_decl *types = calloc((size_t)argc + 1, sizeof *types);
+  char **paths = calloc((size_t)argc + 1, sizeof *paths);
+  ps_tag *extra = NULL;
+  size_t ntags = 0, nfields = 0, ntypes = 0, npaths = 0;
+  int exit_code = PS_EXIT_OK;
+  convert_ctx cx = {0};
+  ps_buf_init(&cx.out, 0);
+  if (!tags || !fields || !types || !paths) {
+    exit_code = PS_EXIT_SOFTWARE;
+    goto done;
+  }
+
+  int only_paths = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *val = NULL;
+#define OPT(name)                                                              \
+  ((strcmp(a, name) == 0 && i + 1 < argc && (val = argv[++i])) ||              \
+   (strncmp(a, name "=", sizeof name) == 0 && (val = a + sizeof name)))
+    if (only_paths || a[0] != '-' || strcmp(a, "-") == 0) {
+      paths[npaths++] = argv[i];
+    } else if (strcmp(a, "--") == 0) {
+      only_paths = 1;
+    } else if ((strcmp(a, "-f") == 0 && i + 1 < argc && (val = argv[++i])) ||
+               OPT("--format")) {
+      format = val;
+    } else if (OPT("--measurement")) {
+      measurement = val;
+    } else if (OPT("--tag")) {
+      tags[ntags++] = (char *)val;
+    } else if (OPT("--field")) {
+      fields[nfields++] = (char *)val;
+    } else if (OPT("--type")) {
+      const char *eq = strrchr(val, '=');
+      ps_ftype type;
+      if (!eq || eq == val || ps_ftype_from_name(eq + 1, &type) != 0) {
+        exit_code = usage("--type wants KEY=TYPE with TYPE one of integer, "
+                          "unsigned, float, string, boolean; got",
+                          val);
+        goto done;
+      }
+      types[ntypes].key = strndup(val, (size_t)(eq - val));
+      types[ntypes++].type = type;
+    } else if (OPT("--time-key")) {
+      time_key = val;
+    } else if (OPT("--time-unit")) {
+      time_unit = val;
+    } else {
+      exit_code = usage("unknown option or missing value:", a);
+      goto done;
+    }
+#undef OPT
+  }
+  if (!npaths) {
+    exit_code = usage("no PATH given", NULL);
+    goto done;
+  }
+
+  ps_format_id fid = PS_FMT_JSONL;
+  if (ps_format_from_name(format, &fid) != 0) {
+    exit_code = usage("unknown format (jsonl, lp, loadgen, dss-bench, locust):",
+                      format);
+    goto done;
+  }
+  const ps_format_ops *ops = ps_format_ops_get(fid);
+  if (!ops) {
+    fprintf(stderr, "perfship convert: format %s is not part of this build\n",
+            format);
+    exit_code = PS_EXIT_SOFTWARE;
+    goto done;
+  }
+
+  /* The source mapping: the configuration's first source of this format
+   * (with -c), then the command line on top. */
+  ps_source_cfg src;
+  memset(&src, 0, sizeof src);
+  src.format = fid;
+  src.measurement = "jsonl";
+  if (cfg_given && cfg) {
+    for (size_t s = 0; s < cfg->nsources; s++)
+      if (cfg->sources[s].format == fid) {
+        src = cfg->sources[s];
+        break;
+      }
+  }
+  /* A run judged by convert is stalled by the same rule as by the agent
+   * that reads this configuration. */
+  if (cfg_given && cfg)
+    ps_loadgen_set_stall_after_s(cfg->alerts.stall_after_s);
+  if (measurement)
+    src.measurement = (char *)measurement;
+  if (ntags) {
+    src.tag_keys = tags;
+    src.ntag_keys = ntags;
+  }
+  if (nfields) {
+    src.field_keys = fields;
+    src.nfield_keys = nfields;
+  }
+  if (ntypes) {
+    /* command-line declarations first: the first match wins */
+    ps_type_decl *all = realloc(types, (ntypes + src.ntypes + 1) * sizeof *all);
+    if (!all) {
+      exit_code = PS_EXIT_SOFTWARE;
+      goto done;
+    }
+    types = all;
+    for (size_t t = 0; t < src.ntypes; t++)
+      types[ntypes + t] = src.types[t];
+    src.types = types;
+    src.ntypes += ntypes;
+  }
+  if (time_key)
+    src.time_key = (char *)time_key;
+  if (time_unit && ps_time_unit_from_name(time_unit, &src.time_unit_exp) != 0) {
+    exit_code = usage("--time-unit wants s, ms, us or ns; got", time_unit);
+    goto done;
+  }
+
+  if (cfg_given && cfg && cfg->ntags) {
+    extra = calloc(cfg->ntags, sizeof *extra);
+    if (!extra) {
+      exit_code = PS_EXIT_SOFTWARE;
+      goto done;
+    }
+    for (size_t t = 0; t < cfg->ntags; t++) {
+      extra[t].key = cfg->tags[t].key;
+      extra[t].value = cfg->tags[t].value;
+    }
+    cx.extra = extra;
+    cx.nextra = cfg->ntags;
+  }
+
+  int unreadable = 0;
+  ps_buf err;
+  ps_buf_init(&err, 4096);
+  for (size_t pi = 0; pi < npaths; pi++) {
+    const char *path = paths[pi];
+    ps_emitter em = {.point = on_point, .reject = on_reject, .ctx = &cx,
+                     .origin = {.file = path, .line = 0}};
+    ps_buf_reset(&err);
+    if (ops->convert_path) {
+      int rc = ops->convert_path(&src, path, &em, &err);
+      if (rc < 0) {
+        fprintf(stderr, "perfship convert: %s: %s\n", path,
+                err.len ? err.data : strerror(-rc));
+        unreadable = 1;
+      }
+      continue;
+    }
+    int is_stdin = strcmp(path, "-") == 0;
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      fprintf(stderr, "perfship convert: cannot read %s: %s\n", path,
+              strerror(errno));
+      unreadable = 1;
+      continue;
+    }
+    ps_parser *parser = NULL;
+    int rc = ops->open(&parser, &src, is_stdin ? "/dev/stdin" : path, &err);
+    if (rc < 0) {
+      fprintf(stderr, "perfship convert: %s: %s\n", path,
+              err.len ? err.data : strerror(-rc));
+      unreadable = 1;
+      if (!is_stdin)
+        close(fd);
+      continue;
+    }
+    ps_input_kind kind =
+        ops->input_kind ? ops->input_kind(&src, path) : PS_INPUT_LINES;
+    if (kind == PS_INPUT_DOCUMENT && ops->document) {
+      ps_buf doc;
+      ps_buf_init(&doc, 0);
+      rc = read_all(fd, &doc);
+      if (rc == 0)
+        rc = ops->document(parser, doc.data ? doc.data : "", doc.len, &em);
+      ps_buf_free(&doc);
+    } else if (kind == PS_INPUT_LINES && ops->line) {
+      rc = convert_lines(fd, ops, parser, &em);
+    } else {
+      fprintf(stderr, "perfship convert: %s: format %s does not read this "
+                      "kind of file\n",
+              path, ops->name);
+      unreadable = 1;
+    }
+    if (rc == 0 && ops->finish)
+      rc = ops->finish(parser, &em);
+    if (rc < 0) {
+      fprintf(stderr, "perfship convert: %s: %s\n", path, strerror(-rc));
+      unreadable = 1;
+    }
+    ops->free(parser);
+    if (!is_stdin)
+      close(fd);
+  }
+  ps_buf_free(&err);
+  flush_out(&cx);
+  if (fflush(stdout) != 0 || cx.write_failed) {
+    fprintf(stderr, "perfship convert: writing to stdout failed: %s\n",
+            strerror(errno));
+    exit_code = PS_EXIT_SOFTWARE;
+  } else if (unreadable) {
+    exit_code = PS_EXIT_NOINPUT;
+  } else if (cx.rejects) {
+    fprintf(stderr, "perfship convert: %lu record(s) rejected\n", cx.rejects);
+    exit_code = PS_EXIT_DATAERR;
+  }
+
+done:
+  for (size_t t = 0; t < ntypes; t++)
+    free(types[t].key);
+  free(types);
+  free(tags);
+  free(fields);
+  free(paths);
+  free(extra);
+  ps_buf_free(&cx.out);
+  return exit_code;
+}

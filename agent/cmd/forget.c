@@ -1,0 +1,93 @@
+/*
+ * cmd/forget.c: `perfship forget PATH...`: drop the saved state of files or
+ * of whole folders (a run folder), so the next start reads them again.
+ * Refused while an agent runs on the same state directory: it would write
+ * its in-memory offsets back over the change.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "pipeline/pipeline.h"
+#include "state/state.h"
+#include "core/sysexits_ps.h"
+
+/* Drops the run tracker's memory of folders at or under `path`, so their
+ * markers are judged (and sent) again. Returns how many were dropped. */
+static size_t forget_runs(ps_state *s, const char *path) {
+  cJSON *root = s->runs_json ? cJSON_Parse(s->runs_json) : NULL;
+  if (!root)
+    return 0;
+  size_t dropped = 0;
+  cJSON *item = root->child;
+  while (item) {
+    cJSON *next = item->next;
+    const char *k = item->string;
+    if (k && ps_path_under(k, path)) {
+      cJSON_Delete(cJSON_DetachItemViaPointer(root, item));
+      dropped++;
+    }
+    item = next;
+  }
+  if (dropped) {
+    char *text = cJSON_PrintUnformatted(root);
+    if (text) {
+      free(s->runs_json);
+      s->runs_json = text;
+    }
+  }
+  cJSON_Delete(root);
+  return dropped;
+}
+
+int ps_cmd_forget(int argc, char **argv, ps_config *cfg, int cfg_given) {
+  (void)cfg_given;
+  if (argc < 2) {
+    fprintf(stderr, "usage: perfship forget PATH...\n");
+    return PS_EXIT_USAGE;
+  }
+  const char *sd = ps_cmd_state_dir(cfg);
+  int lock = ps_state_lock(sd, 0);
+  if (lock == -EWOULDBLOCK) {
+    fprintf(stderr,
+            "perfship forget: an agent is running with state_dir %s; stop it "
+            "first (systemctl stop perfship), then forget, then start it\n",
+            sd);
+    return PS_EXIT_TEMPFAIL;
+  }
+  ps_state s;
+  ps_cmd_load_state(&s, sd, "forget");
+  size_t total = 0;
+  for (int i = 1; i < argc; i++) {
+    size_t n = ps_state_forget(&s, argv[i]);
+    size_t runs = forget_runs(&s, argv[i]);
+    char real[PATH_MAX];
+    if (realpath(argv[i], real) && strcmp(real, argv[i]) != 0) {
+      n += ps_state_forget(&s, real);
+      runs += forget_runs(&s, real);
+    }
+    printf("%s: forgot %zu file%s", argv[i], n, n == 1 ? "" : "s");
+    if (runs)
+      printf(" and %zu run folder%s", runs, runs == 1 ? "" : "s");
+    printf("\n");
+    total += n + runs;
+  }
+  int rc = PS_EXIT_OK;
+  if (total && s.existed) {
+    int e = ps_state_save(&s, sd);
+    if (e < 0) {
+      fprintf(stderr, "perfship forget: cannot save %s/state.json (%s)\n", sd,
+              strerror(-e));
+      rc = PS_EXIT_SOFTWARE;
+    }
+  }
+  ps_state_free(&s);
+  if (lock >= 0)
+    close(lock);
+  return rc;
+}

@@ -1,0 +1,1110 @@
+/*
+ * config.c: defaults, the libconfig loader and the secrets reader. See
+ * include/core/config.h.
+ *
+ * DESIGN
+ * - Every key is a row of a table (name, kind, offset, range or enum names,
+ *   doc). One walker visits each group of the file member by member and
+ *   looks the member up in its table, so an unknown key is found at every
+ *   level for free, and a typo gets the nearest known key as a suggestion.
+ *   Looking keys up with config_lookup_*() instead would silently ignore
+ *   both typos and wrong types (libconfig returns "false" for a missing and
+ *   for a mistyped setting alike).
+ * - The walker writes straight into ps_config through the offsets; strings
+ *   are copied out at once, so config_t is destroyed before returning.
+ * - libconfig 1.5 truncates a plain integer beyond 32 bits without a word
+ *   (10000000000 reads as 1410065408). Byte sizes are large, so for a plain
+ *   integer the literal is read again from the file's text and used when it
+ *   differs: "1048576" and "1048576L" both mean what they say.
+ * - Checks that involve two keys (v1 needs a database, v2 a bucket, pending
+ *   memory must hold a batch) run after the walk, naming the group's line.
+ */
+#include "core/config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libconfig.h>
+
+#define MAX_CONFIG_BYTES (4u << 20)
+#define MAX_SECRET_BYTES 4096
+
+/* ---- names ------------------------------------------------------------- */
+
+typedef struct enum_name {
+  const char *name;
+  int value;
+} enum_name;
+
+static const enum_name api_names[] = {{"v1", PS_API_V1}, {"v2", PS_API_V2}, {NULL, 0}};
+static const enum_name gzip_names[] = {
+    {"auto", PS_GZIP_AUTO}, {"true", PS_GZIP_ON}, {"on", PS_GZIP_ON},
+    {"false", PS_GZIP_OFF}, {"off", PS_GZIP_OFF}, {NULL, 0}};
+static const enum_name start_at_names[] = {
+    {"beginning", PS_START_BEGINNING}, {"end", PS_START_END}, {NULL, 0}};
+static const enum_name log_level_names[] = {
+    {"error", PS_LOG_ERROR}, {"warning", PS_LOG_WARNING},
+    {"info", PS_LOG_INFO},   {"debug", PS_LOG_DEBUG},   {NULL, 0}};
+static const enum_name format_names[] = {
+    {"jsonl", PS_FMT_JSONL},         {"lp", PS_FMT_LP},
+    {"loadgen", PS_FMT_LOADGEN},     {"dss-bench", PS_FMT_DSS_BENCH},
+    {"locust", PS_FMT_LOCUST},       {NULL, 0}};
+static const enum_name ftype_names[] = {
+    {"integer", PS_F_INT}, {"unsigned", PS_F_UINT}, {"float", PS_F_FLOAT},
+    {"string", PS_F_STRING}, {"boolean", PS_F_BOOL}, {NULL, 0}};
+static const enum_name time_unit_names[] = {
+    {"s", 0}, {"ms", -3}, {"us", -6}, {"ns", -9}, {NULL, 0}};
+
+static int enum_lookup(const enum_name *t, const char *name, int *out) {
+  if (!name)
+    return -EINVAL;
+  for (; t->name; t++)
+    if (strcmp(t->name, name) == 0) {
+      *out = t->value;
+      return 0;
+    }
+  return -EINVAL;
+}
+
+/* "a, b or c" into b (for messages) */
+static void enum_list(ps_buf *b, const enum_name *t) {
+  size_t n = 0;
+  while (t[n].name)
+    n++;
+  for (size_t i = 0; i < n; i++)
+    ps_buf_printf(b, "%s\"%s\"", i == 0 ? "" : (i + 1 == n ? " or " : ", "),
+                  t[i].name);
+}
+
+const char *ps_format_name(ps_format_id f) {
+  for (const enum_name *t = format_names; t->name; t++)
+    if (t->value == (int)f)
+      return t->name;
+  return "unknown";
+}
+
+int ps_format_from_name(const char *name, ps_format_id *out) {
+  int v = 0;
+  int rc = enum_lookup(format_names, name, &v);
+  if (!rc)
+    *out = (ps_format_id)v;
+  return rc;
+}
+
+int ps_ftype_from_name(const char *name, ps_ftype *out) {
+  int v = 0;
+  int rc = enum_lookup(ftype_names, name, &v);
+  if (!rc)
+    *out = (ps_ftype)v;
+  return rc;
+}
+
+int ps_time_unit_from_name(const char *name, int *exp_out) {
+  return enum_lookup(time_unit_names, name, exp_out);
+}
+
+/* ---- defaults and freeing ---------------------------------------------- */
+
+void ps_source_defaults(ps_source_cfg *s) {
+  memset(s, 0, sizeof *s);
+  s->format = PS_FMT_JSONL;
+  s->measurement = strdup("jsonl");
+  s->time_unit_exp = 0;
+}
+
+static void free_strv(char **v, size_t n) {
+  for (size_t i = 0; v && i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
+void ps_source_free(ps_source_cfg *s) {
+  if (!s)
+    return;
+  free(s->path);
+  free(s->measurement);
+  free_strv(s->tag_keys, s->ntag_keys);
+  free_strv(s->field_keys, s->nfield_keys);
+  free(s->time_key);
+  for (size_t i = 0; s->types && i < s->ntypes; i++)
+    free(s->types[i].key);
+  free(s->types);
+  memset(s, 0, sizeof *s);
+}
+
+void ps_config_defaults(ps_config *c) {
+  memset(c, 0, sizeof *c);
+  c->influxdb.url = strdup("http://127.0.0.1:8086");
+  c->influxdb.api = PS_API_V1;
+  c->influxdb.database = strdup("perf");
+  c->influxdb.retention_policy = strdup("");
+  c->influxdb.username = strdup("");
+  c->influxdb.password_file = strdup("");
+  c->influxdb.org = strdup("");
+  c->influxdb.bucket = strdup("");
+  c->influxdb.token_file = strdup("");
+  c->influxdb.gzip = PS_GZIP_AUTO;
+  c->influxdb.timeout_ms = 10000;
+  c->influxdb.tls_ca_file = strdup("");
+  c->influxdb.tls_verify = 1;
+  c->influxdb.create_database = 1;
+  c->influxdb.unreachable_deadline_s = 300;
+  c->batch.max_points = 5000;
+  c->batch.max_bytes = 1048576;
+  c->batch.flush_interval_ms = 1000;
+  c->batch.max_pending_bytes = 8388608;
+  c->watch.rescan_interval_ms = 30000;
+  c->watch.settle_ms = 2000;
+  c->watch.max_line_bytes = 67108864;
+  c->watch.start_at = PS_START_BEGINNING;
+  c->selfstats.interval_ms = 10000;
+  c->state_dir = strdup("/var/lib/perfship");
+  c->alerts.stall_after_s = 1800;
+  c->log_level = PS_LOG_INFO;
+}
+
+/* Secrets are wiped before their memory goes back to the allocator. */
+static void free_secret(char **s) {
+  if (*s) {
+    memset(*s, 0, strlen(*s));
+    free(*s);
+    *s = NULL;
+  }
+}
+
+void ps_config_free(ps_config *c) {
+  if (!c)
+    return;
+  free(c->file);
+  free(c->influxdb.url);
+  free(c->influxdb.database);
+  free(c->influxdb.retention_policy);
+  free(c->influxdb.username);
+  free(c->influxdb.password_file);
+  free(c->influxdb.org);
+  free(c->influxdb.bucket);
+  free(c->influxdb.token_file);
+  free(c->influxdb.tls_ca_file);
+  free_secret(&c->influxdb.password);
+  free_secret(&c->influxdb.token);
+  free(c->state_dir);
+  for (size_t i = 0; c->tags && i < c->ntags; i++) {
+    free(c->tags[i].key);
+    free(c->tags[i].value);
+  }
+  free(c->tags);
+  for (size_t i = 0; c->sources && i < c->nsources; i++)
+    ps_source_free(&c->sources[i]);
+  free(c->sources);
+  memset(c, 0, sizeof *c);
+}
+
+/* ---- the key tables ---------------------------------------------------- */
+
+typedef enum key_kind {
+  K_STR,      /* char *; `min` 1 means it must not be empty */
+  K_URL,      /* char *, http:// or https:// */
+  K_INT,      /* int64_t in [min, max] */
+  K_BOOL,     /* int */
+  K_ENUM,     /* int-sized enum, from `names` (gzip also takes a boolean) */
+  K_STRLIST,  /* char ** at offset, size_t count at offset2 */
+  K_TYPES,    /* jsonl "types" map: ps_type_decl * at offset, count at offset2 */
+  K_GROUP,    /* a nested table */
+  K_TAGS,     /* top-level "tags" */
+  K_SOURCES,  /* top-level "sources" */
+} key_kind;
+
+typedef struct key_spec key_spec;
+struct key_spec {
+  const char *name;
+  key_kind kind;
+  size_t offset;
+  size_t offset2;
+  int64_t min, max;
+  const enum_name *names;
+  const key_spec *sub; /* K_GROUP */
+  int jsonl_only;      /* source keys that mean nothing to other formats */
+  const char *doc;     /* what the value is: used in "expected ..." */
+};
+
+#define CFG(m) offsetof(ps_config, m)
+#define SRC(m) offsetof(ps_source_cfg, m)
+#define I64MAX INT64_MAX
+/* Upper bounds for durations. Their users turn them into nanoseconds
+ * (stall detection) or add them to uv_now() (deadlines, settling): an
+ * unbounded value overflowed there, into undefined behaviour or a deadline
+ * in the past. Ten years, and a day between two timer ticks, are far beyond
+ * any useful setting. */
+#define MAX_SECONDS ((int64_t)10 * 365 * 86400)
+#define MAX_MS ((int64_t)86400000)
+
+static const key_spec influxdb_keys[] = {
+    {"url", K_URL, CFG(influxdb.url), 0, 0, 0, NULL, NULL, 0,
+     "the server's base URL, e.g. \"http://127.0.0.1:8086\""},
+    {"api", K_ENUM, CFG(influxdb.api), 0, 0, 0, api_names, NULL, 0,
+     "the write API"},
+    {"database", K_STR, CFG(influxdb.database), 0, 0, 0, NULL, NULL, 0,
+     "a database name"},
+    {"retention_policy", K_STR, CFG(influxdb.retention_policy), 0, 0, 0, NULL, NULL, 0,
+     "a retention policy name (\"\" for the default)"},
+    {"username", K_STR, CFG(influxdb.username), 0, 0, 0, NULL, NULL, 0, "a user name"},
+    {"password_file", K_STR, CFG(influxdb.password_file), 0, 0, 0, NULL, NULL, 0,
+     "the path of a file holding the password"},
+    {"org", K_STR, CFG(influxdb.org), 0, 0, 0, NULL, NULL, 0, "an organisation name"},
+    {"bucket", K_STR, CFG(influxdb.bucket), 0, 0, 0, NULL, NULL, 0, "a bucket name"},
+    {"token_file", K_STR, CFG(influxdb.token_file), 0, 0, 0, NULL, NULL, 0,
+     "the path of a file holding the API token"},
+    {"gzip", K_ENUM, CFG(influxdb.gzip), 0, 0, 0, gzip_names, NULL, 0,
+     "when to compress request bodies"},
+    {"timeout_ms", K_INT, CFG(influxdb.timeout_ms), 0, 1, 3600000, NULL, NULL, 0,
+     "milliseconds"},
+    {"tls_ca_file", K_STR, CFG(influxdb.tls_ca_file), 0, 0, 0, NULL, NULL, 0,
+     "the path of a CA bundle"},
+    {"tls_verify", K_BOOL, CFG(influxdb.tls_verify), 0, 0, 0, NULL, NULL, 0,
+     "true or false"},
+    {"create_database", K_BOOL, CFG(influxdb.create_database), 0, 0, 0, NULL, NULL, 0,
+     "true or false"},
+    {"unreachable_deadline_s", K_INT, CFG(influxdb.unreachable_deadline_s), 0, 1,
+     MAX_SECONDS, NULL, NULL, 0, "seconds"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
+
+static const key_spec batch_keys[] = {
+    {"max_points", K_INT, CFG(batch.max_points), 0, 1, 1000000, NULL, NULL, 0,
+     "points per request"},
+    {"max_bytes", K_INT, CFG(batch.max_bytes), 0, 1024, (int64_t)1 << 30, NULL, NULL, 0,
+     "bytes per request"},
+    {"flush_interval_ms", K_INT, CFG(batch.flush_interval_ms), 0, 1, 3600000, NULL,
+     NULL, 0, "milliseconds"},
+    {"max_pending_bytes", K_INT, CFG(batch.max_pending_bytes), 0, 1024, I64MAX, NULL,
+     NULL, 0, "bytes"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
+
+static const key_spec watch_keys[] = {
+    {"rescan_interval_ms", K_INT, CFG(watch.rescan_interval_ms), 0, 1, MAX_MS, NULL,
+     NULL, 0, "milliseconds"},
+    {"settle_ms", K_INT, CFG(watch.settle_ms), 0, 0, MAX_MS, NULL, NULL, 0,
+     "milliseconds"},
+    {"max_line_bytes", K_INT, CFG(watch.max_line_bytes), 0, 1024, (int64_t)1 << 40,
+     NULL, NULL, 0, "bytes"},
+    {"start_at", K_ENUM, CFG(watch.start_at), 0, 0, 0, start_at_names, NULL, 0,
+     "where to start reading files found at start"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
+
+static const key_spec selfstats_keys[] = {
+    {"interval_ms", K_INT, CFG(selfstats.interval_ms), 0, 1, MAX_MS, NULL, NULL, 0,
+     "milliseconds"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
+
+static const key_spec alerts_keys[] = {
+    {"stall_after_s", K_INT, CFG(alerts.stall_after_s), 0, 1, MAX_SECONDS, NULL, NULL, 0,
+     "seconds"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
+
+static const key_spec top_keys[] = {
+    {"influxdb", K_GROUP, 0, 0, 0, 0, NULL, influxdb_keys, 0, "a group { ... }"},
+    {"batch", K_GROUP, 0, 0, 0, 0, NULL, batch_keys, 0, "a group { ... }"},
+    {"watch", K_GROUP, 0, 0, 0, 0, NULL, watch_keys, 0, "a group { ... }"},
+    {"selfstats", K_GROUP, 0, 0, 0, 0, NULL, selfstats_keys, 0, "a group { ... }"},
+    {"alerts", K_GROUP, 0, 0, 0, 0, NULL, alerts_keys, 0, "a group { ... }"},
+    {"state_dir", K_STR, CFG(state_dir), 0, 1, 0, NULL, NULL, 0, "a directory path"},
+    {"tags", K_TAGS, 0, 0, 0, 0, NULL, NULL, 0, "a group of strings"},
+    {"sources", K_SOURCES, 0, 0, 0, 0, NULL, NULL, 0, "a list of groups ( { ... }, ... )"},
+    {"log_level", K_ENUM, CFG(log_level), 0, 0, 0, log_level_names, NULL, 0,
+     "the log level"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
+
+static const key_spec source_keys[] = {
+    {"path", K_STR, SRC(path), 0, 1, 0, NULL, NULL, 0,
+     "a directory, a file or a glob"},
+    {"format", K_ENUM, SRC(format), 0, 0, 0, format_names, NULL, 0, "the format"},
+    {"measurement", K_STR, SRC(measurement), 0, 1, 0, NULL, NULL, 1,
+     "a measurement name"},
+    {"tag_keys", K_STRLIST, SRC(tag_keys), SRC(ntag_keys), 0, 0, NULL, NULL, 1,
+     "a list of key names, e.g. [\"stage\"]"},
+    {"field_keys", K_STRLIST, SRC(field_keys), SRC(nfield_keys), 0, 0, NULL, NULL, 1,
+     "a list of key names, e.g. [\"latency\"]"},
+    {"time_key", K_STR, SRC(time_key), 0, 1, 0, NULL, NULL, 1,
+     "the key holding the timestamp"},
+    {"time_unit", K_ENUM, SRC(time_unit_exp), 0, 0, 0, time_unit_names, NULL, 1,
+     "the unit of time_key"},
+    {"types", K_TYPES, SRC(types), SRC(ntypes), 0, 0, NULL, NULL, 1,
+     "a group of key = \"type\""},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
+
+/* ---- the loader -------------------------------------------------------- */
+
+typedef struct loader {
+  ps_config *c;
+  ps_buf *err;
+  const char *path;   /* as given, for messages */
+  char *text;         /* the file's bytes, to re-read large integers */
+  size_t text_len;
+} loader;
+
+static const char *type_word(int t) {
+  switch (t) {
+  case CONFIG_TYPE_GROUP: return "a group";
+  case CONFIG_TYPE_INT:
+  case CONFIG_TYPE_INT64: return "an integer";
+  case CONFIG_TYPE_FLOAT: return "a float";
+  case CONFIG_TYPE_STRING: return "a string";
+  case CONFIG_TYPE_BOOL: return "a boolean";
+  case CONFIG_TYPE_ARRAY: return "an array";
+  case CONFIG_TYPE_LIST: return "a list";
+  }
+  return "nothing";
+}
+
+/* Writes "FILE:LINE: " followed by the formatted text, once. */
+static int fail(loader *L, const config_setting_t *s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(loader *L, const config_setting_t *s, const char *fmt, ...) {
+  if (L->err && L->err->len == 0) {
+    const char *file = s && config_setting_source_file(s) ? config_setting_source_file(s)
+                                                          : L->path;
+    unsigned line = s ? config_setting_source_line(s) : 0;
+    if (line)
+      ps_buf_printf(L->err, "%s:%u: ", file, line);
+    else
+      ps_buf_printf(L->err, "%s: ", file);
+    va_list ap;
+    va_start(ap, fmt);
+    ps_buf_vprintf(L->err, fmt, ap);
+    va_end(ap);
+  }
+  return -EINVAL;
+}
+
+/* The dotted name of a setting for messages: "batch.max_points",
+ * "sources[2].format", "tags.host". */
+static void setting_path(ps_buf *b, const config_setting_t *s) {
+  if (!s || config_setting_is_root(s))
+    return;
+  const config_setting_t *parent = config_setting_parent(s);
+  setting_path(b, parent);
+  if (config_setting_name(s)) {
+    if (b->len)
+      ps_buf_putc(b, '.');
+    ps_buf_puts(b, config_setting_name(s));
+  } else {
+    ps_buf_printf(b, "[%d]", config_setting_index(s) + 1);
+  }
+}
+
+static size_t edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 64 || lb > 64)
+    return SIZE_MAX;
+  size_t prev[65], cur[65];
+  for (size_t j = 0; j <= lb; j++)
+    prev[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    cur[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+      size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+      cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+    }
+    memcpy(prev, cur, (lb + 1) * sizeof *prev);
+  }
+  return prev[lb];
+}
+
+static const char *nearest_key(const key_spec *table, const char *name) {
+  const char *best = NULL;
+  size_t best_d = SIZE_MAX;
+  for (const key_spec *k = table; k->name; k++) {
+    size_t d = edit_distance(name, k->name);
+    if (d < best_d) {
+      best_d = d;
+      best = k->name;
+    }
+  }
+  size_t len = strlen(name);
+  size_t limit = len < 6 ? 2 : len / 3 + 1;
+  return best_d <= limit ? best : NULL;
+}
+
+static int fail_unknown(loader *L, const config_setting_t *s, const key_spec *table,
+                        const char *where) {
+  const char *name = config_setting_name(s);
+  const char *near = nearest_key(table, name);
+  ps_buf known;
+  ps_buf_init(&known, 0);
+  if (!near)
+    for (const key_spec *k = table; k->name; k++)
+      ps_buf_printf(&known, "%s%s", k == table ? "" : ", ", k->name);
+  int rc;
+  if (near)
+    rc = fail(L, s, "unknown key '%s' in %s; did you mean '%s'?", name, where, near);
+  else
+    rc = fail(L, s, "unknown key '%s' in %s; known keys: %s", name, where,
+              known.data ? known.data : "");
+  ps_buf_free(&known);
+  return rc;
+}
+
+static char **str_at(void *base, size_t off) { return (char **)((char *)base + off); }
+
+static int set_string(loader *L, char **dst, const char *v) {
+  char *copy = strdup(v);
+  if (!copy)
+    return fail(L, NULL, "out of memory");
+  free(*dst);
+  *dst = copy;
+  return 0;
+}
+
+/* libconfig 1.5 keeps only 32 bits of a plain integer literal; find the
+ * literal after "name =" or "name:" on the setting's line and read it whole. */
+static int reread_int(const loader *L, const config_setting_t *s, int64_t *out) {
+  const char *file = config_setting_source_file(s);
+  const char *name = config_setting_name(s);
+  unsigned line = config_setting_source_line(s);
+  if (!L->text || !file || strcmp(file, L->path) != 0 || !name || line == 0)
+    return -ENOENT;
+  const char *p = L->text, *end = L->text + L->text_len;
+  for (unsigned n = 1; n < line && p < end; n++) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl)
+      return -ENOENT;
+    p = nl + 1;
+  }
+  const char *eol = memchr(p, '\n', (size_t)(end - p));
+  if (!eol)
+    eol = end;
+  size_t nlen = strlen(name);
+  for (const char *q = p; q + nlen <= eol; q++) {
+    if (memcmp(q, name, nlen) != 0)
+      continue;
+    if (q > p && (q[-1] == '_' || q[-1] == '-' || (q[-1] >= '0' && q[-1] <= '9') ||
+                  ((q[-1] | 0x20) >= 'a' && (q[-1] | 0x20) <= 'z')))
+      continue;
+    const char *r = q + nlen;
+    while (r < eol && (*r == ' ' || *r == '\t'))
+      r++;
+    if (r >= eol || (*r != '=' && *r != ':'))
+      continue;
+    r++;
+    while (r < eol && (*r == ' ' || *r == '\t'))
+      r++;
+    char num[40];
+    size_t k = 0;
+    while (r < eol && k + 1 < sizeof num &&
+           (*r == '-' || *r == '+' || *r == 'x' || *r == 'X' ||
+            (*r >= '0' && *r <= '9') || ((*r | 0x20) >= 'a' && (*r | 0x20) <= 'f')))
+      num[k++] = *r++;
+    num[k] = '\0';
+    /* libconfig reads "010" as ten, not as octal: only 0x switches base */
+    const char *digits = num + (num[0] == '-' || num[0] == '+');
+    int base = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
+    char *stop;
+    errno = 0;
+    long long v = strtoll(num, &stop, base);
+    if (k == 0 || *stop != '\0' || errno)
+      return -ERANGE;
+    *out = v;
+    return 0;
+  }
+  return -ENOENT;
+}
+
+static int get_int(loader *L, const config_setting_t *s, const key_spec *k,
+                   const char *key, int64_t *out) {
+  int t = config_setting_type(s);
+  if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
+    return fail(L, s, "key '%s': expected an integer (%s), got %s; write a whole "
+                "number without quotes, e.g. %s = %lld;",
+                key, k->doc, type_word(t), k->name,
+                (long long)(k->min > 1000 ? k->min : 1000));
+  int64_t v = config_setting_get_int64(s);
+  if (t == CONFIG_TYPE_INT) {
+    int64_t whole = 0;
+    int rc = reread_int(L, s, &whole);
+    if (rc == -ERANGE)
+      return fail(L, s, "key '%s': the number is out of range; use a value between "
+                  "%lld and %lld", key, (long long)k->min, (long long)k->max);
+    if (rc == 0)
+      v = whole;
+  }
+  if (v < k->min || v > k->max) {
+    if (k->max == I64MAX)
+      return fail(L, s, "key '%s': %lld is too small; use at least %lld (%s)", key,
+                  (long long)v, (long long)k->min, k->doc);
+    return fail(L, s, "key '%s': %lld is out of range; use a value from %lld to %lld "
+                "(%s)", key, (long long)v, (long long)k->min, (long long)k->max, k->doc);
+  }
+  *out = v;
+  return 0;
+}
+
+static int want_string(loader *L, const config_setting_t *s, const key_spec *k,
+                       const char *key, const char **out) {
+  int t = config_setting_type(s);
+  if (t != CONFIG_TYPE_STRING)
+    return fail(L, s, "key '%s': expected a string (%s), got %s; put the value in "
+                "double quotes", key, k->doc, type_word(t));
+  *out = config_setting_get_string(s);
+  return 0;
+}
+
+static int apply_enum(loader *L, const config_setting_t *s, const key_spec *k,
+                      const char *key, int *out) {
+  /* gzip = true / false reads as naturally as the strings do */
+  if (config_setting_type(s) == CONFIG_TYPE_BOOL && k->names == gzip_names) {
+    *out = config_setting_get_bool(s) ? PS_GZIP_ON : PS_GZIP_OFF;
+    return 0;
+  }
+  const char *v = NULL;
+  int rc = want_string(L, s, k, key, &v);
+  if (rc)
+    return rc;
+  if (enum_lookup(k->names, v, out) == 0)
+    return 0;
+  ps_buf choices;
+  ps_buf_init(&choices, 0);
+  enum_list(&choices, k->names);
+  rc = fail(L, s, "key '%s': \"%s\" is not valid (%s); use %s", key, v, k->doc,
+            choices.data ? choices.data : "");
+  ps_buf_free(&choices);
+  return rc;
+}
+
+static int apply_strlist(loader *L, const config_setting_t *s, const key_spec *k,
+                         const char *key, void *base) {
+  int t = config_setting_type(s);
+  if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+    return fail(L, s, "key '%s': expected %s, got %s", key, k->doc, type_word(t));
+  char ***vec = (char ***)((char *)base + k->offset);
+  size_t *count = (size_t *)((char *)base + k->offset2);
+  int n = config_setting_length(s);
+  for (int i = 0; i < n; i++) {
+    const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+    if (config_setting_type(e) != CONFIG_TYPE_STRING)
+      return fail(L, e, "key '%s': element %d is %s; every element must be a key "
+                  "name in double quotes", key, i + 1, type_word(config_setting_type(e)));
+    const char *v = config_setting_get_string(e);
+    if (!v[0])
+      return fail(L, e, "key '%s': element %d is empty; remove it or name a key", key,
+                  i + 1);
+  }
+  free_strv(*vec, *count);
+  *vec = NULL;
+  *count = 0;
+  if (n == 0)
+    return 0;
+  char **v = calloc((size_t)n, sizeof *v);
+  if (!v)
+    return fail(L, s, "out of memory");
+  *vec = v;
+  for (int i = 0; i < n; i++) {
+    v[i] = strdup(config_setting_get_string(config_setting_get_elem(s, (unsigned)i)));
+    if (!v[i])
+      return fail(L, s, "out of memory");
+    *count = (size_t)i + 1;
+  }
+  return 0;
+}
+
+static int apply_types(loader *L, const config_setting_t *s, const key_spec *k,
+                       const char *key, void *base) {
+  if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+    return fail(L, s, "key '%s': expected %s, e.g. types = { count = \"integer\"; }, "
+                "got %s", key, k->doc, type_word(config_setting_type(s)));
+  ps_type_decl **vec = (ps_type_decl **)((char *)base + k->offset);
+  size_t *count = (size_t *)((char *)base + k->offset2);
+  int n = config_setting_length(s);
+  ps_type_decl *v = n ? calloc((size_t)n, sizeof *v) : NULL;
+  if (n && !v)
+    return fail(L, s, "out of memory");
+  for (size_t i = 0; *vec && i < *count; i++)
+    free((*vec)[i].key);
+  free(*vec);
+  *vec = v;
+  *count = 0;
+  for (int i = 0; i < n; i++) {
+    const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+    if (config_setting_type(e) != CONFIG_TYPE_STRING)
+      return fail(L, e, "key '%s.%s': expected a type name in double quotes, got %s; "
+                  "use \"integer\", \"unsigned\", \"float\", \"string\" or \"boolean\"",
+                  key, config_setting_name(e), type_word(config_setting_type(e)));
+    const char *tn = config_setting_get_string(e);
+    if (ps_ftype_from_name(tn, &v[i].type))
+      return fail(L, e, "key '%s.%s': \"%s\" is not a field type; use \"integer\", "
+                  "\"unsigned\", \"float\", \"string\" or \"boolean\"",
+                  key, config_setting_name(e), tn);
+    v[i].key = strdup(config_setting_name(e));
+    if (!v[i].key)
+      return fail(L, e, "out of memory");
+    *count = (size_t)i + 1;
+  }
+  return 0;
+}
+
+static int check_url(loader *L, const config_setting_t *s, const char *key,
+                     const char *v) {
+  const char *rest = NULL;
+  if (strncmp(v, "http://", 7) == 0)
+    rest = v + 7;
+  else if (strncmp(v, "https://", 8) == 0)
+    rest = v + 8;
+  if (!rest || !rest[0] || rest[0] == '/' || strpbrk(v, " \t\r\n?#"))
+    return fail(L, s, "key '%s': \"%s\" is not an http(s) URL; write it as "
+                "\"http://HOST:PORT\" (or https://), without a path or query",
+                key, v);
+  /* The URL is printed by check, mark and the unreachable-server messages:
+   * a password inside it would reach every log. */
+  size_t host_len = strcspn(rest, "/");
+  if (memchr(rest, '@', host_len))
+    return fail(L, s, "key '%s': the URL holds credentials (USER:PASSWORD@); "
+                "they would be printed in messages; write the URL without them "
+                "and use influxdb.username with password_file (v1) or "
+                "token_file (v2)", key);
+  return 0;
+}
+
+static int walk_group(loader *L, const config_setting_t *g, const key_spec *table,
+                      void *base, const char *where);
+
+static int apply_tags(loader *L, const config_setting_t *s, const char *key) {
+  if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+    return fail(L, s, "key '%s': expected a group of strings, e.g. tags = { host = "
+                "\"bench-1\"; };, got %s", key, type_word(config_setting_type(s)));
+  ps_config *c = L->c;
+  for (size_t i = 0; c->tags && i < c->ntags; i++) {
+    free(c->tags[i].key);
+    free(c->tags[i].value);
+  }
+  free(c->tags);
+  c->tags = NULL;
+  c->ntags = 0;
+  int n = config_setting_length(s);
+  if (n == 0)
+    return 0;
+  c->tags = calloc((size_t)n, sizeof *c->tags);
+  if (!c->tags)
+    return fail(L, s, "out of memory");
+  for (int i = 0; i < n; i++) {
+    const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+    const char *name = config_setting_name(e);
+    if (config_setting_type(e) != CONFIG_TYPE_STRING)
+      return fail(L, e, "key 'tags.%s': expected a string, got %s; tag values are "
+                  "strings: %s = \"...\";", name, type_word(config_setting_type(e)),
+                  name);
+    const char *v = config_setting_get_string(e);
+    if (strcmp(name, "time") == 0)
+      return fail(L, e, "key 'tags.time': InfluxDB does not accept a tag named "
+                  "'time'; rename it");
+    if (!v[0])
+      return fail(L, e, "key 'tags.%s': the value is empty and InfluxDB drops empty "
+                  "tags; give it a value or remove it", name);
+    if (v[strlen(v) - 1] == '\\' || strpbrk(v, "\r\n"))
+      return fail(L, e, "key 'tags.%s': a tag value cannot end in a backslash or "
+                  "hold a line break; change the value", name);
+    c->tags[i].key = strdup(name);
+    c->tags[i].value = strdup(v);
+    c->ntags = (size_t)i + 1;
+    if (!c->tags[i].key || !c->tags[i].value)
+      return fail(L, e, "out of memory");
+  }
+  return 0;
+}
+
+static int check_source(loader *L, const config_setting_t *g, ps_source_cfg *src,
+                        const char *where) {
+  int has_format = 0;
+  for (int i = 0; i < config_setting_length(g); i++) {
+    const config_setting_t *e = config_setting_get_elem(g, (unsigned)i);
+    if (strcmp(config_setting_name(e), "format") == 0)
+      has_format = 1;
+  }
+  if (!src->path || !src->path[0])
+    return fail(L, g, "%s has no 'path'; add path = \"/dir/of/results\"; (a "
+                "directory, a file or a glob)", where);
+  if (!has_format)
+    return fail(L, g, "%s (%s) has no 'format'; add format = \"...\"; with one of "
+                "\"jsonl\", \"lp\", \"loadgen\", \"dss-bench\" or \"locust\"",
+                where, src->path);
+  if (src->format != PS_FMT_JSONL) {
+    for (int i = 0; i < config_setting_length(g); i++) {
+      const config_setting_t *e = config_setting_get_elem(g, (unsigned)i);
+      for (const key_spec *k = source_keys; k->name; k++)
+        if (k->jsonl_only && strcmp(k->name, config_setting_name(e)) == 0)
+          return fail(L, e, "key '%s' in %s: only jsonl sources use it, this one is "
+                      "\"%s\"; remove the key or set format = \"jsonl\"",
+                      k->name, where, ps_format_name(src->format));
+    }
+  } else if (!src->time_key) {
+    return fail(L, g, "%s (%s) is jsonl but has no 'time_key'; every point needs its "
+                "time from the data: add time_key = \"ts\"; (and time_unit if it is "
+                "not seconds)", where, src->path);
+  }
+  return 0;
+}
+
+static int apply_sources(loader *L, const config_setting_t *s, const char *key) {
+  int t = config_setting_type(s);
+  if (t != CONFIG_TYPE_LIST) {
+    if (t == CONFIG_TYPE_GROUP)
+      return fail(L, s, "key '%s': expected a list of groups, got a single group; "
+                  "wrap it in parentheses: sources = ( { ... } );", key);
+    return fail(L, s, "key '%s': expected a list of groups, e.g. sources = ( { path "
+                "= \"/srv/loadgen/results\"; format = \"loadgen\"; } );, got %s",
+                key, type_word(t));
+  }
+  ps_config *c = L->c;
+  for (size_t i = 0; c->sources && i < c->nsources; i++)
+    ps_source_free(&c->sources[i]);
+  free(c->sources);
+  c->sources = NULL;
+  c->nsources = 0;
+  int n = config_setting_length(s);
+  if (n == 0)
+    return 0;
+  c->sources = calloc((size_t)n, sizeof *c->sources);
+  if (!c->sources)
+    return fail(L, s, "out of memory");
+  for (int i = 0; i < n; i++) {
+    const config_setting_t *g = config_setting_get_elem(s, (unsigned)i);
+    char where[48];
+    snprintf(where, sizeof where, "source %d", i + 1);
+    if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+      return fail(L, g, "%s: expected a group { path = ...; format = ...; }, got %s",
+                  where, type_word(config_setting_type(g)));
+    ps_source_cfg *src = &c->sources[i];
+    ps_source_defaults(src);
+    c->nsources = (size_t)i + 1;
+    src->line = (int)config_setting_source_line(g);
+    int rc = walk_group(L, g, source_keys, src, where);
+    if (!rc)
+      rc = check_source(L, g, src, where);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+static int apply_key(loader *L, const config_setting_t *s, const key_spec *k,
+                     void *base) {
+  ps_buf kb;
+  ps_buf_init(&kb, 0);
+  setting_path(&kb, s);
+  const char *key = kb.data ? kb.data : k->name;
+  int rc = 0;
+  switch (k->kind) {
+  case K_STR:
+  case K_URL: {
+    const char *v = NULL;
+    rc = want_string(L, s, k, key, &v);
+    if (!rc && k->min > 0 && !v[0])
+      rc = fail(L, s, "key '%s': must not be empty; give %s", key, k->doc);
+    if (!rc && k->kind == K_URL)
+      rc = check_url(L, s, key, v);
+    if (!rc)
+      rc = set_string(L, str_at(base, k->offset), v);
+    break;
+  }
+  case K_INT: {
+    int64_t v = 0;
+    rc = get_int(L, s, k, key, &v);
+    if (!rc)
+      *(int64_t *)((char *)base + k->offset) = v;
+    break;
+  }
+  case K_BOOL:
+    if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+      rc = fail(L, s, "key '%s': expected true or false (without quotes), got %s; "
+                "write %s = true; or %s = false;", key,
+                type_word(config_setting_type(s)), k->name, k->name);
+    else
+      *(int *)((char *)base + k->offset) = config_setting_get_bool(s) ? 1 : 0;
+    break;
+  case K_ENUM: {
+    int v = 0;
+    rc = apply_enum(L, s, k, key, &v);
+    if (!rc)
+      *(int *)((char *)base + k->offset) = v;
+    break;
+  }
+  case K_STRLIST:
+    rc = apply_strlist(L, s, k, key, base);
+    break;
+  case K_TYPES:
+    rc = apply_types(L, s, k, key, base);
+    break;
+  case K_GROUP:
+    if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+      rc = fail(L, s, "key '%s': expected a group %s = { ... };, got %s", key, key,
+                type_word(config_setting_type(s)));
+    else
+      rc = walk_group(L, s, k->sub, base, k->name);
+    break;
+  case K_TAGS:
+    rc = apply_tags(L, s, key);
+    break;
+  case K_SOURCES:
+    rc = apply_sources(L, s, key);
+    break;
+  }
+  ps_buf_free(&kb);
+  return rc;
+}
+
+static int walk_group(loader *L, const config_setting_t *g, const key_spec *table,
+                      void *base, const char *where) {
+  int n = config_setting_length(g);
+  for (int i = 0; i < n; i++) {
+    const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
+    const char *name = config_setting_name(s);
+    const key_spec *k = table;
+    while (k->name && strcmp(k->name, name) != 0)
+      k++;
+    if (!k->name)
+      return fail_unknown(L, s, table, where);
+    int rc = apply_key(L, s, k, base);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+/* Checks that involve more than one key. */
+static int check_whole(loader *L, const config_setting_t *root) {
+  ps_config *c = L->c;
+  const config_setting_t *influx = config_setting_get_member(root, "influxdb");
+  const config_setting_t *batch = config_setting_get_member(root, "batch");
+  if (c->influxdb.api == PS_API_V1 && (!c->influxdb.database || !c->influxdb.database[0]))
+    return fail(L, influx, "key 'influxdb.database': is empty but api is \"v1\"; set "
+                "database = \"perf\"; (or api = \"v2\" with a bucket)");
+  if (c->influxdb.api == PS_API_V2 && (!c->influxdb.bucket || !c->influxdb.bucket[0]))
+    return fail(L, influx, "key 'influxdb.bucket': is empty but api is \"v2\"; set "
+                "bucket = \"perf\"; (and org if the server needs one)");
+  if (c->batch.max_pending_bytes < c->batch.max_bytes)
+    return fail(L, batch, "key 'batch.max_pending_bytes': %lld is less than "
+                "batch.max_bytes (%lld), so not even one batch could be held; raise "
+                "max_pending_bytes or lower max_bytes",
+                (long long)c->batch.max_pending_bytes, (long long)c->batch.max_bytes);
+  return 0;
+}
+
+static int load_file(ps_config *c, const char *path, ps_buf *err);
+
+static int read_whole(const char *path, char **out, size_t *len, int *err_no) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *err_no = errno;
+    return -errno;
+  }
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    *err_no = errno;
+    close(fd);
+    return -*err_no;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *err_no = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    close(fd);
+    return -*err_no;
+  }
+  if ((uint64_t)st.st_size > MAX_CONFIG_BYTES) {
+    *err_no = EFBIG;
+    close(fd);
+    return -EFBIG;
+  }
+  char *buf = malloc((size_t)st.st_size + 1);
+  if (!buf) {
+    close(fd);
+    *err_no = ENOMEM;
+    return -ENOMEM;
+  }
+  size_t got = 0;
+  while (got < (size_t)st.st_size) {
+    ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    got += (size_t)r;
+  }
+  close(fd);
+  buf[got] = '\0';
+  *out = buf;
+  *len = got;
+  return 0;
+}
+
+int ps_config_load(ps_config *c, const char *path, ps_buf *err) {
+  ps_buf discard;
+  ps_buf_init(&discard, 4096);
+  int rc = load_file(c, path, err ? err : &discard);
+  ps_buf_free(&discard);
+  return rc;
+}
+
+static int load_file(ps_config *c, const char *path, ps_buf *err) {
+  loader L = {c, err, path, NULL, 0};
+  int err_no = 0;
+  if (read_whole(path, &L.text, &L.text_len, &err_no) < 0) {
+    if (err_no == ENOENT)
+      ps_buf_printf(err, "%s: no such configuration file; check the path given "
+                    "with -c (config/perfship.cfg is an annotated sample)", path);
+    else if (err_no == EISDIR)
+      ps_buf_printf(err, "%s: is a directory, not a configuration file; give the "
+                    "file's path with -c", path);
+    else if (err_no == EINVAL)
+      ps_buf_printf(err, "%s: not a regular file, so not a configuration file; "
+                    "give the file's path with -c", path);
+    else if (err_no == EFBIG)
+      ps_buf_printf(err, "%s: larger than %u bytes, which no perfship configuration "
+                    "is; check the path", path, MAX_CONFIG_BYTES);
+    else
+      ps_buf_printf(err, "%s: cannot read: %s", path, strerror(err_no));
+    return -(err_no ? err_no : EIO);
+  }
+  free(c->file);
+  c->file = strdup(path);
+
+  config_t cf;
+  config_init(&cf);
+  /* Relative @include paths are relative to the including file. */
+  char *dir = strdup(path);
+  char *slash = dir ? strrchr(dir, '/') : NULL;
+  if (slash) {
+    *slash = '\0';
+    config_set_include_dir(&cf, dir[0] ? dir : "/");
+  }
+  int rc = 0;
+  if (!config_read_file(&cf, path)) {
+    const char *efile = config_error_file(&cf) ? config_error_file(&cf) : path;
+    if (config_error_type(&cf) == CONFIG_ERR_FILE_IO)
+      ps_buf_printf(err, "%s: cannot read the file (%s)", efile,
+                    config_error_text(&cf) ? config_error_text(&cf) : "I/O error");
+    else
+      ps_buf_printf(err, "%s:%d: %s; fix the syntax there (settings look like "
+                    "name = value; groups { ... }, lists ( ... ))",
+                    efile, config_error_line(&cf),
+                    config_error_text(&cf) ? config_error_text(&cf) : "parse error");
+    rc = -EINVAL;
+  } else {
+    const config_setting_t *root = config_root_setting(&cf);
+    rc = walk_group(&L, root, top_keys, c, "the top level");
+    if (!rc)
+      rc = check_whole(&L, root);
+  }
+  config_destroy(&cf);
+  free(dir);
+  free(L.text);
+  return rc;
+}
+
+/* ---- secrets ----------------------------------------------------------- */
+
+static int read_secret(const char *key, const char *path, const char *cfgfile,
+                       char **out, ps_buf *err) {
+  /* Symlinks are followed: mounted secrets (Kubernetes, Docker) are links
+   * into a timestamped folder. What is checked below (a regular file, mode
+   * without group/other access) is the target, through the open fd. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    ps_buf_printf(err, "%s: cannot open the file named by influxdb.%s in %s: %s; %s",
+                  path, key, cfgfile, strerror(e),
+                  e == ENOENT ? "create it (mode 600) or fix the path"
+                              : "make it readable by the user perfship runs as");
+    return -e;
+  }
+  struct stat st;
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    ps_buf_printf(err, "%s: influxdb.%s must name a regular file; fix the path in %s",
+                  path, key, cfgfile);
+    return -EINVAL;
+  }
+  if (st.st_mode & 077) {
+    close(fd);
+    ps_buf_printf(err, "%s: group or others may access this secret (mode %03o); run "
+                  "`chmod 600 %s` (named by influxdb.%s in %s)",
+                  path, (unsigned)(st.st_mode & 0777), path, key, cfgfile);
+    return -EPERM;
+  }
+  char buf[MAX_SECRET_BYTES + 1];
+  size_t got = 0;
+  for (;;) {
+    ssize_t r = read(fd, buf + got, sizeof buf - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    got += (size_t)r;
+    if (got == sizeof buf)
+      break;
+  }
+  close(fd);
+  if (got > MAX_SECRET_BYTES) {
+    memset(buf, 0, sizeof buf);
+    ps_buf_printf(err, "%s: longer than %d bytes, which is not a password or token; "
+                  "check influxdb.%s in %s", path, MAX_SECRET_BYTES, key, cfgfile);
+    return -EFBIG;
+  }
+  while (got && (buf[got - 1] == '\n' || buf[got - 1] == '\r'))
+    got--;
+  if (got == 0 || memchr(buf, '\n', got) || memchr(buf, '\r', got) ||
+      memchr(buf, '\0', got)) {
+    memset(buf, 0, sizeof buf);
+    ps_buf_printf(err, "%s: %s; the file must hold the secret alone on one line "
+                  "(influxdb.%s in %s)", path, got == 0 ? "is empty" : "holds more than one line",
+                  key, cfgfile);
+    return -EINVAL;
+  }
+  char *s = malloc(got + 1);
+  if (s) {
+    memcpy(s, buf, got);
+    s[got] = '\0';
+  }
+  memset(buf, 0, sizeof buf);
+  if (!s)
+    return -ENOMEM;
+  free_secret(out);
+  *out = s;
+  return 0;
+}
+
+int ps_config_load_secrets(ps_config *c, ps_buf *err) {
+  const char *cfgfile = c->file ? c->file : "the built-in defaults";
+  int rc;
+  if (c->influxdb.password_file && c->influxdb.password_file[0]) {
+    rc = read_secret("password_file", c->influxdb.password_file, cfgfile,
+                     &c->influxdb.password, err);
+    if (rc)
+      return rc;
+  }
+  const char *env = getenv("PERFSHIP_TOKEN");
+  if (env && env[0]) {
+    /* The token becomes an HTTP header line: a control character (the
+     * newline of `export PERFSHIP_TOKEN="$(cat file)"`-style mistakes)
+     * would end that line and forge others. */
+    for (const char *q = env; *q; q++)
+      if ((unsigned char)*q < 0x20 || *q == 0x7f) {
+        ps_buf_printf(err, "PERFSHIP_TOKEN holds a control character (a line "
+                      "break?); set it to the token alone");
+        return -EINVAL;
+      }
+    char *t = strdup(env);
+    if (!t)
+      return -ENOMEM;
+    free_secret(&c->influxdb.token);
+    c->influxdb.token = t;
+  } else if (c->influxdb.token_file && c->influxdb.token_file[0]) {
+    rc = read_secret("token_file", c->influxdb.token_file, cfgfile,
+                     &c->influxdb.token, err);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * formats/registry.c: the registry of input formats (include/formats/format.h).
+ *
+ * Formats are looked up by id. The tables are weak references so that the
+ * registry does not force every format into a program that needs only one
+ * (a fuzz target links the library and pulls in just its parser).
+ * It also holds what several formats read the same way (a file's mtime).
+ */
+#include "formats/format.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+extern const ps_format_ops ps_format_jsonl __attribute__((weak));
+extern const ps_format_ops ps_format_lp __attribute__((weak));
+extern const ps_format_ops ps_format_loadgen __attribute__((weak));
+extern const ps_format_ops ps_format_dss_bench __attribute__((weak));
+extern const ps_format_ops ps_format_locust __attribute__((weak));
+
+const ps_format_ops *ps_format_ops_get(ps_format_id id) {
+  switch (id) {
+  case PS_FMT_JSONL:
+    return &ps_format_jsonl;
+  case PS_FMT_LP:
+    return &ps_format_lp;
+  case PS_FMT_LOADGEN:
+    return &ps_format_loadgen;
+  case PS_FMT_DSS_BENCH:
+    return &ps_format_dss_bench;
+  case PS_FMT_LOCUST:
+    return &ps_format_locust;
+  }
+  return NULL;
+}
+
+int ps_format_file_mtime(const char *path, int64_t *mtime_s, ps_buf *err) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    int e = errno;
+    if (err)
+      ps_buf_printf(err, "cannot stat: %s", strerror(e));
+    return -e;
+  }
+  *mtime_s = (int64_t)st.st_mtime;
+  return 0;
+}

@@ -1,0 +1,331 @@
+/*
+ * batch.c: batches and checkpoints. See include/influx/batch.h.
+ *
+ * DESIGN: the commit rule is the heart of "nothing lost, nothing doubled",
+ * so it lives here without libuv or HTTP and is tested alone. A checkpoint
+ * is shared by consecutive lines of one file that went into the same batch,
+ * so there are about as many checkpoints as batches in flight, not one per
+ * line. Batches are recognised by a sequence number rather than a pointer:
+ * a freed batch's address may come back for the next one.
+ */
+#include "influx/batch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+uint64_t ps_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void ps_cursor_init(ps_cursor *c, uint64_t offset, uint64_t line, void *owner) {
+  memset(c, 0, sizeof *c);
+  c->last_end = c->committed = offset;
+  c->last_line = c->committed_line = line ? line : 1;
+  c->owner = owner;
+}
+
+static ps_checkpoint *cp_append(ps_cursor *c) {
+  ps_checkpoint *cp = calloc(1, sizeof *cp);
+  if (!cp)
+    return NULL;
+  cp->cursor = c;
+  cp->end = c->last_end;
+  cp->line = c->last_line;
+  cp->doc_hash = c->last_doc_hash;
+  if (c->tail) {
+    c->tail->sealed = 1;
+    c->tail->next = cp;
+  } else {
+    c->head = cp;
+  }
+  c->tail = cp;
+  c->live++;
+  return cp;
+}
+
+/* Frees checkpoints nobody holds: all of them on a retired cursor, else
+ * the acknowledged prefix (keeping an open tail, which more lines extend). */
+static int cursor_advance(ps_cursor *c) {
+  uint64_t before = c->committed, before_doc = c->committed_doc_hash;
+  if (c->retired) {
+    ps_checkpoint **pp = &c->head, *last = NULL;
+    while (*pp) {
+      ps_checkpoint *cp = *pp;
+      if (cp->refs == 0) {
+        *pp = cp->next;
+        free(cp);
+        c->live--;
+      } else {
+        last = cp;
+        pp = &cp->next;
+      }
+    }
+    c->tail = last;
+    return 0;
+  }
+  ps_checkpoint *cp;
+  while ((cp = c->head) && cp->refs == 0 && !cp->failed) {
+    c->committed = cp->end;
+    c->committed_line = cp->line;
+    c->committed_doc_hash = cp->doc_hash;
+    if (cp == c->tail && !cp->sealed)
+      break;
+    c->head = cp->next;
+    if (!c->head)
+      c->tail = NULL;
+    free(cp);
+    c->live--;
+  }
+  return c->committed != before || c->committed_doc_hash != before_doc;
+}
+
+void ps_cursor_release(ps_cursor *c) {
+  if (!c)
+    return;
+  c->retired = 1;
+  cursor_advance(c);
+}
+
+int ps_cursor_line_done(ps_cursor *c, uint64_t end, uint64_t line, uint64_t doc_hash) {
+  c->last_end = end;
+  c->last_line = line;
+  c->last_doc_hash = doc_hash;
+  c->line_open = 0;
+  ps_checkpoint *cp = c->tail;
+  if (!cp || cp->sealed) {
+    if (!cp_append(c))
+      return -ENOMEM;
+  } else {
+    cp->end = end;
+    cp->line = line;
+    cp->doc_hash = doc_hash;
+    if (cp->seal_at_line_end)
+      cp->sealed = 1;
+  }
+  return cursor_advance(c);
+}
+
+uint64_t ps_cursor_committed(const ps_cursor *c) { return c->committed; }
+
+void ps_batcher_init(ps_batcher *bt, size_t max_points, size_t max_bytes,
+                     size_t max_pending, int (*submit)(void *, ps_pbatch *),
+                     void (*committed)(void *, ps_cursor *), void *ctx) {
+  memset(bt, 0, sizeof *bt);
+  bt->max_points = max_points ? max_points : 5000;
+  bt->max_bytes = max_bytes ? max_bytes : 1048576;
+  bt->max_pending = max_pending ? max_pending : 8388608;
+  bt->submit = submit;
+  bt->committed = committed;
+  bt->ctx = ctx;
+  bt->next_seq = 1;
+}
+
+ps_pbatch *ps_pbatch_new(void) {
+  ps_pbatch *b = calloc(1, sizeof *b);
+  if (!b)
+    return NULL;
+  ps_batch_init(&b->b);
+  b->b.data = b;
+  b->created_ms = ps_now_ms();
+  return b;
+}
+
+void ps_pbatch_free(ps_pbatch *b) {
+  if (!b)
+    return;
+  ps_batch_free(&b->b);
+  free(b->cps);
+  free(b);
+}
+
+int ps_batcher_full(const ps_batcher *bt) {
+  return bt->pending_bytes > 0 && bt->pending_bytes >= bt->max_pending;
+}
+
+static int hold(ps_pbatch *b, ps_cursor *c) {
+  ps_checkpoint *cp = c->tail;
+  if (cp && !cp->sealed && cp->last_seq == b->seq)
+    return 0;
+  if (b->ncps == b->cps_cap) {
+    size_t cap = b->cps_cap ? b->cps_cap * 2 : 8;
+    ps_checkpoint **n = realloc(b->cps, cap * sizeof *n);
+    if (!n)
+      return -ENOMEM;
+    b->cps = n;
+    b->cps_cap = cap;
+  }
+  if (!cp || cp->sealed) {
+    cp = cp_append(c);
+    if (!cp)
+      return -ENOMEM;
+  }
+  cp->refs++;
+  cp->last_seq = b->seq;
+  b->cps[b->ncps++] = cp;
+  return 0;
+}
+
+/* Sized like the last full batch, a batch is allocated once instead of
+ * through a chain of doublings whose freed steps fragment the heap. Only a
+ * hint: failing here just leaves the batch to grow as before. */
+static void presize(const ps_batcher *bt, ps_batch *b) {
+  if (bt->hint_bytes && ps_buf_reserve(&b->body, bt->hint_bytes + bt->hint_bytes / 16) == 0 &&
+      bt->hint_points && !b->lines) {
+    size_t cap = bt->hint_points + bt->hint_points / 16 + 1;
+    b->lines = malloc(cap * sizeof *b->lines);
+    if (b->lines)
+      b->lines_cap = cap;
+  }
+}
+
+int ps_batcher_add(ps_batcher *bt, ps_cursor *c, const char *line, size_t len,
+                   const ps_origin *origin) {
+  if (ps_batcher_full(bt)) {
+    if (bt->open && bt->open->b.npoints)
+      ps_batcher_flush(bt);
+    return -EAGAIN;
+  }
+  if (bt->open && bt->open->b.npoints && bt->open->b.body.len + len > bt->max_bytes) {
+    int rc = ps_batcher_flush(bt);
+    if (rc)
+      return rc;
+  }
+  if (!bt->open) {
+    bt->open = ps_pbatch_new();
+    if (!bt->open)
+      return -ENOMEM;
+    bt->open->seq = bt->next_seq++;
+    presize(bt, &bt->open->b);
+  }
+  ps_pbatch *b = bt->open;
+  int rc = c ? hold(b, c) : 0;
+  if (rc)
+    return rc;
+  size_t at = b->b.body.len;
+  if ((rc = ps_buf_append(&b->b.body, line, len)) < 0)
+    return rc;
+  if ((rc = ps_batch_add_line_origin(&b->b, at, origin)) < 0) {
+    ps_buf_truncate(&b->b.body, at);
+    return rc;
+  }
+  if (c)
+    c->line_open = 1;
+  bt->pending_bytes += len;
+  bt->pending_points++;
+  if (b->b.npoints >= bt->max_points || b->b.body.len >= bt->max_bytes) {
+    bt->hint_bytes = b->b.body.len;
+    bt->hint_points = b->b.npoints;
+    return ps_batcher_flush(bt);
+  }
+  return 0;
+}
+
+/* A batch grows by doubling, so a sealed one holds up to twice the memory
+ * its lines need, for as long as it waits and flies; with max_pending_bytes
+ * of batches that was most of the agent's RSS. Giving the slack back when
+ * the batch is sealed costs one in-place realloc per batch. */
+static void fit(ps_batch *b) {
+  if (b->body.cap > b->body.len + 1 + 4096) {
+    char *p = realloc(b->body.data, b->body.len + 1);
+    if (p) {
+      b->body.data = p;
+      b->body.cap = b->body.len + 1;
+    }
+  }
+  if (b->lines && b->lines_cap > b->npoints + 64) {
+    ps_batch_line *l = realloc(b->lines, b->npoints * sizeof *l);
+    if (l) {
+      b->lines = l;
+      b->lines_cap = b->npoints;
+    }
+  }
+}
+
+int ps_batcher_flush(ps_batcher *bt) {
+  ps_pbatch *b = bt->open;
+  if (!b || !b->b.npoints)
+    return 0;
+  bt->open = NULL;
+  fit(&b->b);
+  for (size_t i = 0; i < b->ncps; i++) {
+    ps_checkpoint *cp = b->cps[i];
+    /* A line still giving points keeps its checkpoint open until it ends:
+     * the next batch takes a reference too, and the offset passes the line
+     * only when both are acknowledged. Sealing it at the line's end keeps a
+     * steady stream from chaining every batch into one checkpoint. */
+    if (cp == cp->cursor->tail && !cp->cursor->line_open)
+      cp->sealed = 1;
+    else if (cp == cp->cursor->tail)
+      cp->seal_at_line_end = 1;
+  }
+  b->prev = bt->inflight_tail;
+  b->next = NULL;
+  if (bt->inflight_tail)
+    bt->inflight_tail->next = b;
+  else
+    bt->inflight_head = b;
+  bt->inflight_tail = b;
+  bt->inflight_count++;
+  int rc = bt->submit ? bt->submit(bt->ctx, b) : -ENOSYS;
+  if (rc < 0)
+    ps_batcher_done(bt, b, 0); /* never acknowledged: its lines stay uncommitted */
+  return rc;
+}
+
+void ps_batcher_done(ps_batcher *bt, ps_pbatch *b, int acked) {
+  if (b->prev)
+    b->prev->next = b->next;
+  else
+    bt->inflight_head = b->next;
+  if (b->next)
+    b->next->prev = b->prev;
+  else
+    bt->inflight_tail = b->prev;
+  bt->inflight_count--;
+  bt->pending_bytes -=
+      b->b.body.len < bt->pending_bytes ? b->b.body.len : bt->pending_bytes;
+  bt->pending_points -=
+      b->b.npoints < bt->pending_points ? b->b.npoints : bt->pending_points;
+  /* Release every reference first, then advance each cursor once: advancing
+   * frees checkpoints this batch may still list. */
+  ps_cursor **cursors = b->ncps ? malloc(b->ncps * sizeof *cursors) : NULL;
+  size_t nc = 0;
+  for (size_t i = 0; i < b->ncps; i++) {
+    ps_checkpoint *cp = b->cps[i];
+    cp->refs--;
+    if (!acked)
+      cp->failed = 1;
+    if (!cursors)
+      continue;
+    size_t k;
+    for (k = 0; k < nc && cursors[k] != cp->cursor; k++)
+      ;
+    if (k == nc)
+      cursors[nc++] = cp->cursor;
+  }
+  for (size_t k = 0; k < nc; k++)
+    if (cursor_advance(cursors[k]) || cursors[k]->retired) {
+      if (bt->committed)
+        bt->committed(bt->ctx, cursors[k]);
+    }
+  free(cursors);
+  ps_pbatch_free(b);
+}
+
+const ps_pbatch *ps_batcher_oldest(const ps_batcher *bt) { return bt->inflight_head; }
+
+void ps_batcher_free(ps_batcher *bt) {
+  if (!bt || !bt->open)
+    return;
+  ps_pbatch *b = bt->open;
+  bt->open = NULL;
+  for (size_t i = 0; i < b->ncps; i++) {
+    b->cps[i]->refs--;
+    b->cps[i]->failed = 1;
+  }
+  ps_pbatch_free(b);
+}

@@ -1,0 +1,393 @@
+/*
+ * state.c: the state file. See include/state/state.h.
+ *
+ * DESIGN: JSON through cJSON, because `status` and a human reading the file
+ * after an incident both benefit from a self-describing format, and a
+ * truncated or garbled file is then detected by the parser rather than read
+ * as wrong numbers. 64-bit values (device, inode, hashes, offsets) are
+ * written as decimal strings: a JSON number is a double and would round them.
+ * A corrupt file is kept aside for inspection and the agent starts empty:
+ * re-reading from the beginning re-sends points, which overwrite themselves
+ * (SCHEMA.md), so that is safe, where refusing to start would not be.
+ * Run as root on a state directory that belongs to another user (the
+ * packaged service's /var/lib/perfship, owned by `perfship`), the files
+ * made there are handed to the directory's owner: left to root, the
+ * service could no longer open its own lock or state. Only regular files
+ * with one link that root owns are handed over, through a descriptor
+ * opened without following symlinks, so the directory's owner cannot
+ * steer the change to another file.
+ */
+#include "state/state.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+
+void ps_state_init(ps_state *s) { memset(s, 0, sizeof *s); }
+
+void ps_state_free(ps_state *s) {
+  if (!s)
+    return;
+  for (size_t i = 0; i < s->nfiles; i++)
+    free(s->files[i].path);
+  free(s->files);
+  for (size_t i = 0; i < s->nerrors; i++)
+    free(s->errors[i]);
+  free(s->runs_json);
+  memset(s, 0, sizeof *s);
+}
+
+int ps_state_path(const char *dir, ps_buf *out) {
+  return ps_buf_printf(out, "%s/state.json", dir && dir[0] ? dir : ".");
+}
+
+int ps_state_add(ps_state *s, const ps_state_file *f) {
+  if (s->nfiles == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    ps_state_file *n = realloc(s->files, cap * sizeof *n);
+    if (!n)
+      return -ENOMEM;
+    s->files = n;
+    s->cap = cap;
+  }
+  ps_state_file *d = &s->files[s->nfiles];
+  *d = *f;
+  d->path = strdup(f->path ? f->path : "");
+  if (!d->path)
+    return -ENOMEM;
+  s->nfiles++;
+  return 0;
+}
+
+ps_state_file *ps_state_find(ps_state *s, uint64_t dev, uint64_t ino) {
+  for (size_t i = 0; i < s->nfiles; i++)
+    if (s->files[i].id.dev == dev && s->files[i].id.ino == ino)
+      return &s->files[i];
+  return NULL;
+}
+
+void ps_state_add_error(ps_state *s, const char *msg) {
+  char *copy = strdup(msg);
+  if (!copy)
+    return;
+  if (s->nerrors == PS_STATE_MAX_ERRORS) {
+    free(s->errors[0]);
+    memmove(s->errors, s->errors + 1, (PS_STATE_MAX_ERRORS - 1) * sizeof s->errors[0]);
+    s->nerrors--;
+  }
+  s->errors[s->nerrors++] = copy;
+}
+
+int ps_path_under(const char *path, const char *prefix) {
+  size_t n = strlen(prefix);
+  while (n > 1 && prefix[n - 1] == '/')
+    n--;
+  if (strncmp(path, prefix, n) != 0)
+    return 0;
+  return path[n] == '\0' || path[n] == '/' || (n == 1 && prefix[0] == '/');
+}
+
+size_t ps_state_forget(ps_state *s, const char *path) {
+  size_t kept = 0, dropped = 0;
+  for (size_t i = 0; i < s->nfiles; i++) {
+    if (ps_path_under(s->files[i].path, path)) {
+      free(s->files[i].path);
+      dropped++;
+    } else {
+      s->files[kept++] = s->files[i];
+    }
+  }
+  s->nfiles = kept;
+  return dropped;
+}
+
+/* --- load ------------------------------------------------------------ */
+
+static int get_u64(const cJSON *o, const char *key, uint64_t *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (cJSON_IsString(v)) {
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v->valuestring, &end, 10);
+    if (errno || end == v->valuestring || *end)
+      return -EINVAL;
+    *out = x;
+    return 0;
+  }
+  if (cJSON_IsNumber(v) && v->valuedouble >= 0) {
+    *out = (uint64_t)v->valuedouble;
+    return 0;
+  }
+  return -EINVAL;
+}
+
+static int parse_state(ps_state *s, const char *text, ps_buf *why) {
+  cJSON *root = cJSON_Parse(text);
+  if (!root || !cJSON_IsObject(root)) {
+    ps_buf_puts(why, "not a JSON object");
+    cJSON_Delete(root);
+    return -EINVAL;
+  }
+  int rc = 0;
+  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+  if (!cJSON_IsNumber(ver) || ver->valueint != 1) {
+    ps_buf_puts(why, "unknown version");
+    rc = -EINVAL;
+    goto out;
+  }
+  const cJSON *files = cJSON_GetObjectItemCaseSensitive(root, "files");
+  const cJSON *f;
+  cJSON_ArrayForEach(f, files) {
+    ps_state_file e;
+    memset(&e, 0, sizeof e);
+    const cJSON *path = cJSON_GetObjectItemCaseSensitive(f, "path");
+    uint64_t fp_len = 0;
+    if (!cJSON_IsString(path) || get_u64(f, "dev", &e.id.dev) ||
+        get_u64(f, "ino", &e.id.ino) || get_u64(f, "fp_len", &fp_len) ||
+        get_u64(f, "fp_hash", &e.id.fp_hash) || get_u64(f, "offset", &e.offset) ||
+        get_u64(f, "line", &e.line) || fp_len > PS_FP_MAX) {
+      ps_buf_puts(why, "a file entry is incomplete");
+      rc = -EINVAL;
+      goto out;
+    }
+    e.id.fp_len = (uint32_t)fp_len;
+    uint64_t btime = 0; /* optional: states before it, file systems without */
+    if (get_u64(f, "btime_ns", &btime) == 0)
+      e.id.btime_ns = (int64_t)btime;
+    if (get_u64(f, "doc_hash", &e.doc_hash) == 0)
+      e.has_doc = 1;
+    e.path = path->valuestring;
+    if ((rc = ps_state_add(s, &e)) < 0)
+      goto out;
+  }
+  const cJSON *errs = cJSON_GetObjectItemCaseSensitive(root, "errors");
+  const cJSON *e;
+  cJSON_ArrayForEach(e, errs) if (cJSON_IsString(e))
+      ps_state_add_error(s, e->valuestring);
+  uint64_t x;
+  if (get_u64(root, "pending_points", &x) == 0)
+    s->pending_points = x;
+  if (get_u64(root, "saved_at", &x) == 0)
+    s->saved_at = (int64_t)x;
+  if (get_u64(root, "pid", &x) == 0)
+    s->pid = (int)x;
+  const cJSON *runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
+  if (runs)
+    s->runs_json = cJSON_PrintUnformatted(runs);
+out:
+  cJSON_Delete(root);
+  return rc;
+}
+
+/* --- ownership ---------------------------------------------------------- */
+
+/* The owner to hand new files of `dir` to: 0 and *uid set when perfship
+ * runs as root and the directory belongs to someone else, else -1. */
+static int foreign_owner(const char *dir, uid_t *uid, gid_t *gid) {
+  struct stat st;
+  if (geteuid() != 0 || stat(dir, &st) < 0 || st.st_uid == 0)
+    return -1;
+  *uid = st.st_uid;
+  *gid = st.st_gid;
+  return 0;
+}
+
+static void give_fd(int fd, uid_t uid, gid_t gid) {
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+      st.st_uid == 0 && fchown(fd, uid, gid) < 0)
+    PS_WARN("state", "cannot hand a state file to uid %u: %s", (unsigned)uid,
+            strerror(errno));
+}
+
+int ps_state_adopt(const char *dir, const char *name) {
+  const char *d = dir && dir[0] ? dir : ".";
+  uid_t uid;
+  gid_t gid;
+  if (foreign_owner(d, &uid, &gid) < 0)
+    return 0;
+  ps_buf p;
+  ps_buf_init(&p, 0);
+  if (ps_buf_printf(&p, "%s/%s", d, name) < 0)
+    return -ENOMEM;
+  int fd = open(p.data, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  ps_buf_free(&p);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : -errno;
+  give_fd(fd, uid, gid);
+  close(fd);
+  return 0;
+}
+
+int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
+  /* the lock is made before the first load; an earlier run as root may
+   * have left either file to root */
+  ps_state_adopt(dir, "lock");
+  ps_state_adopt(dir, "state.json");
+  ps_state_init(s);
+  ps_buf path, text, why;
+  ps_buf_init(&path, 0);
+  ps_buf_init(&text, 0);
+  ps_buf_init(&why, 512);
+  int rc = ps_state_path(dir, &path);
+  if (rc)
+    goto out;
+  int fd = open(path.data, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT) {
+      ps_buf_printf(warn, "%s: cannot read the state (%s); starting without it",
+                    path.data, strerror(errno));
+    }
+    goto out;
+  }
+  s->existed = 1;
+  rc = ps_read_whole(fd, (size_t)1 << 30, &text);
+  close(fd);
+  if (rc == 0)
+    /* an empty file leaves ps_read_whole's buffer unterminated */
+    rc = parse_state(s, text.len ? text.data : "", &why);
+  else
+    ps_buf_puts(&why, strerror(-rc));
+  if (rc) {
+    ps_state_free(s);
+    s->existed = 1;
+    ps_buf aside;
+    ps_buf_init(&aside, 0);
+    ps_buf_printf(&aside, "%s.corrupt", path.data);
+    int moved = aside.data && rename(path.data, aside.data) == 0;
+    ps_buf_printf(warn,
+                  "%s: the state file is corrupt (%s); %s; files will be read "
+                  "again from their beginning (points overwrite themselves)",
+                  path.data, why.data ? why.data : "?",
+                  moved ? "kept aside as state.json.corrupt" : "ignored");
+    ps_buf_free(&aside);
+    rc = 0;
+  }
+out:
+  ps_buf_free(&path);
+  ps_buf_free(&text);
+  ps_buf_free(&why);
+  return rc;
+}
+
+/* --- save ------------------------------------------------------------ */
+
+static cJSON *u64_string(uint64_t v) {
+  char b[24];
+  snprintf(b, sizeof b, "%" PRIu64, v);
+  return cJSON_CreateString(b);
+}
+
+static char *render(const ps_state *s) {
+  cJSON *root = cJSON_CreateObject();
+  if (!root)
+    return NULL;
+  cJSON_AddNumberToObject(root, "version", 1);
+  cJSON_AddItemToObject(root, "saved_at", u64_string((uint64_t)time(NULL)));
+  cJSON_AddItemToObject(root, "pid", u64_string((uint64_t)getpid()));
+  cJSON_AddItemToObject(root, "pending_points", u64_string(s->pending_points));
+  cJSON *files = cJSON_AddArrayToObject(root, "files");
+  for (size_t i = 0; files && i < s->nfiles; i++) {
+    const ps_state_file *f = &s->files[i];
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+      break;
+    cJSON_AddStringToObject(o, "path", f->path ? f->path : "");
+    cJSON_AddItemToObject(o, "dev", u64_string(f->id.dev));
+    cJSON_AddItemToObject(o, "ino", u64_string(f->id.ino));
+    cJSON_AddItemToObject(o, "fp_len", u64_string(f->id.fp_len));
+    cJSON_AddItemToObject(o, "fp_hash", u64_string(f->id.fp_hash));
+    if (f->id.btime_ns)
+      cJSON_AddItemToObject(o, "btime_ns", u64_string((uint64_t)f->id.btime_ns));
+    cJSON_AddItemToObject(o, "offset", u64_string(f->offset));
+    cJSON_AddItemToObject(o, "line", u64_string(f->line));
+    if (f->has_doc)
+      cJSON_AddItemToObject(o, "doc_hash", u64_string(f->doc_hash));
+    cJSON_AddItemToArray(files, o);
+  }
+  cJSON *errs = cJSON_AddArrayToObject(root, "errors");
+  for (size_t i = 0; errs && i < s->nerrors; i++)
+    cJSON_AddItemToArray(errs, cJSON_CreateString(s->errors[i]));
+  if (s->runs_json) {
+    cJSON *runs = cJSON_Parse(s->runs_json);
+    if (runs)
+      cJSON_AddItemToObject(root, "runs", runs);
+  }
+  char *text = cJSON_Print(root);
+  cJSON_Delete(root);
+  return text;
+}
+
+static int write_all(int fd, const char *p, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+int ps_state_save(const ps_state *s, const char *dir) {
+  const char *d = dir && dir[0] ? dir : ".";
+  char *text = render(s);
+  if (!text)
+    return -ENOMEM;
+  ps_buf path, tmp;
+  ps_buf_init(&path, 0);
+  ps_buf_init(&tmp, 0);
+  int rc = ps_state_path(dir, &path);
+  if (!rc)
+    rc = ps_buf_printf(&tmp, "%s/.state.json.tmp", d);
+  int fd = -1;
+  if (!rc) {
+    /* a fresh file, never one someone left under that name (a symlink
+     * would make root write through it) */
+    if (unlink(tmp.data) < 0 && errno != ENOENT)
+      rc = -errno;
+    else
+      fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                0600);
+    if (!rc && fd < 0)
+      rc = -errno;
+  }
+  uid_t uid;
+  gid_t gid;
+  if (!rc && foreign_owner(d, &uid, &gid) == 0)
+    give_fd(fd, uid, gid);
+  if (!rc)
+    rc = write_all(fd, text, strlen(text));
+  if (!rc && fsync(fd) < 0)
+    rc = -errno;
+  if (fd >= 0 && close(fd) < 0 && !rc)
+    rc = -errno;
+  if (!rc && rename(tmp.data, path.data) < 0)
+    rc = -errno;
+  if (!rc) { /* the rename itself must survive a power cut */
+    int dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      if (fsync(dfd) < 0)
+        rc = -errno;
+      close(dfd);
+    }
+  } else if (tmp.data) {
+    unlink(tmp.data);
+  }
+  free(text);
+  ps_buf_free(&path);
+  ps_buf_free(&tmp);
+  return rc;
+}

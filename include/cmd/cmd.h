@@ -1,0 +1,40 @@
+/*
+ * cmd: the subcommands of the perfship binary (DESIGN.md "Command line").
+ *
+ * Contract
+ * - main.c parses the global options (-c FILE anywhere, --help, --version,
+ *   -v/--verbose), loads the configuration and calls one of these with the
+ *   remaining arguments: argv[0] is the command name, options and operands
+ *   follow in their original order.
+ * - `cfg` is loaded and valid; `cfg_given` tells whether -c was used (for
+ *   convert, where the configuration's sources and tags only apply then).
+ * - Each returns a process exit code (sysexits_ps.h) and prints its own
+ *   errors.
+ */
+#ifndef PS_CMD_H
+#define PS_CMD_H
+
+#include "core/config.h"
+
+int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given);
+int ps_cmd_run(int argc, char **argv, ps_config *cfg, int cfg_given);
+int ps_cmd_check(int argc, char **argv, ps_config *cfg, int cfg_given);
+int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given);
+int ps_cmd_status(int argc, char **argv, ps_config *cfg, int cfg_given);
+int ps_cmd_forget(int argc, char **argv, ps_config *cfg, int cfg_given);
+
+/* What several commands do the same way (cmd/common.c). */
+
+/* Loads the secrets the configuration names; on failure prints why and
+ * returns PS_EXIT_CONFIG, else PS_EXIT_OK. */
+int ps_cmd_load_secrets(ps_config *cfg);
+
+/* The configured state directory, "." when none is set. */
+const char *ps_cmd_state_dir(const ps_config *cfg);
+
+/* Loads the saved state of `dir` into `s` (never fails: see state.h) and
+ * prints any warning as "perfship CMD: warning text". */
+struct ps_state;
+void ps_cmd_load_state(struct ps_state *s, const char *dir, const char *cmd);
+
+#endif

@@ -1,0 +1,121 @@
+/*
+ * batch: filling batches of encoded points, and knowing which file offsets
+ * may be committed once batches are acknowledged.
+ *
+ * Contract
+ * - Each input file has a ps_cursor. A cursor keeps a FIFO of checkpoints;
+ *   a checkpoint covers a run of complete lines (its `end` is the offset
+ *   just past the last of them) and counts the batches in flight that hold
+ *   points of those lines (`refs`). A line whose points span several batches
+ *   (a flush in the middle of it) holds a reference in each of them.
+ * - ps_cursor_committed(): the end of the longest prefix of checkpoints
+ *   whose batches are all acknowledged. Acknowledgements may come in any
+ *   order; an offset never passes a line with a point still in flight, and a
+ *   batch that failed (-ECANCELED at shutdown) pins its checkpoints forever.
+ * - ps_batcher_add() appends one encoded line to the open batch on behalf of
+ *   a cursor. It returns -EAGAIN, taking nothing, when max_pending_bytes are
+ *   held by the open batch and the batches in flight (never when both are
+ *   empty, so one huge point still passes). The open batch is submitted
+ *   (through the `submit` callback) once it reaches max_points or would pass
+ *   max_bytes; ps_batcher_flush() submits it early (flush timer, shutdown).
+ * - ps_cursor_line_done() marks the end of a line (or document) read by the
+ *   cursor, after all of its points were added.
+ * - ps_batcher_done() is called once per submitted batch with whether it was
+ *   acknowledged; it releases the batch's checkpoints, calls `committed` for
+ *   every cursor whose committed offset moved, then frees the batch.
+ * - Origins (ps_origin.file) given to ps_batcher_add must stay valid until
+ *   the batch holding them is done: the checkpoints a batch holds keep their
+ *   cursor alive (ps_cursor.live counts them), and the owner of a cursor
+ *   frees it only when it is retired and `live` is 0.
+ * - No libuv here: timers belong to the caller, so this logic is testable.
+ */
+#ifndef PS_BATCH_H
+#define PS_BATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "formats/emit.h"
+#include "influx/sink.h"
+
+typedef struct ps_pbatch ps_pbatch;
+typedef struct ps_checkpoint ps_checkpoint;
+
+typedef struct ps_cursor {
+  ps_checkpoint *head, *tail;
+  uint64_t last_end, last_line; /* end of the last completed line */
+  uint64_t last_doc_hash;
+  uint64_t committed, committed_line, committed_doc_hash;
+  int line_open; /* the current line already gave points */
+  int retired;   /* no more commits wanted; free at refs 0 */
+  size_t live;   /* checkpoints alive (hold the cursor) */
+  void *owner;
+} ps_cursor;
+
+struct ps_checkpoint {
+  ps_checkpoint *next;
+  ps_cursor *cursor;
+  uint64_t end, line, doc_hash;
+  size_t refs;
+  int sealed;
+  int seal_at_line_end; /* its batch left mid-line: seal when the line ends */
+  int failed;
+  uint64_t last_seq; /* the batch that took a reference last */
+};
+
+struct ps_pbatch {
+  ps_batch b; /* what the sink sees; b.data points back here */
+  ps_checkpoint **cps;
+  size_t ncps, cps_cap;
+  uint64_t seq;
+  uint64_t created_ms;
+  int selfstats; /* no checkpoints: the agent's own points */
+  int markers;   /* no checkpoints: run markers (aux: the run) */
+  void *aux;
+  ps_pbatch *prev, *next; /* in flight */
+};
+
+typedef struct ps_batcher {
+  size_t max_points, max_bytes, max_pending;
+  size_t pending_bytes, pending_points; /* open + in flight */
+  size_t inflight_count;
+  size_t hint_bytes, hint_points; /* the last full batch: sizes the next one */
+  uint64_t next_seq;
+  ps_pbatch *open;
+  ps_pbatch *inflight_head, *inflight_tail;
+  int (*submit)(void *ctx, ps_pbatch *b);
+  void (*committed)(void *ctx, ps_cursor *c);
+  void *ctx;
+} ps_batcher;
+
+void ps_cursor_init(ps_cursor *c, uint64_t offset, uint64_t line, void *owner);
+/* Drops checkpoints not held by any batch (for a cursor being retired). */
+void ps_cursor_release(ps_cursor *c);
+/* `line` is the number of the line starting at `end`. Returns 1 when the
+ * committed offset moved (a line without points commits at once), else 0,
+ * or a negative errno. */
+int ps_cursor_line_done(ps_cursor *c, uint64_t end, uint64_t line, uint64_t doc_hash);
+uint64_t ps_cursor_committed(const ps_cursor *c);
+
+void ps_batcher_init(ps_batcher *bt, size_t max_points, size_t max_bytes,
+                     size_t max_pending, int (*submit)(void *, ps_pbatch *),
+                     void (*committed)(void *, ps_cursor *), void *ctx);
+int ps_batcher_add(ps_batcher *bt, ps_cursor *c, const char *line, size_t len,
+                   const ps_origin *origin);
+/* Would an add be refused now? */
+int ps_batcher_full(const ps_batcher *bt);
+int ps_batcher_flush(ps_batcher *bt);
+void ps_batcher_done(ps_batcher *bt, ps_pbatch *b, int acked);
+/* The oldest batch in flight, or NULL. */
+const ps_pbatch *ps_batcher_oldest(const ps_batcher *bt);
+/* Frees the open batch (its checkpoints are released unacknowledged). */
+void ps_batcher_free(ps_batcher *bt);
+
+/* A batch outside the checkpoint machinery (self-metrics). */
+ps_pbatch *ps_pbatch_new(void);
+void ps_pbatch_free(ps_pbatch *b);
+
+uint64_t ps_now_ms(void);
+
+#endif

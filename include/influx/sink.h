@@ -1,0 +1,98 @@
+/*
+ * sink: ships batches of line protocol to InfluxDB over HTTP, with libcurl's
+ * multi interface driven by the libuv loop.
+ *
+ * Contract
+ * - ps_sink_submit() takes a batch and keeps it until the done callback has
+ *   been called for it; the caller must not touch the batch meanwhile (curl
+ *   does not copy POST bodies). A submit that fails returns a negative errno
+ *   and never calls the callback (libuv's rule).
+ * - The sink never drops data on its own: 5xx, timeouts, refused or reset
+ *   connections, 429/503 (Retry-After honoured) and 401/403/404 (logged
+ *   loudly once a minute) are retried until the server takes the batch. The
+ *   done callback fires exactly once per batch, when every line is either
+ *   stored or rejected by the server as bad data.
+ * - 400/422 partial write: the good lines are stored by the server; the sink
+ *   finds the rejected lines (the server names the first; the rest are found
+ *   by bisecting the unacknowledged remainder), reports each with its origin
+ *   through on_reject, and counts them in `rejected` of the done callback.
+ * - 413: the batch is split in halves and resent; a single line still too
+ *   large is rejected like a bad line.
+ * - A body is gzip-compressed per influxdb.gzip ("auto": not on loopback).
+ * - Precision is always nanoseconds, spelled per API (v1 "n", v2 "ns").
+ * - ps_sink_close() aborts transfers in flight (their batches get the done
+ *   callback with status -ECANCELED, not acknowledged) and calls `closed`
+ *   once every handle is closed; the loop can then be closed.
+ */
+#ifndef PS_SINK_H
+#define PS_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "core/buf.h"
+#include "core/config.h"
+#include "formats/emit.h"
+
+/* Where one line of a batch body came from, for reporting rejected lines. */
+typedef struct ps_batch_line {
+  size_t offset;   /* byte offset of the line in body */
+  ps_origin origin;
+} ps_batch_line;
+
+typedef struct ps_batch {
+  ps_buf body;           /* '\n'-terminated lines */
+  size_t npoints;
+  ps_batch_line *lines;  /* npoints entries, in body order (may be NULL) */
+  size_t lines_cap;
+  void *data;            /* the submitter's */
+} ps_batch;
+
+typedef struct ps_sink ps_sink;
+
+/* status 0: every line stored or rejected (rejected counts the latter);
+ * -ECANCELED: the sink was closed first (nothing may be committed). */
+typedef void (*ps_sink_done_cb)(ps_sink *sink, ps_batch *batch, int status,
+                                size_t rejected);
+typedef void (*ps_sink_reject_cb)(ps_sink *sink, const ps_origin *origin,
+                                  const char *line, size_t len,
+                                  const char *reason);
+
+typedef struct ps_sink_stats {
+  uint64_t batches_sent;
+  uint64_t points_written;
+  uint64_t points_rejected;
+  uint64_t http_retries;
+  uint64_t bytes_sent;
+  /* uv_now() of the first failed attempt since the server last answered
+   * anything (a monotonic ms timestamp), 0 while it answers */
+  uint64_t unreachable_since_ms;
+} ps_sink_stats;
+
+int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
+                 ps_sink_done_cb done, ps_sink_reject_cb on_reject,
+                 void *data);
+int ps_sink_submit(ps_sink *sink, ps_batch *batch);
+size_t ps_sink_in_flight(const ps_sink *sink);
+void *ps_sink_data(const ps_sink *sink);
+const ps_sink_stats *ps_sink_get_stats(const ps_sink *sink);
+void ps_sink_close(ps_sink *sink, void (*closed)(void *arg), void *arg);
+/* hold != 0: queued batches wait (no request starts) until released, e.g.
+ * while CREATE DATABASE runs at start. Accepts NULL. */
+void ps_sink_hold(ps_sink *sink, int hold);
+/* Called (with the sink's data) when a v1 write with create_database on is
+ * answered 404 "database not found"; the write itself is retried as usual. */
+void ps_sink_on_missing_database(ps_sink *sink, void (*cb)(ps_sink *sink, void *data));
+
+/* Blocking helpers for one-shot commands (check, mark): one request, with
+ * the same URL, auth and precision rules as the sink. */
+int ps_influx_write_url(const ps_config *cfg, ps_buf *url);
+int ps_influx_post_sync(const ps_config *cfg, const char *body, size_t len,
+                        long *http_status, ps_buf *answer);
+
+void ps_batch_init(ps_batch *b);
+int ps_batch_add_line_origin(ps_batch *b, size_t offset, const ps_origin *o);
+void ps_batch_free(ps_batch *b);
+
+#endif

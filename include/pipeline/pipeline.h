@@ -1,0 +1,57 @@
+/*
+ * pipeline: `perfship run`, the service, on one libuv loop.
+ *
+ * Contract
+ * - sources -> watch -> tail (or whole documents) -> format parser ->
+ *   ps_lp_encode (global tags added) -> batch -> sink -> ack -> commit.
+ * - An offset (or a document's content hash) is written to the state file
+ *   only when every point read before it is acknowledged (batch.h), so a
+ *   kill -9 at any moment loses nothing and a restart re-sends at most the
+ *   unacknowledged tail.
+ * - Back-pressure: while max_pending_bytes are in flight, reading stops
+ *   (parsers get -EAGAIN, emit.h) and resumes as batches are acknowledged;
+ *   nothing is dropped and memory stays bounded.
+ * - `once`: ingest what exists now (documents without waiting to settle),
+ *   wait for every acknowledgement, then stop. ps_pipeline_run() returns the
+ *   exit code: 0; 65 when some input was rejected (a record, a point, an
+ *   over-long line); 69 when the server stayed unreachable past
+ *   influxdb.unreachable_deadline_s (once only); 75 when another agent holds
+ *   the state directory; 78 for a configuration problem found at start.
+ *   While it runs it reports progress on stderr (a status line redrawn in
+ *   place on a terminal, else an info line every 10 s); it ends with one
+ *   summary line (as does every stop) and, once everything else is
+ *   acknowledged, one last self-metrics point.
+ * - SIGTERM/SIGINT: stop reading, flush, wait (bounded) for batches in
+ *   flight, commit, exit 0. SIGHUP: reread the configuration (sources,
+ *   batch, watch, selfstats, tags, log level; influxdb settings need a
+ *   restart) and reopen the log (stderr: nothing to reopen).
+ * - Files: identity, not name (tail.h). A truncated or rewritten file is
+ *   read again from 0; a renamed or deleted one is drained from its open
+ *   descriptor first; a fully acknowledged file idle for two rescans closes
+ *   its descriptor and is reopened, identity checked, when it changes.
+ *   Documents (format.h) are read once settled (watch.settle_ms) and sent
+ *   only when their content hash differs from the acknowledged one.
+ * - Loadgen run folders (runs.h) are evaluated when anything in them
+ *   changes, on every rescan (stall detection) and at the end of --once;
+ *   markers are sent outside the checkpoints and remembered once acked.
+ * - The loop sleeps when there is nothing to do: the only timers are the
+ *   rescan, the flush of a non-empty batch, settling documents, the state
+ *   save after an acknowledgement, and the self-metrics.
+ */
+#ifndef PS_PIPELINE_H
+#define PS_PIPELINE_H
+
+#include "core/config.h"
+
+typedef struct ps_pipeline_opts {
+  int once;
+} ps_pipeline_opts;
+
+int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts);
+
+/* The state directory lock shared by run, status and forget: returns an fd
+ * holding the lock, -EWOULDBLOCK when another agent holds it, or another
+ * negative errno. `create` makes the directory if missing. */
+int ps_state_lock(const char *state_dir, int create);
+
+#endif

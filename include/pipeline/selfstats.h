@@ -1,0 +1,42 @@
+/*
+ * selfstats: the agent's own `perfship` measurement (SCHEMA.md "The agent
+ * itself").
+ *
+ * Contract
+ * - ps_selfstats_encode() appends one line of line protocol for the
+ *   counters in `s`, every field an integer, tagged `host` (the global tag
+ *   when the configuration sets one, else the machine's host name), at
+ *   `time_ns` (the agent's clock: the one exception to "time from the data").
+ * - The pipeline sends it every selfstats.interval_ms through the same sink,
+ *   outside the checkpoint machinery (there is no file offset to commit),
+ *   and skips an interval while the previous one is still in flight, so an
+ *   outage of hours holds one such point, not thousands.
+ */
+#ifndef PS_SELFSTATS_H
+#define PS_SELFSTATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "formats/point.h"
+
+typedef struct ps_selfstats {
+  uint64_t lines_read;
+  uint64_t records_parsed;
+  uint64_t records_rejected;
+  uint64_t points_written;
+  uint64_t points_rejected;
+  uint64_t batches_sent;
+  uint64_t http_retries;
+  uint64_t bytes_sent;
+  uint64_t pending_points;
+  uint64_t files_watched;
+  uint64_t oldest_unacked_s;
+  uint64_t uptime_s;
+} ps_selfstats;
+
+int ps_selfstats_encode(ps_buf *out, const ps_selfstats *s, int64_t time_ns,
+                        const ps_tag *extra, size_t nextra, const char **reason);
+
+#endif
