@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "pipeline/pipeline.h"
 #include "state/state.h"
 #include "core/sysexits_ps.h"
 

@@ -37,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -254,26 +253,6 @@ static int build_extra_tags(ps_pipeline *pl) {
   }
   pl->nextra = pl->cfg->ntags;
   return 0;
-}
-
-int ps_state_lock(const char *state_dir, int create) {
-  const char *d = state_dir && state_dir[0] ? state_dir : ".";
-  if (create && mkdir(d, 0700) < 0 && errno != EEXIST)
-    return -errno;
-  ps_buf p;
-  ps_buf_init(&p, 0);
-  if (ps_buf_printf(&p, "%s/lock", d) < 0)
-    return -ENOMEM;
-  int fd = open(p.data, (create ? O_CREAT : 0) | O_RDWR | O_CLOEXEC, 0600);
-  ps_buf_free(&p);
-  if (fd < 0)
-    return -errno;
-  if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-    int e = errno;
-    close(fd);
-    return e == EWOULDBLOCK ? -EWOULDBLOCK : -e;
-  }
-  return fd;
 }
 
 /* --- work queue --------------------------------------------------------- */
@@ -2060,6 +2039,15 @@ static void apply_reload(ps_pipeline *pl, ps_config *n) {
 
 static void signal_cb(uv_signal_t *h, int signum) {
   ps_pipeline *pl = h->data;
+  if (signum == SIGHUP && pl->once) {
+    /* A one-shot run keeps the configuration it started with: its watcher
+     * is already closed (nothing new is wanted), so a reload would have
+     * nothing to apply its sources to. A log rotation may send HUP while a
+     * backfill runs; it must not end it. */
+    PS_INFO(MOD, "SIGHUP: ignored by run --once (it keeps the configuration "
+                 "it started with)");
+    return;
+  }
   if (signum == SIGHUP) {
     /* Logs go to stderr (the journal or a redirect): nothing to reopen. */
     const char *file = pl->cfg->file;

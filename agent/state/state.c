@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -390,4 +391,24 @@ int ps_state_save(const ps_state *s, const char *dir) {
   ps_buf_free(&path);
   ps_buf_free(&tmp);
   return rc;
+}
+
+int ps_state_lock(const char *state_dir, int create) {
+  const char *d = state_dir && state_dir[0] ? state_dir : ".";
+  if (create && mkdir(d, 0700) < 0 && errno != EEXIST)
+    return -errno;
+  ps_buf p;
+  ps_buf_init(&p, 0);
+  if (ps_buf_printf(&p, "%s/lock", d) < 0)
+    return -ENOMEM;
+  int fd = open(p.data, (create ? O_CREAT : 0) | O_RDWR | O_CLOEXEC, 0600);
+  ps_buf_free(&p);
+  if (fd < 0)
+    return -errno;
+  if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    int e = errno;
+    close(fd);
+    return e == EWOULDBLOCK ? -EWOULDBLOCK : -e;
+  }
+  return fd;
 }

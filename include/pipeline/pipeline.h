@@ -24,7 +24,8 @@
  * - SIGTERM/SIGINT: stop reading, flush, wait (bounded) for batches in
  *   flight, commit, exit 0. SIGHUP: reread the configuration (sources,
  *   batch, watch, selfstats, tags, log level; influxdb settings need a
- *   restart) and reopen the log (stderr: nothing to reopen).
+ *   restart) and reopen the log (stderr: nothing to reopen). In `once`,
+ *   SIGHUP is logged and otherwise ignored.
  * - Files: identity, not name (tail.h). A truncated or rewritten file is
  *   read again from 0; a renamed or deleted one is drained from its open
  *   descriptor first; a fully acknowledged file idle for two rescans closes
@@ -48,10 +49,5 @@ typedef struct ps_pipeline_opts {
 } ps_pipeline_opts;
 
 int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts);
-
-/* The state directory lock shared by run, status and forget: returns an fd
- * holding the lock, -EWOULDBLOCK when another agent holds it, or another
- * negative errno. `create` makes the directory if missing. */
-int ps_state_lock(const char *state_dir, int create);
 
 #endif

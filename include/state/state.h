@@ -78,4 +78,10 @@ int ps_state_adopt(const char *dir, const char *name);
 /* The path of state.json under dir, into out. */
 int ps_state_path(const char *dir, ps_buf *out);
 
+/* The state directory lock held by a running agent, and taken by `status`
+ * and `forget` to know whether one runs: returns an fd holding the lock,
+ * -EWOULDBLOCK when another agent holds it, or another negative errno.
+ * `create` makes the directory (mode 0700) if missing. */
+int ps_state_lock(const char *state_dir, int create);
+
 #endif
