@@ -198,8 +198,9 @@ int pl_delivery_reconfigure(pl_delivery *d, const ps_config *cfg) {
   return build_tags(d, cfg);
 }
 
-int pl_delivery_encode_aux(pl_delivery *d, ps_pbatch *b, const ps_point *p,
-                           const ps_origin *o, const char **reason) {
+int pl_delivery_encode_aux(void *dv, ps_pbatch *b, const ps_point *p, const ps_origin *o,
+                           const char **reason) {
+  pl_delivery *d = dv;
   size_t at = b->b.body.len;
   int rc = ps_lp_encode(&b->b.body, p, d->tags, d->ntags, reason);
   if (rc < 0)
@@ -207,8 +208,9 @@ int pl_delivery_encode_aux(pl_delivery *d, ps_pbatch *b, const ps_point *p,
   return ps_batch_add_line_origin(&b->b, at, o);
 }
 
-int pl_delivery_send_aux(pl_delivery *d, ps_pbatch *b, void (*on_done)(void *arg, int acked),
+int pl_delivery_send_aux(void *dv, ps_pbatch *b, void (*on_done)(void *arg, int acked),
                          void *arg) {
+  pl_delivery *d = dv;
   b->on_done = on_done;
   b->done_arg = arg;
   int rc = ps_sink_submit(d->sink, &b->b);
@@ -219,6 +221,11 @@ int pl_delivery_send_aux(pl_delivery *d, ps_pbatch *b, void (*on_done)(void *arg
   }
   d->aux_in_flight++;
   return 0;
+}
+
+pl_aux_out pl_delivery_aux_out(pl_delivery *d) {
+  pl_aux_out out = {pl_delivery_encode_aux, pl_delivery_send_aux, d};
+  return out;
 }
 
 void pl_delivery_flush(pl_delivery *d) {

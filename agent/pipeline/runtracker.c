@@ -50,13 +50,13 @@ struct pl_run {
 
 static void timer_cb(uv_timer_t *h);
 
-void pl_runs_init(pl_runs *t, pl_shared *sh, pl_registry *reg, pl_reader *rd, pl_delivery *dl,
-                  pl_commit *commit, const pl_runs_hooks *hooks) {
+void pl_runs_init(pl_runs *t, pl_shared *sh, pl_registry *reg, pl_reader *rd,
+                  const pl_aux_out *out, pl_commit *commit, const pl_runs_hooks *hooks) {
   memset(t, 0, sizeof *t);
   t->sh = sh;
   t->reg = reg;
   t->rd = rd;
-  t->dl = dl;
+  t->out = *out;
   t->commit = commit;
   if (hooks)
     t->hooks = *hooks;
@@ -158,7 +158,7 @@ static int marker_point(void *ctx, const ps_point *p, const ps_origin *o) {
   marker_ctx *m = ctx;
   const char *reason = NULL;
   ps_origin org = {m->r->folder, o ? o->line : 0};
-  int rc = pl_delivery_encode_aux(m->t->dl, m->b, p, &org, &reason);
+  int rc = m->t->out.encode(m->t->out.ctx, m->b, p, &org, &reason);
   if (rc < 0 && reason) {
     ps_log_limited(PS_LOG_WARNING, "runs", pl_log_key("marker", m->r->folder), 60,
                    "%s: marker refused: %s", m->r->folder, reason);
@@ -226,7 +226,7 @@ static int judge(pl_runs *t, pl_run *r, ps_run_view *view) {
   ps_buf_init(&err, 1024);
   int64_t now = (int64_t)time(NULL), stall = t->sh->cfg->alerts.stall_after_s;
   int rc = ps_run_evaluate(r->folder, now, stall, run_facts(t, r), view, &err);
-  if (rc == 0 && view->state == PS_RUN_ENDED && f && ps_tail_buffered(&f->tail)) {
+  if (rc == 0 && view->state == PS_RUN_ENDED && f && t->rd && ps_tail_buffered(&f->tail)) {
     pl_reader_read_partial(t->rd, f);
     rc = ps_run_evaluate(r->folder, now, stall, run_facts(t, r), view, &err);
   }
@@ -278,7 +278,7 @@ static void run_evaluate(pl_runs *t, pl_run *r) {
   ps_emitter em = {.point = marker_point, .reject = marker_reject, .ctx = &m,
                    .origin = {r->folder, 0}};
   int rc = ps_run_emit_markers(view, r->backfill, which, &em);
-  if (rc < 0 || b->b.npoints == 0 || pl_delivery_send_aux(t->dl, b, markers_done, r) < 0) {
+  if (rc < 0 || b->b.npoints == 0 || t->out.send(t->out.ctx, b, markers_done, r) < 0) {
     ps_pbatch_free(b);
     free(view);
     return;

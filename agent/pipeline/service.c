@@ -417,7 +417,8 @@ static int start_stages(ps_pipeline *pl) {
   }
   pl_reader_hooks rh = {on_parser_opened, on_file_at_end, on_reader_idle, pl};
   pl_reader_init(&pl->rd, &pl->sh, &pl->reg, &pl->dl, &pl->commit, &rh);
-  pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &pl->dl, &pl->commit, NULL);
+  pl_aux_out out = pl_delivery_aux_out(&pl->dl);
+  pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &out, &pl->commit, NULL);
   pl_runs_from_json(&pl->runs, pl->saved.runs_json);
   pl_report_init(&pl->report, &pl->sh, &pl->reg, &pl->dl, &pl->runs);
   pl_createdb_init(&pl->createdb, pl->sh.loop, pl->gens.boot.cfg, &pl->dl, &pl->sh.stopping);

@@ -74,13 +74,15 @@ int pl_delivery_full(const pl_delivery *d);
 
 /* Encodes `p` with the global tags into an aux batch, its origin recorded
  * for messages. Returns 0, or a negative errno with `reason` set when the
- * encoder refused the point. */
-int pl_delivery_encode_aux(pl_delivery *d, ps_pbatch *b, const ps_point *p,
-                           const ps_origin *o, const char **reason);
+ * encoder refused the point. `d` is the delivery (pl_aux_out's ctx). */
+int pl_delivery_encode_aux(void *d, ps_pbatch *b, const ps_point *p, const ps_origin *o,
+                           const char **reason);
 /* Submits an aux batch. A failed submit returns a negative errno, frees
  * nothing and never calls `on_done` (the caller keeps the batch). */
-int pl_delivery_send_aux(pl_delivery *d, ps_pbatch *b, void (*on_done)(void *arg, int acked),
+int pl_delivery_send_aux(void *d, ps_pbatch *b, void (*on_done)(void *arg, int acked),
                          void *arg);
+/* Both, as the output of stages that write points of their own. */
+pl_aux_out pl_delivery_aux_out(pl_delivery *d);
 
 /* Submits the open batch now (shutdown, --once). */
 void pl_delivery_flush(pl_delivery *d);

@@ -13,7 +13,7 @@
  *   ended run's unterminated last line is read first (the reader).
  * - `backfill` is decided the first time a folder is judged (ended already:
  *   true) and kept for good. Start and end markers (measurement `runs`,
- *   docs/schema.md) go as aux batches through the delivery; a stalled run
+ *   docs/schema.md) go as aux batches through `out`; a stalled run
  *   gets a `stalled` end marker once, and its real end marker later.
  * - Once a marker batch is acknowledged, the `event` hook reports the run:
  *   started, ended (with its status), stalled, or resumed after a stall,
@@ -32,7 +32,6 @@
 #include <uv.h>
 
 #include "pipeline/commit.h"
-#include "pipeline/delivery.h"
 #include "pipeline/reader.h"
 #include "pipeline/registry.h"
 #include "pipeline/shared.h"
@@ -63,8 +62,8 @@ typedef struct pl_run pl_run;
 typedef struct pl_runs {
   pl_shared *sh;
   pl_registry *reg;
-  pl_reader *rd;
-  pl_delivery *dl;
+  pl_reader *rd; /* may be NULL: no file is read (tests) */
+  pl_aux_out out;
   pl_commit *commit;
   pl_runs_hooks hooks;
   pl_run *runs;
@@ -72,8 +71,8 @@ typedef struct pl_runs {
   int final; /* --once: the closing evaluation was made */
 } pl_runs;
 
-void pl_runs_init(pl_runs *t, pl_shared *sh, pl_registry *reg, pl_reader *rd, pl_delivery *dl,
-                  pl_commit *commit, const pl_runs_hooks *hooks);
+void pl_runs_init(pl_runs *t, pl_shared *sh, pl_registry *reg, pl_reader *rd,
+                  const pl_aux_out *out, pl_commit *commit, const pl_runs_hooks *hooks);
 /* Restores what a previous agent saved (pl_runs_to_json); NULL is fine. */
 void pl_runs_from_json(pl_runs *t, const char *text);
 /* The tracker's memory as JSON text (malloc'd), or NULL. */

@@ -18,6 +18,7 @@
 #include <uv.h>
 
 #include "core/config.h"
+#include "influx/batch.h"
 
 /* Counters for the self-metrics, the progress line and the exit code. */
 typedef struct pl_counters {
@@ -39,6 +40,19 @@ typedef struct pl_shared {
   uint64_t start_ms;   /* uv_now() at start */
   pl_counters n;
 } pl_shared;
+
+/* Where a stage that writes points of its own (run markers, later verdicts
+ * and alerts) sends them: as aux batches outside the checkpoints, each
+ * answered once through `on_done`. The service wires it to the delivery
+ * (pipeline/delivery.h); a test can wire it to a capture. `encode` adds
+ * the global tags and records the origin; `send` fails without calling
+ * `on_done` (the caller keeps the batch). */
+typedef struct pl_aux_out {
+  int (*encode)(void *ctx, ps_pbatch *b, const ps_point *p, const ps_origin *o,
+                const char **reason);
+  int (*send)(void *ctx, ps_pbatch *b, void (*on_done)(void *arg, int acked), void *arg);
+  void *ctx;
+} pl_aux_out;
 
 /* A rate-limit key per kind of message and path, so the same bad file does
  * not flood the log and one kind of trouble does not hide another. The
