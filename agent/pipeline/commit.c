@@ -4,7 +4,9 @@
  */
 #include "pipeline/commit.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -68,7 +70,17 @@ void pl_commit_save(pl_commit *c) {
     ps_state_add_error(&s, c->saved->errors[i]);
   s.pending_points = c->hooks.pending_points ? c->hooks.pending_points(c->hooks.ctx) : 0;
   c->saved_entries = s.nfiles;
-  s.runs_json = c->hooks.runs_json ? c->hooks.runs_json(c->hooks.ctx) : NULL;
+  for (size_t i = 0; i < c->nsections; i++) {
+    char *json = c->sections[i].to_json(c->sections[i].ctx);
+    if (json && ps_state_set_section(&s, c->sections[i].name, json) < 0)
+      free(json);
+  }
+  for (size_t i = 0; i < c->saved->nsections; i++) {
+    const char *name = c->saved->sections[i].name;
+    char *copy = ps_state_section(&s, name) ? NULL : strdup(c->saved->sections[i].json);
+    if (copy && ps_state_set_section(&s, name, copy) < 0)
+      free(copy);
+  }
   const char *dir = c->sh->cfg->state_dir;
   int rc = ps_state_save(&s, dir);
   if (rc < 0)
@@ -79,6 +91,14 @@ void pl_commit_save(pl_commit *c) {
   else
     c->sh->state_dirty = 0;
   ps_state_free(&s);
+}
+
+int pl_commit_add_section(pl_commit *c, const char *name, char *(*to_json)(void *ctx),
+                          void *ctx) {
+  if (c->nsections == PL_COMMIT_MAX_SECTIONS)
+    return -ENOSPC;
+  c->sections[c->nsections++] = (pl_commit_section){name, to_json, ctx};
+  return 0;
 }
 
 static void save_cb(uv_timer_t *t) { pl_commit_save(t->data); }

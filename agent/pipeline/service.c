@@ -407,7 +407,7 @@ static void report_open_handle(uv_handle_t *h, void *arg) {
  * and hooks into this file for what it must tell. */
 static int start_stages(ps_pipeline *pl) {
   pl_registry_init(&pl->reg, &pl->sh, &pl->gens, &pl->saved);
-  pl_commit_hooks ch = {runs_json, pending_points, pl};
+  pl_commit_hooks ch = {pending_points, pl};
   pl_commit_init(&pl->commit, &pl->sh, &pl->reg, &pl->saved, &ch);
   pl_delivery_hooks dh = {on_answered, on_missing_database, pl};
   int rc = pl_delivery_init(&pl->dl, &pl->sh, &pl->reg, &pl->commit, &dh);
@@ -419,7 +419,8 @@ static int start_stages(ps_pipeline *pl) {
   pl_reader_init(&pl->rd, &pl->sh, &pl->reg, &pl->dl, &pl->commit, &rh);
   pl_aux_out out = pl_delivery_aux_out(&pl->dl);
   pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &out, &pl->commit, NULL);
-  pl_runs_from_json(&pl->runs, pl->saved.runs_json);
+  pl_runs_from_json(&pl->runs, ps_state_section(&pl->saved, "runs"));
+  pl_commit_add_section(&pl->commit, "runs", runs_json, pl);
   pl_report_init(&pl->report, &pl->sh, &pl->reg, &pl->dl, &pl->runs);
   pl_createdb_init(&pl->createdb, pl->sh.loop, pl->gens.boot.cfg, &pl->dl, &pl->sh.stopping);
   return 0;

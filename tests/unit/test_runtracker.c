@@ -90,11 +90,6 @@ static void on_event(void *ctx, const pl_run_event *ev) {
   e->after_stall = ev->after_stall;
 }
 
-static char *no_runs_json(void *ctx) {
-  (void)ctx;
-  return NULL;
-}
-
 static void start_tracker(fixture *fx, const char *saved_json) {
   pl_aux_out out = {cap_encode, cap_send, fx};
   pl_runs_hooks hooks = {on_event, fx};
@@ -123,7 +118,7 @@ static int setup(void **state) {
   pl_gens_init(&fx->gens, &fx->cfg);
   ps_state_init(&fx->saved);
   pl_registry_init(&fx->reg, &fx->sh, &fx->gens, &fx->saved);
-  pl_commit_hooks ch = {no_runs_json, NULL, NULL};
+  pl_commit_hooks ch = {NULL, NULL};
   pl_commit_init(&fx->commit, &fx->sh, &fx->reg, &fx->saved, &ch);
   start_tracker(fx, NULL);
   *state = fx;
