@@ -19,7 +19,8 @@
 /* Drops the run tracker's memory of folders at or under `path`, so their
  * markers are judged (and sent) again. Returns how many were dropped. */
 static size_t forget_runs(ps_state *s, const char *path) {
-  cJSON *root = s->runs_json ? cJSON_Parse(s->runs_json) : NULL;
+  const char *runs = ps_state_section(s, "runs");
+  cJSON *root = runs ? cJSON_Parse(runs) : NULL;
   if (!root)
     return 0;
   size_t dropped = 0;
@@ -35,10 +36,8 @@ static size_t forget_runs(ps_state *s, const char *path) {
   }
   if (dropped) {
     char *text = cJSON_PrintUnformatted(root);
-    if (text) {
-      free(s->runs_json);
-      s->runs_json = text;
-    }
+    if (text && ps_state_set_section(s, "runs", text) < 0)
+      free(text);
   }
   cJSON_Delete(root);
   return dropped;

@@ -43,7 +43,10 @@ void ps_state_free(ps_state *s) {
   free(s->files);
   for (size_t i = 0; i < s->nerrors; i++)
     free(s->errors[i]);
-  free(s->runs_json);
+  for (size_t i = 0; i < s->nsections; i++) {
+    free(s->sections[i].name);
+    free(s->sections[i].json);
+  }
   memset(s, 0, sizeof *s);
 }
 
@@ -86,6 +89,50 @@ void ps_state_add_error(ps_state *s, const char *msg) {
     s->nerrors--;
   }
   s->errors[s->nerrors++] = copy;
+}
+
+static const char *const RESERVED[] = {"version", "saved_at", "pid", "pending_points",
+                                         "files", "errors", NULL};
+
+static int is_reserved(const char *name) {
+  for (size_t i = 0; RESERVED[i]; i++)
+    if (strcmp(RESERVED[i], name) == 0)
+      return 1;
+  return 0;
+}
+
+const char *ps_state_section(const ps_state *s, const char *name) {
+  for (size_t i = 0; i < s->nsections; i++)
+    if (strcmp(s->sections[i].name, name) == 0)
+      return s->sections[i].json;
+  return NULL;
+}
+
+int ps_state_set_section(ps_state *s, const char *name, char *json) {
+  for (size_t i = 0; i < s->nsections; i++)
+    if (strcmp(s->sections[i].name, name) == 0) {
+      free(s->sections[i].json);
+      if (json) {
+        s->sections[i].json = json;
+        return 0;
+      }
+      free(s->sections[i].name);
+      s->sections[i] = s->sections[--s->nsections];
+      return 0;
+    }
+  if (!json)
+    return 0;
+  if (is_reserved(name))
+    return -EINVAL;
+  if (s->nsections == PS_STATE_MAX_SECTIONS)
+    return -ENOSPC;
+  char *n = strdup(name);
+  if (!n)
+    return -ENOMEM;
+  s->sections[s->nsections].name = n;
+  s->sections[s->nsections].json = json;
+  s->nsections++;
+  return 0;
 }
 
 int ps_path_under(const char *path, const char *prefix) {
@@ -181,9 +228,15 @@ static int parse_state(ps_state *s, const char *text, ps_buf *why) {
     s->saved_at = (int64_t)x;
   if (get_u64(root, "pid", &x) == 0)
     s->pid = (int)x;
-  const cJSON *runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
-  if (runs)
-    s->runs_json = cJSON_PrintUnformatted(runs);
+  const cJSON *sec;
+  cJSON_ArrayForEach(sec, root) {
+    if (!sec->string || is_reserved(sec->string) ||
+        !(cJSON_IsObject(sec) || cJSON_IsArray(sec)))
+      continue;
+    char *json = cJSON_PrintUnformatted(sec);
+    if (!json || ps_state_set_section(s, sec->string, json) < 0)
+      free(json);
+  }
 out:
   cJSON_Delete(root);
   return rc;
@@ -318,10 +371,10 @@ static char *render(const ps_state *s) {
   cJSON *errs = cJSON_AddArrayToObject(root, "errors");
   for (size_t i = 0; errs && i < s->nerrors; i++)
     cJSON_AddItemToArray(errs, cJSON_CreateString(s->errors[i]));
-  if (s->runs_json) {
-    cJSON *runs = cJSON_Parse(s->runs_json);
-    if (runs)
-      cJSON_AddItemToObject(root, "runs", runs);
+  for (size_t i = 0; i < s->nsections; i++) {
+    cJSON *v = cJSON_Parse(s->sections[i].json);
+    if (v)
+      cJSON_AddItemToObject(root, s->sections[i].name, v);
   }
   char *text = cJSON_Print(root);
   cJSON_Delete(root);

@@ -70,9 +70,10 @@ struct ps_pbatch {
   size_t ncps, cps_cap;
   uint64_t seq;
   uint64_t created_ms;
-  int selfstats; /* no checkpoints: the agent's own points */
-  int markers;   /* no checkpoints: run markers (aux: the run) */
-  void *aux;
+  /* A batch outside the checkpoint machinery (run markers, self-metrics):
+   * its sender's callback, called once with whether it was acknowledged. */
+  void (*on_done)(void *arg, int acked);
+  void *done_arg;
   ps_pbatch *prev, *next; /* in flight */
 };
 
@@ -112,7 +113,7 @@ const ps_pbatch *ps_batcher_oldest(const ps_batcher *bt);
 /* Frees the open batch (its checkpoints are released unacknowledged). */
 void ps_batcher_free(ps_batcher *bt);
 
-/* A batch outside the checkpoint machinery (self-metrics). */
+/* A batch outside the checkpoint machinery (markers, self-metrics). */
 ps_pbatch *ps_pbatch_new(void);
 void ps_pbatch_free(ps_pbatch *b);
 

@@ -2,14 +2,17 @@
  * pipeline: `perfship run`, the service, on one libuv loop.
  *
  * Contract
- * - sources -> watch -> tail (or whole documents) -> format parser ->
- *   ps_lp_encode (global tags added) -> batch -> sink -> ack -> commit.
+ * - sources -> watch -> reader (lines, or whole documents) -> format parser
+ *   -> delivery (ps_lp_encode, global tags added -> batch -> sink) -> ack ->
+ *   commit (state file). The stages are files of their own under
+ *   agent/pipeline/ (docs/architecture.md); this is the whole of the
+ *   pipeline's face to the rest of the program.
  * - An offset (or a document's content hash) is written to the state file
- *   only when every point read before it is acknowledged (batch.h), so a
+ *   only when every point read before it is acknowledged (influx/batch.h), so a
  *   kill -9 at any moment loses nothing and a restart re-sends at most the
  *   unacknowledged tail.
  * - Back-pressure: while max_pending_bytes are in flight, reading stops
- *   (parsers get -EAGAIN, emit.h) and resumes as batches are acknowledged;
+ *   (parsers get -EAGAIN, formats/emit.h) and resumes as batches are acknowledged;
  *   nothing is dropped and memory stays bounded.
  * - `once`: ingest what exists now (documents without waiting to settle),
  *   wait for every acknowledgement, then stop. ps_pipeline_run() returns the
@@ -26,18 +29,18 @@
  *   batch, watch, selfstats, tags, log level; influxdb settings need a
  *   restart) and reopen the log (stderr: nothing to reopen). In `once`,
  *   SIGHUP is logged and otherwise ignored.
- * - Files: identity, not name (tail.h). A truncated or rewritten file is
+ * - Files: identity, not name (input/tail.h). A truncated or rewritten file is
  *   read again from 0; a renamed or deleted one is drained from its open
  *   descriptor first; a fully acknowledged file idle for two rescans closes
  *   its descriptor and is reopened, identity checked, when it changes.
- *   Documents (format.h) are read once settled (watch.settle_ms) and sent
+ *   Documents (formats/format.h) are read once settled (watch.settle_ms) and sent
  *   only when their content hash differs from the acknowledged one.
- * - Loadgen run folders (runs.h) are evaluated when anything in them
+ * - Loadgen run folders (runs/runs.h, pipeline/runtracker.h) are evaluated when anything in them
  *   changes, on every rescan (stall detection) and at the end of --once;
  *   markers are sent outside the checkpoints and remembered once acked.
  * - The loop sleeps when there is nothing to do: the only timers are the
  *   rescan, the flush of a non-empty batch, settling documents, the state
- *   save after an acknowledgement, and the self-metrics.
+ *   save after an acknowledgement, run evaluations and the self-metrics.
  */
 #ifndef PS_PIPELINE_H
 #define PS_PIPELINE_H

@@ -15,7 +15,8 @@
  *   state.json.corrupt, and treated as empty: never a crash.
  * - Besides files, the state carries the agent's last errors (for `status`;
  *   they never hold secrets), its pending point count at the last save, and
- *   an opaque JSON object for the run tracker (`runs`).
+ *   named sections of opaque JSON that stages keep there (`runs`: the run
+ *   tracker), saved in the same atomic write as the offsets they go with.
  * - Run as root on a state directory owned by another user, the files of
  *   the directory are left to that user, not to root (ps_state_adopt).
  */
@@ -29,6 +30,7 @@
 #include "input/tail.h"
 
 #define PS_STATE_MAX_ERRORS 10
+#define PS_STATE_MAX_SECTIONS 8
 
 typedef struct ps_state_file {
   char *path;
@@ -49,13 +51,25 @@ typedef struct ps_state {
   uint64_t pending_points;
   int64_t saved_at; /* unix seconds */
   int pid;          /* the agent that saved it */
-  char *runs_json;  /* opaque, owned; NULL if none */
+  /* What stages remember beyond files: opaque JSON values, each under a
+   * top-level key of its own ("runs": the run tracker). Owned. */
+  struct {
+    char *name;
+    char *json;
+  } sections[PS_STATE_MAX_SECTIONS];
+  size_t nsections;
 } ps_state;
 
 void ps_state_init(ps_state *s);
 void ps_state_free(ps_state *s);
 int ps_state_load(ps_state *s, const char *dir, ps_buf *warn);
 int ps_state_save(const ps_state *s, const char *dir);
+/* The JSON text of section `name`, or NULL. */
+const char *ps_state_section(const ps_state *s, const char *name);
+/* Sets section `name` to `json` (taken over; NULL removes it). Names are
+ * top-level keys of the file: not "version", "files", "errors", ...
+ * Returns 0, -ENOSPC when PS_STATE_MAX_SECTIONS are in use, -ENOMEM. */
+int ps_state_set_section(ps_state *s, const char *name, char *json);
 /* Appends a copy of `f` (path copied). */
 int ps_state_add(ps_state *s, const ps_state_file *f);
 /* The entry with this device and inode, or NULL. */

@@ -4,6 +4,7 @@
  * root on a directory another user owns, it leaves that user files the
  * user can open.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pipeline/pipeline.h"
+#include "state/state.h"
 #include "state/state.h"
 
 static char dir[64];
@@ -80,7 +81,17 @@ static void round_trip_keeps_64bit_values(void **st) {
   assert_int_equal(ps_state_add(&s, &d), 0);
   ps_state_add_error(&s, "/srv/x.jsonl:3: bad \"quote\"\nnewline");
   s.pending_points = 42;
-  s.runs_json = strdup("{\"daily-perf-1\":{\"first_seen\":1}}");
+  assert_int_equal(
+      ps_state_set_section(&s, "runs", strdup("{\"daily-perf-1\":{\"first_seen\":1}}")), 0);
+  /* stages keep sections of their own; one replaced, one removed, and a
+   * section may never shadow the file's own keys */
+  assert_int_equal(ps_state_set_section(&s, "alerts", strdup("[1]")), 0);
+  assert_int_equal(ps_state_set_section(&s, "alerts", strdup("[{\"id\":\"x\"}]")), 0);
+  assert_int_equal(ps_state_set_section(&s, "gone", strdup("{}")), 0);
+  assert_int_equal(ps_state_set_section(&s, "gone", NULL), 0);
+  char *bad = strdup("[]");
+  assert_int_equal(ps_state_set_section(&s, "files", bad), -EINVAL);
+  free(bad);
   assert_int_equal(ps_state_save(&s, dir), 0);
   ps_state_free(&s);
 
@@ -105,8 +116,11 @@ static void round_trip_keeps_64bit_values(void **st) {
   assert_int_equal(l.nerrors, 1);
   assert_string_equal(l.errors[0], "/srv/x.jsonl:3: bad \"quote\"\nnewline");
   assert_int_equal(l.pending_points, 42);
-  assert_non_null(l.runs_json);
-  assert_non_null(strstr(l.runs_json, "daily-perf-1"));
+  assert_non_null(ps_state_section(&l, "runs"));
+  assert_non_null(strstr(ps_state_section(&l, "runs"), "daily-perf-1"));
+  assert_string_equal(ps_state_section(&l, "alerts"), "[{\"id\":\"x\"}]");
+  assert_null(ps_state_section(&l, "gone"));
+  assert_int_equal(l.nsections, 2);
   ps_state_free(&l);
   ps_buf_free(&warn);
   /* No temporary file is left behind. */

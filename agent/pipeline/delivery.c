@@ -1,0 +1,275 @@
+/*
+ * delivery.c: the emitter of every tracked file, the batcher and the
+ * sink's answers. See include/pipeline/delivery.h.
+ *
+ * Design
+ * - A loop turn encodes at most POINTS_PER_TURN points: a 9 MB perf-finish
+ *   record holds ~25,000, and emitting them all in one turn (until
+ *   back-pressure) kept the loop from sending for tens of milliseconds.
+ *   About one default batch.
+ * - A partly filled batch is sent flush_interval_ms after its first point,
+ *   so a trickle of points is not held back waiting for a full batch.
+ */
+#include "pipeline/delivery.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "influx/lp.h"
+
+#define MOD "pipeline"
+#define POINTS_PER_TURN 5000
+
+static void flush_cb(uv_timer_t *t) {
+  pl_delivery *d = t->data;
+  ps_pbatch *b = d->bt.open;
+  if (!b || !b->b.npoints)
+    return;
+  uint64_t age = ps_now_ms() - b->created_ms;
+  uint64_t ivl = (uint64_t)d->sh->cfg->batch.flush_interval_ms;
+  if (age + 1 < ivl) {
+    uv_timer_start(&d->flush_timer, flush_cb, ivl - age, 0);
+    return;
+  }
+  ps_batcher_flush(&d->bt);
+}
+
+static void arm_flush(pl_delivery *d) {
+  if (!uv_is_active((uv_handle_t *)&d->flush_timer))
+    uv_timer_start(&d->flush_timer, flush_cb, (uint64_t)d->sh->cfg->batch.flush_interval_ms,
+                   0);
+}
+
+int pl_delivery_point(void *file, const ps_point *p, const ps_origin *o) {
+  char where[PATH_MAX + 32];
+  pl_file *f = file;
+  pl_delivery *d = f->emit_ctx;
+  if (ps_batcher_full(&d->bt)) {
+    ps_batcher_flush(&d->bt);
+    return -EAGAIN;
+  }
+  if (d->turn_points >= POINTS_PER_TURN) {
+    f->yielded = 1;
+    return -EAGAIN;
+  }
+  d->turn_points++;
+  const char *reason = NULL;
+  ps_buf_reset(&d->scratch);
+  int rc = ps_lp_encode(&d->scratch, p, d->tags, d->ntags, &reason);
+  if (rc < 0) {
+    d->sh->n.points_refused++;
+    ps_origin_str(where, sizeof where, f->path, o->line);
+    ps_log_limited(PS_LOG_WARNING, "lp", pl_log_key("lp", f->path), 10,
+                   "%s: point refused: %s", where, reason ? reason : strerror(-rc));
+    pl_commit_error(d->commit, "%s: point refused: %s", where,
+                    reason ? reason : strerror(-rc));
+    return 0;
+  }
+  int was_empty = !d->bt.open || !d->bt.open->b.npoints;
+  rc = ps_batcher_add(&d->bt, &f->cur, d->scratch.data, d->scratch.len, o);
+  if (rc == 0 && was_empty && d->bt.open && d->bt.open->b.npoints)
+    arm_flush(d);
+  return rc;
+}
+
+void pl_delivery_reject(void *file, const ps_origin *o, const char *reason) {
+  char where[PATH_MAX + 32];
+  pl_file *f = file;
+  pl_delivery *d = f->emit_ctx;
+  f->record_rejected = 1;
+  ps_origin_str(where, sizeof where, f->path, o->line);
+  ps_log_limited(PS_LOG_WARNING, "parse", pl_log_key("parse", f->path), 10, "%s: %s",
+                 where, reason);
+  pl_commit_error(d->commit, "%s: %s", where, reason);
+}
+
+void pl_delivery_new_turn(pl_delivery *d) { d->turn_points = 0; }
+
+int pl_delivery_full(const pl_delivery *d) { return ps_batcher_full(&d->bt); }
+
+static int submit_cb(void *ctx, ps_pbatch *b) {
+  pl_delivery *d = ctx;
+  int rc = ps_sink_submit(d->sink, &b->b);
+  if (rc < 0)
+    ps_log_limited(PS_LOG_ERROR, MOD, "submit", 10, "cannot submit a batch (%s)",
+                   strerror(-rc));
+  return rc;
+}
+
+static void cursor_committed_cb(void *ctx, ps_cursor *c) {
+  pl_delivery *d = ctx;
+  pl_file *f = c->owner;
+  pl_commit_moved(d->commit);
+  if (f->retired)
+    pl_registry_maybe_free(d->reg, f);
+}
+
+static void sink_done(ps_sink *sink, ps_batch *batch, int status, size_t rejected) {
+  pl_delivery *d = ps_sink_data(sink);
+  ps_pbatch *b = batch->data;
+  if (status == 0)
+    d->last_answer_ms = uv_now(d->sh->loop);
+  d->sh->n.server_rejected += rejected;
+  if (b->on_done) {
+    void (*on_done)(void *, int) = b->on_done;
+    void *arg = b->done_arg;
+    d->aux_in_flight--;
+    ps_pbatch_free(b);
+    on_done(arg, status == 0);
+  } else {
+    ps_batcher_done(&d->bt, b, status == 0);
+  }
+  if (d->hooks.answered)
+    d->hooks.answered(d->hooks.ctx);
+}
+
+static void sink_reject(ps_sink *sink, const ps_origin *o, const char *line, size_t len,
+                        const char *reason) {
+  char where[PATH_MAX + 32];
+  pl_delivery *d = ps_sink_data(sink);
+  (void)line;
+  (void)len;
+  const char *file = o && o->file ? o->file : "?";
+  ps_origin_str(where, sizeof where, file, o ? o->line : 0);
+  ps_log_limited(PS_LOG_WARNING, "sink", pl_log_key("sink", file), 10,
+                 "%s: rejected by the server: %s", where, reason);
+  pl_commit_error(d->commit, "%s: rejected by the server: %s", where, reason);
+}
+
+static void sink_missing_database(ps_sink *sink, void *data) {
+  (void)sink;
+  pl_delivery *d = data;
+  if (d->hooks.missing_database)
+    d->hooks.missing_database(d->hooks.ctx);
+}
+
+static int build_tags(pl_delivery *d, const ps_config *cfg) {
+  ps_tag *tags = NULL;
+  if (cfg->ntags) {
+    tags = calloc(cfg->ntags, sizeof *tags);
+    if (!tags)
+      return -ENOMEM;
+    for (size_t i = 0; i < cfg->ntags; i++) {
+      tags[i].key = cfg->tags[i].key;
+      tags[i].value = cfg->tags[i].value;
+    }
+  }
+  free(d->tags);
+  d->tags = tags;
+  d->ntags = cfg->ntags;
+  return 0;
+}
+
+int pl_delivery_init(pl_delivery *d, pl_shared *sh, pl_registry *reg, pl_commit *commit,
+                     const pl_delivery_hooks *hooks) {
+  memset(d, 0, sizeof *d);
+  d->sh = sh;
+  d->reg = reg;
+  d->commit = commit;
+  d->hooks = *hooks;
+  d->last_answer_ms = uv_now(sh->loop);
+  ps_buf_init(&d->scratch, 0);
+  const ps_config *cfg = sh->cfg;
+  int rc = build_tags(d, cfg);
+  if (rc < 0)
+    return rc;
+  rc = ps_sink_init(&d->sink, sh->loop, cfg, sink_done, sink_reject, d);
+  if (rc < 0) {
+    free(d->tags);
+    d->tags = NULL;
+    return rc;
+  }
+  ps_sink_on_missing_database(d->sink, sink_missing_database);
+  ps_batcher_init(&d->bt, (size_t)cfg->batch.max_points, (size_t)cfg->batch.max_bytes,
+                  (size_t)cfg->batch.max_pending_bytes, submit_cb, cursor_committed_cb, d);
+  uv_timer_init(sh->loop, &d->flush_timer);
+  d->flush_timer.data = d;
+  pl_registry_set_emitter(reg, pl_delivery_point, pl_delivery_reject, d);
+  return 0;
+}
+
+int pl_delivery_reconfigure(pl_delivery *d, const ps_config *cfg) {
+  d->bt.max_points = (size_t)cfg->batch.max_points;
+  d->bt.max_bytes = (size_t)cfg->batch.max_bytes;
+  d->bt.max_pending = (size_t)cfg->batch.max_pending_bytes;
+  return build_tags(d, cfg);
+}
+
+int pl_delivery_encode_aux(void *dv, ps_pbatch *b, const ps_point *p, const ps_origin *o,
+                           const char **reason) {
+  pl_delivery *d = dv;
+  size_t at = b->b.body.len;
+  int rc = ps_lp_encode(&b->b.body, p, d->tags, d->ntags, reason);
+  if (rc < 0)
+    return rc;
+  return ps_batch_add_line_origin(&b->b, at, o);
+}
+
+int pl_delivery_send_aux(void *dv, ps_pbatch *b, void (*on_done)(void *arg, int acked),
+                         void *arg) {
+  pl_delivery *d = dv;
+  b->on_done = on_done;
+  b->done_arg = arg;
+  int rc = ps_sink_submit(d->sink, &b->b);
+  if (rc < 0) {
+    b->on_done = NULL;
+    b->done_arg = NULL;
+    return rc;
+  }
+  d->aux_in_flight++;
+  return 0;
+}
+
+pl_aux_out pl_delivery_aux_out(pl_delivery *d) {
+  pl_aux_out out = {pl_delivery_encode_aux, pl_delivery_send_aux, d};
+  return out;
+}
+
+void pl_delivery_flush(pl_delivery *d) {
+  if (d->bt.open && d->bt.open->b.npoints)
+    ps_batcher_flush(&d->bt);
+}
+
+int pl_delivery_quiet(const pl_delivery *d) {
+  return !(d->bt.open && d->bt.open->b.npoints) && !d->bt.inflight_count &&
+         !d->aux_in_flight;
+}
+
+size_t pl_delivery_pending_points(const pl_delivery *d) { return d->bt.pending_points; }
+
+uint64_t pl_delivery_oldest_ms(const pl_delivery *d) {
+  const ps_pbatch *old = ps_batcher_oldest(&d->bt);
+  return old ? ps_now_ms() - old->created_ms : 0;
+}
+
+const ps_sink_stats *pl_delivery_sink_stats(const pl_delivery *d) {
+  return ps_sink_get_stats(d->sink);
+}
+
+size_t pl_delivery_waiting(const pl_delivery *d) { return ps_sink_in_flight(d->sink); }
+
+void pl_delivery_hold(pl_delivery *d, int hold) { ps_sink_hold(d->sink, hold); }
+
+static void sink_closed(void *arg) {
+  pl_delivery *d = arg;
+  d->sink = NULL;
+}
+
+void pl_delivery_close(pl_delivery *d) {
+  if (!uv_is_closing((uv_handle_t *)&d->flush_timer))
+    uv_close((uv_handle_t *)&d->flush_timer, NULL);
+  /* Batches still in flight are cancelled: never acknowledged, so their
+   * offsets stay where they are and a restart re-sends them. */
+  if (d->sink)
+    ps_sink_close(d->sink, sink_closed, d);
+  ps_batcher_free(&d->bt);
+}
+
+void pl_delivery_free(pl_delivery *d) {
+  ps_buf_free(&d->scratch);
+  free(d->tags);
+  d->tags = NULL;
+}

@@ -1,0 +1,65 @@
+/*
+ * pipeline/commit: acknowledged offsets into the state file.
+ *
+ * Contract
+ * - pl_commit_moved() is called whenever an acknowledgement moved a file's
+ *   committed offset (or anything else the state records changed); the
+ *   state is saved shortly after, coalesced by a timer whose delay grows
+ *   with the number of files (a save rewrites every entry). A crash before
+ *   the save only means re-sending points, which overwrite themselves.
+ * - pl_commit_save() writes the state now (atomically, state/state.h): every
+ *   live file's committed offset or document hash, the entries of files not
+ *   seen this time (kept until `forget`), the last errors, the pending point
+ *   count, and each stage's section (pl_commit_add_section): what a stage
+ *   remembers is saved in the same atomic write as the offsets it goes with.
+ * - pl_commit_error() records a message (stamped with the UTC time) among
+ *   the state's last errors, which `perfship status` shows.
+ */
+#ifndef PS_PIPELINE_COMMIT_H
+#define PS_PIPELINE_COMMIT_H
+
+#include <stddef.h>
+#include <uv.h>
+
+#include "pipeline/registry.h"
+#include "pipeline/shared.h"
+#include "state/state.h"
+
+#define PL_COMMIT_MAX_SECTIONS 4
+
+typedef struct pl_commit_hooks {
+  /* Points read but not yet acknowledged, for `status`. */
+  size_t (*pending_points)(void *ctx);
+  void *ctx;
+} pl_commit_hooks;
+
+/* A stage's own memory in the state file (state/state.h sections). */
+typedef struct pl_commit_section {
+  const char *name;
+  char *(*to_json)(void *ctx); /* malloc'd JSON text, or NULL for none */
+  void *ctx;
+} pl_commit_section;
+
+typedef struct pl_commit {
+  pl_shared *sh;
+  pl_registry *reg;
+  ps_state *saved;
+  pl_commit_hooks hooks;
+  pl_commit_section sections[PL_COMMIT_MAX_SECTIONS];
+  size_t nsections;
+  uv_timer_t timer;
+  size_t saved_entries; /* files in the last saved state: paces the saves */
+} pl_commit;
+
+void pl_commit_init(pl_commit *c, pl_shared *sh, pl_registry *reg, ps_state *saved,
+                    const pl_commit_hooks *hooks);
+/* Saves `to_json` under `name` with every state save. A loaded section no
+ * stage provides is kept as it was. Returns 0 or -ENOSPC. */
+int pl_commit_add_section(pl_commit *c, const char *name, char *(*to_json)(void *ctx),
+                          void *ctx);
+void pl_commit_moved(pl_commit *c);
+void pl_commit_save(pl_commit *c);
+void pl_commit_error(pl_commit *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pl_commit_close(pl_commit *c);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * pipeline/delivery: points -> line protocol -> batches -> the sink, and
+ * the sink's answers back to the checkpoints.
+ *
+ * Contract
+ * - pl_delivery_point() / pl_delivery_reject() are the emitter functions of
+ *   every tracked file (formats/emit.h; the emitter's context is the file,
+ *   whose `emit_ctx` is the delivery). A point is encoded once with the
+ *   global tags (influx/lp.h) and appended to the open batch on behalf of
+ *   the file's cursor. A point the encoder refuses is counted, logged and
+ *   recorded among the state's errors; it is not an error for the parser.
+ * - Back-pressure: a point is refused with -EAGAIN when max_pending_bytes
+ *   are held (the open batch is flushed then), or when this loop turn's
+ *   point budget is spent (the file is marked `yielded`: it continues first
+ *   in the next turn). pl_delivery_new_turn() starts a turn's budget.
+ * - Acknowledgements release checkpoints (influx/batch.h); a file whose
+ *   committed offset moved is reported to the commit stage, and a retired
+ *   file no batch holds any more is freed through the registry.
+ * - Aux batches (run markers, self-metrics) go outside the checkpoints:
+ *   pl_delivery_send_aux() submits one and calls its `on_done` once with
+ *   whether it was acknowledged, then frees it.
+ * - After every answer of the sink (acknowledged, rejected or cancelled),
+ *   the `answered` hook runs: the service resumes reading and checks
+ *   whether a --once run is complete. The sink's "database not found"
+ *   (create_database on) is passed on through `missing_database`.
+ */
+#ifndef PS_PIPELINE_DELIVERY_H
+#define PS_PIPELINE_DELIVERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "influx/batch.h"
+#include "influx/sink.h"
+#include "pipeline/commit.h"
+#include "pipeline/registry.h"
+#include "pipeline/shared.h"
+
+typedef struct pl_delivery_hooks {
+  void (*answered)(void *ctx);
+  void (*missing_database)(void *ctx);
+  void *ctx;
+} pl_delivery_hooks;
+
+typedef struct pl_delivery {
+  pl_shared *sh;
+  pl_registry *reg;
+  pl_commit *commit;
+  pl_delivery_hooks hooks;
+  ps_sink *sink;
+  ps_batcher bt;
+  uv_timer_t flush_timer;
+  ps_buf scratch;
+  ps_tag *tags; /* the configuration's global tags */
+  size_t ntags;
+  size_t turn_points; /* encoded in this loop turn */
+  size_t aux_in_flight;
+  uint64_t last_answer_ms; /* uv_now() of the last acknowledgement */
+} pl_delivery;
+
+/* Builds the sink for the configuration (sh->cfg: its influxdb group stays
+ * for the life of the pipeline). Returns 0 or a negative errno. */
+int pl_delivery_init(pl_delivery *d, pl_shared *sh, pl_registry *reg, pl_commit *commit,
+                     const pl_delivery_hooks *hooks);
+/* Applies batch limits and global tags of a reloaded configuration. */
+int pl_delivery_reconfigure(pl_delivery *d, const ps_config *cfg);
+
+int pl_delivery_point(void *file, const ps_point *p, const ps_origin *o);
+void pl_delivery_reject(void *file, const ps_origin *o, const char *reason);
+void pl_delivery_new_turn(pl_delivery *d);
+/* Would a point be refused now for back-pressure? */
+int pl_delivery_full(const pl_delivery *d);
+
+/* Encodes `p` with the global tags into an aux batch, its origin recorded
+ * for messages. Returns 0, or a negative errno with `reason` set when the
+ * encoder refused the point. `d` is the delivery (pl_aux_out's ctx). */
+int pl_delivery_encode_aux(void *d, ps_pbatch *b, const ps_point *p, const ps_origin *o,
+                           const char **reason);
+/* Submits an aux batch. A failed submit returns a negative errno, frees
+ * nothing and never calls `on_done` (the caller keeps the batch). */
+int pl_delivery_send_aux(void *d, ps_pbatch *b, void (*on_done)(void *arg, int acked),
+                         void *arg);
+/* Both, as the output of stages that write points of their own. */
+pl_aux_out pl_delivery_aux_out(pl_delivery *d);
+
+/* Submits the open batch now (shutdown, --once). */
+void pl_delivery_flush(pl_delivery *d);
+/* Nothing batched, nothing in flight. */
+int pl_delivery_quiet(const pl_delivery *d);
+size_t pl_delivery_pending_points(const pl_delivery *d);
+/* Age of the oldest batch in flight in ms, 0 when none. */
+uint64_t pl_delivery_oldest_ms(const pl_delivery *d);
+const ps_sink_stats *pl_delivery_sink_stats(const pl_delivery *d);
+/* Requests the sink is still working on (batches and aux batches). */
+size_t pl_delivery_waiting(const pl_delivery *d);
+/* Holds the sink's requests (CREATE DATABASE at start) or releases them. */
+void pl_delivery_hold(pl_delivery *d, int hold);
+
+/* Stops the flush timer, cancels what is in flight (never acknowledged:
+ * its offsets stay for the next start), frees the open batch. The sink's
+ * handles are closed by the time the loop ends. */
+void pl_delivery_close(pl_delivery *d);
+void pl_delivery_free(pl_delivery *d);
+
+#endif
