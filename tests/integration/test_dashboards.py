@@ -32,6 +32,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+import nodetools  # noqa: E402
 
 SRC = harness.SOURCE_DIR
 DASH = os.path.join(SRC, "dashboards")
@@ -41,7 +42,7 @@ import build  # noqa: E402
 
 LOADGEN = os.path.join(harness.DATA_DIR, "loadgen", "synth")
 DSS = os.path.join(harness.DATA_DIR, "dss", "synth")
-FLUX_DIR = os.path.join(SRC, "tests", "flux")
+FLUX_CHECK = os.path.join(nodetools.NODE_DIR, "flux-check.mjs")
 DB = "perf"
 
 # What each fixture run ends as, per tests/data/loadgen/README.md. The
@@ -298,15 +299,11 @@ class GrafanaJson(unittest.TestCase):
 class FluxFiles(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.isdir(os.path.join(FLUX_DIR, "node_modules", "@influxdata", "flux-lsp-browser")):
-            p = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=FLUX_DIR,
-                               capture_output=True, text=True, timeout=300)
-            if p.returncode != 0:
-                raise AssertionError("npm ci in tests/flux failed:\n" + p.stdout + p.stderr)
+        nodetools.ensure_node_modules()
         cls.files = sorted(glob.glob(os.path.join(DASH, "**", "*.flux"), recursive=True))
 
     def check(self, files):
-        return subprocess.run(["node", os.path.join(FLUX_DIR, "check.mjs")] + files,
+        return subprocess.run(["node", FLUX_CHECK] + files,
                               capture_output=True, text=True, timeout=120)
 
     def test_every_flux_file_parses_and_type_checks(self):
