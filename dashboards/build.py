@@ -15,6 +15,17 @@ Queries are written once in Grafana's InfluxQL dialect ($timeFilter,
 $__interval, '$run') and translated for Chronograf (:dashboardTime:,
 :interval:, :run:). Flux variants use the InfluxDB 2 UI's variables
 (v.timeRangeStart, v.windowPeriod, v.run).
+
+What each tool's loader accepts decides the shapes written here (checked by
+tests/integration/test_dashboards.py and test_loaders.py; the versions are
+in docs/queries.md):
+  - Chronograf's resources path opens a dashboard by reading every
+    *.dashboard file as a bare dashboard and comparing its top-level id, so
+    the files are bare objects with unique negative ids (its export wrapper
+    is listed but answers 404 when opened);
+  - Grafana panels carry the options its published schema requires, and the
+    InfluxDB annotations use the `target` form Grafana 10+ stores (the
+    top-level query/textColumn fields are the legacy form it migrates).
 """
 import json
 import os
@@ -26,7 +37,6 @@ DB = "perf"
 RP = "autogen"
 BUCKET = "perf/autogen"
 DS = {"type": "influxdb", "uid": "perfship-influxdb"}
-CHRONOGRAF_VERSION = "1.10.0"
 
 # Colours shared by both tools so a failed run looks the same everywhere.
 RED, YELLOW, GREEN, ORANGE = "#DC4E58", "#FFB94A", "#4ED8A0", "#F48D38"
@@ -49,11 +59,12 @@ def flux_from(measurement, fields=None, start="v.timeRangeStart", stop="v.timeRa
 PIVOT = '  |> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value")\n'
 
 
-def cell(title, kind, influxql, flux, w=12, h=8, expect=None, note="", **extra):
-    """One dashboard cell. kind: line, table, stat, bar. `expect` is read by the
-    integration test only (what a user would check in the cell)."""
+def cell(title, kind, influxql, flux, w=12, h=8, expect=None, note="", colored=None, **extra):
+    """One dashboard cell. kind: line, table, stat, bar. `colored` is (column,
+    {value: colour}) for a table whose text column Grafana colours. `expect`
+    is read by the integration test only (what a user would check in the cell)."""
     return dict(title=title, kind=kind, influxql=influxql.strip(), flux=flux.strip(),
-                w=w, h=h, expect=expect or {}, note=note, **extra)
+                w=w, h=h, expect=expect or {}, note=note, colored=colored, **extra)
 
 
 def var(name, measurement, tag, label):
@@ -82,7 +93,7 @@ DAILY = dict(
   |> last(column: "_time")
   |> group()
   |> keep(columns: ["_time", "run", "status", "event", "source", "text", "duration"])''',
-             w=24, h=8, status_column="status",
+             w=24, h=8, colored=("status", STATUS_COLORS),
              expect={"kind": "runs_status"}),
         cell("Failed, interrupted or stalled runs in range", "stat",
              '''SELECT count("text") AS "bad runs" FROM "runs" WHERE $timeFilter AND "event" = 'end' AND ("status" = 'failed' OR "status" = 'interrupted' OR "status" = 'stalled')''',
@@ -102,7 +113,7 @@ DAILY = dict(
              '''  |> group()
   |> keep(columns: ["_time", "run", "revision", "status", "duration", "cycleSuccessRate", "cycleAvgDuration", "chainBootstrapDuration", "walletDeployDuration", "loadgenDeployDuration", "live_avgSwingsetTime", "live_avgSwingsetPercentage", "sdkRevision"])
   |> sort(columns: ["_time"], desc: true)''',
-             w=12, h=8, status_column="status", expect={"kind": "run_summaries"}),
+             w=12, h=8, colored=("status", STATUS_COLORS), expect={"kind": "run_summaries"}),
         cell("Cycle success rate (%) per run", "line",
              '''SELECT "cycleSuccessRate" AS "cycle success rate" FROM "loadgen_run" WHERE $timeFilter''',
              flux_from("loadgen_run", ["cycleSuccessRate"]),
@@ -141,7 +152,7 @@ DAILY = dict(
              '''SELECT "run", "event", "status", "text", "backfill" FROM "runs" WHERE $timeFilter''',
              flux_from("runs") + PIVOT + '''  |> group()
   |> keep(columns: ["_time", "run", "event", "status", "text", "backfill"])''',
-             w=24, h=6, status_column="status", expect={"kind": "markers"},
+             w=24, h=6, colored=("status", STATUS_COLORS), expect={"kind": "markers"},
              note="Grafana also shows these as annotations; Chronograf shows its own annotations (database chronograf) when perfship writes them."),
     ])
 
@@ -391,8 +402,8 @@ def chronograf_dashboard(d):
             "fieldOptions": [{"internalName": "time", "displayName": "", "visible": True}],
             "timeFormat": "YYYY-MM-DD HH:mm:ss",
             "decimalPlaces": {"isEnforced": True, "digits": 3},
-            "note": c["note"] or ("Chronograf tables colour numbers only: the status column is plain text here; the Grafana dashboard colours it."
-                                  if c.get("status_column") else ""),
+            "note": c["note"] or (f"Chronograf tables colour numbers only: the {c['colored'][0]} column is plain text here; the Grafana dashboard colours it."
+                                  if c["colored"] else ""),
             "noteVisibility": "default",
         })
     templates = []
@@ -403,10 +414,10 @@ def chronograf_dashboard(d):
             "query": {"influxql": "SHOW TAG VALUES ON :database: FROM :measurement: WITH KEY=:tagKey:",
                       "db": DB, "rp": RP, "measurement": v["measurement"], "tagKey": v["tag"], "fieldKey": ""},
         })
-    return {"meta": {"chronografVersion": CHRONOGRAF_VERSION,
-                     "sources": {"1": {"name": "perfship", "link": "/chronograf/v1/sources/1"}}},
-            "dashboard": {"id": d["chronograf_id"], "name": d["title"], "organization": "default",
-                          "cells": cells, "templates": templates}}
+    # The bare dashboard: Chronograf's lookup by id decodes each file as one
+    # (its {"meta", "dashboard"} export wrapper would be listed, never opened).
+    return {"id": d["chronograf_id"], "name": d["title"], "organization": "default",
+            "cells": cells, "templates": templates}
 
 
 # -- Grafana -------------------------------------------------------------------
@@ -421,32 +432,37 @@ def grafana_panel(d, i, c, x, y):
     if c["kind"] == "line":
         p["type"] = "timeseries"
         p["fieldConfig"]["defaults"] = {"custom": {"drawStyle": "line", "showPoints": "always", "spanNulls": True}}
-        p["options"] = {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
-                        "tooltip": {"mode": "multi"}}
+        p["options"] = {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True, "calcs": []},
+                        "tooltip": {"mode": "multi", "sort": "none"}}
     elif c["kind"] == "table":
         p["type"] = "table"
         p["options"] = {"showHeader": True, "cellHeight": "sm"}
         p["transformations"] = [{"id": "merge", "options": {}}]
-        if c.get("status_column"):
+        if c["colored"]:
+            column, colors = c["colored"]
             p["fieldConfig"]["overrides"].append({
-                "matcher": {"id": "byName", "options": c["status_column"]},
+                "matcher": {"id": "byName", "options": column},
                 "properties": [
                     {"id": "custom.cellOptions", "value": {"type": "color-background", "mode": "basic"}},
                     {"id": "mappings", "value": [{"type": "value", "options": {
-                        k: {"color": v, "index": n} for n, (k, v) in enumerate(STATUS_COLORS.items())}}]},
+                        k: {"color": v, "index": n} for n, (k, v) in enumerate(colors.items())}}]},
                 ]})
     elif c["kind"] == "stat":
         p["type"] = "stat"
         steps = [{"color": color, "value": None if j == 0 else v} for j, (v, color) in enumerate(c.get("thresholds", []))]
         p["fieldConfig"]["defaults"] = {"thresholds": {"mode": "absolute", "steps": steps or [{"color": "blue", "value": None}]},
                                         "color": {"mode": "thresholds"}}
-        p["options"] = {"colorMode": "background", "graphMode": "none", "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}
+        p["options"] = {"colorMode": "background", "graphMode": "none", "orientation": "auto",
+                        "textMode": "auto", "justifyMode": "auto",
+                        "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}
     elif c["kind"] == "bar":
         p["type"] = "barchart"
         # No xField: the matrix names its first column "variant\\arm", and
         # the bar chart takes the first string column as its axis anyway.
         p["options"] = {"orientation": "vertical", "showValue": "auto",
-                        "legend": {"displayMode": "list", "placement": "bottom", "showLegend": True}}
+                        "xTickLabelMaxLength": 0, "xTickLabelRotation": 0,
+                        "tooltip": {"mode": "multi", "sort": "none"},
+                        "legend": {"displayMode": "list", "placement": "bottom", "showLegend": True, "calcs": []}}
         # One flat frame comes back (arm, variant, variantIndex, value).
         # Sorting by variantIndex keeps the sweep's order instead of the
         # labels' alphabetical one; the matrix turns each arm into a series.
@@ -466,14 +482,22 @@ def grafana_dashboard(d):
         q = f'SHOW TAG VALUES FROM "{v["measurement"]}" WITH KEY = "{v["tag"]}"'
         templ.append({"name": v["name"], "label": v["label"], "type": "query", "datasource": DS,
                       "query": q, "definition": q, "refresh": 2, "sort": 0,
-                      "multi": False, "includeAll": False, "current": {}, "options": [], "hide": 0})
+                      "multi": False, "includeAll": False, "options": [], "hide": 0,
+                      # Nothing chosen yet: Grafana selects the first value the query returns.
+                      "current": {"selected": False, "text": "", "value": ""}})
     ann = [{"name": "Annotations & Alerts", "builtIn": 1, "enable": True, "hide": True,
             "iconColor": "rgba(0, 211, 255, 1)", "type": "dashboard",
             "datasource": {"type": "grafana", "uid": "-- Grafana --"}}]
     for a in d["annotations"]:
+        # The form Grafana 10+ stores for an InfluxQL annotation (its InfluxDB
+        # plugin's annotation editor): the query and the column mappings in
+        # `target`. The legacy top-level fields are migrated on load, and the
+        # dashboard schema refuses them.
         ann.append({"name": a["name"], "datasource": DS, "enable": True, "iconColor": "purple",
-                    "query": a["influxql"], "textColumn": a["textColumn"], "tagsColumn": a["tagsColumn"],
-                    "titleColumn": "", "timeEndColumn": ""})
+                    "target": {"refId": "Anno", "query": a["influxql"], "rawQuery": True,
+                               "fromAnnotations": True, "textEditor": True,
+                               "textColumn": a["textColumn"], "tagsColumn": a["tagsColumn"],
+                               "titleColumn": "", "timeEndColumn": ""}})
     return {"uid": d["uid"], "title": d["title"], "description": d["description"],
             "tags": ["perfship"], "timezone": "utc", "editable": True, "schemaVersion": 39,
             "version": 1, "graphTooltip": 1, "refresh": "1m",

@@ -160,33 +160,204 @@ class GeneratedFiles(unittest.TestCase):
                     self.assertIn(ident, words, f"{ident} (in {q}) is not in docs/schema.md")
 
 
+# -- Chronograf: what its resources store and its server do with a file -------
+#
+# Chronograf's Go types for a dashboard (chronograf.go: Dashboard,
+# DashboardCell, Axis, CellColor, Legend, TableOptions, RenamableField,
+# DecimalPlaces, DashboardQuery, QueryConfig, Template, TemplateValue,
+# TemplateQuery). Its resources store decodes every *.dashboard file into
+# them with encoding/json, which ignores unknown keys and nulls but fails on
+# a value of the wrong JSON type; the lookup by id stops at the first file
+# that fails, so one bad file makes every resources dashboard answer 404.
+_S, _I, _B, _N, _ANY = "string", "int", "bool", "number", "any"
+CHRONOGRAF_GO_TYPES = {
+    "Dashboard": {"id": "dashboard_id", "cells": ["#DashboardCell"], "templates": ["#Template"],
+                  "name": _S, "organization": _S},
+    "DashboardCell": {"i": _S, "x": _I, "y": _I, "w": _I, "h": _I, "name": _S,
+                      "queries": ["#DashboardQuery"], "axes": {"map": "#Axis"}, "type": _S,
+                      "colors": ["#CellColor"], "legend": "#Legend", "tableOptions": "#TableOptions",
+                      "fieldOptions": ["#RenamableField"], "timeFormat": _S,
+                      "decimalPlaces": "#DecimalPlaces", "note": _S, "noteVisibility": _S},
+    "Axis": {"bounds": [_S], "label": _S, "prefix": _S, "suffix": _S, "base": _S, "scale": _S},
+    "CellColor": {"id": _S, "type": _S, "hex": _S, "name": _S, "value": _S},
+    "Legend": {"type": _S, "orientation": _S},
+    "TableOptions": {"verticalTimeAxis": _B, "sortBy": "#RenamableField", "wrapping": _S,
+                     "fixFirstColumn": _B},
+    "RenamableField": {"internalName": _S, "displayName": _S, "visible": _B},
+    "DecimalPlaces": {"isEnforced": _B, "digits": _I},
+    "DashboardQuery": {"query": _S, "label": _S, "range": "#Range", "queryConfig": "#QueryConfig",
+                       "source": _S, "type": _S},
+    "Range": {"upper": _I, "lower": _I},
+    "QueryConfig": {"id": _S, "database": _S, "measurement": _S, "retentionPolicy": _S,
+                    "fields": ["#Field"], "tags": {"map": [_S]}, "groupBy": "#GroupBy",
+                    "areTagsAccepted": _B, "fill": _S, "rawText": _S, "range": "#DurationRange",
+                    "shifts": ["#TimeShift"]},
+    "Field": {"value": _ANY, "type": _S, "alias": _S, "args": ["#Field"]},
+    "GroupBy": {"time": _S, "tags": [_S]},
+    "DurationRange": {"upper": _S, "lower": _S},
+    "TimeShift": {"label": _S, "unit": _S, "quantity": _S},
+    "Template": {"tempVar": _S, "values": ["#TemplateValue"], "id": _S, "type": _S, "label": _S,
+                 "query": "#TemplateQuery", "sourceID": _S},
+    "TemplateValue": {"value": _S, "type": _S, "selected": _B, "key": _S},
+    "TemplateQuery": {"influxql": _S, "flux": _S, "db": _S, "rp": _S, "measurement": _S,
+                      "tagKey": _S, "fieldKey": _S},
+}
+
+
+def go_decode_errors(value, typ, path="/"):
+    """What encoding/json would refuse when decoding `value` into `typ`."""
+    if value is None or typ == _ANY:
+        return []
+    if isinstance(typ, str) and typ.startswith("#"):
+        typ = CHRONOGRAF_GO_TYPES[typ[1:]]
+    if isinstance(typ, list):
+        if not isinstance(value, list):
+            return [f"{path}: want an array"]
+        return [e for i, v in enumerate(value) for e in go_decode_errors(v, typ[0], f"{path}/{i}")]
+    if isinstance(typ, dict) and "map" in typ:
+        if not isinstance(value, dict):
+            return [f"{path}: want an object"]
+        return [e for k, v in value.items() for e in go_decode_errors(v, typ["map"], f"{path}/{k}")]
+    if isinstance(typ, dict):
+        if not isinstance(value, dict):
+            return [f"{path}: want an object"]
+        fields = {k.lower(): t for k, t in typ.items()}  # encoding/json matches keys case-insensitively
+        return [e for k, v in value.items() if k.lower() in fields
+                for e in go_decode_errors(v, fields[k.lower()], f"{path}/{k}")]
+    ok = {_S: isinstance(value, str),
+          _B: isinstance(value, bool),
+          _I: isinstance(value, int) and not isinstance(value, bool),
+          _N: isinstance(value, (int, float)) and not isinstance(value, bool),
+          # Dashboard.UnmarshalJSON takes a number or a numeric string.
+          "dashboard_id": (isinstance(value, (int, float)) and not isinstance(value, bool))
+          or (isinstance(value, str) and re.fullmatch(r"-?\d+", value) is not None)}[typ]
+    return [] if ok else [f"{path}: want {typ}, got {json.dumps(value)[:40]}"]
+
+
+def chronograf_problems(docs):
+    """Why Chronograf would not open these resources files ({name: parsed
+    JSON}): the decode above, the lookup by id (server/filestore), and the
+    request validation of server/cells.go and server/templates.go."""
+    out, ids = [], {}
+    for name, d in sorted(docs.items()):
+        errs = go_decode_errors(d, "#Dashboard")
+        out += [f"{name}: decode: {e}" for e in errs]
+        if errs or not isinstance(d, dict):
+            continue
+        if "dashboard" in d or "meta" in d or "id" not in d:
+            out.append(f"{name}: not a bare dashboard (the export wrapper is listed but never found by id)")
+            continue
+        if not d.get("name"):
+            out.append(f"{name}: no name (the store then reads the file as an export wrapper)")
+        if not isinstance(d["id"], int) or d["id"] >= 0:
+            out.append(f"{name}: id {d['id']!r}: resources dashboards need negative ids "
+                       "(positive ones clash with dashboards made in the UI)")
+        if d["id"] in ids:
+            out.append(f"{name}: id {d['id']} is also the id of {ids[d['id']]}: only the first file opens")
+        ids[d["id"]] = name
+        for c in d.get("cells") or []:
+            where = f"{name}: cell {c.get('name')!r}"
+            if c.get("noteVisibility", "") not in ("", "default", "showWhenNoData"):
+                out.append(f"{where}: noteVisibility {c['noteVisibility']!r}")
+            for q in c.get("queries") or []:
+                if q.get("type") not in ("influxql", "flux"):
+                    out.append(f"{where}: query type {q.get('type')!r}")
+                for fld in ((q.get("queryConfig") or {}).get("fields") or []):
+                    for f2 in [fld] + (fld.get("args") or []):
+                        if f2.get("type") not in ("func", "field", "integer", "number", "regex", "wildcard"):
+                            out.append(f"{where}: queryConfig field type {f2.get('type')!r}")
+            for label, axis in (c.get("axes") or {}).items():
+                # "raw" is accepted by newer servers only.
+                if (label not in ("x", "y", "y2") or axis.get("scale", "") not in ("linear", "log", "")
+                        or axis.get("base", "") not in ("10", "2", "")):
+                    out.append(f"{where}: axis {label} {axis}")
+            for color in c.get("colors") or []:
+                if color.get("type") not in ("max", "min", "threshold", "text", "background", "scale"):
+                    out.append(f"{where}: colour type {color.get('type')!r}")
+                if len(color.get("hex", "")) != 7:
+                    out.append(f"{where}: colour hex {color.get('hex')!r} is not #rrggbb")
+            legend = c.get("legend") or {}
+            if legend.get("type", "") or legend.get("orientation", ""):
+                if (legend.get("type") != "static"
+                        or legend.get("orientation") not in ("top", "bottom", "right", "left")):
+                    out.append(f"{where}: legend {legend}")
+        seen = set()
+        for t in d.get("templates") or []:
+            where = f"{name}: template {t.get('tempVar')!r}"
+            if t.get("tempVar") in seen:
+                out.append(f"{where}: defined twice")
+            seen.add(t.get("tempVar"))
+            if t.get("type") not in ("constant", "csv", "fieldKeys", "tagKeys", "tagValues",
+                                     "measurements", "databases", "map", "influxql", "text", "flux"):
+                out.append(f"{where}: type {t.get('type')!r}")
+            for v in t.get("values") or []:
+                if v.get("type") not in ("csv", "map", "fieldKey", "tagKey", "tagValue", "measurement",
+                                         "database", "constant", "influxql", "flux"):
+                    out.append(f"{where}: value type {v.get('type')!r}")
+                if t.get("type") == "map" and not v.get("key"):
+                    out.append(f"{where}: a map value needs a key")
+            if t.get("type") in ("influxql", "flux") and not t.get("query"):
+                out.append(f"{where}: no query")
+    return out
+
+
+def chronograf_files():
+    docs = {}
+    for path in sorted(glob.glob(os.path.join(DASH, "chronograf", "*.dashboard"))):
+        with open(path) as f:
+            docs[os.path.basename(path)] = json.load(f)
+    return docs
+
+
 class ChronografJson(unittest.TestCase):
     CELL_TYPES = {"line", "line-stacked", "line-stepplot", "bar", "line-plus-single-stat",
                   "single-stat", "gauge", "table", "alerts", "news", "guide", "note"}
-    TEMPLATE_TYPES = {"csv", "tagKeys", "tagValues", "fieldKeys", "measurements",
-                      "databases", "map", "influxql", "text", "constant"}
     PREDEFINED = {"dashboardTime", "upperDashboardTime", "interval", "database",
                   "measurement", "tagKey", "fieldKey"}
 
+    def test_chronograf_opens_every_dashboard(self):
+        docs = chronograf_files()
+        self.assertEqual(len(docs), len(build.DASHBOARDS))
+        self.assertEqual(chronograf_problems(docs), [])
+
+    def test_checker_rejects_what_chronograf_refuses(self):
+        # Each change below is one Chronograf refuses; the check must see it,
+        # or the test above proves nothing.
+        docs = chronograf_files()
+        name = "daily-runs.dashboard"
+        other = next(n for n in docs if n != name)
+
+        def changed(fn):
+            d = json.loads(json.dumps(docs[name]))
+            fn(d)
+            return d
+        cell = lambda d: d["cells"][0]  # noqa: E731
+        broken = {
+            "export wrapper": {"meta": {"chronografVersion": "1.10.0"}, "dashboard": docs[name]},
+            "positive id": changed(lambda d: d.update(id=7)),
+            "string geometry": changed(lambda d: cell(d).update(x="0")),
+            "axis base": changed(lambda d: cell(d)["axes"]["y"].update(base="16")),
+            "axis label": changed(lambda d: cell(d)["axes"].update(z=cell(d)["axes"]["y"])),
+            "short hex": changed(lambda d: d["cells"][1]["colors"][0].update(hex="#fff")),
+            "half legend": changed(lambda d: cell(d).update(legend={"type": "static"})),
+            "query type": changed(lambda d: cell(d)["queries"][0].update(type="sql")),
+            "template type": changed(lambda d: d["templates"][0].update(type="tagValue")),
+            "note visibility": changed(lambda d: cell(d).update(noteVisibility="always")),
+        }
+        self.assertTrue(docs[name]["cells"][1]["colors"], "the second cell is a coloured stat")
+        for what, doc in broken.items():
+            with self.subTest(what):
+                self.assertTrue(chronograf_problems({name: doc}), what)
+        dup = dict(docs)
+        dup[other] = dict(docs[other], id=docs[name]["id"])
+        self.assertTrue(any("also the id" in p for p in chronograf_problems(dup)))
+
     def test_every_dashboard(self):
-        files = sorted(glob.glob(os.path.join(DASH, "chronograf", "*.dashboard")))
-        self.assertEqual(len(files), len(build.DASHBOARDS))
-        ids = set()
-        for path in files:
-            with self.subTest(path=os.path.basename(path)):
-                with open(path) as f:
-                    doc = json.load(f)
-                self.assertIn("chronografVersion", doc["meta"])
-                d = doc["dashboard"]
-                self.assertIsInstance(d["id"], int)
-                self.assertLess(d["id"], 0, "resource dashboards use negative ids")
-                self.assertNotIn(d["id"], ids)
-                ids.add(d["id"])
-                self.assertTrue(d["name"])
+        for name, d in chronograf_files().items():
+            with self.subTest(path=name):
                 defined = {t["tempVar"].strip(":") for t in d["templates"]}
                 for t in d["templates"]:
                     self.assertRegex(t["tempVar"], r"^:\w+:$")
-                    self.assertIn(t["type"], self.TEMPLATE_TYPES)
                     for k in ("db", "measurement", "tagKey", "influxql"):
                         self.assertTrue(t["query"][k], k)
                     self.assertIsInstance(t["values"], list)
@@ -195,8 +366,6 @@ class ChronografJson(unittest.TestCase):
                 for c in d["cells"]:
                     self.assertNotIn(c["i"], cell_ids)
                     cell_ids.add(c["i"])
-                    for k in ("x", "y", "w", "h"):
-                        self.assertIsInstance(c[k], int, k)
                     self.assertGreaterEqual(c["x"], 0)
                     self.assertGreater(c["w"], 0)
                     self.assertGreater(c["h"], 0)
@@ -247,8 +416,15 @@ class GrafanaJson(unittest.TestCase):
                 for a in d["annotations"]["list"]:
                     if a.get("builtIn"):
                         continue
-                    self.assertIn("$timeFilter", a["query"], "Grafana requires $timeFilter in annotation queries")
-                    self.assertTrue(a["textColumn"])
+                    # The form Grafana 10+ stores: query and mappings in target.
+                    self.assertFalse({"query", "textColumn", "tagsColumn", "titleColumn",
+                                      "timeEndColumn"} & set(a), "legacy annotation fields")
+                    t = a["target"]
+                    self.assertEqual(a["datasource"], build.DS)
+                    self.assertIs(t["rawQuery"], True)
+                    self.assertIs(t["fromAnnotations"], True)
+                    self.assertIn("$timeFilter", t["query"], "Grafana requires $timeFilter in annotation queries")
+                    self.assertTrue(t["textColumn"])
                 ids, occupied = set(), set()
                 for p in d["panels"]:
                     self.assertIsInstance(p["id"], int)
@@ -643,7 +819,7 @@ class QueriesAgainstInflux(unittest.TestCase):
         with open(os.path.join(DASH, "grafana", "dashboards", d["slug"] + ".json")) as f:
             panel = json.load(f)["panels"][index]
         with open(os.path.join(DASH, "chronograf", d["slug"] + ".dashboard")) as f:
-            chrono = json.load(f)["dashboard"]["cells"][index]
+            chrono = json.load(f)["cells"][index]
         self.assertEqual(panel["title"], d["cells"][index]["title"])
         gq = fill_grafana(panel["targets"][0]["query"], start, end, variables)
         # Chronograf's lower bound is exclusive, Grafana's inclusive.
@@ -701,7 +877,7 @@ class QueriesAgainstInflux(unittest.TestCase):
                         self.assertIn("rid_isa", vals)
             # Chronograf asks the same through its meta-query template.
             with open(os.path.join(DASH, "chronograf", d["slug"] + ".dashboard")) as f:
-                templates = json.load(f)["dashboard"]["templates"]
+                templates = json.load(f)["templates"]
             for t in templates:
                 tq = t["query"]
                 q = (tq["influxql"].replace(":database:", f'"{tq["db"]}"')
@@ -713,13 +889,14 @@ class QueriesAgainstInflux(unittest.TestCase):
             for a in g["annotations"]["list"]:
                 if a.get("builtIn"):
                     continue
+                t = a["target"]
                 start, end = self.ranges("daily-runs")
-                rows = self.influx.query(DB, fill_grafana(a["query"], start, end, {}))
+                rows = self.influx.query(DB, fill_grafana(t["query"], start, end, {}))
                 with self.subTest(dashboard=d["slug"], annotation=a["name"]):
-                    self.assertTrue(rows and all(r[a["textColumn"]] for r in rows))
+                    self.assertTrue(rows and all(r[t["textColumn"]] for r in rows))
                     # A start and an end marker for every fixture run.
                     self.assertGreaterEqual(len(rows), 2 * len(FIXTURE_STATUS))
-                    self.assertEqual({r[a["tagsColumn"]] for r in rows} - {"running"},
+                    self.assertEqual({r[t["tagsColumn"]] for r in rows} - {"running"},
                                      set(FIXTURE_STATUS.values()))
 
     def test_daily_runs(self):
