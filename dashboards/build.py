@@ -42,6 +42,12 @@ DS = {"type": "influxdb", "uid": "perfship-influxdb"}
 RED, YELLOW, GREEN, ORANGE = "#DC4E58", "#FFB94A", "#4ED8A0", "#F48D38"
 STATUS_COLORS = {"failed": RED, "stalled": RED, "interrupted": ORANGE,
                  "running": YELLOW, "success": GREEN}
+# perfship_verdict.verdict (docs/schema.md, "Verdicts"): only a change is coloured.
+VERDICT_COLORS = {"regression": RED, "improvement": GREEN, "none": "transparent"}
+# perfship_alert.event (docs/schema.md, "Alerts").
+ALERT_COLORS = {"run_failed": RED, "run_stalled": RED, "run_interrupted": ORANGE,
+                "no_new_run": ORANGE, "regression": RED, "agent_unhealthy": RED,
+                "run_recovered": GREEN, "improvement": GREEN, "agent_recovered": GREEN}
 
 
 def flux_from(measurement, fields=None, start="v.timeRangeStart", stop="v.timeRangeStop", where=None):
@@ -132,6 +138,39 @@ DAILY = dict(
              '''SELECT "live_avgSwingsetTime" AS "avg swingset time (s)", "live_avgSwingsetPercentage" AS "avg swingset %" FROM "loadgen_run" WHERE $timeFilter''',
              flux_from("loadgen_run", ["live_avgSwingsetTime", "live_avgSwingsetPercentage"]),
              expect={"kind": "run_field", "field": "live_avgSwingsetTime", "column": "avg swingset time (s)"}),
+        # Verdicts (docs/schema.md, "Verdicts"): perfship's own judgement of
+        # each run, so no panel recomputes a baseline.
+        cell("Regressions across revisions in range", "stat",
+             '''SELECT count("verdict") AS "regressions" FROM "perfship_verdict" WHERE $timeFilter AND "source" = 'loadgen' AND "method" = 'edivisive' AND "verdict" = 'regression\'''',
+             flux_from("perfship_verdict", where='r.source == "loadgen"') + PIVOT +
+             '''  |> filter(fn: (r) => r.method == "edivisive" and r.verdict == "regression")
+  |> group()
+  |> count(column: "verdict")''',
+             w=6, h=8, thresholds=[(0, GREEN), (1, RED)],
+             expect={"kind": "regression_count"},
+             note="Backfilled runs count too: a regression is one whenever it was found (only the alerts skip them)."),
+        cell("Verdicts across revisions: regressions and improvements", "table",
+             '''SELECT "verdict", "value", "baseline", "change_pct", "change_run", "baseline_runs", "p_value", "revision", "backfill" FROM "perfship_verdict" WHERE $timeFilter AND "method" = 'edivisive' AND "verdict" != 'none' GROUP BY "series", "metric", "run"''',
+             flux_from("perfship_verdict") + PIVOT +
+             '''  |> filter(fn: (r) => r.method == "edivisive" and r.verdict != "none")
+  |> group()
+  |> keep(columns: ["_time", "series", "metric", "run", "verdict", "value", "baseline", "change_pct", "change_run", "baseline_runs", "p_value", "revision", "backfill"])
+  |> sort(columns: ["_time"], desc: true)''',
+             w=18, h=8, colored=("verdict", VERDICT_COLORS), expect={"kind": "verdicts"},
+             note="change_run is the run where the change began; later runs at the new level read none."),
+        cell("Change against the baseline (%) per metric", "line",
+             '''SELECT "change_pct" AS "change %" FROM "perfship_verdict" WHERE $timeFilter AND "method" = 'edivisive' GROUP BY "metric"''',
+             flux_from("perfship_verdict", ["change_pct", "method"]) + PIVOT +
+             '''  |> filter(fn: (r) => r.method == "edivisive")
+  |> group(columns: ["metric"])
+  |> map(fn: (r) => ({_time: r._time, metric: r.metric, _value: r.change_pct, _field: "change_pct"}))''',
+             expect={"kind": "verdict_change"}),
+        cell("Alerts raised by perfship", "table",
+             '''SELECT "run", "text", "id" FROM "perfship_alert" WHERE $timeFilter GROUP BY "event", "source"''',
+             flux_from("perfship_alert") + PIVOT + '''  |> group()
+  |> keep(columns: ["_time", "event", "source", "run", "text", "id"])
+  |> sort(columns: ["_time"], desc: true)''',
+             colored=("event", ALERT_COLORS), expect={"kind": "alerts"}),
         cell("Cycles per stage: revision $revision against $compare_revision (task all)", "table",
              '''SELECT "cycleSuccessRate", "avgDuration", "p95Duration", "cycleCount" FROM "loadgen_stage_cycles" WHERE ("revision" = '$revision' OR "revision" = '$compare_revision') AND "task" = 'all' GROUP BY "stage", "revision"''',
              flux_from("loadgen_stage_cycles", ["cycleSuccessRate", "avgDuration", "p95Duration", "cycleCount"],
@@ -164,6 +203,14 @@ ONE_RUN = dict(
     variables=[var("run", "loadgen_stage", "run", "Run")],
     annotations=[RUN_MARKERS_ANNOTATION],
     cells=[
+        cell("Verdicts of this run: against earlier revisions, and each stage against the first", "table",
+             '''SELECT "verdict", "value", "baseline", "change_pct", "change_run", "baseline_runs", "method", "backfill" FROM "perfship_verdict" WHERE "run" = '$run' GROUP BY "metric", "stage"''',
+             flux_from("perfship_verdict", None, start="0", stop=None, where="r.run == v.run") + PIVOT +
+             '''  |> group()
+  |> keep(columns: ["metric", "stage", "verdict", "value", "baseline", "change_pct", "change_run", "baseline_runs", "method", "backfill"])
+  |> sort(columns: ["method", "metric", "stage"])''',
+             w=24, h=8, colored=("verdict", VERDICT_COLORS), expect={"kind": "run_verdicts"},
+             note="stage is empty for the verdicts across revisions (method edivisive); stage_drift compares the stage with the run's first loadgen stage."),
         cell("Cycles per loadgen stage (task all)", "table",
              '''SELECT "cycleCount", "cycleSuccessRate", "avgDuration", "p95Duration", "avgBlockCount" FROM "loadgen_stage_cycles" WHERE "run" = '$run' AND "task" = 'all' GROUP BY "stage"''',
              flux_from("loadgen_stage_cycles", None, start="0", stop=None, where='r.run == v.run and r.task == "all"') + PIVOT +
@@ -243,6 +290,15 @@ DSS = dict(
                var("test", "dss_bench", "test", "Test")],
     annotations=[RUN_MARKERS_ANNOTATION],
     cells=[
+        cell("Verdicts of test $test: each arm against the reference arm", "table",
+             '''SELECT "verdict", "change_pct", "variants", "variants_agree", "value", "baseline" FROM "perfship_verdict" WHERE "run" = '$dss_run' AND "series" = '$test' AND "method" = 'arm_compare' GROUP BY "arm", "reference", "metric"''',
+             flux_from("perfship_verdict", None, start="0", stop=None, where="r.run == v.dss_run and r.series == v.test") + PIVOT +
+             '''  |> filter(fn: (r) => r.method == "arm_compare")
+  |> group()
+  |> keep(columns: ["arm", "reference", "metric", "verdict", "change_pct", "variants", "variants_agree", "value", "baseline"])
+  |> sort(columns: ["arm", "metric"])''',
+             w=24, h=6, colored=("verdict", VERDICT_COLORS), expect={"kind": "arm_verdicts"},
+             note="change_pct is the geometric mean of the per-variant ratios; value and baseline are the arms' geometric means."),
         cell("Requests per second against the variant, per arm", "bar",
              '''SELECT "arm", "variant", "variantIndex", "rps_total" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$test\'''',
              flux_from("dss_bench", ["variantIndex", "rps_total"], start="0", stop=None,
@@ -317,6 +373,13 @@ HEALTH = dict(
              flux_from("perfship", ["oldest_unacked_s"]) + '''  |> group(columns: ["host"])
   |> aggregateWindow(every: v.windowPeriod, fn: max, createEmpty: false)''',
              expect={"kind": "health_series", "column": "lag"}),
+        cell("Agent health alerts", "table",
+             '''SELECT "text", "id" FROM "perfship_alert" WHERE $timeFilter AND ("event" = 'agent_unhealthy' OR "event" = 'agent_recovered') GROUP BY "event"''',
+             flux_from("perfship_alert", where='(r.event == "agent_unhealthy" or r.event == "agent_recovered")') + PIVOT +
+             '''  |> group()
+  |> keep(columns: ["_time", "event", "text", "id"])
+  |> sort(columns: ["_time"], desc: true)''',
+             w=24, h=5, colored=("event", ALERT_COLORS), expect={"kind": "agent_alerts"}),
     ])
 
 DASHBOARDS = [DAILY, ONE_RUN, DSS, HEALTH]

@@ -121,6 +121,20 @@ def csv_float(v):
     return None if v in ("", None) else float(v)
 
 
+def lp_line(measurement, tags, fields, t):
+    """One line of line protocol for the hand-written points."""
+    def value(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, int):
+            return f"{v}i"
+        if isinstance(v, float):
+            return repr(v)
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    tagset = "".join(f",{k}=" + re.sub(r"([,= ])", r"\\\1", v) for k, v in sorted(tags.items()))
+    return f"{measurement}{tagset} " + ",".join(f"{k}={value(v)}" for k, v in fields.items()) + f" {t}"
+
+
 # -- variable filling ----------------------------------------------------------
 
 def fill_grafana(q, start_ns, end_ns, variables, interval="1m"):
@@ -745,6 +759,8 @@ class QueriesAgainstInflux(unittest.TestCase):
             cls.load_file("locust", path)
         cls.write_markers()
         cls.write_selfstats()
+        cls.write_verdicts()
+        cls.write_alerts()
 
     @classmethod
     def write_markers(cls):
@@ -790,6 +806,90 @@ class QueriesAgainstInflux(unittest.TestCase):
                          f"oldest_unacked_s={i % 4}i,files_watched=3i,uptime_s={i * 10}i,lines_read={i * 100}i,"
                          f"records_parsed={i * 90}i,batches_sent={i}i,bytes_sent={i * 50000}i {t}")
         cls.write("\n".join(lines))
+
+    @classmethod
+    def write_verdicts(cls):
+        """perfship_verdict points as docs/schema.md ("Verdicts") defines them,
+        written by hand until the agent writes them: each at its run's time
+        (the run's loadgen_run point; DSS: the results file's marker), one of
+        each kind a dashboard or an alert task must tell apart."""
+        run_time = {r["run"]: r["time"] for r in cls.influx.query(
+            DB, 'SELECT "cycleAvgDuration" FROM "loadgen_run" GROUP BY "run"')}
+        dss_time = min(r["time"] for r in cls.influx.query(
+            DB, 'SELECT "text" FROM "runs" WHERE "run" = \'latency_compare_images\''))
+        old, new = "daily-perf-9eb37164f6f7", "daily-perf-1cb7c2d80874"
+        ref, arm = "interuss/dss:v0.23.0-rc2", "local/dss:pr-1523"
+        # (tags, fields, time); backfill is present on every point.
+        cls.verdicts = [
+            ({"metric": "cycleAvgDuration", "run": old, "series": "daily-perf", "source": "loadgen"},
+             {"verdict": "none", "value": 24.1, "baseline": 23.8, "change_pct": 1.26, "change_run": old,
+              "baseline_runs": 6, "method": "edivisive", "p_value": 0.61, "revision": old[-12:], "backfill": False},
+             run_time[old]),
+            ({"metric": "live_avgSwingsetTime", "run": old, "series": "daily-perf", "source": "loadgen"},
+             {"verdict": "regression", "value": 0.5, "baseline": 0.4, "change_pct": 25.0, "change_run": old,
+              "baseline_runs": 5, "method": "edivisive", "p_value": 0.01, "revision": old[-12:], "backfill": True},
+             run_time[old]),
+            ({"metric": "cycleAvgDuration", "run": new, "series": "daily-perf", "source": "loadgen"},
+             {"verdict": "regression", "value": 27.8, "baseline": 24.33, "change_pct": 14.26, "change_run": new,
+              "baseline_runs": 6, "method": "edivisive", "p_value": 0.004, "revision": new[-12:], "backfill": False},
+             run_time[new]),
+            ({"metric": "cycleSuccessRate", "run": new, "series": "daily-perf", "source": "loadgen"},
+             {"verdict": "improvement", "value": 100.0, "baseline": 95.0, "change_pct": 5.26, "change_run": new,
+              "baseline_runs": 6, "method": "edivisive", "p_value": 0.02, "revision": new[-12:], "backfill": False},
+             run_time[new]),
+            ({"metric": "stage_avgSwingsetTime", "run": new, "series": "daily-perf", "source": "loadgen", "stage": "4"},
+             {"verdict": "regression", "value": 0.59, "baseline": 0.5, "change_pct": 18.0, "change_run": new,
+              "baseline_runs": 1, "method": "stage_drift", "revision": new[-12:], "backfill": False},
+             run_time[new]),
+            ({"metric": "stage_avgDuration", "run": new, "series": "daily-perf", "source": "loadgen", "stage": "2"},
+             {"verdict": "none", "value": 20.2, "baseline": 20.0, "change_pct": 1.0, "change_run": new,
+              "baseline_runs": 1, "method": "stage_drift", "revision": new[-12:], "backfill": False},
+             run_time[new]),
+            ({"metric": "rps_total", "run": "latency_compare_images", "series": "rid_isa", "source": "dss_bench",
+              "arm": arm, "reference": ref},
+             {"verdict": "regression", "value": 80.0, "baseline": 100.0, "change_pct": -20.0,
+              "change_run": "latency_compare_images", "baseline_runs": 1, "method": "arm_compare",
+              "backfill": False, "variants": 4, "variants_agree": 3},
+             dss_time),
+            ({"metric": "p95_ms", "run": "latency_compare_images", "series": "rid_isa", "source": "dss_bench",
+              "arm": arm, "reference": ref},
+             {"verdict": "none", "value": 41.0, "baseline": 40.0, "change_pct": 2.5,
+              "change_run": "latency_compare_images", "baseline_runs": 1, "method": "arm_compare",
+              "backfill": False, "variants": 4, "variants_agree": 2},
+             dss_time),
+            # Another test of the same file: the panel shows the chosen test only.
+            ({"metric": "rps_total", "run": "latency_compare_images", "series": "rid_isa_sub",
+              "source": "dss_bench", "arm": arm, "reference": ref},
+             {"verdict": "improvement", "value": 110.0, "baseline": 100.0, "change_pct": 10.0,
+              "change_run": "latency_compare_images", "baseline_runs": 1, "method": "arm_compare",
+              "backfill": False, "variants": 4, "variants_agree": 4},
+             dss_time),
+        ]
+        cls.write("\n".join(lp_line("perfship_verdict", dict(tags, host="test"), fields, t)
+                            for tags, fields, t in cls.verdicts))
+
+    @classmethod
+    def write_alerts(cls):
+        """perfship_alert points (docs/schema.md, "Alerts"), by hand: two run
+        events at the fixture runs' time, two agent events in the last hour."""
+        end = {r["run"]: r["time"] for r in cls.influx.query(
+            DB, 'SELECT "text" FROM "runs" WHERE "event" = \'end\' GROUP BY "run"')}
+        failed, new = "daily-perf-ba4674aa5495", "daily-perf-1cb7c2d80874"
+        cls.alerts = [
+            ({"event": "run_failed", "source": "loadgen"},
+             {"run": failed, "text": f"run {failed} failed", "id": f"run_failed:{failed}"}, end[failed] + 10**9),
+            ({"event": "regression", "source": "loadgen"},
+             {"run": new, "text": f"cycleAvgDuration regressed at {new}", "id": f"regression:{new}"},
+             end[new] + 10**9),
+            ({"event": "agent_unhealthy", "source": "perfship"},
+             {"run": "agent", "text": "perfship cannot write to InfluxDB", "id": "agent_unhealthy:1"},
+             cls.health_end - 20 * 60 * 10**9),
+            ({"event": "agent_recovered", "source": "perfship"},
+             {"run": "agent", "text": "perfship writes again", "id": "agent_recovered:1"},
+             cls.health_end - 10 * 60 * 10**9),
+        ]
+        cls.write("\n".join(lp_line("perfship_alert", dict(tags, host="test"), fields, t)
+                            for tags, fields, t in cls.alerts))
 
     @classmethod
     def keys_written(cls):
@@ -838,6 +938,10 @@ class QueriesAgainstInflux(unittest.TestCase):
                 row.update(s.get("tags") or {})
                 out.append(row)
         return out
+
+    def verdict_fields(self):
+        """The hand-written verdicts, tags and fields in one dict each."""
+        return [dict(fields, **tags) for tags, fields, _ in self.verdicts]
 
     def cells(self, d):
         for i, c in enumerate(d["cells"]):
@@ -965,6 +1069,29 @@ class QueriesAgainstInflux(unittest.TestCase):
                             for n in stages:
                                 self.assertClose(by_stage[n]["avgSwingsetTime"], want[f"stage{n}_avgSwingsetBlockTime"], n)
                                 self.assertClose(by_stage[n]["avgSwingsetPercentage"], want[f"stage{n}_avgSwingsetPercentage"], n)
+                elif kind == "regression_count":
+                    want = [v for v in self.verdict_fields() if v["source"] == "loadgen"
+                            and v["method"] == "edivisive" and v["verdict"] == "regression"]
+                    self.assertEqual(len(want), 2, "one live, one backfilled")
+                    self.assertEqual(rows[0]["regressions"], len(want))
+                elif kind == "verdicts":
+                    want = {(v["series"], v["metric"], v["run"]): v for v in self.verdict_fields()
+                            if v["method"] == "edivisive" and v["verdict"] != "none"}
+                    self.assertEqual({(r["series"], r["metric"], r["run"]) for r in rows}, set(want))
+                    for r in rows:
+                        v = want[(r["series"], r["metric"], r["run"])]
+                        for col in ("verdict", "value", "baseline", "change_pct", "change_run",
+                                    "baseline_runs", "revision", "backfill"):
+                            self.assertEqual(r[col], v[col], col)
+                elif kind == "verdict_change":
+                    want = sorted((v["metric"], v["change_pct"]) for v in self.verdict_fields()
+                                  if v["method"] == "edivisive")
+                    self.assertEqual(len(series), len({m for m, _ in want}), "one line per metric")
+                    self.assertEqual(sorted((r["metric"], r["change %"]) for r in rows), want)
+                elif kind == "alerts":
+                    self.assertEqual({(r["event"], r["source"], r["run"], r["text"]) for r in rows},
+                                     {(tags["event"], tags["source"], f["run"], f["text"])
+                                      for tags, f, _ in self.alerts if tags["source"] != "perfship"})
                 elif kind == "markers":
                     self.assertIn(("daily-perf-31400797d904", "end", "stalled"),
                                   {(r["run"], r["event"], r["status"]) for r in rows})
@@ -1020,6 +1147,12 @@ class QueriesAgainstInflux(unittest.TestCase):
                         want = {(k, c2["task"], c2["seq"]) for k, s in st["stages"].items()
                                 for c2 in s["cycles"].values() if c2.get("success") is False}
                         self.assertEqual({(r["stage"], r["task"], r["seq"]) for r in rows}, want)
+                    elif kind == "run_verdicts":
+                        want = {(v["metric"], v.get("stage", ""), v["verdict"], v["method"], v["change_pct"])
+                                for v in self.verdict_fields() if v["run"] == run}
+                        self.assertEqual({(r["metric"], r["stage"], r["verdict"], r["method"], r["change_pct"])
+                                          for r in rows}, want)
+                        self.assertEqual(len(rows), len(want))
                     elif kind == "timeseries":
                         self.check_timeseries(run, st, c, rows)
                     else:
@@ -1080,6 +1213,15 @@ class QueriesAgainstInflux(unittest.TestCase):
                     for arm, pts in arms.items():
                         for p in pts:
                             self.assertEqual(errs[(arm, p["label"])], p["errors"])
+                elif kind == "arm_verdicts":
+                    rows = self.rows(series)
+                    want = {(v["arm"], v["reference"], v["metric"], v["verdict"], v["change_pct"],
+                             v["variants"], v["variants_agree"])
+                            for v in self.verdict_fields() if v["method"] == "arm_compare" and v["series"] == test}
+                    self.assertEqual({(r["arm"], r["reference"], r["metric"], r["verdict"], r["change_pct"],
+                                       r["variants"], r["variants_agree"]) for r in rows}, want)
+                    self.assertEqual({r["reference"] for r in rows}, {list(arms)[0]},
+                                     "the first arm of the results file is the reference")
                 elif kind == "dss_trend":
                     rows = self.rows(series)
                     self.assertLessEqual(set(arms), {r["arm"] for r in rows})
@@ -1099,6 +1241,10 @@ class QueriesAgainstInflux(unittest.TestCase):
                     self.assertEqual(rows[0]["host"], "test-health")
                     self.assertEqual(rows[0]["points_written"], 29000)
                     self.assertEqual(rows[0]["uptime_s"], 290)
+                elif kind == "agent_alerts":
+                    self.assertEqual({(r["event"], r["text"]) for r in rows},
+                                     {(tags["event"], f["text"]) for tags, f, _ in self.alerts
+                                      if tags["event"].startswith("agent_")})
                 elif kind == "health_series":
                     col = c["expect"]["column"]
                     got = [r[col] for r in rows if r[col] is not None]
