@@ -596,6 +596,60 @@ def tick_strip(text):
     return "".join(code), strings, refs
 
 
+def tick_where_lambdas(text):
+    """[(kind, expression)] of a TICKscript's filters: kind "from" for
+    |from().where(lambda: ...), "where" for a |where(lambda: ...) node."""
+    out = []
+    for m in re.finditer(r"(?m)^\s*(\.|\|)where\(\s*lambda:", text):
+        i, depth, quote = m.end(), 1, None
+        while depth:
+            ch = text[i]
+            if quote:
+                if ch == "\\":
+                    i += 1
+                elif ch == quote:
+                    quote = None
+            elif ch in "'\"":
+                quote = ch
+            elif ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+            i += 1
+        out.append(("from" if m.group(1) == "." else "where", text[m.end():i - 1].strip()))
+    return out
+
+
+def lambda_to_influxql(expr):
+    """A TICKscript lambda of comparisons joined by AND/OR, as the same
+    InfluxQL condition; anything else is refused rather than guessed."""
+    tokens = re.findall(r"""\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|==|!=|<=|>=|<|>|\(|\)|"""
+                        r"""\bAND\b|\bOR\b|\bTRUE\b|\bFALSE\b|-?\d+(?:\.\d+)?|\S+)""", expr)
+    out, operand = [], False
+    for t in tokens:
+        if t in ("AND", "OR"):
+            if not operand:
+                raise AssertionError(f"cannot translate {expr!r}")
+            out.append(t)
+            operand = False
+        elif t in ("==", "!=", "<", ">", "<=", ">="):
+            out.append("=" if t == "==" else t)
+            operand = False
+        elif t in ("(", ")"):
+            out.append(t)
+        elif t in ("TRUE", "FALSE"):
+            out.append(t.lower())
+            operand = True
+        elif t[0] in "\"'" or re.fullmatch(r"-?\d+(?:\.\d+)?", t):
+            out.append(t)
+            operand = True
+        else:
+            raise AssertionError(f"cannot translate {t!r} in {expr!r}")
+    if not operand:
+        raise AssertionError(f"cannot translate {expr!r}")
+    return " ".join(out).replace("( ", "(").replace(" )", ")")
+
+
 class TickScripts(unittest.TestCase):
     def scripts(self):
         files = sorted(glob.glob(os.path.join(DASH, "kapacitor", "load", "tasks", "*.tick")))
@@ -1285,47 +1339,75 @@ class QueriesAgainstInflux(unittest.TestCase):
                 ran += 1
         self.assertGreaterEqual(ran, 10)
 
-    def test_kapacitor_batch_queries(self):
-        """The regression tasks' two batch queries, with the window Kapacitor
-        would add: the newest successful daily run, and the mean of the ones
-        before it, at the same time so the join pairs them."""
-        successful = sorted((st["startedAt"], run) for run in FIXTURE_STATUS
-                            if run.startswith("daily-perf-") and (st := finish_stats(run))
-                            and FIXTURE_STATUS[run] == "success")
-        self.assertGreaterEqual(len(successful), 2)
-        start, end = self.ranges("daily-runs")
-        for path in glob.glob(os.path.join(DASH, "kapacitor", "load", "tasks", "*.tick")):
+    def alert_task_expectations(self):
+        """task -> (groups its filter lets through to the alert, groups its
+        from().where alone selects): the hand-written points decide both."""
+        new, arm = "daily-perf-1cb7c2d80874", "local/dss:pr-1523"
+
+        def verdict_groups(method, keys):
+            return {tuple(v[k] for k in keys) for v in self.verdict_fields() if v["method"] == method}
+        return {
+            # Both ended runs were found already ended by `convert` (backfill=true).
+            "perfship_run_failed": (set(), {("daily-perf-ba4674aa5495",), ("manual-7102939",)}),
+            "perfship_run_stalled": ({("daily-perf-31400797d904",)}, {("daily-perf-31400797d904",)}),
+            "perfship_regression_revision": (
+                {("daily-perf", "cycleAvgDuration", new)},
+                verdict_groups("edivisive", ("series", "metric", "run"))),
+            "perfship_regression_stage_drift": (
+                {("daily-perf", "stage_avgSwingsetTime", new, "4")},
+                verdict_groups("stage_drift", ("series", "metric", "run", "stage"))),
+            "perfship_regression_dss_arm": (
+                {("rid_isa", "rps_total", "latency_compare_images", arm)},
+                verdict_groups("arm_compare", ("series", "metric", "run", "arm"))),
+        }
+
+    def test_alert_tasks_select_what_must_alert(self):
+        """Kapacitor cannot run here (ticklint in test_loaders.py checks that
+        it would define and start each task). What its stream tasks do with
+        the points is checked instead: each filter lambda, written as the
+        equivalent InfluxQL condition, selects exactly the groups that must
+        alert from the stored points (the verdicts and markers above), and
+        the groupBy and the id/message/details templates name tags and fields
+        those points have."""
+        expect = self.alert_task_expectations()
+        seen = set()
+        for path in sorted(glob.glob(os.path.join(DASH, "kapacitor", "load", "tasks", "*.tick"))):
+            task = os.path.basename(path)[:-len(".tick")]
             with open(path) as f:
                 text = f.read()
-            queries = [q.replace("\\'", "'") for q in re.findall(r"\|query\('((?:[^'\\]|\\.)*)'\)", text)]
-            if not re.search(r"(?m)^(var \w+ = )?batch\s*$", text):
-                self.assertEqual(queries, [])
-                continue
-            field = re.search(r'SELECT "(\w+)" AS "value"', queries[0]).group(1)
-            with self.subTest(os.path.basename(path)):
-                results = []
-                for q in queries:
-                    # Kapacitor adds the task's period to the outer statement.
-                    self.assertTrue(q.endswith(" ORDER BY time DESC"), q)
-                    q = q[: -len(" ORDER BY time DESC")] + f" WHERE time >= {start} AND time < {end} ORDER BY time DESC"
-                    rows = self.influx.query(DB, q)
-                    self.assertEqual(len(rows), 1, q)
-                    results.append(rows[0])
-                latest, baseline = results
-                self.assertEqual(latest["time"], baseline["time"], "the join needs equal times")
-                runs_stats = {run: finish_stats(run) for _, run in successful}
+            with self.subTest(task):
+                self.assertRegex(text, r"(?m)^stream\s*$", "every shipped task is a stream task")
+                m = re.search(r"\.measurement\('(\w+)'\)", text)
+                measurement = m.group(1)
+                tag_keys = {r["tagKey"] for r in self.influx.query(DB, f'SHOW TAG KEYS FROM "{measurement}"')}
+                tag_keys.add("host")  # a global tag of every point (docs/schema.md)
+                field_keys = {r["fieldKey"] for r in self.influx.query(DB, f'SHOW FIELD KEYS FROM "{measurement}"')}
+                group = re.findall(r"'(\w+)'", re.search(r"\.groupBy\(([^)]*)\)", text).group(1))
+                self.assertLessEqual(set(group), tag_keys, "groupBy names tags")
+                self.assertLessEqual(set(re.findall(r'index \.Tags "(\w+)"', text)), tag_keys)
+                self.assertLessEqual(set(re.findall(r'index \.Fields "(\w+)"', text)), field_keys)
+                lambdas = tick_where_lambdas(text)
+                if task not in expect:
+                    self.assertEqual(lambdas, [], f"{task} filters points: say what it must select")
+                    continue
+                seen.add(task)
+                must_alert, candidates = expect[task]
 
-                def value(run):
-                    st = runs_stats[run]
-                    return {"cycleAvgDuration": st["cyclesSummary"]["avgDuration"],
-                            "cycleSuccessRate": st["cyclesSummary"]["cycleSuccessRate"],
-                            "live_avgSwingsetTime": st["liveBlocksSummary"]["avgSwingsetTime"]}[field]
-                newest = successful[-1][1]
-                previous = [run for _, run in successful[:-1]][-7:]
-                self.assertClose(latest["value"], value(newest), "latest")
-                self.assertClose(baseline["value"], sum(map(value, previous)) / len(previous), "baseline")
-                self.assertEqual(baseline["runs"], len(previous))
+                def selected(kinds):
+                    cond = " AND ".join(f"({lambda_to_influxql(e)})" for k, e in lambdas if k in kinds)
+                    rows = self.influx.query(DB, f'SELECT * FROM "{measurement}" WHERE {cond} GROUP BY *')
+                    return {tuple(r.get(k, "") for k in group) for r in rows}
+                self.assertEqual(selected({"from"}), candidates, "from().where")
+                self.assertEqual(selected({"from", "where"}), must_alert, "what reaches |alert()")
+        self.assertEqual(seen, set(expect), "a task this test expects is missing")
 
+    def test_lambda_translation_refuses_what_it_cannot_translate(self):
+        self.assertEqual(lambda_to_influxql('"verdict" == \'regression\' AND "backfill" == FALSE'),
+                         '"verdict" = \'regression\' AND "backfill" = false')
+        for expr in ('"x" =~ /a/', 'strLength("x") > 2', '"x" == \'a\' AND'):
+            with self.subTest(expr):
+                with self.assertRaises(AssertionError):
+                    lambda_to_influxql(expr)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
