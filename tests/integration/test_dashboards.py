@@ -3,21 +3,29 @@
 Offline parts (always run):
   - the generated dashboards and query files are what dashboards/build.py
     makes from its cell list (nobody edited one copy and forgot the others);
-  - Chronograf and Grafana JSON carry what those tools need: ids, cell
-    geometry without overlaps, query objects, variables that are defined;
+  - Chronograf dashboards pass what Chronograf itself does with a resources
+    file: decoded into its Go types, found by id (bare objects, unique
+    negative ids), and every cell and template through the server's request
+    validation; Grafana JSON carries ids, geometry without overlaps, query
+    objects, defined variables and annotations in the target form;
   - every .flux file passes the Flux parser and type checker (npm package
     @influxdata/flux-lsp-browser, run with Node), and a broken copy fails;
   - every TICKscript passes a structural check: dbrp, balanced pipeline,
     known node and property names, measurements and fields that exist in
     docs/schema.md.
+(test_loaders.py runs the tools' own loaders: ticklint and Grafana's schema.)
 
-Against a real InfluxDB loaded with the fixture runs (`perfship convert`):
-every InfluxQL query of every Chronograf cell, Grafana panel, variable and
-annotation, and every Kapacitor batch query, with variables and time range
-filled in, returns the series and values the fixtures imply, e.g. the
-daily-runs table lists every fixture run with its status, the stage
+Against a real InfluxDB loaded with the fixture runs (`perfship convert`)
+and hand-written verdict and alert points (docs/schema.md, "Verdicts" and
+"Alerts"; the agent does not write them yet): every InfluxQL query of every
+Chronograf cell, Grafana panel, variable and annotation, with variables and
+time range filled in, returns the series and values the data implies, e.g.
+the daily-runs table lists every fixture run with its status, the stage
 comparison has one row per loadgen stage and matches the runner's own
-perf_to_stats_csv.jq output value for value.
+perf_to_stats_csv.jq output value for value. Every Kapacitor stream task's
+filter, written as the equivalent InfluxQL condition, selects exactly the
+points that must alert, and its groupBy and message templates name tags and
+fields those points have.
 """
 import csv
 import glob
