@@ -15,6 +15,17 @@ Queries are written once in Grafana's InfluxQL dialect ($timeFilter,
 $__interval, '$run') and translated for Chronograf (:dashboardTime:,
 :interval:, :run:). Flux variants use the InfluxDB 2 UI's variables
 (v.timeRangeStart, v.windowPeriod, v.run).
+
+What each tool's loader accepts decides the shapes written here (checked by
+tests/integration/test_dashboards.py and test_loaders.py; the versions are
+in docs/queries.md):
+  - Chronograf's resources path opens a dashboard by reading every
+    *.dashboard file as a bare dashboard and comparing its top-level id, so
+    the files are bare objects with unique negative ids (its export wrapper
+    is listed but answers 404 when opened);
+  - Grafana panels carry the options its published schema requires, and the
+    InfluxDB annotations use the `target` form Grafana 10+ stores (the
+    top-level query/textColumn fields are the legacy form it migrates).
 """
 import json
 import os
@@ -26,12 +37,17 @@ DB = "perf"
 RP = "autogen"
 BUCKET = "perf/autogen"
 DS = {"type": "influxdb", "uid": "perfship-influxdb"}
-CHRONOGRAF_VERSION = "1.10.0"
 
 # Colours shared by both tools so a failed run looks the same everywhere.
 RED, YELLOW, GREEN, ORANGE = "#DC4E58", "#FFB94A", "#4ED8A0", "#F48D38"
 STATUS_COLORS = {"failed": RED, "stalled": RED, "interrupted": ORANGE,
                  "running": YELLOW, "success": GREEN}
+# perfship_verdict.verdict (docs/schema.md, "Verdicts"): only a change is coloured.
+VERDICT_COLORS = {"regression": RED, "improvement": GREEN, "none": "transparent"}
+# perfship_alert.event (docs/schema.md, "Alerts").
+ALERT_COLORS = {"run_failed": RED, "run_stalled": RED, "run_interrupted": ORANGE,
+                "no_new_run": ORANGE, "regression": RED, "agent_unhealthy": RED,
+                "run_recovered": GREEN, "improvement": GREEN, "agent_recovered": GREEN}
 
 
 def flux_from(measurement, fields=None, start="v.timeRangeStart", stop="v.timeRangeStop", where=None):
@@ -49,11 +65,12 @@ def flux_from(measurement, fields=None, start="v.timeRangeStart", stop="v.timeRa
 PIVOT = '  |> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value")\n'
 
 
-def cell(title, kind, influxql, flux, w=12, h=8, expect=None, note="", **extra):
-    """One dashboard cell. kind: line, table, stat, bar. `expect` is read by the
-    integration test only (what a user would check in the cell)."""
+def cell(title, kind, influxql, flux, w=12, h=8, expect=None, note="", colored=None, **extra):
+    """One dashboard cell. kind: line, table, stat, bar. `colored` is (column,
+    {value: colour}) for a table whose text column Grafana colours. `expect`
+    is read by the integration test only (what a user would check in the cell)."""
     return dict(title=title, kind=kind, influxql=influxql.strip(), flux=flux.strip(),
-                w=w, h=h, expect=expect or {}, note=note, **extra)
+                w=w, h=h, expect=expect or {}, note=note, colored=colored, **extra)
 
 
 def var(name, measurement, tag, label):
@@ -82,7 +99,7 @@ DAILY = dict(
   |> last(column: "_time")
   |> group()
   |> keep(columns: ["_time", "run", "status", "event", "source", "text", "duration"])''',
-             w=24, h=8, status_column="status",
+             w=24, h=8, colored=("status", STATUS_COLORS),
              expect={"kind": "runs_status"}),
         cell("Failed, interrupted or stalled runs in range", "stat",
              '''SELECT count("text") AS "bad runs" FROM "runs" WHERE $timeFilter AND "event" = 'end' AND ("status" = 'failed' OR "status" = 'interrupted' OR "status" = 'stalled')''',
@@ -102,7 +119,7 @@ DAILY = dict(
              '''  |> group()
   |> keep(columns: ["_time", "run", "revision", "status", "duration", "cycleSuccessRate", "cycleAvgDuration", "chainBootstrapDuration", "walletDeployDuration", "loadgenDeployDuration", "live_avgSwingsetTime", "live_avgSwingsetPercentage", "sdkRevision"])
   |> sort(columns: ["_time"], desc: true)''',
-             w=12, h=8, status_column="status", expect={"kind": "run_summaries"}),
+             w=12, h=8, colored=("status", STATUS_COLORS), expect={"kind": "run_summaries"}),
         cell("Cycle success rate (%) per run", "line",
              '''SELECT "cycleSuccessRate" AS "cycle success rate" FROM "loadgen_run" WHERE $timeFilter''',
              flux_from("loadgen_run", ["cycleSuccessRate"]),
@@ -121,6 +138,39 @@ DAILY = dict(
              '''SELECT "live_avgSwingsetTime" AS "avg swingset time (s)", "live_avgSwingsetPercentage" AS "avg swingset %" FROM "loadgen_run" WHERE $timeFilter''',
              flux_from("loadgen_run", ["live_avgSwingsetTime", "live_avgSwingsetPercentage"]),
              expect={"kind": "run_field", "field": "live_avgSwingsetTime", "column": "avg swingset time (s)"}),
+        # Verdicts (docs/schema.md, "Verdicts"): perfship's own judgement of
+        # each run, so no panel recomputes a baseline.
+        cell("Regressions across revisions in range", "stat",
+             '''SELECT count("verdict") AS "regressions" FROM "perfship_verdict" WHERE $timeFilter AND "source" = 'loadgen' AND "method" = 'edivisive' AND "verdict" = 'regression\'''',
+             flux_from("perfship_verdict", where='r.source == "loadgen"') + PIVOT +
+             '''  |> filter(fn: (r) => r.method == "edivisive" and r.verdict == "regression")
+  |> group()
+  |> count(column: "verdict")''',
+             w=6, h=8, thresholds=[(0, GREEN), (1, RED)],
+             expect={"kind": "regression_count"},
+             note="Backfilled runs count too: a regression is one whenever it was found (only the alerts skip them)."),
+        cell("Verdicts across revisions: regressions and improvements", "table",
+             '''SELECT "verdict", "value", "baseline", "change_pct", "change_run", "baseline_runs", "p_value", "revision", "backfill" FROM "perfship_verdict" WHERE $timeFilter AND "method" = 'edivisive' AND "verdict" != 'none' GROUP BY "series", "metric", "run"''',
+             flux_from("perfship_verdict") + PIVOT +
+             '''  |> filter(fn: (r) => r.method == "edivisive" and r.verdict != "none")
+  |> group()
+  |> keep(columns: ["_time", "series", "metric", "run", "verdict", "value", "baseline", "change_pct", "change_run", "baseline_runs", "p_value", "revision", "backfill"])
+  |> sort(columns: ["_time"], desc: true)''',
+             w=18, h=8, colored=("verdict", VERDICT_COLORS), expect={"kind": "verdicts"},
+             note="change_run is the run where the change began; later runs at the new level read none."),
+        cell("Change against the baseline (%) per metric", "line",
+             '''SELECT "change_pct" AS "change %" FROM "perfship_verdict" WHERE $timeFilter AND "method" = 'edivisive' GROUP BY "metric"''',
+             flux_from("perfship_verdict", ["change_pct", "method"]) + PIVOT +
+             '''  |> filter(fn: (r) => r.method == "edivisive")
+  |> group(columns: ["metric"])
+  |> map(fn: (r) => ({_time: r._time, metric: r.metric, _value: r.change_pct, _field: "change_pct"}))''',
+             expect={"kind": "verdict_change"}),
+        cell("Alerts raised by perfship", "table",
+             '''SELECT "run", "text", "id" FROM "perfship_alert" WHERE $timeFilter GROUP BY "event", "source"''',
+             flux_from("perfship_alert") + PIVOT + '''  |> group()
+  |> keep(columns: ["_time", "event", "source", "run", "text", "id"])
+  |> sort(columns: ["_time"], desc: true)''',
+             colored=("event", ALERT_COLORS), expect={"kind": "alerts"}),
         cell("Cycles per stage: revision $revision against $compare_revision (task all)", "table",
              '''SELECT "cycleSuccessRate", "avgDuration", "p95Duration", "cycleCount" FROM "loadgen_stage_cycles" WHERE ("revision" = '$revision' OR "revision" = '$compare_revision') AND "task" = 'all' GROUP BY "stage", "revision"''',
              flux_from("loadgen_stage_cycles", ["cycleSuccessRate", "avgDuration", "p95Duration", "cycleCount"],
@@ -141,7 +191,7 @@ DAILY = dict(
              '''SELECT "run", "event", "status", "text", "backfill" FROM "runs" WHERE $timeFilter''',
              flux_from("runs") + PIVOT + '''  |> group()
   |> keep(columns: ["_time", "run", "event", "status", "text", "backfill"])''',
-             w=24, h=6, status_column="status", expect={"kind": "markers"},
+             w=24, h=6, colored=("status", STATUS_COLORS), expect={"kind": "markers"},
              note="Grafana also shows these as annotations; Chronograf shows its own annotations (database chronograf) when perfship writes them."),
     ])
 
@@ -153,6 +203,14 @@ ONE_RUN = dict(
     variables=[var("run", "loadgen_stage", "run", "Run")],
     annotations=[RUN_MARKERS_ANNOTATION],
     cells=[
+        cell("Verdicts of this run: against earlier revisions, and each stage against the first", "table",
+             '''SELECT "verdict", "value", "baseline", "change_pct", "change_run", "baseline_runs", "method", "backfill" FROM "perfship_verdict" WHERE "run" = '$run' GROUP BY "metric", "stage"''',
+             flux_from("perfship_verdict", None, start="0", stop=None, where="r.run == v.run") + PIVOT +
+             '''  |> group()
+  |> keep(columns: ["metric", "stage", "verdict", "value", "baseline", "change_pct", "change_run", "baseline_runs", "method", "backfill"])
+  |> sort(columns: ["method", "metric", "stage"])''',
+             w=24, h=8, colored=("verdict", VERDICT_COLORS), expect={"kind": "run_verdicts"},
+             note="stage is empty for the verdicts across revisions (method edivisive); stage_drift compares the stage with the run's first loadgen stage."),
         cell("Cycles per loadgen stage (task all)", "table",
              '''SELECT "cycleCount", "cycleSuccessRate", "avgDuration", "p95Duration", "avgBlockCount" FROM "loadgen_stage_cycles" WHERE "run" = '$run' AND "task" = 'all' GROUP BY "stage"''',
              flux_from("loadgen_stage_cycles", None, start="0", stop=None, where='r.run == v.run and r.task == "all"') + PIVOT +
@@ -232,6 +290,15 @@ DSS = dict(
                var("test", "dss_bench", "test", "Test")],
     annotations=[RUN_MARKERS_ANNOTATION],
     cells=[
+        cell("Verdicts of test $test: each arm against the reference arm", "table",
+             '''SELECT "verdict", "change_pct", "variants", "variants_agree", "value", "baseline" FROM "perfship_verdict" WHERE "run" = '$dss_run' AND "series" = '$test' AND "method" = 'arm_compare' GROUP BY "arm", "reference", "metric"''',
+             flux_from("perfship_verdict", None, start="0", stop=None, where="r.run == v.dss_run and r.series == v.test") + PIVOT +
+             '''  |> filter(fn: (r) => r.method == "arm_compare")
+  |> group()
+  |> keep(columns: ["arm", "reference", "metric", "verdict", "change_pct", "variants", "variants_agree", "value", "baseline"])
+  |> sort(columns: ["arm", "metric"])''',
+             w=24, h=6, colored=("verdict", VERDICT_COLORS), expect={"kind": "arm_verdicts"},
+             note="change_pct is the geometric mean of the per-variant ratios; value and baseline are the arms' geometric means."),
         cell("Requests per second against the variant, per arm", "bar",
              '''SELECT "arm", "variant", "variantIndex", "rps_total" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$test\'''',
              flux_from("dss_bench", ["variantIndex", "rps_total"], start="0", stop=None,
@@ -306,6 +373,13 @@ HEALTH = dict(
              flux_from("perfship", ["oldest_unacked_s"]) + '''  |> group(columns: ["host"])
   |> aggregateWindow(every: v.windowPeriod, fn: max, createEmpty: false)''',
              expect={"kind": "health_series", "column": "lag"}),
+        cell("Agent health alerts", "table",
+             '''SELECT "text", "id" FROM "perfship_alert" WHERE $timeFilter AND ("event" = 'agent_unhealthy' OR "event" = 'agent_recovered') GROUP BY "event"''',
+             flux_from("perfship_alert", where='(r.event == "agent_unhealthy" or r.event == "agent_recovered")') + PIVOT +
+             '''  |> group()
+  |> keep(columns: ["_time", "event", "text", "id"])
+  |> sort(columns: ["_time"], desc: true)''',
+             w=24, h=5, colored=("event", ALERT_COLORS), expect={"kind": "agent_alerts"}),
     ])
 
 DASHBOARDS = [DAILY, ONE_RUN, DSS, HEALTH]
@@ -391,8 +465,8 @@ def chronograf_dashboard(d):
             "fieldOptions": [{"internalName": "time", "displayName": "", "visible": True}],
             "timeFormat": "YYYY-MM-DD HH:mm:ss",
             "decimalPlaces": {"isEnforced": True, "digits": 3},
-            "note": c["note"] or ("Chronograf tables colour numbers only: the status column is plain text here; the Grafana dashboard colours it."
-                                  if c.get("status_column") else ""),
+            "note": c["note"] or (f"Chronograf tables colour numbers only: the {c['colored'][0]} column is plain text here; the Grafana dashboard colours it."
+                                  if c["colored"] else ""),
             "noteVisibility": "default",
         })
     templates = []
@@ -403,10 +477,10 @@ def chronograf_dashboard(d):
             "query": {"influxql": "SHOW TAG VALUES ON :database: FROM :measurement: WITH KEY=:tagKey:",
                       "db": DB, "rp": RP, "measurement": v["measurement"], "tagKey": v["tag"], "fieldKey": ""},
         })
-    return {"meta": {"chronografVersion": CHRONOGRAF_VERSION,
-                     "sources": {"1": {"name": "perfship", "link": "/chronograf/v1/sources/1"}}},
-            "dashboard": {"id": d["chronograf_id"], "name": d["title"], "organization": "default",
-                          "cells": cells, "templates": templates}}
+    # The bare dashboard: Chronograf's lookup by id decodes each file as one
+    # (its {"meta", "dashboard"} export wrapper would be listed, never opened).
+    return {"id": d["chronograf_id"], "name": d["title"], "organization": "default",
+            "cells": cells, "templates": templates}
 
 
 # -- Grafana -------------------------------------------------------------------
@@ -421,32 +495,37 @@ def grafana_panel(d, i, c, x, y):
     if c["kind"] == "line":
         p["type"] = "timeseries"
         p["fieldConfig"]["defaults"] = {"custom": {"drawStyle": "line", "showPoints": "always", "spanNulls": True}}
-        p["options"] = {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
-                        "tooltip": {"mode": "multi"}}
+        p["options"] = {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True, "calcs": []},
+                        "tooltip": {"mode": "multi", "sort": "none"}}
     elif c["kind"] == "table":
         p["type"] = "table"
         p["options"] = {"showHeader": True, "cellHeight": "sm"}
         p["transformations"] = [{"id": "merge", "options": {}}]
-        if c.get("status_column"):
+        if c["colored"]:
+            column, colors = c["colored"]
             p["fieldConfig"]["overrides"].append({
-                "matcher": {"id": "byName", "options": c["status_column"]},
+                "matcher": {"id": "byName", "options": column},
                 "properties": [
                     {"id": "custom.cellOptions", "value": {"type": "color-background", "mode": "basic"}},
                     {"id": "mappings", "value": [{"type": "value", "options": {
-                        k: {"color": v, "index": n} for n, (k, v) in enumerate(STATUS_COLORS.items())}}]},
+                        k: {"color": v, "index": n} for n, (k, v) in enumerate(colors.items())}}]},
                 ]})
     elif c["kind"] == "stat":
         p["type"] = "stat"
         steps = [{"color": color, "value": None if j == 0 else v} for j, (v, color) in enumerate(c.get("thresholds", []))]
         p["fieldConfig"]["defaults"] = {"thresholds": {"mode": "absolute", "steps": steps or [{"color": "blue", "value": None}]},
                                         "color": {"mode": "thresholds"}}
-        p["options"] = {"colorMode": "background", "graphMode": "none", "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}
+        p["options"] = {"colorMode": "background", "graphMode": "none", "orientation": "auto",
+                        "textMode": "auto", "justifyMode": "auto",
+                        "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}}
     elif c["kind"] == "bar":
         p["type"] = "barchart"
         # No xField: the matrix names its first column "variant\\arm", and
         # the bar chart takes the first string column as its axis anyway.
         p["options"] = {"orientation": "vertical", "showValue": "auto",
-                        "legend": {"displayMode": "list", "placement": "bottom", "showLegend": True}}
+                        "xTickLabelMaxLength": 0, "xTickLabelRotation": 0,
+                        "tooltip": {"mode": "multi", "sort": "none"},
+                        "legend": {"displayMode": "list", "placement": "bottom", "showLegend": True, "calcs": []}}
         # One flat frame comes back (arm, variant, variantIndex, value).
         # Sorting by variantIndex keeps the sweep's order instead of the
         # labels' alphabetical one; the matrix turns each arm into a series.
@@ -466,14 +545,22 @@ def grafana_dashboard(d):
         q = f'SHOW TAG VALUES FROM "{v["measurement"]}" WITH KEY = "{v["tag"]}"'
         templ.append({"name": v["name"], "label": v["label"], "type": "query", "datasource": DS,
                       "query": q, "definition": q, "refresh": 2, "sort": 0,
-                      "multi": False, "includeAll": False, "current": {}, "options": [], "hide": 0})
+                      "multi": False, "includeAll": False, "options": [], "hide": 0,
+                      # Nothing chosen yet: Grafana selects the first value the query returns.
+                      "current": {"selected": False, "text": "", "value": ""}})
     ann = [{"name": "Annotations & Alerts", "builtIn": 1, "enable": True, "hide": True,
             "iconColor": "rgba(0, 211, 255, 1)", "type": "dashboard",
             "datasource": {"type": "grafana", "uid": "-- Grafana --"}}]
     for a in d["annotations"]:
+        # The form Grafana 10+ stores for an InfluxQL annotation (its InfluxDB
+        # plugin's annotation editor): the query and the column mappings in
+        # `target`. The legacy top-level fields are migrated on load, and the
+        # dashboard schema refuses them.
         ann.append({"name": a["name"], "datasource": DS, "enable": True, "iconColor": "purple",
-                    "query": a["influxql"], "textColumn": a["textColumn"], "tagsColumn": a["tagsColumn"],
-                    "titleColumn": "", "timeEndColumn": ""})
+                    "target": {"refId": "Anno", "query": a["influxql"], "rawQuery": True,
+                               "fromAnnotations": True, "textEditor": True,
+                               "textColumn": a["textColumn"], "tagsColumn": a["tagsColumn"],
+                               "titleColumn": "", "timeEndColumn": ""}})
     return {"uid": d["uid"], "title": d["title"], "description": d["description"],
             "tags": ["perfship"], "timezone": "utc", "editable": True, "schemaVersion": 39,
             "version": 1, "graphTooltip": 1, "refresh": "1m",

@@ -3,21 +3,29 @@
 Offline parts (always run):
   - the generated dashboards and query files are what dashboards/build.py
     makes from its cell list (nobody edited one copy and forgot the others);
-  - Chronograf and Grafana JSON carry what those tools need: ids, cell
-    geometry without overlaps, query objects, variables that are defined;
+  - Chronograf dashboards pass what Chronograf itself does with a resources
+    file: decoded into its Go types, found by id (bare objects, unique
+    negative ids), and every cell and template through the server's request
+    validation; Grafana JSON carries ids, geometry without overlaps, query
+    objects, defined variables and annotations in the target form;
   - every .flux file passes the Flux parser and type checker (npm package
     @influxdata/flux-lsp-browser, run with Node), and a broken copy fails;
   - every TICKscript passes a structural check: dbrp, balanced pipeline,
     known node and property names, measurements and fields that exist in
     docs/schema.md.
+(test_loaders.py runs the tools' own loaders: ticklint and Grafana's schema.)
 
-Against a real InfluxDB loaded with the fixture runs (`perfship convert`):
-every InfluxQL query of every Chronograf cell, Grafana panel, variable and
-annotation, and every Kapacitor batch query, with variables and time range
-filled in, returns the series and values the fixtures imply, e.g. the
-daily-runs table lists every fixture run with its status, the stage
+Against a real InfluxDB loaded with the fixture runs (`perfship convert`)
+and hand-written verdict and alert points (docs/schema.md, "Verdicts" and
+"Alerts"; the agent does not write them yet): every InfluxQL query of every
+Chronograf cell, Grafana panel, variable and annotation, with variables and
+time range filled in, returns the series and values the data implies, e.g.
+the daily-runs table lists every fixture run with its status, the stage
 comparison has one row per loadgen stage and matches the runner's own
-perf_to_stats_csv.jq output value for value.
+perf_to_stats_csv.jq output value for value. Every Kapacitor stream task's
+filter, written as the equivalent InfluxQL condition, selects exactly the
+points that must alert, and its groupBy and message templates name tags and
+fields those points have.
 """
 import csv
 import glob
@@ -32,6 +40,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+import nodetools  # noqa: E402
 
 SRC = harness.SOURCE_DIR
 DASH = os.path.join(SRC, "dashboards")
@@ -41,7 +50,7 @@ import build  # noqa: E402
 
 LOADGEN = os.path.join(harness.DATA_DIR, "loadgen", "synth")
 DSS = os.path.join(harness.DATA_DIR, "dss", "synth")
-FLUX_DIR = os.path.join(SRC, "tests", "flux")
+FLUX_CHECK = os.path.join(nodetools.NODE_DIR, "flux-check.mjs")
 DB = "perf"
 
 # What each fixture run ends as, per tests/data/loadgen/README.md. The
@@ -120,6 +129,20 @@ def csv_float(v):
     return None if v in ("", None) else float(v)
 
 
+def lp_line(measurement, tags, fields, t):
+    """One line of line protocol for the hand-written points."""
+    def value(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, int):
+            return f"{v}i"
+        if isinstance(v, float):
+            return repr(v)
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    tagset = "".join(f",{k}=" + re.sub(r"([,= ])", r"\\\1", v) for k, v in sorted(tags.items()))
+    return f"{measurement}{tagset} " + ",".join(f"{k}={value(v)}" for k, v in fields.items()) + f" {t}"
+
+
 # -- variable filling ----------------------------------------------------------
 
 def fill_grafana(q, start_ns, end_ns, variables, interval="1m"):
@@ -159,33 +182,204 @@ class GeneratedFiles(unittest.TestCase):
                     self.assertIn(ident, words, f"{ident} (in {q}) is not in docs/schema.md")
 
 
+# -- Chronograf: what its resources store and its server do with a file -------
+#
+# Chronograf's Go types for a dashboard (chronograf.go: Dashboard,
+# DashboardCell, Axis, CellColor, Legend, TableOptions, RenamableField,
+# DecimalPlaces, DashboardQuery, QueryConfig, Template, TemplateValue,
+# TemplateQuery). Its resources store decodes every *.dashboard file into
+# them with encoding/json, which ignores unknown keys and nulls but fails on
+# a value of the wrong JSON type; the lookup by id stops at the first file
+# that fails, so one bad file makes every resources dashboard answer 404.
+_S, _I, _B, _N, _ANY = "string", "int", "bool", "number", "any"
+CHRONOGRAF_GO_TYPES = {
+    "Dashboard": {"id": "dashboard_id", "cells": ["#DashboardCell"], "templates": ["#Template"],
+                  "name": _S, "organization": _S},
+    "DashboardCell": {"i": _S, "x": _I, "y": _I, "w": _I, "h": _I, "name": _S,
+                      "queries": ["#DashboardQuery"], "axes": {"map": "#Axis"}, "type": _S,
+                      "colors": ["#CellColor"], "legend": "#Legend", "tableOptions": "#TableOptions",
+                      "fieldOptions": ["#RenamableField"], "timeFormat": _S,
+                      "decimalPlaces": "#DecimalPlaces", "note": _S, "noteVisibility": _S},
+    "Axis": {"bounds": [_S], "label": _S, "prefix": _S, "suffix": _S, "base": _S, "scale": _S},
+    "CellColor": {"id": _S, "type": _S, "hex": _S, "name": _S, "value": _S},
+    "Legend": {"type": _S, "orientation": _S},
+    "TableOptions": {"verticalTimeAxis": _B, "sortBy": "#RenamableField", "wrapping": _S,
+                     "fixFirstColumn": _B},
+    "RenamableField": {"internalName": _S, "displayName": _S, "visible": _B},
+    "DecimalPlaces": {"isEnforced": _B, "digits": _I},
+    "DashboardQuery": {"query": _S, "label": _S, "range": "#Range", "queryConfig": "#QueryConfig",
+                       "source": _S, "type": _S},
+    "Range": {"upper": _I, "lower": _I},
+    "QueryConfig": {"id": _S, "database": _S, "measurement": _S, "retentionPolicy": _S,
+                    "fields": ["#Field"], "tags": {"map": [_S]}, "groupBy": "#GroupBy",
+                    "areTagsAccepted": _B, "fill": _S, "rawText": _S, "range": "#DurationRange",
+                    "shifts": ["#TimeShift"]},
+    "Field": {"value": _ANY, "type": _S, "alias": _S, "args": ["#Field"]},
+    "GroupBy": {"time": _S, "tags": [_S]},
+    "DurationRange": {"upper": _S, "lower": _S},
+    "TimeShift": {"label": _S, "unit": _S, "quantity": _S},
+    "Template": {"tempVar": _S, "values": ["#TemplateValue"], "id": _S, "type": _S, "label": _S,
+                 "query": "#TemplateQuery", "sourceID": _S},
+    "TemplateValue": {"value": _S, "type": _S, "selected": _B, "key": _S},
+    "TemplateQuery": {"influxql": _S, "flux": _S, "db": _S, "rp": _S, "measurement": _S,
+                      "tagKey": _S, "fieldKey": _S},
+}
+
+
+def go_decode_errors(value, typ, path="/"):
+    """What encoding/json would refuse when decoding `value` into `typ`."""
+    if value is None or typ == _ANY:
+        return []
+    if isinstance(typ, str) and typ.startswith("#"):
+        typ = CHRONOGRAF_GO_TYPES[typ[1:]]
+    if isinstance(typ, list):
+        if not isinstance(value, list):
+            return [f"{path}: want an array"]
+        return [e for i, v in enumerate(value) for e in go_decode_errors(v, typ[0], f"{path}/{i}")]
+    if isinstance(typ, dict) and "map" in typ:
+        if not isinstance(value, dict):
+            return [f"{path}: want an object"]
+        return [e for k, v in value.items() for e in go_decode_errors(v, typ["map"], f"{path}/{k}")]
+    if isinstance(typ, dict):
+        if not isinstance(value, dict):
+            return [f"{path}: want an object"]
+        fields = {k.lower(): t for k, t in typ.items()}  # encoding/json matches keys case-insensitively
+        return [e for k, v in value.items() if k.lower() in fields
+                for e in go_decode_errors(v, fields[k.lower()], f"{path}/{k}")]
+    ok = {_S: isinstance(value, str),
+          _B: isinstance(value, bool),
+          _I: isinstance(value, int) and not isinstance(value, bool),
+          _N: isinstance(value, (int, float)) and not isinstance(value, bool),
+          # Dashboard.UnmarshalJSON takes a number or a numeric string.
+          "dashboard_id": (isinstance(value, (int, float)) and not isinstance(value, bool))
+          or (isinstance(value, str) and re.fullmatch(r"-?\d+", value) is not None)}[typ]
+    return [] if ok else [f"{path}: want {typ}, got {json.dumps(value)[:40]}"]
+
+
+def chronograf_problems(docs):
+    """Why Chronograf would not open these resources files ({name: parsed
+    JSON}): the decode above, the lookup by id (server/filestore), and the
+    request validation of server/cells.go and server/templates.go."""
+    out, ids = [], {}
+    for name, d in sorted(docs.items()):
+        errs = go_decode_errors(d, "#Dashboard")
+        out += [f"{name}: decode: {e}" for e in errs]
+        if errs or not isinstance(d, dict):
+            continue
+        if "dashboard" in d or "meta" in d or "id" not in d:
+            out.append(f"{name}: not a bare dashboard (the export wrapper is listed but never found by id)")
+            continue
+        if not d.get("name"):
+            out.append(f"{name}: no name (the store then reads the file as an export wrapper)")
+        if not isinstance(d["id"], int) or d["id"] >= 0:
+            out.append(f"{name}: id {d['id']!r}: resources dashboards need negative ids "
+                       "(positive ones clash with dashboards made in the UI)")
+        if d["id"] in ids:
+            out.append(f"{name}: id {d['id']} is also the id of {ids[d['id']]}: only the first file opens")
+        ids[d["id"]] = name
+        for c in d.get("cells") or []:
+            where = f"{name}: cell {c.get('name')!r}"
+            if c.get("noteVisibility", "") not in ("", "default", "showWhenNoData"):
+                out.append(f"{where}: noteVisibility {c['noteVisibility']!r}")
+            for q in c.get("queries") or []:
+                if q.get("type") not in ("influxql", "flux"):
+                    out.append(f"{where}: query type {q.get('type')!r}")
+                for fld in ((q.get("queryConfig") or {}).get("fields") or []):
+                    for f2 in [fld] + (fld.get("args") or []):
+                        if f2.get("type") not in ("func", "field", "integer", "number", "regex", "wildcard"):
+                            out.append(f"{where}: queryConfig field type {f2.get('type')!r}")
+            for label, axis in (c.get("axes") or {}).items():
+                # "raw" is accepted by newer servers only.
+                if (label not in ("x", "y", "y2") or axis.get("scale", "") not in ("linear", "log", "")
+                        or axis.get("base", "") not in ("10", "2", "")):
+                    out.append(f"{where}: axis {label} {axis}")
+            for color in c.get("colors") or []:
+                if color.get("type") not in ("max", "min", "threshold", "text", "background", "scale"):
+                    out.append(f"{where}: colour type {color.get('type')!r}")
+                if len(color.get("hex", "")) != 7:
+                    out.append(f"{where}: colour hex {color.get('hex')!r} is not #rrggbb")
+            legend = c.get("legend") or {}
+            if legend.get("type", "") or legend.get("orientation", ""):
+                if (legend.get("type") != "static"
+                        or legend.get("orientation") not in ("top", "bottom", "right", "left")):
+                    out.append(f"{where}: legend {legend}")
+        seen = set()
+        for t in d.get("templates") or []:
+            where = f"{name}: template {t.get('tempVar')!r}"
+            if t.get("tempVar") in seen:
+                out.append(f"{where}: defined twice")
+            seen.add(t.get("tempVar"))
+            if t.get("type") not in ("constant", "csv", "fieldKeys", "tagKeys", "tagValues",
+                                     "measurements", "databases", "map", "influxql", "text", "flux"):
+                out.append(f"{where}: type {t.get('type')!r}")
+            for v in t.get("values") or []:
+                if v.get("type") not in ("csv", "map", "fieldKey", "tagKey", "tagValue", "measurement",
+                                         "database", "constant", "influxql", "flux"):
+                    out.append(f"{where}: value type {v.get('type')!r}")
+                if t.get("type") == "map" and not v.get("key"):
+                    out.append(f"{where}: a map value needs a key")
+            if t.get("type") in ("influxql", "flux") and not t.get("query"):
+                out.append(f"{where}: no query")
+    return out
+
+
+def chronograf_files():
+    docs = {}
+    for path in sorted(glob.glob(os.path.join(DASH, "chronograf", "*.dashboard"))):
+        with open(path) as f:
+            docs[os.path.basename(path)] = json.load(f)
+    return docs
+
+
 class ChronografJson(unittest.TestCase):
     CELL_TYPES = {"line", "line-stacked", "line-stepplot", "bar", "line-plus-single-stat",
                   "single-stat", "gauge", "table", "alerts", "news", "guide", "note"}
-    TEMPLATE_TYPES = {"csv", "tagKeys", "tagValues", "fieldKeys", "measurements",
-                      "databases", "map", "influxql", "text", "constant"}
     PREDEFINED = {"dashboardTime", "upperDashboardTime", "interval", "database",
                   "measurement", "tagKey", "fieldKey"}
 
+    def test_chronograf_opens_every_dashboard(self):
+        docs = chronograf_files()
+        self.assertEqual(len(docs), len(build.DASHBOARDS))
+        self.assertEqual(chronograf_problems(docs), [])
+
+    def test_checker_rejects_what_chronograf_refuses(self):
+        # Each change below is one Chronograf refuses; the check must see it,
+        # or the test above proves nothing.
+        docs = chronograf_files()
+        name = "daily-runs.dashboard"
+        other = next(n for n in docs if n != name)
+
+        def changed(fn):
+            d = json.loads(json.dumps(docs[name]))
+            fn(d)
+            return d
+        cell = lambda d: d["cells"][0]  # noqa: E731
+        broken = {
+            "export wrapper": {"meta": {"chronografVersion": "1.10.0"}, "dashboard": docs[name]},
+            "positive id": changed(lambda d: d.update(id=7)),
+            "string geometry": changed(lambda d: cell(d).update(x="0")),
+            "axis base": changed(lambda d: cell(d)["axes"]["y"].update(base="16")),
+            "axis label": changed(lambda d: cell(d)["axes"].update(z=cell(d)["axes"]["y"])),
+            "short hex": changed(lambda d: d["cells"][1]["colors"][0].update(hex="#fff")),
+            "half legend": changed(lambda d: cell(d).update(legend={"type": "static"})),
+            "query type": changed(lambda d: cell(d)["queries"][0].update(type="sql")),
+            "template type": changed(lambda d: d["templates"][0].update(type="tagValue")),
+            "note visibility": changed(lambda d: cell(d).update(noteVisibility="always")),
+        }
+        self.assertTrue(docs[name]["cells"][1]["colors"], "the second cell is a coloured stat")
+        for what, doc in broken.items():
+            with self.subTest(what):
+                self.assertTrue(chronograf_problems({name: doc}), what)
+        dup = dict(docs)
+        dup[other] = dict(docs[other], id=docs[name]["id"])
+        self.assertTrue(any("also the id" in p for p in chronograf_problems(dup)))
+
     def test_every_dashboard(self):
-        files = sorted(glob.glob(os.path.join(DASH, "chronograf", "*.dashboard")))
-        self.assertEqual(len(files), len(build.DASHBOARDS))
-        ids = set()
-        for path in files:
-            with self.subTest(path=os.path.basename(path)):
-                with open(path) as f:
-                    doc = json.load(f)
-                self.assertIn("chronografVersion", doc["meta"])
-                d = doc["dashboard"]
-                self.assertIsInstance(d["id"], int)
-                self.assertLess(d["id"], 0, "resource dashboards use negative ids")
-                self.assertNotIn(d["id"], ids)
-                ids.add(d["id"])
-                self.assertTrue(d["name"])
+        for name, d in chronograf_files().items():
+            with self.subTest(path=name):
                 defined = {t["tempVar"].strip(":") for t in d["templates"]}
                 for t in d["templates"]:
                     self.assertRegex(t["tempVar"], r"^:\w+:$")
-                    self.assertIn(t["type"], self.TEMPLATE_TYPES)
                     for k in ("db", "measurement", "tagKey", "influxql"):
                         self.assertTrue(t["query"][k], k)
                     self.assertIsInstance(t["values"], list)
@@ -194,8 +388,6 @@ class ChronografJson(unittest.TestCase):
                 for c in d["cells"]:
                     self.assertNotIn(c["i"], cell_ids)
                     cell_ids.add(c["i"])
-                    for k in ("x", "y", "w", "h"):
-                        self.assertIsInstance(c[k], int, k)
                     self.assertGreaterEqual(c["x"], 0)
                     self.assertGreater(c["w"], 0)
                     self.assertGreater(c["h"], 0)
@@ -246,8 +438,15 @@ class GrafanaJson(unittest.TestCase):
                 for a in d["annotations"]["list"]:
                     if a.get("builtIn"):
                         continue
-                    self.assertIn("$timeFilter", a["query"], "Grafana requires $timeFilter in annotation queries")
-                    self.assertTrue(a["textColumn"])
+                    # The form Grafana 10+ stores: query and mappings in target.
+                    self.assertFalse({"query", "textColumn", "tagsColumn", "titleColumn",
+                                      "timeEndColumn"} & set(a), "legacy annotation fields")
+                    t = a["target"]
+                    self.assertEqual(a["datasource"], build.DS)
+                    self.assertIs(t["rawQuery"], True)
+                    self.assertIs(t["fromAnnotations"], True)
+                    self.assertIn("$timeFilter", t["query"], "Grafana requires $timeFilter in annotation queries")
+                    self.assertTrue(t["textColumn"])
                 ids, occupied = set(), set()
                 for p in d["panels"]:
                     self.assertIsInstance(p["id"], int)
@@ -298,15 +497,11 @@ class GrafanaJson(unittest.TestCase):
 class FluxFiles(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.isdir(os.path.join(FLUX_DIR, "node_modules", "@influxdata", "flux-lsp-browser")):
-            p = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=FLUX_DIR,
-                               capture_output=True, text=True, timeout=300)
-            if p.returncode != 0:
-                raise AssertionError("npm ci in tests/flux failed:\n" + p.stdout + p.stderr)
+        nodetools.ensure_node_modules()
         cls.files = sorted(glob.glob(os.path.join(DASH, "**", "*.flux"), recursive=True))
 
     def check(self, files):
-        return subprocess.run(["node", os.path.join(FLUX_DIR, "check.mjs")] + files,
+        return subprocess.run(["node", FLUX_CHECK] + files,
                               capture_output=True, text=True, timeout=120)
 
     def test_every_flux_file_parses_and_type_checks(self):
@@ -407,6 +602,60 @@ def tick_strip(text):
         code.append(c)
         i += 1
     return "".join(code), strings, refs
+
+
+def tick_where_lambdas(text):
+    """[(kind, expression)] of a TICKscript's filters: kind "from" for
+    |from().where(lambda: ...), "where" for a |where(lambda: ...) node."""
+    out = []
+    for m in re.finditer(r"(?m)^\s*(\.|\|)where\(\s*lambda:", text):
+        i, depth, quote = m.end(), 1, None
+        while depth:
+            ch = text[i]
+            if quote:
+                if ch == "\\":
+                    i += 1
+                elif ch == quote:
+                    quote = None
+            elif ch in "'\"":
+                quote = ch
+            elif ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+            i += 1
+        out.append(("from" if m.group(1) == "." else "where", text[m.end():i - 1].strip()))
+    return out
+
+
+def lambda_to_influxql(expr):
+    """A TICKscript lambda of comparisons joined by AND/OR, as the same
+    InfluxQL condition; anything else is refused rather than guessed."""
+    tokens = re.findall(r"""\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|==|!=|<=|>=|<|>|\(|\)|"""
+                        r"""\bAND\b|\bOR\b|\bTRUE\b|\bFALSE\b|-?\d+(?:\.\d+)?|\S+)""", expr)
+    out, operand = [], False
+    for t in tokens:
+        if t in ("AND", "OR"):
+            if not operand:
+                raise AssertionError(f"cannot translate {expr!r}")
+            out.append(t)
+            operand = False
+        elif t in ("==", "!=", "<", ">", "<=", ">="):
+            out.append("=" if t == "==" else t)
+            operand = False
+        elif t in ("(", ")"):
+            out.append(t)
+        elif t in ("TRUE", "FALSE"):
+            out.append(t.lower())
+            operand = True
+        elif t[0] in "\"'" or re.fullmatch(r"-?\d+(?:\.\d+)?", t):
+            out.append(t)
+            operand = True
+        else:
+            raise AssertionError(f"cannot translate {t!r} in {expr!r}")
+    if not operand:
+        raise AssertionError(f"cannot translate {expr!r}")
+    return " ".join(out).replace("( ", "(").replace(" )", ")")
 
 
 class TickScripts(unittest.TestCase):
@@ -572,6 +821,8 @@ class QueriesAgainstInflux(unittest.TestCase):
             cls.load_file("locust", path)
         cls.write_markers()
         cls.write_selfstats()
+        cls.write_verdicts()
+        cls.write_alerts()
 
     @classmethod
     def write_markers(cls):
@@ -619,6 +870,90 @@ class QueriesAgainstInflux(unittest.TestCase):
         cls.write("\n".join(lines))
 
     @classmethod
+    def write_verdicts(cls):
+        """perfship_verdict points as docs/schema.md ("Verdicts") defines them,
+        written by hand until the agent writes them: each at its run's time
+        (the run's loadgen_run point; DSS: the results file's marker), one of
+        each kind a dashboard or an alert task must tell apart."""
+        run_time = {r["run"]: r["time"] for r in cls.influx.query(
+            DB, 'SELECT "cycleAvgDuration" FROM "loadgen_run" GROUP BY "run"')}
+        dss_time = min(r["time"] for r in cls.influx.query(
+            DB, 'SELECT "text" FROM "runs" WHERE "run" = \'latency_compare_images\''))
+        old, new = "daily-perf-9eb37164f6f7", "daily-perf-1cb7c2d80874"
+        ref, arm = "interuss/dss:v0.23.0-rc2", "local/dss:pr-1523"
+        # (tags, fields, time); backfill is present on every point.
+        cls.verdicts = [
+            ({"metric": "cycleAvgDuration", "run": old, "series": "daily-perf", "source": "loadgen"},
+             {"verdict": "none", "value": 24.1, "baseline": 23.8, "change_pct": 1.26, "change_run": old,
+              "baseline_runs": 6, "method": "edivisive", "p_value": 0.61, "revision": old[-12:], "backfill": False},
+             run_time[old]),
+            ({"metric": "live_avgSwingsetTime", "run": old, "series": "daily-perf", "source": "loadgen"},
+             {"verdict": "regression", "value": 0.5, "baseline": 0.4, "change_pct": 25.0, "change_run": old,
+              "baseline_runs": 5, "method": "edivisive", "p_value": 0.01, "revision": old[-12:], "backfill": True},
+             run_time[old]),
+            ({"metric": "cycleAvgDuration", "run": new, "series": "daily-perf", "source": "loadgen"},
+             {"verdict": "regression", "value": 27.8, "baseline": 24.33, "change_pct": 14.26, "change_run": new,
+              "baseline_runs": 6, "method": "edivisive", "p_value": 0.004, "revision": new[-12:], "backfill": False},
+             run_time[new]),
+            ({"metric": "cycleSuccessRate", "run": new, "series": "daily-perf", "source": "loadgen"},
+             {"verdict": "improvement", "value": 100.0, "baseline": 95.0, "change_pct": 5.26, "change_run": new,
+              "baseline_runs": 6, "method": "edivisive", "p_value": 0.02, "revision": new[-12:], "backfill": False},
+             run_time[new]),
+            ({"metric": "stage_avgSwingsetTime", "run": new, "series": "daily-perf", "source": "loadgen", "stage": "4"},
+             {"verdict": "regression", "value": 0.59, "baseline": 0.5, "change_pct": 18.0, "change_run": new,
+              "baseline_runs": 1, "method": "stage_drift", "revision": new[-12:], "backfill": False},
+             run_time[new]),
+            ({"metric": "stage_avgDuration", "run": new, "series": "daily-perf", "source": "loadgen", "stage": "2"},
+             {"verdict": "none", "value": 20.2, "baseline": 20.0, "change_pct": 1.0, "change_run": new,
+              "baseline_runs": 1, "method": "stage_drift", "revision": new[-12:], "backfill": False},
+             run_time[new]),
+            ({"metric": "rps_total", "run": "latency_compare_images", "series": "rid_isa", "source": "dss_bench",
+              "arm": arm, "reference": ref},
+             {"verdict": "regression", "value": 80.0, "baseline": 100.0, "change_pct": -20.0,
+              "change_run": "latency_compare_images", "baseline_runs": 1, "method": "arm_compare",
+              "backfill": False, "variants": 4, "variants_agree": 3},
+             dss_time),
+            ({"metric": "p95_ms", "run": "latency_compare_images", "series": "rid_isa", "source": "dss_bench",
+              "arm": arm, "reference": ref},
+             {"verdict": "none", "value": 41.0, "baseline": 40.0, "change_pct": 2.5,
+              "change_run": "latency_compare_images", "baseline_runs": 1, "method": "arm_compare",
+              "backfill": False, "variants": 4, "variants_agree": 2},
+             dss_time),
+            # Another test of the same file: the panel shows the chosen test only.
+            ({"metric": "rps_total", "run": "latency_compare_images", "series": "rid_isa_sub",
+              "source": "dss_bench", "arm": arm, "reference": ref},
+             {"verdict": "improvement", "value": 110.0, "baseline": 100.0, "change_pct": 10.0,
+              "change_run": "latency_compare_images", "baseline_runs": 1, "method": "arm_compare",
+              "backfill": False, "variants": 4, "variants_agree": 4},
+             dss_time),
+        ]
+        cls.write("\n".join(lp_line("perfship_verdict", dict(tags, host="test"), fields, t)
+                            for tags, fields, t in cls.verdicts))
+
+    @classmethod
+    def write_alerts(cls):
+        """perfship_alert points (docs/schema.md, "Alerts"), by hand: two run
+        events at the fixture runs' time, two agent events in the last hour."""
+        end = {r["run"]: r["time"] for r in cls.influx.query(
+            DB, 'SELECT "text" FROM "runs" WHERE "event" = \'end\' GROUP BY "run"')}
+        failed, new = "daily-perf-ba4674aa5495", "daily-perf-1cb7c2d80874"
+        cls.alerts = [
+            ({"event": "run_failed", "source": "loadgen"},
+             {"run": failed, "text": f"run {failed} failed", "id": f"run_failed:{failed}"}, end[failed] + 10**9),
+            ({"event": "regression", "source": "loadgen"},
+             {"run": new, "text": f"cycleAvgDuration regressed at {new}", "id": f"regression:{new}"},
+             end[new] + 10**9),
+            ({"event": "agent_unhealthy", "source": "perfship"},
+             {"run": "agent", "text": "perfship cannot write to InfluxDB", "id": "agent_unhealthy:1"},
+             cls.health_end - 20 * 60 * 10**9),
+            ({"event": "agent_recovered", "source": "perfship"},
+             {"run": "agent", "text": "perfship writes again", "id": "agent_recovered:1"},
+             cls.health_end - 10 * 60 * 10**9),
+        ]
+        cls.write("\n".join(lp_line("perfship_alert", dict(tags, host="test"), fields, t)
+                            for tags, fields, t in cls.alerts))
+
+    @classmethod
     def keys_written(cls):
         """measurement -> the tag and field keys that landed in InfluxDB."""
         out = {}
@@ -646,7 +981,7 @@ class QueriesAgainstInflux(unittest.TestCase):
         with open(os.path.join(DASH, "grafana", "dashboards", d["slug"] + ".json")) as f:
             panel = json.load(f)["panels"][index]
         with open(os.path.join(DASH, "chronograf", d["slug"] + ".dashboard")) as f:
-            chrono = json.load(f)["dashboard"]["cells"][index]
+            chrono = json.load(f)["cells"][index]
         self.assertEqual(panel["title"], d["cells"][index]["title"])
         gq = fill_grafana(panel["targets"][0]["query"], start, end, variables)
         # Chronograf's lower bound is exclusive, Grafana's inclusive.
@@ -665,6 +1000,10 @@ class QueriesAgainstInflux(unittest.TestCase):
                 row.update(s.get("tags") or {})
                 out.append(row)
         return out
+
+    def verdict_fields(self):
+        """The hand-written verdicts, tags and fields in one dict each."""
+        return [dict(fields, **tags) for tags, fields, _ in self.verdicts]
 
     def cells(self, d):
         for i, c in enumerate(d["cells"]):
@@ -704,7 +1043,7 @@ class QueriesAgainstInflux(unittest.TestCase):
                         self.assertIn("rid_isa", vals)
             # Chronograf asks the same through its meta-query template.
             with open(os.path.join(DASH, "chronograf", d["slug"] + ".dashboard")) as f:
-                templates = json.load(f)["dashboard"]["templates"]
+                templates = json.load(f)["templates"]
             for t in templates:
                 tq = t["query"]
                 q = (tq["influxql"].replace(":database:", f'"{tq["db"]}"')
@@ -716,13 +1055,14 @@ class QueriesAgainstInflux(unittest.TestCase):
             for a in g["annotations"]["list"]:
                 if a.get("builtIn"):
                     continue
+                t = a["target"]
                 start, end = self.ranges("daily-runs")
-                rows = self.influx.query(DB, fill_grafana(a["query"], start, end, {}))
+                rows = self.influx.query(DB, fill_grafana(t["query"], start, end, {}))
                 with self.subTest(dashboard=d["slug"], annotation=a["name"]):
-                    self.assertTrue(rows and all(r[a["textColumn"]] for r in rows))
+                    self.assertTrue(rows and all(r[t["textColumn"]] for r in rows))
                     # A start and an end marker for every fixture run.
                     self.assertGreaterEqual(len(rows), 2 * len(FIXTURE_STATUS))
-                    self.assertEqual({r[a["tagsColumn"]] for r in rows} - {"running"},
+                    self.assertEqual({r[t["tagsColumn"]] for r in rows} - {"running"},
                                      set(FIXTURE_STATUS.values()))
 
     def test_daily_runs(self):
@@ -791,6 +1131,29 @@ class QueriesAgainstInflux(unittest.TestCase):
                             for n in stages:
                                 self.assertClose(by_stage[n]["avgSwingsetTime"], want[f"stage{n}_avgSwingsetBlockTime"], n)
                                 self.assertClose(by_stage[n]["avgSwingsetPercentage"], want[f"stage{n}_avgSwingsetPercentage"], n)
+                elif kind == "regression_count":
+                    want = [v for v in self.verdict_fields() if v["source"] == "loadgen"
+                            and v["method"] == "edivisive" and v["verdict"] == "regression"]
+                    self.assertEqual(len(want), 2, "one live, one backfilled")
+                    self.assertEqual(rows[0]["regressions"], len(want))
+                elif kind == "verdicts":
+                    want = {(v["series"], v["metric"], v["run"]): v for v in self.verdict_fields()
+                            if v["method"] == "edivisive" and v["verdict"] != "none"}
+                    self.assertEqual({(r["series"], r["metric"], r["run"]) for r in rows}, set(want))
+                    for r in rows:
+                        v = want[(r["series"], r["metric"], r["run"])]
+                        for col in ("verdict", "value", "baseline", "change_pct", "change_run",
+                                    "baseline_runs", "revision", "backfill"):
+                            self.assertEqual(r[col], v[col], col)
+                elif kind == "verdict_change":
+                    want = sorted((v["metric"], v["change_pct"]) for v in self.verdict_fields()
+                                  if v["method"] == "edivisive")
+                    self.assertEqual(len(series), len({m for m, _ in want}), "one line per metric")
+                    self.assertEqual(sorted((r["metric"], r["change %"]) for r in rows), want)
+                elif kind == "alerts":
+                    self.assertEqual({(r["event"], r["source"], r["run"], r["text"]) for r in rows},
+                                     {(tags["event"], tags["source"], f["run"], f["text"])
+                                      for tags, f, _ in self.alerts if tags["source"] != "perfship"})
                 elif kind == "markers":
                     self.assertIn(("daily-perf-31400797d904", "end", "stalled"),
                                   {(r["run"], r["event"], r["status"]) for r in rows})
@@ -846,6 +1209,12 @@ class QueriesAgainstInflux(unittest.TestCase):
                         want = {(k, c2["task"], c2["seq"]) for k, s in st["stages"].items()
                                 for c2 in s["cycles"].values() if c2.get("success") is False}
                         self.assertEqual({(r["stage"], r["task"], r["seq"]) for r in rows}, want)
+                    elif kind == "run_verdicts":
+                        want = {(v["metric"], v.get("stage", ""), v["verdict"], v["method"], v["change_pct"])
+                                for v in self.verdict_fields() if v["run"] == run}
+                        self.assertEqual({(r["metric"], r["stage"], r["verdict"], r["method"], r["change_pct"])
+                                          for r in rows}, want)
+                        self.assertEqual(len(rows), len(want))
                     elif kind == "timeseries":
                         self.check_timeseries(run, st, c, rows)
                     else:
@@ -906,6 +1275,15 @@ class QueriesAgainstInflux(unittest.TestCase):
                     for arm, pts in arms.items():
                         for p in pts:
                             self.assertEqual(errs[(arm, p["label"])], p["errors"])
+                elif kind == "arm_verdicts":
+                    rows = self.rows(series)
+                    want = {(v["arm"], v["reference"], v["metric"], v["verdict"], v["change_pct"],
+                             v["variants"], v["variants_agree"])
+                            for v in self.verdict_fields() if v["method"] == "arm_compare" and v["series"] == test}
+                    self.assertEqual({(r["arm"], r["reference"], r["metric"], r["verdict"], r["change_pct"],
+                                       r["variants"], r["variants_agree"]) for r in rows}, want)
+                    self.assertEqual({r["reference"] for r in rows}, {list(arms)[0]},
+                                     "the first arm of the results file is the reference")
                 elif kind == "dss_trend":
                     rows = self.rows(series)
                     self.assertLessEqual(set(arms), {r["arm"] for r in rows})
@@ -925,6 +1303,10 @@ class QueriesAgainstInflux(unittest.TestCase):
                     self.assertEqual(rows[0]["host"], "test-health")
                     self.assertEqual(rows[0]["points_written"], 29000)
                     self.assertEqual(rows[0]["uptime_s"], 290)
+                elif kind == "agent_alerts":
+                    self.assertEqual({(r["event"], r["text"]) for r in rows},
+                                     {(tags["event"], f["text"]) for tags, f, _ in self.alerts
+                                      if tags["event"].startswith("agent_")})
                 elif kind == "health_series":
                     col = c["expect"]["column"]
                     got = [r[col] for r in rows if r[col] is not None]
@@ -965,47 +1347,75 @@ class QueriesAgainstInflux(unittest.TestCase):
                 ran += 1
         self.assertGreaterEqual(ran, 10)
 
-    def test_kapacitor_batch_queries(self):
-        """The regression tasks' two batch queries, with the window Kapacitor
-        would add: the newest successful daily run, and the mean of the ones
-        before it, at the same time so the join pairs them."""
-        successful = sorted((st["startedAt"], run) for run in FIXTURE_STATUS
-                            if run.startswith("daily-perf-") and (st := finish_stats(run))
-                            and FIXTURE_STATUS[run] == "success")
-        self.assertGreaterEqual(len(successful), 2)
-        start, end = self.ranges("daily-runs")
-        for path in glob.glob(os.path.join(DASH, "kapacitor", "load", "tasks", "*.tick")):
+    def alert_task_expectations(self):
+        """task -> (groups its filter lets through to the alert, groups its
+        from().where alone selects): the hand-written points decide both."""
+        new, arm = "daily-perf-1cb7c2d80874", "local/dss:pr-1523"
+
+        def verdict_groups(method, keys):
+            return {tuple(v[k] for k in keys) for v in self.verdict_fields() if v["method"] == method}
+        return {
+            # Both ended runs were found already ended by `convert` (backfill=true).
+            "perfship_run_failed": (set(), {("daily-perf-ba4674aa5495",), ("manual-7102939",)}),
+            "perfship_run_stalled": ({("daily-perf-31400797d904",)}, {("daily-perf-31400797d904",)}),
+            "perfship_regression_revision": (
+                {("daily-perf", "cycleAvgDuration", new)},
+                verdict_groups("edivisive", ("series", "metric", "run"))),
+            "perfship_regression_stage_drift": (
+                {("daily-perf", "stage_avgSwingsetTime", new, "4")},
+                verdict_groups("stage_drift", ("series", "metric", "run", "stage"))),
+            "perfship_regression_dss_arm": (
+                {("rid_isa", "rps_total", "latency_compare_images", arm)},
+                verdict_groups("arm_compare", ("series", "metric", "run", "arm"))),
+        }
+
+    def test_alert_tasks_select_what_must_alert(self):
+        """Kapacitor cannot run here (ticklint in test_loaders.py checks that
+        it would define and start each task). What its stream tasks do with
+        the points is checked instead: each filter lambda, written as the
+        equivalent InfluxQL condition, selects exactly the groups that must
+        alert from the stored points (the verdicts and markers above), and
+        the groupBy and the id/message/details templates name tags and fields
+        those points have."""
+        expect = self.alert_task_expectations()
+        seen = set()
+        for path in sorted(glob.glob(os.path.join(DASH, "kapacitor", "load", "tasks", "*.tick"))):
+            task = os.path.basename(path)[:-len(".tick")]
             with open(path) as f:
                 text = f.read()
-            queries = [q.replace("\\'", "'") for q in re.findall(r"\|query\('((?:[^'\\]|\\.)*)'\)", text)]
-            if not re.search(r"(?m)^(var \w+ = )?batch\s*$", text):
-                self.assertEqual(queries, [])
-                continue
-            field = re.search(r'SELECT "(\w+)" AS "value"', queries[0]).group(1)
-            with self.subTest(os.path.basename(path)):
-                results = []
-                for q in queries:
-                    # Kapacitor adds the task's period to the outer statement.
-                    self.assertTrue(q.endswith(" ORDER BY time DESC"), q)
-                    q = q[: -len(" ORDER BY time DESC")] + f" WHERE time >= {start} AND time < {end} ORDER BY time DESC"
-                    rows = self.influx.query(DB, q)
-                    self.assertEqual(len(rows), 1, q)
-                    results.append(rows[0])
-                latest, baseline = results
-                self.assertEqual(latest["time"], baseline["time"], "the join needs equal times")
-                runs_stats = {run: finish_stats(run) for _, run in successful}
+            with self.subTest(task):
+                self.assertRegex(text, r"(?m)^stream\s*$", "every shipped task is a stream task")
+                m = re.search(r"\.measurement\('(\w+)'\)", text)
+                measurement = m.group(1)
+                tag_keys = {r["tagKey"] for r in self.influx.query(DB, f'SHOW TAG KEYS FROM "{measurement}"')}
+                tag_keys.add("host")  # a global tag of every point (docs/schema.md)
+                field_keys = {r["fieldKey"] for r in self.influx.query(DB, f'SHOW FIELD KEYS FROM "{measurement}"')}
+                group = re.findall(r"'(\w+)'", re.search(r"\.groupBy\(([^)]*)\)", text).group(1))
+                self.assertLessEqual(set(group), tag_keys, "groupBy names tags")
+                self.assertLessEqual(set(re.findall(r'index \.Tags "(\w+)"', text)), tag_keys)
+                self.assertLessEqual(set(re.findall(r'index \.Fields "(\w+)"', text)), field_keys)
+                lambdas = tick_where_lambdas(text)
+                if task not in expect:
+                    self.assertEqual(lambdas, [], f"{task} filters points: say what it must select")
+                    continue
+                seen.add(task)
+                must_alert, candidates = expect[task]
 
-                def value(run):
-                    st = runs_stats[run]
-                    return {"cycleAvgDuration": st["cyclesSummary"]["avgDuration"],
-                            "cycleSuccessRate": st["cyclesSummary"]["cycleSuccessRate"],
-                            "live_avgSwingsetTime": st["liveBlocksSummary"]["avgSwingsetTime"]}[field]
-                newest = successful[-1][1]
-                previous = [run for _, run in successful[:-1]][-7:]
-                self.assertClose(latest["value"], value(newest), "latest")
-                self.assertClose(baseline["value"], sum(map(value, previous)) / len(previous), "baseline")
-                self.assertEqual(baseline["runs"], len(previous))
+                def selected(kinds):
+                    cond = " AND ".join(f"({lambda_to_influxql(e)})" for k, e in lambdas if k in kinds)
+                    rows = self.influx.query(DB, f'SELECT * FROM "{measurement}" WHERE {cond} GROUP BY *')
+                    return {tuple(r.get(k, "") for k in group) for r in rows}
+                self.assertEqual(selected({"from"}), candidates, "from().where")
+                self.assertEqual(selected({"from", "where"}), must_alert, "what reaches |alert()")
+        self.assertEqual(seen, set(expect), "a task this test expects is missing")
 
+    def test_lambda_translation_refuses_what_it_cannot_translate(self):
+        self.assertEqual(lambda_to_influxql('"verdict" == \'regression\' AND "backfill" == FALSE'),
+                         '"verdict" = \'regression\' AND "backfill" = false')
+        for expr in ('"x" =~ /a/', 'strLength("x") > 2', '"x" == \'a\' AND'):
+            with self.subTest(expr):
+                with self.assertRaises(AssertionError):
+                    lambda_to_influxql(expr)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -8,7 +8,7 @@
 // instantiate the .wasm ourselves with the glue as its import object, then
 // hand the instance's exports to the glue.
 //
-// Usage: node check.mjs FILE.flux...   Exit 0 when every file is valid, 1
+// Usage: node flux-check.mjs FILE.flux...   Exit 0 when every file is valid, 1
 // otherwise; one line per file: "ok FILE" or "FAIL FILE: reason".
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -76,7 +76,7 @@ function withDashboardVars(src) {
 
 const files = process.argv.slice(2);
 if (files.length === 0) {
-  console.error('usage: node check.mjs FILE.flux...');
+  console.error('usage: node flux-check.mjs FILE.flux...');
   process.exit(64);
 }
 const flux = await loadFlux();
