@@ -47,7 +47,7 @@
 #include "influx/batch.h"
 #include "formats/emit.h"
 #include "formats/format.h"
-#include "influx/admin.h"
+#include "influx/client.h"
 #include "formats/loadgen.h"
 #include "core/log.h"
 #include "influx/lp.h"
