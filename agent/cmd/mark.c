@@ -1,6 +1,6 @@
 /*
  * cmd/mark.c: `perfship mark start|end --run NAME ...`: post one `runs`
- * point by hand (SCHEMA.md "Run lifecycle and markers").
+ * point by hand (docs/schema.md, "Run lifecycle and markers").
  *
  * DESIGN: a marker is typically posted by a benchmark's wrapper script just
  * before or after the run, when the server may be restarting; so transient

@@ -260,7 +260,7 @@ static int is_show_databases(const char *q) {
   return 1;
 }
 
-/* VictoriaMetrics' canned answer (see DESIGN). */
+/* VictoriaMetrics' canned answer (see the design comment at the top). */
 static int canned_database_list(const cJSON *j) {
   const cJSON *results = cJSON_GetObjectItemCaseSensitive(j, "results");
   const cJSON *series = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(results, 0),

@@ -44,7 +44,7 @@
 #include "core/buf.h"
 #include "core/config.h"
 
-#define PS_INFLUX_QUERY_MAX_BYTES (256u * 1024 * 1024)
+#define PS_INFLUX_QUERY_MAX_BYTES (64u * 1024 * 1024)
 
 int ps_influx_ping(const ps_config *cfg, ps_buf *version, ps_buf *err);
 int ps_influx_create_database(const ps_config *cfg, ps_buf *err);
