@@ -3,7 +3,7 @@
  * server takes writes.
  *
  * DESIGN: the probe is an empty POST to the write endpoint the sink will use
- * (same URL, precision and auth through ps_influx_post_sync). InfluxDB
+ * (same URL, precision and auth through ps_influx_write_sync). InfluxDB
  * authenticates, then looks the database up, then parses the body, so an
  * empty body answers exactly "would a write be accepted" without storing
  * anything. Exit 0 only when both halves are fine; 78 for a configuration
@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "influx/admin.h"
-#include "influx/sink.h"
+#include "influx/client.h"
+#include "influx/endpoint.h"
 #include "core/sysexits_ps.h"
 
 static const char *api_name(ps_api api) { return api == PS_API_V2 ? "v2" : "v1"; }
@@ -89,7 +89,7 @@ static int probe_write(const ps_config *cfg) {
   ps_buf answer, shown;
   ps_buf_init(&answer, 0);
   ps_buf_init(&shown, 0);
-  int rc = ps_influx_post_sync(cfg, "", 0, &status, &answer);
+  int rc = ps_influx_write_sync(cfg, "", 0, &status, &answer);
   if (answer.data)
     ps_influx_answer_text(cfg, answer.data, answer.len, &shown);
   while (shown.len && (shown.data[shown.len - 1] == '\n'))

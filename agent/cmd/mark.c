@@ -1,6 +1,6 @@
 /*
  * cmd/mark.c: `perfship mark start|end --run NAME ...`: post one `runs`
- * point by hand (SCHEMA.md "Run lifecycle and markers").
+ * point by hand (docs/schema.md, "Run lifecycle and markers").
  *
  * DESIGN: a marker is typically posted by a benchmark's wrapper script just
  * before or after the run, when the server may be restarting; so transient
@@ -17,10 +17,10 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
-#include "influx/admin.h"
-#include "influx/lp.h"
+#include "influx/client.h"
+#include "influx/endpoint.h"
+#include "influx/lp_encode.h"
 #include "runs/runs.h"
-#include "influx/sink.h"
 #include "core/sysexits_ps.h"
 
 static const char mark_usage[] =
@@ -185,7 +185,7 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
                                                           : cfg->influxdb.timeout_ms;
     long status_code = 0;
     ps_buf_reset(&answer);
-    rc = ps_influx_post_sync(&attempt, line.data, line.len, &status_code, &answer);
+    rc = ps_influx_write_sync(&attempt, line.data, line.len, &status_code, &answer);
     ps_buf said;
     ps_buf_init(&said, 0);
     if (answer.data)

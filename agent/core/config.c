@@ -140,7 +140,7 @@ void ps_source_free(ps_source_cfg *s) {
 
 void ps_config_defaults(ps_config *c) {
   memset(c, 0, sizeof *c);
-  c->influxdb.url = strdup("http://127.0.0.1:8086");
+  c->influxdb.url = strdup(PS_INFLUX_DEFAULT_URL);
   c->influxdb.api = PS_API_V1;
   c->influxdb.database = strdup("perf");
   c->influxdb.retention_policy = strdup("");
@@ -246,7 +246,7 @@ struct key_spec {
 
 static const key_spec influxdb_keys[] = {
     {"url", K_URL, CFG(influxdb.url), 0, 0, 0, NULL, NULL, 0,
-     "the server's base URL, e.g. \"http://127.0.0.1:8086\""},
+     "the server's base URL, e.g. \"" PS_INFLUX_DEFAULT_URL "\""},
     {"api", K_ENUM, CFG(influxdb.api), 0, 0, 0, api_names, NULL, 0,
      "the write API"},
     {"database", K_STR, CFG(influxdb.database), 0, 0, 0, NULL, NULL, 0,

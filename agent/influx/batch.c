@@ -329,3 +329,34 @@ void ps_batcher_free(ps_batcher *bt) {
   }
   ps_pbatch_free(b);
 }
+
+/* ---- the batch the sink sees --------------------------------------------- */
+
+void ps_batch_init(ps_batch *b) {
+  memset(b, 0, sizeof *b);
+  ps_buf_init(&b->body, 0);
+}
+
+int ps_batch_add_line_origin(ps_batch *b, size_t offset, const ps_origin *o) {
+  if (b->npoints == b->lines_cap) {
+    size_t cap = b->lines_cap ? b->lines_cap * 2 : 64;
+    ps_batch_line *n = realloc(b->lines, cap * sizeof *n);
+    if (!n)
+      return -ENOMEM;
+    b->lines = n;
+    b->lines_cap = cap;
+  }
+  b->lines[b->npoints].offset = offset;
+  b->lines[b->npoints].origin = *o;
+  b->npoints++;
+  return 0;
+}
+
+void ps_batch_free(ps_batch *b) {
+  if (!b)
+    return;
+  ps_buf_free(&b->body);
+  free(b->lines);
+  b->lines = NULL;
+  b->npoints = b->lines_cap = 0;
+}

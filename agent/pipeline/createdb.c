@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "influx/admin.h"
+#include "influx/client.h"
 
 #define MOD "pipeline"
 #define RETRY_MS 2000

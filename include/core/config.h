@@ -66,6 +66,11 @@ typedef struct ps_source_cfg {
   int line;              /* where the source was defined, for messages */
 } ps_source_cfg;
 
+/* influxdb.url when the file does not set it; the InfluxDB client
+ * (influx/endpoint.h) falls back to it too, for configurations built in
+ * code. The one place this address is written. */
+#define PS_INFLUX_DEFAULT_URL "http://127.0.0.1:8086"
+
 typedef struct ps_config {
   char *file; /* the file loaded, or NULL for built-in defaults */
 

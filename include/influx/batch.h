@@ -27,6 +27,10 @@
  *   the batch holding them is done: the checkpoints a batch holds keep their
  *   cursor alive (ps_cursor.live counts them), and the owner of a cursor
  *   frees it only when it is retired and `live` is 0.
+ * - A ps_batch is what the sink sends and acknowledges as one: a body of
+ *   '\n'-terminated lines and, per line, where it came from (so that a line
+ *   the server refuses is reported by file and line). ps_pbatch wraps it
+ *   with the checkpoints it holds.
  * - No libuv here: timers belong to the caller, so this logic is testable.
  */
 #ifndef PS_BATCH_H
@@ -37,7 +41,27 @@
 
 #include "core/buf.h"
 #include "formats/emit.h"
-#include "influx/sink.h"
+
+/* Where one line of a batch body came from, for reporting rejected lines. */
+typedef struct ps_batch_line {
+  size_t offset;   /* byte offset of the line in body */
+  ps_origin origin;
+} ps_batch_line;
+
+/* What the sink sends and acknowledges as one (influx/sink.h). */
+typedef struct ps_batch {
+  ps_buf body;           /* '\n'-terminated lines */
+  size_t npoints;
+  ps_batch_line *lines;  /* npoints entries, in body order (may be NULL) */
+  size_t lines_cap;
+  void *data;            /* the submitter's */
+} ps_batch;
+
+void ps_batch_init(ps_batch *b);
+/* Appends the origin of the line starting at `offset`. 0 or -ENOMEM. */
+int ps_batch_add_line_origin(ps_batch *b, size_t offset, const ps_origin *o);
+/* Frees body and lines; the struct may be reused after ps_batch_init. NULL ok. */
+void ps_batch_free(ps_batch *b);
 
 typedef struct ps_pbatch ps_pbatch;
 typedef struct ps_checkpoint ps_checkpoint;

@@ -1,6 +1,8 @@
 /*
- * sink: ships batches of line protocol to InfluxDB over HTTP, with libcurl's
- * multi interface driven by the libuv loop.
+ * sink: ships batches of line protocol (influx/batch.h) to InfluxDB over
+ * HTTP, on the agent's libuv loop (net/http_loop.h). The blocking calls of
+ * one-shot commands are in influx/client.h; both set up their requests
+ * through influx/endpoint.h.
  *
  * Contract
  * - ps_sink_submit() takes a batch and keeps it until the done callback has
@@ -13,9 +15,10 @@
  *   done callback fires exactly once per batch, when every line is either
  *   stored or rejected by the server as bad data.
  * - 400/422 partial write: the good lines are stored by the server; the sink
- *   finds the rejected lines (the server names the first; the rest are found
- *   by bisecting the unacknowledged remainder), reports each with its origin
- *   through on_reject, and counts them in `rejected` of the done callback.
+ *   rejects the lines the server names (1.x names every line it could not
+ *   parse) and finds any others by bisecting what remains uncertain, reports
+ *   each with its origin through on_reject, and counts them in `rejected` of
+ *   the done callback.
  * - 413: the batch is split in halves and resent; a single line still too
  *   large is rejected like a bad line.
  * - A body is gzip-compressed per influxdb.gzip ("auto": not on loopback).
@@ -31,23 +34,9 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "core/buf.h"
 #include "core/config.h"
 #include "formats/emit.h"
-
-/* Where one line of a batch body came from, for reporting rejected lines. */
-typedef struct ps_batch_line {
-  size_t offset;   /* byte offset of the line in body */
-  ps_origin origin;
-} ps_batch_line;
-
-typedef struct ps_batch {
-  ps_buf body;           /* '\n'-terminated lines */
-  size_t npoints;
-  ps_batch_line *lines;  /* npoints entries, in body order (may be NULL) */
-  size_t lines_cap;
-  void *data;            /* the submitter's */
-} ps_batch;
+#include "influx/batch.h"
 
 typedef struct ps_sink ps_sink;
 
@@ -84,15 +73,5 @@ void ps_sink_hold(ps_sink *sink, int hold);
 /* Called (with the sink's data) when a v1 write with create_database on is
  * answered 404 "database not found"; the write itself is retried as usual. */
 void ps_sink_on_missing_database(ps_sink *sink, void (*cb)(ps_sink *sink, void *data));
-
-/* Blocking helpers for one-shot commands (check, mark): one request, with
- * the same URL, auth and precision rules as the sink. */
-int ps_influx_write_url(const ps_config *cfg, ps_buf *url);
-int ps_influx_post_sync(const ps_config *cfg, const char *body, size_t len,
-                        long *http_status, ps_buf *answer);
-
-void ps_batch_init(ps_batch *b);
-int ps_batch_add_line_origin(ps_batch *b, size_t offset, const ps_origin *o);
-void ps_batch_free(ps_batch *b);
 
 #endif

@@ -3,7 +3,7 @@
  * influxdb.create_database on, never on the loop.
  *
  * Contract
- * - The request is blocking (influx/admin.h), so it runs on libuv's
+ * - The request is blocking (influx/client.h), so it runs on libuv's
  *   threadpool: a server that is down or black-holed would otherwise stall
  *   reading and acknowledging for up to influxdb.timeout_ms per try.
  * - pl_createdb_start(first=1) at start holds the sink's writes until the

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "influx/lp.h"
+#include "influx/lp_parse.h"
+#include "influx/numfmt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

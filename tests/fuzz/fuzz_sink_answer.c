@@ -1,6 +1,6 @@
 /*
  * fuzz_sink_answer.c: InfluxDB's answer to a write, as the sink reads it
- * (agent/influx/sink.c): the JSON error text, the lines it names as
+ * (agent/influx/sink_answer.c): the JSON error text, the lines it names as
  * unparsable, "dropped=N", and how the rest of the batch is then split,
  * resent or taken as stored.
  *
@@ -10,12 +10,16 @@
  * accounted for exactly once: rejected, counted as written, or inside a
  * piece queued to be sent again; and a rejected line is one of the body's.
  *
- * DESIGN: the answer handling is static in influx/sink.c, and exporting it
- * only for this target would widen the sink's contract. The target includes
- * the file instead; the library's sink_http.o is then never linked, since
- * this file defines every symbol it would provide.
+ * DESIGN: the answer handling is internal to the sink, declared in its
+ * private header (agent/influx/sink_private.h) rather than in
+ * include/influx/sink.h, so the sink's contract stays narrow. The target
+ * builds a sink state by hand, without a loop that runs or a transport.
  */
-#include "../../agent/influx/sink.c"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../agent/influx/sink_private.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -69,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       ps_buf_append(&b.body, nul + 1, size - alen - 1))
     abort();
   t->batch = &b;
-  if (index_lines(t))
+  if (sink_index_lines(t))
     abort();
   body_lines = t->nlines;
   t->open_pieces = 1;
@@ -80,18 +84,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   p->l1 = t->nlines;
   p->next = NULL;
 
-  char *msg = answer_message(&answer);
+  char *msg = sink_answer_message(&answer);
   if (!msg)
     abort();
-  if (is_data_error(code, msg))
-    on_data_error(&s, p, msg);
+  if (sink_is_data_error(code, msg))
+    sink_on_data_error(&s, p, msg);
   else
-    on_too_large(&s, p);
+    sink_on_too_large(&s, p);
   free(msg);
 
   size_t queued = 0, npieces = 0;
   piece *q;
-  while ((q = queue_pop(&s))) {
+  while ((q = sink_queue_pop(&s))) {
     if (q->t != t || q->l0 >= q->l1 || q->l1 > body_lines)
       abort();
     queued += q->l1 - q->l0;

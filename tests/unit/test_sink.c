@@ -1,9 +1,9 @@
 /*
  * test_sink.c: the sink's life cycle and the pieces that need no server:
- * the write URL per API, the batch container, refused submits, and closing
- * with batches still waiting (every batch answered once with -ECANCELED, the
- * loop closable afterwards). What a server answers is tested against a real
- * InfluxDB in tests/integration/test_sink.py.
+ * the batch container, refused submits, and closing with batches still
+ * waiting (every batch answered once with -ECANCELED, the loop closable
+ * afterwards). What a server answers is tested against a real
+ * InfluxDB in tests/integration/test_sink.py; its URLs in test_endpoint.c.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -28,37 +28,6 @@ static ps_config base_config(void) {
   c.influxdb.tls_verify = 1;
   c.influxdb.timeout_ms = 2000;
   return c;
-}
-
-static void test_write_url_v1(void **state) {
-  (void)state;
-  ps_config c = base_config();
-  char url[] = "http://db.example:8086//", db[] = "perf data", rp[] = "a&b";
-  c.influxdb.url = url;
-  c.influxdb.database = db;
-  c.influxdb.retention_policy = rp;
-  ps_buf b;
-  ps_buf_init(&b, 0);
-  assert_int_equal(ps_influx_write_url(&c, &b), 0);
-  assert_string_equal(b.data,
-                      "http://db.example:8086/write?precision=n&db=perf%20data&rp=a%26b");
-  ps_buf_free(&b);
-}
-
-static void test_write_url_v2(void **state) {
-  (void)state;
-  ps_config c = base_config();
-  char url[] = "https://h", org[] = "my org", bucket[] = "b/rp";
-  c.influxdb.api = PS_API_V2;
-  c.influxdb.url = url;
-  c.influxdb.org = org;
-  c.influxdb.bucket = bucket;
-  ps_buf b;
-  ps_buf_init(&b, 0);
-  assert_int_equal(ps_influx_write_url(&c, &b), 0);
-  assert_string_equal(b.data,
-                      "https://h/api/v2/write?precision=ns&org=my%20org&bucket=b%2Frp");
-  ps_buf_free(&b);
 }
 
 static void test_batch_lines_grow(void **state) {
@@ -179,8 +148,6 @@ static void test_close_cancels_waiting_batches(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_write_url_v1),
-      cmocka_unit_test(test_write_url_v2),
       cmocka_unit_test(test_batch_lines_grow),
       cmocka_unit_test(test_close_idle),
       cmocka_unit_test(test_close_cancels_waiting_batches),

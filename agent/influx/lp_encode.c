@@ -1,0 +1,384 @@
+/*
+ * influx/lp_encode.c: points to line protocol (include/influx/lp_encode.h).
+ *
+ * Design
+ * - The encoder validates each element before writing it, so a refused
+ *   point leaves `out` exactly as it was (we truncate back to the start on
+ *   any refusal; nothing half-written ever reaches a batch).
+ * - Names (measurement, tag keys and values, field keys) are escaped per
+ *   element as InfluxDB 1.x unescapes them (agent/influx/lp_syntax.h). 1.x
+ *   never unescapes `\\` in a name, so a backslash is written raw; a
+ *   backslash directly before a character that must be escaped in that
+ *   element (or at its end) cannot be represented at all (influxdb#5407,
+ *   #6008), and is refused instead of silently landing as something else.
+ * - Tags are sorted with an on-stack index array: no allocation per point.
+ * - Space is reserved once per element from a worst case, then written
+ *   with plain stores: this is the hot path of every format.
+ */
+#include "influx/lp_encode.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "influx/numfmt.h"
+#include "lp_syntax.h"
+
+/* ------------------------------------------------------------- validation */
+
+/* Length of a valid UTF-8 sequence at p (max n bytes), or 0 when invalid
+ * (overlongs, surrogates and code points above U+10FFFF included). */
+static size_t utf8_seq(const unsigned char *p, size_t n) {
+  unsigned c = p[0];
+  if (c < 0x80)
+    return 1;
+  if (c < 0xC2 || c > 0xF4)
+    return 0;
+  if (c < 0xE0) {
+    return (n >= 2 && (p[1] & 0xC0) == 0x80) ? 2 : 0;
+  }
+  if (c < 0xF0) {
+    if (n < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80)
+      return 0;
+    if (c == 0xE0 && p[1] < 0xA0)
+      return 0;
+    if (c == 0xED && p[1] >= 0xA0)
+      return 0;
+    return 3;
+  }
+  if (n < 4 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80 ||
+      (p[3] & 0xC0) != 0x80)
+    return 0;
+  if (c == 0xF0 && p[1] < 0x90)
+    return 0;
+  if (c == 0xF4 && p[1] >= 0x90)
+    return 0;
+  return 4;
+}
+
+static int utf8_valid(const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0;
+  while (i < n) {
+    if (p[i] < 0x80) {
+      i++;
+      continue;
+    }
+    size_t k = utf8_seq(p + i, n - i);
+    if (!k)
+      return 0;
+    i += k;
+  }
+  return 1;
+}
+
+/* Checks a name and returns its escaped length, or 0 with *reason set. */
+static size_t check_name(enum ps_lp_name_kind k, const char *s, const char **reason) {
+  static const char *empty[] = {"empty measurement", "empty tag key",
+                                "empty tag value", "empty field key"};
+  static const char *crlf[] = {"CR or LF in measurement", "CR or LF in tag key",
+                               "CR or LF in tag value", "CR or LF in field key"};
+  static const char *trail[] = {
+      "measurement ends in a backslash (InfluxDB cannot parse it, influxdb#5407)",
+      "tag key ends in a backslash (InfluxDB cannot parse it, influxdb#5407)",
+      "tag value ends in a backslash (InfluxDB cannot parse it, influxdb#5407)",
+      "field key ends in a backslash (InfluxDB cannot parse it, influxdb#5407)"};
+  static const char *bsesc[] = {
+      "measurement has a backslash before a comma or space; line protocol "
+      "cannot carry it (influxdb#6008)",
+      "tag key has a backslash before a comma, '=' or space; line protocol "
+      "cannot carry it (influxdb#6008)",
+      "tag value has a backslash before a comma, '=' or space; line protocol "
+      "cannot carry it (influxdb#6008)",
+      "field key has a backslash before a comma, '=', space or quote; line "
+      "protocol cannot carry it (influxdb#6008)"};
+  static const char *badutf[] = {
+      "invalid UTF-8 in measurement", "invalid UTF-8 in tag key",
+      "invalid UTF-8 in tag value", "invalid UTF-8 in field key"};
+  if (!s || !*s) {
+    *reason = empty[k];
+    return 0;
+  }
+  size_t n = 0, extra = 0;
+  int high = 0;
+  for (const char *p = s; *p; p++, n++) {
+    char c = *p;
+    if (c == '\n' || c == '\r') {
+      *reason = crlf[k];
+      return 0;
+    }
+    if (c == '\\') {
+      if (p[1] == '\0') {
+        *reason = trail[k];
+        return 0;
+      }
+      if (ps_lp_unescaped_after_backslash(k, p[1])) {
+        *reason = bsesc[k];
+        return 0;
+      }
+    }
+    if (ps_lp_needs_escape(k, c))
+      extra++;
+    high |= (unsigned char)c & 0x80;
+  }
+  if (high && !utf8_valid(s, n)) {
+    *reason = badutf[k];
+    return 0;
+  }
+  /* n is known: no strcmp call for every key of every point */
+  if ((k == PS_LP_TAG_KEY || k == PS_LP_FIELD_KEY) && n == 4 && memcmp(s, "time", 4) == 0) {
+    *reason = k == PS_LP_TAG_KEY ? "tag key named 'time' (InfluxDB drops it)"
+                                : "field key named 'time' (InfluxDB drops it)";
+    return 0;
+  }
+  return n + extra;
+}
+
+static char *put_name(char *w, enum ps_lp_name_kind k, const char *s) {
+  for (; *s; s++) {
+    if (ps_lp_needs_escape(k, *s))
+      *w++ = '\\';
+    *w++ = *s;
+  }
+  return w;
+}
+
+/* ---------------------------------------------------------------- encoder */
+
+typedef struct tag_ref {
+  const ps_tag *t;
+  int own; /* 1: the point's own tag, 0: a global tag */
+} tag_ref;
+
+static int encode_fail(ps_buf *out, size_t start, const char **reason,
+                       const char *why, int rc) {
+  ps_buf_truncate(out, start);
+  if (reason)
+    *reason = why;
+  return rc;
+}
+
+int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
+                 size_t nextra, const char **reason) {
+  const char *why = NULL;
+  size_t start = out->len;
+  if (!p)
+    return encode_fail(out, start, reason, "no point", -EINVAL);
+  size_t mlen = check_name(PS_LP_MEASUREMENT, p->measurement, &why);
+  if (!mlen)
+    return encode_fail(out, start, reason, why, -EINVAL);
+  if (p->measurement[0] == '#')
+    return encode_fail(out, start, reason,
+                       "measurement starts with '#' (InfluxDB would read the "
+                       "line as a comment)",
+                       -EINVAL);
+  if (p->nfields == 0)
+    return encode_fail(out, start, reason, "point has no field", -EINVAL);
+  if (p->time_ns < PS_LP_MIN_TIME_NS || p->time_ns > PS_LP_MAX_TIME_NS)
+    return encode_fail(out, start, reason,
+                       "timestamp outside InfluxDB's range (1677-09-21 .. "
+                       "2262-04-11)",
+                       -ERANGE);
+
+  /* Collect, sort (stable insertion: own tags before globals on equal
+   * keys), then drop globals shadowed by an own tag. */
+  tag_ref refs[PS_LP_MAX_TAGS];
+  size_t nref = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    const ps_tag *arr = pass == 0 ? p->tags : extra_tags;
+    size_t cnt = pass == 0 ? p->ntags : nextra;
+    for (size_t i = 0; i < cnt; i++) {
+      if (!arr[i].value || !arr[i].value[0])
+        continue; /* empty value: absent (InfluxDB refuses empty values) */
+      if (nref == PS_LP_MAX_TAGS)
+        return encode_fail(out, start, reason, "more than 256 tags", -E2BIG);
+      refs[nref].t = &arr[i];
+      refs[nref].own = pass == 0;
+      size_t j = nref++;
+      while (j > 0 && strcmp(refs[j - 1].t->key ? refs[j - 1].t->key : "",
+                             refs[j].t->key ? refs[j].t->key : "") > 0) {
+        tag_ref tmp = refs[j];
+        refs[j] = refs[j - 1];
+        refs[j - 1] = tmp;
+        j--;
+      }
+    }
+  }
+
+  size_t keylen = mlen;
+  size_t kept = 0;
+  for (size_t i = 0; i < nref; i++) {
+    const char *key = refs[i].t->key;
+    if (kept > 0 && key && strcmp(refs[kept - 1].t->key, key) == 0) {
+      if (refs[i].own && refs[kept - 1].own)
+        return encode_fail(out, start, reason, "duplicate tag key", -EINVAL);
+      continue; /* a global tag shadowed by the point's own */
+    }
+    size_t kl = check_name(PS_LP_TAG_KEY, key, &why);
+    if (!kl)
+      return encode_fail(out, start, reason, why, -EINVAL);
+    size_t vl = check_name(PS_LP_TAG_VALUE, refs[i].t->value, &why);
+    if (!vl)
+      return encode_fail(out, start, reason, why, -EINVAL);
+    keylen += 2 + kl + vl;
+    refs[kept++] = refs[i];
+  }
+  if (keylen > 65535)
+    return encode_fail(out, start, reason,
+                       "series key (measurement and tags) longer than 65535 "
+                       "bytes",
+                       -E2BIG);
+
+  int rc = ps_buf_reserve(out, keylen + 1);
+  if (rc)
+    return encode_fail(out, start, reason, "out of memory", rc);
+  char *w = out->data + out->len;
+  w = put_name(w, PS_LP_MEASUREMENT, p->measurement);
+  for (size_t i = 0; i < kept; i++) {
+    *w++ = ',';
+    w = put_name(w, PS_LP_TAG_KEY, refs[i].t->key);
+    *w++ = '=';
+    w = put_name(w, PS_LP_TAG_VALUE, refs[i].t->value);
+  }
+  *w++ = ' ';
+  out->len = (size_t)(w - out->data);
+
+  for (size_t i = 0; i < p->nfields; i++) {
+    const ps_field *f = &p->fields[i];
+    size_t kl = check_name(PS_LP_FIELD_KEY, f->key, &why);
+    if (!kl)
+      return encode_fail(out, start, reason, why, -EINVAL);
+    /* worst case for a non-string value: 32 bytes; strings are measured */
+    size_t need = kl + 2 + 34;
+    if (f->type == PS_F_STRING) {
+      if (f->v.s.n && !f->v.s.p)
+        return encode_fail(out, start, reason, "string field without data",
+                           -EINVAL);
+      if (!utf8_valid(f->v.s.p, f->v.s.n))
+        return encode_fail(out, start, reason, "invalid UTF-8 in string field",
+                           -EINVAL);
+      need += 3 * f->v.s.n; /* worst case: LF becomes \\n */
+    }
+    rc = ps_buf_reserve(out, need);
+    if (rc)
+      return encode_fail(out, start, reason, "out of memory", rc);
+    w = out->data + out->len;
+    if (i)
+      *w++ = ',';
+    w = put_name(w, PS_LP_FIELD_KEY, f->key);
+    *w++ = '=';
+    switch (f->type) {
+    case PS_F_FLOAT:
+      if (!isfinite(f->v.f))
+        return encode_fail(out, start, reason,
+                           "NaN or Infinity float (InfluxDB rejects them)",
+                           -EINVAL);
+      w += ps_fmt_double(f->v.f, w);
+      break;
+    case PS_F_INT:
+      w += ps_fmt_int64(f->v.i, w);
+      *w++ = 'i';
+      break;
+    case PS_F_UINT:
+      w += ps_fmt_uint64(f->v.u, w);
+      *w++ = 'u';
+      break;
+    case PS_F_BOOL:
+      memcpy(w, f->v.b ? "true" : "false", f->v.b ? 4 : 5);
+      w += f->v.b ? 4 : 5;
+      break;
+    case PS_F_STRING: {
+      *w++ = '"';
+      const char *s = f->v.s.p;
+      for (size_t j = 0; j < f->v.s.n; j++) {
+        char c = s[j];
+        if (c == '"' || c == '\\') {
+          *w++ = '\\';
+          *w++ = c;
+        } else if (c == '\n' || c == '\r') {
+          /* no escape exists: store the two characters \n or \r */
+          *w++ = '\\';
+          *w++ = '\\';
+          *w++ = c == '\n' ? 'n' : 'r';
+        } else {
+          *w++ = c;
+        }
+      }
+      *w++ = '"';
+      break;
+    }
+    default:
+      return encode_fail(out, start, reason, "unknown field type", -EINVAL);
+    }
+    out->len = (size_t)(w - out->data);
+  }
+  rc = ps_buf_reserve(out, 24);
+  if (rc)
+    return encode_fail(out, start, reason, "out of memory", rc);
+  w = out->data + out->len;
+  *w++ = ' ';
+  w += ps_fmt_int64(p->time_ns, w);
+  *w++ = '\n';
+  out->len = (size_t)(w - out->data);
+  out->data[out->len] = '\0';
+  return 0;
+}
+
+/* ------------------------------------------------------------ field order */
+
+static int field_before(const ps_field *x, const ps_field *y) {
+  /* first byte inline: most keys differ there, and strcmp is a call */
+  unsigned char a = (unsigned char)x->key[0], b = (unsigned char)y->key[0];
+  if (a != b)
+    return a < b;
+  return strcmp(x->key, y->key) < 0;
+}
+
+int ps_lp_sort_fields(ps_field *f, size_t n, ps_field **tmp, size_t *tmp_cap) {
+  if (n <= 24) {
+    /* stable insertion sort: equal keys keep their order (last one wins in
+     * InfluxDB, as in the source) */
+    for (size_t i = 1; i < n; i++) {
+      if (!field_before(&f[i], &f[i - 1]))
+        continue;
+      ps_field x = f[i];
+      size_t j = i;
+      while (j > 0 && field_before(&x, &f[j - 1])) {
+        f[j] = f[j - 1];
+        j--;
+      }
+      f[j] = x;
+    }
+    return 0;
+  }
+  if (*tmp_cap < n) {
+    ps_field *t = realloc(*tmp, n * sizeof *t);
+    if (!t)
+      return -ENOMEM;
+    *tmp = t;
+    *tmp_cap = n;
+  }
+  /* bottom-up merge sort, stable, O(n log n) for 20 000-field lines */
+  ps_field *src = f, *dst = *tmp;
+  for (size_t width = 1; width < n; width *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * width) {
+      size_t mid = lo + width < n ? lo + width : n;
+      size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+      size_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        dst[k++] = field_before(&src[j], &src[i]) ? src[j++] : src[i++];
+      while (i < mid)
+        dst[k++] = src[i++];
+      while (j < hi)
+        dst[k++] = src[j++];
+    }
+    ps_field *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != f)
+    memcpy(f, src, n * sizeof *f);
+  return 0;
+}

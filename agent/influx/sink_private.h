@@ -1,0 +1,128 @@
+/*
+ * sink_private.h (private to agent/influx/sink*.c and the sink's fuzz
+ * target): the sink's state and the functions its two halves share.
+ *
+ * - sink.c: batches, pieces, the queue, dispatch, back-off, life cycle.
+ * - sink_answer.c: what an answer means (the contract in
+ *   include/influx/sink.h; docs/design-notes.md, "The HTTP answer matrix"):
+ *   stored, lines rejected, split, retried now or later.
+ *
+ * A batch is cut into pieces (runs of its lines); it is done when its last
+ * piece is stored or rejected. Everything here runs on the loop thread.
+ */
+#ifndef PS_INFLUX_SINK_PRIVATE_H
+#define PS_INFLUX_SINK_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+#include <uv.h>
+#include <zlib.h>
+
+#include "influx/endpoint.h"
+#include "influx/sink.h"
+#include "net/http_easy.h"
+#include "net/http_loop.h"
+
+#define SINK_MAX_IN_FLIGHT 2
+#define BACKOFF_FIRST_MS 200
+#define BACKOFF_MAX_MS 60000
+/* Configuration errors (401/403/404, a missing retention policy) need a
+ * human; retry slowly. */
+#define CONFIG_BACKOFF_FIRST_MS 5000
+#define RETRY_AFTER_MAX_S 600
+
+typedef struct tracked tracked;
+
+typedef struct piece {
+  tracked *t;
+  size_t l0, l1; /* lines [l0, l1) of the batch */
+  struct piece *next;
+} piece;
+
+struct tracked {
+  ps_batch *batch;
+  size_t nlines;
+  size_t *offsets; /* line starts when batch->lines is NULL */
+  size_t open_pieces;
+  size_t rejected;
+  tracked *prev, *next;
+};
+
+typedef struct slot {
+  CURL *easy;
+  ps_http_xfer xfer;
+  ps_sink *sink;
+  piece *p; /* NULL: idle */
+  ps_buf answer;
+  ps_http_answer collector; /* fills `answer`, bounded */
+  ps_buf gz;
+  z_stream zs;
+  bool zs_ready;
+  char errbuf[CURL_ERROR_SIZE]; /* curl's own words: names the TLS problem */
+} slot;
+
+struct ps_sink {
+  uv_loop_t *loop;
+  ps_http_loop *http;
+  uv_timer_t retry_timer;
+  ps_buf url;
+  ps_influx_headers headers;
+  bool gzip;
+  ps_api api;
+  slot slots[SINK_MAX_IN_FLIGHT];
+  piece *queue_head, *queue_tail;
+  tracked *batches;
+  size_t nbatches;
+  uint64_t resume_at;
+  unsigned fail_streak;
+  unsigned config_streak;
+  uint64_t rng;
+  ps_sink_stats stats;
+  ps_sink_done_cb done;
+  ps_sink_reject_cb on_reject;
+  void *data;
+  int depth;      /* nesting of our code that may call user callbacks */
+  bool closing;   /* ps_sink_close was called */
+  bool torn;      /* teardown has started */
+  bool held;      /* ps_sink_hold: nothing starts until released */
+  bool create_db; /* v1 with influxdb.create_database on */
+  void (*missing_db)(ps_sink *s, void *data);
+  int pending_closes;
+  void (*closed)(void *arg);
+  void *closed_arg;
+};
+
+/* sink.c */
+void sink_queue_push_front(ps_sink *s, piece *p);
+piece *sink_queue_pop(ps_sink *s);
+/* Line starts of a body that came without a line table. 0 or -ENOMEM. */
+int sink_index_lines(tracked *t);
+size_t sink_line_start(const tracked *t, size_t i);
+/* A piece is over (stored or rejected): frees it, and finishes its batch
+ * (done callback) when it was the last. */
+void sink_piece_done(ps_sink *s, piece *p);
+/* Splits p into [l0, m) and [m, l1) at the head of the queue. */
+int sink_split_piece(ps_sink *s, piece *p);
+/* Back to the head of the queue; nothing starts for delay_ms. */
+void sink_retry_later(ps_sink *s, piece *p, uint64_t delay_ms);
+/* first * 2^(streak-1), capped, plus up to 25 % jitter. */
+uint64_t sink_jittered(ps_sink *s, uint64_t first, unsigned streak);
+
+/* sink_answer.c */
+/* Reads the finished transfer of sl (curl's result `res`) and decides the
+ * fate of its piece. */
+void sink_transfer_done(ps_sink *s, slot *sl, CURLcode res);
+/* The server's message: "error" (1.x) or "message" (2.x) of a JSON answer,
+ * else the raw text. malloc'ed; NULL when out of memory. */
+char *sink_answer_message(const ps_buf *answer);
+bool sink_is_data_error(long code, const char *msg);
+/* A 400/422 about the data: rejects what the server named, resends or
+ * bisects the rest. */
+void sink_on_data_error(ps_sink *s, piece *p, const char *msg);
+/* A 413: halves, or rejects a single line. */
+void sink_on_too_large(ps_sink *s, piece *p);
+
+#endif

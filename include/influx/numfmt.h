@@ -1,0 +1,49 @@
+/*
+ * numfmt: numbers to text and text to numbers, exactly and without locale,
+ * for the line-protocol encoder and parser and the JSON formats.
+ *
+ * Contract
+ * - The formatters write into the caller's buffer, NUL-terminate it and
+ *   return the length (without the NUL). They never allocate and never fail.
+ * - ps_fmt_double() prints the shortest decimal that reads back as the same
+ *   double, laid out as Python's repr does: a float always shows a decimal
+ *   point or an exponent ("100.0", "0.5", "1e-05", "1.5e+20"), so a reader
+ *   sees the type; exponent form below 1e-4 and from 1e16. Finite values
+ *   only (the encoder refuses NaN and Infinity before calling it).
+ *   docs/line-protocol.md, "Numbers", is the user's view of this.
+ * - The parsers take a (pointer, length) slice, need no NUL, accept exactly
+ *   the syntax named and nothing around it, and return 0, -EINVAL for bad
+ *   syntax or -ERANGE for a value out of range (*out is unspecified then).
+ *   ps_lp_decimal() may allocate for texts of 64 bytes or more (strtod's
+ *   copy) and then also returns -ENOMEM.
+ */
+#ifndef PS_INFLUX_NUMFMT_H
+#define PS_INFLUX_NUMFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Buffer sizes that always suffice, NUL included. */
+#define PS_FMT_INT64_SIZE 21
+#define PS_FMT_DOUBLE_SIZE 32
+
+/* Decimal int64 / uint64 into buf (>= PS_FMT_INT64_SIZE bytes). */
+size_t ps_fmt_int64(int64_t v, char *buf);
+size_t ps_fmt_uint64(uint64_t v, char *buf);
+
+/* Shortest round-trip decimal for a finite double into buf
+ * (>= PS_FMT_DOUBLE_SIZE bytes). */
+size_t ps_fmt_double(double v, char *buf);
+
+/* A decimal number's text ([-]digits[.digits][e[+-]digits], also what JSON
+ * and line protocol allow, ".5" included) to the nearest double, as strtod
+ * would give it but without a copy for the common short case. -ERANGE when
+ * the value overflows to infinity. (The name predates this module; the
+ * JSON formats and the line-protocol parser both use it.) */
+int ps_lp_decimal(const char *p, size_t n, double *out);
+
+/* [-]digits as int64; digits as uint64. */
+int ps_parse_int64(const char *p, size_t n, int64_t *out);
+int ps_parse_uint64(const char *p, size_t n, uint64_t *out);
+
+#endif
