@@ -70,8 +70,12 @@ int pl_delivery_point(void *file, const ps_point *p, const ps_origin *o) {
   }
   int was_empty = !d->bt.open || !d->bt.open->b.npoints;
   rc = ps_batcher_add(&d->bt, &f->cur, d->scratch.data, d->scratch.len, o);
-  if (rc == 0 && was_empty && d->bt.open && d->bt.open->b.npoints)
-    arm_flush(d);
+  if (rc == 0) {
+    if (was_empty && d->bt.open && d->bt.open->b.npoints)
+      arm_flush(d);
+    if (d->hooks.tap)
+      d->hooks.tap(d->hooks.ctx, p, f->src, f->path);
+  }
   return rc;
 }
 

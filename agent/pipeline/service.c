@@ -409,7 +409,7 @@ static int start_stages(ps_pipeline *pl) {
   pl_registry_init(&pl->reg, &pl->sh, &pl->gens, &pl->saved);
   pl_commit_hooks ch = {pending_points, pl};
   pl_commit_init(&pl->commit, &pl->sh, &pl->reg, &pl->saved, &ch);
-  pl_delivery_hooks dh = {on_answered, on_missing_database, pl};
+  pl_delivery_hooks dh = {on_answered, on_missing_database, NULL, pl};
   int rc = pl_delivery_init(&pl->dl, &pl->sh, &pl->reg, &pl->commit, &dh);
   if (rc < 0) {
     pl_commit_close(&pl->commit);

@@ -13,6 +13,9 @@
  *   are held (the open batch is flushed then), or when this loop turn's
  *   point budget is spent (the file is marked `yielded`: it continues first
  *   in the next turn). pl_delivery_new_turn() starts a turn's budget.
+ * - A point taken into a batch is also shown to the `tap` hook (after the
+ *   encoder accepted it; a point refused for back-pressure is shown when it
+ *   is offered again and taken).
  * - Acknowledgements release checkpoints (influx/batch.h); a file whose
  *   committed offset moved is reported to the commit stage, and a retired
  *   file no batch holds any more is freed through the registry.
@@ -40,6 +43,12 @@
 typedef struct pl_delivery_hooks {
   void (*answered)(void *ctx);
   void (*missing_database)(void *ctx);
+  /* Every point a source's parser gave that was taken into a batch, with
+   * the source and file it came from (NULL: none wanted). Stages that judge
+   * what was measured (verdicts, alerts) look here instead of reading the
+   * data back; it is on the hot path, so it must return at once for
+   * measurements it does not want. */
+  void (*tap)(void *ctx, const ps_point *p, const ps_source_cfg *src, const char *path);
   void *ctx;
 } pl_delivery_hooks;
 
