@@ -50,6 +50,7 @@
 #include "influx/admin.h"
 #include "formats/loadgen.h"
 #include "core/log.h"
+#include "core/util.h"
 #include "influx/lp.h"
 #include "runs/runs.h"
 #include "pipeline/selfstats.h"

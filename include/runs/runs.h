@@ -122,6 +122,10 @@ const char *ps_run_revision(const char *run);
 /* Fills `id` from a folder name (a path is fine: its last component). */
 void ps_run_id_from_name(const char *folder, ps_run_id *id);
 
+/* Is `folder` a run folder: does it hold perf.jsonl or exit_code (either
+ * may come first)? Used on folders a format's run_folder() named. */
+int ps_run_is_folder(const char *folder);
+
 /* Evaluates the folder at `folder` (the run folder, not perf.jsonl).
  * `facts` may be NULL (nothing read yet). Returns 0, or a negative errno
  * when the folder cannot be read (message in err). */
