@@ -48,15 +48,16 @@
 #include "formats/emit.h"
 #include "formats/format.h"
 #include "influx/admin.h"
-#include "formats/loadgen.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "influx/lp.h"
+#include "runs/convert.h"
 #include "runs/runs.h"
 #include "pipeline/selfstats.h"
 #include "influx/sink.h"
 #include "state/state.h"
 #include "core/sysexits_ps.h"
+#include "input/feed.h"
 #include "input/tail.h"
 #include "input/watch.h"
 
@@ -781,26 +782,13 @@ static void run_mark(ps_pipeline *pl, prun *r) {
  * gone) counts then, so finished runs are not re-read every rescan. */
 static void run_note_path(ps_pipeline *pl, const ps_source_cfg *src, const char *path,
                           int force) {
-  if (src->format != PS_FMT_LOADGEN)
-    return;
-  const char *slash = strrchr(path, '/');
-  if (!slash || slash == path)
-    return;
+  const ps_format_ops *ops = ps_format_ops_get(src->format);
   char folder[4096];
-  size_t n = (size_t)(slash - path);
-  if (n >= sizeof folder)
+  if (!ops || !ops->run_folder || !ops->run_folder(path, folder, sizeof folder))
     return;
-  memcpy(folder, path, n);
-  folder[n] = '\0';
   prun *r = run_find(pl, folder);
   if (!r) {
-    char probe[4200];
-    struct stat st;
-    snprintf(probe, sizeof probe, "%s/perf.jsonl", folder);
-    int is_run = stat(probe, &st) == 0;
-    snprintf(probe, sizeof probe, "%s/exit_code", folder);
-    is_run = is_run || stat(probe, &st) == 0;
-    if (!is_run || !(r = run_add(pl, folder)))
+    if (!ps_run_is_folder(folder) || !(r = run_add(pl, folder)))
       return;
     force = 1;
   }
@@ -826,7 +814,8 @@ static pfile *run_perf_file(ps_pipeline *pl, const prun *r) {
 
 static const ps_run_facts *run_facts(ps_pipeline *pl, prun *r) {
   pfile *f = run_perf_file(pl, r);
-  const ps_run_facts *fa = f && f->parser ? ps_loadgen_run_facts(f->parser) : NULL;
+  const ps_run_facts *fa =
+      f && f->parser && f->ops->run_facts ? f->ops->run_facts(f->parser) : NULL;
   if (fa)
     return fa;
   return r->have_facts ? &r->facts : NULL;
@@ -1043,20 +1032,13 @@ static void runs_from_json(ps_pipeline *pl, const char *text) {
 /* A loadgen parser opened mid-file (after a restart) gets the facts of the
  * lines before its offset: persisted ones, else re-derived from the file. */
 static void run_restore_facts(ps_pipeline *pl, pfile *f) {
-  if (f->src->format != PS_FMT_LOADGEN || !f->parser)
-    return;
-  const char *slash = strrchr(f->path, '/');
-  if (!slash)
-    return;
   char folder[4096];
-  size_t n = (size_t)(slash - f->path);
-  if (n >= sizeof folder)
+  if (!f->parser || !f->ops->set_run_facts || !f->ops->run_folder ||
+      !f->ops->run_folder(f->path, folder, sizeof folder))
     return;
-  memcpy(folder, f->path, n);
-  folder[n] = '\0';
   prun *r = run_find(pl, folder);
   if (r && r->have_facts) {
-    ps_loadgen_set_run_facts(f->parser, &r->facts);
+    f->ops->set_run_facts(f->parser, &r->facts);
     return;
   }
   uint64_t off = ps_tail_offset(&f->tail);
@@ -1066,8 +1048,9 @@ static void run_restore_facts(ps_pipeline *pl, pfile *f) {
   memset(&fa, 0, sizeof fa);
   ps_buf err;
   ps_buf_init(&err, 1024);
-  if (ps_loadgen_scan_facts(f->path, off, &fa, &err) == 0)
-    ps_loadgen_set_run_facts(f->parser, &fa);
+  if (ps_run_scan_facts(f->ops, f->src, f->fd, f->path, off,
+                        (size_t)pl->cfg->watch.max_line_bytes, &fa, &err) == 0)
+    f->ops->set_run_facts(f->parser, &fa);
   ps_buf_free(&err);
 }
 
@@ -1125,12 +1108,19 @@ static void on_reject(void *ctx, const ps_origin *o, const char *reason) {
 
 /* --- reading ------------------------------------------------------------ */
 
-static int ensure_parser(pfile *f) {
+/* Opens the file's parser; `fd` is the open file, from which the head the
+ * format needs is read first (input/feed.h). */
+static int ensure_parser(pfile *f, int fd) {
   if (f->parser)
     return 0;
   ps_buf err;
   ps_buf_init(&err, 1024);
-  int rc = f->ops->open(&f->parser, f->src, f->path, &err);
+  ps_head_buf hb;
+  int rc = ps_input_read_head(fd, f->path, f->ops, f->kind, &hb);
+  if (rc == 0) {
+    rc = f->ops->open(&f->parser, f->src, &hb.head, &err);
+    ps_head_buf_free(&hb);
+  }
   if (rc < 0) {
     ps_log_limited(PS_LOG_WARNING, "parse", lkey("parser-open", f->path), 60, "%s: %s",
                    f->path, err.data ? err.data : strerror(-rc));
@@ -1195,7 +1185,7 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
     return 0;
   }
   f->id = now;
-  if (ensure_parser(f) < 0)
+  if (ensure_parser(f, f->fd) < 0)
     return 0; /* reported; tried again at the next change */
   size_t used = 0, parsed = 0;
   for (;;) {
@@ -1280,7 +1270,7 @@ static int process_lines(pfile *f, size_t budget, size_t *spent) {
   ps_tail_trim(&f->tail); /* idle files keep no read-sized buffer */
   /* At the end of what exists now: a run's perf.jsonl read so far is the
    * moment to look at the run again. */
-  if (f->src->format == PS_FMT_LOADGEN)
+  if (f->ops->run_folder)
     run_note_path(pl, f->src, f->cur_path, 1);
   /* A file renamed away may still be
    * written by its producer for a moment: wait settle_ms before dropping. */
@@ -1314,7 +1304,8 @@ static int process_doc(pfile *f) {
       return 0;
     }
     int rc = ps_read_whole(fd, (size_t)pl->cfg->watch.max_line_bytes, &f->doc);
-    close(fd);
+    if (rc < 0)
+      close(fd); /* else kept open: the parser's head is read from it */
     if (rc == -EFBIG) {
       pl->records_rejected++;
       ps_log_limited(PS_LOG_WARNING, "tail", lkey("longdoc", f->path), 300,
@@ -1338,6 +1329,7 @@ static int process_doc(pfile *f) {
     f->doc_mtime_ns = ps_stat_mtime_ns(&st);
     f->doc_hash = ps_hash64(PS_HASH_SEED, f->doc.data ? f->doc.data : "", f->doc.len);
     if (f->doc_hash == f->cur.last_doc_hash) {
+      close(fd);
       ps_buf_free(&f->doc);
       return 0; /* the same contents were sent already */
     }
@@ -1345,12 +1337,14 @@ static int process_doc(pfile *f) {
     if (f->parser && f->ops->free)
       f->ops->free(f->parser);
     f->parser = NULL;
-    if (ensure_parser(f) < 0) {
+    rc = ensure_parser(f, fd);
+    close(fd);
+    if (rc < 0) {
       ps_buf_free(&f->doc);
       return 0;
     }
-    if (f->src->format == PS_FMT_DSS_BENCH)
-      ps_dss_set_backfill(f->parser, f->doc_backfill);
+    if (f->ops->set_backfill)
+      f->ops->set_backfill(f->parser, f->doc_backfill);
     f->doc_backfill = 0; /* any later version is a change seen live */
     f->doc_loaded = 1;
   }

@@ -9,7 +9,8 @@
  *   document contents and hash-table buckets; not for anything an
  *   adversary must not collide.
  * - ps_stat_mtime_ns(): a file's modification time in ns since the epoch,
- *   the unit every "changed since" comparison uses.
+ *   the unit every "changed since" comparison uses; ps_whole_seconds()
+ *   turns it into st_mtime's whole seconds.
  * - ps_pread_full(): reads until `n` bytes or the end of the file,
  *   retrying EINTR and short reads; the file position is not used.
  * - ps_read_whole(): the one whole-file reader. It never holds more than
@@ -36,6 +37,13 @@ uint64_t ps_hash64(uint64_t h, const void *p, size_t n);
 
 static inline int64_t ps_stat_mtime_ns(const struct stat *st) {
   return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+/* Nanoseconds since the epoch in whole seconds, rounded down as st_mtime
+ * is (also before 1970): the time of points timed by a file's mtime. */
+static inline int64_t ps_whole_seconds(int64_t ns) {
+  int64_t s = ns / 1000000000LL;
+  return ns % 1000000000LL < 0 ? s - 1 : s;
 }
 
 /* Returns the count read (less than n only at the end of the file) or a
