@@ -106,6 +106,13 @@ static int convert_file(const ps_format_ops *ops, const ps_source_cfg *src,
     fprintf(stderr, "perfship convert: cannot read %s: %s\n", path, strerror(e));
     return -e;
   }
+  const char *note = ops->not_converted ? ops->not_converted(path) : NULL;
+  if (note) {
+    fprintf(stderr, "perfship convert: %s: %s; not converted\n", path, note);
+    if (!is_stdin)
+      close(fd);
+    return 0;
+  }
   ps_input_kind kind = ops->input_kind ? ops->input_kind(src, path) : PS_INPUT_LINES;
   ps_parser *parser = NULL;
   ps_head_buf hb;

@@ -7,7 +7,7 @@
  *   they are DOCUMENTS (timed by the file's modification time); it appends
  *   to PREFIX_stats_history.csv, so that one is LINES, each row timed by its
  *   own Timestamp column. PREFIX_exceptions.csv holds only texts and
- *   tracebacks and is ignored.
+ *   tracebacks and is ignored (`convert` notes it: not_converted).
  * - Columns are found by header name, never by position, so another Locust
  *   version with more or fewer percentile columns still maps. A history
  *   parser takes the header from the first line the driver read for open():
@@ -451,6 +451,12 @@ static int locust_open(ps_parser **out, const ps_source_cfg *src,
   return 0;
 }
 
+static const char *locust_not_converted(const char *path) {
+  return has_suffix(base_name(path), "_exceptions.csv", NULL)
+             ? "Locust exceptions file"
+             : NULL;
+}
+
 /* ---- line / document ------------------------------------------------------
  */
 
@@ -572,4 +578,5 @@ const ps_format_ops ps_format_locust = {
     .document = locust_document,
     .finish = NULL,
     .free = locust_free,
+    .not_converted = locust_not_converted,
 };

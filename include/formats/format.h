@@ -83,6 +83,10 @@ typedef struct ps_format_ops {
    * (docs/schema.md); NULL for other formats. A parser starts with true (what
    * `convert` wants); the agent sets false for a file it saw appear or change. */
   void (*set_backfill)(ps_parser *p, int backfill);
+  /* Files of the format's tool that carry no points (Locust's
+   * PREFIX_exceptions.csv): the note `convert` prints instead of an error,
+   * e.g. "Locust exceptions file"; NULL for every other path. May be NULL. */
+  const char *(*not_converted)(const char *path);
 } ps_format_ops;
 
 /* The ops of a format, or NULL for an unknown id. */

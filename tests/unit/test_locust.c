@@ -315,6 +315,11 @@ static void test_input_kind(void **state) {
   assert_int_equal(ops->input_kind(NULL, "/x/isa_exceptions.csv"),
                    PS_INPUT_IGNORE);
   assert_int_equal(ops->input_kind(NULL, "/x/report.html"), PS_INPUT_IGNORE);
+  /* the exceptions file is Locust's own output without points: `convert`
+   * notes it instead of failing; other files get no note */
+  assert_string_equal(ops->not_converted("/x/isa_exceptions.csv"), "Locust exceptions file");
+  assert_null(ops->not_converted("/x/isa_stats.csv"));
+  assert_null(ops->not_converted("/x/report.html"));
   ops->free(NULL);
 }
 
