@@ -1,6 +1,7 @@
 /*
  * cmd/convert.c: `perfship convert`, files in, line protocol out on stdout
- * (docs/run.md, perfship(1)). No server, no state.
+ * (man/perfship.1 "convert", docs/design-notes.md "`convert` reads lines
+ * with the agent's reader"). No server, no state.
  *
  * Design
  * - The same format parsers and encoder as `run`, driven synchronously: a

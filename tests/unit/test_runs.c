@@ -142,6 +142,22 @@ static void test_running(void **state) {
   put(dir, "exit_code", "oops\n");
   evaluate(dir, (int64_t)time(NULL), &f, &v);
   assert_int_equal(v.state, PS_RUN_RUNNING);
+  /* the runner writes `echo $?`: padding is fine up to 64 bytes, a longer
+   * file is no exit code (a folder is not ended by it) */
+  char padded[80];
+  snprintf(padded, sizeof padded, "  0%61s", "\n");
+  assert_int_equal(strlen(padded), 64);
+  put(dir, "exit_code", padded);
+  evaluate(dir, (int64_t)time(NULL), &f, &v);
+  assert_int_equal(v.state, PS_RUN_ENDED);
+  assert_true(v.have_exit_code);
+  assert_int_equal(v.exit_code, 0);
+  snprintf(padded, sizeof padded, "  0%62s", "\n");
+  put(dir, "exit_code", padded);
+  evaluate(dir, (int64_t)time(NULL), &f, &v);
+  assert_int_equal(v.state, PS_RUN_RUNNING);
+  assert_true(v.have_exit_file);
+  assert_false(v.have_exit_code);
   free(dir);
   free(dir2);
 }
