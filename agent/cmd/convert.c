@@ -1,15 +1,19 @@
 /*
  * cmd/convert.c: `perfship convert`, files in, line protocol out on stdout
- * (DESIGN.md "Command line"). No server, no state.
+ * (man/perfship.1 "convert", docs/design-notes.md "`convert` reads lines
+ * with the agent's reader"). No server, no state.
  *
  * Design
  * - The same format parsers and encoder as `run`, driven synchronously: a
  *   point goes through ps_lp_encode() straight into a large output buffer
  *   that is written in chunks of at least 256 KiB (this path is
  *   benchmarked; a write per line would dominate).
- * - Lines are read with read(2) into a buffer that grows by doubling when a
- *   line does not fit, and the unfinished tail is moved to the front only
- *   once per refill, so a 10 MB line costs O(n), not O(n^2).
+ * - Lines are read by the agent's own line reader (input/feed.h over
+ *   input/tail.h), so both agree on CRLF, over-long lines and line
+ *   numbers; a file's unterminated last line is converted too (the file is
+ *   taken as finished). Documents are read whole (core/util.h).
+ * - Formats with run folders (loadgen) are converted run by run by the run
+ *   module (runs/convert.h), which also emits the runs' markers.
  * - Bad input never stops the run: every reject is printed as
  *   FILE:LINE: reason and counted; the exit code says whether any happened.
  */
@@ -18,17 +22,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/sysexits_ps.h"
+#include "core/util.h"
 #include "formats/emit.h"
 #include "formats/format.h"
-#include "formats/loadgen.h"
 #include "influx/lp.h"
-#include "core/sysexits_ps.h"
+#include "input/feed.h"
+#include "runs/convert.h"
 
 #define OUT_FLUSH_BYTES (256 * 1024)
-#define READ_CHUNK (1024 * 1024)
 
 typedef struct convert_ctx {
   ps_buf out;
@@ -89,94 +95,68 @@ static int usage(const char *msg, const char *arg) {
   return PS_EXIT_USAGE;
 }
 
-/* Feeds complete lines of fd to the parser. Returns 0 or a negative errno
- * (read error or emitter failure). */
-static int convert_lines(int fd, const ps_format_ops *ops, ps_parser *parser,
-                         ps_emitter *em) {
-  size_t cap = READ_CHUNK;
-  char *buf = malloc(cap);
-  if (!buf)
-    return -ENOMEM;
-  size_t have = 0; /* bytes in buf, starting at the current line */
-  uint64_t lineno = 0;
-  int eof = 0, rc = 0;
-  size_t scan_from = 0;
-  while (!rc) {
-    /* Process every complete line in buf. */
-    size_t start = 0;
-    for (;;) {
-      char *nl = memchr(buf + scan_from, '\n', have - scan_from);
-      if (!nl)
-        break;
-      size_t len = (size_t)(nl - (buf + start));
-      if (len && buf[start + len - 1] == '\r')
-        len--;
-      em->origin.line = ++lineno;
-      rc = ops->line(parser, buf + start, len, em);
-      if (rc)
-        break;
-      start = (size_t)(nl - buf) + 1;
-      scan_from = start;
-    }
-    if (rc)
-      break;
-    if (eof) {
-      if (start < have) {
-        size_t len = have - start;
-        if (buf[start + len - 1] == '\r')
-          len--;
-        em->origin.line = ++lineno;
-        rc = ops->line(parser, buf + start, len, em);
-      }
-      break;
-    }
-    /* Move the unfinished line to the front, grow if it fills half. */
-    if (start) {
-      memmove(buf, buf + start, have - start);
-      have -= start;
-      scan_from -= start;
-    }
-    scan_from = have;
-    if (cap - have < cap / 2) {
-      char *nb = realloc(buf, cap * 2);
-      if (!nb) {
-        rc = -ENOMEM;
-        break;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-    ssize_t n = read(fd, buf + have, cap - have);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      rc = -errno;
-      break;
-    }
-    if (n == 0)
-      eof = 1;
-    have += (size_t)n;
+/* One file (or stdin) through a parser of `ops`. Returns 0, or a negative
+ * errno after printing why the file could not be converted. */
+static int convert_file(const ps_format_ops *ops, const ps_source_cfg *src,
+                        const char *path, size_t max_line, ps_emitter *em,
+                        ps_buf *err) {
+  int is_stdin = strcmp(path, "-") == 0;
+  int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    fprintf(stderr, "perfship convert: cannot read %s: %s\n", path, strerror(e));
+    return -e;
   }
-  free(buf);
-  return rc;
-}
-
-static int read_all(int fd, ps_buf *b) {
-  for (;;) {
-    int rc = ps_buf_reserve(b, READ_CHUNK);
-    if (rc)
-      return rc;
-    ssize_t n = read(fd, b->data + b->len, b->cap - b->len - 1);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return -errno;
-    }
-    if (n == 0)
-      return 0;
-    b->len += (size_t)n;
-    b->data[b->len] = '\0';
+  const char *note = ops->not_converted ? ops->not_converted(path) : NULL;
+  if (note) {
+    fprintf(stderr, "perfship convert: %s: %s; not converted\n", path, note);
+    if (!is_stdin)
+      close(fd);
+    return 0;
   }
+  ps_input_kind kind = ops->input_kind ? ops->input_kind(src, path) : PS_INPUT_LINES;
+  ps_parser *parser = NULL;
+  ps_head_buf hb;
+  int rc = ps_input_read_head(fd, is_stdin ? "/dev/stdin" : path, ops, kind, &hb);
+  if (rc == 0) {
+    rc = ops->open(&parser, src, &hb.head, err);
+    ps_head_buf_free(&hb);
+  }
+  if (rc < 0) {
+    fprintf(stderr, "perfship convert: %s: %s\n", path, err->len ? err->data : strerror(-rc));
+    if (!is_stdin)
+      close(fd);
+    return rc;
+  }
+  int unreadable = 0;
+  if (kind == PS_INPUT_DOCUMENT && ops->document) {
+    ps_buf doc;
+    ps_buf_init(&doc, 0);
+    rc = ps_read_whole(fd, 0, &doc);
+    if (rc == 0)
+      rc = ops->document(parser, doc.data, doc.len, em);
+    ps_buf_free(&doc);
+  } else if (kind == PS_INPUT_LINES && ops->line) {
+    ps_feed_last last;
+    ps_buf_init(&last.text, 0);
+    rc = ps_feed_fd(fd, ops, parser, em, UINT64_MAX, max_line, &last);
+    if (rc == 0 && last.text.len)
+      rc = ps_feed_line(ops, parser, em, last.text.data, last.text.len, last.line_no);
+    ps_buf_free(&last.text);
+  } else {
+    fprintf(stderr, "perfship convert: %s: format %s does not read this "
+                    "kind of file\n",
+            path, ops->name);
+    unreadable = 1;
+  }
+  if (rc == 0 && ops->finish)
+    rc = ops->finish(parser, em);
+  if (rc < 0)
+    fprintf(stderr, "perfship convert: %s: %s\n", path, strerror(-rc));
+  ops->free(parser);
+  if (!is_stdin)
+    close(fd);
+  return rc < 0 ? rc : unreadable ? -EINVAL : 0;
 }
 
 int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
@@ -270,9 +250,14 @@ int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
       }
   }
   /* A run judged by convert is stalled by the same rule as by the agent
-   * that reads this configuration. */
-  if (cfg_given && cfg)
-    ps_loadgen_set_stall_after_s(cfg->alerts.stall_after_s);
+   * that reads this configuration, and a line is too long by its limit. */
+  int64_t stall_after_s = PS_RUN_STALL_AFTER_DEFAULT_S;
+  size_t max_line = 0; /* the reader's default: watch.max_line_bytes' */
+  if (cfg_given && cfg) {
+    if (cfg->alerts.stall_after_s > 0)
+      stall_after_s = cfg->alerts.stall_after_s;
+    max_line = (size_t)cfg->watch.max_line_bytes;
+  }
   if (measurement)
     src.measurement = (char *)measurement;
   if (ntags) {
@@ -325,8 +310,9 @@ int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
     ps_emitter em = {.point = on_point, .reject = on_reject, .ctx = &cx,
                      .origin = {.file = path, .line = 0}};
     ps_buf_reset(&err);
-    if (ops->convert_path) {
-      int rc = ops->convert_path(&src, path, &em, &err);
+    if (ops->run_folder) {
+      int rc = ps_run_convert_path(ops, &src, path, (int64_t)time(NULL), stall_after_s,
+                                   max_line, &em, &err);
       if (rc < 0) {
         fprintf(stderr, "perfship convert: %s: %s\n", path,
                 err.len ? err.data : strerror(-rc));
@@ -334,50 +320,8 @@ int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
       }
       continue;
     }
-    int is_stdin = strcmp(path, "-") == 0;
-    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      fprintf(stderr, "perfship convert: cannot read %s: %s\n", path,
-              strerror(errno));
+    if (convert_file(ops, &src, path, max_line, &em, &err) < 0)
       unreadable = 1;
-      continue;
-    }
-    ps_parser *parser = NULL;
-    int rc = ops->open(&parser, &src, is_stdin ? "/dev/stdin" : path, &err);
-    if (rc < 0) {
-      fprintf(stderr, "perfship convert: %s: %s\n", path,
-              err.len ? err.data : strerror(-rc));
-      unreadable = 1;
-      if (!is_stdin)
-        close(fd);
-      continue;
-    }
-    ps_input_kind kind =
-        ops->input_kind ? ops->input_kind(&src, path) : PS_INPUT_LINES;
-    if (kind == PS_INPUT_DOCUMENT && ops->document) {
-      ps_buf doc;
-      ps_buf_init(&doc, 0);
-      rc = read_all(fd, &doc);
-      if (rc == 0)
-        rc = ops->document(parser, doc.data ? doc.data : "", doc.len, &em);
-      ps_buf_free(&doc);
-    } else if (kind == PS_INPUT_LINES && ops->line) {
-      rc = convert_lines(fd, ops, parser, &em);
-    } else {
-      fprintf(stderr, "perfship convert: %s: format %s does not read this "
-                      "kind of file\n",
-              path, ops->name);
-      unreadable = 1;
-    }
-    if (rc == 0 && ops->finish)
-      rc = ops->finish(parser, &em);
-    if (rc < 0) {
-      fprintf(stderr, "perfship convert: %s: %s\n", path, strerror(-rc));
-      unreadable = 1;
-    }
-    ops->free(parser);
-    if (!is_stdin)
-      close(fd);
   }
   ps_buf_free(&err);
   flush_out(&cx);

@@ -32,6 +32,8 @@
 
 #include <libconfig.h>
 
+#include "core/util.h"
+
 #define MAX_CONFIG_BYTES (4u << 20)
 #define MAX_SECRET_BYTES 4096
 
@@ -895,50 +897,6 @@ static int check_whole(loader *L, const config_setting_t *root) {
 
 static int load_file(ps_config *c, const char *path, ps_buf *err);
 
-static int read_whole(const char *path, char **out, size_t *len, int *err_no) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *err_no = errno;
-    return -errno;
-  }
-  struct stat st;
-  if (fstat(fd, &st) < 0) {
-    *err_no = errno;
-    close(fd);
-    return -*err_no;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    *err_no = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
-    close(fd);
-    return -*err_no;
-  }
-  if ((uint64_t)st.st_size > MAX_CONFIG_BYTES) {
-    *err_no = EFBIG;
-    close(fd);
-    return -EFBIG;
-  }
-  char *buf = malloc((size_t)st.st_size + 1);
-  if (!buf) {
-    close(fd);
-    *err_no = ENOMEM;
-    return -ENOMEM;
-  }
-  size_t got = 0;
-  while (got < (size_t)st.st_size) {
-    ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      break;
-    got += (size_t)r;
-  }
-  close(fd);
-  buf[got] = '\0';
-  *out = buf;
-  *len = got;
-  return 0;
-}
-
 int ps_config_load(ps_config *c, const char *path, ps_buf *err) {
   ps_buf discard;
   ps_buf_init(&discard, 4096);
@@ -949,8 +907,11 @@ int ps_config_load(ps_config *c, const char *path, ps_buf *err) {
 
 static int load_file(ps_config *c, const char *path, ps_buf *err) {
   loader L = {c, err, path, NULL, 0};
-  int err_no = 0;
-  if (read_whole(path, &L.text, &L.text_len, &err_no) < 0) {
+  ps_buf text;
+  ps_buf_init(&text, 0);
+  int err_no = -ps_read_file(path, MAX_CONFIG_BYTES, &text, NULL);
+  if (err_no) {
+    ps_buf_free(&text);
     if (err_no == ENOENT)
       ps_buf_printf(err, "%s: no such configuration file; check the path given "
                     "with -c (config/perfship.cfg is an annotated sample)", path);
@@ -965,8 +926,10 @@ static int load_file(ps_config *c, const char *path, ps_buf *err) {
                     "is; check the path", path, MAX_CONFIG_BYTES);
     else
       ps_buf_printf(err, "%s: cannot read: %s", path, strerror(err_no));
-    return -(err_no ? err_no : EIO);
+    return -err_no;
   }
+  L.text = text.data; /* freed below, as the loader's own copy */
+  L.text_len = text.len;
   free(c->file);
   c->file = strdup(path);
 
@@ -1005,6 +968,13 @@ static int load_file(ps_config *c, const char *path, ps_buf *err) {
 
 /* ---- secrets ----------------------------------------------------------- */
 
+/* Frees a buffer that held a secret, zeroed first. */
+static void wipe(ps_buf *b) {
+  if (b->data)
+    explicit_bzero(b->data, b->cap);
+  ps_buf_free(b);
+}
+
 static int read_secret(const char *key, const char *path, const char *cfgfile,
                        char **out, ps_buf *err) {
   /* Symlinks are followed: mounted secrets (Kubernetes, Docker) are links
@@ -1033,30 +1003,31 @@ static int read_secret(const char *key, const char *path, const char *cfgfile,
                   path, (unsigned)(st.st_mode & 0777), path, key, cfgfile);
     return -EPERM;
   }
-  char buf[MAX_SECRET_BYTES + 1];
-  size_t got = 0;
-  for (;;) {
-    ssize_t r = read(fd, buf + got, sizeof buf - got);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      break;
-    got += (size_t)r;
-    if (got == sizeof buf)
-      break;
-  }
+  /* One allocation that is never copied by a realloc (ps_read_whole asks
+   * for at most limit + 1 bytes), so wiping it wipes every copy. */
+  ps_buf text;
+  ps_buf_init(&text, 0);
+  int rc = ps_read_whole(fd, MAX_SECRET_BYTES, &text);
   close(fd);
-  if (got > MAX_SECRET_BYTES) {
-    memset(buf, 0, sizeof buf);
+  if (rc == -EFBIG) {
+    wipe(&text);
     ps_buf_printf(err, "%s: longer than %d bytes, which is not a password or token; "
                   "check influxdb.%s in %s", path, MAX_SECRET_BYTES, key, cfgfile);
     return -EFBIG;
   }
+  if (rc < 0) {
+    wipe(&text);
+    ps_buf_printf(err, "%s: cannot read the file named by influxdb.%s in %s: %s", path,
+                  key, cfgfile, strerror(-rc));
+    return rc;
+  }
+  char *buf = text.data;
+  size_t got = text.len;
   while (got && (buf[got - 1] == '\n' || buf[got - 1] == '\r'))
     got--;
   if (got == 0 || memchr(buf, '\n', got) || memchr(buf, '\r', got) ||
       memchr(buf, '\0', got)) {
-    memset(buf, 0, sizeof buf);
+    wipe(&text);
     ps_buf_printf(err, "%s: %s; the file must hold the secret alone on one line "
                   "(influxdb.%s in %s)", path, got == 0 ? "is empty" : "holds more than one line",
                   key, cfgfile);
@@ -1067,7 +1038,7 @@ static int read_secret(const char *key, const char *path, const char *cfgfile,
     memcpy(s, buf, got);
     s[got] = '\0';
   }
-  memset(buf, 0, sizeof buf);
+  wipe(&text);
   if (!s)
     return -ENOMEM;
   free_secret(out);

@@ -1,19 +1,20 @@
 /*
  * formats/dss.c: the `dss-bench` format, the results.json of the InterUSS
- * local DSS bench tool (reference/dss-bench-format.md, SCHEMA.md "DSS bench").
+ * local DSS bench tool (docs/dss-locust.md, docs/schema.md "DSS bench").
  *
  * DESIGN
  * - The tool writes results.json once, after the whole matrix, and rewrites
  *   it on the next run, so the file is a DOCUMENT: parsed whole with cJSON.
  *   It holds no timestamps at all; the file's modification time (whole
- *   seconds) is the time of every point, which keeps a re-read idempotent.
+ *   seconds, read by the driver: ps_input_head) is the time of every
+ *   point, which keeps a re-read idempotent.
  * - Both file eras are read: final (meta.sweep, processes, rps_per_target)
  *   and the earlier per-DSS one (meta.context, "processes/DSS",
  *   rps_per_dss). `processes` is always the total number of workers, so the
  *   legacy per-DSS count is multiplied by num_uss * num_nodes (its meaning
  *   is then the same in both eras).
  * - The tool writes 0.0 for a percentile of an empty sample set; those are
- *   left out (SCHEMA.md) so a failed point never graphs as a 0 ms latency.
+ *   left out (docs/schema.md) so a failed point never graphs as a 0 ms latency.
  * - Back-pressure (emit.h): every unit this document produces (point or
  *   reject) is numbered; after -EAGAIN the parsed tree is kept and the next
  *   call skips the units already delivered.
@@ -29,6 +30,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/util.h"
 #include "formats/format.h"
 #include "core/jsontext.h"
 
@@ -36,7 +38,6 @@
 #define DSS_MARKER_TEXT_MAX 512
 
 struct ps_parser {
-  char *path;
   char run[DSS_RUN_MAX];
   int64_t mtime_s;
   int backfill; /* the marker's field: true unless the agent saw it happen */
@@ -63,10 +64,10 @@ static ps_input_kind dss_input_kind(const ps_source_cfg *src,
 }
 
 /* The run is the folder holding results.json: the tool always writes the
- * same file name, so the folder (--outdir) is what tells runs apart. */
-static void dss_run_name(const char *path, char *out, size_t cap) {
-  char *real = realpath(path, NULL);
-  const char *p = real ? real : path;
+ * same file name, so the folder (--outdir) is what tells runs apart. The
+ * resolved path names it even for a bare "results.json". */
+static void dss_run_name(const ps_input_head *head, char *out, size_t cap) {
+  const char *p = head->real_path ? head->real_path : head->path;
   const char *end = strrchr(p, '/');
   out[0] = '\0';
   if (end) {
@@ -79,35 +80,29 @@ static void dss_run_name(const char *path, char *out, size_t cap) {
     memcpy(out, start, n);
     out[n] = '\0';
   }
-  free(real);
 }
 
 static int dss_open(ps_parser **out, const ps_source_cfg *src,
-                    const char *path, ps_buf *err) {
+                    const ps_input_head *head, ps_buf *err) {
   (void)src;
   *out = NULL;
-  int64_t mtime_s;
-  int rc = ps_format_file_mtime(path, &mtime_s, err);
-  if (rc)
-    return rc;
   ps_parser *p = calloc(1, sizeof *p);
-  if (!p)
-    return -ENOMEM;
-  p->path = strdup(path);
-  if (!p->path) {
-    free(p);
+  if (!p) {
+    ps_buf_puts(err, "out of memory");
     return -ENOMEM;
   }
-  p->mtime_s = mtime_s;
+  /* A rewritten file is a new document and gets a new parser (the pipeline
+   * opens one per version), so the time read when it was opened is its own. */
+  p->mtime_s = ps_whole_seconds(head->mtime_ns);
   /* `convert` reads runs that ended long ago (as loadgen's convert does);
    * the agent clears it for a file it saw appear or change. */
   p->backfill = 1;
-  dss_run_name(path, p->run, sizeof p->run);
+  dss_run_name(head, p->run, sizeof p->run);
   *out = p;
   return 0;
 }
 
-void ps_dss_set_backfill(ps_parser *p, int backfill) {
+static void dss_set_backfill(ps_parser *p, int backfill) {
   if (p)
     p->backfill = backfill != 0;
 }
@@ -116,7 +111,6 @@ static void dss_free(ps_parser *p) {
   if (!p)
     return;
   cJSON_Delete(p->root);
-  free(p->path);
   free(p);
 }
 
@@ -313,7 +307,7 @@ static int json_number(const cJSON *obj, const char *key, double *out) {
   return 1;
 }
 
-/* Integer fields (SCHEMA.md) only take whole numbers in int64 range. */
+/* Integer fields (docs/schema.md) only take whole numbers in int64 range. */
 static int json_int(const cJSON *obj, const char *key, int64_t *out) {
   double d;
   if (!json_number(obj, key, &d) || d != floor(d) || d < -9.2e18 ||
@@ -549,9 +543,6 @@ static int dss_document(ps_parser *p, const char *data, size_t len,
                         ps_emitter *em) {
   em->origin.line = 0;
   if (!p->root) {
-    /* A fresh document: a rewritten file has a new modification time. */
-    if (p->path)
-      ps_format_file_mtime(p->path, &p->mtime_s, NULL);
     p->cursor = 0;
     size_t nul_col;
     const char *nul = ps_json_nul_check(data, len, &nul_col);
@@ -587,11 +578,12 @@ static int dss_document(ps_parser *p, const char *data, size_t len,
 const ps_format_ops ps_format_dss_bench = {
     .id = PS_FMT_DSS_BENCH,
     .name = "dss-bench",
+    .needs = PS_FMT_NEEDS_REAL_PATH,
     .input_kind = dss_input_kind,
     .open = dss_open,
     .line = NULL,
     .document = dss_document,
     .finish = NULL,
     .free = dss_free,
-    .convert_path = NULL,
+    .set_backfill = dss_set_backfill,
 };

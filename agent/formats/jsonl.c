@@ -1,7 +1,7 @@
 /*
  * formats/jsonl.c: the generic `jsonl` format, one JSON object per line,
  * mapped to a point by the source configuration (include/formats/format.h,
- * SCHEMA.md "Generic sources").
+ * docs/schema.md "Generic sources").
  *
  * Design
  * - A small JSON reader made for this job instead of a tree library: it
@@ -17,9 +17,9 @@
  *   and skipped (counted, logged at debug level): line protocol has no
  *   arrays, and inventing index names would create fields nobody asked
  *   for.
- * - Types are fixed per key (SCHEMA.md): a number is a float unless
+ * - Types are fixed per key (docs/schema.md): a number is a float unless
  *   `types` declares the key. `null`, and the NaN / Infinity that Python's
- *   json module writes, mean "absent" (SCHEMA.md), so those fields are left
+ *   json module writes, mean "absent" (docs/schema.md), so those fields are left
  *   out instead of failing the line.
  * - All per-line storage (keys, unescaped strings, leaves, tags, fields)
  *   lives in buffers owned by the parser and reused.
@@ -70,8 +70,8 @@ static ps_input_kind jsonl_input_kind(const ps_source_cfg *src,
 }
 
 static int jsonl_open(ps_parser **out, const ps_source_cfg *src,
-                      const char *path, ps_buf *err) {
-  (void)path;
+                      const ps_input_head *head, ps_buf *err) {
+  (void)head;
   *out = NULL;
   ps_parser *p = calloc(1, sizeof *p);
   if (!p) {
@@ -403,7 +403,7 @@ static int read_value(jreader *r, size_t key_off, int record) {
     rc = literal(r, "null", 4);
     break;
   case 'N':
-    /* not JSON, but Python's json module writes it; SCHEMA.md: absent */
+    /* not JSON, but Python's json module writes it; docs/schema.md: absent */
     l.kind = JV_NULL;
     rc = literal(r, "NaN", 3);
     break;
@@ -573,7 +573,7 @@ static int leaf_time(const ps_parser *p, const leaf *l, int64_t *ns,
       return 0;
     }
   }
-  /* seconds, ms, us: rounded to the microsecond (SCHEMA.md) */
+  /* seconds, ms, us: rounded to the microsecond (docs/schema.md) */
   double limit = 9.2e18 / (double)factor;
   if (!(fabs(v) < limit)) {
     *why = "is outside InfluxDB's time range";
@@ -770,5 +770,4 @@ const ps_format_ops ps_format_jsonl = {
     .document = NULL,
     .finish = NULL,
     .free = jsonl_free,
-    .convert_path = NULL,
 };

@@ -1,6 +1,6 @@
 /*
- * formats/loadgen.c: Agoric testnet-load-generator results (perf.jsonl and
- * its run folder) into the loadgen_* measurements of SCHEMA.md.
+ * formats/loadgen.c: Agoric testnet-load-generator results (perf.jsonl)
+ * into the loadgen_* measurements of docs/schema.md (docs/loadgen.md).
  *
  * Design
  * - Only perf.jsonl is read, line by line. Streamed lines are small and map
@@ -11,7 +11,7 @@
  *   a resumed call continues at the refused point without re-parsing and
  *   without re-walking what was already sent. Small records remember how many
  *   of their points were accepted and skip those on the resumed call.
- * - Types follow SCHEMA.md's integer list by field name; every other number
+ * - Types follow docs/schema.md's integer list by field name; every other number
  *   is a float, whatever the JSON text looked like. A null, a missing key, a
  *   non-finite number or a non-integral value for an integer field is an
  *   absent field, never a zero.
@@ -22,10 +22,13 @@
  *   cJSON_InitHooks was faster, but those hooks are process-global: a
  *   cJSON call on libuv's threadpool (CREATE DATABASE's answer) during a
  *   parse allocated from, or freed into, the wrong allocator and crashed.
- * - The facts the run tracker needs (runs.h) are updated as lines are read;
- *   convert_path() reads a whole folder and then asks runs.c for markers.
+ * - The facts the run tracker needs (runs.h) are updated as lines are read
+ *   and offered through the ops (run_facts, set_run_facts). Reading a run
+ *   folder and judging it is the run module's (runs/convert.c); this file
+ *   only parses what it is given: the first line and mtime of perf.jsonl
+ *   come with open() (ps_input_head), so a parser opened mid-file after a
+ *   restart still knows timeOrigin.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
@@ -33,28 +36,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
-#include "formats/format.h"
 #include "core/jsontext.h"
-#include "formats/loadgen.h"
+#include "formats/format.h"
 #include "runs/runs.h"
 
 #define LG_MAX_FIELDS 96
 #define LG_MAX_TAGS 8
 #define LG_KEY_LEN 64
-#define LG_FIRST_LINE_MAX (1u << 20)
-#define LG_MAX_LINE_BYTES (64u << 20) /* DESIGN.md default of max_line_bytes */
-#define LG_READ_CHUNK (1u << 20)
-
-static int64_t g_stall_after_s = PS_RUN_STALL_AFTER_DEFAULT_S;
-
-void ps_loadgen_set_stall_after_s(int64_t s) {
-  g_stall_after_s = s > 0 ? s : PS_RUN_STALL_AFTER_DEFAULT_S;
-}
 
 typedef enum finish_phase {
   FP_EVENT = 0,
@@ -73,7 +64,7 @@ typedef struct storage_area {
 } storage_area;
 
 struct ps_parser {
-  char *path; /* perf.jsonl, for the mtime fallback of the origin */
+  int64_t mtime_ns; /* of perf.jsonl when opened: the origin's fallback */
   ps_run_id id;
   ps_run_facts facts;
 
@@ -268,34 +259,37 @@ static int pt_emit(ps_parser *p, ps_emitter *em, const char *measurement,
 
 /* ---- run identity and origin -------------------------------------------- */
 
-static void id_from_perf_path(const char *path, ps_run_id *id) {
-  char *copy = strdup(path);
+/* The run is the folder holding perf.jsonl. A path whose folder part is "."
+ * or ".." ("perf.jsonl" given relative) names the folder only once
+ * resolved, so the driver's resolved path is used then. */
+static void id_from_head(const ps_input_head *head, ps_run_id *id) {
+  char *copy = strdup(head->path);
   char *real = NULL;
   if (!copy) {
     ps_run_id_from_name("", id);
     return;
   }
   char *dir = dirname(copy);
-  /* "perf.jsonl" given relative: the folder's name needs the real path */
-  if (strcmp(dir, ".") == 0 || strcmp(dir, "..") == 0 ||
-      strcmp(basename(dir), "..") == 0)
-    real = realpath(dir, NULL);
-  ps_run_id_from_name(real ? real : dir, id);
+  if ((strcmp(dir, ".") == 0 || strcmp(dir, "..") == 0 ||
+       strcmp(basename(dir), "..") == 0) &&
+      head->real_path && (real = strdup(head->real_path)))
+    dir = dirname(real);
+  ps_run_id_from_name(dir, id);
   free(real);
   free(copy);
 }
 
-static int file_mtime_s(const char *path, double *out) {
-  struct stat st;
-  if (!path || stat(path, &st) != 0)
+static int file_mtime_s(const ps_parser *p, double *out) {
+  if (!p->mtime_ns)
     return 0;
-  *out = (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
+  *out = (double)(p->mtime_ns / 1000000000LL) +
+         (double)(p->mtime_ns % 1000000000LL) / 1e9;
   return 1;
 }
 
 /* Sets the origin from the first line: its timeOrigin, or (older or odd
  * files) the mtime of perf.jsonl when first seen, so that the first line's
- * wall time is that mtime (SCHEMA.md: the start marker's fallback). */
+ * wall time is that mtime (docs/schema.md: the start marker's fallback). */
 static void origin_from_first(ps_parser *p, const cJSON *root,
                               double timestamp) {
   if (p->facts.have_origin)
@@ -305,7 +299,7 @@ static void origin_from_first(ps_parser *p, const cJSON *root,
   if (json_finite(to, &origin)) {
     p->facts.origin_s = origin;
     p->facts.origin_from_mtime = 0;
-  } else if (file_mtime_s(p->path, &mtime)) {
+  } else if (file_mtime_s(p, &mtime)) {
     p->facts.origin_s = mtime - timestamp;
     p->facts.origin_from_mtime = 1;
   } else {
@@ -348,45 +342,37 @@ static void loadgen_free(ps_parser *p) {
   finish_reset(p);
   cJSON_Delete(p->tree);
   free(p->areas);
-  free(p->path);
   free(p);
 }
 
-static void read_first_line(ps_parser *p) {
-  FILE *f = fopen(p->path, "rb");
-  if (!f)
+/* The origin from the first line the driver read, so that a parser opened
+ * mid-file (after a restart) knows it; only a complete line is given, a
+ * half-written one might not parse. */
+static void origin_from_head(ps_parser *p, const ps_input_head *head) {
+  if (!head->first_line)
     return;
-  char *buf = malloc(LG_FIRST_LINE_MAX);
-  if (buf) {
-    size_t n = fread(buf, 1, LG_FIRST_LINE_MAX, f);
-    char *nl = memchr(buf, '\n', n);
-    if (nl) { /* only a complete line: a half-written one may not parse */
-      cJSON *root = cJSON_ParseWithLength(buf, (size_t)(nl - buf));
-      int ok;
-      double ts = root ? line_timestamp(root, &ok) : 0;
-      if (root && cJSON_IsObject(root) && ok)
-        origin_from_first(p, root, ts);
-      cJSON_Delete(root);
-    }
-  }
-  free(buf);
-  fclose(f);
+  cJSON *root = cJSON_ParseWithLength(head->first_line, head->first_len);
+  int ok;
+  double ts = root ? line_timestamp(root, &ok) : 0;
+  if (root && cJSON_IsObject(root) && ok)
+    origin_from_first(p, root, ts);
+  cJSON_Delete(root);
 }
 
 static int loadgen_open(ps_parser **out, const ps_source_cfg *src,
-                        const char *path, ps_buf *err) {
+                        const ps_input_head *head, ps_buf *err) {
   (void)src;
   *out = NULL;
   ps_parser *p = calloc(1, sizeof *p);
-  if (!p || !(p->path = strdup(path))) {
-    free(p);
+  if (!p) {
     if (err)
-      ps_buf_printf(err, "%s: out of memory", path);
+      ps_buf_printf(err, "%s: out of memory", head->path);
     return -ENOMEM;
   }
   p->phase = FP_DONE;
-  id_from_perf_path(path, &p->id);
-  read_first_line(p);
+  p->mtime_ns = head->mtime_ns;
+  id_from_head(head, &p->id);
+  origin_from_head(p, head);
   *out = p;
   return 0;
 }
@@ -399,13 +385,24 @@ static ps_input_kind loadgen_input_kind(const ps_source_cfg *src,
   return strcmp(base, "perf.jsonl") == 0 ? PS_INPUT_LINES : PS_INPUT_IGNORE;
 }
 
-const ps_run_facts *ps_loadgen_run_facts(const ps_parser *p) {
+static const ps_run_facts *loadgen_run_facts(const ps_parser *p) {
   return p ? &p->facts : NULL;
 }
 
-void ps_loadgen_set_run_facts(ps_parser *p, const ps_run_facts *f) {
+static void loadgen_set_run_facts(ps_parser *p, const ps_run_facts *f) {
   if (p && f)
     p->facts = *f;
+}
+
+/* The folder holding the path: perf.jsonl, exit_code, docker.log and the
+ * slogs of a run are its direct children. */
+static int loadgen_run_folder(const char *path, char *folder, size_t n) {
+  const char *slash = strrchr(path, '/');
+  if (!slash || slash == path || (size_t)(slash - path) >= n)
+    return 0;
+  memcpy(folder, path, (size_t)(slash - path));
+  folder[slash - path] = '\0';
+  return 1;
 }
 
 /* ---- streamed records ------------------------------------------------------ */
@@ -896,281 +893,17 @@ static int loadgen_line(ps_parser *p, const char *data, size_t len,
   return rc;
 }
 
-/* ---- reading a whole file (convert, scan) ------------------------------------ */
-
-typedef int (*line_fn)(void *ctx, const char *line, size_t len,
-                       uint64_t lineno);
-
-/* Calls fn for every complete line of f up to end_offset; leaves an
- * unterminated last line in `tail`. A line longer than the limit is
- * reported through too_long and skipped. */
-static int read_lines(FILE *f, uint64_t end_offset, line_fn fn, void *ctx,
-                      void (*too_long)(void *ctx, uint64_t lineno),
-                      ps_buf *tail, uint64_t *lines_out) {
-  ps_buf buf;
-  ps_buf_init(&buf, 0);
-  uint64_t lineno = 0, offset = 0;
-  size_t scan = 0;
-  int skipping = 0, rc = 0;
-  for (;;) {
-    if (offset >= end_offset)
-      break;
-    if ((rc = ps_buf_reserve(&buf, LG_READ_CHUNK)) != 0)
-      break;
-    size_t want = LG_READ_CHUNK;
-    if (end_offset - offset < want)
-      want = (size_t)(end_offset - offset);
-    size_t n = fread(buf.data + buf.len, 1, want, f);
-    if (n == 0) {
-      if (ferror(f))
-        rc = -EIO;
-      break;
-    }
-    buf.len += n;
-    buf.data[buf.len] = '\0';
-    offset += n;
-    size_t start = 0;
-    char *nl;
-    while ((nl = memchr(buf.data + scan, '\n', buf.len - scan))) {
-      size_t end = (size_t)(nl - buf.data);
-      lineno++;
-      if (skipping) {
-        skipping = 0;
-      } else {
-        size_t l = end - start;
-        if (l && buf.data[start + l - 1] == '\r')
-          l--;
-        if ((rc = fn(ctx, buf.data + start, l, lineno)) != 0)
-          goto out;
-      }
-      start = scan = end + 1;
-    }
-    scan = buf.len;
-    if (start)
-      ps_buf_consume(&buf, start);
-    scan -= start;
-    if (!skipping && buf.len > LG_MAX_LINE_BYTES) {
-      if (too_long)
-        too_long(ctx, lineno + 1);
-      skipping = 1;
-    }
-    if (skipping) {
-      ps_buf_reset(&buf);
-      scan = 0;
-    }
-  }
-  if (!skipping && buf.len && tail)
-    rc = rc ? rc : ps_buf_append(tail, buf.data, buf.len);
-out:
-  if (lines_out)
-    *lines_out = lineno;
-  ps_buf_free(&buf);
-  return rc;
-}
-
-typedef struct feed_ctx {
-  ps_parser *p;
-  ps_emitter *em;
-} feed_ctx;
-
-static int feed_line(void *ctx, const char *line, size_t len,
-                     uint64_t lineno) {
-  feed_ctx *c = ctx;
-  c->em->origin.line = lineno;
-  if (len == 0)
-    return 0;
-  int rc;
-  /* convert and scan never see -EAGAIN from their emitters; loop anyway so
-   * a driver that does is still served correctly */
-  while ((rc = loadgen_line(c->p, line, len, c->em)) == -EAGAIN) {
-  }
-  return rc;
-}
-
-static void feed_too_long(void *ctx, uint64_t lineno) {
-  feed_ctx *c = ctx;
-  c->em->origin.line = lineno;
-  ps_emit_reject(c->em, "line longer than %u bytes; skipped",
-                 (unsigned)LG_MAX_LINE_BYTES);
-}
-
-static int discard_point(void *ctx, const ps_point *p, const ps_origin *o) {
-  (void)ctx;
-  (void)p;
-  (void)o;
-  return 0;
-}
-
-static void discard_reject(void *ctx, const ps_origin *o, const char *r) {
-  (void)ctx;
-  (void)o;
-  (void)r;
-}
-
-int ps_loadgen_scan_facts(const char *perf_path, uint64_t end_offset,
-                          ps_run_facts *facts, ps_buf *err) {
-  ps_parser *p = NULL;
-  int rc = loadgen_open(&p, NULL, perf_path, err);
-  if (rc)
-    return rc;
-  FILE *f = fopen(perf_path, "rb");
-  if (!f) {
-    rc = -errno;
-    if (err)
-      ps_buf_printf(err, "%s: %s", perf_path, strerror(-rc));
-    loadgen_free(p);
-    return rc;
-  }
-  ps_emitter em = {discard_point, discard_reject, NULL, {perf_path, 0}};
-  feed_ctx c = {p, &em};
-  rc = read_lines(f, end_offset, feed_line, &c, NULL, NULL, NULL);
-  fclose(f);
-  if (rc == 0)
-    *facts = p->facts;
-  else if (err)
-    ps_buf_printf(err, "%s: %s", perf_path, strerror(-rc));
-  loadgen_free(p);
-  return rc;
-}
-
-/* A run folder (or its perf.jsonl) converted as the live path would see it
- * if perfship met the folder now: every line, the unterminated last one only
- * if the run has ended, then the markers. backfill = the run had ended when
- * converted, the same rule as the live path's "when first seen", so a
- * re-ingestion writes the same points and markers again. */
-static int convert_run(const ps_source_cfg *src, const char *path,
-                       ps_emitter *em, ps_buf *err) {
-  struct stat st;
-  if (stat(path, &st) != 0) { /* the driver names the operand itself */
-    int e = errno;
-    ps_buf_printf(err, "%s", strerror(e));
-    return -e;
-  }
-  char *folder = NULL, *perf = NULL;
-  if (S_ISDIR(st.st_mode)) {
-    folder = strdup(path);
-    if (folder && asprintf(&perf, "%s/perf.jsonl", path) < 0)
-      perf = NULL;
-  } else {
-    char *copy = strdup(path);
-    perf = strdup(path);
-    folder = copy ? strdup(dirname(copy)) : NULL;
-    free(copy);
-  }
-  int rc = 0;
-  ps_parser *p = NULL;
-  FILE *f = NULL;
-  ps_buf tail;
-  ps_buf_init(&tail, 0);
-  const char *saved_file = em->origin.file;
-  if (!folder || !perf) {
-    rc = -ENOMEM;
-    goto out;
-  }
-  f = fopen(perf, "rb");
-  if (!f) {
-    rc = -errno;
-    ps_buf_printf(err, "%s: %s", perf, strerror(-rc));
-    goto out;
-  }
-  if ((rc = loadgen_open(&p, src, perf, err)) != 0)
-    goto out;
-  em->origin.file = perf;
-  feed_ctx c = {p, em};
-  uint64_t lines = 0;
-  rc = read_lines(f, UINT64_MAX, feed_line, &c, feed_too_long, &tail, &lines);
-  if (rc) {
-    ps_buf_printf(err, "%s: %s", perf, strerror(-rc));
-    goto out;
-  }
-  int64_t now = (int64_t)time(NULL);
-  ps_run_view view;
-  if ((rc = ps_run_evaluate(folder, now, g_stall_after_s, &p->facts, &view,
-                            err)) != 0)
-    goto out;
-  if (tail.len) {
-    int feed = view.state == PS_RUN_ENDED;
-    if (!feed && !view.have_exit_file) {
-      /* without the queue's exit_code, a complete perf-finish is the end */
-      cJSON *root = cJSON_ParseWithLength(tail.data, tail.len);
-      const cJSON *ty = obj_get(root, "type");
-      feed = cJSON_IsString(ty) && strcmp(ty->valuestring, "perf-finish") == 0;
-      cJSON_Delete(root);
-    }
-    if (feed) {
-      if ((rc = feed_line(&c, tail.data, tail.len, lines + 1)) != 0)
-        goto out;
-      if ((rc = ps_run_evaluate(folder, now, g_stall_after_s, &p->facts,
-                                &view, err)) != 0)
-        goto out;
-    }
-  }
-  rc = ps_run_emit_markers(&view, view.state == PS_RUN_ENDED,
-                           PS_RUN_MARK_START | PS_RUN_MARK_END, em);
-out:
-  em->origin.file = saved_file;
-  if (f)
-    fclose(f);
-  loadgen_free(p);
-  ps_buf_free(&tail);
-  free(folder);
-  free(perf);
-  return rc;
-}
-
-static int has_perf_jsonl(const char *dir) {
-  char path[4096];
-  struct stat st;
-  int n = snprintf(path, sizeof path, "%s/perf.jsonl", dir);
-  return n > 0 && (size_t)n < sizeof path && stat(path, &st) == 0 &&
-         S_ISREG(st.st_mode);
-}
-
-static int only_dirs(const struct dirent *de) {
-  return de->d_name[0] != '.';
-}
-
-/* A run folder, its perf.jsonl, or a results folder holding run folders
- * (the runner's queue makes one per revision): each run in name order. */
-static int loadgen_convert_path(const ps_source_cfg *src, const char *path,
-                                ps_emitter *em, ps_buf *err) {
-  struct stat st;
-  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || has_perf_jsonl(path))
-    return convert_run(src, path, em, err);
-  struct dirent **names = NULL;
-  int n = scandir(path, &names, only_dirs, alphasort);
-  if (n < 0) {
-    int e = errno;
-    ps_buf_printf(err, "%s", strerror(e));
-    return -e;
-  }
-  int rc = 0, runs = 0;
-  for (int i = 0; i < n; i++) {
-    char *sub = NULL;
-    if (rc == 0 && asprintf(&sub, "%s/%s", path, names[i]->d_name) > 0 &&
-        has_perf_jsonl(sub)) {
-      runs++;
-      rc = convert_run(src, sub, em, err);
-    }
-    free(sub);
-    free(names[i]);
-  }
-  free(names);
-  if (rc == 0 && runs == 0) {
-    ps_buf_puts(err, "no perf.jsonl in it or in its subfolders");
-    rc = -ENOENT;
-  }
-  return rc;
-}
-
 const ps_format_ops ps_format_loadgen = {
     .id = PS_FMT_LOADGEN,
     .name = "loadgen",
+    .needs = PS_FMT_NEEDS_FIRST_LINE | PS_FMT_NEEDS_REAL_PATH,
     .input_kind = loadgen_input_kind,
     .open = loadgen_open,
     .line = loadgen_line,
     .document = NULL,
     .finish = NULL,
     .free = loadgen_free,
-    .convert_path = loadgen_convert_path,
+    .run_folder = loadgen_run_folder,
+    .run_facts = loadgen_run_facts,
+    .set_run_facts = loadgen_set_run_facts,
 };

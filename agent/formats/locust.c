@@ -1,17 +1,17 @@
 /*
  * formats/locust.c: the `locust` format, the CSV files of `locust --csv
- * PREFIX` (reference/dss-bench-format.md section 3, SCHEMA.md "Locust CSVs").
+ * PREFIX` (docs/dss-locust.md, docs/schema.md "Locust CSVs").
  *
  * DESIGN
  * - Locust rewrites PREFIX_stats.csv and PREFIX_failures.csv in place, so
  *   they are DOCUMENTS (timed by the file's modification time); it appends
  *   to PREFIX_stats_history.csv, so that one is LINES, each row timed by its
  *   own Timestamp column. PREFIX_exceptions.csv holds only texts and
- *   tracebacks and is ignored.
+ *   tracebacks and is ignored (`convert` notes it: not_converted).
  * - Columns are found by header name, never by position, so another Locust
  *   version with more or fewer percentile columns still maps. A history
- *   parser reads the header in open(): after a restart it starts at a
- *   mid-file offset and never sees line 1 again.
+ *   parser takes the header from the first line the driver read for open():
+ *   after a restart it starts at a mid-file offset and never sees line 1.
  * - Field keys are the header turned into snake_case once per header, not per
  *   row; rows reuse one scratch buffer and one field array (no allocation per
  *   field).
@@ -19,7 +19,7 @@
  *   "" is a quote inside a quoted field, a quoted field may hold commas and
  *   line breaks, records end in \r\n.
  * - `N/A` and empty cells are "absent". Only the counters listed in
- *   SCHEMA.md are integers; every other number is a float.
+ *   docs/schema.md are integers; every other number is a float.
  * - Failures rows share type+name tags and the file's time, so each is kept
  *   apart by adding its 0-based row index in nanoseconds.
  * - Back-pressure (emit.h): every unit a document produces (point or reject)
@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "formats/format.h"
 
 #define LOCUST_MAX_COLUMNS 128
@@ -55,7 +56,6 @@ typedef struct locust_col {
 } locust_col;
 
 struct ps_parser {
-  char *path;
   locust_kind kind;
   char run[LOCUST_RUN_MAX];
   int64_t mtime_s;
@@ -386,84 +386,62 @@ static void locust_free(ps_parser *p) {
     return;
   clear_header(p);
   ps_buf_free(&p->cells);
-  free(p->path);
   free(p);
 }
 
-/* Reads the first record of a history file, which is its header. A file
- * still empty has none yet; line() then takes it from line 1. */
-static int read_history_header(ps_parser *p, ps_buf *err) {
-  FILE *f = fopen(p->path, "rb");
-  if (!f) {
-    int e = errno;
-    ps_buf_printf(err, "cannot open: %s", strerror(e));
-    return -e;
+/* Takes a history file's header from its first line (read by the driver):
+ * after a restart the parser starts mid-file and never sees line 1. A file
+ * still without a complete first line has none yet; line() then takes it
+ * from line 1. */
+static int header_from_head(ps_parser *p, const ps_input_head *head,
+                            ps_buf *err) {
+  if (!head->first_line)
+    return 0;
+  size_t len = head->first_len, pos = 0;
+  uint64_t lines;
+  if (len > LOCUST_HEADER_MAX) {
+    ps_buf_printf(err, "line 1: header longer than %d bytes", LOCUST_HEADER_MAX);
+    return -EINVAL;
   }
-  ps_buf head;
-  ps_buf_init(&head, LOCUST_HEADER_MAX);
-  int rc = 0, c;
-  while ((c = fgetc(f)) != EOF && c != '\n')
-    if ((rc = ps_buf_putc(&head, (char)c)) != 0)
-      break;
-  fclose(f);
-  if (rc == -E2BIG) {
-    ps_buf_printf(err, "line 1: header longer than %d bytes",
-                  LOCUST_HEADER_MAX);
-    rc = -EINVAL;
-  } else if (rc == 0 && c == '\n') {
-    size_t len = head.len, pos = 0;
-    uint64_t lines;
-    if (len > 0 && head.data[len - 1] == '\r')
-      len--;
-    int n = csv_record(p, head.data, len, &pos, &lines);
-    if (n > 0 && is_header(p)) {
-      rc = set_header(p, (size_t)n);
-    } else if (n == -ENOMEM) {
-      rc = n;
-    } else {
-      ps_buf_printf(err, "line 1: not a Locust stats history header "
-                         "(Timestamp,User Count,...)");
-      rc = -EINVAL;
-    }
-  }
-  ps_buf_free(&head);
-  return rc;
+  if (len > 0 && head->first_line[len - 1] == '\r')
+    len--;
+  int n = csv_record(p, head->first_line, len, &pos, &lines);
+  if (n > 0 && is_header(p))
+    return set_header(p, (size_t)n);
+  if (n == -ENOMEM)
+    return n;
+  ps_buf_printf(err, "line 1: not a Locust stats history header "
+                     "(Timestamp,User Count,...)");
+  return -EINVAL;
 }
 
 static int locust_open(ps_parser **out, const ps_source_cfg *src,
-                       const char *path, ps_buf *err) {
+                       const ps_input_head *head, ps_buf *err) {
   (void)src;
   *out = NULL;
   locust_kind kind;
   size_t prefix_len;
-  if (!classify(path, &kind, &prefix_len)) {
+  if (!classify(head->path, &kind, &prefix_len)) {
     ps_buf_printf(err, "not a Locust --csv stats, history or failures file "
                        "(PREFIX_stats.csv, PREFIX_stats_history.csv, "
                        "PREFIX_failures.csv)");
     return -EINVAL;
   }
-  int64_t mtime_s;
-  int rc = ps_format_file_mtime(path, &mtime_s, err);
-  if (rc)
-    return rc;
   ps_parser *p = calloc(1, sizeof *p);
   if (!p)
     return -ENOMEM;
   ps_buf_init(&p->cells, 0);
   p->kind = kind;
-  p->mtime_s = mtime_s;
-  p->path = strdup(path);
-  if (!p->path) {
-    locust_free(p);
-    return -ENOMEM;
-  }
-  const char *base = base_name(path);
+  /* Whole seconds, as st_mtime (docs/schema.md "Locust CSVs"). A rewritten
+   * document gets a new parser, so this is the time of its own version. */
+  p->mtime_s = ps_whole_seconds(head->mtime_ns);
+  const char *base = base_name(head->path);
   if (prefix_len >= sizeof p->run)
     prefix_len = sizeof p->run - 1;
   memcpy(p->run, base, prefix_len);
   p->run[prefix_len] = '\0';
   if (kind == LOCUST_HISTORY) {
-    rc = read_history_header(p, err);
+    int rc = header_from_head(p, head, err);
     if (rc) {
       locust_free(p);
       return rc;
@@ -471,6 +449,12 @@ static int locust_open(ps_parser **out, const ps_source_cfg *src,
   }
   *out = p;
   return 0;
+}
+
+static const char *locust_not_converted(const char *path) {
+  return has_suffix(base_name(path), "_exceptions.csv", NULL)
+             ? "Locust exceptions file"
+             : NULL;
 }
 
 /* ---- line / document ------------------------------------------------------
@@ -514,10 +498,6 @@ static int locust_line(ps_parser *p, const char *data, size_t len,
 
 static int locust_document(ps_parser *p, const char *data, size_t len,
                            ps_emitter *em) {
-  if (p->cursor == 0) {
-    /* Locust rewrites the file: each version is timed by its own mtime. */
-    ps_format_file_mtime(p->path, &p->mtime_s, NULL);
-  }
   clear_header(p);
   size_t pos = 0, unit = 0, row = 0;
   uint64_t line = 1;
@@ -591,11 +571,12 @@ static int locust_document(ps_parser *p, const char *data, size_t len,
 const ps_format_ops ps_format_locust = {
     .id = PS_FMT_LOCUST,
     .name = "locust",
+    .needs = PS_FMT_NEEDS_FIRST_LINE,
     .input_kind = locust_input_kind,
     .open = locust_open,
     .line = locust_line,
     .document = locust_document,
     .finish = NULL,
     .free = locust_free,
-    .convert_path = NULL,
+    .not_converted = locust_not_converted,
 };

@@ -25,10 +25,10 @@ static ps_input_kind lp_input_kind(const ps_source_cfg *src, const char *path) {
   return PS_INPUT_LINES;
 }
 
-static int lp_open(ps_parser **out, const ps_source_cfg *src, const char *path,
-                   ps_buf *err) {
+static int lp_open(ps_parser **out, const ps_source_cfg *src,
+                   const ps_input_head *head, ps_buf *err) {
   (void)src;
-  (void)path;
+  (void)head;
   *out = NULL;
   ps_parser *p = malloc(sizeof *p);
   if (!p) {
@@ -69,5 +69,4 @@ const ps_format_ops ps_format_lp = {
     .document = NULL,
     .finish = NULL,
     .free = lp_free,
-    .convert_path = NULL,
 };

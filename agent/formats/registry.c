@@ -4,13 +4,10 @@
  * Formats are looked up by id. The tables are weak references so that the
  * registry does not force every format into a program that needs only one
  * (a fuzz target links the library and pulls in just its parser).
- * It also holds what several formats read the same way (a file's mtime).
  */
 #include "formats/format.h"
 
-#include <errno.h>
-#include <string.h>
-#include <sys/stat.h>
+#include <stddef.h>
 
 extern const ps_format_ops ps_format_jsonl __attribute__((weak));
 extern const ps_format_ops ps_format_lp __attribute__((weak));
@@ -32,16 +29,4 @@ const ps_format_ops *ps_format_ops_get(ps_format_id id) {
     return &ps_format_locust;
   }
   return NULL;
-}
-
-int ps_format_file_mtime(const char *path, int64_t *mtime_s, ps_buf *err) {
-  struct stat st;
-  if (stat(path, &st) != 0) {
-    int e = errno;
-    if (err)
-      ps_buf_printf(err, "cannot stat: %s", strerror(e));
-    return -e;
-  }
-  *mtime_s = (int64_t)st.st_mtime;
-  return 0;
 }

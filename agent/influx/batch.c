@@ -15,11 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-uint64_t ps_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
+#include "core/util.h"
 
 void ps_cursor_init(ps_cursor *c, uint64_t offset, uint64_t line, void *owner) {
   memset(c, 0, sizeof *c);

@@ -19,29 +19,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-uint64_t ps_hash64(uint64_t h, const void *p, size_t n) {
-  const unsigned char *s = p;
-  for (size_t i = 0; i < n; i++) {
-    h ^= s[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
+#include "core/util.h"
 
 static int hash_prefix(int fd, size_t n, uint64_t *out) {
   unsigned char b[PS_FP_MAX];
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = pread(fd, b + got, n - got, (off_t)got);
-    if (r < 0) {
-      if (errno == EINTR)
-        continue;
-      return -errno;
-    }
-    if (r == 0)
-      return -ENODATA; /* shrank under us */
-    got += (size_t)r;
-  }
+  ssize_t got = ps_pread_full(fd, b, n, 0);
+  if (got < 0)
+    return (int)got;
+  if ((size_t)got < n)
+    return -ENODATA; /* shrank under us */
   *out = ps_hash64(PS_HASH_SEED, b, n);
   return 0;
 }
@@ -131,10 +117,16 @@ long ps_tail_fill(ps_tail *t, size_t chunk) {
   if (rc)
     return rc;
   for (;;) {
-    ssize_t r = pread(t->fd, t->buf.data + t->buf.len, chunk, (off_t)t->read_off);
+    ssize_t r = t->stream
+                    ? read(t->fd, t->buf.data + t->buf.len, chunk)
+                    : pread(t->fd, t->buf.data + t->buf.len, chunk, (off_t)t->read_off);
     if (r < 0) {
       if (errno == EINTR)
         continue;
+      if (errno == ESPIPE && !t->stream) {
+        t->stream = 1;
+        continue;
+      }
       return -errno;
     }
     t->buf.len += (size_t)r;
@@ -271,28 +263,4 @@ void ps_tail_free(ps_tail *t) {
     return;
   ps_buf_free(&t->buf);
   t->have_cur = 0;
-}
-
-int ps_read_whole(int fd, size_t limit, ps_buf *out) {
-  ps_buf_reset(out);
-  off_t off = 0;
-  for (;;) {
-    int rc = ps_buf_reserve(out, 65536);
-    if (rc)
-      return rc;
-    ssize_t r = pread(fd, out->data + out->len, 65536, off);
-    if (r < 0) {
-      if (errno == EINTR)
-        continue;
-      return -errno;
-    }
-    if (r == 0)
-      break;
-    out->len += (size_t)r;
-    out->data[out->len] = '\0';
-    off += r;
-    if (limit && out->len > limit)
-      return -EFBIG;
-  }
-  return 0;
 }

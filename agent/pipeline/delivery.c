@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/util.h"
 #include "influx/lp.h"
 
 #define MOD "pipeline"

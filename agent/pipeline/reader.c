@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/util.h"
+#include "input/feed.h"
 
 #define READ_CHUNK ((size_t)1 << 20)
 /* Input parsed per loop turn. Between turns the loop answers the server:
@@ -96,12 +98,19 @@ void pl_reader_resume(pl_reader *rd) {
 
 /* --- parsers ------------------------------------------------------------- */
 
-static int ensure_parser(pl_reader *rd, pl_file *f) {
+/* Opens the file's parser; `fd` is the open file, from which the head the
+ * format needs is read first (input/feed.h): formats never read files. */
+static int ensure_parser(pl_reader *rd, pl_file *f, int fd) {
   if (f->parser)
     return 0;
   ps_buf err;
   ps_buf_init(&err, 1024);
-  int rc = f->ops->open(&f->parser, f->src, f->path, &err);
+  ps_head_buf hb;
+  int rc = ps_input_read_head(fd, f->path, f->ops, f->kind, &hb);
+  if (rc == 0) {
+    rc = f->ops->open(&f->parser, f->src, &hb.head, &err);
+    ps_head_buf_free(&hb);
+  }
   if (rc < 0) {
     ps_log_limited(PS_LOG_WARNING, "parse", pl_log_key("parser-open", f->path), 60, "%s: %s",
                    f->path, err.data ? err.data : strerror(-rc));
@@ -207,7 +216,7 @@ static int check_file(pl_reader *rd, pl_file *f, struct stat *st) {
     return -1;
   }
   f->id = now;
-  return ensure_parser(rd, f) < 0 ? -1 : 0; /* reported; tried at the next change */
+  return ensure_parser(rd, f, f->fd) < 0 ? -1 : 0; /* reported; tried at the next change */
 }
 
 /* Reads up to `budget` bytes of lines. Returns 1 when more is waiting. */
@@ -313,7 +322,8 @@ static int load_doc(pl_reader *rd, pl_file *f) {
     return 0;
   }
   int rc = ps_read_whole(fd, (size_t)rd->sh->cfg->watch.max_line_bytes, &f->doc);
-  close(fd);
+  if (rc < 0)
+    close(fd); /* else kept open: the parser's head is read from it */
   if (rc == -EFBIG) {
     rd->sh->n.records_rejected++;
     ps_log_limited(PS_LOG_WARNING, "tail", pl_log_key("longdoc", f->path), 300,
@@ -336,6 +346,7 @@ static int load_doc(pl_reader *rd, pl_file *f) {
   f->doc_mtime_ns = ps_stat_mtime_ns(&st);
   f->doc_hash = ps_hash64(PS_HASH_SEED, f->doc.data ? f->doc.data : "", f->doc.len);
   if (f->doc_hash == f->cur.last_doc_hash) {
+    close(fd);
     ps_buf_free(&f->doc);
     return 0; /* the same contents were sent already */
   }
@@ -343,12 +354,14 @@ static int load_doc(pl_reader *rd, pl_file *f) {
   if (f->parser && f->ops->free)
     f->ops->free(f->parser);
   f->parser = NULL;
-  if (ensure_parser(rd, f) < 0) {
+  rc = ensure_parser(rd, f, fd);
+  close(fd);
+  if (rc < 0) {
     ps_buf_free(&f->doc);
     return 0;
   }
-  if (f->src->format == PS_FMT_DSS_BENCH)
-    ps_dss_set_backfill(f->parser, f->doc_backfill);
+  if (f->ops->set_backfill)
+    f->ops->set_backfill(f->parser, f->doc_backfill);
   f->doc_backfill = 0; /* any later version is a change seen live */
   f->doc_loaded = 1;
   return 1;

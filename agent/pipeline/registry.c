@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/util.h"
 
 static uint64_t path_hash(const char *path) {
   return ps_hash64(PS_HASH_SEED, path, strlen(path));

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/util.h"
 #include "pipeline/reader.h"
 #include "pipeline/selfstats.h"
 

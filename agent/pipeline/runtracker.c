@@ -23,7 +23,8 @@
 #include <cjson/cJSON.h>
 
 #include "core/log.h"
-#include "formats/loadgen.h"
+#include "core/util.h"
+#include "runs/convert.h"
 
 #define EVALUATE_DELAY_MS 200
 
@@ -89,35 +90,14 @@ static void run_due(pl_runs *t, pl_run *r) {
     uv_timer_start(&t->timer, timer_cb, EVALUATE_DELAY_MS, 0);
 }
 
-/* The folder part of `path`, or 0. */
-static int folder_of(const char *path, char *folder, size_t n) {
-  const char *slash = strrchr(path, '/');
-  if (!slash || slash == path || (size_t)(slash - path) >= n)
-    return 0;
-  memcpy(folder, path, (size_t)(slash - path));
-  folder[slash - path] = '\0';
-  return 1;
-}
-
-static int is_run_folder(const char *folder) {
-  char probe[4200];
-  struct stat st;
-  snprintf(probe, sizeof probe, "%s/perf.jsonl", folder);
-  if (stat(probe, &st) == 0)
-    return 1;
-  snprintf(probe, sizeof probe, "%s/exit_code", folder);
-  return stat(probe, &st) == 0;
-}
-
 void pl_runs_note_path(pl_runs *t, const ps_source_cfg *src, const char *path, int force) {
-  if (src->format != PS_FMT_LOADGEN)
-    return;
+  const ps_format_ops *ops = ps_format_ops_get(src->format);
   char folder[4096];
-  if (!folder_of(path, folder, sizeof folder))
+  if (!ops || !ops->run_folder || !ops->run_folder(path, folder, sizeof folder))
     return;
   pl_run *r = run_find(t, folder);
   if (!r) {
-    if (!is_run_folder(folder) || !(r = run_add(t, folder)))
+    if (!ps_run_is_folder(folder) || !(r = run_add(t, folder)))
       return;
     force = 1;
   }
@@ -140,7 +120,8 @@ static pl_file *run_perf_file(pl_runs *t, const pl_run *r) {
 
 static const ps_run_facts *run_facts(pl_runs *t, pl_run *r) {
   pl_file *f = run_perf_file(t, r);
-  const ps_run_facts *fa = f && f->parser ? ps_loadgen_run_facts(f->parser) : NULL;
+  const ps_run_facts *fa =
+      f && f->parser && f->ops->run_facts ? f->ops->run_facts(f->parser) : NULL;
   if (fa)
     return fa;
   return r->have_facts ? &r->facts : NULL;
@@ -391,14 +372,13 @@ void pl_runs_from_json(pl_runs *t, const char *text) {
 }
 
 void pl_runs_restore_facts(pl_runs *t, pl_file *f) {
-  if (f->src->format != PS_FMT_LOADGEN || !f->parser)
-    return;
   char folder[4096];
-  if (!folder_of(f->path, folder, sizeof folder))
+  if (!f->parser || !f->ops->set_run_facts || !f->ops->run_folder ||
+      !f->ops->run_folder(f->path, folder, sizeof folder))
     return;
   pl_run *r = run_find(t, folder);
   if (r && r->have_facts) {
-    ps_loadgen_set_run_facts(f->parser, &r->facts);
+    f->ops->set_run_facts(f->parser, &r->facts);
     return;
   }
   uint64_t off = ps_tail_offset(&f->tail);
@@ -408,8 +388,9 @@ void pl_runs_restore_facts(pl_runs *t, pl_file *f) {
   memset(&fa, 0, sizeof fa);
   ps_buf err;
   ps_buf_init(&err, 1024);
-  if (ps_loadgen_scan_facts(f->path, off, &fa, &err) == 0)
-    ps_loadgen_set_run_facts(f->parser, &fa);
+  if (ps_run_scan_facts(f->ops, f->src, f->fd, f->path, off,
+                        (size_t)t->sh->cfg->watch.max_line_bytes, &fa, &err) == 0)
+    f->ops->set_run_facts(f->parser, &fa);
   ps_buf_free(&err);
 }
 

@@ -33,6 +33,7 @@
 #include <uv.h>
 
 #include "core/log.h"
+#include "core/util.h"
 #include "core/sysexits_ps.h"
 #include "input/watch.h"
 #include "pipeline/commit.h"

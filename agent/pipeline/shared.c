@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "input/tail.h"
+#include "core/util.h"
 
 const char *pl_log_key(const char *kind, const char *path) {
   static char buf[48]; /* one thread; ps_log_limited copies the key */

@@ -12,9 +12,9 @@
  *   refuses the marker over them.
  */
 #include "runs/runs.h"
-#include "input/tail.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +27,11 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/util.h"
+
 #define DOCKER_LOG_TAIL (64 * 1024)
+/* The runner writes `echo $?`; anything longer is not an exit code. */
+#define EXIT_CODE_MAX 64
 
 const char *ps_run_status_name(ps_run_status s) {
   switch (s) {
@@ -101,10 +105,10 @@ static double ns_diff_s(int64_t a, int64_t b) {
   return (double)d / 1e9;
 }
 
-/* Reads up to cap bytes of `name` in dirfd from `from_end` bytes before its
- * end (0: from the start). Returns bytes read or a negative errno. */
-static ssize_t read_file_at(int dirfd, const char *name, char *buf, size_t cap,
-                            int from_end, int *partial, struct stat *st_out) {
+/* Reads the last `cap` bytes of `name` in dirfd (all of it when smaller);
+ * *partial says whether it was cut. Returns bytes read or a negative errno. */
+static ssize_t read_tail_at(int dirfd, const char *name, char *buf, size_t cap,
+                            int *partial) {
   int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return -errno;
@@ -114,24 +118,48 @@ static ssize_t read_file_at(int dirfd, const char *name, char *buf, size_t cap,
     close(fd);
     return -e;
   }
-  if (st_out)
-    *st_out = st;
-  off_t off = 0;
-  if (from_end && st.st_size > (off_t)cap)
-    off = st.st_size - (off_t)cap;
-  if (partial)
-    *partial = off > 0;
-  size_t got = 0;
-  while (got < cap) {
-    ssize_t r = pread(fd, buf + got, cap - got, off + (off_t)got);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      break;
-    got += (size_t)r;
-  }
+  uint64_t off = 0;
+  if (st.st_size > (off_t)cap)
+    off = (uint64_t)st.st_size - cap;
+  *partial = off > 0;
+  ssize_t got = ps_pread_full(fd, buf, cap, off);
   close(fd);
-  return (ssize_t)got;
+  return got < 0 ? 0 : got; /* unreadable (a folder): no lines */
+}
+
+/* The run's exit_code file: *exists when there is one, even unreadable or
+ * not a number (a queue-driven run whose code is not known). */
+static int read_exit_code(int dirfd, int *exists, struct stat *st, int *code) {
+  *exists = 0;
+  int fd = openat(dirfd, "exit_code", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  if (fstat(fd, st) != 0) {
+    close(fd);
+    return 0;
+  }
+  *exists = 1;
+  ps_buf text;
+  ps_buf_init(&text, 0);
+  int rc = ps_read_whole(fd, EXIT_CODE_MAX, &text);
+  close(fd);
+  int ok = 0;
+  if (rc == 0) {
+    char *s = text.data;
+    while (isspace((unsigned char)*s))
+      s++;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    while (end && isspace((unsigned char)*end))
+      end++;
+    if (end != s && *end == '\0' && errno == 0 && v >= -1000000 && v <= 1000000) {
+      *code = (int)v;
+      ok = 1;
+    }
+  }
+  ps_buf_free(&text);
+  return ok;
 }
 
 static int is_error_line(const char *s, size_t n) {
@@ -189,8 +217,7 @@ static void scan_docker_log(int dirfd, ps_run_view *v, int *interrupted) {
   if (!buf)
     return;
   int partial = 0;
-  ssize_t n =
-      read_file_at(dirfd, "docker.log", buf, DOCKER_LOG_TAIL, 1, &partial, NULL);
+  ssize_t n = read_tail_at(dirfd, "docker.log", buf, DOCKER_LOG_TAIL, &partial);
   if (n > 0) {
     size_t pos = 0, len = (size_t)n;
     if (partial) { /* the tail starts mid-line */
@@ -243,27 +270,8 @@ int ps_run_evaluate(const char *folder, int64_t now_s, int64_t stall_after_s,
     closedir(d);
   }
 
-  char ec[64];
   struct stat ec_st;
-  ssize_t n = read_file_at(dirfd, "exit_code", ec, sizeof ec - 1, 0, NULL,
-                           &ec_st);
-  if (n >= 0) {
-    v->have_exit_file = 1;
-    ec[n] = '\0';
-    char *s = ec;
-    while (isspace((unsigned char)*s))
-      s++;
-    char *end;
-    errno = 0;
-    long code = strtol(s, &end, 10);
-    while (end && isspace((unsigned char)*end))
-      end++;
-    if (end != s && *end == '\0' && errno == 0 && code >= -1000000 &&
-        code <= 1000000) {
-      v->have_exit_code = 1;
-      v->exit_code = (int)code;
-    }
-  }
+  v->have_exit_code = read_exit_code(dirfd, &v->have_exit_file, &ec_st, &v->exit_code);
 
   if (f->have_first_wall) {
     v->have_start = 1;
@@ -468,5 +476,17 @@ int ps_run_facts_from_json(const char *text, ps_run_facts *f) {
   if (cJSON_IsString(it))
     snprintf(f->profile, sizeof f->profile, "%s", it->valuestring);
   cJSON_Delete(o);
+  return 0;
+}
+
+int ps_run_is_folder(const char *folder) {
+  char probe[PATH_MAX];
+  struct stat st;
+  static const char *const marks[] = {"perf.jsonl", "exit_code"};
+  for (size_t i = 0; i < sizeof marks / sizeof *marks; i++) {
+    int n = snprintf(probe, sizeof probe, "%s/%s", folder, marks[i]);
+    if (n > 0 && (size_t)n < sizeof probe && stat(probe, &st) == 0)
+      return 1;
+  }
   return 0;
 }

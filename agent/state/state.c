@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/util.h"
 
 void ps_state_init(ps_state *s) { memset(s, 0, sizeof *s); }
 
@@ -307,8 +308,7 @@ int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
   rc = ps_read_whole(fd, (size_t)1 << 30, &text);
   close(fd);
   if (rc == 0)
-    /* an empty file leaves ps_read_whole's buffer unterminated */
-    rc = parse_state(s, text.len ? text.data : "", &why);
+    rc = parse_state(s, text.data, &why);
   else
     ps_buf_puts(&why, strerror(-rc));
   if (rc) {

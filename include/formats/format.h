@@ -6,11 +6,13 @@
  *   (append-only streams: perf.jsonl, *_stats_history.csv, JSONL, LP), whole
  *   once settled (documents the producing tool rewrites: results.json,
  *   *_stats.csv, *_failures.csv), or not at all (slogs, tarballs, ...).
- * - open() makes a per-file parser. It may read the file itself for context
- *   that lives at its start (loadgen reads the perf-start line for
- *   timeOrigin; locust reads the CSV header), so a parser opened after a
- *   restart at a mid-file offset still knows it. A failed open() returns a
- *   negative errno, writes a message to `err` and leaves *out NULL.
+ * - Formats only parse: no file under agent/formats/ opens, stats or reads
+ *   a file or folder. What a parser needs of its file besides its lines
+ *   comes from the driver in a ps_input_head (input/feed.h reads it), so a
+ *   parser opened after a restart at a mid-file offset still knows the
+ *   context at the file's start (loadgen's timeOrigin, Locust's header).
+ * - open() makes a per-file parser. A failed open() returns a negative
+ *   errno, writes a message to `err` and leaves *out NULL.
  * - line() gets one complete line without its '\n' (a trailing '\r' already
  *   stripped); the driver has set em->origin.line. document() gets the whole
  *   file. Both emit points and rejects through `em` and return 0, or a
@@ -19,6 +21,8 @@
  * - finish() is called once at the end of a file's input in `convert` and
  *   when the pipeline knows a file is complete; formats that buffer (none
  *   today) flush there. It may be NULL.
+ * - Optional entries exist so that no caller branches on a format id: a
+ *   caller asks whether an entry is there.
  * - Parsers never block and never do network I/O.
  */
 #ifndef PS_FORMAT_H
@@ -38,33 +42,55 @@ typedef enum ps_input_kind {
 } ps_input_kind;
 
 typedef struct ps_parser ps_parser;
+typedef struct ps_run_facts ps_run_facts; /* runs/runs.h */
+
+/* What the driver read for a parser besides its lines, so formats never touch files. */
+typedef struct ps_input_head {
+  const char *path;        /* origin of the points; run identity (loadgen) */
+  const char *real_path;   /* `path` resolved (realpath(3)) when the format
+                              asked (PS_FMT_NEEDS_REAL_PATH) and it resolved;
+                              else NULL. Names the folder of a file given as
+                              "perf.jsonl" or reached through a symlink. */
+  const char *first_line;  /* the file's first complete line, without '\n'; NULL when the file
+                              has none yet or the format did not ask (see `needs`).
+                              A trailing '\r' is stripped, as line() gets lines. */
+  size_t first_len;
+  int64_t mtime_ns;        /* the file's modification time when opened; 0 when unknown */
+} ps_input_head;
+
+/* What a format asks the driver to read for its ps_input_head (`needs`).
+ * The first line is read for line-read files only (a document's parser gets
+ * all of it), and only up to PS_INPUT_HEAD_MAX bytes (input/feed.h). */
+enum { PS_FMT_NEEDS_FIRST_LINE = 1, PS_FMT_NEEDS_REAL_PATH = 2 };
 
 typedef struct ps_format_ops {
   ps_format_id id;
   const char *name;
+  unsigned needs; /* PS_FMT_NEEDS_* */
   ps_input_kind (*input_kind)(const ps_source_cfg *src, const char *path);
-  int (*open)(ps_parser **out, const ps_source_cfg *src, const char *path,
-              ps_buf *err);
+  int (*open)(ps_parser **out, const ps_source_cfg *src, const ps_input_head *head, ps_buf *err);
   int (*line)(ps_parser *p, const char *data, size_t len, ps_emitter *em);
   int (*document)(ps_parser *p, const char *data, size_t len, ps_emitter *em);
   int (*finish)(ps_parser *p, ps_emitter *em);
   void (*free)(ps_parser *p);
-  /* Optional: `convert` hands each PATH operand here instead of reading it
-   * itself, for formats whose unit is a folder (loadgen: a run folder,
-   * whose markers need exit_code and docker.log beside perf.jsonl). */
-  int (*convert_path)(const ps_source_cfg *src, const char *path,
-                      ps_emitter *em, ps_buf *err);
+  /* Run folders (loadgen): the folder a path would belong to (string work only, no I/O:
+   * runs.h decides whether it is one); the facts the parser learned so far; restoring persisted
+   * facts into a parser opened mid-file (after a restart). NULL for other formats. */
+  int (*run_folder)(const char *path, char *folder, size_t n);  /* 1: `folder` filled; 0: none */
+  const ps_run_facts *(*run_facts)(const ps_parser *p);
+  void (*set_run_facts)(ps_parser *p, const ps_run_facts *f);
+  /* Documents that are a run each (dss-bench): the `backfill` of the file's marker
+   * (docs/schema.md); NULL for other formats. A parser starts with true (what
+   * `convert` wants); the agent sets false for a file it saw appear or change. */
+  void (*set_backfill)(ps_parser *p, int backfill);
+  /* Files of the format's tool that carry no points (Locust's
+   * PREFIX_exceptions.csv): the note `convert` prints instead of an error,
+   * e.g. "Locust exceptions file"; NULL for every other path. May be NULL. */
+  const char *(*not_converted)(const char *path);
 } ps_format_ops;
 
 /* The ops of a format, or NULL for an unknown id. */
 const ps_format_ops *ps_format_ops_get(ps_format_id id);
-
-/* A file's modification time in whole seconds: the time of the points of
- * documents that carry none of their own (dss-bench results.json, Locust
- * CSVs), read again for every rewritten version. Returns 0 and sets
- * *mtime_s, or returns a negative errno, leaves *mtime_s alone and writes
- * "cannot stat: REASON" to `err` (which may be NULL). */
-int ps_format_file_mtime(const char *path, int64_t *mtime_s, ps_buf *err);
 
 /* Each format module exports its ops table. */
 extern const ps_format_ops ps_format_jsonl;
@@ -72,12 +98,5 @@ extern const ps_format_ops ps_format_lp;
 extern const ps_format_ops ps_format_loadgen;
 extern const ps_format_ops ps_format_dss_bench;
 extern const ps_format_ops ps_format_locust;
-
-/* DSS bench: the `backfill` field of the file's `runs` marker (SCHEMA.md:
- * true when the run had ended before perfship first saw it). A parser from
- * ps_format_dss_bench.open starts with true, as `convert` wants; the agent
- * sets false for a results file that appeared or changed while it watched.
- * Only for parsers of ps_format_dss_bench; accepts NULL. */
-void ps_dss_set_backfill(ps_parser *p, int backfill);
 
 #endif

@@ -11,7 +11,7 @@
  * - Tags may come in any order; the encoder sorts them. Global tags from the
  *   configuration are added by the encoder, not by parsers.
  * - time_ns is nanoseconds since the epoch and always comes from the data
- *   (SCHEMA.md: replay is idempotent only because of that).
+ *   (docs/schema.md: replay is idempotent only because of that).
  */
 #ifndef PS_POINT_H
 #define PS_POINT_H

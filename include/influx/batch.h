@@ -141,6 +141,4 @@ void ps_batcher_free(ps_batcher *bt);
 ps_pbatch *ps_pbatch_new(void);
 void ps_pbatch_free(ps_pbatch *b);
 
-uint64_t ps_now_ms(void);
-
 #endif

@@ -19,6 +19,8 @@
  *   Memory stays below max_line + one read chunk.
  * - Offsets are file offsets: `end` of a line is the offset just past its
  *   '\n', which is what may be committed once its points are acknowledged.
+ * - A descriptor that cannot pread (a pipe: `convert -`) is read with
+ *   read() in order instead; it must be at `offset` when the tail starts.
  *
  * File identity is (device, inode, fingerprint): a hash of the first
  * min(size, PS_FP_MAX) bytes, with the length it covers. A file that grew
@@ -51,16 +53,6 @@ typedef enum ps_id_match {
   PS_ID_SAME = 1,      /* same file, possibly grown */
   PS_ID_REWRITTEN = 2, /* same inode, but its first bytes changed or shrank */
 } ps_id_match;
-
-/* A file's modification time in ns since the epoch: the unit every
- * comparison of "changed since" uses (pipeline, run tracker). */
-static inline int64_t ps_stat_mtime_ns(const struct stat *st) {
-  return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
-}
-
-/* FNV-1a 64, seeded with `h` (start with PS_HASH_SEED). */
-#define PS_HASH_SEED 1469598103934665603ULL
-uint64_t ps_hash64(uint64_t h, const void *p, size_t n);
 
 /* Identity of an open file now (reads up to PS_FP_MAX bytes). */
 int ps_file_identify(int fd, const struct stat *st, ps_file_id *id);
@@ -97,6 +89,7 @@ typedef struct ps_tail {
   size_t scan; /* where the newline search resumes (>= pos) */
   size_t max_line;
   int skipping;     /* discarding an over-long line up to its '\n' */
+  int stream;       /* fd is a pipe: read() in order, not pread() */
   ps_tail_line cur; /* the line last returned, until consumed */
   int have_cur;
 } ps_tail;
@@ -120,8 +113,5 @@ uint64_t ps_tail_offset(const ps_tail *t);
 /* Bytes buffered but not consumed (a partial last line, lines not framed). */
 size_t ps_tail_buffered(const ps_tail *t);
 void ps_tail_free(ps_tail *t);
-
-/* Reads a whole file (up to `limit` bytes; -EFBIG beyond) into `out`. */
-int ps_read_whole(int fd, size_t limit, ps_buf *out);
 
 #endif

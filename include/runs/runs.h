@@ -1,6 +1,6 @@
 /*
- * runs: the lifecycle of a loadgen run folder (SCHEMA.md "Run lifecycle and
- * markers"): running / ended / stalled, the end status, and the `runs`
+ * runs: the lifecycle of a loadgen run folder (docs/schema.md "Run lifecycle
+ * and markers", docs/loadgen.md): running / ended / stalled, the end status, and the `runs`
  * start/end markers.
  *
  * Contract
@@ -9,13 +9,15 @@
  *   facts the parser learned from perf.jsonl (ps_run_facts), and at the
  *   `now` and `stall_after_s` it is given. Same inputs, same view; that is
  *   what makes the service, `run --once`, a restart and `convert` agree.
- * - Facts come from the loadgen parser (ps_loadgen_run_facts() in
- *   loadgen.h) as it reads lines. They survive a restart in one of two ways:
- *   the pipeline persists them with ps_run_facts_to_json() and restores them
- *   with ps_run_facts_from_json() + ps_loadgen_set_run_facts(), or it
- *   re-derives them with ps_loadgen_scan_facts() (reads the file up to the
+ * - Facts come from the loadgen parser (its ops->run_facts, format.h) as it
+ *   reads lines. They survive a restart in one of two ways: the pipeline
+ *   persists them with ps_run_facts_to_json() and restores them with
+ *   ps_run_facts_from_json() + ops->set_run_facts, or it re-derives them
+ *   with ps_run_scan_facts() (runs/convert.h: reads the file up to the
  *   committed offset; the only fact that cannot be re-derived exactly is the
  *   mtime-based origin of a perf.jsonl whose perf-start has no timeOrigin).
+ * - Which folder a file belongs to is the format's string work
+ *   (ops->run_folder); whether that folder is a run is ps_run_is_folder().
  *
  * How the pipeline calls it
  * - When anything in a run folder changes (inotify or rescan) and after each
@@ -49,7 +51,7 @@
 #include "core/buf.h"
 #include "formats/emit.h"
 
-/* Default of alerts.stall_after_s (DESIGN.md). */
+/* Default of alerts.stall_after_s (perfship.cfg(5)). */
 #define PS_RUN_STALL_AFTER_DEFAULT_S 1800
 
 /* What the loadgen parser learned from perf.jsonl. Times are epoch seconds
@@ -73,7 +75,7 @@ typedef struct ps_run_facts {
   char profile[64];       /* stats.metadata.profile, "" if unknown */
 } ps_run_facts;
 
-/* The identity tags of a run, from its folder name (SCHEMA.md). */
+/* The identity tags of a run, from its folder name (docs/schema.md). */
 typedef struct ps_run_id {
   char run[256];       /* the folder name */
   char test_type[256]; /* "" when the name has no revision part */
@@ -112,7 +114,7 @@ typedef struct ps_run_view {
   char error_line[512];    /* last error line of docker.log, "" if none */
 } ps_run_view;
 
-/* The revision part of a run name (SCHEMA.md): the text after its last '-'
+/* The revision part of a run name (docs/schema.md): the text after its last '-'
  * when something precedes that '-' and the text is all digits or 7..40 hex
  * digits, short enough for ps_run_id.revision. Returns a pointer into
  * `run`, or NULL when the name has no revision. The one rule for folders
@@ -121,6 +123,10 @@ const char *ps_run_revision(const char *run);
 
 /* Fills `id` from a folder name (a path is fine: its last component). */
 void ps_run_id_from_name(const char *folder, ps_run_id *id);
+
+/* Is `folder` a run folder: does it hold perf.jsonl or exit_code (either
+ * may come first)? Used on folders a format's run_folder() named. */
+int ps_run_is_folder(const char *folder);
 
 /* Evaluates the folder at `folder` (the run folder, not perf.jsonl).
  * `facts` may be NULL (nothing read yet). Returns 0, or a negative errno

@@ -87,7 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ps_buf err, out;
   ps_buf_init(&err, 0);
   ps_buf_init(&out, 0);
-  if (ps_format_jsonl.open(&p, &src, "fuzz", &err) == 0) {
+  ps_input_head head = {.path = "fuzz"};
+  if (ps_format_jsonl.open(&p, &src, &head, &err) == 0) {
     ps_emitter em = {.point = on_point, .reject = on_reject, .ctx = &out,
                      .origin = {.file = "fuzz", .line = 1}};
     /* the whole input as lines, like the driver hands them */

@@ -2,7 +2,9 @@
  * fuzz_loadgen: perf.jsonl lines through the loadgen parser, with an
  * emitter that refuses points now and then (-EAGAIN) so the resume paths
  * of small records and of the perf-finish cursor are fuzzed too. The
- * first input byte picks the refusal period; the rest is split into lines.
+ * first input byte picks the refusal period (bits 0-2) and whether the
+ * first line also comes as the head's first line, as the driver reads it
+ * for open() (bit 3); the rest is split into lines.
  * Every point is checked against the encoder's contract cheaply (fields
  * present, keys non-empty) and encoded, so bad shapes surface as crashes.
  */
@@ -13,7 +15,6 @@
 
 #include "core/buf.h"
 #include "formats/format.h"
-#include "formats/loadgen.h"
 #include "influx/lp.h"
 #include "runs/runs.h"
 
@@ -51,13 +52,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (f.period == 1) /* refusing every point would never progress */
     f.period = 2;
   ps_buf_init(&f.out, 0);
+  const char *s = (const char *)data + 1, *end = (const char *)data + size;
+  ps_input_head head = {.path = "/nonexistent/daily-perf-0123456789ab/perf.jsonl",
+                        .mtime_ns = 1600000000250000000LL};
+  const char *first_nl = memchr(s, '\n', (size_t)(end - s));
+  if ((data[0] & 8) && first_nl) {
+    head.first_line = s;
+    head.first_len = (size_t)(first_nl - s);
+  }
   ps_parser *p = NULL;
-  if (ps_format_loadgen.open(&p, NULL,
-                             "/nonexistent/daily-perf-0123456789ab/perf.jsonl",
-                             NULL) != 0)
+  if (ps_format_loadgen.open(&p, NULL, &head, NULL) != 0)
     return 0;
   ps_emitter em = {fz_point, fz_reject, &f, {"fuzz", 0}};
-  const char *s = (const char *)data + 1, *end = (const char *)data + size;
   while (s < end) {
     const char *nl = memchr(s, '\n', (size_t)(end - s));
     size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
@@ -72,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ps_buf js;
   ps_buf_init(&js, 0);
   ps_run_facts back;
-  if (ps_run_facts_to_json(ps_loadgen_run_facts(p), &js) == 0 &&
+  if (ps_run_facts_to_json(ps_format_loadgen.run_facts(p), &js) == 0 &&
       ps_run_facts_from_json(js.data, &back) != 0)
     __builtin_trap();
   ps_buf_free(&js);

@@ -2,6 +2,7 @@
 every failures row lands as its own point with the CSV's values, history
 rows land at their own Timestamp; quoted cells and N/A survive the trip."""
 import csv
+import glob
 import os
 import sys
 import unittest
@@ -158,13 +159,39 @@ class LocustConvertTest(InfluxTestCase):
                             else "string" if key == "error" else "float")
                     self.assertEqual(typ, want)
 
-    def test_exceptions_file_is_not_read(self):
-        rc, out, err = run_perfship(
-            ["convert", "-f", "locust", os.path.join(LOCUST, "isa_exceptions.csv")])
-        self.assertEqual(out, "")
-        self.assertNotEqual(rc, 0)
-        self.assertIn("isa_exceptions.csv", err)
+    def test_csv_folder_glob(self):
+        """`convert -f locust out/*.csv` over a Locust --csv folder: the
+        exceptions file is noted on stderr and skipped, the exit status is 0,
+        and the other three files land as if named alone."""
+        paths = sorted(glob.glob(os.path.join(LOCUST, "*.csv")))
+        exceptions = os.path.join(LOCUST, "isa_exceptions.csv")
+        self.assertIn(exceptions, paths)
+        rc, out, err = convert_into(self.influx, "globbed", "locust", paths)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(
+            err, f"perfship convert: {exceptions}: Locust exceptions file; not converted\n")
+        for m in ("locust_stats", "locust_failures", "locust_history"):
+            with self.subTest(measurement=m):
+                want = self.q(f"SELECT * FROM {m} WHERE run='isa' GROUP BY *")
+                got = self.influx.query("globbed", f"SELECT * FROM {m} GROUP BY *")
+                self.assertTrue(want)
+                self.assertEqual(got, want)
 
+    def test_other_files_stay_errors(self):
+        """Only Locust's own exceptions file is skipped: a file that is no
+        Locust output, or an exceptions file that is not there, is still an
+        error (exit 66) naming the file."""
+        exceptions = os.path.join(LOCUST, "isa_exceptions.csv")
+        readme = os.path.join(DATA_DIR, "loadgen", "README.md")
+        missing = os.path.join(self.tmp, "gone_exceptions.csv")
+        for args, why in (([exceptions, readme], "not a Locust --csv"),
+                          ([missing], "cannot read")):
+            with self.subTest(args=args):
+                rc, out, err = run_perfship(["convert", "-f", "locust"] + args)
+                self.assertEqual(rc, 66, err)
+                self.assertEqual(out, "")
+                self.assertIn(why, err)
+                self.assertIn(os.path.basename(args[-1]), err)
 
 if __name__ == "__main__":
     unittest.main()

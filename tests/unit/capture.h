@@ -15,6 +15,7 @@
 #define PS_TEST_CAPTURE_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "formats/emit.h"
 #include "formats/format.h"
 #include "formats/point.h"
+#include "input/feed.h"
 
 #define CAP_MAX_TAGS 16
 #define CAP_MAX_FIELDS 64
@@ -300,16 +302,23 @@ static inline char *cap_slurp(const char *path, size_t *len) {
   return d;
 }
 
-/* A parser of `ops` opened on `path`, which the format must read as `kind`;
- * the test fails if it cannot. */
+/* A parser of `ops` opened on `path`, which the format must read as `kind`,
+ * with the head the driver reads for it (input/feed.h); the test fails if
+ * it cannot. */
 static inline ps_parser *cap_open(const ps_format_ops *ops, const char *path,
                                   ps_input_kind kind) {
   assert_int_equal(ops->input_kind(NULL, path), kind);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  ps_head_buf hb;
+  assert_int_equal(ps_input_read_head(fd, path, ops, kind, &hb), 0);
+  close(fd);
   ps_parser *p = NULL;
   ps_buf err;
   ps_buf_init(&err, 0);
-  assert_int_equal(ops->open(&p, NULL, path, &err), 0);
+  assert_int_equal(ops->open(&p, NULL, &hb.head, &err), 0);
   ps_buf_free(&err);
+  ps_head_buf_free(&hb);
   return p;
 }
 

@@ -66,7 +66,8 @@ static sink *run(const ps_source_cfg *src, const char *text) {
   ps_parser *p = NULL;
   ps_buf err;
   ps_buf_init(&err, 0);
-  assert_int_equal(ps_format_jsonl.open(&p, src, "x.jsonl", &err), 0);
+  ps_input_head head = {.path = "x.jsonl"};
+  assert_int_equal(ps_format_jsonl.open(&p, src, &head, &err), 0);
   ps_emitter em = {.point = sink_point, .reject = sink_reject, .ctx = &s,
                    .origin = {.file = "x.jsonl"}};
   const char *q = text;
@@ -243,7 +244,8 @@ static void test_eagain_passed_back_and_resumed(void **st) {
   ps_parser *p = NULL;
   ps_buf err;
   ps_buf_init(&err, 0);
-  assert_int_equal(ps_format_jsonl.open(&p, &src, "x", &err), 0);
+  ps_input_head head = {.path = "x"};
+  assert_int_equal(ps_format_jsonl.open(&p, &src, &head, &err), 0);
   ps_emitter em = {.point = sink_point, .reject = sink_reject, .ctx = &s,
                    .origin = {.file = "x", .line = 1}};
   const char *line = "{\"ts\":1,\"v\":1}";

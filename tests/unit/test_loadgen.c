@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "formats/format.h"
-#include "formats/loadgen.h"
+#include "runs/convert.h"
 
 #include "capture.h"
 
@@ -54,12 +54,12 @@ static void rm_run(char *perf) {
   free(perf);
 }
 
-/* Feeds every line of text through a parser opened on the run's file. */
+static const ps_format_ops *lg = &ps_format_loadgen;
+
+/* Feeds every line of text through a parser opened on the run's file, with
+ * the head the driver reads for it. */
 static void feed_all(const char *perf, const char *text, capture *c) {
-  ps_parser *p = NULL;
-  ps_buf err;
-  ps_buf_init(&err, 0);
-  assert_int_equal(ps_format_loadgen.open(&p, NULL, perf, &err), 0);
+  ps_parser *p = cap_open(lg, perf, PS_INPUT_LINES);
   ps_emitter em = cap_emitter(c, "perf.jsonl");
   const char *s = text;
   uint64_t line = 0;
@@ -71,7 +71,19 @@ static void feed_all(const char *perf, const char *text, capture *c) {
     s += n + (nl ? 1 : 0);
   }
   ps_format_loadgen.free(p);
+}
+
+/* The facts of perf.jsonl's complete lines up to `end`, as the agent
+ * re-derives them after a restart. */
+static int scan_facts(const char *perf, uint64_t end, ps_run_facts *f) {
+  int fd = open(perf, O_RDONLY);
+  assert_true(fd >= 0);
+  ps_buf err;
+  ps_buf_init(&err, 0);
+  int rc = ps_run_scan_facts(lg, NULL, fd, perf, end, 0, f, &err);
   ps_buf_free(&err);
+  close(fd);
+  return rc;
 }
 
 #define START                                                                  \
@@ -412,9 +424,7 @@ static void test_era_2021_and_no_monitor(void **state) {
   assert_non_null(cap_find_text(&c, "loadgen_event", "event=setup-test-start", NULL));
   assert_non_null(cap_find_text(&c, "loadgen_event", "event=stage-finish", "|1647216230813620000"));
   ps_run_facts f;
-  ps_buf err;
-  ps_buf_init(&err, 0);
-  assert_int_equal(ps_loadgen_scan_facts(perf, UINT64_MAX, &f, &err), 0);
+  assert_int_equal(scan_facts(perf, UINT64_MAX, &f), 0);
   assert_false(f.finish_seen);
   assert_true(f.have_origin);
   assert_false(f.origin_from_mtime);
@@ -443,6 +453,67 @@ static void test_no_time_origin_uses_mtime(void **state) {
   assert_non_null(cap_find_text(&c, "loadgen_event", "event=stage-start", "|1600000010250000000"));
   cap_free(&c);
   rm_run(perf);
+  /* Opened while perf.jsonl had no complete line yet (the agent meeting a
+   * new run): line 1 takes the mtime the driver saw then, and without one
+   * there is no origin to give. */
+  static const int64_t mtimes[] = {1600000000250000000LL, 0};
+  for (size_t i = 0; i < 2; i++) {
+    ps_input_head head = {.path = "/nonexistent/odd/perf.jsonl", .mtime_ns = mtimes[i]};
+    ps_parser *p = NULL;
+    assert_int_equal(lg->open(&p, NULL, &head, NULL), 0);
+    capture e = {0};
+    ps_emitter em = cap_emitter(&e, "perf.jsonl");
+    em.origin.line = 1;
+    assert_int_equal(lg->line(p, text, strchr(text, '\n') - text, &em), 0);
+    if (mtimes[i]) {
+      assert_int_equal(e.nrejects, 0);
+      assert_non_null(cap_find_text(&e, "loadgen_event", "run=odd", "|1600000000250000000"));
+      assert_true(lg->run_facts(p)->origin_from_mtime);
+    } else {
+      assert_int_equal(e.npoints, 0);
+      assert_string_equal(cap_last_reject(&e), "perf-start: no timeOrigin known for this run");
+    }
+    lg->free(p);
+    cap_free(&e);
+  }
+}
+
+/* The run is named by the folder holding perf.jsonl; "perf.jsonl" given
+ * relative is named through the resolved path the driver adds. The folder
+ * of any file of a run comes from string work alone. */
+static void test_run_identity_and_folder(void **state) {
+  (void)state;
+  const char *line = START;
+  static const struct {
+    const char *path, *real_path, *run;
+  } cases[] = {
+      {"/srv/results/daily-perf-9eb37164f6f7/perf.jsonl", NULL, "run=daily-perf-9eb37164f6f7"},
+      {"perf.jsonl", "/srv/results/manual-7102939/perf.jsonl", "run=manual-7102939"},
+      {"../perf.jsonl", "/srv/x/nightly-abc1234/perf.jsonl", "run=nightly-abc1234"},
+      /* a link named like another run: the name given wins */
+      {"/srv/latest-1234567/perf.jsonl", "/srv/x/nightly-abc1234/perf.jsonl", "run=latest-1234567"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    ps_input_head head = {.path = cases[i].path, .real_path = cases[i].real_path,
+                          .first_line = NULL};
+    ps_parser *p = NULL;
+    assert_int_equal(lg->open(&p, NULL, &head, NULL), 0);
+    capture c = {0};
+    ps_emitter em = cap_emitter(&c, "perf.jsonl");
+    em.origin.line = 1;
+    assert_int_equal(lg->line(p, line, strlen(line) - 1, &em), 0);
+    assert_non_null(cap_find_text(&c, "loadgen_event", cases[i].run, NULL));
+    lg->free(p);
+    cap_free(&c);
+  }
+  char folder[64];
+  assert_int_equal(lg->run_folder("/srv/r/run-1/chain-stage-0.slog.gz", folder, sizeof folder), 1);
+  assert_string_equal(folder, "/srv/r/run-1");
+  assert_int_equal(lg->run_folder("run-1/exit_code", folder, sizeof folder), 1);
+  assert_string_equal(folder, "run-1");
+  assert_int_equal(lg->run_folder("perf.jsonl", folder, sizeof folder), 0);
+  assert_int_equal(lg->run_folder("/perf.jsonl", folder, sizeof folder), 0);
+  assert_int_equal(lg->run_folder("/a/very/long/folder/name/x", folder, 8), 0);
 }
 
 static void test_rejects(void **state) {
@@ -493,8 +564,8 @@ static void test_eagain_resumes_exactly_once(void **state) {
     capture plain = {0}, refused = {0};
     refused.refuse_every = round == 0 ? 7 : 1000;
     ps_parser *p1 = NULL, *p2 = NULL;
-    assert_int_equal(ps_format_loadgen.open(&p1, NULL, perf, NULL), 0);
-    assert_int_equal(ps_format_loadgen.open(&p2, NULL, perf, NULL), 0);
+    p1 = cap_open(lg, perf, PS_INPUT_LINES);
+    p2 = cap_open(lg, perf, PS_INPUT_LINES);
     ps_emitter e1 = cap_emitter(&plain, "perf.jsonl"), e2 = cap_emitter(&refused, "perf.jsonl");
     assert_int_equal(ps_format_loadgen.line(p1, line, len, &e1), 0);
     int rc, calls = 0;
@@ -507,8 +578,8 @@ static void test_eagain_resumes_exactly_once(void **state) {
     for (size_t i = 0; i < plain.npoints; i++)
       assert_string_equal(plain.points[i].text, refused.points[i].text);
     /* facts were taken once and are the same */
-    const ps_run_facts *f1 = ps_loadgen_run_facts(p1);
-    const ps_run_facts *f2 = ps_loadgen_run_facts(p2);
+    const ps_run_facts *f1 = lg->run_facts(p1);
+    const ps_run_facts *f2 = lg->run_facts(p2);
     assert_true(f2->finish_seen && f2->have_ended_at);
     assert_memory_equal(f1, f2, sizeof *f1);
     ps_format_loadgen.free(p1);
@@ -522,8 +593,7 @@ static void test_eagain_resumes_exactly_once(void **state) {
                    "\"d/e\":6,\"f\":7,\"a/b/d\":1}}";
   capture r = {0};
   r.refuse_every = 2;
-  ps_parser *p = NULL;
-  assert_int_equal(ps_format_loadgen.open(&p, NULL, perf, NULL), 0);
+  ps_parser *p = cap_open(lg, perf, PS_INPUT_LINES);
   ps_emitter em = cap_emitter(&r, "perf.jsonl");
   int rc;
   while ((rc = ps_format_loadgen.line(p, st, strlen(st), &em)) == -EAGAIN) {
@@ -563,23 +633,31 @@ static void test_eagain_resumes_exactly_once(void **state) {
 }
 
 /* Facts after a restart: a parser opened mid-file knows the origin from
- * the first line; scan_facts re-derives the rest; persisted facts
- * round-trip through JSON. */
+ * the first line the driver read; scanning re-derives the rest (up to an
+ * offset: only the lines before it count); persisted facts round-trip
+ * through JSON. */
 static void test_facts_restart(void **state) {
   (void)state;
   const char *perf =
       PS_TEST_DATA "/loadgen/synth/daily-perf-ba4674aa5495/perf.jsonl";
   ps_run_facts scanned;
-  ps_buf err;
-  ps_buf_init(&err, 0);
-  assert_int_equal(ps_loadgen_scan_facts(perf, UINT64_MAX, &scanned, &err), 0);
+  assert_int_equal(scan_facts(perf, UINT64_MAX, &scanned), 0);
   assert_true(scanned.finish_seen);
   assert_false(scanned.have_ended_at); /* the failed run */
   assert_true(scanned.have_started_at);
   assert_string_equal(scanned.profile, "local");
-  ps_parser *p = NULL;
-  assert_int_equal(ps_format_loadgen.open(&p, NULL, perf, NULL), 0);
-  const ps_run_facts *f = ps_loadgen_run_facts(p);
+  ps_run_facts before_finish;
+  size_t len;
+  char *all = cap_slurp(perf, &len);
+  uint64_t end = (uint64_t)(strrchr(all, '\n') - all); /* the last line's '\n' */
+  end = (uint64_t)((char *)memrchr(all, '\n', end) - all) + 1; /* where perf-finish starts */
+  free(all);
+  assert_int_equal(scan_facts(perf, end, &before_finish), 0);
+  assert_false(before_finish.finish_seen);
+  assert_true(before_finish.have_origin);
+  assert_true(before_finish.have_last_wall);
+  ps_parser *p = cap_open(lg, perf, PS_INPUT_LINES);
+  const ps_run_facts *f = lg->run_facts(p);
   assert_true(f->have_origin);
   assert_true(f->have_first_wall);
   assert_true(f->origin_s == scanned.origin_s);
@@ -589,14 +667,13 @@ static void test_facts_restart(void **state) {
   ps_run_facts back;
   assert_int_equal(ps_run_facts_from_json(js.data, &back), 0);
   assert_memory_equal(&back, &scanned, sizeof back);
-  ps_loadgen_set_run_facts(p, &back);
-  assert_memory_equal(ps_loadgen_run_facts(p), &scanned, sizeof back);
+  lg->set_run_facts(p, &back);
+  assert_memory_equal(lg->run_facts(p), &scanned, sizeof back);
   assert_int_equal(ps_run_facts_from_json("[1]", &back), -EINVAL);
-  assert_null(ps_loadgen_run_facts(NULL));
+  assert_null(lg->run_facts(NULL));
   ps_format_loadgen.free(p);
   ps_format_loadgen.free(NULL);
   ps_buf_free(&js);
-  ps_buf_free(&err);
 }
 
 int main(void) {
@@ -610,6 +687,7 @@ int main(void) {
       cmocka_unit_test(test_era_no_shutdown_numeric_revision),
       cmocka_unit_test(test_era_2021_and_no_monitor),
       cmocka_unit_test(test_no_time_origin_uses_mtime),
+      cmocka_unit_test(test_run_identity_and_folder),
       cmocka_unit_test(test_rejects),
       cmocka_unit_test(test_eagain_resumes_exactly_once),
       cmocka_unit_test(test_facts_restart),

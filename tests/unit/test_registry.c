@@ -21,6 +21,7 @@
 #include <cmocka.h>
 #include <uv.h>
 
+#include "core/util.h"
 #include "formats/format.h"
 #include "pipeline/registry.h"
 

@@ -1,8 +1,9 @@
 /*
- * Unit tests of the run lifecycle (agent/runs/runs.c) and of `convert -f
- * loadgen`'s folder hook: status rules on temp folders with controlled
- * modification times, marker shapes, and the unterminated-last-line rule on
- * copies of the fixture runs.
+ * Unit tests of the run lifecycle (agent/runs/runs.c) and of converting run
+ * folders (agent/runs/convert.c, what `convert -f loadgen` runs): status
+ * rules on temp folders with controlled modification times, marker shapes,
+ * the unterminated-last-line rule and the stall threshold on copies of the
+ * fixture runs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,8 +22,8 @@
 #include <cmocka.h>
 
 #include "formats/format.h"
-#include "formats/loadgen.h"
 #include "influx/lp.h"
+#include "runs/convert.h"
 #include "runs/runs.h"
 
 #include "capture.h"
@@ -141,6 +142,22 @@ static void test_running(void **state) {
   put(dir, "exit_code", "oops\n");
   evaluate(dir, (int64_t)time(NULL), &f, &v);
   assert_int_equal(v.state, PS_RUN_RUNNING);
+  /* the runner writes `echo $?`: padding is fine up to 64 bytes, a longer
+   * file is no exit code (a folder is not ended by it) */
+  char padded[80];
+  snprintf(padded, sizeof padded, "  0%61s", "\n");
+  assert_int_equal(strlen(padded), 64);
+  put(dir, "exit_code", padded);
+  evaluate(dir, (int64_t)time(NULL), &f, &v);
+  assert_int_equal(v.state, PS_RUN_ENDED);
+  assert_true(v.have_exit_code);
+  assert_int_equal(v.exit_code, 0);
+  snprintf(padded, sizeof padded, "  0%62s", "\n");
+  put(dir, "exit_code", padded);
+  evaluate(dir, (int64_t)time(NULL), &f, &v);
+  assert_int_equal(v.state, PS_RUN_RUNNING);
+  assert_true(v.have_exit_file);
+  assert_false(v.have_exit_code);
   free(dir);
   free(dir2);
 }
@@ -321,7 +338,7 @@ static void test_docker_log_cleaning(void **state) {
   free(dir);
 }
 
-/* ---- convert_path on copies of the fixture runs --------------------------- */
+/* ---- converting copies of the fixture runs -------------------------------- */
 
 static char *copy_fixture(const char *name) {
   static int seq;
@@ -339,13 +356,19 @@ static char *copy_fixture(const char *name) {
   return run;
 }
 
-static void convert(const char *path, capture *c) {
+static int convert_at(const char *path, int64_t now, int64_t stall_after_s, capture *c,
+                      ps_buf *err) {
   ps_emitter em = cap_emitter(c, "perf.jsonl");
+  return ps_run_convert_path(&ps_format_loadgen, NULL, path, now, stall_after_s, 0, &em,
+                             err);
+}
+
+static void convert(const char *path, capture *c) {
   ps_buf err;
   ps_buf_init(&err, 0);
-  int rc = ps_format_loadgen.convert_path(NULL, path, &em, &err);
+  int rc = convert_at(path, (int64_t)time(NULL), PS_RUN_STALL_AFTER_DEFAULT_S, c, &err);
   if (rc)
-    fail_msg("convert_path(%s): %d %s", path, rc, err.data ? err.data : "");
+    fail_msg("ps_run_convert_path(%s): %d %s", path, rc, err.data ? err.data : "");
   ps_buf_free(&err);
 }
 
@@ -426,12 +449,9 @@ static void test_convert_ended_runs(void **state) {
   }
   /* a folder that does not exist is an error, not a crash */
   capture c = {0};
-  ps_emitter em = cap_emitter(&c, "perf.jsonl");
   ps_buf err;
   ps_buf_init(&err, 0);
-  assert_int_equal(
-      ps_format_loadgen.convert_path(NULL, "/nonexistent/x", &em, &err),
-      -ENOENT);
+  assert_int_equal(convert_at("/nonexistent/x", 0, 1800, &c, &err), -ENOENT);
   assert_string_equal(err.data, "No such file or directory");
   ps_buf_free(&err);
   /* a results folder of run folders: every run, in name order */
@@ -458,10 +478,50 @@ static void test_convert_ended_runs(void **state) {
   cap_free(&all);
   ps_buf_init(&err, 0);
   snprintf(parent, sizeof parent, "%s/results/empty", g_root);
-  assert_int_equal(ps_format_loadgen.convert_path(NULL, parent, &em, &err),
-                   -ENOENT);
+  assert_int_equal(convert_at(parent, 0, 1800, &c, &err), -ENOENT);
   assert_string_equal(err.data, "no perf.jsonl in it or in its subfolders");
   ps_buf_free(&err);
+}
+
+/* The stall threshold is the caller's (convert -c FILE passes
+ * alerts.stall_after_s): the same running run is stalled for one caller and
+ * running for another, and the stall marker's time moves with it. */
+static void test_convert_stall_threshold(void **state) {
+  (void)state;
+  char *run = copy_fixture("daily-perf-31400797d904");
+  int64_t now = (int64_t)time(NULL);
+  capture wide = {0}, tight = {0};
+  ps_buf err;
+  ps_buf_init(&err, 0);
+  assert_int_equal(convert_at(run, now + 600, 3600, &wide, &err), 0);
+  assert_int_equal(count_marker(&wide, "event=end"), 0);
+  assert_int_equal(convert_at(run, now + 600, 60, &tight, &err), 0);
+  assert_int_equal(count_marker(&tight, "event=end"), 1);
+  assert_non_null(cap_find_text(&tight, "runs", "status=stalled", NULL));
+  /* everything but the marker is the same */
+  assert_int_equal(tight.npoints, wide.npoints + 1);
+  ps_buf_free(&err);
+  cap_free(&wide);
+  cap_free(&tight);
+  free(run);
+}
+
+/* A run folder holds perf.jsonl or exit_code (either may come first). */
+static void test_is_folder(void **state) {
+  (void)state;
+  char *a = mkrun("only-perf");
+  char *b = mkrun("only-exit");
+  char *c = mkrun("only-slog");
+  put(a, "perf.jsonl", "");
+  put(b, "exit_code", "");
+  put(c, "chain-stage-0.slog.gz", "");
+  assert_true(ps_run_is_folder(a));
+  assert_true(ps_run_is_folder(b));
+  assert_false(ps_run_is_folder(c));
+  assert_false(ps_run_is_folder("/nonexistent/run"));
+  free(a);
+  free(b);
+  free(c);
 }
 
 /* Times come from the data; one far outside InfluxDB's range must come out
@@ -494,6 +554,8 @@ int main(void) {
       cmocka_unit_test(test_docker_log_cleaning),
       cmocka_unit_test(test_convert_in_progress),
       cmocka_unit_test(test_convert_ended_runs),
+      cmocka_unit_test(test_convert_stall_threshold),
+      cmocka_unit_test(test_is_folder),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -339,8 +339,34 @@ static void truncation_and_copytruncate_change_identity(void **st) {
   close(fd);
 }
 
+/* A pipe (convert's stdin) cannot pread: the tail reads it in order, with
+ * the same framing and offsets as a file, in small chunks across lines. */
+static void pipe_is_read_in_order(void **st) {
+  (void)st;
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  const char text[] = "one\ntwo\r\nthree\nfour";
+  assert_int_equal(write(fds[1], text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+  close(fds[1]);
+  ps_tail t;
+  ps_tail_init(&t, fds[0], 0, 1, 64);
+  char got[128];
+  drain(&t, got, sizeof got, 3);
+  assert_string_equal(got, "one|two|three|");
+  assert_true(t.stream);
+  assert_int_equal(ps_tail_offset(&t), 15);
+  ps_tail_line ln;
+  assert_int_equal(ps_tail_partial(&t, &ln), PS_TAIL_LINE);
+  assert_int_equal(ln.len, 4);
+  assert_memory_equal(ln.data, "four", 4);
+  assert_int_equal(ln.line_no, 4);
+  ps_tail_free(&t);
+  close(fds[0]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(pipe_is_read_in_order),
       cmocka_unit_test(partial_last_line_waits),
       cmocka_unit_test(next_without_consume_repeats),
       cmocka_unit_test(trim_gives_memory_back),

@@ -1,0 +1,103 @@
+/*
+ * util.c: see include/core/util.h.
+ *
+ * The readers here are the only loops over pread()/read() outside the line
+ * reader (input/tail.c): every module that wants "the whole file" (the
+ * configuration, secrets, documents, the state, a run's exit_code) gets the
+ * same EINTR handling, the same bound and the same terminator.
+ */
+#include "core/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define READ_CHUNK ((size_t)64 << 10)
+
+uint64_t ps_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t ps_hash64(uint64_t h, const void *p, size_t n) {
+  const unsigned char *s = p;
+  for (size_t i = 0; i < n; i++) {
+    h ^= s[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+ssize_t ps_pread_full(int fd, void *buf, size_t n, uint64_t off) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    if (r == 0)
+      break;
+    got += (size_t)r;
+  }
+  return (ssize_t)got;
+}
+
+int ps_read_whole(int fd, size_t limit, ps_buf *out) {
+  ps_buf_reset(out);
+  int rc = ps_buf_reserve(out, 0); /* an empty file still gets its "" */
+  if (rc)
+    return rc;
+  int stream = 0; /* a pipe: read() in order, pread() cannot */
+  for (;;) {
+    /* Never ask for more than one byte past the limit: that byte is enough
+     * to know the file is too large, and a small limit (a secret) then
+     * costs one allocation that is never copied by a realloc. */
+    size_t want = READ_CHUNK;
+    if (limit && want > limit + 1 - out->len)
+      want = limit + 1 - out->len;
+    if ((rc = ps_buf_reserve(out, want)) != 0)
+      return rc;
+    ssize_t r = stream ? read(fd, out->data + out->len, want)
+                       : pread(fd, out->data + out->len, want, (off_t)out->len);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == ESPIPE && !stream && out->len == 0) {
+        stream = 1;
+        continue;
+      }
+      return -errno;
+    }
+    if (r == 0)
+      return 0;
+    out->len += (size_t)r;
+    out->data[out->len] = '\0';
+    if (limit && out->len > limit)
+      return -EFBIG;
+  }
+}
+
+int ps_read_file(const char *path, size_t limit, ps_buf *out, struct stat *st) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  struct stat s;
+  int rc = 0;
+  if (fstat(fd, &s) < 0)
+    rc = -errno;
+  else if (!S_ISREG(s.st_mode))
+    rc = S_ISDIR(s.st_mode) ? -EISDIR : -EINVAL;
+  else if (limit && (uint64_t)s.st_size > limit)
+    rc = -EFBIG; /* known before reading a byte */
+  else
+    rc = ps_read_whole(fd, limit, out);
+  close(fd);
+  if (rc == 0 && st)
+    *st = s;
+  return rc;
+}

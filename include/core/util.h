@@ -1,0 +1,63 @@
+/*
+ * util: small helpers several modules need, each with one home here.
+ *
+ * Contract
+ * - ps_now_ms(): a monotonic clock in milliseconds, for ages and deadlines
+ *   (never for timestamps of points).
+ * - ps_hash64(): FNV-1a 64 over bytes, seeded with PS_HASH_SEED or a
+ *   previous result to hash pieces in a row. Used for file fingerprints,
+ *   document contents and hash-table buckets; not for anything an
+ *   adversary must not collide.
+ * - ps_stat_mtime_ns(): a file's modification time in ns since the epoch,
+ *   the unit every "changed since" comparison uses; ps_whole_seconds()
+ *   turns it into st_mtime's whole seconds.
+ * - ps_pread_full(): reads until `n` bytes or the end of the file,
+ *   retrying EINTR and short reads; the file position is not used.
+ * - ps_read_whole(): the one whole-file reader. It never holds more than
+ *   `limit` + 1 bytes of data (so a hostile file cannot grow it), reads
+ *   pipes too (stdin), and never moves the position of a regular file.
+ *   ps_read_file() opens a path for it and refuses what is not a regular
+ *   file. Both return 0 or a negative errno; on failure `out` holds no
+ *   data a caller may use.
+ */
+#ifndef PS_UTIL_H
+#define PS_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "core/buf.h"
+
+uint64_t ps_now_ms(void);
+
+#define PS_HASH_SEED 1469598103934665603ULL
+uint64_t ps_hash64(uint64_t h, const void *p, size_t n);
+
+static inline int64_t ps_stat_mtime_ns(const struct stat *st) {
+  return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+/* Nanoseconds since the epoch in whole seconds, rounded down as st_mtime
+ * is (also before 1970): the time of points timed by a file's mtime. */
+static inline int64_t ps_whole_seconds(int64_t ns) {
+  int64_t s = ns / 1000000000LL;
+  return ns % 1000000000LL < 0 ? s - 1 : s;
+}
+
+/* Returns the count read (less than n only at the end of the file) or a
+ * negative errno. */
+ssize_t ps_pread_full(int fd, void *buf, size_t n, uint64_t off);
+
+/* The whole contents of `fd` (from offset 0; a pipe from where it is) into
+ * `out`, replacing what it held; `out->data` is NUL-terminated even for an
+ * empty file. -EFBIG when there are more than `limit` bytes (0: no limit). */
+int ps_read_whole(int fd, size_t limit, ps_buf *out);
+
+/* ps_read_whole() of the file at `path`: -EISDIR for a directory, -EINVAL
+ * for anything else that is not a regular file, -EFBIG past `limit`.
+ * `st` (may be NULL) gets the file's status as opened. */
+int ps_read_file(const char *path, size_t limit, ps_buf *out, struct stat *st);
+
+#endif

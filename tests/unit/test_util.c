@@ -1,0 +1,169 @@
+/*
+ * test_util: the helpers of include/core/util.h on real files, a directory,
+ * a FIFO and a pipe in a temporary directory: what a caller relies on is
+ * the limit, the terminator, the refusals of what is not a regular file,
+ * and that a pipe (convert's stdin) is read like a file.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/util.h"
+
+static char dir[64];
+
+static int setup(void **st) {
+  (void)st;
+  strcpy(dir, "/tmp/ps-test-util-XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **st) {
+  (void)st;
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  return system(cmd);
+}
+
+static void put(char *path, const char *name, const char *data, size_t n) {
+  sprintf(path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  assert_int_equal(fwrite(data, 1, n, f), n);
+  fclose(f);
+}
+
+static void whole_file_and_limit(void **st) {
+  (void)st;
+  char p[128];
+  ps_buf b;
+  ps_buf_init(&b, 0);
+  /* larger than one read chunk, with a NUL inside: every byte, terminated */
+  size_t n = 200000;
+  char *data = malloc(n);
+  for (size_t i = 0; i < n; i++)
+    data[i] = (char)('a' + i % 26);
+  data[70000] = '\0';
+  put(p, "big", data, n);
+  struct stat sb;
+  assert_int_equal(ps_read_file(p, 0, &b, &sb), 0);
+  assert_int_equal(b.len, n);
+  assert_memory_equal(b.data, data, n);
+  assert_int_equal(b.data[n], '\0');
+  assert_int_equal((size_t)sb.st_size, n);
+  /* exactly at the limit is fine; one byte over is -EFBIG */
+  assert_int_equal(ps_read_file(p, n, &b, NULL), 0);
+  assert_int_equal(ps_read_file(p, n - 1, &b, NULL), -EFBIG);
+  int fd = open(p, O_RDONLY);
+  assert_int_equal(ps_read_whole(fd, n - 1, &b), -EFBIG);
+  assert_true(b.len <= n); /* read no more than limit + 1 bytes */
+  /* the file position is neither used nor moved */
+  assert_int_equal(lseek(fd, 5, SEEK_SET), 5);
+  assert_int_equal(ps_read_whole(fd, 0, &b), 0);
+  assert_int_equal(b.len, n);
+  assert_int_equal(lseek(fd, 0, SEEK_CUR), 5);
+  close(fd);
+  /* an empty file: "" with its terminator, not NULL */
+  put(p, "empty", "", 0);
+  ps_buf_free(&b);
+  ps_buf_init(&b, 0);
+  assert_int_equal(ps_read_file(p, 10, &b, NULL), 0);
+  assert_non_null(b.data);
+  assert_int_equal(b.len, 0);
+  assert_string_equal(b.data, "");
+  ps_buf_free(&b);
+  free(data);
+}
+
+static void not_regular_files(void **st) {
+  (void)st;
+  ps_buf b;
+  ps_buf_init(&b, 0);
+  assert_int_equal(ps_read_file(dir, 0, &b, NULL), -EISDIR);
+  char p[128];
+  sprintf(p, "%s/fifo", dir);
+  assert_int_equal(mkfifo(p, 0600), 0);
+  int keep = open(p, O_RDWR); /* so opening it for reading does not block */
+  assert_true(keep >= 0);
+  assert_int_equal(ps_read_file(p, 0, &b, NULL), -EINVAL);
+  close(keep);
+  sprintf(p, "%s/missing", dir);
+  assert_int_equal(ps_read_file(p, 0, &b, NULL), -ENOENT);
+  ps_buf_free(&b);
+}
+
+/* A pipe cannot pread: it is read in order (convert -). */
+static void pipe_is_read_whole(void **st) {
+  (void)st;
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  const char text[] = "line one\nline two";
+  assert_int_equal(write(fds[1], text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+  close(fds[1]);
+  ps_buf b;
+  ps_buf_init(&b, 0);
+  assert_int_equal(ps_read_whole(fds[0], 100, &b), 0);
+  assert_string_equal(b.data, text);
+  close(fds[0]);
+  assert_int_equal(pipe(fds), 0);
+  assert_int_equal(write(fds[1], text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+  close(fds[1]);
+  assert_int_equal(ps_read_whole(fds[0], 4, &b), -EFBIG);
+  close(fds[0]);
+  ps_buf_free(&b);
+}
+
+static void pread_full_stops_at_end(void **st) {
+  (void)st;
+  char p[128], got[16];
+  put(p, "short", "0123456789", 10);
+  int fd = open(p, O_RDONLY);
+  assert_int_equal(ps_pread_full(fd, got, 4, 3), 4);
+  assert_memory_equal(got, "3456", 4);
+  assert_int_equal(ps_pread_full(fd, got, sizeof got, 8), 2);
+  assert_int_equal(ps_pread_full(fd, got, sizeof got, 20), 0);
+  close(fd);
+  assert_true(ps_pread_full(-1, got, 1, 0) == -EBADF);
+}
+
+/* FNV-1a 64 with perfship's seed (not FNV's published offset basis: one
+ * digit shorter). Saved states hold these hashes (fingerprints, document
+ * contents), so the values are pinned: a changed hash would make every
+ * tracked file look rewritten after an upgrade. Hashing in pieces equals
+ * hashing at once. */
+static void hash_and_clock(void **st) {
+  (void)st;
+  assert_true(ps_hash64(PS_HASH_SEED, "", 0) == PS_HASH_SEED);
+  assert_true(ps_hash64(PS_HASH_SEED, "foobar", 6) == 0x88fad7c0a8ff07f2ULL);
+  assert_true(ps_hash64(ps_hash64(PS_HASH_SEED, "foo", 3), "bar", 3) ==
+              ps_hash64(PS_HASH_SEED, "foobar", 6));
+  uint64_t a = ps_now_ms();
+  usleep(20000);
+  uint64_t b = ps_now_ms();
+  assert_true(b >= a + 15 && b < a + 5000);
+  struct stat s = {0};
+  s.st_mtim.tv_sec = 1600000000;
+  s.st_mtim.tv_nsec = 250000000;
+  assert_true(ps_stat_mtime_ns(&s) == 1600000000250000000LL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(whole_file_and_limit),
+      cmocka_unit_test(not_regular_files),
+      cmocka_unit_test(pipe_is_read_whole),
+      cmocka_unit_test(pread_full_stops_at_end),
+      cmocka_unit_test(hash_and_clock),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
