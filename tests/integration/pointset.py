@@ -17,6 +17,8 @@ integers as Python ints, strings byte for byte after unescaping.
 """
 import re
 
+from harness import DatabaseNotFound
+
 _INT = re.compile(r"^-?[0-9]+i$")
 _UINT = re.compile(r"^[0-9]+u$")
 _BOOL = {"t": True, "T": True, "true": True, "True": True, "TRUE": True,
@@ -111,7 +113,9 @@ def _quote_ident(name):
 
 
 def db_points(influx, db, names, extra_where=""):
-    """Every point of the named measurements, as a point set."""
+    """Every point of the named measurements, as a point set. A database
+    that does not exist holds no points; any other failed query raises (a
+    401 or a bad query is not "nothing stored")."""
     pts = {}
     for m in names:
         q = _quote_ident(m)
@@ -121,8 +125,8 @@ def db_points(influx, db, names, extra_where=""):
             rows = influx.query(db, f"SELECT * FROM {q} {extra_where}")
             tag_rows = influx.query(db, f"SHOW TAG KEYS FROM {q}")
             field_rows = influx.query(db, f"SHOW FIELD KEYS FROM {q}")
-        except RuntimeError:
-            continue  # no database yet
+        except DatabaseNotFound:
+            return {}
         tag_keys = {r["tagKey"] for r in tag_rows}
         ftypes = {r["fieldKey"]: r["fieldType"] for r in field_rows}
         for row in rows:

@@ -273,7 +273,7 @@ class PackageTest(unittest.TestCase):
                 def shipped():
                     try:
                         return influx.count("perf", "jsonl") == 1
-                    except RuntimeError:  # database not created yet
+                    except harness.DatabaseNotFound:  # not created yet
                         return False
                 harness.wait_until(shipped, timeout=30, what="the point in InfluxDB")
                 agent = int(sh(["pgrep", "-P", str(proc.pid)]).stdout.split()[0])

@@ -18,8 +18,9 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultproxy import FaultProxy  # noqa: E402
-from harness import (PERFSHIP_BIN, Agent, InfluxServer, InfluxTestCase, free_port,  # noqa: E402
-                     run_perfship, wait_until, write_config)
+from harness import (PERFSHIP_BIN, Agent, DatabaseNotFound, InfluxServer,  # noqa: E402
+                     InfluxTestCase, free_port, or_empty, run_perfship, wait_until,
+                     write_config)
 
 BASE = 1700000000
 
@@ -35,7 +36,7 @@ def expected(nums, tag="a"):
 def count(influx, db, measurement="m"):
     try:
         return influx.count(db, measurement)
-    except RuntimeError:  # the database does not exist yet
+    except DatabaseNotFound:  # not created yet; any other failure fails the test
         return 0
 
 
@@ -102,11 +103,8 @@ class Base(InfluxTestCase):
 
     def points(self, influx=None, tag=None):
         influx = influx or self.influx
-        try:
-            q = 'SELECT n, k FROM m' + (f" WHERE k = '{tag}'" if tag else "")
-            rows = influx.query(self.db, q)
-        except RuntimeError:
-            return []
+        q = 'SELECT n, k FROM m' + (f" WHERE k = '{tag}'" if tag else "")
+        rows = or_empty(influx.query, self.db, q)
         return sorted((r["time"], r["k"], r["n"]) for r in rows)
 
     def append(self, name, text, mode="a"):
@@ -684,10 +682,8 @@ class LoadgenTests(Base):
             f.writelines(lines[:100])
 
         def marks():
-            try:
-                rows = self.influx.query(self.db, "SELECT * FROM runs WHERE run = 'daily-perf-abcdef1'")
-            except RuntimeError:
-                return []
+            rows = or_empty(self.influx.query, self.db,
+                            "SELECT * FROM runs WHERE run = 'daily-perf-abcdef1'")
             return sorted((r["event"], r["status"], r["backfill"]) for r in rows)
         wait_until(lambda: marks() == [("start", "running", False)], 10, what="start marker")
         wait_until(lambda: ("end", "stalled", False) in marks(), 15, what="stall marker")
