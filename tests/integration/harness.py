@@ -146,6 +146,14 @@ bind-address = "127.0.0.1:{self.rpc_port}"
             self.log.close()
             self.log = None
 
+    def crash(self):
+        """SIGKILL: the server dies mid-request, without a goodbye; its data
+        directory stays for start()."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.stop()
+
     def restart(self):
         self.stop()
         return self.start()
