@@ -30,6 +30,7 @@ from harness import DatabaseNotFound
 
 _INT = re.compile(r"^-?[0-9]+i$")
 _UINT = re.compile(r"^[0-9]+u$")
+_MEASUREMENT = re.compile(r"(?:[^,\\ ]|\\.)*")  # up to the first unescaped , or space
 _BOOL = {"t": True, "T": True, "true": True, "True": True, "TRUE": True,
          "f": False, "F": False, "false": False, "False": False, "FALSE": False}
 
@@ -202,7 +203,7 @@ def request_lines(req, skip=()):
     for line in req.body.decode("utf-8", "replace").splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        if skip and _split_unescaped(line, ",")[0].split(" ", 1)[0] in skip:
+        if skip and _unescape(_MEASUREMENT.match(line).group(0), ", ") in skip:
             continue
         out.append(line)
     return out
