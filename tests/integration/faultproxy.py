@@ -39,8 +39,7 @@ through. Actions:
     status    answer `code` with `body` (default an InfluxDB-like JSON error)
               and, when given, a `Retry-After: retry_after` header; the
               request is NOT forwarded unless forward=True
-    delay     sleep `seconds`, then forward (the client may have gone: then
-              the request keeps status None, since no answer reached it)
+    delay     sleep `seconds`, then forward (the client may have gone)
     drop      close the connection without answering (forward=True: after
               forwarding, so the server stored the data but the answer is lost)
     half      forward, then answer only in part and close: the status line,
@@ -59,12 +58,17 @@ Control endpoint (for tests that drive the proxy from another process):
     GET  /__faultproxy__/requests  JSON list of the recorded requests
 These paths are never forwarded and never recorded.
 
+A request whose body ends before its Content-Length (the client died while
+sending it) is recorded with action "cut" and not forwarded.
+
 Each Request records: method, path, query (dict of first values), headers
 (dict, lower-case names), body_len (as received), body (bytes, gunzipped
 when Content-Encoding is gzip), action (what the proxy did), status (the
 status sent to the client, or None), conn (an id per client connection),
 t (time.monotonic() when the request was read), done (time.monotonic()
-when the answer was sent or the connection given up, None before).
+when the answer was sent or the connection given up, None before). A
+request whose client hung up before its answer came (a timeout) keeps
+status None: no answer reached it.
 
 acked_writes(requests) lists the write requests the client saw answered
 2xx: what a client may take as stored. A point in two of them was sent
@@ -366,6 +370,15 @@ class _Handler(BaseHTTPRequestHandler):
         req = Request(self.command, u.path, q, headers, len(body), decoded,
                       self.conn_id, time.monotonic())
         self._req = req
+        if len(body) < int(self.headers.get("Content-Length") or 0):
+            # The client died while sending (kill -9): a server sees the
+            # connection end early and stores nothing. Forwarded with its
+            # declared length, the body would leave the server waiting for
+            # the rest (and this thread for its answer).
+            req.action = "cut"
+            self.proxy._record(req)
+            self.close_connection = True
+            return
         rule = self.proxy._pick(req)
         action = rule.action if rule else "pass"
         req.action = action
@@ -394,10 +407,11 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(rule.seconds)
         st, reason, hdrs, data = self._forward(self.command, raw_path,
                                                dict(self.headers), body)
-        if action == "delay" and self._client_gone():
-            # It gave up waiting (a timeout): the server has the data, the
-            # client never saw the answer. Recorded without a status, so
-            # that the client's resend is not taken for a duplicate.
+        if self._client_gone():
+            # It gave up waiting (a timeout, or held by a delay): the server
+            # has the data, the client never saw the answer. Recorded
+            # without a status, so that its resend is not taken for a
+            # duplicate.
             self.close_connection = True
             return
         if action == "half":
