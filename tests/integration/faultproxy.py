@@ -21,6 +21,8 @@ API
         proxy.add_rule("half", prob=0.1)                  # forward, then send the
                                                           # status line + part of the
                                                           # body and close
+        proxy.add_rule("delay", seconds=1, contains=b"perfship,")  # hold the
+                                                          # agent's own point
         proxy.clear_rules()
         proxy.requests                 # list of Request records (copy)
         proxy.wait_for(lambda reqs: any(r.status == 404 for r in reqs))
@@ -28,7 +30,8 @@ API
 Rules are tried in the order added; the first that matches a request acts
 on it. A rule matches when its filters hold: `path` (prefix of the request
 path), `min_body` (raw body length, i.e. compressed size when gzip, as
-InfluxDB measures), `prob` (drawn from the proxy's seeded RNG, so a run is
+InfluxDB measures), `contains` (bytes the body holds, after gunzip),
+`prob` (drawn from the proxy's seeded RNG, so a run is
 reproducible for a given request order) and `count` (the rule retires after
 acting on `count` requests). Without a matching rule a request passes
 through. Actions:
@@ -55,16 +58,28 @@ Control endpoint (for tests that drive the proxy from another process):
     GET  /__faultproxy__/requests  JSON list of the recorded requests
 These paths are never forwarded and never recorded.
 
+A request whose body ends before its Content-Length (the client died while
+sending it) is recorded with action "cut" and not forwarded.
+
 Each Request records: method, path, query (dict of first values), headers
 (dict, lower-case names), body_len (as received), body (bytes, gunzipped
 when Content-Encoding is gzip), action (what the proxy did), status (the
 status sent to the client, or None), conn (an id per client connection),
-t (time.monotonic() when the request was read).
+t (time.monotonic() when the request was read), done (time.monotonic()
+when the answer was sent or the connection given up, None before). A
+request whose client hung up before its answer came (a timeout) keeps
+status None: no answer reached it.
+
+acked_writes(requests) lists the write requests the client saw answered
+2xx: what a client may take as stored. A point in two of them was sent
+again after the server had acknowledged it, which InfluxDB's overwrite
+hides from any query (see pointset.acked_counts).
 """
 import gzip
 import http.client
 import json
 import random
+import select
 import socket
 import socketserver
 import ssl
@@ -88,12 +103,13 @@ class Request:
         self.t = t
         self.action = "pass"
         self.status = None
+        self.done = None
 
     def as_dict(self):
         return {"method": self.method, "path": self.path, "query": self.query,
                 "headers": self.headers, "body_len": self.body_len,
                 "action": self.action, "status": self.status,
-                "conn": self.conn, "t": self.t,
+                "conn": self.conn, "t": self.t, "done": self.done,
                 "body": self.body.decode("utf-8", "replace")}
 
     def __repr__(self):
@@ -104,7 +120,7 @@ class Request:
 class Rule:
     def __init__(self, action, count=None, prob=None, path=None, min_body=None,
                  code=500, body=None, retry_after=None, seconds=0.0,
-                 forward=False, cut="body"):
+                 forward=False, cut="body", contains=None):
         if action not in ("pass", "status", "delay", "drop", "half"):
             raise ValueError(f"unknown action {action!r}")
         self.action = action
@@ -120,6 +136,17 @@ class Rule:
         if cut not in ("body", "headers"):
             raise ValueError(f"unknown cut {cut!r}")
         self.cut = cut
+        if isinstance(contains, str):
+            contains = contains.encode()
+        self.contains = contains
+
+
+def acked_writes(requests):
+    """The write requests (InfluxDB v1 /write, v2 /api/v2/write) whose
+    client got a 2xx answer, in the order they were read."""
+    return [r for r in requests
+            if r.path in ("/write", "/api/v2/write") and r.status is not None
+            and 200 <= r.status < 300]
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
@@ -233,6 +260,8 @@ class FaultProxy:
                     continue
                 if r.min_body is not None and req.body_len < r.min_body:
                     continue
+                if r.contains is not None and r.contains not in req.body:
+                    continue
                 if r.prob is not None and self.rng.random() >= r.prob:
                     continue
                 if r.count is not None:
@@ -340,6 +369,16 @@ class _Handler(BaseHTTPRequestHandler):
         q = {k: v[0] for k, v in urllib.parse.parse_qs(u.query, keep_blank_values=True).items()}
         req = Request(self.command, u.path, q, headers, len(body), decoded,
                       self.conn_id, time.monotonic())
+        self._req = req
+        if len(body) < int(self.headers.get("Content-Length") or 0):
+            # The client died while sending (kill -9): a server sees the
+            # connection end early and stores nothing. Forwarded with its
+            # declared length, the body would leave the server waiting for
+            # the rest (and this thread for its answer).
+            req.action = "cut"
+            self.proxy._record(req)
+            self.close_connection = True
+            return
         rule = self.proxy._pick(req)
         action = rule.action if rule else "pass"
         req.action = action
@@ -368,6 +407,13 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(rule.seconds)
         st, reason, hdrs, data = self._forward(self.command, raw_path,
                                                dict(self.headers), body)
+        if self._client_gone():
+            # It gave up waiting (a timeout, or held by a delay): the server
+            # has the data, the client never saw the answer. Recorded
+            # without a status, so that its resend is not taken for a
+            # duplicate.
+            self.close_connection = True
+            return
         if action == "half":
             if rule.cut == "headers":
                 out = f"HTTP/1.1 {st} {reason}\r\nContent-Ty".encode()
@@ -389,6 +435,19 @@ class _Handler(BaseHTTPRequestHandler):
         req.status = st
         self._send(st, reason, hdrs, data)
 
+    def _client_gone(self):
+        """True when the client closed its side of the connection."""
+        sock = self.connection
+        try:
+            readable, _, _ = select.select([sock], [], [], 0)
+            if not readable:
+                return False
+            if isinstance(sock, ssl.SSLSocket):
+                return False  # cannot peek through TLS; assume it waits
+            return sock.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
+
     def _abort(self):
         try:
             self.connection.shutdown(socket.SHUT_RDWR)
@@ -396,10 +455,14 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     def do_POST(self):
+        self._req = None
         try:
             self._handle()
         except (OSError, http.client.HTTPException):
             self.close_connection = True
+        finally:
+            if self._req is not None:
+                self._req.done = time.monotonic()
 
     do_GET = do_POST
     do_HEAD = do_POST

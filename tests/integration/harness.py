@@ -47,6 +47,26 @@ def free_port():
     return port
 
 
+class QueryError(RuntimeError):
+    """InfluxDB refused or failed a query (HTTP status other than 200, or
+    an error in a statement's result)."""
+
+
+class DatabaseNotFound(QueryError):
+    """The query named a database that does not exist (yet): the one
+    failure a test may read as "nothing stored". Any other failure (401, a
+    parse error, a server gone) must stay a failure, or a check that
+    nothing was stored passes because the check itself failed."""
+
+
+def or_empty(fn, *args, **kw):
+    """fn(*args, **kw), or [] when the database does not exist yet."""
+    try:
+        return fn(*args, **kw)
+    except DatabaseNotFound:
+        return []
+
+
 class InfluxServer:
     """A real influxd (1.6.7 from Debian) in a temporary directory."""
 
@@ -126,6 +146,14 @@ bind-address = "127.0.0.1:{self.rpc_port}"
             self.log.close()
             self.log = None
 
+    def crash(self):
+        """SIGKILL: the server dies mid-request, without a goodbye; its data
+        directory stays for start()."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.stop()
+
     def restart(self):
         self.stop()
         return self.start()
@@ -177,10 +205,13 @@ bind-address = "127.0.0.1:{self.rpc_port}"
         st, _, body = self.request(method, "/query?" + urllib.parse.urlencode(params))
         data = json.loads(body) if body else {}
         if st != 200:
-            raise RuntimeError(f"query {q!r} -> {st}: {body[:500]!r}")
+            raise QueryError(f"query {q!r} -> {st}: {body[:500]!r}")
         for res in data.get("results", []):
             if "error" in res:
-                raise RuntimeError(f"query {q!r} -> {res['error']}")
+                # InfluxDB 1.x words it "database not found: NAME"
+                cls = (DatabaseNotFound if res["error"].startswith("database not found")
+                       else QueryError)
+                raise cls(f"query {q!r} -> {res['error']}")
         return data
 
     def query(self, db, q, **kw):
@@ -217,6 +248,8 @@ bind-address = "127.0.0.1:{self.rpc_port}"
         return st, resp
 
     def count(self, db, measurement, field="*"):
+        """Points of `measurement` (0 when it has none); raises
+        DatabaseNotFound when `db` does not exist."""
         rows = self.query(db, f'SELECT count({field}) FROM "{measurement}"')
         if not rows:
             return 0

@@ -14,11 +14,23 @@ does not have".
 
 Comparison is exact: floats are compared as the doubles both sides parse,
 integers as Python ints, strings byte for byte after unescaping.
+
+Because the server merges a second write of a point into the first, a
+query cannot show that a point was sent twice. The fault proxy's request
+log can: acked_counts(proxy.requests) counts, per line, the write requests
+that were answered 2xx while holding it.
+
+    twice = [k for k, n in acked_counts(proxy.requests).items() if n > 1]
 """
+import collections
 import re
+
+from faultproxy import acked_writes
+from harness import DatabaseNotFound
 
 _INT = re.compile(r"^-?[0-9]+i$")
 _UINT = re.compile(r"^[0-9]+u$")
+_MEASUREMENT = re.compile(r"(?:[^,\\ ]|\\.)*")  # up to the first unescaped , or space
 _BOOL = {"t": True, "T": True, "true": True, "True": True, "TRUE": True,
          "f": False, "F": False, "false": False, "False": False, "FALSE": False}
 
@@ -111,7 +123,9 @@ def _quote_ident(name):
 
 
 def db_points(influx, db, names, extra_where=""):
-    """Every point of the named measurements, as a point set."""
+    """Every point of the named measurements, as a point set. A database
+    that does not exist holds no points; any other failed query raises (a
+    401 or a bad query is not "nothing stored")."""
     pts = {}
     for m in names:
         q = _quote_ident(m)
@@ -121,8 +135,8 @@ def db_points(influx, db, names, extra_where=""):
             rows = influx.query(db, f"SELECT * FROM {q} {extra_where}")
             tag_rows = influx.query(db, f"SHOW TAG KEYS FROM {q}")
             field_rows = influx.query(db, f"SHOW FIELD KEYS FROM {q}")
-        except RuntimeError:
-            continue  # no database yet
+        except DatabaseNotFound:
+            return {}
         tag_keys = {r["tagKey"] for r in tag_rows}
         ftypes = {r["fieldKey"]: r["fieldType"] for r in field_rows}
         for row in rows:
@@ -180,3 +194,28 @@ def diff(want, got, limit=8):
     if len(wrong) > limit:
         out.append(f"... {len(wrong) - limit} more points with different fields")
     return out
+
+
+def request_lines(req, skip=()):
+    """The line protocol lines a write request's body holds, in body order,
+    without those of the measurements in `skip`."""
+    out = []
+    for line in req.body.decode("utf-8", "replace").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        if skip and _unescape(_MEASUREMENT.match(line).group(0), ", ") in skip:
+            continue
+        out.append(line)
+    return out
+
+
+def acked_counts(requests, skip=("perfship",)):
+    """Per line (a point with its fields; a run's status and its summary
+    are two lines of one point): in how many acknowledged (2xx) write
+    requests it was. Measurements in `skip` are left out (the agent's own
+    heartbeat is a new point every time)."""
+    counts = collections.Counter()
+    for r in acked_writes(requests):
+        for line in set(request_lines(r, skip)):
+            counts[line] += 1
+    return counts

@@ -33,7 +33,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultproxy import FaultProxy  # noqa: E402
 from harness import (DATA_DIR, PERFSHIP_BIN, Agent, InfluxServer, VictoriaMetrics, free_port,  # noqa: E402
-                     run_perfship, wait_until, write_config)
+                     or_empty, run_perfship, wait_until, write_config)
 
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
 DSS = os.path.join(DATA_DIR, "dss", "synth")
@@ -74,10 +74,9 @@ def dump(db, measurements=None, drop=()):
 
 
 def query(db, q):
-    try:
-        return INFLUX.query(db, q)
-    except RuntimeError:  # the database or measurement does not exist yet
-        return []
+    """Rows, or [] while the database does not exist yet (a measurement
+    that does not exist yet gives no rows by itself)."""
+    return or_empty(INFLUX.query, db, q)
 
 
 def convert_into(db, cfg, fmt, paths):

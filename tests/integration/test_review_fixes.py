@@ -9,7 +9,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Agent, InfluxTestCase, free_port, wait_until, write_config  # noqa: E402
+from harness import (Agent, InfluxTestCase, free_port, or_empty, wait_until,  # noqa: E402
+                     write_config)
 
 
 def jline(i):
@@ -43,12 +44,7 @@ class ReviewFixes(InfluxTestCase):
             f.write(jline(i))
 
     def count(self):
-        try:
-            rows = self.influx.query(self.db, 'SELECT count("n") FROM "m"')
-        except RuntimeError as e:  # not created yet
-            if "database not found" in str(e):
-                return 0
-            raise
+        rows = or_empty(self.influx.query, self.db, 'SELECT count("n") FROM "m"')
         return rows[0]["count"] if rows else 0
 
     def test_reload_keeps_state_dir_and_influxdb(self):
@@ -176,10 +172,7 @@ class ReviewFixes(InfluxTestCase):
                      extra="watch = { settle_ms = 200; rescan_interval_ms = 500; };")
 
         def markers():
-            try:
-                rows = self.influx.query(self.db, "SELECT * FROM runs")
-            except RuntimeError:
-                return {}
+            rows = or_empty(self.influx.query, self.db, "SELECT * FROM runs")
             return {r["run"]: r["backfill"] for r in rows}
 
         a = self.agent(cfg)

@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (InfluxServer, PERFSHIP_BIN, VictoriaMetrics, free_port,  # noqa: E402
                      wait_until, write_config)
 from faultproxy import FaultProxy  # noqa: E402
+from pointset import acked_counts  # noqa: E402
 
 DRIVER = os.environ.get("PERFSHIP_SINK_DRIVER") or os.path.join(
     os.path.dirname(PERFSHIP_BIN), "tests", "tools", "sink_driver")
@@ -78,7 +79,10 @@ def run_driver(url, db, path, extra=(), env=None, timeout=60, prefix=()):
 
 
 def stored(db, measurement="m"):
-    """The exact point set: {(time_ns, v)}; also fails on duplicates."""
+    """What the server holds, as a sorted list of (time_ns, v). InfluxDB
+    keeps one point per series and time, so a batch stored twice looks
+    exactly like one stored once: this cannot show duplicates. The proxy's
+    log can (SinkTest.assertNoneAckedTwice)."""
     rows = influx.query(db, f'SELECT v FROM "{measurement}"')
     return sorted((r["time"], r["v"]) for r in rows)
 
@@ -106,6 +110,14 @@ class SinkTest(unittest.TestCase):
         self.assertEqual(res.summary["batches_cancelled"], 0)
         self.assertEqual(res.summary["points_rejected"], rejected)
         self.assertEqual(res.summary["rejected_counted"], rejected)
+        self.assertNoneAckedTwice()
+
+    def assertNoneAckedTwice(self):
+        """No line went out again after a 2xx for it. A resend after an
+        error, a timeout or a lost answer is the sink's job and not counted
+        here (the server may then hold it already; it overwrites itself)."""
+        twice = {ln: n for ln, n in acked_counts(self.proxy.requests).items() if n > 1}
+        self.assertEqual(twice, {}, "lines sent again after the server acknowledged them")
 
     # -- 2xx ---------------------------------------------------------------
     def test_pass_through_shape_and_keepalive(self):
@@ -388,6 +400,14 @@ class SinkTest(unittest.TestCase):
         res = run_driver(self.proxy.url, self.db, path, ["--timeout-ms", "700"])
         self.assertClean(res)
         self.assertEqual(stored(self.db), expected(400))
+        # The server stored the first attempt, but no answer reached the
+        # sink before its timeout: sending it again is right, and the one
+        # acknowledged copy is the second.
+        self.proxy.wait_for(lambda rs: all(r.done for r in rs), 10,
+                            what="the held request answered")
+        self.assertNoneAckedTwice()
+        self.assertEqual([(r.action, r.status) for r in self.proxy.requests],
+                         [("delay", None), ("pass", 204)])
         self.assertGreaterEqual(res.summary["http_retries"], 1)
         self.assertIn("retrying", res.err)
 
