@@ -1,7 +1,7 @@
 /*
  * main.c: global options, configuration, and dispatch to a subcommand.
  *
- * `-c FILE` may stand before or after the command (DESIGN.md), so the global
+ * `-c FILE` may stand before or after the command (perfship(1)), so the global
  * options are lifted out of argv first and everything else is handed to the
  * command untouched.
  */

@@ -8,7 +8,7 @@
  * written as decimal strings: a JSON number is a double and would round them.
  * A corrupt file is kept aside for inspection and the agent starts empty:
  * re-reading from the beginning re-sends points, which overwrite themselves
- * (SCHEMA.md), so that is safe, where refusing to start would not be.
+ * (docs/schema.md), so that is safe, where refusing to start would not be.
  * Run as root on a state directory that belongs to another user (the
  * packaged service's /var/lib/perfship, owned by `perfship`), the files
  * made there are handed to the directory's owner: left to root, the

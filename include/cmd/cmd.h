@@ -1,5 +1,5 @@
 /*
- * cmd: the subcommands of the perfship binary (DESIGN.md "Command line").
+ * cmd: the subcommands of the perfship binary (perfship(1), docs/run.md).
  *
  * Contract
  * - main.c parses the global options (-c FILE anywhere, --help, --version,

@@ -1,7 +1,7 @@
 /*
  * config: perfship's configuration, loaded from a libconfig file.
  *
- * Contract (DESIGN.md "Configuration")
+ * Contract (perfship.cfg(5), config/perfship.cfg)
  * - ps_config_defaults() fills every setting with its default; loading a file
  *   only overrides what the file sets. A config with no file is valid.
  * - ps_config_load() rejects unknown keys, wrong types and bad values. On

@@ -1,5 +1,5 @@
 /*
- * sysexits_ps: the exit codes of DESIGN.md ("Command line"), named once.
+ * sysexits_ps: the exit codes of perfship(1), named once.
  */
 #ifndef PS_SYSEXITS_H
 #define PS_SYSEXITS_H

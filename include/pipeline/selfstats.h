@@ -1,5 +1,5 @@
 /*
- * selfstats: the agent's own `perfship` measurement (SCHEMA.md "The agent
+ * selfstats: the agent's own `perfship` measurement (docs/schema.md "The agent
  * itself").
  *
  * Contract

@@ -81,7 +81,7 @@ def schema_words():
 
 def perf_lines(run):
     """The records of a run's perf.jsonl that perfship reads: an
-    unterminated last line only once the run has ended (SCHEMA.md)."""
+    unterminated last line only once the run has ended (docs/schema.md)."""
     folder = os.path.join(LOADGEN, run)
     with open(os.path.join(folder, "perf.jsonl")) as f:
         lines = f.read().split("\n")
@@ -827,7 +827,7 @@ class QueriesAgainstInflux(unittest.TestCase):
     @classmethod
     def write_markers(cls):
         """Markers `convert` did not write (the run tracker writes them in
-        service mode), as SCHEMA.md defines them; the in-progress run gets a
+        service mode), as docs/schema.md defines them; the in-progress run gets a
         stalled marker (stall detection itself is tested elsewhere)."""
         def marked(event):
             q = f'SHOW TAG VALUES FROM "runs" WITH KEY = "run" WHERE "event" = \'{event}\''
@@ -1265,7 +1265,7 @@ class QueriesAgainstInflux(unittest.TestCase):
                         rows = sorted((r for r in all_rows if r["arm"] == arm), key=lambda r: r["variantIndex"])
                         self.assertEqual([r["variant"] for r in rows], [p["label"] for p in pts])
                         for r, p in zip(rows, pts):
-                            # A latency of 0.0 means "no samples": absent (SCHEMA.md).
+                            # A latency of 0.0 means "no samples": absent (docs/schema.md).
                             want = None if field.endswith("_ms") and p[field] == 0 else p[field]
                             self.assertClose(r[field], want, f"{arm} {r['variant']}")
                 elif kind == "dss_points":

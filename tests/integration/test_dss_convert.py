@@ -18,7 +18,7 @@ LATENCIES = ["p50_ms", "p95_ms", "err_p50_ms", "err_p95_ms", "p50_all_ms", "p95_
 
 
 def expected_latency(dp, key):
-    """The file's value, or None where SCHEMA.md says the 0.0 means no data."""
+    """The file's value, or None where docs/schema.md says the 0.0 means no data."""
     v = dp.get(key)
     successes = dp["rps_total"] != 0.0
     errors = dp["errors"] != 0

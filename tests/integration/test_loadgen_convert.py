@@ -2,7 +2,7 @@
 
 Every fixture run folder is converted and written (precision n); then
 InfluxQL reproduces the runner's own stats.csv value for value, the block
-and cycle counts of every perf-finish, and the run markers SCHEMA.md
+and cycle counts of every perf-finish, and the run markers docs/schema.md
 defines. A full-size generated run (12 stages of 2 h, a ~9 MB perf-finish
 line) checks memory and CPU bounds.
 """
@@ -34,7 +34,7 @@ RUNS = {
 
 
 def to_ns(seconds):
-    """SCHEMA.md: seconds rounded to the microsecond, then nanoseconds."""
+    """docs/schema.md: seconds rounded to the microsecond, then nanoseconds."""
     whole = math.floor(seconds)
     return int(whole) * 10**9 + round((seconds - whole) * 1e6) * 1000
 
@@ -160,7 +160,7 @@ class LoadgenConvert(InfluxTestCase):
         self.assertGreater(checked, 80)
 
     def test_field_types(self):
-        """SCHEMA.md's integer list; every other number a float (the JSON
+        """docs/schema.md's integer list; every other number a float (the JSON
         said 100, not 100.0, for most success rates)."""
         want = {
             "loadgen_run": {"cycleSuccessRate": "float", "duration": "float",

@@ -12,7 +12,7 @@ from harness import DATA_DIR, InfluxTestCase, convert_into, run_perfship  # noqa
 
 LOCUST = os.path.join(DATA_DIR, "dss", "synth", "locust_isa")
 
-# The field keys a user finds in InfluxDB for Locust's headers (SCHEMA.md).
+# The field keys a user finds in InfluxDB for Locust's headers (docs/schema.md).
 KEYS = {
     "Request Count": "request_count", "Failure Count": "failure_count",
     "Median Response Time": "median_response_time",

@@ -192,7 +192,7 @@ class PackageTest(unittest.TestCase):
         self.assertEqual(sorted(help_codes, key=int), sysexits_codes())
         for code in help_codes:
             self.assertRegex(exit_section, r"(?m)^       " + code + r"\s")
-        # Every configuration key of DESIGN.md's Configuration section.
+        # Every configuration key of perfship.cfg(5).
         for key in ("url", "api", "database", "retention_policy", "username",
                     "password_file", "org", "bucket", "token_file", "gzip",
                     "timeout_ms", "tls_ca_file", "tls_verify", "create_database",

@@ -1,5 +1,5 @@
 """The HTTP sink against a real InfluxDB (and VictoriaMetrics for the v2
-API), through a fault-injecting proxy: every answer of DESIGN.md's delivery
+API), through a fault-injecting proxy: every answer of the sink's delivery
 matrix, checked by what lands in the server.
 
 The sink is driven by tests/tools/sink_driver, which ships a line-protocol

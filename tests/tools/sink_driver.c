@@ -136,7 +136,7 @@ int main(int argc, char **argv) {
   const char *input = NULL, *config_file = NULL;
   long batch_lines = 5000, close_after = -1;
   ps_config_defaults(&cfg);
-  /* The built-in defaults of DESIGN.md, in case the linked config module
+  /* The built-in defaults (perfship.cfg(5)), in case the linked config module
    * leaves them empty. */
   if (!cfg.influxdb.api)
     cfg.influxdb.api = PS_API_V1;

@@ -150,7 +150,7 @@ static void test_booleans_strings_null_flatten_arrays(void **st) {
 
 static void test_nan_and_infinity_are_absent(void **st) {
   (void)st;
-  /* Python's json.dumps writes these; SCHEMA.md: they mean "absent" */
+  /* Python's json.dumps writes these; docs/schema.md: they mean "absent" */
   ps_source_cfg src = base_src();
   sink *s = run(&src, "{\"ts\":1,\"a\":NaN,\"b\":Infinity,\"c\":-Infinity,\"d\":-2}");
   assert_int_equal(s->nrejects, 0);
@@ -216,7 +216,7 @@ static void test_malformed_json_rejected_with_column(void **st) {
   assert_non_null(strstr(s->rejects, "x.jsonl:1: column 16: trailing text"));
   assert_non_null(strstr(s->rejects, "x.jsonl:2: column 13: malformed JSON"));
   assert_non_null(strstr(s->rejects, "x.jsonl:3: column 1: not a JSON object"));
-  /* NaN is absent (SCHEMA.md), which leaves this point without a field */
+  /* NaN is absent (docs/schema.md), which leaves this point without a field */
   assert_non_null(strstr(s->rejects, "encode: point has no field"));
   assert_string_equal(s->out.data, "m v=1.0 1000000000\n");
 }

@@ -1,6 +1,6 @@
 /*
  * Unit tests of the loadgen parser (agent/formats/loadgen.c): point shapes,
- * field types per SCHEMA.md, every format era, rejects, and back-pressure
+ * field types per docs/schema.md, every format era, rejects, and back-pressure
  * resumption on the real fixture's perf-finish line.
  *
  * Points are captured as text ("measurement|k=v,...|field:type=value,...|t")
@@ -435,7 +435,7 @@ static void test_era_2021_and_no_monitor(void **state) {
 }
 
 /* No timeOrigin: the origin is perf.jsonl's mtime so the first line's wall
- * time is that mtime (SCHEMA.md's start-marker fallback). */
+ * time is that mtime (docs/schema.md's start-marker fallback). */
 static void test_no_time_origin_uses_mtime(void **state) {
   (void)state;
   const char *text =
