@@ -13,7 +13,7 @@
  *   numbers; a file's unterminated last line is converted too (the file is
  *   taken as finished). Documents are read whole (core/util.h).
  * - Formats with run folders (loadgen) are converted run by run by the run
- *   module (runs/convert.h), which also emits the runs' markers.
+ *   module (input/feed_run.h), which also emits the runs' markers.
  * - Bad input never stops the run: every reject is printed as
  *   FILE:LINE: reason and counted; the exit code says whether any happened.
  */
@@ -28,11 +28,11 @@
 #include "cmd/cmd.h"
 #include "core/sysexits_ps.h"
 #include "core/util.h"
-#include "formats/emit.h"
+#include "core/emit.h"
 #include "formats/format.h"
-#include "influx/lp.h"
+#include "influx/lp_encode.h"
 #include "input/feed.h"
-#include "runs/convert.h"
+#include "input/feed_run.h"
 
 #define OUT_FLUSH_BYTES (256 * 1024)
 

@@ -32,7 +32,8 @@
 
 #include "formats/format.h"
 #include "core/log.h"
-#include "influx/lp.h"
+#include "influx/lp_encode.h"
+#include "influx/numfmt.h"
 
 #define TWO53 9007199254740992.0
 #define MAX_DEPTH 512

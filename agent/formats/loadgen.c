@@ -24,7 +24,7 @@
  *   parse allocated from, or freed into, the wrong allocator and crashed.
  * - The facts the run tracker needs (runs.h) are updated as lines are read
  *   and offered through the ops (run_facts, set_run_facts). Reading a run
- *   folder and judging it is the run module's (runs/convert.c); this file
+ *   folder and judging it is the run module's (input/feed_run.c); this file
  *   only parses what it is given: the first line and mtime of perf.jsonl
  *   come with open() (ps_input_head), so a parser opened mid-file after a
  *   restart still knows timeOrigin.

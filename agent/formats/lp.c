@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "formats/format.h"
-#include "influx/lp.h"
+#include "influx/lp_parse.h"
 
 struct ps_parser {
   ps_lp_scratch scratch;

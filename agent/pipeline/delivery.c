@@ -19,7 +19,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "influx/lp.h"
+#include "influx/lp_encode.h"
 
 #define MOD "pipeline"
 #define POINTS_PER_TURN 5000

@@ -24,7 +24,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "runs/convert.h"
+#include "input/feed_run.h"
 
 #define EVALUATE_DELAY_MS 200
 

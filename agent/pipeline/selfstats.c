@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "influx/lp.h"
+#include "influx/lp_encode.h"
 
 int ps_selfstats_encode(ps_buf *out, const ps_selfstats *s, int64_t time_ns,
                         const ps_tag *extra, size_t nextra, const char **reason) {

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
-#include "formats/point.h"
+#include "core/point.h"
 
 typedef enum { PS_API_V1 = 1, PS_API_V2 = 2 } ps_api;
 typedef enum { PS_GZIP_AUTO = 0, PS_GZIP_ON, PS_GZIP_OFF } ps_gzip_mode;

@@ -33,7 +33,7 @@
 
 #include "core/buf.h"
 #include "core/config.h"
-#include "formats/emit.h"
+#include "core/emit.h"
 
 typedef enum ps_input_kind {
   PS_INPUT_IGNORE = 0,

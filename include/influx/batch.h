@@ -40,7 +40,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
-#include "formats/emit.h"
+#include "core/emit.h"
 
 /* Where one line of a batch body came from, for reporting rejected lines. */
 typedef struct ps_batch_line {

@@ -34,7 +34,7 @@
 #include <stddef.h>
 
 #include "core/buf.h"
-#include "formats/point.h"
+#include "core/point.h"
 
 #define PS_LP_MAX_TAGS 256
 #define PS_LP_MIN_TIME_NS (-9223372036854775806LL)

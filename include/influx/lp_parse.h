@@ -26,7 +26,7 @@
 #include <stddef.h>
 
 #include "core/buf.h"
-#include "formats/point.h"
+#include "core/point.h"
 #include "influx/lp_encode.h"
 
 typedef struct ps_lp_scratch {

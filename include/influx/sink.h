@@ -35,7 +35,7 @@
 #include <uv.h>
 
 #include "core/config.h"
-#include "formats/emit.h"
+#include "core/emit.h"
 #include "influx/batch.h"
 
 typedef struct ps_sink ps_sink;

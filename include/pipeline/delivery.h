@@ -4,9 +4,9 @@
  *
  * Contract
  * - pl_delivery_point() / pl_delivery_reject() are the emitter functions of
- *   every tracked file (formats/emit.h; the emitter's context is the file,
+ *   every tracked file (core/emit.h; the emitter's context is the file,
  *   whose `emit_ctx` is the delivery). A point is encoded once with the
- *   global tags (influx/lp.h) and appended to the open batch on behalf of
+ *   global tags (influx/lp_encode.h) and appended to the open batch on behalf of
  *   the file's cursor. A point the encoder refuses is counted, logged and
  *   recorded among the state's errors; it is not an error for the parser.
  * - Back-pressure: a point is refused with -EAGAIN when max_pending_bytes

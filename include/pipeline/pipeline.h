@@ -12,7 +12,7 @@
  *   kill -9 at any moment loses nothing and a restart re-sends at most the
  *   unacknowledged tail.
  * - Back-pressure: while max_pending_bytes are in flight, reading stops
- *   (parsers get -EAGAIN, formats/emit.h) and resumes as batches are acknowledged;
+ *   (parsers get -EAGAIN, core/emit.h) and resumes as batches are acknowledged;
  *   nothing is dropped and memory stays bounded.
  * - `once`: ingest what exists now (documents without waiting to settle),
  *   wait for every acknowledgement, then stop. ps_pipeline_run() returns the

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
-#include "formats/point.h"
+#include "core/point.h"
 
 typedef struct ps_selfstats {
   uint64_t lines_read;

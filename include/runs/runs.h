@@ -13,7 +13,7 @@
  *   reads lines. They survive a restart in one of two ways: the pipeline
  *   persists them with ps_run_facts_to_json() and restores them with
  *   ps_run_facts_from_json() + ops->set_run_facts, or it re-derives them
- *   with ps_run_scan_facts() (runs/convert.h: reads the file up to the
+ *   with ps_run_scan_facts() (input/feed_run.h: reads the file up to the
  *   committed offset; the only fact that cannot be re-derived exactly is the
  *   mtime-based origin of a perf.jsonl whose perf-start has no timeOrigin).
  * - Which folder a file belongs to is the format's string work
@@ -49,7 +49,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
-#include "formats/emit.h"
+#include "core/emit.h"
 
 /* Default of alerts.stall_after_s (perfship.cfg(5)). */
 #define PS_RUN_STALL_AFTER_DEFAULT_S 1800

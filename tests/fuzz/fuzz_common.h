@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/emit.h"
+#include "core/emit.h"
 
 typedef struct fuzz_refusal {
   unsigned long period; /* refuse every period-th point; 0: never */

@@ -13,7 +13,8 @@
 #include <cjson/cJSON.h>
 
 #include "formats/format.h"
-#include "influx/lp.h"
+#include "influx/lp_encode.h"
+#include "influx/lp_parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,7 @@
 
 #include "core/buf.h"
 #include "formats/format.h"
-#include "influx/lp.h"
+#include "influx/lp_encode.h"
 #include "runs/runs.h"
 
 typedef struct fz {

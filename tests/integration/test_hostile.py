@@ -255,7 +255,7 @@ class Injection(Base):
             ts += 1
         for r in rows:
             fields = {k: v for k, v in r.items() if k not in ("ts", "k")}
-            if "s" in fields:  # the documented newline policy (include/influx/lp.h)
+            if "s" in fields:  # the documented newline policy (include/influx/lp_encode.h)
                 fields["s"] = fields["s"].replace("\r", "\\r").replace("\n", "\\n")
             k, v = point(r["ts"], k=r["k"].strip() and r["k"], **fields)
             want[k] = v

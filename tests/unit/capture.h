@@ -22,9 +22,9 @@
 #include <string.h>
 
 #include "core/buf.h"
-#include "formats/emit.h"
+#include "core/emit.h"
 #include "formats/format.h"
-#include "formats/point.h"
+#include "core/point.h"
 #include "input/feed.h"
 
 #define CAP_MAX_TAGS 16

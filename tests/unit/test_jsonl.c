@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "formats/format.h"
-#include "influx/lp.h"
+#include "influx/lp_encode.h"
 
 typedef struct sink {
   ps_buf out;

@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "formats/format.h"
-#include "runs/convert.h"
+#include "input/feed_run.h"
 
 #include "capture.h"
 

@@ -15,7 +15,9 @@
 
 #include <cmocka.h>
 
-#include "influx/lp.h"
+#include "influx/lp_encode.h"
+#include "influx/lp_parse.h"
+#include "influx/numfmt.h"
 
 #define T0 1700000000000000000LL
 

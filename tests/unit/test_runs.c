@@ -1,6 +1,6 @@
 /*
  * Unit tests of the run lifecycle (agent/runs/runs.c) and of converting run
- * folders (agent/runs/convert.c, what `convert -f loadgen` runs): status
+ * folders (agent/input/feed_run.c, what `convert -f loadgen` runs): status
  * rules on temp folders with controlled modification times, marker shapes,
  * the unterminated-last-line rule and the stall threshold on copies of the
  * fixture runs.
@@ -22,8 +22,8 @@
 #include <cmocka.h>
 
 #include "formats/format.h"
-#include "influx/lp.h"
-#include "runs/convert.h"
+#include "influx/lp_encode.h"
+#include "input/feed_run.h"
 #include "runs/runs.h"
 
 #include "capture.h"

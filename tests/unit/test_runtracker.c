@@ -25,7 +25,7 @@
 #include <uv.h>
 
 #include "formats/format.h"
-#include "influx/lp.h"
+#include "influx/lp_encode.h"
 #include "pipeline/commit.h"
 #include "pipeline/runtracker.h"
 

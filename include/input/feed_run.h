@@ -1,7 +1,10 @@
 /*
- * runs/convert: a loadgen run read outside the agent's loop. `convert`
+ * input/feed_run: a loadgen run read outside the agent's loop. `convert`
  * turns run folders into points and markers; the agent re-derives the
- * facts of a perf.jsonl it resumes mid-file after a restart.
+ * facts of a perf.jsonl it resumes mid-file after a restart. It lives with
+ * the feed (input/feed.h) because it is a driver: it reads files and hands
+ * them to a parser, then asks runs/runs.h to judge the run, so runs/ stays
+ * below the formats that use its vocabulary.
  *
  * Contract
  * - `ops` is a format with run folders (ops->run_facts set: loadgen). Its
@@ -22,15 +25,15 @@
  *   file and one parse of its perf-finish line, if any.
  * - `max_line` bounds a line as watch.max_line_bytes does (0: the default).
  */
-#ifndef PS_RUNS_CONVERT_H
-#define PS_RUNS_CONVERT_H
+#ifndef PS_INPUT_FEED_RUN_H
+#define PS_INPUT_FEED_RUN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "core/buf.h"
 #include "core/config.h"
-#include "formats/emit.h"
+#include "core/emit.h"
 #include "formats/format.h"
 #include "runs/runs.h"
 

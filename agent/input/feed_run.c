@@ -1,6 +1,6 @@
 /*
- * runs/convert.c: converting loadgen run folders, and re-deriving a run's
- * facts. See include/runs/convert.h.
+ * input/feed_run.c: converting loadgen run folders, and re-deriving a run's
+ * facts. See include/input/feed_run.h.
  *
  * Design
  * - The agent and `convert` must write the same points and markers for the
@@ -12,7 +12,7 @@
  *   `convert -c FILE` passes the configuration's alerts.stall_after_s.
  * - The parser only parses; this file owns every open, stat and read.
  */
-#include "runs/convert.h"
+#include "input/feed_run.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -5,7 +5,7 @@
  * Contract
  * - A ps_point only borrows: every string and array it points to belongs to
  *   the producer and must stay valid until the call it is passed to returns.
- *   Consumers that keep a point encode it (lp.h) before returning.
+ *   Consumers that keep a point encode it (influx/lp_encode.h) before returning.
  * - Strings are NUL-terminated UTF-8 except string field values, which carry
  *   an explicit length (they may hold any byte; the encoder escapes them).
  * - Tags may come in any order; the encoder sorts them. Global tags from the

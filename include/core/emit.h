@@ -1,5 +1,8 @@
 /*
- * emit: how a format parser hands its results to whoever drives it.
+ * emit: how a producer of points (a format parser; also the run markers
+ * and the verdicts) hands its results to whoever drives it. It is part of
+ * core because every layer speaks it: formats produce through it, the
+ * batches keep its origins, the pipeline and `convert` drive it.
  *
  * Contract
  * - A parser calls ps_emit_point() for every point and ps_emit_reject() for
@@ -29,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "formats/point.h"
+#include "core/point.h"
 
 typedef struct ps_origin {
   const char *file;
