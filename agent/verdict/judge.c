@@ -37,7 +37,7 @@
 #include "verdict/edivisive.h"
 
 /* How many times the run-to-run noise two levels must be apart to be a
- * change (docs/verdicts.md, "The noise gate", measures the trade-off). */
+ * change (docs/verdicts.md, "How well it works", measures the trade-off). */
 #define NOISE_GATE 2.5
 
 int ps_verdict_run_cmp(const ps_verdict_run *a, const ps_verdict_run *b) {
@@ -309,7 +309,7 @@ int ps_verdict_judge(const ps_verdicts_cfg *cfg, const ps_verdict_series *s, siz
     c.mi = mi;
     c.n = 0;
     for (size_t i = 0; i < s->nruns; i++)
-      if (s->runs[i].status == PS_RUN_SUCCESS && isfinite(s->runs[i].values[mi]))
+      if (s->runs[i].status == PS_RUN_STATUS_SUCCESS && isfinite(s->runs[i].values[mi]))
         c.pos[c.n++] = i;
     memset(c.lv, 0, s->nruns * sizeof *c.lv);
     rc = judge_metric(&c, from, out);

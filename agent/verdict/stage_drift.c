@@ -28,7 +28,7 @@ static double figure(const ps_stage_figures *s, size_t offset) {
 int ps_stage_drift(const ps_verdicts_cfg *cfg, const char *source, const char *series,
                    const ps_verdict_run *run, const ps_stage_figures *stages, size_t n,
                    ps_verdict_list *out) {
-  if (run->status != PS_RUN_SUCCESS)
+  if (run->status != PS_RUN_STATUS_SUCCESS)
     return 0;
   const ps_stage_figures *first = NULL;
   for (size_t i = 0; i < n; i++)

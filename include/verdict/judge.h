@@ -32,20 +32,14 @@
 #include <stdint.h>
 
 #include "core/config.h"
+#include "runs/runs.h"
 #include "verdict/verdict.h"
-
-typedef enum ps_run_status {
-  PS_RUN_SUCCESS = 0,
-  PS_RUN_FAILED,
-  PS_RUN_INTERRUPTED,
-  PS_RUN_STALLED,
-} ps_run_status;
 
 typedef struct ps_verdict_run {
   const char *name;      /* as the run's `runs` markers carry it */
   const char *revision;  /* NULL when unknown */
   int64_t start_ns;      /* the loadgen_run point's time (stats.startedAt) */
-  ps_run_status status;
+  ps_run_status status;  /* only PS_RUN_STATUS_SUCCESS is judged */
   int backfill;          /* as on the run's markers */
   const double *values;  /* cfg->nmetrics values; NaN = absent */
 } ps_verdict_run;

@@ -87,7 +87,7 @@ static const ps_verdict *find(const ps_verdict_list *l, const char *metric, int 
 }
 
 static const ps_verdict_run fixture_run = {RUN, "9eb37164f6f7", 1647216135581548000LL,
-                                           PS_RUN_SUCCESS, 1, NULL};
+                                           PS_RUN_STATUS_SUCCESS, 1, NULL};
 
 static void test_fixture_run_drifts_in_swingset_time(void **state) {
   (void)state;
@@ -161,7 +161,7 @@ static void test_order_gaps_and_status(void **state) {
       {0, 0, NAN, 0.5, 5.0},
       {2, 1, 8.9, 0.2, NAN},
   };
-  ps_verdict_run run = {"manual-7102939", NULL, 1, PS_RUN_SUCCESS, 0, NULL};
+  ps_verdict_run run = {"manual-7102939", NULL, 1, PS_RUN_STATUS_SUCCESS, 0, NULL};
   ps_verdict_list l;
   ps_verdict_list_init(&l);
   assert_int_equal(ps_stage_drift(&cfg.verdicts, "loadgen", "manual", &run, st, 4, &l), 0);
@@ -181,16 +181,18 @@ static void test_order_gaps_and_status(void **state) {
   assert_int_equal(l.v[3].verdict, PS_VERDICT_NONE);
   ps_verdict_list_free(&l);
 
-  /* failed, interrupted, stalled: nothing */
-  for (int s = PS_RUN_FAILED; s <= PS_RUN_STALLED; s++) {
-    run.status = (ps_run_status)s;
+  /* running, failed, interrupted, stalled: nothing */
+  const ps_run_status others[] = {PS_RUN_STATUS_NONE, PS_RUN_STATUS_FAILED,
+                                  PS_RUN_STATUS_INTERRUPTED, PS_RUN_STATUS_STALLED};
+  for (size_t s = 0; s < 4; s++) {
+    run.status = others[s];
     ps_verdict_list_init(&l);
     assert_int_equal(ps_stage_drift(&cfg.verdicts, "loadgen", "manual", &run, st, 4, &l), 0);
     assert_int_equal(l.n, 0);
     ps_verdict_list_free(&l);
   }
   /* a run with one loadgen stage has nothing to compare */
-  run.status = PS_RUN_SUCCESS;
+  run.status = PS_RUN_STATUS_SUCCESS;
   ps_verdict_list_init(&l);
   assert_int_equal(ps_stage_drift(&cfg.verdicts, "loadgen", "manual", &run, st + 1, 2, &l), 0);
   assert_int_equal(l.n, 0);

@@ -88,7 +88,7 @@ static void make_history(history *h, size_t n, uint64_t seed, double (*level)(in
                                           : base_value[m] * lv * (1.0 + 0.03 * noise(&rng));
     }
     h->runs[i] = (ps_verdict_run){h->names[i], h->revs[i], T0_NS + (int64_t)i * DAY_NS,
-                                  PS_RUN_SUCCESS, 0, h->values[i]};
+                                  PS_RUN_STATUS_SUCCESS, 0, h->values[i]};
   }
 }
 
@@ -335,7 +335,7 @@ static void test_failed_runs_are_in_no_baseline(void **state) {
   /* runs 10 and 25 failed (and 30 was interrupted) with absurd figures */
   size_t bad[] = {10, 25, 30};
   for (size_t k = 0; k < 3; k++) {
-    with.runs[bad[k]].status = k == 2 ? PS_RUN_INTERRUPTED : PS_RUN_FAILED;
+    with.runs[bad[k]].status = k == 2 ? PS_RUN_STATUS_INTERRUPTED : PS_RUN_STATUS_FAILED;
     for (int m = 0; m < NMETRICS; m++)
       with.values[bad[k]][m] *= 3.0;
   }
@@ -425,7 +425,7 @@ static void test_same_points_whatever_the_order(void **state) {
   (void)state;
   history h;
   make_history(&h, 45, 12, up_then_back);
-  h.runs[15].status = PS_RUN_FAILED;
+  h.runs[15].status = PS_RUN_STATUS_FAILED;
   ps_verdict_list all;
   judge(&h, 0, &all);
   capture once = {0};
