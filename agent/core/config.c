@@ -963,10 +963,9 @@ static const key_spec verdict_metric_fields[] = {
     {"live_avgProcessingPercentage", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
-/* The issue's seven headline metrics. The minimum effects (docs/verdicts.md,
- * "Minimum effects"): 5 % is half the change the nightly run must catch
- * and well beyond what the mean of a few runs moves by with 3 % noise; a
- * success rate is compared in points, so 100 -> 90 is 10, not 10 %. */
+/* The seven headline metrics. Why these minimum effects: docs/verdicts.md,
+ * "Step 2" (5 % is half the change the nightly run must catch; a success
+ * rate is compared in points, so 100 -> 90 is 10, not 10 %). */
 static const struct {
   const char *name;
   ps_worse worse;
