@@ -22,6 +22,11 @@
  * - A change is `regression` or `improvement` once, on the first run whose
  *   history shows it; later runs at the new level get `none` with
  *   change_run naming the run that began it and the old level as baseline.
+ * - Cost: every run from `from` on is evaluated (once per call). A driver
+ *   that receives many runs at once, as a backfill does, judges each series
+ *   once after reading them, from its oldest new run: judging at every
+ *   arrival of a year read newest first costs about 180 times a single
+ *   pass (docs/benchmarks.md, "Verdicts").
  * - Returns 0, -EINVAL (unsorted runs, a bad configuration), or -ENOMEM;
  *   on error `out` holds what was appended before it.
  */

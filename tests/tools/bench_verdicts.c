@@ -3,12 +3,14 @@
  * the figures of docs/benchmarks.md ("Verdicts") and docs/verdicts.md
  * ("How well it works"). No server, no I/O besides stdout.
  *
- *   bench_verdicts cost [--runs N] [--window W] [--repeat R]
+ *   bench_verdicts cost [--runs N] [--window W] [--repeat R] [--reverse]
  *       A history of N daily runs x the 7 default metrics (a +-3 % noise,
  *       a 10 % step up or down every 90 runs in every duration metric, the
  *       last 50 runs before the end), then the CPU time of judging the
  *       newest run (the median of R repetitions) and of judging every run
- *       (a backfill's recomputation), as key=value lines.
+ *       (a backfill's recomputation), and with --reverse of a backfill
+ *       that meets the runs newest first and judges at every arrival (all
+ *       runs after it again), as key=value lines.
  *   bench_verdicts rates [--trials T]
  *       Generated single-metric histories under several noise models: how
  *       often a stable 60-run history raises anything, where a 10 % step is
@@ -105,7 +107,7 @@ static size_t judge(const ps_verdicts_cfg *cfg, const history *h, size_t from,
   return n;
 }
 
-static int cost(size_t nruns, int64_t window, int repeat) {
+static int cost(size_t nruns, int64_t window, int repeat, int reverse) {
   ps_config c;
   ps_config_defaults(&c);
   c.verdicts.window_runs = window;
@@ -139,6 +141,23 @@ static int cost(size_t nruns, int64_t window, int repeat) {
   points = judge(&c.verdicts, &h, 0, &changes);
   printf("all_runs runs=%zu metrics=%zu window=%lld cpu_s=%.6f points=%zu changes=%zu\n",
          nruns, h.nmetrics, (long long)window, cpu_seconds() - t0, points, changes);
+  if (!reverse)
+    goto done;
+  /* A backfill that meets the runs newest first and judges the series at
+   * every arrival: each arrival is the oldest run so far, so every run
+   * already there is judged again (quadratic: what a driver must avoid by
+   * judging a series once per batch of arrivals). */
+  t0 = cpu_seconds();
+  points = 0;
+  history tail = h;
+  for (size_t k = nruns; k-- > 0;) {
+    tail.runs = h.runs + k;
+    tail.n = nruns - k;
+    points += judge(&c.verdicts, &tail, 0, NULL);
+  }
+  printf("reverse_arrival runs=%zu metrics=%zu window=%lld cpu_s=%.6f points=%zu\n", nruns,
+         h.nmetrics, (long long)window, cpu_seconds() - t0, points);
+done:
   free(t);
   history_free(&h);
   ps_config_free(&c);
@@ -259,7 +278,10 @@ int main(int argc, char **argv) {
       fprintf(stderr, "bench_verdicts cost: --runs >= 60, --window 4..1000, --repeat >= 1\n");
       return 64;
     }
-    return cost((size_t)runs, window, (int)repeat);
+    int reverse = 0;
+    for (int i = 2; i < argc; i++)
+      reverse |= strcmp(argv[i], "--reverse") == 0;
+    return cost((size_t)runs, window, (int)repeat, reverse);
   }
   if (argc >= 2 && strcmp(argv[1], "rates") == 0) {
     long trials = arg_long(argc, argv, "--trials", 200);
@@ -269,7 +291,7 @@ int main(int argc, char **argv) {
     }
     return rates((int)trials);
   }
-  fprintf(stderr, "usage: bench_verdicts cost [--runs N] [--window W] [--repeat R]\n"
+  fprintf(stderr, "usage: bench_verdicts cost [--runs N] [--window W] [--repeat R] [--reverse]\n"
                   "       bench_verdicts rates [--trials T]\n");
   return 64;
 }
