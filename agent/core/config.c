@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,9 @@ int ps_time_unit_from_name(const char *name, int *exp_out) {
 
 /* ---- defaults and freeing ---------------------------------------------- */
 
+static void verdicts_defaults(ps_verdicts_cfg *v);
+static void verdicts_free(ps_verdicts_cfg *v);
+
 void ps_source_defaults(ps_source_cfg *s) {
   memset(s, 0, sizeof *s);
   s->format = PS_FMT_JSONL;
@@ -169,6 +173,7 @@ void ps_config_defaults(ps_config *c) {
   c->state_dir = strdup("/var/lib/perfship");
   c->alerts.stall_after_s = 1800;
   c->log_level = PS_LOG_INFO;
+  verdicts_defaults(&c->verdicts);
 }
 
 /* Secrets are wiped before their memory goes back to the allocator. */
@@ -204,6 +209,7 @@ void ps_config_free(ps_config *c) {
   for (size_t i = 0; c->sources && i < c->nsources; i++)
     ps_source_free(&c->sources[i]);
   free(c->sources);
+  verdicts_free(&c->verdicts);
   memset(c, 0, sizeof *c);
 }
 
@@ -220,6 +226,8 @@ typedef enum key_kind {
   K_GROUP,    /* a nested table */
   K_TAGS,     /* top-level "tags" */
   K_SOURCES,  /* top-level "sources" */
+  K_FLOAT,    /* double in [min, max] millionths (the bounds are integers) */
+  K_VMETRICS, /* verdicts.metrics: a group of per-metric groups */
 } key_kind;
 
 typedef struct key_spec key_spec;
@@ -308,12 +316,56 @@ static const key_spec alerts_keys[] = {
      "seconds"},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
+/* verdicts = { ... } (docs/verdicts.md). */
+static const enum_name worse_names[] = {
+    {"higher", PS_WORSE_HIGHER}, {"lower", PS_WORSE_LOWER}, {NULL, 0}};
+static const enum_name change_unit_names[] = {
+    {"percent", PS_CHANGE_PERCENT}, {"points", PS_CHANGE_POINTS}, {NULL, 0}};
+#define VMC(m) offsetof(ps_verdict_metric_cfg, m)
+#define MILLIONTHS(x) ((int64_t)((x) * 1000000.0))
+
+static const key_spec verdict_metric_keys[] = {
+    {"worse", K_ENUM, VMC(worse), 0, 0, 0, worse_names, NULL, 0,
+     "which direction is a regression"},
+    {"min_change", K_FLOAT, VMC(min_change), 0, 0, MILLIONTHS(1e6), NULL, NULL, 0,
+     "the smallest change reported, in `unit`"},
+    {"unit", K_ENUM, VMC(unit), 0, 0, 0, change_unit_names, NULL, 0,
+     "the unit of min_change"},
+    {"enabled", K_BOOL, VMC(enabled), 0, 0, 0, NULL, NULL, 0, "true or false"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
+
+static const key_spec verdicts_dss_keys[] = {
+    {"min_change_pct", K_FLOAT, CFG(verdicts.dss.min_change_pct), 0, 0, MILLIONTHS(1000),
+     NULL, NULL, 0, "percent"},
+    {"reference_arm", K_STR, CFG(verdicts.dss.reference_arm), 0, 0, 0, NULL, NULL, 0,
+     "an arm's label (\"\" = the first arm)"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
+
+/* significance: the permutation count grows as 10 / significance, so the
+ * bounds keep one test between 50 and 10,000 permutations. window_runs:
+ * the test is O(n log n) per permutation; a thousand runs is years of
+ * nightly runs. */
+static const key_spec verdicts_keys[] = {
+    {"significance", K_FLOAT, CFG(verdicts.significance), 0, MILLIONTHS(0.001),
+     MILLIONTHS(0.2), NULL, NULL, 0, "the p-value at or below which a change counts"},
+    {"min_runs", K_INT, CFG(verdicts.min_runs), 0, 4, 1000, NULL, NULL, 0,
+     "successful runs before the first verdict"},
+    {"window_runs", K_INT, CFG(verdicts.window_runs), 0, 4, 1000, NULL, NULL, 0,
+     "the newest runs a verdict looks at"},
+    {"metrics", K_VMETRICS, 0, 0, 0, 0, NULL, verdict_metric_keys, 0,
+     "a group of metric = { worse = ...; min_change = ...; } groups"},
+    {"stage_drift_pct", K_FLOAT, CFG(verdicts.stage_drift_pct), 0, 0, MILLIONTHS(1000),
+     NULL, NULL, 0, "percent"},
+    {"dss", K_GROUP, 0, 0, 0, 0, NULL, verdicts_dss_keys, 0, "a group { ... }"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
+
 static const key_spec top_keys[] = {
     {"influxdb", K_GROUP, 0, 0, 0, 0, NULL, influxdb_keys, 0, "a group { ... }"},
     {"batch", K_GROUP, 0, 0, 0, 0, NULL, batch_keys, 0, "a group { ... }"},
     {"watch", K_GROUP, 0, 0, 0, 0, NULL, watch_keys, 0, "a group { ... }"},
     {"selfstats", K_GROUP, 0, 0, 0, 0, NULL, selfstats_keys, 0, "a group { ... }"},
     {"alerts", K_GROUP, 0, 0, 0, 0, NULL, alerts_keys, 0, "a group { ... }"},
+    {"verdicts", K_GROUP, 0, 0, 0, 0, NULL, verdicts_keys, 0, "a group { ... }"},
     {"state_dir", K_STR, CFG(state_dir), 0, 1, 0, NULL, NULL, 0, "a directory path"},
     {"tags", K_TAGS, 0, 0, 0, 0, NULL, NULL, 0, "a group of strings"},
     {"sources", K_SOURCES, 0, 0, 0, 0, NULL, NULL, 0, "a list of groups ( { ... }, ... )"},
@@ -673,6 +725,10 @@ static int check_url(loader *L, const config_setting_t *s, const char *key,
 
 static int walk_group(loader *L, const config_setting_t *g, const key_spec *table,
                       void *base, const char *where);
+static int get_float(loader *L, const config_setting_t *s, const key_spec *k,
+                     const char *key, double *out);
+static int apply_verdict_metrics(loader *L, const config_setting_t *s, const key_spec *k,
+                                 const char *key);
 
 static int apply_tags(loader *L, const config_setting_t *s, const char *key) {
   if (config_setting_type(s) != CONFIG_TYPE_GROUP)
@@ -845,13 +901,19 @@ static int apply_key(loader *L, const config_setting_t *s, const key_spec *k,
       rc = fail(L, s, "key '%s': expected a group %s = { ... };, got %s", key, key,
                 type_word(config_setting_type(s)));
     else
-      rc = walk_group(L, s, k->sub, base, k->name);
+      rc = walk_group(L, s, k->sub, base, key);
     break;
   case K_TAGS:
     rc = apply_tags(L, s, key);
     break;
   case K_SOURCES:
     rc = apply_sources(L, s, key);
+    break;
+  case K_FLOAT:
+    rc = get_float(L, s, k, key, (double *)((char *)base + k->offset));
+    break;
+  case K_VMETRICS:
+    rc = apply_verdict_metrics(L, s, k, key);
     break;
   }
   ps_buf_free(&kb);
@@ -876,6 +938,189 @@ static int walk_group(loader *L, const config_setting_t *g, const key_spec *tabl
   return 0;
 }
 
+/* ---- verdicts ------------------------------------------------------------ */
+
+/* The loadgen_run fields a verdict can judge: its numeric run-level figures
+ * (docs/schema.md, "loadgen_run"), so that a misspelt metric is an error
+ * with a suggestion instead of a metric that never has a value. */
+static const key_spec verdict_metric_fields[] = {
+    {"duration", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"chainBootstrapDuration", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"walletDeployDuration", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"loadgenDeployDuration", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"totalBlockCount", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"cycleSuccessRate", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"cycleAvgDuration", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"live_blockCount", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"live_avgLag", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"live_avgBlockDuration", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"live_avgChainBlockDuration", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"live_avgIdleTime", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"live_avgCosmosTime", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"live_avgSwingsetTime", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"live_avgProcessingTime", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"live_avgDeliveries", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"live_avgComputrons", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"live_avgSwingsetPercentage", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {"live_avgProcessingPercentage", 0, 0, 0, 0, 0, NULL, NULL, 0, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
+
+/* The seven headline metrics. Why these minimum effects: docs/verdicts.md,
+ * "Step 2" (5 % is half the change the nightly run must catch; a success
+ * rate is compared in points, so 100 -> 90 is 10, not 10 %). */
+static const struct {
+  const char *name;
+  ps_worse worse;
+  double min_change;
+  ps_change_unit unit;
+} verdict_metric_defaults[] = {
+    {"cycleAvgDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
+    {"cycleSuccessRate", PS_WORSE_LOWER, 2.0, PS_CHANGE_POINTS},
+    {"live_avgSwingsetTime", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
+    {"live_avgBlockDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
+    {"chainBootstrapDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
+    {"walletDeployDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
+    {"loadgenDeployDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
+};
+
+static void verdicts_defaults(ps_verdicts_cfg *v) {
+  memset(v, 0, sizeof *v);
+  v->significance = 0.05;
+  v->min_runs = 5;
+  v->window_runs = 60;
+  v->stage_drift_pct = 10.0;
+  v->dss.min_change_pct = 5.0;
+  v->dss.reference_arm = strdup("");
+  size_t n = sizeof verdict_metric_defaults / sizeof verdict_metric_defaults[0];
+  v->metrics = calloc(n, sizeof *v->metrics);
+  for (size_t i = 0; v->metrics && i < n; i++) {
+    ps_verdict_metric_cfg *m = &v->metrics[v->nmetrics];
+    m->name = strdup(verdict_metric_defaults[i].name);
+    if (!m->name)
+      break;
+    m->worse = verdict_metric_defaults[i].worse;
+    m->min_change = verdict_metric_defaults[i].min_change;
+    m->unit = verdict_metric_defaults[i].unit;
+    m->enabled = 1;
+    v->nmetrics++;
+  }
+}
+
+static void verdicts_free(ps_verdicts_cfg *v) {
+  for (size_t i = 0; v->metrics && i < v->nmetrics; i++)
+    free(v->metrics[i].name);
+  free(v->metrics);
+  free(v->dss.reference_arm);
+  memset(v, 0, sizeof *v);
+}
+
+const ps_verdict_metric_cfg *ps_verdict_metric_find(const ps_verdicts_cfg *v,
+                                                    const char *name) {
+  for (size_t i = 0; v && name && i < v->nmetrics; i++)
+    if (strcmp(v->metrics[i].name, name) == 0)
+      return &v->metrics[i];
+  return NULL;
+}
+
+static int get_float(loader *L, const config_setting_t *s, const key_spec *k,
+                     const char *key, double *out) {
+  int t = config_setting_type(s);
+  double lo = (double)k->min / 1e6, hi = (double)k->max / 1e6, v = 0;
+  if (t == CONFIG_TYPE_FLOAT) {
+    v = config_setting_get_float(s);
+  } else if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) {
+    int64_t whole = config_setting_get_int64(s);
+    if (t == CONFIG_TYPE_INT && reread_int(L, s, &whole) == -ERANGE)
+      return fail(L, s, "key '%s': the number is out of range; use a value from %g "
+                  "to %g (%s)", key, lo, hi, k->doc);
+    v = (double)whole;
+  } else {
+    return fail(L, s, "key '%s': expected a number (%s), got %s; write the number "
+                "without quotes", key, k->doc, type_word(t));
+  }
+  if (!isfinite(v) || v < lo || v > hi)
+    return fail(L, s, "key '%s': %g is out of range; use a value from %g to %g (%s)",
+                key, v, lo, hi, k->doc);
+  *out = v;
+  return 0;
+}
+
+/* verdicts.metrics = { NAME = { ... }; ... }: a name among the defaults
+ * changes only the keys given; another loadgen_run field is added, and must
+ * then say which direction is worse. */
+static int apply_verdict_metrics(loader *L, const config_setting_t *s, const key_spec *k,
+                                 const char *key) {
+  if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+    return fail(L, s, "key '%s': expected %s, e.g. metrics = { cycleAvgDuration = { "
+                "min_change = 8.0; }; };, got %s", key, k->doc,
+                type_word(config_setting_type(s)));
+  ps_verdicts_cfg *v = &L->c->verdicts;
+  for (int i = 0; i < config_setting_length(s); i++) {
+    const config_setting_t *g = config_setting_get_elem(s, (unsigned)i);
+    const char *name = config_setting_name(g);
+    ps_buf where;
+    ps_buf_init(&where, 0);
+    ps_buf_printf(&where, "%s.%s", key, name);
+    const char *w = where.data ? where.data : name;
+    int rc = 0;
+    ps_verdict_metric_cfg *m = (ps_verdict_metric_cfg *)ps_verdict_metric_find(v, name);
+    const key_spec *field = verdict_metric_fields;
+    while (field->name && strcmp(field->name, name) != 0)
+      field++;
+    if (!field->name) {
+      const char *near = nearest_key(verdict_metric_fields, name);
+      if (near)
+        rc = fail(L, g, "key '%s': '%s' is not a loadgen_run field a verdict can "
+                  "judge; did you mean '%s'?", w, name, near);
+      else
+        rc = fail(L, g, "key '%s': '%s' is not a loadgen_run field a verdict can "
+                  "judge; use one of the numeric run fields of docs/schema.md "
+                  "(e.g. live_avgLag)", w, name);
+    } else if (config_setting_type(g) != CONFIG_TYPE_GROUP) {
+      rc = fail(L, g, "key '%s': expected a group, e.g. %s = { worse = \"higher\"; "
+                "min_change = 5.0; };, got %s", w, name,
+                type_word(config_setting_type(g)));
+    } else if (!m && !config_setting_get_member(g, "worse")) {
+      rc = fail(L, g, "key '%s': %s is not judged by default, so say which "
+                "direction is a regression: add worse = \"higher\"; or worse = "
+                "\"lower\";", w, name);
+    } else if (!m) {
+      ps_verdict_metric_cfg *grown =
+          realloc(v->metrics, (v->nmetrics + 1) * sizeof *v->metrics);
+      if (!grown) {
+        rc = fail(L, g, "out of memory");
+      } else {
+        v->metrics = grown;
+        m = &v->metrics[v->nmetrics];
+        memset(m, 0, sizeof *m);
+        m->name = strdup(name);
+        m->min_change = 5.0;
+        m->enabled = 1;
+        if (m->name)
+          v->nmetrics++;
+        else
+          rc = fail(L, g, "out of memory");
+      }
+    }
+    if (!rc)
+      rc = walk_group(L, g, k->sub, m, w);
+    ps_buf_free(&where);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+static int check_verdicts(loader *L, const config_setting_t *root) {
+  const ps_verdicts_cfg *v = &L->c->verdicts;
+  if (v->window_runs < v->min_runs)
+    return fail(L, config_setting_get_member(root, "verdicts"),
+                "key 'verdicts.window_runs': %lld is less than verdicts.min_runs "
+                "(%lld), so no run would ever get a verdict; raise window_runs or "
+                "lower min_runs", (long long)v->window_runs, (long long)v->min_runs);
+  return 0;
+}
+
 /* Checks that involve more than one key. */
 static int check_whole(loader *L, const config_setting_t *root) {
   ps_config *c = L->c;
@@ -892,7 +1137,7 @@ static int check_whole(loader *L, const config_setting_t *root) {
                 "batch.max_bytes (%lld), so not even one batch could be held; raise "
                 "max_pending_bytes or lower max_bytes",
                 (long long)c->batch.max_pending_bytes, (long long)c->batch.max_bytes);
-  return 0;
+  return check_verdicts(L, root);
 }
 
 static int load_file(ps_config *c, const char *path, ps_buf *err);

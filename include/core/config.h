@@ -71,6 +71,33 @@ typedef struct ps_source_cfg {
  * code. The one place this address is written. */
 #define PS_INFLUX_DEFAULT_URL "http://127.0.0.1:8086"
 
+/* verdicts = { ... } (docs/verdicts.md). Kept in its own block: the alerts
+ * and report settings grow beside it. */
+typedef enum { PS_WORSE_HIGHER = 0, PS_WORSE_LOWER } ps_worse;
+typedef enum { PS_CHANGE_PERCENT = 0, PS_CHANGE_POINTS } ps_change_unit;
+
+/* One loadgen_run field judged across revisions. */
+typedef struct ps_verdict_metric_cfg {
+  char *name;            /* the loadgen_run field, e.g. "cycleAvgDuration" */
+  ps_worse worse;        /* which direction is a regression */
+  double min_change;     /* the smallest change reported, in `unit` */
+  ps_change_unit unit;   /* percent of the baseline, or absolute points */
+  int enabled;
+} ps_verdict_metric_cfg;
+
+typedef struct ps_verdicts_cfg {
+  double significance;   /* a change point counts when its p-value is <= this */
+  int64_t min_runs;      /* successful runs a series needs before any verdict */
+  int64_t window_runs;   /* the newest runs a verdict looks at */
+  ps_verdict_metric_cfg *metrics; /* the seven defaults, then the file's own */
+  size_t nmetrics;
+  double stage_drift_pct; /* a stage this far from the first loadgen stage */
+  struct {
+    double min_change_pct; /* geometric-mean change of an arm that counts */
+    char *reference_arm;   /* "" = the first arm of each test */
+  } dss;
+} ps_verdicts_cfg;
+
 typedef struct ps_config {
   char *file; /* the file loaded, or NULL for built-in defaults */
 
@@ -123,6 +150,8 @@ typedef struct ps_config {
     int64_t stall_after_s;
   } alerts;
 
+  ps_verdicts_cfg verdicts;
+
   ps_log_level log_level;
 } ps_config;
 
@@ -141,5 +170,8 @@ int ps_time_unit_from_name(const char *name, int *exp_out);
 /* A source's default values (measurement "jsonl", unit s, ...). */
 void ps_source_defaults(ps_source_cfg *s);
 void ps_source_free(ps_source_cfg *s);
+/* The configured metric named `name`, or NULL. */
+const ps_verdict_metric_cfg *ps_verdict_metric_find(const ps_verdicts_cfg *v,
+                                                    const char *name);
 
 #endif

@@ -464,6 +464,170 @@ static void test_secrets(void **state) {
   ps_buf_free(&err);
 }
 
+/* ---- verdicts = { ... } ---------------------------------------------- */
+
+/* The seven defaults the documentation lists (docs/verdicts.md). */
+static void expect_verdict_defaults(const ps_verdicts_cfg *v) {
+  assert_true(v->significance == 0.05);
+  assert_int_equal(v->min_runs, 5);
+  assert_int_equal(v->window_runs, 60);
+  assert_true(v->stage_drift_pct == 10.0);
+  assert_true(v->dss.min_change_pct == 5.0);
+  assert_string_equal(v->dss.reference_arm, "");
+  static const char *names[] = {"cycleAvgDuration",      "cycleSuccessRate",
+                                "live_avgSwingsetTime",  "live_avgBlockDuration",
+                                "chainBootstrapDuration", "walletDeployDuration",
+                                "loadgenDeployDuration"};
+  assert_int_equal(v->nmetrics, 7);
+  for (size_t i = 0; i < 7; i++) {
+    const ps_verdict_metric_cfg *m = &v->metrics[i];
+    assert_string_equal(m->name, names[i]);
+    assert_true(m->enabled);
+    if (i == 1) {
+      assert_int_equal(m->worse, PS_WORSE_LOWER);
+      assert_int_equal(m->unit, PS_CHANGE_POINTS);
+      assert_true(m->min_change == 2.0);
+    } else {
+      assert_int_equal(m->worse, PS_WORSE_HIGHER);
+      assert_int_equal(m->unit, PS_CHANGE_PERCENT);
+      assert_true(m->min_change == 5.0);
+    }
+  }
+}
+
+static void test_verdicts_defaults(void **state) {
+  (void)state;
+  ps_config c;
+  ps_config_defaults(&c);
+  expect_verdict_defaults(&c.verdicts);
+  assert_null(ps_verdict_metric_find(&c.verdicts, "live_avgLag"));
+  assert_ptr_equal(ps_verdict_metric_find(&c.verdicts, "cycleSuccessRate"),
+                   &c.verdicts.metrics[1]);
+  ps_config_free(&c);
+
+  /* the annotated sample writes every default out */
+  ps_config_defaults(&c);
+  ps_buf err;
+  ps_buf_init(&err, 4096);
+  if (ps_config_load(&c, PS_SOURCE_DIR "/config/perfship.cfg", &err) < 0)
+    fail_msg("sample: %s", err.data);
+  expect_verdict_defaults(&c.verdicts);
+  ps_buf_free(&err);
+  ps_config_free(&c);
+}
+
+static void test_verdicts_values(void **state) {
+  (void)state;
+  ps_config c;
+  load_ok("verdicts = {\n"
+          "  significance = 0.01;\n"
+          "  min_runs = 8;\n"
+          "  window_runs = 120;\n"
+          "  stage_drift_pct = 15;\n" /* an integer is a number too */
+          "  metrics = {\n"
+          "    cycleAvgDuration = { min_change = 8.5; };\n"
+          "    cycleSuccessRate = { min_change = 5.0; unit = \"points\"; };\n"
+          "    walletDeployDuration = { enabled = false; };\n"
+          "    live_avgLag = { worse = \"higher\"; min_change = 20.0; };\n"
+          "    live_avgComputrons = { worse = \"lower\"; unit = \"points\"; min_change = 1e5; };\n"
+          "  };\n"
+          "  dss = { min_change_pct = 2.5; reference_arm = \"interuss/dss:v0.22.0\"; };\n"
+          "};\n",
+          &c);
+  const ps_verdicts_cfg *v = &c.verdicts;
+  assert_true(v->significance == 0.01);
+  assert_int_equal(v->min_runs, 8);
+  assert_int_equal(v->window_runs, 120);
+  assert_true(v->stage_drift_pct == 15.0);
+  assert_true(v->dss.min_change_pct == 2.5);
+  assert_string_equal(v->dss.reference_arm, "interuss/dss:v0.22.0");
+  assert_int_equal(v->nmetrics, 9);
+  /* a default metric keeps what the file does not change */
+  const ps_verdict_metric_cfg *m = ps_verdict_metric_find(v, "cycleAvgDuration");
+  assert_true(m->min_change == 8.5);
+  assert_int_equal(m->worse, PS_WORSE_HIGHER);
+  assert_int_equal(m->unit, PS_CHANGE_PERCENT);
+  assert_true(m->enabled);
+  m = ps_verdict_metric_find(v, "cycleSuccessRate");
+  assert_int_equal(m->worse, PS_WORSE_LOWER);
+  assert_true(m->min_change == 5.0);
+  assert_false(ps_verdict_metric_find(v, "walletDeployDuration")->enabled);
+  /* added metrics, after the defaults */
+  assert_string_equal(v->metrics[7].name, "live_avgLag");
+  assert_int_equal(v->metrics[7].worse, PS_WORSE_HIGHER);
+  assert_int_equal(v->metrics[7].unit, PS_CHANGE_PERCENT);
+  assert_true(v->metrics[7].min_change == 20.0);
+  assert_true(v->metrics[7].enabled);
+  assert_string_equal(v->metrics[8].name, "live_avgComputrons");
+  assert_int_equal(v->metrics[8].worse, PS_WORSE_LOWER);
+  assert_int_equal(v->metrics[8].unit, PS_CHANGE_POINTS);
+  assert_true(v->metrics[8].min_change == 1e5);
+  ps_config_free(&c);
+
+  /* an empty group changes nothing */
+  load_ok("verdicts = { metrics = { }; dss = { }; };\n", &c);
+  expect_verdict_defaults(&c.verdicts);
+  ps_config_free(&c);
+}
+
+static void test_verdicts_mistakes(void **state) {
+  (void)state;
+  /* typos get the nearest key, at every level */
+  expect_error("verdicts = {\n  signficance = 0.05;\n};\n", "perfship.cfg:2: ",
+               "unknown key 'signficance' in verdicts", "did you mean 'significance'?",
+               NULL);
+  expect_error("verdicts = {\n dss = {\n  reference = \"a\"; };\n};\n", "perfship.cfg:3: ",
+               "unknown key 'reference' in verdicts.dss", "'reference_arm'", NULL);
+  expect_error("verdicts = { metrics = {\n  cycleAvgDuration = {\n   min_chnage = 3.0; };\n"
+               "}; };\n",
+               "perfship.cfg:3: ", "in verdicts.metrics.cycleAvgDuration",
+               "did you mean 'min_change'?", NULL);
+  /* a metric is a loadgen_run field */
+  expect_error("verdicts = { metrics = {\n  cycleAvgDuraton = { min_change = 3.0; };\n"
+               "}; };\n",
+               "perfship.cfg:2: ", "'cycleAvgDuraton' is not a loadgen_run field",
+               "did you mean 'cycleAvgDuration'?", NULL);
+  expect_error("verdicts = { metrics = {\n  rps_total = { worse = \"lower\"; };\n}; };\n",
+               "perfship.cfg:2: ", "'rps_total' is not a loadgen_run field", NULL);
+  /* a metric that is not judged by default must say which way is worse */
+  expect_error("verdicts = { metrics = {\n  live_avgLag = { min_change = 3.0; };\n}; };\n",
+               "perfship.cfg:2: ", "verdicts.metrics.live_avgLag",
+               "worse = \"higher\"", NULL);
+  expect_error("verdicts = { metrics = {\n  live_avgLag = 3.0;\n}; };\n", "perfship.cfg:2: ",
+               "expected a group", NULL);
+  expect_error("verdicts = { metrics = (1, 2); };\n", "perfship.cfg:1: ",
+               "key 'verdicts.metrics'", NULL);
+  /* bad values */
+  expect_error("verdicts = { metrics = {\n  cycleAvgDuration = { worse = \"up\"; };\n}; };\n",
+               "perfship.cfg:2: ", "verdicts.metrics.cycleAvgDuration.worse",
+               "\"higher\" or \"lower\"", NULL);
+  expect_error("verdicts = { metrics = {\n  cycleSuccessRate = { unit = \"%\"; };\n}; };\n",
+               "perfship.cfg:2: ", "\"percent\" or \"points\"", NULL);
+  expect_error("verdicts = { metrics = {\n  cycleSuccessRate = { min_change = -1.0; };\n"
+               "}; };\n",
+               "perfship.cfg:2: ", "-1 is out of range", NULL);
+  expect_error("verdicts = { metrics = {\n  cycleSuccessRate = { enabled = \"no\"; };\n"
+               "}; };\n",
+               "perfship.cfg:2: ", "expected true or false", NULL);
+  expect_error("verdicts = {\n significance = 0.5; };\n", "perfship.cfg:2: ",
+               "'verdicts.significance'", "from 0.001 to 0.2", NULL);
+  expect_error("verdicts = {\n significance = \"0.05\"; };\n", "perfship.cfg:2: ",
+               "expected a number", NULL);
+  expect_error("verdicts = {\n min_runs = 5.5; };\n", "perfship.cfg:2: ",
+               "'verdicts.min_runs'", "expected an integer", NULL);
+  expect_error("verdicts = {\n min_runs = 2; };\n", "perfship.cfg:2: ", "from 4 to 1000",
+               NULL);
+  expect_error("verdicts = {\n window_runs = 100000; };\n", "perfship.cfg:2: ",
+               "from 4 to 1000", NULL);
+  expect_error("verdicts = {\n stage_drift_pct = -5.0; };\n", "perfship.cfg:2: ",
+               "stage_drift_pct", NULL);
+  expect_error("verdicts = {\n dss = { min_change_pct = 5000.0; }; };\n", "perfship.cfg:2: ",
+               "verdicts.dss.min_change_pct", NULL);
+  /* two keys that only make sense together */
+  expect_error("verdicts = {\n min_runs = 30;\n window_runs = 20; };\n", "perfship.cfg:1: ",
+               "window_runs", "less than verdicts.min_runs", NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),
@@ -478,6 +642,9 @@ int main(void) {
       cmocka_unit_test(test_parse_errors_and_missing_file),
       cmocka_unit_test(test_helpers),
       cmocka_unit_test(test_secrets),
+      cmocka_unit_test(test_verdicts_defaults),
+      cmocka_unit_test(test_verdicts_values),
+      cmocka_unit_test(test_verdicts_mistakes),
   };
   return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -1,0 +1,335 @@
+/*
+ * judge.c: the verdicts of a loadgen series across revisions
+ * (include/verdict/judge.h; the rules and their reasons in
+ * docs/verdicts.md).
+ *
+ * DESIGN
+ * - One metric at a time. The metric's series is the successful runs that
+ *   have a value for it; everything below works on positions in that
+ *   series, so a failed run cannot reach a window or a baseline.
+ * - evaluate() looks at one run's window (the newest window_runs runs up
+ *   to it) alone. E-Divisive finds the significant change points; then
+ *   neighbouring segments are merged, the closest pair first, until every
+ *   boundary left is a change worth reporting: the medians of the two
+ *   levels differ by the metric's minimum effect and by NOISE_GATE times
+ *   the run-to-run noise. For these decisions a level is measured by its
+ *   median, and a level of an even number of runs by the middle run nearer
+ *   the level before, so two runs at a new level count only as far as the
+ *   less extreme of them: one outlier next to an ordinary run is not a
+ *   change. What is left says where the run's level began and what the
+ *   level before was; the baseline a verdict reports is that level's mean
+ *   (docs/schema.md).
+ * - Whether a change is new is decided from the evaluations of the earlier
+ *   runs at the same level, not from what was written before: a run
+ *   reports a change unless one of those runs already showed a change in
+ *   the same direction that began after the previous level began (the
+ *   same change, even when noise placed its start a run earlier or later).
+ *   Every evaluation is a pure function of its window, so no verdict
+ *   depends on arrival order; evaluations are memoised per series
+ *   position, so judging a whole year evaluates each run once, and judging
+ *   one new run evaluates it and the runs of its level.
+ */
+#include "verdict/judge.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verdict/edivisive.h"
+
+/* How many times the run-to-run noise two levels must be apart to be a
+ * change (docs/verdicts.md, "How well it works", measures the trade-off). */
+#define NOISE_GATE 2.5
+
+int ps_verdict_run_cmp(const ps_verdict_run *a, const ps_verdict_run *b) {
+  if (a->start_ns != b->start_ns)
+    return a->start_ns < b->start_ns ? -1 : 1;
+  return strcmp(a->name ? a->name : "", b->name ? b->name : "");
+}
+
+static int cmp_run(const void *a, const void *b) { return ps_verdict_run_cmp(a, b); }
+
+void ps_verdict_runs_sort(ps_verdict_run *runs, size_t n) {
+  qsort(runs, n, sizeof *runs, cmp_run);
+}
+
+/* What one run's window says about the level it is at. */
+typedef struct level {
+  unsigned char done;       /* evaluated */
+  unsigned char judged;     /* had min_runs values: has a verdict */
+  unsigned char has_change; /* its level began with a reportable change */
+  ps_verdict_kind dir;      /* of that change */
+  size_t start;             /* series position where the level began */
+  size_t prev_start;        /* and where the level before it began */
+  double baseline;          /* mean of the level before, or of the window before the run */
+  int64_t baseline_runs;
+  double p;
+} level;
+
+typedef struct metric_ctx {
+  const ps_verdicts_cfg *cfg;
+  const ps_verdict_metric_cfg *mc;
+  size_t mi;
+  const ps_verdict_series *s;
+  size_t *pos;    /* series position -> index in s->runs */
+  size_t n;
+  level *lv;
+  double *x;      /* one window's values */
+  double *sorted; /* a segment of them, sorted, for its median */
+  size_t window;
+  ps_cp_ws *ws;
+  ps_cp_params params;
+} metric_ctx;
+
+static double value_at(const metric_ctx *c, size_t j) {
+  return c->s->runs[c->pos[j]].values[c->mi];
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of window values [a, b); with an even count and `toward`
+ * given (not NaN), the middle value nearer to `toward` instead of the mean
+ * of the two middle values. */
+static double median_of(metric_ctx *c, size_t a, size_t b, double toward) {
+  size_t n = b - a;
+  memcpy(c->sorted, c->x + a, n * sizeof *c->sorted);
+  qsort(c->sorted, n, sizeof *c->sorted, cmp_double);
+  if (n % 2)
+    return c->sorted[n / 2];
+  double lo = c->sorted[n / 2 - 1], hi = c->sorted[n / 2];
+  if (isnan(toward))
+    return lo + (hi - lo) / 2.0;
+  return fabs(lo - toward) <= fabs(hi - toward) ? lo : hi;
+}
+
+/* The mean of window values [a, b): what a verdict reports as its baseline
+ * (docs/schema.md); the decisions above it use medians. */
+static double mean_of(const metric_ctx *c, size_t a, size_t b) {
+  double sum = 0;
+  for (size_t i = a; i < b; i++)
+    sum += c->x[i];
+  return sum / (double)(b - a);
+}
+
+/* The run-to-run noise of the window: the standard deviation of the values
+ * around the mean of their segment, pooled over the segments (n - segments
+ * degrees of freedom), so a change between segments is not noise. Not
+ * robust on purpose: an outlier raises it, which makes verdicts more
+ * cautious, never less. */
+static double noise_sd(const metric_ctx *c, const size_t *starts, size_t nseg, size_t n) {
+  if (n <= nseg)
+    return 0.0;
+  double ss = 0;
+  for (size_t k = 0; k < nseg; k++) {
+    double mean = 0;
+    for (size_t i = starts[k]; i < starts[k + 1]; i++)
+      mean += c->x[i];
+    mean /= (double)(starts[k + 1] - starts[k]);
+    for (size_t i = starts[k]; i < starts[k + 1]; i++)
+      ss += (c->x[i] - mean) * (c->x[i] - mean);
+  }
+  return sqrt(ss / (double)(n - nseg));
+}
+
+/* How far apart two levels are, in the metric's unit (the merge order). */
+static double effect_size(const ps_verdict_metric_cfg *mc, double cur, double prev) {
+  double d = fabs(cur - prev);
+  if (mc->unit == PS_CHANGE_POINTS)
+    return d;
+  return prev == 0.0 ? (d == 0.0 ? 0.0 : INFINITY) : d / fabs(prev) * 100.0;
+}
+
+/* Removes boundary k of the segments (merging segments k-1 and k). */
+static void merge_at(size_t *starts, double *p_at, size_t *nseg, size_t k) {
+  memmove(&starts[k], &starts[k + 1], (*nseg - k) * sizeof *starts);
+  memmove(&p_at[k], &p_at[k + 1], (*nseg - k) * sizeof *p_at);
+  (*nseg)--;
+}
+
+static int evaluate(metric_ctx *c, size_t j) {
+  level *lv = &c->lv[j];
+  if (lv->done)
+    return 0;
+  size_t lo = j + 1 > c->window ? j + 1 - c->window : 0;
+  size_t n = j - lo + 1;
+  lv->done = 1;
+  if (n < (size_t)c->cfg->min_runs)
+    return 0;
+  lv->judged = 1;
+  for (size_t i = 0; i < n; i++)
+    c->x[i] = value_at(c, lo + i);
+  const ps_verdict_run *run = &c->s->runs[c->pos[j]];
+  ps_cp_result res;
+  int rc = ps_edivisive(c->ws, c->x, n, &c->params,
+                        ps_cp_seed(c->s->series, c->mc->name, run->name), &res);
+  if (rc)
+    return rc;
+
+  /* segment k is [starts[k], starts[k + 1]); p_at[k] is the p-value of the
+   * change point that starts it */
+  size_t starts[PS_CP_MAX_POINTS + 2];
+  double p_at[PS_CP_MAX_POINTS + 2];
+  size_t nseg = 1;
+  starts[0] = 0;
+  p_at[0] = NAN;
+  for (size_t k = 0; k < res.npoints; k++) {
+    starts[nseg] = res.points[k].at;
+    p_at[nseg] = res.points[k].p_value;
+    nseg++;
+  }
+  starts[nseg] = n;
+  /* A level cut off by the window's (or the series') start is a baseline
+   * only with as many runs as a series needs before its first verdict: the
+   * first two runs of a series being low is not a level. */
+  while (nseg >= 2 && starts[1] + 1 < (size_t)c->cfg->min_runs)
+    merge_at(starts, p_at, &nseg, 1);
+  double gate = NOISE_GATE * noise_sd(c, starts, nseg, n);
+  while (nseg >= 2) {
+    size_t merge = 0;
+    double smallest = INFINITY;
+    for (size_t k = 1; k < nseg; k++) {
+      double prev = median_of(c, starts[k - 1], starts[k], NAN);
+      double cur = median_of(c, starts[k], starts[k + 1], prev);
+      if (ps_verdict_beyond(cur, prev, c->mc->min_change, c->mc->unit) &&
+          fabs(cur - prev) >= gate)
+        continue;
+      double e = effect_size(c->mc, cur, prev);
+      if (merge == 0 || e < smallest) {
+        merge = k;
+        smallest = e;
+      }
+    }
+    if (merge == 0)
+      break;
+    merge_at(starts, p_at, &nseg, merge);
+  }
+  if (nseg >= 2) {
+    size_t last = starts[nseg - 1], prev = starts[nseg - 2];
+    double prev_level = median_of(c, prev, last, NAN);
+    lv->has_change = 1;
+    lv->dir = ps_verdict_direction(median_of(c, last, n, prev_level), prev_level,
+                                   c->mc->worse);
+    lv->baseline = mean_of(c, prev, last);
+    lv->start = lo + last;
+    lv->prev_start = lo + prev;
+    lv->baseline_runs = (int64_t)(last - prev);
+    lv->p = p_at[nseg - 1];
+  } else {
+    lv->start = lo;
+    lv->baseline = mean_of(c, 0, n - 1);
+    lv->baseline_runs = (int64_t)(n - 1);
+    lv->p = res.rejected ? res.rejected_cp.p_value : NAN;
+  }
+  return 0;
+}
+
+/* The first earlier run at j's level whose window already showed j's
+ * change: the run that reported it. *found is its position, or j itself
+ * when there is none (j reports the change). */
+static int first_shown(metric_ctx *c, size_t j, size_t *found) {
+  *found = j;
+  for (size_t u = c->lv[j].start; u < j; u++) {
+    int rc = evaluate(c, u);
+    if (rc)
+      return rc;
+    const level *lu = &c->lv[u], *lv = &c->lv[j];
+    if (lu->judged && lu->has_change && lu->dir == lv->dir && lu->start > lv->prev_start) {
+      *found = u;
+      break;
+    }
+  }
+  return 0;
+}
+
+static int judge_metric(metric_ctx *c, size_t from, ps_verdict_list *out) {
+  size_t j = 0;
+  while (j < c->n && c->pos[j] < from)
+    j++;
+  for (; j < c->n; j++) {
+    int rc = evaluate(c, j);
+    if (rc)
+      return rc;
+    if (!c->lv[j].judged)
+      continue;
+    const ps_verdict_run *r = &c->s->runs[c->pos[j]];
+    ps_verdict v = ps_verdict_blank();
+    v.source = c->s->source;
+    v.series = c->s->series;
+    v.metric = c->mc->name;
+    v.run = r->name;
+    v.method = PS_METHOD_EDIVISIVE;
+    v.value = value_at(c, j);
+    v.revision = r->revision;
+    v.backfill = r->backfill;
+    v.time_ns = r->start_ns;
+    v.change_run = r->name;
+    if (c->lv[j].has_change) {
+      /* Reported once, by the first run that showed it; the runs after it
+       * name the run where that report said the change began, so noise
+       * moving the estimate by a run does not make the level jump. */
+      size_t reporter = j;
+      rc = first_shown(c, j, &reporter);
+      if (rc)
+        return rc;
+      v.verdict = reporter == j ? c->lv[j].dir : PS_VERDICT_NONE;
+      v.change_run = c->s->runs[c->pos[c->lv[reporter].start]].name;
+    }
+    v.baseline = c->lv[j].baseline;
+    v.baseline_runs = c->lv[j].baseline_runs;
+    v.p_value = c->lv[j].p;
+    rc = ps_verdict_list_push(out, &v);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+int ps_verdict_judge(const ps_verdicts_cfg *cfg, const ps_verdict_series *s, size_t from,
+                     ps_verdict_list *out) {
+  if (!cfg || !s || !(cfg->significance > 0.0 && cfg->significance < 1.0) ||
+      cfg->min_runs < 1 || cfg->window_runs < 2)
+    return -EINVAL;
+  for (size_t i = 0; i < s->nruns; i++) {
+    if (!s->runs[i].name || (cfg->nmetrics && !s->runs[i].values))
+      return -EINVAL;
+    if (i && ps_verdict_run_cmp(&s->runs[i - 1], &s->runs[i]) > 0)
+      return -EINVAL;
+  }
+  if (from >= s->nruns)
+    return 0;
+  size_t window = (size_t)cfg->window_runs;
+  size_t cap = window < s->nruns ? window : s->nruns;
+  metric_ctx c;
+  memset(&c, 0, sizeof c);
+  c.cfg = cfg;
+  c.s = s;
+  c.window = window;
+  c.params.significance = cfg->significance;
+  c.pos = malloc(s->nruns * sizeof *c.pos);
+  c.lv = malloc(s->nruns * sizeof *c.lv);
+  c.x = malloc(cap * sizeof *c.x);
+  c.sorted = malloc(cap * sizeof *c.sorted);
+  int rc = c.pos && c.lv && c.x && c.sorted ? ps_cp_ws_new(&c.ws, cap) : -ENOMEM;
+  for (size_t mi = 0; !rc && mi < cfg->nmetrics; mi++) {
+    if (!cfg->metrics[mi].enabled)
+      continue;
+    c.mc = &cfg->metrics[mi];
+    c.mi = mi;
+    c.n = 0;
+    for (size_t i = 0; i < s->nruns; i++)
+      if (s->runs[i].status == PS_RUN_STATUS_SUCCESS && isfinite(s->runs[i].values[mi]))
+        c.pos[c.n++] = i;
+    memset(c.lv, 0, s->nruns * sizeof *c.lv);
+    rc = judge_metric(&c, from, out);
+  }
+  ps_cp_ws_free(c.ws);
+  free(c.pos);
+  free(c.lv);
+  free(c.x);
+  free(c.sorted);
+  return rc;
+}

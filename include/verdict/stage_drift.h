@@ -1,0 +1,42 @@
+/*
+ * stage_drift: does a loadgen run stay stable over its lifetime? Each
+ * loadgen stage after the first is compared with the run's first loadgen
+ * stage (docs/verdicts.md, "Within a run").
+ *
+ * Contract
+ * - Input: one run (only a successful run is judged: any other gets no
+ *   verdict) and its stages in any order, each with the three figures
+ *   docs/schema.md names: loadgen_stage_cycles (task=all) avgDuration,
+ *   loadgen_stage_blocks (summary=onlyLive) avgSwingsetTime and
+ *   avgBlockDuration; NaN where a figure is absent. Only stages with
+ *   `loadgen` set take part (not chain-only, not setup-only).
+ * - Output: for every later loadgen stage and figure that both it and the
+ *   first loadgen stage have, one verdict (metric stage_avgDuration,
+ *   stage_avgSwingsetTime, stage_avgBlockDuration; method stage_drift):
+ *   regression when the stage is slower by cfg->stage_drift_pct percent or
+ *   more, improvement when faster by as much, none otherwise. A first stage
+ *   at 0 gives none (no relative change exists).
+ * - Strings are borrowed from the input (verdict.h). Returns 0 or -ENOMEM.
+ */
+#ifndef PS_STAGE_DRIFT_H
+#define PS_STAGE_DRIFT_H
+
+#include <stddef.h>
+
+#include "core/config.h"
+#include "verdict/judge.h"
+#include "verdict/verdict.h"
+
+typedef struct ps_stage_figures {
+  int stage;                 /* the stage index */
+  int loadgen;               /* loadgen_stage.loadgen */
+  double avg_duration;       /* cycles of the stage, s */
+  double avg_swingset_time;  /* live blocks of the stage, s */
+  double avg_block_duration; /* live blocks of the stage, s */
+} ps_stage_figures;
+
+int ps_stage_drift(const ps_verdicts_cfg *cfg, const char *source, const char *series,
+                   const ps_verdict_run *run, const ps_stage_figures *stages, size_t n,
+                   ps_verdict_list *out);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * verdict: what a verdict of perfship is, and how it becomes a
+ * `perfship_verdict` point (docs/schema.md "Verdicts"; the method is in
+ * docs/verdicts.md).
+ *
+ * Contract
+ * - A ps_verdict is a plain value made by one of the three judges: judge.h
+ *   (a loadgen series across revisions), stage_drift.h (stages of one run),
+ *   arm_compare.h (arms of one DSS bench test). Judges compute and never
+ *   emit, so a driver under back-pressure can emit the list at its own pace.
+ * - Every string in a ps_verdict is borrowed from the judge's input (run
+ *   names, the series, the metric names of the configuration) and must stay
+ *   valid until the verdict has been emitted.
+ * - Absent values: NaN for floats, -1 for counts and the stage, NULL for
+ *   strings; an absent value is left out of the point. change_pct is not
+ *   stored but derived from value and baseline when the point is built, so it
+ *   is absent exactly when the baseline is 0 or absent.
+ * - ps_verdict_emit() builds one point and returns what the emitter returns:
+ *   0, or a negative errno (-EAGAIN: not taken, emit the same verdict again).
+ * - No I/O, no globals; the list grows with malloc and is freed by its owner.
+ */
+#ifndef PS_VERDICT_H
+#define PS_VERDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/config.h"
+#include "core/emit.h"
+
+#define PS_VERDICT_MEASUREMENT "perfship_verdict"
+
+typedef enum ps_verdict_kind {
+  PS_VERDICT_NONE = 0,
+  PS_VERDICT_REGRESSION,
+  PS_VERDICT_IMPROVEMENT,
+} ps_verdict_kind;
+
+typedef enum ps_verdict_method {
+  PS_METHOD_EDIVISIVE = 0, /* a loadgen series across revisions */
+  PS_METHOD_STAGE_DRIFT,   /* a loadgen stage against the run's first loadgen stage */
+  PS_METHOD_ARM_COMPARE,   /* a DSS arm against the reference arm */
+} ps_verdict_method;
+
+typedef struct ps_verdict {
+  /* tags */
+  const char *source; /* "loadgen", "dss_bench" */
+  const char *series; /* the loadgen test_type, or the DSS test */
+  const char *metric;
+  const char *run;
+  int stage;              /* stage drift: the compared stage; else -1 */
+  const char *arm;        /* arm_compare only */
+  const char *reference;  /* arm_compare only */
+  /* fields */
+  ps_verdict_kind verdict;
+  ps_verdict_method method;
+  double value;
+  double baseline;
+  const char *change_run;
+  int64_t baseline_runs;   /* edivisive only */
+  double p_value;          /* edivisive only; NaN when no candidate was tested */
+  const char *revision;    /* loadgen */
+  int backfill;
+  int64_t variants;        /* arm_compare only */
+  int64_t variants_agree;
+  int64_t variants_skipped;
+  int64_t time_ns;
+} ps_verdict;
+
+/* A verdict with every optional part absent, for judges to fill in. */
+ps_verdict ps_verdict_blank(void);
+
+typedef struct ps_verdict_list {
+  ps_verdict *v;
+  size_t n, cap;
+} ps_verdict_list;
+
+void ps_verdict_list_init(ps_verdict_list *l);
+/* Appends a copy; -ENOMEM leaves the list as it was. */
+int ps_verdict_list_push(ps_verdict_list *l, const ps_verdict *v);
+void ps_verdict_list_free(ps_verdict_list *l);
+
+const char *ps_verdict_kind_name(ps_verdict_kind k);
+const char *ps_verdict_method_name(ps_verdict_method m);
+
+/* (value - baseline) / baseline x 100, signed; NaN when either is absent
+ * or the baseline is 0 (docs/schema.md: change_pct is then absent). */
+double ps_verdict_change_pct(double value, double baseline);
+
+/* Whether the change from `baseline` to `value` reaches `min_change`:
+ * percent of |baseline| (a change away from a baseline of 0 always does),
+ * or absolute points. A change of exactly 0 never does, so min_change 0
+ * means "any change". Absent (NaN) values never do. */
+int ps_verdict_beyond(double value, double baseline, double min_change,
+                      ps_change_unit unit);
+
+/* regression or improvement for a value that moved away from its baseline
+ * (none when it did not move) given which direction is worse. */
+ps_verdict_kind ps_verdict_direction(double value, double baseline, ps_worse worse);
+
+int ps_verdict_emit(ps_emitter *em, const ps_verdict *v);
+
+#endif

@@ -1,0 +1,297 @@
+/*
+ * bench_verdicts: what the verdict engine costs and how well it judges,
+ * the figures of docs/benchmarks.md ("Verdicts") and docs/verdicts.md
+ * ("How well it works"). No server, no I/O besides stdout.
+ *
+ *   bench_verdicts cost [--runs N] [--window W] [--repeat R] [--reverse]
+ *       A history of N daily runs x the 7 default metrics (a +-3 % noise,
+ *       a 10 % step up or down every 90 runs in every duration metric, the
+ *       last 50 runs before the end), then the CPU time of judging the
+ *       newest run (the median of R repetitions) and of judging every run
+ *       (a backfill's recomputation), and with --reverse of a backfill
+ *       that meets the runs newest first and judges at every arrival (all
+ *       runs after it again), as key=value lines.
+ *   bench_verdicts rates [--trials T]
+ *       Generated single-metric histories under several noise models: how
+ *       often a stable 60-run history raises anything, where a 10 % step is
+ *       reported, whether a single outlier is reported, and whether a
+ *       10 % excursion and return give exactly one regression and one
+ *       improvement. A Markdown table.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/config.h"
+#include "verdict/judge.h"
+
+#define DAY_NS 86400000000000LL
+
+static uint64_t rng_state;
+
+static uint64_t next_u64(void) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static double uniform01(void) { return ((double)(next_u64() >> 11) + 0.5) / 9007199254740992.0; }
+
+static double normal(void) {
+  return sqrt(-2.0 * log(uniform01())) * cos(2.0 * M_PI * uniform01());
+}
+
+static double cpu_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct history {
+  size_t n, nmetrics;
+  char (*names)[32];
+  double *values;
+  ps_verdict_run *runs;
+} history;
+
+static void history_alloc(history *h, size_t n, size_t nmetrics) {
+  h->n = n;
+  h->nmetrics = nmetrics;
+  h->names = calloc(n, sizeof *h->names);
+  h->values = calloc(n * nmetrics, sizeof *h->values);
+  h->runs = calloc(n, sizeof *h->runs);
+  if (!h->names || !h->values || !h->runs) {
+    fprintf(stderr, "bench_verdicts: out of memory\n");
+    exit(1);
+  }
+  for (size_t i = 0; i < n; i++) {
+    snprintf(h->names[i], sizeof h->names[i], "daily-perf-%012llx",
+             (unsigned long long)(next_u64() & 0xffffffffffffULL));
+    h->runs[i] = (ps_verdict_run){h->names[i], h->names[i] + 11, (int64_t)i * DAY_NS,
+                                  PS_RUN_STATUS_SUCCESS, 0, h->values + i * nmetrics};
+  }
+}
+
+static void history_free(history *h) {
+  free(h->names);
+  free(h->values);
+  free(h->runs);
+}
+
+static size_t judge(const ps_verdicts_cfg *cfg, const history *h, size_t from,
+                    size_t *changes) {
+  ps_verdict_series s = {"loadgen", "daily-perf", h->runs, h->n};
+  ps_verdict_list out;
+  ps_verdict_list_init(&out);
+  int rc = ps_verdict_judge(cfg, &s, from, &out);
+  if (rc) {
+    fprintf(stderr, "bench_verdicts: judge: %s\n", strerror(-rc));
+    exit(1);
+  }
+  size_t n = out.n;
+  if (changes) {
+    *changes = 0;
+    for (size_t k = 0; k < out.n; k++)
+      *changes += out.v[k].verdict != PS_VERDICT_NONE;
+  }
+  ps_verdict_list_free(&out);
+  return n;
+}
+
+static int cost(size_t nruns, int64_t window, int repeat, int reverse) {
+  ps_config c;
+  ps_config_defaults(&c);
+  c.verdicts.window_runs = window;
+  rng_state = 365;
+  history h;
+  history_alloc(&h, nruns, c.verdicts.nmetrics);
+  static const double base[] = {24.33, 100.0, 0.1875, 5.2477, 24.54, 125.4, 121.3};
+  for (size_t i = 0; i < nruns; i++) {
+    /* a step every 90 runs, alternating up and down; the last one 50 runs
+     * before the end, so judging the newest run walks back over its level */
+    size_t since_end = nruns - 1 - i;
+    size_t steps = since_end >= 50 ? (since_end - 50) / 90 + 1 : 0;
+    double level = steps % 2 ? 1.0 : 1.10;
+    for (size_t m = 0; m < h.nmetrics; m++) {
+      double b = m < sizeof base / sizeof base[0] ? base[m] : 1.0;
+      h.values[i * h.nmetrics + m] =
+          m == 1 ? b : b * level * (1.0 + 0.03 * (2.0 * uniform01() - 1.0));
+    }
+  }
+  double *t = calloc((size_t)repeat, sizeof *t);
+  size_t points = 0, changes = 0;
+  for (int r = 0; r < repeat; r++) {
+    double t0 = cpu_seconds();
+    points = judge(&c.verdicts, &h, nruns - 1, NULL);
+    t[r] = cpu_seconds() - t0;
+  }
+  qsort(t, (size_t)repeat, sizeof *t, cmp_double);
+  printf("one_run runs=%zu metrics=%zu window=%lld cpu_s=%.6f points=%zu\n", nruns, h.nmetrics,
+         (long long)window, t[repeat / 2], points);
+  double t0 = cpu_seconds();
+  points = judge(&c.verdicts, &h, 0, &changes);
+  printf("all_runs runs=%zu metrics=%zu window=%lld cpu_s=%.6f points=%zu changes=%zu\n",
+         nruns, h.nmetrics, (long long)window, cpu_seconds() - t0, points, changes);
+  if (!reverse)
+    goto done;
+  /* A backfill that meets the runs newest first and judges the series at
+   * every arrival: each arrival is the oldest run so far, so every run
+   * already there is judged again (quadratic: what a driver must avoid by
+   * judging a series once per batch of arrivals). */
+  t0 = cpu_seconds();
+  points = 0;
+  history tail = h;
+  for (size_t k = nruns; k-- > 0;) {
+    tail.runs = h.runs + k;
+    tail.n = nruns - k;
+    points += judge(&c.verdicts, &tail, 0, NULL);
+  }
+  printf("reverse_arrival runs=%zu metrics=%zu window=%lld cpu_s=%.6f points=%zu\n", nruns,
+         h.nmetrics, (long long)window, cpu_seconds() - t0, points);
+done:
+  free(t);
+  history_free(&h);
+  ps_config_free(&c);
+  return 0;
+}
+
+/* ---- rates ------------------------------------------------------------- */
+
+typedef struct noise_model {
+  const char *name;
+  int normal;
+  double size; /* half-width (uniform) or standard deviation (normal) */
+} noise_model;
+
+static double draw(const noise_model *nm) {
+  return nm->normal ? nm->size * normal() : nm->size * (2.0 * uniform01() - 1.0);
+}
+
+/* One history of one metric (cycleAvgDuration) with level(i); kinds[i] is
+ * the verdict of run i, or -1 for none written. */
+static void one(const ps_verdicts_cfg *cfg, const noise_model *nm, size_t n,
+                double (*level)(size_t), int *kinds) {
+  history h;
+  history_alloc(&h, n, 1);
+  for (size_t i = 0; i < n; i++) {
+    h.values[i] = 24.33 * level(i) * (1.0 + draw(nm));
+    kinds[i] = -1;
+  }
+  ps_verdict_series s = {"loadgen", "daily-perf", h.runs, h.n};
+  ps_verdict_list out;
+  ps_verdict_list_init(&out);
+  if (ps_verdict_judge(cfg, &s, 0, &out)) {
+    fprintf(stderr, "bench_verdicts: judge failed\n");
+    exit(1);
+  }
+  for (size_t k = 0; k < out.n; k++)
+    for (size_t i = 0; i < n; i++)
+      if (out.v[k].run == h.names[i])
+        kinds[i] = (int)out.v[k].verdict;
+  ps_verdict_list_free(&out);
+  history_free(&h);
+}
+
+static double flat(size_t i) { (void)i; return 1.0; }
+static double up(size_t i) { return i >= 20 ? 1.10 : 1.0; }
+static double down(size_t i) { return i >= 20 ? 0.90 : 1.0; }
+static double outlier(size_t i) { return i == 20 ? 1.30 : 1.0; }
+static double excursion(size_t i) { return i >= 20 && i < 35 ? 1.10 : 1.0; }
+
+static int rates(int trials) {
+  ps_config c;
+  ps_config_defaults(&c);
+  c.verdicts.nmetrics = 1; /* cycleAvgDuration: higher is worse, 5 % */
+  const noise_model models[] = {
+      {"uniform +-3 %", 0, 0.03},  {"normal sd 1.5 %", 1, 0.015}, {"normal sd 2 %", 1, 0.02},
+      {"normal sd 3 %", 1, 0.03},  {"normal sd 10 %", 1, 0.10},
+  };
+  printf("| noise | stable 60 runs: histories with any alarm | 10 %% step reported by the next run | by 3 runs after | single +30 %% outlier: histories with an alarm | 10 %% excursion and return: exactly one regression and one improvement |\n");
+  printf("|---|---|---|---|---|---|\n");
+  int kinds[64];
+  for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+    const noise_model *nm = &models[mi];
+    rng_state = 1000 + mi;
+    int fa = 0, d1 = 0, d3 = 0, steps = 0, fo = 0, ok = 0;
+    for (int t = 0; t < trials; t++) {
+      one(&c.verdicts, nm, 60, flat, kinds);
+      for (int i = 0; i < 60; i++)
+        if (kinds[i] > 0) {
+          fa++;
+          break;
+        }
+      for (int dir = 0; dir < 2; dir++) {
+        one(&c.verdicts, nm, 40, dir ? down : up, kinds);
+        int want = dir ? PS_VERDICT_IMPROVEMENT : PS_VERDICT_REGRESSION, first = -1;
+        for (int i = 19; i < 40 && first < 0; i++)
+          if (kinds[i] == want)
+            first = i;
+        steps++;
+        d1 += first >= 0 && first <= 21;
+        d3 += first >= 0 && first <= 23;
+      }
+      one(&c.verdicts, nm, 40, outlier, kinds);
+      for (int i = 0; i < 40; i++)
+        if (kinds[i] > 0) {
+          fo++;
+          break;
+        }
+      one(&c.verdicts, nm, 50, excursion, kinds);
+      int reg = 0, imp = 0;
+      for (int i = 0; i < 50; i++) {
+        reg += kinds[i] == PS_VERDICT_REGRESSION;
+        imp += kinds[i] == PS_VERDICT_IMPROVEMENT;
+      }
+      ok += reg == 1 && imp == 1;
+    }
+    printf("| %s | %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.1f %% |\n", nm->name,
+           100.0 * fa / trials, 100.0 * d1 / steps, 100.0 * d3 / steps, 100.0 * fo / trials,
+           100.0 * ok / trials);
+  }
+  printf("\n%d histories per cell (steps: %d up and %d down), seeded.\n", trials, trials, trials);
+  ps_config_free(&c);
+  return 0;
+}
+
+static long arg_long(int argc, char **argv, const char *name, long def) {
+  for (int i = 2; i + 1 < argc; i++)
+    if (strcmp(argv[i], name) == 0)
+      return strtol(argv[i + 1], NULL, 10);
+  return def;
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "cost") == 0) {
+    long runs = arg_long(argc, argv, "--runs", 365);
+    long window = arg_long(argc, argv, "--window", 60);
+    long repeat = arg_long(argc, argv, "--repeat", 5);
+    if (runs < 60 || window < 4 || window > 1000 || repeat < 1) {
+      fprintf(stderr, "bench_verdicts cost: --runs >= 60, --window 4..1000, --repeat >= 1\n");
+      return 64;
+    }
+    int reverse = 0;
+    for (int i = 2; i < argc; i++)
+      reverse |= strcmp(argv[i], "--reverse") == 0;
+    return cost((size_t)runs, window, (int)repeat, reverse);
+  }
+  if (argc >= 2 && strcmp(argv[1], "rates") == 0) {
+    long trials = arg_long(argc, argv, "--trials", 200);
+    if (trials < 1) {
+      fprintf(stderr, "bench_verdicts rates: --trials >= 1\n");
+      return 64;
+    }
+    return rates((int)trials);
+  }
+  fprintf(stderr, "usage: bench_verdicts cost [--runs N] [--window W] [--repeat R] [--reverse]\n"
+                  "       bench_verdicts rates [--trials T]\n");
+  return 64;
+}
