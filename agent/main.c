@@ -42,6 +42,8 @@ static const char usage_text[] =
     "                          post a run marker by hand (source manual by default)\n"
     "  status                  files, offsets, pending points and last errors\n"
     "  forget PATH...          drop saved state so those files are read again\n"
+    "  verdicts [--source S] [--series NAME] [--since DURATION] [--json]\n"
+    "                          what got worse or better: the verdicts, regressions first\n"
     "\n"
     "options:\n"
     "  -c, --config FILE       configuration file (default " DEFAULT_CONFIG
@@ -61,6 +63,7 @@ static const struct {
     {"run", ps_cmd_run},       {"convert", ps_cmd_convert},
     {"check", ps_cmd_check},   {"mark", ps_cmd_mark},
     {"status", ps_cmd_status}, {"forget", ps_cmd_forget},
+    {"verdicts", ps_cmd_verdicts},
 };
 
 int main(int argc, char **argv) {

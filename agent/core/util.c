@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,4 +101,26 @@ int ps_read_file(const char *path, size_t limit, ps_buf *out, struct stat *st) {
   if (rc == 0 && st)
     *st = s;
   return rc;
+}
+
+int ps_parse_duration_s(const char *text, int64_t *seconds) {
+  static const struct {
+    char unit;
+    int64_t s;
+  } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800}};
+  if (!text || text[0] < '0' || text[0] > '9')
+    return -EINVAL;
+  char *end;
+  errno = 0;
+  long long n = strtoll(text, &end, 10);
+  if (errno || end[0] == '\0' || end[1] != '\0')
+    return -EINVAL;
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (end[0] == units[i].unit) {
+      if (n > INT64_MAX / units[i].s)
+        return -EINVAL;
+      *seconds = (int64_t)n * units[i].s;
+      return 0;
+    }
+  return -EINVAL;
 }

@@ -46,6 +46,7 @@
 #include "pipeline/reporting.h"
 #include "pipeline/runtracker.h"
 #include "pipeline/shared.h"
+#include "pipeline/verdicts.h"
 #include "state/state.h"
 
 #define MOD "pipeline"
@@ -61,6 +62,7 @@ typedef struct ps_pipeline {
   pl_delivery dl;
   pl_reader rd;
   pl_runs runs;
+  pl_verdicts verdicts;
   pl_report report;
   pl_createdb createdb;
   ps_watch *watch;
@@ -183,6 +185,7 @@ static void close_all(ps_pipeline *pl) {
       uv_close(hs[i], NULL);
   pl_reader_close(&pl->rd);
   pl_runs_close(&pl->runs);
+  pl_verdicts_close(&pl->verdicts);
   pl_report_close(&pl->report);
   pl_createdb_close(&pl->createdb);
   pl_commit_close(&pl->commit);
@@ -229,6 +232,8 @@ static void check_done(ps_pipeline *pl) {
     if (!pl_reader_done(&pl->rd))
       return;
   }
+  if (!pl_verdicts_quiet(&pl->verdicts))
+    return; /* back here when its verdicts are answered */
   pl_delivery_flush(&pl->dl);
   if (!pl_delivery_quiet(&pl->dl))
     return;
@@ -320,9 +325,35 @@ static void on_file_at_end(void *ctx, pl_file *f) {
   pl_runs_note_path(&pl->runs, f->src, f->cur_path, 1);
 }
 
+/* Every point a source gave: the judging stages pick what they need. */
+static void on_tap(void *ctx, const ps_point *p, const ps_source_cfg *src, const char *path) {
+  ps_pipeline *pl = ctx;
+  (void)src;
+  (void)path;
+  pl_verdicts_tap(&pl->verdicts, p);
+}
+
+/* A run started, ended, stalled or resumed (its markers acknowledged). */
+static void on_run_event(void *ctx, const pl_run_event *ev) {
+  ps_pipeline *pl = ctx;
+  pl_verdicts_run_ended(&pl->verdicts, ev);
+}
+
+static void on_verdicts_written(void *ctx) { check_done(ctx); }
+
+static int reader_busy(void *ctx) {
+  ps_pipeline *pl = ctx;
+  return !pl_reader_done(&pl->rd);
+}
+
 static char *runs_json(void *ctx) {
   ps_pipeline *pl = ctx;
   return pl_runs_to_json(&pl->runs);
+}
+
+static char *verdicts_json(void *ctx) {
+  ps_pipeline *pl = ctx;
+  return pl_verdicts_to_json(&pl->verdicts);
 }
 
 static size_t pending_points(void *ctx) {
@@ -410,7 +441,7 @@ static int start_stages(ps_pipeline *pl) {
   pl_registry_init(&pl->reg, &pl->sh, &pl->gens, &pl->saved);
   pl_commit_hooks ch = {pending_points, pl};
   pl_commit_init(&pl->commit, &pl->sh, &pl->reg, &pl->saved, &ch);
-  pl_delivery_hooks dh = {on_answered, on_missing_database, NULL, pl};
+  pl_delivery_hooks dh = {on_answered, on_missing_database, on_tap, pl};
   int rc = pl_delivery_init(&pl->dl, &pl->sh, &pl->reg, &pl->commit, &dh);
   if (rc < 0) {
     pl_commit_close(&pl->commit);
@@ -419,9 +450,16 @@ static int start_stages(ps_pipeline *pl) {
   pl_reader_hooks rh = {on_parser_opened, on_file_at_end, on_reader_idle, pl};
   pl_reader_init(&pl->rd, &pl->sh, &pl->reg, &pl->dl, &pl->commit, &rh);
   pl_aux_out out = pl_delivery_aux_out(&pl->dl);
-  pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &out, &pl->commit, NULL);
+  pl_runs_hooks runh = {on_run_event, pl};
+  pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &out, &pl->commit, &runh);
   pl_runs_from_json(&pl->runs, ps_state_section(&pl->saved, "runs"));
   pl_commit_add_section(&pl->commit, "runs", runs_json, pl);
+  pl_verdicts_hooks vh = {NULL, on_verdicts_written, reader_busy, pl};
+  rc = pl_verdicts_init(&pl->verdicts, &pl->sh, pl->gens.boot.cfg, &out, &vh);
+  if (rc < 0)
+    return rc; /* out of memory at start: the process ends */
+  pl_verdicts_from_json(&pl->verdicts, ps_state_section(&pl->saved, "verdicts"));
+  pl_commit_add_section(&pl->commit, "verdicts", verdicts_json, pl);
   pl_report_init(&pl->report, &pl->sh, &pl->reg, &pl->dl, &pl->runs);
   pl_createdb_init(&pl->createdb, pl->sh.loop, pl->gens.boot.cfg, &pl->dl, &pl->sh.stopping);
   return 0;
@@ -497,6 +535,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
 
   pl_registry_free(&pl->reg);
   pl_runs_free(&pl->runs);
+  pl_verdicts_free(&pl->verdicts);
   /* Every handle must be closed by now: one left open is a leak, or a
    * callback that could still run on freed memory, so it fails the run. */
   int loop_rc = uv_loop_close(&loop);

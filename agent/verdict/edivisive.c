@@ -163,6 +163,43 @@ double ps_edivisive_q(const double *x, size_t n, size_t tau) {
   return (double)m * (double)r / (double)(m + r) * e;
 }
 
+/* Q of a split whose right part is the two values x[i], x[k], from the
+ * total T of all pair distances and the row sums S (S[i] = sum_j |x_i - x_j|). */
+static double tail_q(const double *x, const double *S, double T, size_t n, size_t i, size_t k) {
+  double wr = fabs(x[i] - x[k]);
+  double b = S[i] + S[k] - 2.0 * wr;
+  double wl = T - b - wr;
+  double m = (double)(n - 2), r = 2.0;
+  double e = 2.0 * b / (m * r) - 2.0 * wl / (m * (m - 1.0)) - 2.0 * wr / (r * (r - 1.0));
+  return m * r / (m + r) * e;
+}
+
+double ps_edivisive_tail_p(const double *x, size_t n) {
+  if (n < 4)
+    return NAN;
+  double *S = calloc(n, sizeof *S);
+  if (!S)
+    return NAN;
+  double T = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = i + 1; j < n; j++) {
+      double d = fabs(x[i] - x[j]);
+      S[i] += d;
+      S[j] += d;
+      T += d;
+    }
+  double observed = tail_q(x, S, T, n, n - 2, n - 1);
+  /* Ties within rounding count as at least as extreme: the observed split
+   * is always among the choices, so p >= 1 / C(n, 2). */
+  double eps = 1e-12 * (fabs(observed) + 1.0);
+  size_t at_least = 0, all = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = i + 1; k < n; k++, all++)
+      at_least += tail_q(x, S, T, n, i, k) >= observed - eps;
+  free(S);
+  return (double)at_least / (double)all;
+}
+
 static int cmp_ranked(const void *a, const void *b) {
   const ranked *x = a, *y = b;
   if (x->v < y->v)

@@ -150,6 +150,38 @@ static void merge_at(size_t *starts, double *p_at, size_t *nseg, size_t k) {
   (*nseg)--;
 }
 
+/* The newest two runs at a level of their own (docs/verdicts.md, "The
+ * newest runs"). E-Divisive looks for the best split anywhere in the
+ * window, and its permutation test pays for all the places a change could
+ * have been: two runs at a new level at the very end rarely reach
+ * significance that way, though a change is news only there. So, when the
+ * segmentation does not already end with them, the last two runs are
+ * tested against the level before them at that one split: the less extreme
+ * of the two must be past that level's median by the metric's minimum
+ * effect and by NOISE_GATE times the noise (a single outlier next to an
+ * ordinary run never is), and the split's exact permutation p-value must
+ * reach the significance level. */
+static void tail_test(metric_ctx *c, size_t *starts, double *p_at, size_t *nseg, size_t n) {
+  size_t base = starts[*nseg - 1];
+  if (n < 2 || base + (size_t)c->cfg->min_runs > n - 2 || *nseg > PS_CP_MAX_POINTS)
+    return; /* already a segment of its own, or too little level before it */
+  double prev = median_of(c, base, n - 2, NAN);
+  double cur = median_of(c, n - 2, n, prev);
+  starts[*nseg + 1] = n;
+  starts[*nseg] = n - 2;
+  double gate = NOISE_GATE * noise_sd(c, starts, *nseg + 1, n);
+  starts[*nseg] = n;
+  if (!ps_verdict_beyond(cur, prev, c->mc->min_change, c->mc->unit) || fabs(cur - prev) < gate)
+    return;
+  double p = ps_edivisive_tail_p(c->x + base, n - base);
+  if (!(p <= c->cfg->significance))
+    return;
+  starts[*nseg] = n - 2;
+  starts[*nseg + 1] = n;
+  p_at[*nseg] = p;
+  (*nseg)++;
+}
+
 static int evaluate(metric_ctx *c, size_t j) {
   level *lv = &c->lv[j];
   if (lv->done)
@@ -207,6 +239,7 @@ static int evaluate(metric_ctx *c, size_t j) {
       break;
     merge_at(starts, p_at, &nseg, merge);
   }
+  tail_test(c, starts, p_at, &nseg, n);
   if (nseg >= 2) {
     size_t last = starts[nseg - 1], prev = starts[nseg - 2];
     double prev_level = median_of(c, prev, last, NAN);

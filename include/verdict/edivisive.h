@@ -83,6 +83,15 @@ int ps_edivisive(ps_cp_ws *ws, const double *x, size_t n, const ps_cp_params *pa
  * checking the fast scan. */
 double ps_edivisive_q(const double *x, size_t n, size_t tau);
 
+/* The exact permutation p-value of splitting x[0..n) before its last two
+ * values: the share of all C(n, 2) ways of choosing which two values form
+ * the right part whose Q (the divergence above, at that one split) is at
+ * least the observed one. No randomness: each choice is scored in O(1)
+ * from the values' distance sums, O(n^2) in all. NaN when n < 4.
+ * docs/verdicts.md ("The newest runs") says why the newest two runs get a
+ * test of their own. */
+double ps_edivisive_tail_p(const double *x, size_t n);
+
 /* The seed of the evaluation of (series, metric, run): FNV-1a 64 over the
  * three strings, each followed by a 0xff byte (which UTF-8 never holds). */
 uint64_t ps_cp_seed(const char *series, const char *metric, const char *run);

@@ -39,6 +39,12 @@ PERFSHIP_BIN = os.environ.get(
 INFLUXD = os.environ.get("PERFSHIP_INFLUXD", shutil.which("influxd") or "/usr/bin/influxd")
 
 
+# Measurements the agent writes of its own, from what it read (its
+# counters, its verdicts, its alerts): `convert` never writes them, so a
+# comparison of an agent's database with convert's leaves them out.
+AGENT_OWN = frozenset({"perfship", "perfship_verdict", "perfship_alert"})
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

@@ -31,7 +31,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultproxy import FaultProxy  # noqa: E402
-from harness import (DATA_DIR, Agent, InfluxServer, run_perfship,  # noqa: E402
+from harness import (AGENT_OWN, DATA_DIR, Agent, InfluxServer, run_perfship,  # noqa: E402
                      wait_until, write_config)
 from pointset import db_points, diff, parse_lp  # noqa: E402
 
@@ -194,7 +194,7 @@ class CrashLoop(unittest.TestCase):
         # Nothing else: no measurement the files do not explain (the
         # agent's own counters excepted).
         shown = {r["name"] for r in self.influx.query("perf", "SHOW MEASUREMENTS")}
-        self.assertEqual(shown - set(names) - {"perfship"}, set())
+        self.assertEqual(shown - set(names) - AGENT_OWN, set())
         self.assertEqual(a.stop(), 0)
         elapsed = time.time() - t0
 

@@ -32,7 +32,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultproxy import FaultProxy  # noqa: E402
-from harness import (DATA_DIR, PERFSHIP_BIN, Agent, InfluxServer, VictoriaMetrics, free_port,  # noqa: E402
+from harness import (AGENT_OWN, DATA_DIR, PERFSHIP_BIN, Agent, InfluxServer, VictoriaMetrics, free_port,  # noqa: E402
                      or_empty, run_perfship, wait_until, write_config)
 
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
@@ -65,7 +65,7 @@ def dump(db, measurements=None, drop=()):
     names = measurements or [r["name"] for r in INFLUX.query(db, "SHOW MEASUREMENTS")]
     out = {}
     for m in names:
-        if m == "perfship":
+        if m in AGENT_OWN:
             continue
         rows = INFLUX.query(db, f'SELECT * FROM "{m}" GROUP BY *')
         out[m] = sorted(tuple(sorted((k, repr(v)) for k, v in r.items() if k not in drop))

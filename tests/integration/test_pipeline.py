@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultproxy import FaultProxy  # noqa: E402
 from pointset import acked_counts, parse_lp_line  # noqa: E402
 from procstat import RssSampler, agent_is_sanitized  # noqa: E402
-from harness import (PERFSHIP_BIN, Agent, DatabaseNotFound, InfluxServer,  # noqa: E402
+from harness import (AGENT_OWN, PERFSHIP_BIN, Agent, DatabaseNotFound, InfluxServer,  # noqa: E402
                      InfluxTestCase, free_port, or_empty, run_perfship, wait_until,
                      write_config)
 
@@ -640,7 +640,7 @@ class LoadgenTests(Base):
     def dump(self, db):
         out = {}
         for m in [r["name"] for r in self.influx.query(db, "SHOW MEASUREMENTS")]:
-            if m == "perfship":
+            if m in AGENT_OWN:
                 continue
             rows = self.influx.query(db, f'SELECT * FROM "{m}" GROUP BY *')
             out[m] = sorted(tuple(sorted((k, repr(v)) for k, v in r.items())) for r in rows)

@@ -46,7 +46,8 @@ ALLOWED = {
 # ones. A new stage gets its place here.
 STAGE_ORDER = [
     "shared", "gens", "selfstats", "reload", "registry", "commit", "delivery",
-    "createdb", "reader", "runtracker", "verdicts", "alerting", "reporter",
+    "createdb", "reader", "runtracker", "verdicts_collect", "verdicts_history", "verdicts",
+    "alerting", "reporter",
     "reporting", "pipeline", "service",
 ]
 

@@ -1,0 +1,83 @@
+/*
+ * ledger: the runs of each judged series, as the agent knows them: what
+ * verdicts across revisions are computed from (docs/verdicts.md, "Where the
+ * history comes from").
+ *
+ * Contract
+ * - A series is (source, series name): a loadgen `test_type`. Its runs are
+ *   kept in (start time, name) order, the order ps_verdict_judge() wants;
+ *   a run is identified by its name, and putting a run again replaces it
+ *   (values, status and start time may have changed) and moves it to its
+ *   place. The index it lands at is returned: verdicts from there on may
+ *   change.
+ * - Values are kept per metric *name* (docs/schema.md field names): the
+ *   ledger is built for a list of metric names, and a saved ledger read with
+ *   another list keeps the values of the names both know.
+ * - `judged` marks a run whose verdicts were written and acknowledged; a
+ *   run put again, or a run before which another arrived, is not judged
+ *   again by this module: the caller marks what it re-judged.
+ * - A series keeps at most PS_LEDGER_MAX_RUNS runs (the oldest go): far
+ *   more than any verdict window looks back.
+ * - ps_ledger_to_json()/ps_ledger_from_json() write and read the whole
+ *   ledger as a cJSON value for the state file; reading skips what it does
+ *   not understand, so a damaged section loses runs, never the agent.
+ * - No I/O, no globals. Strings are copied in.
+ */
+#ifndef PS_VERDICT_LEDGER_H
+#define PS_VERDICT_LEDGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "runs/runs.h"
+#include "verdict/judge.h"
+
+#define PS_LEDGER_MAX_RUNS 2000
+
+typedef struct ps_ledger_run {
+  char *name;
+  char *revision; /* NULL when unknown */
+  int64_t start_ns;
+  ps_run_status status;
+  int backfill;
+  int judged;
+  double *values; /* one per metric of the ledger; NaN = absent */
+} ps_ledger_run;
+
+typedef struct ps_ledger_series {
+  char *source;
+  char *series;
+  ps_ledger_run *runs;
+  size_t nruns, cap;
+} ps_ledger_series;
+
+typedef struct ps_ledger {
+  char **metrics; /* names, copied */
+  size_t nmetrics;
+  ps_ledger_series *series;
+  size_t nseries, cap;
+} ps_ledger;
+
+int ps_ledger_init(ps_ledger *l, const char *const *metrics, size_t nmetrics);
+void ps_ledger_free(ps_ledger *l);
+
+/* The series, created when `create` (NULL when absent or out of memory). */
+ps_ledger_series *ps_ledger_series_get(ps_ledger *l, const char *source, const char *series,
+                                       int create);
+/* Puts a run (values: nmetrics entries, NaN = absent; copied). Returns the
+ * index it now has, or a negative errno. */
+long ps_ledger_put(ps_ledger *l, ps_ledger_series *s, const char *name, const char *revision,
+                   int64_t start_ns, ps_run_status status, int backfill, const double *values);
+/* The index of the run named `name`, or -1. */
+long ps_ledger_find(const ps_ledger_series *s, const char *name);
+
+/* The series as the judge reads it: `out` gets s->nruns entries borrowing
+ * the ledger's strings and values (valid until the ledger changes). */
+void ps_ledger_view(const ps_ledger_series *s, ps_verdict_run *out);
+
+cJSON *ps_ledger_to_json(const ps_ledger *l);
+void ps_ledger_from_json(ps_ledger *l, const cJSON *json);
+
+#endif

@@ -1,0 +1,304 @@
+/*
+ * Unit tests of what the verdict stage keeps and reads: the series ledger
+ * (agent/verdict/ledger.c: run order, replacing a run, the cap, the saved
+ * form read back under another metric list), the newest-two-runs test
+ * (ps_edivisive_tail_p against hand-computed cases), the server's history
+ * answer (pl_history_parse on a real InfluxDB 1.6.7 answer shape) and the
+ * figures picked out of passing points (pipeline/verdicts_collect.c).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/buf.h"
+#include "pipeline/verdicts_collect.h"
+#include "pipeline/verdicts_history.h"
+#include "verdict/edivisive.h"
+#include "verdict/ledger.h"
+
+static const char *const METRICS[] = {"cycleAvgDuration", "cycleSuccessRate"};
+
+static void test_ledger_order_and_replace(void **state) {
+  (void)state;
+  ps_ledger l;
+  assert_int_equal(ps_ledger_init(&l, METRICS, 2), 0);
+  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "daily-perf", 1);
+  assert_non_null(s);
+  assert_ptr_equal(ps_ledger_series_get(&l, "loadgen", "daily-perf", 0), s);
+  assert_null(ps_ledger_series_get(&l, "loadgen", "other", 0));
+  double v[2] = {24.0, 100.0};
+  /* arrival order is not time order */
+  assert_int_equal(ps_ledger_put(&l, s, "c", "ccc", 3000, PS_RUN_STATUS_SUCCESS, 1, v), 0);
+  assert_int_equal(ps_ledger_put(&l, s, "a", "aaa", 1000, PS_RUN_STATUS_SUCCESS, 1, v), 0);
+  assert_int_equal(ps_ledger_put(&l, s, "b", NULL, 2000, PS_RUN_STATUS_FAILED, 0, NULL), 1);
+  /* same time: by name */
+  assert_int_equal(ps_ledger_put(&l, s, "a2", NULL, 1000, PS_RUN_STATUS_SUCCESS, 1, v), 1);
+  assert_int_equal(s->nruns, 4);
+  assert_string_equal(s->runs[0].name, "a");
+  assert_string_equal(s->runs[1].name, "a2");
+  assert_string_equal(s->runs[2].name, "b");
+  assert_string_equal(s->runs[3].name, "c");
+  assert_true(isnan(s->runs[2].values[0])); /* no values: absent */
+  assert_null(s->runs[2].revision);
+  /* put again: replaced (status and time may change), and moved */
+  s->runs[0].judged = 1;
+  double w[2] = {30.0, NAN};
+  assert_int_equal(ps_ledger_put(&l, s, "a", "aaa", 4000, PS_RUN_STATUS_SUCCESS, 0, w), 3);
+  assert_int_equal(s->nruns, 4);
+  assert_string_equal(s->runs[3].name, "a");
+  assert_false(s->runs[3].judged);
+  assert_true(s->runs[3].values[0] == 30.0);
+  assert_int_equal(ps_ledger_find(s, "b"), 1);
+  assert_int_equal(ps_ledger_find(s, "nope"), -1);
+  ps_verdict_run view[4];
+  ps_ledger_view(s, view);
+  assert_string_equal(view[2].name, "c");
+  assert_int_equal(view[2].start_ns, 3000);
+  ps_ledger_free(&l);
+}
+
+static void test_ledger_cap(void **state) {
+  (void)state;
+  ps_ledger l;
+  assert_int_equal(ps_ledger_init(&l, METRICS, 2), 0);
+  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "t", 1);
+  char name[32];
+  for (int i = 0; i < PS_LEDGER_MAX_RUNS + 10; i++) {
+    snprintf(name, sizeof name, "run-%05d", i);
+    assert_true(ps_ledger_put(&l, s, name, NULL, 1000 + i, PS_RUN_STATUS_SUCCESS, 0, NULL) >= 0);
+  }
+  assert_int_equal(s->nruns, PS_LEDGER_MAX_RUNS);
+  assert_string_equal(s->runs[0].name, "run-00010"); /* the oldest went */
+  ps_ledger_free(&l);
+}
+
+static void test_ledger_json_under_another_metric_list(void **state) {
+  (void)state;
+  ps_ledger l;
+  assert_int_equal(ps_ledger_init(&l, METRICS, 2), 0);
+  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "daily-perf", 1);
+  double v[2] = {24.5, 98.0};
+  ps_ledger_put(&l, s, "r1", "abc1234", 1700000000123456000LL, PS_RUN_STATUS_SUCCESS, 1, v);
+  ps_ledger_put(&l, s, "r2", NULL, 1700086400123456000LL, PS_RUN_STATUS_INTERRUPTED, 0, NULL);
+  s->runs[0].judged = 1;
+  cJSON *j = ps_ledger_to_json(&l);
+  ps_ledger_free(&l);
+  /* read with one metric renamed away and one added */
+  static const char *const OTHER[] = {"cycleSuccessRate", "walletDeployDuration"};
+  assert_int_equal(ps_ledger_init(&l, OTHER, 2), 0);
+  ps_ledger_from_json(&l, j);
+  cJSON_Delete(j);
+  s = ps_ledger_series_get(&l, "loadgen", "daily-perf", 0);
+  assert_non_null(s);
+  assert_int_equal(s->nruns, 2);
+  assert_string_equal(s->runs[0].name, "r1");
+  assert_true(s->runs[0].start_ns == 1700000000123456000LL); /* exact, not through a double */
+  assert_string_equal(s->runs[0].revision, "abc1234");
+  assert_true(s->runs[0].values[0] == 98.0);
+  assert_true(isnan(s->runs[0].values[1]));
+  assert_true(s->runs[0].judged);
+  assert_true(s->runs[0].backfill);
+  assert_int_equal(s->runs[1].status, PS_RUN_STATUS_INTERRUPTED);
+  assert_false(s->runs[1].judged);
+  /* garbage is skipped, not fatal */
+  cJSON *bad = cJSON_Parse("[{\"source\":\"loadgen\"},{\"source\":1,\"series\":[]},"
+                           "{\"source\":\"x\",\"series\":\"y\",\"runs\":[{\"name\":3}]}]");
+  ps_ledger_from_json(&l, bad);
+  cJSON_Delete(bad);
+  ps_ledger_free(&l);
+}
+
+static void test_tail_p_hand_cases(void **state) {
+  (void)state;
+  /* two values far from four equal ones: only the observed choice is as
+   * extreme, so p = 1 / C(6, 2) */
+  double a[] = {1, 1, 1, 1, 5, 5};
+  assert_true(fabs(ps_edivisive_tail_p(a, 6) - 1.0 / 15.0) < 1e-12);
+  /* 1 2 3 4: {3,4} and {1,2} split alike: p = 2 / 6 */
+  double b[] = {1, 2, 3, 4};
+  assert_true(fabs(ps_edivisive_tail_p(b, 4) - 2.0 / 6.0) < 1e-12);
+  /* the newest two in the middle of the others: far from significant (3
+   * of the 15 choices split at least as well) */
+  double c[] = {1, 5, 1, 5, 3, 3};
+  assert_true(fabs(ps_edivisive_tail_p(c, 6) - 3.0 / 15.0) < 1e-12);
+  /* all equal: every choice ties: p = 1 */
+  double d[] = {2, 2, 2, 2, 2};
+  assert_true(ps_edivisive_tail_p(d, 5) == 1.0);
+  assert_true(isnan(ps_edivisive_tail_p(a, 3)));
+  /* agrees with Q by the definition: the observed split has the largest Q */
+  assert_true(ps_edivisive_q(a, 6, 4) > ps_edivisive_q(c, 6, 4));
+}
+
+typedef struct got_row {
+  char run[32], rev[32];
+  int64_t start;
+  ps_run_status status;
+  double v0, v1;
+} got_row;
+
+static void on_row(void *ctx, const char *run, const char *revision, int64_t start_ns,
+                   ps_run_status status, const double *values) {
+  got_row *g = ctx;
+  while (g->run[0])
+    g++;
+  snprintf(g->run, sizeof g->run, "%s", run);
+  snprintf(g->rev, sizeof g->rev, "%s", revision ? revision : "-");
+  g->start = start_ns;
+  g->status = status;
+  g->v0 = values[0];
+  g->v1 = values[1];
+}
+
+static void test_history_query_and_answer(void **state) {
+  (void)state;
+  ps_buf q;
+  ps_buf_init(&q, 0);
+  assert_int_equal(pl_history_query_text("daily'perf", METRICS, 2, &q), 0);
+  assert_string_equal(q.data, "SELECT \"status\", \"cycleAvgDuration\", \"cycleSuccessRate\" "
+                              "FROM \"loadgen_run\" WHERE \"test_type\" = 'daily\\'perf' "
+                              "GROUP BY \"run\", \"revision\"");
+  ps_buf_free(&q);
+  /* InfluxDB 1.6.7's answer shape: a series per group, its last row wins;
+   * a time near 1.7e18 ns comes back exactly after the microsecond rounding */
+  const char *answer =
+      "{\"results\":[{\"statement_id\":0,\"series\":["
+      "{\"name\":\"loadgen_run\",\"tags\":{\"revision\":\"9eb37164f6f7\",\"run\":"
+      "\"daily-perf-9eb37164f6f7\"},\"columns\":[\"time\",\"status\",\"cycleAvgDuration\","
+      "\"cycleSuccessRate\"],\"values\":[[1647216135581548000,\"success\",24.330188,100]]},"
+      "{\"name\":\"loadgen_run\",\"tags\":{\"revision\":\"\",\"run\":\"manual-x\"},"
+      "\"columns\":[\"time\",\"cycleSuccessRate\",\"status\"],\"values\":"
+      "[[1,90,\"running\"],[1647302702000001000,null,\"failed\"]]}]}]}";
+  got_row rows[4];
+  memset(rows, 0, sizeof rows);
+  assert_int_equal(pl_history_parse(answer, METRICS, 2, on_row, rows), 0);
+  assert_string_equal(rows[0].run, "daily-perf-9eb37164f6f7");
+  assert_string_equal(rows[0].rev, "9eb37164f6f7");
+  assert_true(rows[0].start == 1647216135581548000LL);
+  assert_int_equal(rows[0].status, PS_RUN_STATUS_SUCCESS);
+  assert_true(rows[0].v0 == 24.330188 && rows[0].v1 == 100.0);
+  assert_string_equal(rows[1].run, "manual-x");
+  assert_string_equal(rows[1].rev, "-");
+  assert_true(rows[1].start == 1647302702000001000LL);
+  assert_int_equal(rows[1].status, PS_RUN_STATUS_FAILED);
+  assert_true(isnan(rows[1].v0) && isnan(rows[1].v1));
+  assert_int_equal(rows[2].run[0], 0);
+  assert_int_equal(pl_history_parse("{\"error\":\"x\"}", METRICS, 2, on_row, rows), -EPROTO);
+  assert_int_equal(pl_history_parse("not json", METRICS, 2, on_row, rows), -EPROTO);
+  memset(rows, 0, sizeof rows);
+  assert_int_equal(pl_history_parse("{\"results\":[{\"statement_id\":0}]}", METRICS, 2, on_row,
+                                     rows),
+                   0);
+  assert_int_equal(rows[0].run[0], 0);
+}
+
+static ps_point pt(const char *m, ps_tag *tags, size_t nt, ps_field *f, size_t nf, int64_t t) {
+  ps_point p = {m, tags, nt, f, nf, t};
+  return p;
+}
+
+static void test_collect_loadgen_and_dss(void **state) {
+  (void)state;
+  pl_collect c;
+  pl_collect_init(&c, METRICS, 2);
+  pl_dss_doc *doc = NULL;
+  ps_tag rt[] = {{"run", "r1"}, {"test_type", "daily-perf"}, {"revision", "abc1234"}};
+  ps_field rf[] = {ps_field_float("cycleAvgDuration", 24.5), ps_field_int("totalBlockCount", 9),
+                   ps_field_float("cycleSuccessRate", 100.0)};
+  ps_point p = pt("loadgen_run", rt, 3, rf, 3, 1700000000000000000LL);
+  assert_int_equal(pl_collect_point(&c, &p, &doc), PL_COLLECT_NONE);
+  ps_tag st[] = {{"run", "r1"}, {"stage", "2"}, {"task", "all"}};
+  ps_field sf[] = {ps_field_float("avgDuration", 21.0)};
+  p = pt("loadgen_stage_cycles", st, 3, sf, 1, 1);
+  pl_collect_point(&c, &p, &doc);
+  ps_tag st2[] = {{"run", "r1"}, {"stage", "2"}, {"task", "vault"}}; /* not task=all */
+  ps_field sf2[] = {ps_field_float("avgDuration", 99.0)};
+  p = pt("loadgen_stage_cycles", st2, 3, sf2, 1, 1);
+  pl_collect_point(&c, &p, &doc);
+  ps_tag bt[] = {{"run", "r1"}, {"stage", "2"}, {"summary", "onlyLive"}};
+  ps_field bf[] = {ps_field_float("avgSwingsetTime", 0.2), ps_field_float("avgBlockDuration", 5.2)};
+  p = pt("loadgen_stage_blocks", bt, 3, bf, 2, 1);
+  pl_collect_point(&c, &p, &doc);
+  ps_tag gt[] = {{"run", "r1"}, {"stage", "2"}};
+  ps_field gf[] = {ps_field_bool("loadgen", 1)};
+  p = pt("loadgen_stage", gt, 2, gf, 1, 1);
+  pl_collect_point(&c, &p, &doc);
+  pl_lg_run *r = pl_collect_find_run(&c, "r1");
+  assert_non_null(r);
+  assert_string_equal(r->series, "daily-perf");
+  assert_string_equal(r->revision, "abc1234");
+  assert_true(r->start_ns == 1700000000000000000LL);
+  assert_true(r->values[0] == 24.5 && r->values[1] == 100.0);
+  assert_int_equal(r->nstages, 1);
+  assert_int_equal(r->stages[0].stage, 2);
+  assert_true(r->stages[0].loadgen);
+  assert_true(r->stages[0].avg_duration == 21.0);
+  assert_true(r->stages[0].avg_swingset_time == 0.2);
+
+  /* DSS: arms in file order, variants by index, the marker ends the file */
+  const char *arms[] = {"ref:1", "pr:2"};
+  for (int a = 0; a < 2; a++)
+    for (int v = 0; v < 3; v++) {
+      ps_tag dt[] = {{"run", "cmp"}, {"test", "rid_isa"}, {"arm", arms[a]}};
+      ps_field df[] = {ps_field_int("variantIndex", v),
+                       ps_field_float("rps_total", 10.0 * (v + 1) * (a ? 0.8 : 1.0)),
+                       ps_field_int("errors", a)};
+      p = pt("dss_bench", dt, 3, df, 3, 5);
+      assert_int_equal(pl_collect_point(&c, &p, &doc), PL_COLLECT_NONE);
+    }
+  ps_tag mt[] = {{"source", "dss_bench"}, {"run", "cmp"}, {"event", "end"}};
+  ps_field mf[] = {ps_field_bool("backfill", 1)};
+  p = pt("runs", mt, 3, mf, 1, 1795970018000000000LL);
+  assert_int_equal(pl_collect_point(&c, &p, &doc), PL_COLLECT_DSS_ENDED);
+  assert_non_null(doc);
+  assert_true(doc->ended && doc->backfill);
+  assert_int_equal(doc->ntests, 1);
+  assert_int_equal(doc->tests[0].narms, 2);
+  assert_int_equal(doc->tests[0].nvariants, 3);
+  assert_string_equal(doc->tests[0].arms[0].label, "ref:1");
+  assert_true(doc->tests[0].arms[1].rps_total[2] == 24.0);
+  assert_true(isnan(doc->tests[0].arms[1].p95_ms[0]));
+  /* a loadgen marker is not the end of a DSS file */
+  ps_tag lt[] = {{"source", "loadgen"}, {"run", "r1"}};
+  p = pt("runs", lt, 2, mf, 1, 1);
+  assert_int_equal(pl_collect_point(&c, &p, &doc), PL_COLLECT_NONE);
+
+  /* saved and read back */
+  cJSON *j = pl_collect_to_json(&c);
+  pl_collect d;
+  pl_collect_init(&d, METRICS, 2);
+  pl_collect_from_json(&d, j);
+  cJSON_Delete(j);
+  pl_lg_run *r2 = pl_collect_find_run(&d, "r1");
+  assert_non_null(r2);
+  assert_true(r2->start_ns == 1700000000000000000LL);
+  assert_int_equal(r2->nstages, 1);
+  assert_true(r2->stages[0].avg_block_duration == 5.2);
+  assert_non_null(d.docs);
+  assert_int_equal(d.docs->tests[0].nvariants, 3);
+  assert_true(d.docs->tests[0].arms[1].errors[1] == 1.0);
+  assert_true(d.docs->time_ns == 1795970018000000000LL);
+  pl_collect_drop_run(&d, r2);
+  assert_null(pl_collect_find_run(&d, "r1"));
+  pl_collect_drop_dss(&d, d.docs);
+  assert_null(d.docs);
+  pl_collect_free(&d);
+  pl_collect_free(&c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_ledger_order_and_replace),
+      cmocka_unit_test(test_ledger_cap),
+      cmocka_unit_test(test_ledger_json_under_another_metric_list),
+      cmocka_unit_test(test_tail_p_hand_cases),
+      cmocka_unit_test(test_history_query_and_answer),
+      cmocka_unit_test(test_collect_loadgen_and_dss),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
