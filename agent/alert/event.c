@@ -231,8 +231,9 @@ int ps_alert_event_from_cjson(ps_alert_event *ev, const cJSON *o) {
   const cJSON *mo;
   const cJSON *list = cJSON_IsArray(arr) ? arr : NULL;
   cJSON_ArrayForEach(mo, list) {
-    if (!cJSON_IsObject(mo) || !get_str(mo, "metric"))
-      continue;
+    const char *name = cJSON_IsObject(mo) ? get_str(mo, "metric") : NULL;
+    if (!name || !name[0])
+      continue; /* a metric without a name says nothing */
     ps_alert_metric m = {
         .metric = (char *)get_str(mo, "metric"),
         .stage = (char *)get_str(mo, "stage"),

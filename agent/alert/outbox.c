@@ -6,14 +6,15 @@
  *   attempt in flight keeps a valid pointer while other entries come and
  *   go. An entry with an attempt in flight is never dropped or removed:
  *   its channel is still pending.
- * - The event's time is saved in microseconds: a double holds that exactly
- *   (nanoseconds since 1970 do not fit its 53 bits), and the perfship_alert
- *   point sent again after a restart must land on the same timestamp.
+ * - The event's time is saved as a decimal string of microseconds: the
+ *   perfship_alert point sent again after a restart must land on the same
+ *   timestamp, and a JSON number goes through a double, which cJSON prints
+ *   with 15 digits when they look close enough.
  */
 #include "alert/outbox.h"
 
 #include <errno.h>
-#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,12 +183,26 @@ cJSON *ps_outbox_to_cjson(const ps_outbox *o) {
         cJSON_AddNumberToObject(attempts, o->names[c], e->attempts[c]);
     }
     cJSON_AddItemToObject(item, "alert", ev);
-    cJSON_AddNumberToObject(item, "time_us", (double)(e->ev.time_ns / 1000));
+    char us[32];
+    snprintf(us, sizeof us, "%lld", (long long)(e->ev.time_ns / 1000));
+    cJSON_AddStringToObject(item, "time_us", us);
     cJSON_AddItemToObject(item, "pending", pending);
     cJSON_AddItemToObject(item, "attempts", attempts);
     cJSON_AddItemToArray(arr, item);
   }
   return arr;
+}
+
+/* Microseconds since 1970 as saved: digits only, before the year 2262. */
+static int read_us(const cJSON *t, int64_t *out) {
+  if (!cJSON_IsString(t) || !t->valuestring[0] || strlen(t->valuestring) > 16 ||
+      strspn(t->valuestring, "0123456789") != strlen(t->valuestring))
+    return -EINVAL;
+  long long v = strtoll(t->valuestring, NULL, 10);
+  if (v > 9000000000000000LL)
+    return -ERANGE;
+  *out = v;
+  return 0;
 }
 
 static int channel_of(const ps_outbox *o, const char *name) {
@@ -206,13 +221,13 @@ void ps_outbox_from_cjson(ps_outbox *o, const cJSON *arr, int64_t now_ms, size_t
     const cJSON *pending = cJSON_GetObjectItemCaseSensitive(item, "pending");
     const cJSON *attempts = cJSON_GetObjectItemCaseSensitive(item, "attempts");
     ps_alert_event ev;
-    if (!cJSON_IsNumber(t) || !isfinite(t->valuedouble) || t->valuedouble < 0 ||
-        t->valuedouble > 9e15 || !cJSON_IsArray(pending) ||
+    int64_t us = 0;
+    if (read_us(t, &us) < 0 || !cJSON_IsArray(pending) ||
         ps_alert_event_from_cjson(&ev, cJSON_GetObjectItemCaseSensitive(item, "alert")) < 0) {
       skip++;
       continue;
     }
-    ev.time_ns = (int64_t)t->valuedouble * 1000;
+    ev.time_ns = us * 1000;
     unsigned mask = 0;
     const cJSON *name;
     cJSON_ArrayForEach(name, pending) {
