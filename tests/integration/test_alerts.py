@@ -526,6 +526,9 @@ alerts = {{
                                               self.marker_ns(run))})
         rows = self.influx.query(self.db, "SELECT * FROM perfship_alert")
         self.assertEqual(sorted({r["run"] for r in rows}), sorted(recent))
+        print(f"kill -9 x6: {len(recent)} events; webhook deliveries "
+              f"{len(self.hook.delivered())} (attempts {len(self.hook.all())}), exec "
+              f"{len(self.execd())}")
 
     def test_alert_test_command(self):
         cfg = self.config()

@@ -175,6 +175,10 @@ static void test_sample_loads(void **state) {
   assert_int_equal(c.alerts.no_new_run_after_s, 93600);
   assert_int_equal(c.alerts.catch_up_s, 21600);
   assert_int_equal(c.alerts.on, PS_ALERT_ON_DEFAULT);
+  assert_int_equal(c.sources[0].no_new_run_after_s, -1);
+  assert_int_equal(c.sources[1].no_new_run_after_s, 0); /* DSS runs are irregular */
+  assert_int_equal(c.alerts.nexec, 0); /* channels are commented out */
+  assert_false(c.alerts.webhook.given);
   ps_buf_free(&err);
   ps_config_free(&c);
 }
