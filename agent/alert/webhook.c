@@ -94,14 +94,14 @@ static void on_answer(const ps_http_result *r, void *arg) {
   if (r->status == 0) {
     ps_alert_answer_excerpt(said, sizeof said, r->body, r->body_len);
     a.delivered = r->http_status >= 200 && r->http_status < 300;
-    snprintf(a.text, sizeof a.text, "%s answered HTTP %ld%s%s", w->label, r->http_status,
+    snprintf(a.text, sizeof a.text, "%.120s answered HTTP %ld%s%.160s", w->label, r->http_status,
              said[0] ? ": " : "", said);
   } else if (r->status == -ECANCELED) {
-    snprintf(a.text, sizeof a.text, "%s: stopped: the agent is shutting down", w->label);
+    snprintf(a.text, sizeof a.text, "%.120s: stopped: the agent is shutting down", w->label);
   } else {
     const char *why = r->error && !strstr(r->error, w->url) ? r->error : "";
     ps_alert_answer_excerpt(said, sizeof said, why, strlen(why));
-    snprintf(a.text, sizeof a.text, "%s: %s%s%s", w->label,
+    snprintf(a.text, sizeof a.text, "%.120s: %s%s%.160s", w->label,
              r->status == -ETIMEDOUT      ? "no answer in time"
              : r->status == -ECONNREFUSED ? "connection refused"
                                           : "request failed",

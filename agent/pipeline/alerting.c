@@ -37,7 +37,6 @@
 #include "alert/policy.h"
 #include "alert/text.h"
 #include "core/log.h"
-#include "influx/lp.h"
 #include "state/state.h"
 
 #define MOD "alerts"
