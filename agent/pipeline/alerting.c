@@ -618,14 +618,19 @@ static void check_rejected(pl_alerting *al) {
   }
 }
 
-/* The backlog present at start was read and its runs judged. */
+/* The backlog present at start was read and its runs judged. A run that
+ * never counts as done (a server that does not acknowledge its markers)
+ * holds this back for two rescans at most: every folder was judged by
+ * then, and a silence must not go unsaid because of one stuck run. */
 static int backlog_done(pl_alerting *al) {
   if (al->armed)
     return 1;
   size_t runs = 0, done = 0;
   if (al->runs)
     pl_runs_progress(al->runs, &runs, &done);
-  if ((al->rd && !pl_reader_done(al->rd)) || done < runs)
+  uint64_t up = uv_now(al->sh->loop) - al->sh->start_ms;
+  uint64_t bound = 2 * (uint64_t)al->sh->cfg->watch.rescan_interval_ms;
+  if ((al->rd && !pl_reader_done(al->rd)) || (done < runs && up < bound))
     return 0;
   al->armed = 1;
   return 1;

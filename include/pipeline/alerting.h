@@ -22,8 +22,9 @@
  * - no_new_run: per loadgen or dss-bench source, from the later of its last
  *   known run start and when the agent began watching it (both saved),
  *   once per silence. It is judged only once the backlog present at start
- *   has been read and its runs judged (`rd`, `runs`: NULL for none), so a
- *   restart does not mistake runs not yet re-read for silence.
+ *   has been read and its runs judged, or two rescans passed (`rd`, `runs`:
+ *   NULL for none), so a restart does not mistake runs not yet re-read for
+ *   silence.
  * - --once (sh->once): every event, old or new, is tried once on every
  *   channel and never retried by this process. pl_alerting_finish() raises
  *   what is due once everything present was read (verdicts gathered from
