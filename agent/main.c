@@ -44,6 +44,8 @@ static const char usage_text[] =
     "  forget PATH...          drop saved state so those files are read again\n"
     "  verdicts [--source S] [--series NAME] [--since DURATION] [--json]\n"
     "                          what got worse or better: the verdicts, regressions first\n"
+    "  alert test [--event E]  send a sample event through the configured alert\n"
+    "                          channels (alerts.exec, alerts.webhook); default run_failed\n"
     "\n"
     "options:\n"
     "  -c, --config FILE       configuration file (default " DEFAULT_CONFIG
@@ -53,8 +55,8 @@ static const char usage_text[] =
     "  -V, --version           print the version and exit\n"
     "\n"
     "exit codes: 0 ok, 64 usage, 65 some input rejected, 66 a PATH could not be\n"
-    "read (convert), 69 server unreachable, 70 internal error, 75 another agent\n"
-    "holds the state directory, 78 configuration error.\n";
+    "read (convert), 69 server unreachable or an alert not delivered, 70 internal\n"
+    "error, 75 another agent holds the state directory, 78 configuration error.\n";
 
 static const struct {
   const char *name;
@@ -64,6 +66,7 @@ static const struct {
     {"check", ps_cmd_check},   {"mark", ps_cmd_mark},
     {"status", ps_cmd_status}, {"forget", ps_cmd_forget},
     {"verdicts", ps_cmd_verdicts},
+    {"alert", ps_cmd_alert},
 };
 
 int main(int argc, char **argv) {

@@ -63,6 +63,21 @@ static const enum_name ftype_names[] = {
     {"string", PS_F_STRING}, {"boolean", PS_F_BOOL}, {NULL, 0}};
 static const enum_name time_unit_names[] = {
     {"s", 0}, {"ms", -3}, {"us", -6}, {"ns", -9}, {NULL, 0}};
+/* alerts: the event names (alerts.on, the perfship_alert tag) and the
+ * webhook's body formats. */
+static const enum_name alert_kind_names[] = {
+    {"run_failed", PS_ALERT_RUN_FAILED},
+    {"run_interrupted", PS_ALERT_RUN_INTERRUPTED},
+    {"run_stalled", PS_ALERT_RUN_STALLED},
+    {"run_recovered", PS_ALERT_RUN_RECOVERED},
+    {"no_new_run", PS_ALERT_NO_NEW_RUN},
+    {"regression", PS_ALERT_REGRESSION},
+    {"improvement", PS_ALERT_IMPROVEMENT},
+    {"agent_unhealthy", PS_ALERT_AGENT_UNHEALTHY},
+    {"agent_recovered", PS_ALERT_AGENT_RECOVERED},
+    {NULL, 0}};
+static const enum_name webhook_format_names[] = {
+    {"json", PS_WEBHOOK_JSON}, {"slack", PS_WEBHOOK_SLACK}, {NULL, 0}};
 
 static int enum_lookup(const enum_name *t, const char *name, int *out) {
   if (!name)
@@ -112,6 +127,21 @@ int ps_time_unit_from_name(const char *name, int *exp_out) {
   return enum_lookup(time_unit_names, name, exp_out);
 }
 
+const char *ps_alert_kind_name(ps_alert_kind k) {
+  for (const enum_name *t = alert_kind_names; t->name; t++)
+    if (t->value == (int)k)
+      return t->name;
+  return "unknown";
+}
+
+int ps_alert_kind_from_name(const char *name, ps_alert_kind *out) {
+  int v = 0;
+  int rc = enum_lookup(alert_kind_names, name, &v);
+  if (!rc)
+    *out = (ps_alert_kind)v;
+  return rc;
+}
+
 /* ---- defaults and freeing ---------------------------------------------- */
 
 static void verdicts_defaults(ps_verdicts_cfg *v);
@@ -122,6 +152,7 @@ void ps_source_defaults(ps_source_cfg *s) {
   s->format = PS_FMT_JSONL;
   s->measurement = strdup("jsonl");
   s->time_unit_exp = 0;
+  s->no_new_run_after_s = -1;
 }
 
 static void free_strv(char **v, size_t n) {
@@ -172,6 +203,17 @@ void ps_config_defaults(ps_config *c) {
   c->selfstats.interval_ms = 10000;
   c->state_dir = strdup("/var/lib/perfship");
   c->alerts.stall_after_s = 1800;
+  c->alerts.no_new_run_after_s = 93600;
+  c->alerts.unhealthy_after_s = 600;
+  c->alerts.catch_up_s = 21600;
+  c->alerts.min_interval_s = 300;
+  c->alerts.exec_timeout_ms = 10000;
+  c->alerts.on = PS_ALERT_ON_DEFAULT;
+  c->alerts.webhook.url = strdup("");
+  c->alerts.webhook.url_file = strdup("");
+  c->alerts.webhook.tls_ca_file = strdup("");
+  c->alerts.webhook.format = PS_WEBHOOK_JSON;
+  c->alerts.webhook.timeout_ms = 5000;
   c->log_level = PS_LOG_INFO;
   verdicts_defaults(&c->verdicts);
 }
@@ -200,6 +242,11 @@ void ps_config_free(ps_config *c) {
   free(c->influxdb.tls_ca_file);
   free_secret(&c->influxdb.password);
   free_secret(&c->influxdb.token);
+  free_strv(c->alerts.exec, c->alerts.nexec);
+  free(c->alerts.webhook.url);
+  free(c->alerts.webhook.url_file);
+  free(c->alerts.webhook.tls_ca_file);
+  free_secret(&c->alerts.webhook.url_from_file);
   free(c->state_dir);
   for (size_t i = 0; c->tags && i < c->ntags; i++) {
     free(c->tags[i].key);
@@ -222,6 +269,8 @@ typedef enum key_kind {
   K_BOOL,     /* int */
   K_ENUM,     /* int-sized enum, from `names` (gzip also takes a boolean) */
   K_STRLIST,  /* char ** at offset, size_t count at offset2 */
+  K_ENUMLIST, /* unsigned bit set at offset, one bit per name of `names` */
+  K_HOOK_URL, /* char *, an http(s) URL with a path (a secret: not echoed) */
   K_TYPES,    /* jsonl "types" map: ps_type_decl * at offset, count at offset2 */
   K_GROUP,    /* a nested table */
   K_TAGS,     /* top-level "tags" */
@@ -311,9 +360,38 @@ static const key_spec selfstats_keys[] = {
      "milliseconds"},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
+/* alerts (docs/alerts.md). */
+static const key_spec webhook_keys[] = {
+    {"url", K_HOOK_URL, CFG(alerts.webhook.url), 0, 0, 0, NULL, NULL, 0,
+     "the URL to POST each event to"},
+    {"url_file", K_STR, CFG(alerts.webhook.url_file), 0, 1, 0, NULL, NULL, 0,
+     "the path of a file holding the URL"},
+    {"tls_ca_file", K_STR, CFG(alerts.webhook.tls_ca_file), 0, 0, 0, NULL, NULL, 0,
+     "the path of a CA bundle"},
+    {"format", K_ENUM, CFG(alerts.webhook.format), 0, 0, 0, webhook_format_names, NULL, 0,
+     "the body posted"},
+    {"timeout_ms", K_INT, CFG(alerts.webhook.timeout_ms), 0, 1, 600000, NULL, NULL, 0,
+     "milliseconds"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
+
 static const key_spec alerts_keys[] = {
     {"stall_after_s", K_INT, CFG(alerts.stall_after_s), 0, 1, MAX_SECONDS, NULL, NULL, 0,
      "seconds"},
+    {"no_new_run_after_s", K_INT, CFG(alerts.no_new_run_after_s), 0, 0, MAX_SECONDS, NULL,
+     NULL, 0, "seconds, 0 for off"},
+    {"unhealthy_after_s", K_INT, CFG(alerts.unhealthy_after_s), 0, 1, MAX_SECONDS, NULL,
+     NULL, 0, "seconds"},
+    {"catch_up_s", K_INT, CFG(alerts.catch_up_s), 0, 0, MAX_SECONDS, NULL, NULL, 0,
+     "seconds"},
+    {"min_interval_s", K_INT, CFG(alerts.min_interval_s), 0, 0, MAX_SECONDS, NULL, NULL, 0,
+     "seconds"},
+    {"exec", K_STRLIST, CFG(alerts.exec), CFG(alerts.nexec), 0, 0, NULL, NULL, 0,
+     "the notifier's argv, e.g. [\"/usr/local/bin/notify\", \"--channel\", \"perf\"]"},
+    {"exec_timeout_ms", K_INT, CFG(alerts.exec_timeout_ms), 0, 1, 600000, NULL, NULL, 0,
+     "milliseconds"},
+    {"webhook", K_GROUP, 0, 0, 0, 0, NULL, webhook_keys, 0, "a group { ... }"},
+    {"on", K_ENUMLIST, CFG(alerts.on), 0, 0, 0, alert_kind_names, NULL, 0,
+     "a list of event names, e.g. [\"run_failed\", \"no_new_run\"]"},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
 /* verdicts = { ... } (docs/verdicts.md). */
@@ -389,6 +467,8 @@ static const key_spec source_keys[] = {
      "the unit of time_key"},
     {"types", K_TYPES, SRC(types), SRC(ntypes), 0, 0, NULL, NULL, 1,
      "a group of key = \"type\""},
+    {"no_new_run_after_s", K_INT, SRC(no_new_run_after_s), 0, 0, MAX_SECONDS, NULL, NULL,
+     0, "seconds, 0 for off (alerts.no_new_run_after_s for this source)"},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
 /* ---- the loader -------------------------------------------------------- */
@@ -641,12 +721,12 @@ static int apply_strlist(loader *L, const config_setting_t *s, const key_spec *k
   for (int i = 0; i < n; i++) {
     const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
     if (config_setting_type(e) != CONFIG_TYPE_STRING)
-      return fail(L, e, "key '%s': element %d is %s; every element must be a key "
-                  "name in double quotes", key, i + 1, type_word(config_setting_type(e)));
+      return fail(L, e, "key '%s': element %d is %s; every element must be a string "
+                  "in double quotes (%s)", key, i + 1, type_word(config_setting_type(e)),
+                  k->doc);
     const char *v = config_setting_get_string(e);
     if (!v[0])
-      return fail(L, e, "key '%s': element %d is empty; remove it or name a key", key,
-                  i + 1);
+      return fail(L, e, "key '%s': element %d is empty; remove it", key, i + 1);
   }
   free_strv(*vec, *count);
   *vec = NULL;
@@ -663,6 +743,37 @@ static int apply_strlist(loader *L, const config_setting_t *s, const key_spec *k
       return fail(L, s, "out of memory");
     *count = (size_t)i + 1;
   }
+  return 0;
+}
+
+/* A list of names of `k->names` into a bit set: ["run_failed", ...]. */
+static int apply_enumlist(loader *L, const config_setting_t *s, const key_spec *k,
+                          const char *key, void *base) {
+  int t = config_setting_type(s);
+  if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+    return fail(L, s, "key '%s': expected %s, got %s", key, k->doc, type_word(t));
+  unsigned bits = 0;
+  for (int i = 0; i < config_setting_length(s); i++) {
+    const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+    int v = 0;
+    const char *name = config_setting_type(e) == CONFIG_TYPE_STRING
+                           ? config_setting_get_string(e)
+                           : NULL;
+    if (name && enum_lookup(k->names, name, &v) == 0) {
+      bits |= 1u << (unsigned)v;
+      continue;
+    }
+    ps_buf choices;
+    ps_buf_init(&choices, 0);
+    enum_list(&choices, k->names);
+    int rc = name ? fail(L, e, "key '%s': \"%s\" is not a known name; use %s", key, name,
+                         choices.data ? choices.data : "")
+                  : fail(L, e, "key '%s': element %d is %s; use %s", key, i + 1,
+                         type_word(config_setting_type(e)), choices.data ? choices.data : "");
+    ps_buf_free(&choices);
+    return rc;
+  }
+  *(unsigned *)((char *)base + k->offset) = bits;
   return 0;
 }
 
@@ -720,6 +831,22 @@ static int check_url(loader *L, const config_setting_t *s, const char *key,
                 "they would be printed in messages; write the URL without them "
                 "and use influxdb.username with password_file (v1) or "
                 "token_file (v2)", key);
+  return 0;
+}
+
+/* A webhook URL may have a path and a query (Slack's are all path); it is
+ * a secret, so messages never repeat it. */
+static int check_hook_url(loader *L, const config_setting_t *s, const char *key,
+                          const char *v) {
+  const char *rest = NULL;
+  if (strncmp(v, "http://", 7) == 0)
+    rest = v + 7;
+  else if (strncmp(v, "https://", 8) == 0)
+    rest = v + 8;
+  if (!rest || !rest[0] || rest[0] == '/' || strpbrk(v, " \t\r\n"))
+    return fail(L, s, "key '%s': not an http(s) URL (the value is not repeated: a "
+                "webhook URL is a secret); write it as \"https://HOST/PATH\" without "
+                "spaces", key);
   return 0;
 }
 
@@ -803,6 +930,12 @@ static int check_source(loader *L, const config_setting_t *g, ps_source_cfg *src
                 "time from the data: add time_key = \"ts\"; (and time_unit if it is "
                 "not seconds)", where, src->path);
   }
+  if (src->no_new_run_after_s >= 0 && src->format != PS_FMT_LOADGEN &&
+      src->format != PS_FMT_DSS_BENCH)
+    return fail(L, config_setting_get_member(g, "no_new_run_after_s"),
+                "key 'no_new_run_after_s' in %s: only loadgen and dss-bench sources "
+                "have runs, this one is \"%s\"; remove the key",
+                where, ps_format_name(src->format));
   return 0;
 }
 
@@ -857,13 +990,16 @@ static int apply_key(loader *L, const config_setting_t *s, const key_spec *k,
   int rc = 0;
   switch (k->kind) {
   case K_STR:
-  case K_URL: {
+  case K_URL:
+  case K_HOOK_URL: {
     const char *v = NULL;
     rc = want_string(L, s, k, key, &v);
     if (!rc && k->min > 0 && !v[0])
       rc = fail(L, s, "key '%s': must not be empty; give %s", key, k->doc);
     if (!rc && k->kind == K_URL)
       rc = check_url(L, s, key, v);
+    if (!rc && k->kind == K_HOOK_URL)
+      rc = check_hook_url(L, s, key, v);
     if (!rc)
       rc = set_string(L, str_at(base, k->offset), v);
     break;
@@ -892,6 +1028,9 @@ static int apply_key(loader *L, const config_setting_t *s, const key_spec *k,
   }
   case K_STRLIST:
     rc = apply_strlist(L, s, k, key, base);
+    break;
+  case K_ENUMLIST:
+    rc = apply_enumlist(L, s, k, key, base);
     break;
   case K_TYPES:
     rc = apply_types(L, s, k, key, base);
@@ -1121,6 +1260,25 @@ static int check_verdicts(loader *L, const config_setting_t *root) {
   return 0;
 }
 
+/* alerts: a webhook needs exactly one of url and url_file. */
+static int check_alerts(loader *L, const config_setting_t *root) {
+  ps_config *c = L->c;
+  const config_setting_t *hook = config_setting_lookup(
+      (config_setting_t *)root, "alerts.webhook");
+  if (!hook)
+    return 0;
+  c->alerts.webhook.given = 1;
+  int has_url = c->alerts.webhook.url && c->alerts.webhook.url[0];
+  int has_file = c->alerts.webhook.url_file && c->alerts.webhook.url_file[0];
+  if (has_url && has_file)
+    return fail(L, hook, "key 'alerts.webhook': both url and url_file are set; keep "
+                "url_file (the URL is a secret) and remove url");
+  if (!has_url && !has_file)
+    return fail(L, hook, "key 'alerts.webhook': needs url_file = \"/etc/perfship/"
+                "webhook_url\"; (a file holding the URL, mode 600) or url = \"...\";");
+  return 0;
+}
+
 /* Checks that involve more than one key. */
 static int check_whole(loader *L, const config_setting_t *root) {
   ps_config *c = L->c;
@@ -1137,7 +1295,8 @@ static int check_whole(loader *L, const config_setting_t *root) {
                 "batch.max_bytes (%lld), so not even one batch could be held; raise "
                 "max_pending_bytes or lower max_bytes",
                 (long long)c->batch.max_pending_bytes, (long long)c->batch.max_bytes);
-  return check_verdicts(L, root);
+  int rc = check_verdicts(L, root);
+  return rc ? rc : check_alerts(L, root);
 }
 
 static int load_file(ps_config *c, const char *path, ps_buf *err);
@@ -1228,7 +1387,7 @@ static int read_secret(const char *key, const char *path, const char *cfgfile,
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
-    ps_buf_printf(err, "%s: cannot open the file named by influxdb.%s in %s: %s; %s",
+    ps_buf_printf(err, "%s: cannot open the file named by %s in %s: %s; %s",
                   path, key, cfgfile, strerror(e),
                   e == ENOENT ? "create it (mode 600) or fix the path"
                               : "make it readable by the user perfship runs as");
@@ -1237,14 +1396,14 @@ static int read_secret(const char *key, const char *path, const char *cfgfile,
   struct stat st;
   if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
     close(fd);
-    ps_buf_printf(err, "%s: influxdb.%s must name a regular file; fix the path in %s",
+    ps_buf_printf(err, "%s: %s must name a regular file; fix the path in %s",
                   path, key, cfgfile);
     return -EINVAL;
   }
   if (st.st_mode & 077) {
     close(fd);
     ps_buf_printf(err, "%s: group or others may access this secret (mode %03o); run "
-                  "`chmod 600 %s` (named by influxdb.%s in %s)",
+                  "`chmod 600 %s` (named by %s in %s)",
                   path, (unsigned)(st.st_mode & 0777), path, key, cfgfile);
     return -EPERM;
   }
@@ -1257,7 +1416,7 @@ static int read_secret(const char *key, const char *path, const char *cfgfile,
   if (rc == -EFBIG) {
     wipe(&text);
     ps_buf_printf(err, "%s: longer than %d bytes, which is not a password or token; "
-                  "check influxdb.%s in %s", path, MAX_SECRET_BYTES, key, cfgfile);
+                  "check %s in %s", path, MAX_SECRET_BYTES, key, cfgfile);
     return -EFBIG;
   }
   if (rc < 0) {
@@ -1274,7 +1433,7 @@ static int read_secret(const char *key, const char *path, const char *cfgfile,
       memchr(buf, '\0', got)) {
     wipe(&text);
     ps_buf_printf(err, "%s: %s; the file must hold the secret alone on one line "
-                  "(influxdb.%s in %s)", path, got == 0 ? "is empty" : "holds more than one line",
+                  "(%s in %s)", path, got == 0 ? "is empty" : "holds more than one line",
                   key, cfgfile);
     return -EINVAL;
   }
@@ -1295,7 +1454,7 @@ int ps_config_load_secrets(ps_config *c, ps_buf *err) {
   const char *cfgfile = c->file ? c->file : "the built-in defaults";
   int rc;
   if (c->influxdb.password_file && c->influxdb.password_file[0]) {
-    rc = read_secret("password_file", c->influxdb.password_file, cfgfile,
+    rc = read_secret("influxdb.password_file", c->influxdb.password_file, cfgfile,
                      &c->influxdb.password, err);
     if (rc)
       return rc;
@@ -1317,10 +1476,40 @@ int ps_config_load_secrets(ps_config *c, ps_buf *err) {
     free_secret(&c->influxdb.token);
     c->influxdb.token = t;
   } else if (c->influxdb.token_file && c->influxdb.token_file[0]) {
-    rc = read_secret("token_file", c->influxdb.token_file, cfgfile,
+    rc = read_secret("influxdb.token_file", c->influxdb.token_file, cfgfile,
                      &c->influxdb.token, err);
     if (rc)
       return rc;
   }
+  return ps_config_load_alert_secrets(c, err);
+}
+
+int ps_config_load_alert_secrets(ps_config *c, ps_buf *err) {
+  const char *cfgfile = c->file ? c->file : "the built-in defaults";
+  const char *path = c->alerts.webhook.url_file;
+  if (!c->alerts.webhook.given || !path || !path[0])
+    return 0;
+  int rc = read_secret("alerts.webhook.url_file", path, cfgfile,
+                       &c->alerts.webhook.url_from_file, err);
+  if (rc)
+    return rc;
+  /* The file's content passes the loader's URL check too, without being
+   * repeated in the message. */
+  const char *u = c->alerts.webhook.url_from_file;
+  if ((strncmp(u, "http://", 7) != 0 || !u[7] || u[7] == '/') &&
+      (strncmp(u, "https://", 8) != 0 || !u[8] || u[8] == '/')) {
+    ps_buf_printf(err, "%s: does not hold an http(s) URL (alerts.webhook.url_file in "
+                  "%s); write the webhook's URL alone on one line", path, cfgfile);
+    free_secret(&c->alerts.webhook.url_from_file);
+    return -EINVAL;
+  }
   return 0;
+}
+
+const char *ps_config_webhook_url(const ps_config *c) {
+  if (!c->alerts.webhook.given)
+    return NULL;
+  if (c->alerts.webhook.url_file && c->alerts.webhook.url_file[0])
+    return c->alerts.webhook.url_from_file;
+  return c->alerts.webhook.url && c->alerts.webhook.url[0] ? c->alerts.webhook.url : NULL;
 }

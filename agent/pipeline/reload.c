@@ -25,6 +25,57 @@ static int keep_str(char **dst, const char *running) {
   return 0;
 }
 
+static int strv_differs(char *const *a, size_t na, char *const *b, size_t nb) {
+  if (na != nb)
+    return 1;
+  for (size_t i = 0; i < na; i++)
+    if (str_differs(a[i], b[i]))
+      return 1;
+  return 0;
+}
+
+/* The alert channels are built at start (pipeline/alerting.h): the exec
+ * argv and the webhook stay as they were until a restart. Returns 0 or
+ * -ENOMEM; adds the names of what changed to `changed`. */
+static int keep_alert_channels(ps_config *n, const ps_config *run, char *changed, size_t cap) {
+  const char *what = NULL;
+  if (strv_differs(n->alerts.exec, n->alerts.nexec, run->alerts.exec, run->alerts.nexec) ||
+      n->alerts.exec_timeout_ms != run->alerts.exec_timeout_ms)
+    what = "alerts.exec";
+  if (n->alerts.webhook.given != run->alerts.webhook.given ||
+      str_differs(n->alerts.webhook.url, run->alerts.webhook.url) ||
+      str_differs(n->alerts.webhook.url_file, run->alerts.webhook.url_file) ||
+      str_differs(n->alerts.webhook.tls_ca_file, run->alerts.webhook.tls_ca_file) ||
+      n->alerts.webhook.format != run->alerts.webhook.format ||
+      n->alerts.webhook.timeout_ms != run->alerts.webhook.timeout_ms)
+    what = what ? "alerts.exec, alerts.webhook" : "alerts.webhook";
+  if (what)
+    snprintf(changed + strlen(changed), cap - strlen(changed), "%s%s", changed[0] ? ", " : "",
+             what);
+  for (size_t i = 0; i < n->alerts.nexec; i++)
+    free(n->alerts.exec[i]);
+  free(n->alerts.exec);
+  n->alerts.exec = NULL;
+  n->alerts.nexec = 0;
+  if (run->alerts.nexec) {
+    if (!(n->alerts.exec = calloc(run->alerts.nexec, sizeof *n->alerts.exec)))
+      return -ENOMEM;
+    for (size_t i = 0; i < run->alerts.nexec; i++, n->alerts.nexec++)
+      if (!(n->alerts.exec[i] = strdup(run->alerts.exec[i])))
+        return -ENOMEM;
+  }
+  n->alerts.exec_timeout_ms = run->alerts.exec_timeout_ms;
+  n->alerts.webhook.given = run->alerts.webhook.given;
+  n->alerts.webhook.format = run->alerts.webhook.format;
+  n->alerts.webhook.timeout_ms = run->alerts.webhook.timeout_ms;
+  if (keep_str(&n->alerts.webhook.url, run->alerts.webhook.url) < 0 ||
+      keep_str(&n->alerts.webhook.url_file, run->alerts.webhook.url_file) < 0 ||
+      keep_str(&n->alerts.webhook.tls_ca_file, run->alerts.webhook.tls_ca_file) < 0 ||
+      keep_str(&n->alerts.webhook.url_from_file, run->alerts.webhook.url_from_file) < 0)
+    return -ENOMEM;
+  return 0;
+}
+
 /* `n` takes the running values (copies: the running config may be freed
  * before `n`), and one warning names every such setting the file changed. */
 static int keep_restart_settings(ps_config *n, const ps_config *run) {
@@ -56,7 +107,8 @@ static int keep_restart_settings(ps_config *n, const ps_config *run) {
   INFLUX_NUMS(KEEP_NUM)
   if (keep_str(&n->influxdb.password, run->influxdb.password) < 0 ||
       keep_str(&n->influxdb.token, run->influxdb.token) < 0 ||
-      keep_str(&n->state_dir, run->state_dir) < 0)
+      keep_str(&n->state_dir, run->state_dir) < 0 ||
+      keep_alert_channels(n, run, changed, sizeof changed) < 0)
     return -ENOMEM;
   if (changed[0])
     PS_WARN(MOD, "SIGHUP: %s changed in %s; these apply only at the next start "

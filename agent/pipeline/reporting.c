@@ -56,6 +56,10 @@ int pl_report_selfstats(pl_report *rp) {
       .files_watched = pl_registry_live(rp->reg),
       .oldest_unacked_s = pl_delivery_oldest_ms(rp->dl) / 1000,
       .uptime_s = (uv_now(rp->sh->loop) - rp->sh->start_ms) / 1000,
+      .alerts_raised = n->alerts_raised,
+      .alerts_suppressed = n->alerts_suppressed,
+      .alerts_failed = n->alerts_failed,
+      .alerts_pending = n->alerts_pending,
   };
   ps_pbatch *b = ps_pbatch_new();
   if (!b)

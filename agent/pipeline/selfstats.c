@@ -29,6 +29,10 @@ int ps_selfstats_encode(ps_buf *out, const ps_selfstats *s, int64_t time_ns,
       {"files_watched", s->files_watched},
       {"oldest_unacked_s", s->oldest_unacked_s},
       {"uptime_s", s->uptime_s},
+      {"alerts_raised", s->alerts_raised},
+      {"alerts_suppressed", s->alerts_suppressed},
+      {"alerts_failed", s->alerts_failed},
+      {"alerts_pending", s->alerts_pending},
   };
   ps_field fields[sizeof f / sizeof f[0]];
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {

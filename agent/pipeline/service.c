@@ -6,8 +6,10 @@
  * Design
  * - One thread, one uv loop. The service owns every stage and wires them
  *   with hooks; stages never call back up into it. Each stage is a file of
- *   its own (registry, reader, delivery, commit, runtracker, reporting,
- *   reload, createdb): this file only decides what happens when.
+ *   its own (registry, reader, delivery, commit, runtracker, alerting,
+ *   reporting, reload, createdb): this file only decides what happens when.
+ * - Run events and tapped points are dispatched here to the stages that
+ *   judge them (on_run_event, on_tap): today alerting.
  * - Path events (inotify or a scan) are routed here: a document is tracked
  *   by path and read once settled; a line file by identity, so a rotated
  *   (renamed) or deleted file is drained from its descriptor before it is
@@ -36,6 +38,7 @@
 #include "core/util.h"
 #include "core/sysexits_ps.h"
 #include "input/watch.h"
+#include "pipeline/alerting.h"
 #include "pipeline/commit.h"
 #include "pipeline/createdb.h"
 #include "pipeline/delivery.h"
@@ -63,6 +66,7 @@ typedef struct ps_pipeline {
   pl_reader rd;
   pl_runs runs;
   pl_verdicts verdicts;
+  pl_alerting alerts;
   pl_report report;
   pl_createdb createdb;
   ps_watch *watch;
@@ -71,6 +75,7 @@ typedef struct ps_pipeline {
   unsigned scan_gen;
   int final_stats_sent; /* --once: the closing self-metrics point */
   int end_done;         /* --once: everything present was acknowledged */
+  int data_rejected;    /* --once: some input was rejected */
   uint64_t stop_deadline;
   int exit_code;
 } ps_pipeline;
@@ -186,6 +191,7 @@ static void close_all(ps_pipeline *pl) {
   pl_reader_close(&pl->rd);
   pl_runs_close(&pl->runs);
   pl_verdicts_close(&pl->verdicts);
+  pl_alerting_close(&pl->alerts); /* before the delivery: its points are cancelled */
   pl_report_close(&pl->report);
   pl_createdb_close(&pl->createdb);
   pl_commit_close(&pl->commit);
@@ -193,17 +199,25 @@ static void close_all(ps_pipeline *pl) {
     ps_watch_close(pl->watch, watch_closed, pl);
   pl_delivery_close(&pl->dl);
   pl_commit_save(&pl->commit);
-  const char *verb = pl->exit_code == PS_EXIT_UNAVAILABLE ? "gave up"
-                     : pl->end_done                       ? "done"
-                                                          : "stopped";
-  pl_report_summary(&pl->report, verb, pl->exit_code == PS_EXIT_DATAERR);
+  const char *verb = pl->end_done                           ? "done"
+                     : pl->exit_code == PS_EXIT_UNAVAILABLE ? "gave up"
+                                                            : "stopped";
+  pl_report_summary(&pl->report, verb, pl->data_rejected);
 }
 
 /* --once: everything present is acknowledged; the verdict, then stop. */
 static void finish_once(ps_pipeline *pl) {
   const pl_counters *n = &pl->sh.n;
-  if (n->records_rejected + n->points_refused + n->server_rejected)
+  if (n->records_rejected + n->points_refused + n->server_rejected) {
     pl->exit_code = PS_EXIT_DATAERR;
+    pl->data_rejected = 1;
+  }
+  /* An event nobody heard of weighs more than a rejected line: 69. */
+  if (pl_alerting_undelivered(&pl->alerts)) {
+    PS_ERROR(MOD, "some alert events could not be delivered (see above); they are kept "
+                  "in the state and sent at the next start");
+    pl->exit_code = PS_EXIT_UNAVAILABLE;
+  }
   pl->end_done = 1;
   close_all(pl);
 }
@@ -214,7 +228,7 @@ static void check_done(ps_pipeline *pl) {
   if (pl->sh.stopping == 2)
     return;
   if (pl->sh.stopping == 1) {
-    if (pl_delivery_quiet(&pl->dl)) {
+    if (pl_delivery_quiet(&pl->dl) && !pl_alerting_busy(&pl->alerts)) {
       close_all(pl);
     } else if (uv_now(pl->sh.loop) >= pl->stop_deadline) {
       PS_WARN(MOD,
@@ -237,6 +251,11 @@ static void check_done(ps_pipeline *pl) {
   pl_delivery_flush(&pl->dl);
   if (!pl_delivery_quiet(&pl->dl))
     return;
+  /* The events what was read raised reach people before the end; their
+   * points are aux batches, hence the second look at the delivery. */
+  pl_alerting_finish(&pl->alerts);
+  if (!pl_alerting_done(&pl->alerts) || !pl_delivery_quiet(&pl->dl))
+    return;
   if (!pl->final_stats_sent) {
     /* A backfill leaves a heartbeat with its final counters. */
     pl->final_stats_sent = 1;
@@ -255,6 +274,7 @@ static void begin_stop(ps_pipeline *pl, const char *why) {
   pl->sh.stopping = 1;
   pl->stop_deadline = uv_now(pl->sh.loop) + DRAIN_WAIT_MS;
   pl_reader_stop(&pl->rd);
+  pl_alerting_hold(&pl->alerts); /* what is in flight finishes; the rest waits */
   uv_timer_stop(&pl->rescan_timer);
   pl_report_stop(&pl->report);
   pl_delivery_flush(&pl->dl);
@@ -314,6 +334,31 @@ static void on_missing_database(void *ctx) {
 
 static void on_reader_idle(void *ctx) { check_done(ctx); }
 
+/* Run events go to every stage that judges runs (their markers were
+ * acknowledged). */
+static void on_run_event(void *ctx, const pl_run_event *ev) {
+  ps_pipeline *pl = ctx;
+  pl_verdicts_run_ended(&pl->verdicts, ev);
+  pl_alerting_run_event(&pl->alerts, ev);
+}
+
+/* Every point a source gave, for the stages that judge what was measured:
+ * each picks what it needs and returns at once for the rest. */
+static void on_tap(void *ctx, const ps_point *p, const ps_source_cfg *src, const char *path) {
+  ps_pipeline *pl = ctx;
+  pl_verdicts_tap(&pl->verdicts, p);
+  pl_alerting_tap(&pl->alerts, p, src, path);
+}
+
+/* A run's verdicts were written: its regressions and improvements are
+ * events. */
+static void on_verdicts_judged(void *ctx, const pl_run_verdicts *rv) {
+  ps_pipeline *pl = ctx;
+  pl_alerting_judged(&pl->alerts, rv);
+}
+
+static void on_alerts_settled(void *ctx) { check_done(ctx); }
+
 static void on_parser_opened(void *ctx, pl_file *f) {
   ps_pipeline *pl = ctx;
   pl_runs_restore_facts(&pl->runs, f);
@@ -323,20 +368,6 @@ static void on_file_at_end(void *ctx, pl_file *f) {
   ps_pipeline *pl = ctx;
   /* A run's perf.jsonl read so far is the moment to look at the run again. */
   pl_runs_note_path(&pl->runs, f->src, f->cur_path, 1);
-}
-
-/* Every point a source gave: the judging stages pick what they need. */
-static void on_tap(void *ctx, const ps_point *p, const ps_source_cfg *src, const char *path) {
-  ps_pipeline *pl = ctx;
-  (void)src;
-  (void)path;
-  pl_verdicts_tap(&pl->verdicts, p);
-}
-
-/* A run started, ended, stalled or resumed (its markers acknowledged). */
-static void on_run_event(void *ctx, const pl_run_event *ev) {
-  ps_pipeline *pl = ctx;
-  pl_verdicts_run_ended(&pl->verdicts, ev);
 }
 
 static void on_verdicts_written(void *ctx) { check_done(ctx); }
@@ -354,6 +385,11 @@ static char *runs_json(void *ctx) {
 static char *verdicts_json(void *ctx) {
   ps_pipeline *pl = ctx;
   return pl_verdicts_to_json(&pl->verdicts);
+}
+
+static char *alerts_json(void *ctx) {
+  ps_pipeline *pl = ctx;
+  return pl_alerting_to_json(&pl->alerts);
 }
 
 static size_t pending_points(void *ctx) {
@@ -447,19 +483,29 @@ static int start_stages(ps_pipeline *pl) {
     pl_commit_close(&pl->commit);
     return rc;
   }
+  pl_aux_out out = pl_delivery_aux_out(&pl->dl);
+  pl_alerting_hooks ah = {on_alerts_settled, pl};
+  rc = pl_alerting_init(&pl->alerts, &pl->sh, &pl->dl, &pl->rd, &pl->runs, &pl->commit, &out,
+                        &ah);
+  if (rc < 0) {
+    pl_delivery_close(&pl->dl);
+    pl_commit_close(&pl->commit);
+    return rc;
+  }
   pl_reader_hooks rh = {on_parser_opened, on_file_at_end, on_reader_idle, pl};
   pl_reader_init(&pl->rd, &pl->sh, &pl->reg, &pl->dl, &pl->commit, &rh);
-  pl_aux_out out = pl_delivery_aux_out(&pl->dl);
   pl_runs_hooks runh = {on_run_event, pl};
   pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &out, &pl->commit, &runh);
   pl_runs_from_json(&pl->runs, ps_state_section(&pl->saved, "runs"));
   pl_commit_add_section(&pl->commit, "runs", runs_json, pl);
-  pl_verdicts_hooks vh = {NULL, on_verdicts_written, reader_busy, pl};
+  pl_verdicts_hooks vh = {on_verdicts_judged, on_verdicts_written, reader_busy, pl};
   rc = pl_verdicts_init(&pl->verdicts, &pl->sh, pl->gens.boot.cfg, &out, &vh);
   if (rc < 0)
     return rc; /* out of memory at start: the process ends */
   pl_verdicts_from_json(&pl->verdicts, ps_state_section(&pl->saved, "verdicts"));
   pl_commit_add_section(&pl->commit, "verdicts", verdicts_json, pl);
+  pl_alerting_from_json(&pl->alerts, ps_state_section(&pl->saved, "alerts"));
+  pl_commit_add_section(&pl->commit, "alerts", alerts_json, pl);
   pl_report_init(&pl->report, &pl->sh, &pl->reg, &pl->dl, &pl->runs);
   pl_createdb_init(&pl->createdb, pl->sh.loop, pl->gens.boot.cfg, &pl->dl, &pl->sh.stopping);
   return 0;
@@ -493,9 +539,11 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   pl->sh.start_ms = uv_now(&loop);
   int rc = start_stages(pl);
   if (rc < 0) {
-    fprintf(stderr, "perfship: cannot start the HTTP sink (%s)\n", strerror(-rc));
+    fprintf(stderr, "perfship: cannot start the HTTP sink or the alert channels (%s)\n",
+            strerror(-rc));
     uv_run(&loop, UV_RUN_DEFAULT); /* the commit timer's close */
     uv_loop_close(&loop);
+    pl_delivery_free(&pl->dl);
     ps_state_free(&pl->saved);
     close(lock_fd);
     free(pl);
@@ -513,6 +561,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   }
   ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, on_path, pl);
   pl_createdb_start(&pl->createdb, 1);
+  pl_alerting_start(&pl->alerts);
 
   PS_INFO(MOD, "starting%s: %zu sources, state in %s", pl->sh.once ? " (--once)" : "",
           cfg->nsources, sd);
@@ -536,6 +585,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   pl_registry_free(&pl->reg);
   pl_runs_free(&pl->runs);
   pl_verdicts_free(&pl->verdicts);
+  pl_alerting_free(&pl->alerts);
   /* Every handle must be closed by now: one left open is a leak, or a
    * callback that could still run on freed memory, so it fails the run. */
   int loop_rc = uv_loop_close(&loop);

@@ -323,7 +323,7 @@ int ps_run_evaluate(const char *folder, int64_t now_s, int64_t stall_after_s,
   return 0;
 }
 
-static void fmt_duration(char *buf, size_t n, double s) {
+void ps_run_format_duration(char *buf, size_t n, double s) {
   long long t = (long long)llround(s < 0 ? 0 : s);
   long long h = t / 3600, m = (t % 3600) / 60, sec = t % 60;
   if (h)
@@ -348,12 +348,12 @@ static int emit_marker(const ps_run_view *v, int backfill, int end,
   tags[nt++] = (ps_tag){"status", status};
 
   if (v->have_duration)
-    fmt_duration(dur, sizeof dur, v->duration_s);
+    ps_run_format_duration(dur, sizeof dur, v->duration_s);
   if (!end) {
     snprintf(text, sizeof text, "%s started", v->id.run);
   } else if (v->status == PS_RUN_STATUS_STALLED) {
     char quiet[64];
-    fmt_duration(quiet, sizeof quiet,
+    ps_run_format_duration(quiet, sizeof quiet,
                  (double)(v->end_ns - v->newest_mtime_ns) / 1e9);
     snprintf(text, sizeof text, "%s stalled: no file changed for %s",
              v->id.run, quiet);

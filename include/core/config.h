@@ -63,6 +63,8 @@ typedef struct ps_source_cfg {
   int time_unit_exp;     /* seconds per unit as power of ten: s=0 ms=-3 us=-6 ns=-9 */
   ps_type_decl *types;
   size_t ntypes;
+  /* alerts: this source's no_new_run_after_s; -1 takes alerts' own */
+  int64_t no_new_run_after_s;
   int line;              /* where the source was defined, for messages */
 } ps_source_cfg;
 
@@ -97,6 +99,28 @@ typedef struct ps_verdicts_cfg {
     char *reference_arm;   /* "" = the first arm of each test */
   } dss;
 } ps_verdicts_cfg;
+
+/* The events perfship raises itself (docs/alerts.md). Their names are the
+ * `event` tag of perfship_alert and the words of alerts.on. */
+typedef enum ps_alert_kind {
+  PS_ALERT_RUN_FAILED = 0,
+  PS_ALERT_RUN_INTERRUPTED,
+  PS_ALERT_RUN_STALLED,
+  PS_ALERT_RUN_RECOVERED,
+  PS_ALERT_NO_NEW_RUN,
+  PS_ALERT_REGRESSION,
+  PS_ALERT_IMPROVEMENT,
+  PS_ALERT_AGENT_UNHEALTHY,
+  PS_ALERT_AGENT_RECOVERED,
+  PS_ALERT_NKINDS
+} ps_alert_kind;
+
+#define PS_ALERT_BIT(k) (1u << (unsigned)(k))
+/* alerts.on by default: every event but improvement. */
+#define PS_ALERT_ON_DEFAULT                                                    \
+  (((1u << PS_ALERT_NKINDS) - 1u) & ~PS_ALERT_BIT(PS_ALERT_IMPROVEMENT))
+
+typedef enum { PS_WEBHOOK_JSON = 0, PS_WEBHOOK_SLACK } ps_webhook_format;
 
 typedef struct ps_config {
   char *file; /* the file loaded, or NULL for built-in defaults */
@@ -146,8 +170,27 @@ typedef struct ps_config {
   ps_source_cfg *sources;
   size_t nsources;
 
+  /* alerts: what perfship says itself and how (docs/alerts.md). */
   struct {
     int64_t stall_after_s;
+    int64_t no_new_run_after_s; /* 0: off */
+    int64_t unhealthy_after_s;
+    int64_t catch_up_s;
+    int64_t min_interval_s;
+    char **exec; /* argv of the exec channel; NULL/0: none */
+    size_t nexec;
+    int64_t exec_timeout_ms;
+    unsigned on; /* PS_ALERT_BIT of each event raised */
+    struct {
+      int given; /* the webhook group is there */
+      char *url;
+      char *url_file;
+      char *tls_ca_file;
+      ps_webhook_format format;
+      int64_t timeout_ms;
+      /* filled by ps_config_load_secrets() from url_file; never logged */
+      char *url_from_file;
+    } webhook;
   } alerts;
 
   ps_verdicts_cfg verdicts;
@@ -161,6 +204,15 @@ int ps_config_load(ps_config *c, const char *path, ps_buf *err);
  * that group or others can read or write (mode & 077), naming the file. */
 int ps_config_load_secrets(ps_config *c, ps_buf *err);
 void ps_config_free(ps_config *c);
+/* Reads alerts.webhook.url_file alone (ps_config_load_secrets() does it
+ * too), for commands that need no server. Same checks as the others. */
+int ps_config_load_alert_secrets(ps_config *c, ps_buf *err);
+/* The webhook's URL (from url_file when given), or NULL when there is no
+ * webhook. A secret: log it only through ps_alert_url_redact(). */
+const char *ps_config_webhook_url(const ps_config *c);
+
+const char *ps_alert_kind_name(ps_alert_kind k);
+int ps_alert_kind_from_name(const char *name, ps_alert_kind *out);
 
 const char *ps_format_name(ps_format_id f);
 int ps_format_from_name(const char *name, ps_format_id *out);

@@ -18,7 +18,8 @@
  *   wait for every acknowledgement, then stop. ps_pipeline_run() returns the
  *   exit code: 0; 65 when some input was rejected (a record, a point, an
  *   over-long line); 69 when the server stayed unreachable past
- *   influxdb.unreachable_deadline_s (once only); 75 when another agent holds
+ *   influxdb.unreachable_deadline_s, or when an alert event could not be
+ *   delivered (once only; pipeline/alerting.h); 75 when another agent holds
  *   the state directory; 78 for a configuration problem found at start.
  *   While it runs it reports progress on stderr (a status line redrawn in
  *   place on a terminal, else an info line every 10 s); it ends with one
@@ -38,6 +39,9 @@
  * - Loadgen run folders (runs/runs.h, pipeline/runtracker.h) are evaluated when anything in them
  *   changes, on every rescan (stall detection) and at the end of --once;
  *   markers are sent outside the checkpoints and remembered once acked.
+ * - Alerts (pipeline/alerting.h, docs/alerts.md): the agent's own events
+ *   go to the configured channels and as perfship_alert points; --once
+ *   delivers the events it raised before it exits.
  * - The loop sleeps when there is nothing to do: the only timers are the
  *   rescan, the flush of a non-empty batch, settling documents, the state
  *   save after an acknowledgement, run evaluations and the self-metrics.

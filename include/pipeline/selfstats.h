@@ -34,6 +34,10 @@ typedef struct ps_selfstats {
   uint64_t files_watched;
   uint64_t oldest_unacked_s;
   uint64_t uptime_s;
+  uint64_t alerts_raised;     /* docs/alerts.md */
+  uint64_t alerts_suppressed;
+  uint64_t alerts_failed;
+  uint64_t alerts_pending;
 } ps_selfstats;
 
 int ps_selfstats_encode(ps_buf *out, const ps_selfstats *s, int64_t time_ns,

@@ -27,6 +27,10 @@ typedef struct pl_counters {
   uint64_t records_rejected; /* bad records, over-long lines (reader) */
   uint64_t points_refused;   /* points the encoder refused (delivery) */
   uint64_t server_rejected;  /* lines the server refused (delivery) */
+  uint64_t alerts_raised;     /* events raised (alerting) */
+  uint64_t alerts_suppressed; /* repeats dropped by alerts.min_interval_s (alerting) */
+  uint64_t alerts_failed;     /* delivery attempts that failed (alerting) */
+  uint64_t alerts_pending;    /* events not yet delivered everywhere (gauge, alerting) */
 } pl_counters;
 
 typedef struct pl_shared {
@@ -41,8 +45,8 @@ typedef struct pl_shared {
   pl_counters n;
 } pl_shared;
 
-/* Where a stage that writes points of its own (run markers, later verdicts
- * and alerts) sends them: as aux batches outside the checkpoints, each
+/* Where a stage that writes points of its own (run markers, alerts, later
+ * verdicts) sends them: as aux batches outside the checkpoints, each
  * answered once through `on_done`. The service wires it to the delivery
  * (pipeline/delivery.h); a test can wire it to a capture. `encode` adds
  * the global tags and records the origin; `send` fails without calling

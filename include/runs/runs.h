@@ -144,6 +144,8 @@ int ps_run_emit_markers(const ps_run_view *view, int backfill, int which,
                         ps_emitter *em);
 
 const char *ps_run_status_name(ps_run_status s);
+/* A duration as the markers write it: "37m37s", "2h0m5s", "12s". */
+void ps_run_format_duration(char *buf, size_t n, double s);
 
 /* Facts as a small JSON object for the pipeline's state file, and back.
  * from_json returns -EINVAL for text that is not such an object. */

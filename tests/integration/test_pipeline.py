@@ -364,7 +364,8 @@ class LiveTests(Base):
         types = {r["fieldKey"]: r["fieldType"] for r in keys}
         for k in ("lines_read", "records_parsed", "records_rejected", "points_written",
                   "points_rejected", "batches_sent", "http_retries", "bytes_sent",
-                  "pending_points", "files_watched", "oldest_unacked_s", "uptime_s"):
+                  "pending_points", "files_watched", "oldest_unacked_s", "uptime_s",
+                  "alerts_raised", "alerts_suppressed", "alerts_failed", "alerts_pending"):
             self.assertEqual(types.get(k), "integer", k)
 
     def test_lp_source_passes_through(self):

@@ -80,9 +80,15 @@ class VerdictCase(InfluxTestCase):
 class AcrossRevisions(VerdictCase):
     def test_step_up_reported_once_where_it_began(self):
         res = os.path.join(self.tmp, "results")
-        names = make_history(res, [1.0] * 9 + [1.12] * 6, seed=11)
+        # recent runs, so that the regression is news for the alerts too
+        # (catch_up_s: a backfilled verdict older than that raises nothing)
+        names = make_history(res, [1.0] * 9 + [1.12] * 6, seed=11,
+                             t0=int(time.time()) - 20 * DAY)
         db = f"v{self.n}"
-        self.once(self.agent(res, db))
+        events = os.path.join(self.tmp, "events.jsonl")
+        alerts = (f'alerts = {{ exec = ["/bin/sh", "-c", "cat >> {events}"]; '
+                  f'on = ["regression", "improvement"]; catch_up_s = {30 * DAY}; }};')
+        self.once(self.agent(res, db, extra=alerts))
         v = self.verdicts(db)
         regressions = [r for r in v.values() if r["verdict"] == "regression"]
         self.assertEqual(len(regressions), 1, regressions)
@@ -108,6 +114,19 @@ class AcrossRevisions(VerdictCase):
         self.assertEqual(reg["time"], times[reg["run"]])
         self.assertAlmostEqual(reg["value"], [r for r in runs if r["run"] == reg["run"]][0]
                                ["cycleAvgDuration"])
+        # ... and reaches a person once, as one event carrying the metrics
+        # that changed (stage drift raises none: it is expected of a run)
+        with open(events) as f:
+            got = [json.loads(line) for line in f if line.strip()]
+        regs = {e["run"]: e for e in got if e["event"] == "regression"}
+        # one event per run (other metrics may first show the change a run
+        # earlier or later), only for runs where the change began
+        self.assertEqual(len(regs), len([e for e in got if e["event"] == "regression"]), got)
+        self.assertLessEqual(set(regs), set(names[9:11]), got)
+        self.assertIn("cycleAvgDuration", [m["metric"] for m in regs[reg["run"]]["metrics"]])
+        for e in regs.values():
+            self.assertNotIn("stage", json.dumps(e["metrics"]))
+        self.assertFalse([e for e in got if e["event"] == "improvement"], got)
 
         # `perfship verdicts` shows it first, and --json carries it
         cfg = self.agent(res, db)

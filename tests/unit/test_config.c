@@ -104,6 +104,18 @@ static void test_defaults(void **state) {
   assert_int_equal(c.selfstats.interval_ms, 10000);
   assert_string_equal(c.state_dir, "/var/lib/perfship");
   assert_int_equal(c.alerts.stall_after_s, 1800);
+  assert_int_equal(c.alerts.no_new_run_after_s, 93600);
+  assert_int_equal(c.alerts.unhealthy_after_s, 600);
+  assert_int_equal(c.alerts.catch_up_s, 21600);
+  assert_int_equal(c.alerts.min_interval_s, 300);
+  assert_int_equal(c.alerts.exec_timeout_ms, 10000);
+  assert_int_equal(c.alerts.nexec, 0);
+  assert_false(c.alerts.webhook.given);
+  assert_null(ps_config_webhook_url(&c));
+  /* every event but improvement */
+  assert_int_equal(c.alerts.on, PS_ALERT_ON_DEFAULT);
+  assert_true(c.alerts.on & PS_ALERT_BIT(PS_ALERT_AGENT_RECOVERED));
+  assert_false(c.alerts.on & PS_ALERT_BIT(PS_ALERT_IMPROVEMENT));
   assert_int_equal(c.log_level, PS_LOG_INFO);
   assert_int_equal(c.nsources, 0);
   assert_int_equal(c.ntags, 0);
@@ -116,6 +128,7 @@ static void test_defaults(void **state) {
   assert_int_equal(s.format, PS_FMT_JSONL);
   assert_string_equal(s.measurement, "jsonl");
   assert_int_equal(s.time_unit_exp, 0);
+  assert_int_equal(s.no_new_run_after_s, -1); /* alerts' own */
   ps_source_free(&s);
   ps_source_free(NULL);
 }
@@ -159,6 +172,13 @@ static void test_sample_loads(void **state) {
   /* the sample states the defaults */
   assert_int_equal(c.batch.max_bytes, 1048576);
   assert_int_equal(c.alerts.stall_after_s, 1800);
+  assert_int_equal(c.alerts.no_new_run_after_s, 93600);
+  assert_int_equal(c.alerts.catch_up_s, 21600);
+  assert_int_equal(c.alerts.on, PS_ALERT_ON_DEFAULT);
+  assert_int_equal(c.sources[0].no_new_run_after_s, -1);
+  assert_int_equal(c.sources[1].no_new_run_after_s, 0); /* DSS runs are irregular */
+  assert_int_equal(c.alerts.nexec, 0); /* channels are commented out */
+  assert_false(c.alerts.webhook.given);
   ps_buf_free(&err);
   ps_config_free(&c);
 }
@@ -628,6 +648,140 @@ static void test_verdicts_mistakes(void **state) {
                "window_runs", "less than verdicts.min_runs", NULL);
 }
 
+/* alerts (docs/alerts.md): every key read, each mistake named. */
+static void test_alerts(void **state) {
+  (void)state;
+  ps_config c;
+  load_ok("alerts = {\n"
+          "  stall_after_s = 60; no_new_run_after_s = 0; unhealthy_after_s = 30;\n"
+          "  catch_up_s = 7200; min_interval_s = 0; exec_timeout_ms = 2500;\n"
+          "  exec = [\"/usr/local/bin/notify\", \"--channel\", \"perf team\"];\n"
+          "  webhook = { url = \"https://hooks.example/T0/B0/secret?x=1\"; format = \"slack\";\n"
+          "              timeout_ms = 1500; tls_ca_file = \"/etc/ca.pem\"; };\n"
+          "  on = [\"run_failed\", \"improvement\"];\n"
+          "};\n"
+          "sources = ( { path = \"/r\"; format = \"loadgen\"; no_new_run_after_s = 3600; },\n"
+          "            { path = \"/d\"; format = \"dss-bench\"; no_new_run_after_s = 0; },\n"
+          "            { path = \"/l\"; format = \"lp\"; } );\n",
+          &c);
+  assert_int_equal(c.alerts.stall_after_s, 60);
+  assert_int_equal(c.alerts.no_new_run_after_s, 0);
+  assert_int_equal(c.alerts.unhealthy_after_s, 30);
+  assert_int_equal(c.alerts.catch_up_s, 7200);
+  assert_int_equal(c.alerts.min_interval_s, 0);
+  assert_int_equal(c.alerts.exec_timeout_ms, 2500);
+  assert_int_equal(c.alerts.nexec, 3);
+  assert_string_equal(c.alerts.exec[2], "perf team");
+  assert_true(c.alerts.webhook.given);
+  assert_string_equal(ps_config_webhook_url(&c), "https://hooks.example/T0/B0/secret?x=1");
+  assert_int_equal(c.alerts.webhook.format, PS_WEBHOOK_SLACK);
+  assert_int_equal(c.alerts.webhook.timeout_ms, 1500);
+  assert_string_equal(c.alerts.webhook.tls_ca_file, "/etc/ca.pem");
+  assert_int_equal(c.alerts.on,
+                   PS_ALERT_BIT(PS_ALERT_RUN_FAILED) | PS_ALERT_BIT(PS_ALERT_IMPROVEMENT));
+  assert_int_equal(c.sources[0].no_new_run_after_s, 3600);
+  assert_int_equal(c.sources[1].no_new_run_after_s, 0);
+  assert_int_equal(c.sources[2].no_new_run_after_s, -1);
+  ps_config_free(&c);
+  load_ok("alerts = { on = []; };\n", &c);
+  assert_int_equal(c.alerts.on, 0);
+  ps_config_free(&c);
+
+  /* a typo is named with the nearest key, at its line */
+  expect_error("alerts = {\n  min_intervall_s = 5; };\n", "perfship.cfg:2: ",
+               "'min_intervall_s'", "did you mean 'min_interval_s'", NULL);
+  expect_error("alerts = { webhook = {\n  urlfile = \"/x\"; }; };\n", "perfship.cfg:2: ",
+               "did you mean 'url_file'", NULL);
+  expect_error("alerts = { on = [\"run_failed\",\n \"run_faild\"]; };\n",
+               "perfship.cfg:2: ", "alerts.on", "\"run_faild\" is not a known name",
+               "\"run_failed\"", NULL);
+  expect_error("alerts = { on = [ 3 ]; };\n", "alerts.on", "an integer", NULL);
+  expect_error("alerts = { exec = \"/bin/notify --x\"; };\n", "alerts.exec",
+               "expected the notifier's argv", NULL);
+  expect_error("alerts = { exec = (\"/bin/notify\", 5); };\n", "alerts.exec", "element 2",
+               NULL);
+  expect_error("alerts = { exec_timeout_ms = 0; };\n", "alerts.exec_timeout_ms", NULL);
+  expect_error("alerts = { unhealthy_after_s = 0; };\n", "alerts.unhealthy_after_s", NULL);
+  expect_error("alerts = { catch_up_s = -1; };\n", "alerts.catch_up_s", NULL);
+  expect_error("alerts = { webhook = { format = \"teams\"; url = \"https://h/x\"; }; };\n",
+               "alerts.webhook.format", "\"json\" or \"slack\"", NULL);
+  /* a webhook needs exactly one of url and url_file */
+  expect_error("alerts = {\n webhook = { format = \"json\"; }; };\n", "perfship.cfg:2: ",
+               "alerts.webhook", "url_file", NULL);
+  expect_error("alerts = { webhook = { url = \"https://h/x\"; url_file = \"/f\"; }; };\n",
+               "alerts.webhook", "both url and url_file", NULL);
+  /* a bad URL is refused without being repeated (it is a secret) */
+  expect_error("alerts = { webhook = { url = \"ftp://h/secret-part\"; }; };\n",
+               "alerts.webhook.url", "not an http(s) URL", NULL);
+  {
+    const char *path = write_cfg("alerts = { webhook = { url = \"h/secret-part\"; }; };\n");
+    ps_config_defaults(&c);
+    ps_buf err;
+    ps_buf_init(&err, 4096);
+    assert_true(ps_config_load(&c, path, &err) < 0);
+    assert_null(strstr(err.data, "secret-part"));
+    ps_buf_free(&err);
+    ps_config_free(&c);
+  }
+  /* only sources with runs can be silent */
+  expect_error("sources = ( { path = \"/x\"; format = \"jsonl\"; time_key = \"t\";\n"
+               "  no_new_run_after_s = 60; } );\n",
+               "perfship.cfg:2: ", "no_new_run_after_s", "only loadgen and dss-bench", NULL);
+  expect_error("sources = ( { path = \"/x\"; format = \"loadgen\"; no_new_run_after_s = -2; } );\n",
+               "no_new_run_after_s", NULL);
+}
+
+static void test_alert_names(void **state) {
+  (void)state;
+  for (int k = 0; k < PS_ALERT_NKINDS; k++) {
+    ps_alert_kind back;
+    assert_int_equal(ps_alert_kind_from_name(ps_alert_kind_name((ps_alert_kind)k), &back), 0);
+    assert_int_equal(back, k);
+  }
+  assert_string_equal(ps_alert_kind_name(PS_ALERT_NO_NEW_RUN), "no_new_run");
+  ps_alert_kind k;
+  assert_int_equal(ps_alert_kind_from_name("Run_Failed", &k), -EINVAL);
+  assert_int_equal(ps_alert_kind_from_name(NULL, &k), -EINVAL);
+}
+
+/* The webhook's URL is a secret like the password: read from url_file with
+ * the same checks, never quoted. */
+static void test_webhook_url_file(void **state) {
+  (void)state;
+  char f[300], cfgtext[1024];
+  write_secret("hook", "https://hooks.example/T0/B0/xyz\n", 0600, f, sizeof f);
+  snprintf(cfgtext, sizeof cfgtext, "alerts = { webhook = { url_file = \"%s\"; }; };\n", f);
+  ps_config c;
+  load_ok(cfgtext, &c);
+  assert_null(ps_config_webhook_url(&c)); /* not read yet */
+  ps_buf err;
+  ps_buf_init(&err, 4096);
+  assert_int_equal(ps_config_load_alert_secrets(&c, &err), 0);
+  assert_string_equal(ps_config_webhook_url(&c), "https://hooks.example/T0/B0/xyz");
+  ps_config_free(&c);
+
+  write_secret("hook-open", "https://hooks.example/T0/B0/abc\n", 0644, f, sizeof f);
+  snprintf(cfgtext, sizeof cfgtext, "alerts = { webhook = { url_file = \"%s\"; }; };\n", f);
+  load_ok(cfgtext, &c);
+  ps_buf_reset(&err);
+  assert_int_equal(ps_config_load_secrets(&c, &err), -EPERM);
+  assert_non_null(strstr(err.data, "alerts.webhook.url_file"));
+  assert_non_null(strstr(err.data, "chmod 600"));
+  assert_null(strstr(err.data, "abc"));
+  ps_config_free(&c);
+
+  write_secret("hook-bad", "hooks.example/T0/B0/def\n", 0600, f, sizeof f);
+  snprintf(cfgtext, sizeof cfgtext, "alerts = { webhook = { url_file = \"%s\"; }; };\n", f);
+  load_ok(cfgtext, &c);
+  ps_buf_reset(&err);
+  assert_int_equal(ps_config_load_alert_secrets(&c, &err), -EINVAL);
+  assert_non_null(strstr(err.data, "http(s) URL"));
+  assert_null(strstr(err.data, "def"));
+  assert_null(ps_config_webhook_url(&c));
+  ps_config_free(&c);
+  ps_buf_free(&err);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),
@@ -645,6 +799,9 @@ int main(void) {
       cmocka_unit_test(test_verdicts_defaults),
       cmocka_unit_test(test_verdicts_values),
       cmocka_unit_test(test_verdicts_mistakes),
+      cmocka_unit_test(test_alerts),
+      cmocka_unit_test(test_alert_names),
+      cmocka_unit_test(test_webhook_url_file),
   };
   return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

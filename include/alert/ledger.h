@@ -1,0 +1,47 @@
+/*
+ * alert/ledger: the ids of events already decided, so that the same event
+ * reported again (a run tracker event repeated after a crash, a DSS
+ * results file or hand-written verdicts read again from an offset that was
+ * not yet saved) is not raised twice (docs/alerts.md "Once").
+ *
+ * Contract
+ * - ps_alert_ledger_has() says whether `id` was recorded;
+ *   ps_alert_ledger_add() records it with the time it was decided.
+ * - Bounded: entries older than `keep_s` are dropped by
+ *   ps_alert_ledger_prune(), and at most PS_ALERT_LEDGER_MAX are kept (the
+ *   oldest go first). Replays come within minutes of the first report; the
+ *   bound only limits the state file.
+ * - Saved in the state file (to/from JSON); unreadable entries are skipped.
+ */
+#ifndef PS_ALERT_LEDGER_H
+#define PS_ALERT_LEDGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alert/event.h"
+
+struct cJSON;
+
+#define PS_ALERT_LEDGER_MAX 2048
+
+typedef struct ps_alert_ledger_entry {
+  char id[PS_ALERT_ID_LEN + 1];
+  int64_t at_s;
+} ps_alert_ledger_entry;
+
+typedef struct ps_alert_ledger {
+  ps_alert_ledger_entry *v; /* oldest first */
+  size_t n, cap;
+} ps_alert_ledger;
+
+void ps_alert_ledger_init(ps_alert_ledger *l);
+int ps_alert_ledger_has(const ps_alert_ledger *l, const char *id);
+/* Returns 0 or -ENOMEM. */
+int ps_alert_ledger_add(ps_alert_ledger *l, const char *id, int64_t now_s);
+void ps_alert_ledger_prune(ps_alert_ledger *l, int64_t now_s, int64_t keep_s);
+struct cJSON *ps_alert_ledger_to_cjson(const ps_alert_ledger *l);
+void ps_alert_ledger_from_cjson(ps_alert_ledger *l, const struct cJSON *arr);
+void ps_alert_ledger_free(ps_alert_ledger *l);
+
+#endif

@@ -1,0 +1,407 @@
+/*
+ * Unit tests of the alert modules that need no loop (agent/alert/): the
+ * event's id and JSON (what a receiver gets), the Slack body, the texts
+ * people read, min_interval_s, the ledger of ids, the catch-up rule and
+ * the outbox's retries, bound and saved form.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "alert/event.h"
+#include "alert/ledger.h"
+#include "alert/outbox.h"
+#include "alert/policy.h"
+#include "alert/text.h"
+#include "alert/throttle.h"
+#include "alert/webhook.h"
+
+#define S 1000000000LL
+#define T0 (1700000000LL * S)
+
+static void make_event(ps_alert_event *ev, ps_alert_kind kind, const char *run) {
+  ps_alert_event_init(ev, kind);
+  ps_alert_set(&ev->source, "loadgen");
+  ps_alert_set(&ev->run, run);
+  ps_alert_set(&ev->text, "daily-perf-x failed");
+  ps_alert_id(ev->id, kind, "loadgen", run, T0);
+  ev->time_ns = T0 + 123456000;
+}
+
+static void test_id_is_stable_and_tells_apart(void **state) {
+  (void)state;
+  char a[PS_ALERT_ID_LEN + 1], b[PS_ALERT_ID_LEN + 1];
+  ps_alert_id(a, PS_ALERT_RUN_FAILED, "loadgen", "daily-perf-ba4674aa5495", T0);
+  ps_alert_id(b, PS_ALERT_RUN_FAILED, "loadgen", "daily-perf-ba4674aa5495", T0);
+  assert_string_equal(a, b); /* the same event re-sent: the same id */
+  assert_int_equal(strlen(a), PS_ALERT_ID_LEN);
+  assert_int_equal(strspn(a, "0123456789abcdef"), PS_ALERT_ID_LEN);
+  /* a DSS results folder reused for a new run has a new marker time */
+  ps_alert_id(b, PS_ALERT_RUN_FAILED, "loadgen", "daily-perf-ba4674aa5495", T0 + S);
+  assert_string_not_equal(a, b);
+  ps_alert_id(b, PS_ALERT_RUN_STALLED, "loadgen", "daily-perf-ba4674aa5495", T0);
+  assert_string_not_equal(a, b);
+  ps_alert_id(b, PS_ALERT_RUN_FAILED, "dss_bench", "daily-perf-ba4674aa5495", T0);
+  assert_string_not_equal(a, b);
+  /* the parts are kept apart: ("ab", "c") is not ("a", "bc") */
+  ps_alert_id(a, PS_ALERT_RUN_FAILED, "ab", "c", T0);
+  ps_alert_id(b, PS_ALERT_RUN_FAILED, "a", "bc", T0);
+  assert_string_not_equal(a, b);
+}
+
+static void test_event_object(void **state) {
+  (void)state;
+  ps_alert_event ev;
+  make_event(&ev, PS_ALERT_RUN_FAILED, "we'ird \"run\"; $(touch x) `y` \\ <z>");
+  ps_alert_set(&ev.host, "bench-1");
+  ps_alert_set(&ev.series, "daily-perf");
+  ps_alert_set(&ev.status, "failed");
+  char *json = ps_alert_event_json(&ev);
+  assert_non_null(json);
+  cJSON *o = cJSON_Parse(json);
+  assert_non_null(o);
+  /* what the receiver reads back is exactly what the data said */
+  assert_string_equal(cJSON_GetObjectItem(o, "run")->valuestring,
+                      "we'ird \"run\"; $(touch x) `y` \\ <z>");
+  assert_string_equal(cJSON_GetObjectItem(o, "event")->valuestring, "run_failed");
+  assert_string_equal(cJSON_GetObjectItem(o, "time")->valuestring, "2023-11-14T22:13:20Z");
+  assert_string_equal(cJSON_GetObjectItem(o, "id")->valuestring, ev.id);
+  assert_string_equal(cJSON_GetObjectItem(o, "host")->valuestring, "bench-1");
+  /* what is not known is left out, not sent empty */
+  assert_null(cJSON_GetObjectItem(o, "revision"));
+  assert_null(cJSON_GetObjectItem(o, "metrics"));
+  assert_null(cJSON_GetObjectItem(o, "suppressed"));
+  /* and it reads back the same (the outbox in the state file) */
+  ps_alert_event back;
+  assert_int_equal(ps_alert_event_from_cjson(&back, o), 0);
+  back.time_ns = ev.time_ns;
+  char *again = ps_alert_event_json(&back);
+  assert_string_equal(json, again);
+  free(again);
+  ps_alert_event_free(&back);
+  /* an object without a known event, a good id, a run or a text is refused */
+  cJSON_ReplaceItemInObject(o, "event", cJSON_CreateString("run_exploded"));
+  assert_int_equal(ps_alert_event_from_cjson(&back, o), -EINVAL);
+  cJSON_ReplaceItemInObject(o, "event", cJSON_CreateString("run_failed"));
+  cJSON_ReplaceItemInObject(o, "id", cJSON_CreateString("../../etc"));
+  assert_int_equal(ps_alert_event_from_cjson(&back, o), -EINVAL);
+  cJSON_ReplaceItemInObject(o, "id", cJSON_CreateString(ev.id));
+  cJSON_ReplaceItemInObject(o, "run", cJSON_CreateString(""));
+  assert_int_equal(ps_alert_event_from_cjson(&back, o), -EINVAL);
+  assert_int_equal(ps_alert_event_from_cjson(&back, NULL), -EINVAL);
+  cJSON_Delete(o);
+  free(json);
+  ps_alert_event_free(&ev);
+}
+
+static void test_verdict_event_and_slack(void **state) {
+  (void)state;
+  ps_alert_event ev;
+  make_event(&ev, PS_ALERT_REGRESSION, "daily-perf-1cb7c2d80874");
+  ps_alert_set(&ev.series, "daily-perf");
+  ps_alert_metric m = {.metric = "cycleAvgDuration", .have_value = 1, .have_baseline = 1,
+                       .have_change_pct = 1, .value = 27.8, .baseline = 24.33,
+                       .change_pct = 14.26};
+  assert_int_equal(ps_alert_event_add_metric(&ev, &m), 0);
+  ps_alert_metric m2 = {.metric = "live_avgSwingsetTime", .have_value = 1, .value = 0.5,
+                        .change_run = "daily-perf-9eb37164f6f7"};
+  assert_int_equal(ps_alert_event_add_metric(&ev, &m2), 0);
+  ps_buf t;
+  ps_buf_init(&t, 0);
+  assert_int_equal(ps_alert_text_verdict(&t, &ev), 0);
+  assert_string_equal(t.data,
+                      "daily-perf-1cb7c2d80874: regression against earlier daily-perf runs in 2 "
+                      "metrics: cycleAvgDuration +14.3% (27.8 against 24.33), "
+                      "live_avgSwingsetTime; the change began with daily-perf-9eb37164f6f7");
+  ps_buf_free(&t);
+  char *json = ps_alert_event_json(&ev);
+  cJSON *o = cJSON_Parse(json);
+  cJSON *metrics = cJSON_GetObjectItem(o, "metrics");
+  assert_int_equal(cJSON_GetArraySize(metrics), 2);
+  cJSON *first = cJSON_GetArrayItem(metrics, 0);
+  assert_string_equal(cJSON_GetObjectItem(first, "metric")->valuestring, "cycleAvgDuration");
+  assert_true(cJSON_GetObjectItem(first, "baseline")->valuedouble == 24.33);
+  assert_true(cJSON_GetObjectItem(first, "change_pct")->valuedouble == 14.26);
+  assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(metrics, 1), "baseline"));
+  cJSON_Delete(o);
+  free(json);
+
+  /* Slack: a run name cannot mention the channel nor hide a link */
+  free(ev.text);
+  ev.text = strdup("run <!channel> & <http://x|y> failed");
+  char *slack = ps_alert_event_slack(&ev);
+  o = cJSON_Parse(slack);
+  assert_non_null(o);
+  const char *text = cJSON_GetObjectItem(o, "text")->valuestring;
+  assert_null(strchr(text, '<'));
+  assert_non_null(strstr(text, "&lt;!channel&gt; &amp; &lt;http://x|y&gt;"));
+  assert_non_null(strstr(text, "*regression*"));
+  assert_non_null(strstr(text, "cycleAvgDuration: 27.8 against 24.33 (+14.3 %)"));
+  cJSON_Delete(o);
+  free(slack);
+  ps_alert_event_free(&ev);
+}
+
+static void test_run_texts(void **state) {
+  (void)state;
+  ps_run_view v;
+  memset(&v, 0, sizeof v);
+  ps_run_id_from_name("/r/daily-perf-ba4674aa5495", &v.id);
+  v.state = PS_RUN_ENDED;
+  v.status = PS_RUN_STATUS_FAILED;
+  v.have_duration = 1;
+  v.duration_s = 2257.11632;
+  v.have_exit_code = 1;
+  v.exit_code = 2;
+  snprintf(v.error_line, sizeof v.error_line, "Error: Loadgen vault task 25 failed");
+  ps_buf t;
+  ps_buf_init(&t, 0);
+  ps_alert_text_run(&t, PS_ALERT_RUN_FAILED, &v);
+  /* the example, word for word */
+  assert_string_equal(t.data, "daily-perf-ba4674aa5495 failed after 37m37s (exit code 2): "
+                              "Error: Loadgen vault task 25 failed");
+  ps_buf_reset(&t);
+  v.state = PS_RUN_STALLED;
+  v.newest_mtime_ns = T0;
+  v.end_ns = T0 + 1800 * S;
+  ps_alert_text_run(&t, PS_ALERT_RUN_STALLED, &v);
+  assert_string_equal(t.data, "daily-perf-ba4674aa5495 stalled: no file changed for 30m0s");
+  ps_buf_reset(&t);
+  v.state = PS_RUN_RUNNING;
+  ps_alert_text_run(&t, PS_ALERT_RUN_RECOVERED, &v);
+  assert_string_equal(t.data, "daily-perf-ba4674aa5495 is writing again after a stall");
+  ps_buf_reset(&t);
+  ps_alert_text_no_new_run(&t, "loadgen", "/srv/loadgen/results", 93600, 1700000000, 1600000000);
+  assert_string_equal(t.data, "no new loadgen run in /srv/loadgen/results for 26h0m0s (the "
+                              "last one started 2023-11-14T22:13:20Z)");
+  ps_buf_free(&t);
+}
+
+static void test_throttle(void **state) {
+  (void)state;
+  ps_alert_throttle t;
+  ps_alert_throttle_init(&t);
+  uint64_t said = 99;
+  assert_int_equal(ps_alert_throttle_pass(&t, PS_ALERT_RUN_FAILED, "r1", T0, 300, &said), 1);
+  assert_int_equal(said, 0);
+  /* the same (event, key) within 300 s: dropped and counted */
+  assert_int_equal(ps_alert_throttle_pass(&t, PS_ALERT_RUN_FAILED, "r1", T0 + 10 * S, 300, &said), 0);
+  assert_int_equal(ps_alert_throttle_pass(&t, PS_ALERT_RUN_FAILED, "r1", T0 + 20 * S, 300, &said), 0);
+  /* another key, another event: not held back */
+  assert_int_equal(ps_alert_throttle_pass(&t, PS_ALERT_RUN_FAILED, "r2", T0 + 20 * S, 300, &said), 1);
+  assert_int_equal(ps_alert_throttle_pass(&t, PS_ALERT_RUN_STALLED, "r1", T0 + 20 * S, 300, &said), 1);
+  /* saved and restored, the count survives a restart ... */
+  cJSON *j = ps_alert_throttle_to_cjson(&t);
+  ps_alert_throttle_free(&t);
+  ps_alert_throttle_init(&t);
+  ps_alert_throttle_from_cjson(&t, j);
+  cJSON_Delete(j);
+  assert_int_equal(ps_alert_throttle_pass(&t, PS_ALERT_RUN_FAILED, "r1", T0 + 200 * S, 300, &said), 0);
+  /* ... and is said with the next one that goes */
+  assert_int_equal(ps_alert_throttle_pass(&t, PS_ALERT_RUN_FAILED, "r1", T0 + 301 * S, 300, &said), 1);
+  assert_int_equal(said, 3);
+  assert_int_equal(ps_alert_throttle_pass(&t, PS_ALERT_RUN_FAILED, "r1", T0 + 700 * S, 300, &said), 1);
+  assert_int_equal(said, 0);
+  /* quiet keys are forgotten; 0 passes everything */
+  ps_alert_throttle_prune(&t, T0 + 5000 * S, 300);
+  assert_int_equal(t.n, 0);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(ps_alert_throttle_pass(&t, PS_ALERT_RUN_FAILED, "r1", T0, 0, &said), 1);
+  /* garbage in the state file is skipped */
+  cJSON *bad = cJSON_Parse("[{\"event\":\"nope\",\"key\":\"a\",\"last_ns\":1},{\"key\":3},7,"
+                           "{\"event\":\"run_failed\",\"key\":\"k\",\"last_ns\":1e300}]");
+  ps_alert_throttle_from_cjson(&t, bad);
+  cJSON_Delete(bad);
+  assert_int_equal(t.n, 0);
+  ps_alert_throttle_free(&t);
+}
+
+static void test_ledger(void **state) {
+  (void)state;
+  ps_alert_ledger l;
+  ps_alert_ledger_init(&l);
+  char id[PS_ALERT_ID_LEN + 1];
+  ps_alert_id(id, PS_ALERT_RUN_FAILED, "loadgen", "r", T0);
+  assert_false(ps_alert_ledger_has(&l, id));
+  assert_int_equal(ps_alert_ledger_add(&l, id, 1000), 0);
+  assert_true(ps_alert_ledger_has(&l, id));
+  assert_int_equal(ps_alert_ledger_add(&l, "short", 1000), -EINVAL);
+  cJSON *j = ps_alert_ledger_to_cjson(&l);
+  ps_alert_ledger_free(&l);
+  ps_alert_ledger_init(&l);
+  ps_alert_ledger_from_cjson(&l, j);
+  cJSON_Delete(j);
+  assert_true(ps_alert_ledger_has(&l, id));
+  /* bounded by age and by count */
+  ps_alert_ledger_prune(&l, 1000 + 86400, 86400);
+  assert_true(ps_alert_ledger_has(&l, id));
+  ps_alert_ledger_prune(&l, 1001 + 86400, 86400);
+  assert_false(ps_alert_ledger_has(&l, id));
+  for (int i = 0; i < PS_ALERT_LEDGER_MAX + 10; i++) {
+    ps_alert_id(id, PS_ALERT_RUN_FAILED, "loadgen", "r", T0 + i);
+    ps_alert_ledger_add(&l, id, 2000 + i);
+  }
+  assert_int_equal(l.n, PS_ALERT_LEDGER_MAX);
+  assert_true(ps_alert_ledger_has(&l, id));
+  ps_alert_id(id, PS_ALERT_RUN_FAILED, "loadgen", "r", T0);
+  assert_false(ps_alert_ledger_has(&l, id)); /* the oldest went first */
+  ps_alert_ledger_free(&l);
+}
+
+static void test_catch_up_rule(void **state) {
+  (void)state;
+  unsigned on = PS_ALERT_ON_DEFAULT;
+  int64_t now = T0, six_h = 21600;
+  /* this morning's failure, found by a restart: raised */
+  assert_int_equal(ps_alert_decide(on, six_h, PS_ALERT_RUN_FAILED, 1, now - 3600 * S, now),
+                   PS_ALERT_RAISE);
+  /* a year of history: nothing old */
+  assert_int_equal(ps_alert_decide(on, six_h, PS_ALERT_RUN_FAILED, 1, now - 86400 * S * 365, now),
+                   PS_ALERT_TOO_OLD);
+  assert_int_equal(ps_alert_decide(on, six_h, PS_ALERT_RUN_FAILED, 1, now - six_h * S, now),
+                   PS_ALERT_TOO_OLD);
+  /* a run seen live is not judged by its age */
+  assert_int_equal(ps_alert_decide(on, six_h, PS_ALERT_RUN_FAILED, 0, 0, now), PS_ALERT_RAISE);
+  /* a clock ahead of ours counts as recent */
+  assert_int_equal(ps_alert_decide(on, six_h, PS_ALERT_RUN_FAILED, 1, now + 60 * S, now),
+                   PS_ALERT_RAISE);
+  assert_int_equal(ps_alert_decide(on, six_h, PS_ALERT_IMPROVEMENT, 0, 0, now),
+                   PS_ALERT_NOT_WANTED);
+  assert_int_equal(ps_alert_decide(0, six_h, PS_ALERT_RUN_FAILED, 0, 0, now),
+                   PS_ALERT_NOT_WANTED);
+}
+
+static const char *const names[3] = {"exec", "webhook", "influxdb"};
+
+static void test_outbox_retries(void **state) {
+  (void)state;
+  assert_int_equal(ps_outbox_backoff_ms(1), 1000);
+  assert_int_equal(ps_outbox_backoff_ms(2), 2000);
+  assert_int_equal(ps_outbox_backoff_ms(5), 16000);
+  assert_int_equal(ps_outbox_backoff_ms(100), 300000);
+  ps_outbox o;
+  ps_outbox_init(&o, names, 3, 0);
+  ps_alert_event ev;
+  make_event(&ev, PS_ALERT_RUN_FAILED, "r1");
+  ps_outbox_entry *e = ps_outbox_add(&o, &ev, 0x7, 10000);
+  assert_non_null(e);
+  assert_null(ev.run); /* taken over */
+  make_event(&ev, PS_ALERT_RUN_FAILED, "r2");
+  ps_outbox_entry *e2 = ps_outbox_add(&o, &ev, 0x2, 10000);
+  /* oldest first, and one attempt at a time per entry and channel */
+  assert_ptr_equal(ps_outbox_due(&o, 1, 10000, 0), e);
+  ps_outbox_begin(e, 1);
+  assert_ptr_equal(ps_outbox_due(&o, 1, 10000, 0), e2);
+  /* the webhook answered 500: tried again after the back-off */
+  assert_int_equal(ps_outbox_result(&o, e, 1, 0, 10000), 0);
+  assert_ptr_equal(ps_outbox_due(&o, 1, 10500, 0), e2);
+  assert_int_equal(ps_outbox_next_ms(&o, 0x2), 10000);
+  ps_outbox_begin(e2, 1);
+  assert_int_equal(ps_outbox_next_ms(&o, 0x2), 11000);
+  assert_ptr_equal(ps_outbox_due(&o, 1, 11000, 0), e);
+  assert_int_equal(ps_outbox_result(&o, e2, 1, 1, 11000), 1); /* delivered: gone */
+  assert_int_equal(o.n, 1);
+  assert_int_equal(ps_outbox_failed(&o, 0x2), 1); /* e: tried, still waiting */
+  /* --once: every entry once, whatever its back-off, never twice */
+  e->tried = 0;
+  assert_ptr_equal(ps_outbox_due(&o, 1, 0, 1), e);
+  ps_outbox_begin(e, 1);
+  ps_outbox_result(&o, e, 1, 0, 11000);
+  assert_null(ps_outbox_due(&o, 1, 0, 1));
+  assert_int_equal(ps_outbox_failed(&o, 0x2), 1);
+  assert_int_equal(ps_outbox_untried(&o, 0x7), 1); /* exec and influxdb never tried */
+  /* delivered everywhere: removed */
+  assert_int_equal(ps_outbox_result(&o, e, 0, 1, 0), 0);
+  assert_int_equal(ps_outbox_result(&o, e, 2, 1, 0), 0);
+  assert_int_equal(ps_outbox_result(&o, e, 1, 1, 0), 1);
+  assert_int_equal(o.n, 0);
+  ps_outbox_free(&o);
+}
+
+static void test_outbox_saved_and_bounded(void **state) {
+  (void)state;
+  ps_outbox o;
+  ps_outbox_init(&o, names, 3, 4);
+  ps_alert_event ev;
+  for (int i = 0; i < 6; i++) {
+    char run[16];
+    snprintf(run, sizeof run, "r%d", i);
+    make_event(&ev, PS_ALERT_RUN_FAILED, run);
+    ev.time_ns = T0 + i * 1000;
+    assert_non_null(ps_outbox_add(&o, &ev, 0x6, 0));
+  }
+  /* a receiver down for a month cannot grow the state without end */
+  assert_int_equal(o.n, 4);
+  assert_int_equal(o.dropped, 2);
+  assert_string_equal(o.v[0]->ev.run, "r2");
+  ps_outbox_begin(o.v[0], 1);
+  ps_outbox_result(&o, o.v[0], 1, 0, 0);
+  ps_outbox_result(&o, o.v[0], 1, 0, 0);
+  cJSON *j = ps_outbox_to_cjson(&o);
+  ps_outbox_free(&o);
+  /* restored with the webhook still configured: attempts and times kept */
+  ps_outbox_init(&o, names, 3, 0);
+  size_t skipped = 9;
+  ps_outbox_from_cjson(&o, j, 5000, &skipped);
+  assert_int_equal(skipped, 0);
+  assert_int_equal(o.n, 4);
+  assert_int_equal(o.v[0]->attempts[1], 2);
+  assert_int_equal(o.v[0]->next_ms[1], 5000); /* a restart tries at once */
+  assert_int_equal(o.v[3]->ev.time_ns, T0 + 5000);
+  assert_int_equal(o.v[3]->pending, 0x6);
+  /* the webhook was removed from the configuration: only the point is left */
+  assert_int_equal(ps_outbox_keep_channels(&o, 0x5), 0);
+  assert_int_equal(o.v[0]->pending, 0x4);
+  assert_int_equal(ps_outbox_keep_channels(&o, 0x1), 4);
+  assert_int_equal(o.n, 0);
+  ps_outbox_free(&o);
+  /* unreadable entries are skipped, not fatal */
+  cJSON_AddItemToArray(j, cJSON_CreateString("junk"));
+  cJSON *item = cJSON_Duplicate(cJSON_GetArrayItem(j, 0), 1);
+  cJSON_ReplaceItemInObject(item, "pending", cJSON_CreateStringArray((const char *[]){"smoke"}, 1));
+  cJSON_AddItemToArray(j, item);
+  ps_outbox_init(&o, names, 3, 0);
+  ps_outbox_from_cjson(&o, j, 0, &skipped);
+  assert_int_equal(o.n, 4);
+  assert_int_equal(skipped, 2);
+  ps_outbox_free(&o);
+  cJSON_Delete(j);
+}
+
+static void test_url_redact(void **state) {
+  (void)state;
+  char out[128];
+  ps_alert_url_redact("https://hooks.slack.com/services/T0/B0/xyz", out, sizeof out);
+  assert_string_equal(out, "https://hooks.slack.com");
+  ps_alert_url_redact("http://u:pw@127.0.0.1:8080/hook?token=abc#x", out, sizeof out);
+  assert_string_equal(out, "http://127.0.0.1:8080");
+  ps_alert_url_redact("https://h?secret=1", out, sizeof out);
+  assert_string_equal(out, "https://h");
+  ps_alert_url_redact("not a url", out, sizeof out);
+  assert_string_equal(out, "(a URL)");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_id_is_stable_and_tells_apart),
+      cmocka_unit_test(test_event_object),
+      cmocka_unit_test(test_verdict_event_and_slack),
+      cmocka_unit_test(test_run_texts),
+      cmocka_unit_test(test_throttle),
+      cmocka_unit_test(test_ledger),
+      cmocka_unit_test(test_catch_up_rule),
+      cmocka_unit_test(test_outbox_retries),
+      cmocka_unit_test(test_outbox_saved_and_bounded),
+      cmocka_unit_test(test_url_redact),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
