@@ -42,6 +42,9 @@ static const char usage_text[] =
     "                          post a run marker by hand (source manual by default)\n"
     "  status                  files, offsets, pending points and last errors\n"
     "  forget PATH...          drop saved state so those files are read again\n"
+    "  report -o FILE.html [--since DURATION] [--source S]\n"
+    "                          write one self-contained HTML page of the runs, trends,\n"
+    "                          stages and DSS results in InfluxDB (-o -: stdout)\n"
     "\n"
     "options:\n"
     "  -c, --config FILE       configuration file (default " DEFAULT_CONFIG
@@ -51,8 +54,9 @@ static const char usage_text[] =
     "  -V, --version           print the version and exit\n"
     "\n"
     "exit codes: 0 ok, 64 usage, 65 some input rejected, 66 a PATH could not be\n"
-    "read (convert), 69 server unreachable, 70 internal error, 75 another agent\n"
-    "holds the state directory, 78 configuration error.\n";
+    "read (convert), 69 server unreachable, 70 internal error, 73 the report\n"
+    "could not be written, 75 another agent holds the state directory, 78\n"
+    "configuration error.\n";
 
 static const struct {
   const char *name;
@@ -61,6 +65,7 @@ static const struct {
     {"run", ps_cmd_run},       {"convert", ps_cmd_convert},
     {"check", ps_cmd_check},   {"mark", ps_cmd_mark},
     {"status", ps_cmd_status}, {"forget", ps_cmd_forget},
+    {"report", ps_cmd_report},
 };
 
 int main(int argc, char **argv) {
