@@ -7,7 +7,7 @@
  * - One thread, one uv loop. The service owns every stage and wires them
  *   with hooks; stages never call back up into it. Each stage is a file of
  *   its own (registry, reader, delivery, commit, runtracker, reporting,
- *   reload, createdb): this file only decides what happens when.
+ *   reload, createdb, reporter): this file only decides what happens when.
  * - Path events (inotify or a scan) are routed here: a document is tracked
  *   by path and read once settled; a line file by identity, so a rotated
  *   (renamed) or deleted file is drained from its descriptor before it is
@@ -42,6 +42,7 @@
 #include "pipeline/reader.h"
 #include "pipeline/registry.h"
 #include "pipeline/reload.h"
+#include "pipeline/reporter.h"
 #include "pipeline/reporting.h"
 #include "pipeline/runtracker.h"
 #include "pipeline/shared.h"
@@ -61,6 +62,7 @@ typedef struct ps_pipeline {
   pl_reader rd;
   pl_runs runs;
   pl_report report;
+  pl_reporter reporter;
   pl_createdb createdb;
   ps_watch *watch;
   uv_timer_t rescan_timer, check_timer;
@@ -183,6 +185,7 @@ static void close_all(ps_pipeline *pl) {
   pl_reader_close(&pl->rd);
   pl_runs_close(&pl->runs);
   pl_report_close(&pl->report);
+  pl_reporter_close(&pl->reporter);
   pl_createdb_close(&pl->createdb);
   pl_commit_close(&pl->commit);
   if (pl->watch)
@@ -319,6 +322,22 @@ static void on_file_at_end(void *ctx, pl_file *f) {
   pl_runs_note_path(&pl->runs, f->src, f->cur_path, 1);
 }
 
+/* Run events (a run's markers acknowledged) go to every stage acting on them. */
+static void on_run_event(void *ctx, const pl_run_event *ev) {
+  ps_pipeline *pl = ctx;
+  pl_reporter_run_event(&pl->reporter, ev);
+}
+
+static const char *last_error(void *ctx) {
+  ps_pipeline *pl = ctx;
+  return pl->saved.nerrors ? pl->saved.errors[pl->saved.nerrors - 1] : NULL;
+}
+
+static void on_report_failed(void *ctx, const char *why) {
+  ps_pipeline *pl = ctx;
+  pl_commit_error(&pl->commit, "report: %s", why);
+}
+
 static char *runs_json(void *ctx) {
   ps_pipeline *pl = ctx;
   return pl_runs_to_json(&pl->runs);
@@ -354,6 +373,7 @@ static void reload(ps_pipeline *pl) {
   uv_timer_start(&pl->rescan_timer, rescan_cb, (uint64_t)n->watch.rescan_interval_ms,
                  (uint64_t)n->watch.rescan_interval_ms);
   pl_report_start(&pl->report);
+  pl_reporter_request(&pl->reporter, "configuration reread");
   rescan(pl);
   PS_INFO(MOD, "configuration reread from %s", n->file ? n->file : "defaults");
 }
@@ -418,11 +438,14 @@ static int start_stages(ps_pipeline *pl) {
   pl_reader_hooks rh = {on_parser_opened, on_file_at_end, on_reader_idle, pl};
   pl_reader_init(&pl->rd, &pl->sh, &pl->reg, &pl->dl, &pl->commit, &rh);
   pl_aux_out out = pl_delivery_aux_out(&pl->dl);
-  pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &out, &pl->commit, NULL);
+  pl_runs_hooks runh = {on_run_event, pl};
+  pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &out, &pl->commit, &runh);
   pl_runs_from_json(&pl->runs, ps_state_section(&pl->saved, "runs"));
   pl_commit_add_section(&pl->commit, "runs", runs_json, pl);
   pl_report_init(&pl->report, &pl->sh, &pl->reg, &pl->dl, &pl->runs);
   pl_createdb_init(&pl->createdb, pl->sh.loop, pl->gens.boot.cfg, &pl->dl, &pl->sh.stopping);
+  pl_reporter_hooks reph = {last_error, on_report_failed, pl};
+  pl_reporter_init(&pl->reporter, &pl->sh, pl->gens.boot.cfg, &reph);
   return 0;
 }
 
@@ -481,6 +504,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   rescan(pl);
   pl->sh.initial_scan = 0;
   pl_report_start(&pl->report);
+  pl_reporter_start(&pl->reporter);
   if (!pl->sh.once) {
     if (cfg->watch.rescan_interval_ms > 0)
       uv_timer_start(&pl->rescan_timer, rescan_cb, (uint64_t)cfg->watch.rescan_interval_ms,
