@@ -415,8 +415,21 @@ static int ask(const ps_config *cfg, ps_report_data *d, int phase, ps_buf *err) 
   return rc;
 }
 
+/* InfluxDB 1.x answers a query of several statements on a database that
+ * does not exist with "not executed" alone; one statement gets the real
+ * reason ("database not found"), which ps_influx_query reads as -ENOENT. */
+static int database_missing(const ps_config *cfg) {
+  ps_buf answer;
+  ps_buf_init(&answer, 0);
+  int rc = ps_influx_query(cfg, "SELECT \"text\" FROM \"runs\" LIMIT 1", &answer, NULL);
+  ps_buf_free(&answer);
+  return rc == -ENOENT;
+}
+
 int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err) {
   int rc = ask(cfg, d, 1, err);
+  if (rc == -EPROTO && database_missing(cfg))
+    rc = -ENOENT;
   if (rc == -ENOENT) { /* no database yet: nothing has been shipped */
     if (err)
       ps_buf_reset(err);
