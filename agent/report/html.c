@@ -881,7 +881,7 @@ static void section_runs(page *p) {
     putf(p, "<tr class=\"row-%s\" data-status=\"%s\"><td class=\"name run\">",
          ps_rstatus_name(r->status), ps_rstatus_name(r->status));
     esc(p, r->name);
-    put(p, "</td><td class=\"name\">");
+    put(p, "</td><td class=\"name rev\">");
     esc(p, r->revision ? r->revision : "–");
     put(p, "</td><td>");
     esc(p, r->test_type ? r->test_type : "–");
