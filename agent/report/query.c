@@ -3,14 +3,14 @@
  * (include/report/query.h).
  *
  * DESIGN
- * - The first request holds every statement that needs nothing from
- *   another answer, so a page costs two round trips whatever the range.
- *   Each statement's rows are read by the handler of its position; an
- *   answer is matched to its statement by `statement_id`, never by order.
- * - GROUP BY the tags the page needs puts them in each series' `tags`
- *   object; `SELECT *` (loadgen_run) puts the other tags among the
- *   columns. Both are looked up by name, so a column InfluxDB adds or
- *   reorders changes nothing.
+ * - One statement per request, each answer read into the model and freed
+ *   before the next: nine round trips a page (a few milliseconds on a
+ *   LAN), and the memory of one answer at a time. The agent regenerates in
+ *   its own process, whose whole resident size is meant to stay small.
+ * - Tags come as columns (SELECT "run", ...) or, where an aggregate or a
+ *   LIMIT per tag needs them, from GROUP BY's `tags` object; `SELECT *`
+ *   (loadgen_run) returns tags among the columns too. All are looked up
+ *   by name, so a column InfluxDB adds or reorders changes nothing.
  * - Times arrive as integer nanoseconds (epoch=ns) but cJSON keeps numbers
  *   as doubles: a time keeps about a quarter of a microsecond, more than
  *   the page shows, and two equal times stay equal.
@@ -31,79 +31,78 @@
 
 /* --- the statements ------------------------------------------------------- */
 
-enum {
-  Q_MARKERS,
-  Q_RUN_POINTS,
-  Q_VERDICTS,
-  Q_STAGE_CANDIDATES,
-  Q_DSS,
-  Q_HEALTH,
-  Q_ALERT_ERROR,
-  Q_PHASE1_COUNT
-};
-enum { Q_STAGE_CYCLES, Q_STAGE_BLOCKS, Q_PHASE2_COUNT };
-
 static int since(ps_buf *q, const ps_report_data *d) {
   return ps_buf_printf(q, " WHERE time >= %" PRId64, d->since_ns);
 }
 
-static int phase1(const ps_report_data *d, ps_buf *q) {
-  int rc = ps_buf_puts(q, "SELECT \"text\", \"exitCode\", \"duration\", \"backfill\" FROM \"runs\"");
+/* SELECT fields and tags, FROM, the range, and what follows. Tags are
+ * selected as columns rather than grouped by: one series of rows instead
+ * of a series object per tag combination keeps the answer (and the memory
+ * to read it) a fraction of the size. */
+static int select_from(ps_buf *q, const ps_report_data *d, const char *columns,
+                       const char *measurement, const char *rest) {
+  int rc = ps_buf_printf(q, "SELECT %s FROM \"%s\"", columns, measurement);
   rc = rc ? rc : since(q, d);
-  rc = rc ? rc : ps_buf_puts(q, " GROUP BY \"source\", \"run\", \"revision\", \"event\", \"status\";\n");
-  rc = rc ? rc : ps_buf_puts(q, "SELECT * FROM \"loadgen_run\"");
-  rc = rc ? rc : since(q, d);
-  rc = rc ? rc : ps_buf_puts(q, " GROUP BY \"run\";\n");
-  rc = rc ? rc
-          : ps_buf_puts(q, "SELECT \"verdict\", \"value\", \"baseline\", \"change_pct\", "
-                           "\"change_run\", \"baseline_runs\", \"method\", \"p_value\", "
-                           "\"variants\", \"variants_agree\", \"revision\" FROM "
-                           "\"perfship_verdict\"");
-  rc = rc ? rc : since(q, d);
-  rc = rc ? rc
-          : ps_buf_puts(q, " GROUP BY \"source\", \"series\", \"metric\", \"run\", \"stage\", "
-                           "\"arm\", \"reference\";\n");
-  rc = rc ? rc : ps_buf_puts(q, "SELECT last(\"stageIndex\") FROM \"loadgen_stage\"");
-  rc = rc ? rc : since(q, d);
-  rc = rc ? rc : ps_buf_puts(q, " GROUP BY \"run\";\n");
-  rc = rc ? rc
-          : ps_buf_puts(q, "SELECT \"variantIndex\", \"rps_total\", \"p95_ms\", \"errors\" FROM "
-                           "\"dss_bench\"");
-  rc = rc ? rc : since(q, d);
-  rc = rc ? rc : ps_buf_puts(q, " GROUP BY \"run\", \"test\", \"arm\", \"variant\", \"sweep\";\n");
-  rc = rc ? rc
-          : ps_buf_puts(q, "SELECT \"points_written\", \"records_rejected\", "
-                           "\"points_rejected\", \"uptime_s\" FROM \"perfship\"");
-  rc = rc ? rc : since(q, d);
-  rc = rc ? rc : ps_buf_puts(q, " GROUP BY \"host\" ORDER BY time DESC LIMIT 1;\n");
-  rc = rc ? rc : ps_buf_puts(q, "SELECT \"text\" FROM \"perfship_alert\"");
-  rc = rc ? rc : since(q, d);
-  rc = rc ? rc
-          : ps_buf_puts(q, " AND \"event\" = 'agent_unhealthy' ORDER BY time DESC LIMIT 1");
-  return rc;
+  return rc ? rc : ps_buf_puts(q, rest);
 }
 
-static int phase2(const ps_report_data *d, ps_buf *q) {
+static int q_markers(const ps_report_data *d, ps_buf *q) {
+  return select_from(q, d, "\"text\", \"exitCode\", \"duration\", \"source\", \"run\", "
+                           "\"revision\", \"event\", \"status\"", "runs", "");
+}
+
+static int q_run_points(const ps_report_data *d, ps_buf *q) {
+  return select_from(q, d, "*", "loadgen_run", "");
+}
+
+static int q_verdicts(const ps_report_data *d, ps_buf *q) {
+  return select_from(q, d, "\"verdict\", \"value\", \"baseline\", \"change_pct\", "
+                           "\"change_run\", \"baseline_runs\", \"method\", \"p_value\", "
+                           "\"variants\", \"variants_agree\", \"revision\", \"source\", "
+                           "\"series\", \"metric\", \"run\", \"stage\", \"arm\", \"reference\"",
+                     "perfship_verdict", "");
+}
+
+static int q_stage_candidates(const ps_report_data *d, ps_buf *q) {
+  return select_from(q, d, "last(\"stageIndex\")", "loadgen_stage", " GROUP BY \"run\"");
+}
+
+static int q_dss(const ps_report_data *d, ps_buf *q) {
+  return select_from(q, d, "\"variantIndex\", \"rps_total\", \"p95_ms\", \"errors\", \"run\", "
+                           "\"test\", \"arm\", \"variant\", \"sweep\"", "dss_bench", "");
+}
+
+static int q_health(const ps_report_data *d, ps_buf *q) {
+  return select_from(q, d, "\"points_written\", \"records_rejected\", \"points_rejected\", "
+                           "\"uptime_s\"", "perfship", " GROUP BY \"host\" ORDER BY time DESC LIMIT 1");
+}
+
+static int q_alert_error(const ps_report_data *d, ps_buf *q) {
+  return select_from(q, d, "\"text\"", "perfship_alert",
+                     " AND \"event\" = 'agent_unhealthy' ORDER BY time DESC LIMIT 1");
+}
+
+/* The stage run's rows: its name is data, so it is quoted. */
+static int of_stage_run(ps_buf *q, const ps_report_data *d, const char *columns,
+                        const char *measurement, const char *filter, const char *group) {
   if (!d->stage_run)
     return -ENOENT;
-  int rc = ps_buf_puts(q, "SELECT \"cycleCount\", \"avgDuration\", \"p95Duration\", "
-                          "\"cycleSuccessRate\" FROM \"loadgen_stage_cycles\"");
-  rc = rc ? rc : since(q, d);
+  int rc = select_from(q, d, columns, measurement, filter);
   rc = rc ? rc : ps_buf_puts(q, " AND \"run\" = ");
   rc = rc ? rc : ps_influxql_quote_string(q, d->stage_run);
-  rc = rc ? rc : ps_buf_puts(q, " GROUP BY \"stage\", \"task\";\n");
-  rc = rc ? rc
-          : ps_buf_puts(q, "SELECT \"avgSwingsetTime\", \"avgBlockDuration\", \"blockCount\" "
-                           "FROM \"loadgen_stage_blocks\"");
-  rc = rc ? rc : since(q, d);
-  rc = rc ? rc : ps_buf_puts(q, " AND \"summary\" = 'onlyLive' AND \"run\" = ");
-  rc = rc ? rc : ps_influxql_quote_string(q, d->stage_run);
-  rc = rc ? rc : ps_buf_puts(q, " GROUP BY \"stage\"");
-  return rc;
+  return rc ? rc : ps_buf_puts(q, group);
 }
 
-int ps_report_statements(const ps_report_data *d, int phase, ps_buf *out) {
-  return phase == 1 ? phase1(d, out) : phase == 2 ? phase2(d, out) : -EINVAL;
+static int q_stage_cycles(const ps_report_data *d, ps_buf *q) {
+  return of_stage_run(q, d, "\"cycleCount\", \"avgDuration\", \"p95Duration\", "
+                            "\"cycleSuccessRate\"", "loadgen_stage_cycles", "",
+                      " GROUP BY \"stage\", \"task\"");
+}
+
+static int q_stage_blocks(const ps_report_data *d, ps_buf *q) {
+  return of_stage_run(q, d, "\"avgSwingsetTime\", \"avgBlockDuration\", \"blockCount\"",
+                      "loadgen_stage_blocks", " AND \"summary\" = 'onlyLive'",
+                      " GROUP BY \"stage\"");
 }
 
 /* --- reading rows ------------------------------------------------------------ */
@@ -360,28 +359,35 @@ static int on_stage_blocks(ps_report_data *d, const row *r) {
 
 typedef int (*row_fn)(ps_report_data *d, const row *r);
 
-static const row_fn phase1_fns[Q_PHASE1_COUNT] = {
-    [Q_MARKERS] = on_marker,         [Q_RUN_POINTS] = on_run_point,
-    [Q_VERDICTS] = on_verdict,       [Q_STAGE_CANDIDATES] = on_stage_candidate,
-    [Q_DSS] = on_dss,                [Q_HEALTH] = on_health,
-    [Q_ALERT_ERROR] = on_alert_error,
-};
-static const row_fn phase2_fns[Q_PHASE2_COUNT] = {
-    [Q_STAGE_CYCLES] = on_stage_cycles,
-    [Q_STAGE_BLOCKS] = on_stage_blocks,
+static const struct {
+  int (*text)(const ps_report_data *d, ps_buf *q);
+  row_fn rows;
+} statements[PS_REPORT_NSTATEMENTS] = {
+    [PS_RQ_MARKERS] = {q_markers, on_marker},
+    [PS_RQ_RUN_POINTS] = {q_run_points, on_run_point},
+    [PS_RQ_VERDICTS] = {q_verdicts, on_verdict},
+    [PS_RQ_STAGE_CANDIDATES] = {q_stage_candidates, on_stage_candidate},
+    [PS_RQ_DSS] = {q_dss, on_dss},
+    [PS_RQ_HEALTH] = {q_health, on_health},
+    [PS_RQ_ALERT_ERROR] = {q_alert_error, on_alert_error},
+    [PS_RQ_STAGE_CYCLES] = {q_stage_cycles, on_stage_cycles},
+    [PS_RQ_STAGE_BLOCKS] = {q_stage_blocks, on_stage_blocks},
 };
 
-int ps_report_parse_answer(ps_report_data *d, int phase, const char *json, size_t len) {
-  const row_fn *fns = phase == 1 ? phase1_fns : phase2_fns;
-  int nfns = phase == 1 ? Q_PHASE1_COUNT : Q_PHASE2_COUNT;
+int ps_report_statements(const ps_report_data *d, int statement, ps_buf *out) {
+  if (statement < 0 || statement >= PS_REPORT_NSTATEMENTS)
+    return -EINVAL;
+  return statements[statement].text(d, out);
+}
+
+int ps_report_parse_answer(ps_report_data *d, int statement, const char *json, size_t len) {
+  if (statement < 0 || statement >= PS_REPORT_NSTATEMENTS)
+    return -EINVAL;
+  row_fn fn = statements[statement].rows;
   cJSON *j = json ? cJSON_ParseWithLength(json, len) : NULL;
   const cJSON *result;
   int rc = 0;
   cJSON_ArrayForEach(result, cJSON_GetObjectItemCaseSensitive(j, "results")) {
-    const cJSON *id = cJSON_GetObjectItemCaseSensitive(result, "statement_id");
-    if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= nfns)
-      continue;
-    row_fn fn = fns[(int)id->valuedouble];
     const cJSON *series;
     cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(result, "series")) {
       row r = {cJSON_GetObjectItemCaseSensitive(series, "tags"),
@@ -399,37 +405,28 @@ out:
   return rc;
 }
 
-/* --- the two requests -------------------------------------------------------- */
+/* --- the requests -------------------------------------------------------- */
 
-static int ask(const ps_config *cfg, ps_report_data *d, int phase, ps_buf *err) {
+/* One statement per request: the answers are read and freed one at a time,
+ * so the memory a page needs is that of its largest answer, not of all. */
+static int ask(const ps_config *cfg, ps_report_data *d, int statement, ps_buf *err) {
   ps_buf q, answer;
   ps_buf_init(&q, 0);
   ps_buf_init(&answer, 0);
-  int rc = ps_report_statements(d, phase, &q);
+  int rc = ps_report_statements(d, statement, &q);
   if (rc == 0)
     rc = ps_influx_query(cfg, q.data, &answer, err);
   if (rc == 0)
-    rc = ps_report_parse_answer(d, phase, answer.data, answer.len);
+    rc = ps_report_parse_answer(d, statement, answer.data, answer.len);
   ps_buf_free(&q);
   ps_buf_free(&answer);
   return rc;
 }
 
-/* InfluxDB 1.x answers a query of several statements on a database that
- * does not exist with "not executed" alone; one statement gets the real
- * reason ("database not found"), which ps_influx_query reads as -ENOENT. */
-static int database_missing(const ps_config *cfg) {
-  ps_buf answer;
-  ps_buf_init(&answer, 0);
-  int rc = ps_influx_query(cfg, "SELECT \"text\" FROM \"runs\" LIMIT 1", &answer, NULL);
-  ps_buf_free(&answer);
-  return rc == -ENOENT;
-}
-
 int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err) {
-  int rc = ask(cfg, d, 1, err);
-  if (rc == -EPROTO && database_missing(cfg))
-    rc = -ENOENT;
+  int rc = 0;
+  for (int s = 0; s < PS_RQ_STAGE_CYCLES && rc == 0; s++)
+    rc = ask(cfg, d, s, err);
   if (rc == -ENOENT) { /* no database yet: nothing has been shipped */
     if (err)
       ps_buf_reset(err);
@@ -437,8 +434,8 @@ int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err) {
   }
   if (rc == 0 && ps_report_shows(d, "loadgen"))
     rc = ps_report_pick_stage_run(d);
-  if (rc == 0 && d->stage_run)
-    rc = ask(cfg, d, 2, err);
+  for (int s = PS_RQ_STAGE_CYCLES; d->stage_run && s < PS_REPORT_NSTATEMENTS && rc == 0; s++)
+    rc = ask(cfg, d, s, err);
   if (rc == 0)
     rc = ps_report_finish(d);
   return rc;

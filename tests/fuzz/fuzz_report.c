@@ -2,9 +2,9 @@
  * fuzz_report.c: the report's reading of InfluxDB answers and its page
  * writer (agent/report/query.c, agent/report/html.c).
  *
- * Input: a byte choosing the phase (first or second request), then the
- * answer's text (tests/fuzz/corpus/report/ holds answers of a real 1.6.7
- * to the report's statements).
+ * Input: a byte choosing the statement (report/query.h PS_RQ_*, modulo
+ * their count), then the answer's text (tests/fuzz/corpus/report/ holds
+ * answers of a real 1.6.7 to each of the report's statements).
  * Properties: any answer is read without a crash or a leak; the page
  * written from whatever it yielded has exactly three script elements (no
  * data opened another), its JSON block holds no '<' (so nothing in it can
@@ -44,10 +44,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   ps_report_data d;
   ps_report_data_init(&d, 1800000000000000000LL, 1600000000000000000LL, NULL);
-  int phase = (data[0] & 1) + 1;
-  if (ps_report_parse_answer(&d, phase, (const char *)data + 1, size - 1) < 0)
+  int statement = data[0] % PS_REPORT_NSTATEMENTS;
+  if (ps_report_parse_answer(&d, statement, (const char *)data + 1, size - 1) < 0)
     abort();
-  if (phase == 1 && ps_report_pick_stage_run(&d) < 0)
+  if (ps_report_pick_stage_run(&d) < 0)
     abort();
   if (ps_report_finish(&d) < 0)
     abort();

@@ -102,8 +102,8 @@ class ReportAgent(harness.InfluxTestCase):
 
     def test_a_slow_query_never_delays_shipping(self):
         with FaultProxy(upstream_port=self.influx.port) as proxy:
-            # every report query hangs for 15 s; writes pass
-            proxy.add_rule("delay", seconds=15, path="/query")
+            # the first page's first query hangs for 20 s; writes pass
+            proxy.add_rule("delay", seconds=20, path="/query", count=1)
             db = "test_a_slow_query_never_delays_shipping"
             self.influx.create_db(db)
             a = self.agent(self.config(url=proxy.url,

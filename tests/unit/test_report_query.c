@@ -5,7 +5,7 @@
  * test tests/integration/test_report.py runs the same statements against
  * a real influxd); what matters here is how the rows are settled: a run's
  * status from its several witnesses, a rewritten DSS results file, the
- * stage run, and data-derived names quoted in the second query.
+ * stage run, and data-derived names quoted in the stage statements.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,8 +23,8 @@
 
 #define T0 1647216135581548000LL
 
-static void parse(ps_report_data *d, int phase, const char *json) {
-  assert_int_equal(ps_report_parse_answer(d, phase, json, strlen(json)), 0);
+static void parse(ps_report_data *d, int statement, const char *json) {
+  assert_int_equal(ps_report_parse_answer(d, statement, json, strlen(json)), 0);
 }
 
 static const ps_rrun *run(ps_report_data *d, const char *name) {
@@ -34,50 +34,49 @@ static const ps_rrun *run(ps_report_data *d, const char *name) {
   return r;
 }
 
-/* statement 0: the runs markers; 1: the loadgen_run points */
-static const char markers_and_points[] =
-    "{\"results\":[{\"statement_id\":0,\"series\":["
+/* The runs markers, as InfluxDB answers PS_RQ_MARKERS (tags as columns). */
+static const char markers[] =
+    "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"runs\",\"columns\":[\"time\","
+    "\"text\",\"exitCode\",\"duration\",\"source\",\"run\",\"revision\",\"event\",\"status\"],"
+    "\"values\":["
     /* a run that stalled and later ended: the real end wins */
-    "{\"name\":\"runs\",\"tags\":{\"event\":\"end\",\"revision\":\"aaaaaaa\",\"run\":\"daily-aaaaaaa\","
-    "\"source\":\"loadgen\",\"status\":\"stalled\"},\"columns\":[\"time\",\"text\",\"exitCode\","
-    "\"duration\",\"backfill\"],\"values\":[[1647216200000000000,\"stalled\",null,null,false]]},"
-    "{\"name\":\"runs\",\"tags\":{\"event\":\"end\",\"revision\":\"aaaaaaa\",\"run\":\"daily-aaaaaaa\","
-    "\"source\":\"loadgen\",\"status\":\"failed\"},\"columns\":[\"time\",\"text\",\"exitCode\","
-    "\"duration\",\"backfill\"],\"values\":[[1647216300000000000,\"Error: boom\",2,120.5,false]]},"
-    "{\"name\":\"runs\",\"tags\":{\"event\":\"start\",\"revision\":\"aaaaaaa\",\"run\":\"daily-aaaaaaa\","
-    "\"source\":\"loadgen\",\"status\":\"running\"},\"columns\":[\"time\",\"text\",\"exitCode\","
-    "\"duration\",\"backfill\"],\"values\":[[1647216100000000000,\"started\",null,null,false]]},"
+    "[1647216100000000000,\"started\",null,null,\"loadgen\",\"daily-aaaaaaa\",\"aaaaaaa\",\"start\","
+    "\"running\"],"
+    "[1647216200000000000,\"stalled\",null,null,\"loadgen\",\"daily-aaaaaaa\",\"aaaaaaa\",\"end\","
+    "\"stalled\"],"
+    "[1647216300000000000,\"Error: boom\",2,120.5,\"loadgen\",\"daily-aaaaaaa\",\"aaaaaaa\",\"end\","
+    "\"failed\"],"
     /* a run with only a start marker and a stall: stalled */
-    "{\"name\":\"runs\",\"tags\":{\"event\":\"start\",\"revision\":\"\",\"run\":\"manual-1234567\","
-    "\"source\":\"loadgen\",\"status\":\"running\"},\"columns\":[\"time\",\"text\",\"exitCode\","
-    "\"duration\",\"backfill\"],\"values\":[[1647216000000000000,\"s\",null,null,false]]},"
-    "{\"name\":\"runs\",\"tags\":{\"event\":\"end\",\"revision\":\"\",\"run\":\"manual-1234567\","
-    "\"source\":\"loadgen\",\"status\":\"stalled\"},\"columns\":[\"time\",\"text\",\"exitCode\","
-    "\"duration\",\"backfill\"],\"values\":[[1647217000000000000,\"no file changed\",null,null,false]]},"
+    "[1647216000000000000,\"s\",null,null,\"loadgen\",\"manual-1234567\",null,\"start\",\"running\"],"
+    "[1647217000000000000,\"no file changed\",null,null,\"loadgen\",\"manual-1234567\",null,\"end\","
+    "\"stalled\"],"
     /* a DSS results file, written twice: the newer marker wins */
-    "{\"name\":\"runs\",\"tags\":{\"event\":\"end\",\"revision\":\"\",\"run\":\"cmp\","
-    "\"source\":\"dss_bench\",\"status\":\"failed\"},\"columns\":[\"time\",\"text\",\"exitCode\","
-    "\"duration\",\"backfill\"],\"values\":[[1700000000000000000,\"old\",null,null,true],"
-    "[1700000100000000000,\"new\",null,null,false]]},"
+    "[1700000100000000000,\"new\",null,null,\"dss_bench\",\"cmp\",null,\"end\",\"failed\"],"
+    "[1700000000000000000,\"old\",null,null,\"dss_bench\",\"cmp\",null,\"end\",\"success\"],"
     /* a source the page does not show */
-    "{\"name\":\"runs\",\"tags\":{\"event\":\"end\",\"revision\":\"\",\"run\":\"by-hand\","
-    "\"source\":\"manual\",\"status\":\"success\"},\"columns\":[\"time\",\"text\",\"exitCode\","
-    "\"duration\",\"backfill\"],\"values\":[[1700000000000000000,\"x\",null,null,false]]}"
-    "]},{\"statement_id\":1,\"series\":["
-    "{\"name\":\"loadgen_run\",\"tags\":{\"run\":\"daily-bbbbbbb\"},\"columns\":[\"time\","
+    "[1700000000000000000,\"x\",null,null,\"manual\",\"by-hand\",null,\"end\",\"success\"]"
+    "]}]}]}";
+
+/* loadgen_run points, as InfluxDB answers `SELECT *` (PS_RQ_RUN_POINTS). */
+static const char run_points[] =
+    "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"loadgen_run\",\"columns\":[\"time\","
     "\"cycleAvgDuration\",\"cycleSuccessRate\",\"duration\",\"exitCode\",\"host\",\"profile\","
-    "\"revision\",\"status\",\"success\",\"test_type\"],\"values\":[[1647216135581548000,24.330188,"
-    "100,3391.486817,0,\"bench-1\",\"local\",\"bbbbbbb\",\"success\",true,\"daily\"]]},"
-    "{\"name\":\"loadgen_run\",\"tags\":{\"run\":\"daily-aaaaaaa\"},\"columns\":[\"time\","
-    "\"cycleAvgDuration\",\"status\",\"success\",\"test_type\"],\"values\":[[1647216100000000000,"
-    "null,\"failed\",false,\"daily\"]]}"
-    "]}]}";
+    "\"revision\",\"run\",\"status\",\"success\",\"test_type\"],\"values\":["
+    "[1647216100000000000,null,null,null,null,\"bench-1\",\"local\",\"aaaaaaa\",\"daily-aaaaaaa\","
+    "\"failed\",false,\"daily\"],"
+    "[1647216135581548000,24.330188,100,3391.486817,0,\"bench-1\",\"local\",\"bbbbbbb\","
+    "\"daily-bbbbbbb\",\"success\",true,\"daily\"]]}]}]}";
+
+static void parse_both(ps_report_data *d) {
+  parse(d, PS_RQ_MARKERS, markers);
+  parse(d, PS_RQ_RUN_POINTS, run_points);
+}
 
 static void test_status_from_markers_and_points(void **state) {
   (void)state;
   ps_report_data d;
   ps_report_data_init(&d, 1800000000000000000LL, 0, NULL);
-  parse(&d, 1, markers_and_points);
+  parse_both(&d);
   assert_int_equal(ps_report_finish(&d), 0);
   assert_int_equal(d.nruns, 3);
   const ps_rrun *a = run(&d, "daily-aaaaaaa");
@@ -113,17 +112,14 @@ static void test_status_from_markers_and_points(void **state) {
 
 static void test_answer_order_does_not_matter(void **state) {
   (void)state;
-  /* the same statements answered in another order, as two answers */
-  const char *points_only = strstr(markers_and_points, "{\"statement_id\":1");
   ps_report_data d;
   ps_report_data_init(&d, 1800000000000000000LL, 0, NULL);
-  char buf[8192];
-  snprintf(buf, sizeof buf, "{\"results\":[%s", points_only);
-  parse(&d, 1, buf);
-  parse(&d, 1, markers_and_points);
+  parse(&d, PS_RQ_RUN_POINTS, run_points);
+  parse(&d, PS_RQ_MARKERS, markers);
   assert_int_equal(ps_report_finish(&d), 0);
   assert_int_equal(run(&d, "daily-aaaaaaa")->status, PS_RS_FAILED);
   assert_int_equal(run(&d, "daily-bbbbbbb")->status, PS_RS_SUCCESS);
+  assert_string_equal(d.dssfiles[0].text, "new");
   ps_report_data_free(&d);
 }
 
@@ -131,8 +127,8 @@ static void test_rewritten_dss_file_shows_newest(void **state) {
   (void)state;
   ps_report_data d;
   ps_report_data_init(&d, 1800000000000000000LL, 0, NULL);
-  parse(&d, 1,
-        "{\"results\":[{\"statement_id\":4,\"series\":["
+  parse(&d, PS_RQ_DSS,
+        "{\"results\":[{\"statement_id\":0,\"series\":["
         "{\"name\":\"dss_bench\",\"tags\":{\"arm\":\"a\",\"run\":\"f\",\"sweep\":\"s\",\"test\":\"t\","
         "\"variant\":\"10ms\"},\"columns\":[\"time\",\"variantIndex\",\"rps_total\",\"p95_ms\","
         "\"errors\"],\"values\":[[1700000000000000000,1,5.0,100,0],[1700000100000000000,1,6.0,90,1]]},"
@@ -159,11 +155,11 @@ static void test_stage_run_and_its_query(void **state) {
   (void)state;
   ps_report_data d;
   ps_report_data_init(&d, 1800000000000000000LL, 1600000000000000000LL, NULL);
-  parse(&d, 1, markers_and_points);
-  /* statement 3: the newest loadgen_stage point per run; a run the page
-   * does not list (outside the range) is no candidate */
-  parse(&d, 1,
-        "{\"results\":[{\"statement_id\":3,\"series\":["
+  parse_both(&d);
+  /* the newest loadgen_stage point per run; a run the page does not list
+   * (outside the range) is no candidate */
+  parse(&d, PS_RQ_STAGE_CANDIDATES,
+        "{\"results\":[{\"statement_id\":0,\"series\":["
         "{\"name\":\"loadgen_stage\",\"tags\":{\"run\":\"daily-aaaaaaa\"},\"columns\":[\"time\","
         "\"last\"],\"values\":[[1647216250000000000,5]]},"
         "{\"name\":\"loadgen_stage\",\"tags\":{\"run\":\"daily-bbbbbbb\"},\"columns\":[\"time\","
@@ -174,14 +170,14 @@ static void test_stage_run_and_its_query(void **state) {
   assert_string_equal(d.stage_run, "daily-aaaaaaa");
   ps_buf q;
   ps_buf_init(&q, 0);
-  assert_int_equal(ps_report_statements(&d, 2, &q), 0);
+  assert_int_equal(ps_report_statements(&d, PS_RQ_STAGE_CYCLES, &q), 0);
   assert_non_null(strstr(q.data, "\"run\" = 'daily-aaaaaaa'"));
   assert_non_null(strstr(q.data, "time >= 1600000000000000000"));
   /* a name from the data is quoted, never pasted */
   free(d.stage_run);
   d.stage_run = strdup("x' OR '1'='1");
   ps_buf_reset(&q);
-  assert_int_equal(ps_report_statements(&d, 2, &q), 0);
+  assert_int_equal(ps_report_statements(&d, PS_RQ_STAGE_BLOCKS, &q), 0);
   assert_non_null(strstr(q.data, "\"run\" = 'x\\' OR \\'1\\'=\\'1'"));
   ps_buf_free(&q);
   ps_report_data_free(&d);
@@ -191,13 +187,13 @@ static void test_source_filter(void **state) {
   (void)state;
   ps_report_data d;
   ps_report_data_init(&d, 1800000000000000000LL, 0, "dss_bench");
-  parse(&d, 1, markers_and_points);
+  parse_both(&d);
   assert_int_equal(ps_report_finish(&d), 0);
   assert_int_equal(d.nruns, 0);
   assert_int_equal(d.ndssfiles, 1);
   ps_report_data_free(&d);
   ps_report_data_init(&d, 1800000000000000000LL, 0, "loadgen");
-  parse(&d, 1, markers_and_points);
+  parse_both(&d);
   assert_int_equal(ps_report_finish(&d), 0);
   assert_int_equal(d.nruns, 3);
   assert_int_equal(d.ndssfiles, 0);
@@ -216,12 +212,14 @@ static void test_shapes_it_does_not_know(void **state) {
       "{\"error\":\"database not found\"}",
   };
   for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
-    ps_report_data d;
-    ps_report_data_init(&d, 1, 0, NULL);
-    assert_int_equal(ps_report_parse_answer(&d, 1, odd[i], strlen(odd[i])), 0);
-    assert_int_equal(ps_report_finish(&d), 0);
-    assert_int_equal(d.nruns + d.ndss + d.nverdicts, 0);
-    ps_report_data_free(&d);
+    for (int st = 0; st < PS_REPORT_NSTATEMENTS; st++) {
+      ps_report_data d;
+      ps_report_data_init(&d, 1, 0, NULL);
+      assert_int_equal(ps_report_parse_answer(&d, st, odd[i], strlen(odd[i])), 0);
+      assert_int_equal(ps_report_finish(&d), 0);
+      assert_int_equal(d.nruns + d.ndss + d.nverdicts, 0);
+      ps_report_data_free(&d);
+    }
   }
 }
 
