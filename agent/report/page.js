@@ -50,12 +50,13 @@
     var s = data.trends[+canvas.dataset.series];
     var m = s.metrics[+canvas.dataset.metric];
     var points = [], styles = [], colours = [], radii = [];
+    var plain = s.x.length > 60 ? 1.5 : 3; // a year of nights: dots, not discs
     for (var i = 0; i < s.x.length; i++) {
       if (m.y[i] === null) continue;
       points.push({ x: s.x[i], y: m.y[i], run: s.run[i], rev: s.rev[i], v: m.v[i], c: m.c[i] });
       styles.push(m.v[i] === 1 ? 'triangle' : m.v[i] === 2 ? 'rectRot' : 'circle');
       colours.push(m.v[i] === 1 ? RED : m.v[i] === 2 ? GREEN : PALETTE[0]);
-      radii.push(m.v[i] === 1 || m.v[i] === 2 ? 7 : 3);
+      radii.push(m.v[i] === 1 || m.v[i] === 2 ? 7 : plain);
     }
     // On the time axis: just above the bottom of a hidden 0..1 axis.
     var bad = s.bad.map(function (b) { return { x: b.x, y: 0.05, run: b.run, status: b.status }; });
