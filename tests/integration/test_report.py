@@ -27,7 +27,7 @@ from reportdata import HOSTILE_ARM, HOSTILE_DSS, HOSTILE_ERROR, HOSTILE_RUN, HOS
 
 CHROMIUM = os.environ.get("PERFSHIP_CHROMIUM", "/usr/bin/chromium")
 CHART_JS = "/usr/share/javascript/chart.js/chart.min.js"
-ARTIFACTS = os.path.join(os.path.dirname(harness.PERFSHIP_BIN), "test-artifacts")
+ARTIFACTS = os.path.join(os.path.dirname(os.path.abspath(harness.PERFSHIP_BIN)), "test-artifacts")
 METRICS = ["cycleAvgDuration", "cycleSuccessRate", "live_avgSwingsetTime",
            "live_avgBlockDuration", "chainBootstrapDuration", "walletDeployDuration",
            "loadgenDeployDuration"]
@@ -377,6 +377,19 @@ class ReportCommand(harness.InfluxTestCase):
                 rc, _, err = self.report(*args)
                 self.assertEqual(rc, 64, err)
                 self.assertIn("perfship: report:", err)
+
+    @unittest.skipUnless(harness.VictoriaMetrics.BIN, "victoria-metrics is not installed")
+    def test_server_without_influxql_exits_69(self):
+        vm = harness.VictoriaMetrics(os.path.join(self.tmp, "vm")).start()
+        self.addCleanup(vm.stop)
+        cfg = harness.write_config(os.path.join(self.tmp, "vm.cfg"), f"http://127.0.0.1:{vm.port}",
+                                   os.path.join(self.tmp, "state"),
+                                   influx_extra='api = "v2"; bucket = "perf";')
+        path = os.path.join(self.tmp, "vm.html")
+        rc, _, err = self.report("-o", path, cfg=cfg)
+        self.assertEqual(rc, 69, err)
+        self.assertIn("no InfluxQL", err)
+        self.assertFalse(os.path.exists(path))
 
     def test_missing_chart_js_is_named(self):
         cfg = harness.write_config(os.path.join(self.tmp, "nochart.cfg"), self.influx.url,
