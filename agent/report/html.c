@@ -676,7 +676,8 @@ static void prepare(page *p) {
   for (size_t i = 0; i < d->nverdicts; i++)
     p->vidx[i] = &d->verdicts[i];
   p->nvidx = d->nverdicts;
-  qsort(p->vidx, p->nvidx, sizeof *p->vidx, vidx_cmp);
+  if (p->nvidx > 1)
+    qsort(p->vidx, p->nvidx, sizeof *p->vidx, vidx_cmp);
   prepare_dss(p);
 }
 

@@ -275,11 +275,10 @@ static int by_dss_key(const void *a, const void *b) {
     c = cmp_str(x->test, y->test);
   if (!c)
     c = cmp_str(x->arm, y->arm);
-  if (!c && x->variant_index != y->variant_index)
-    c = isnan(x->variant_index) ? 1
-        : isnan(y->variant_index) ? -1
-        : x->variant_index < y->variant_index ? -1
-                                              : 1;
+  if (!c && isnan(x->variant_index) != isnan(y->variant_index))
+    c = isnan(x->variant_index) ? 1 : -1; /* rows without a position last */
+  else if (!c && x->variant_index != y->variant_index && !isnan(x->variant_index))
+    c = x->variant_index < y->variant_index ? -1 : 1;
   if (!c)
     c = cmp_str(x->variant, y->variant);
   return c;
@@ -327,8 +326,11 @@ static int settle_dss(ps_report_data *d) {
     if (!d->dssfiles[k].time_ns)
       d->dssfiles[k].time_ns = newest[k];
   free(newest);
-  qsort(d->dss, d->ndss, sizeof *d->dss, by_dss_key);
-  qsort(d->dssfiles, d->ndssfiles, sizeof *d->dssfiles, by_time_desc);
+  /* qsort's array may not be NULL, even for no elements */
+  if (d->ndss > 1)
+    qsort(d->dss, d->ndss, sizeof *d->dss, by_dss_key);
+  if (d->ndssfiles > 1)
+    qsort(d->dssfiles, d->ndssfiles, sizeof *d->dssfiles, by_time_desc);
   return 0;
 }
 
@@ -351,6 +353,7 @@ int ps_report_finish(ps_report_data *d) {
     }
     d->ndssfiles = 0;
   }
-  qsort(d->runs, d->nruns, sizeof *d->runs, by_start_desc);
+  if (d->nruns > 1)
+    qsort(d->runs, d->nruns, sizeof *d->runs, by_start_desc);
   return settle_dss(d);
 }
