@@ -55,8 +55,8 @@ static const char usage_text[] =
     "\n"
     "exit codes: 0 ok, 64 usage, 65 some input rejected, 66 a PATH could not be\n"
     "read (convert), 69 server unreachable, 70 internal error, 73 the report\n"
-    "could not be written, 75 another agent holds the state directory, 78\n"
-    "configuration error.\n";
+    "could not be written, 75 another agent holds the state directory,\n"
+    "78 configuration error.\n";
 
 static const struct {
   const char *name;
