@@ -46,6 +46,9 @@ static const char usage_text[] =
     "                          what got worse or better: the verdicts, regressions first\n"
     "  alert test [--event E]  send a sample event through the configured alert\n"
     "                          channels (alerts.exec, alerts.webhook); default run_failed\n"
+    "  report -o FILE.html [--since DURATION] [--source S]\n"
+    "                          write one self-contained HTML page of the runs, trends,\n"
+    "                          stages and DSS results in InfluxDB (-o -: stdout)\n"
     "\n"
     "options:\n"
     "  -c, --config FILE       configuration file (default " DEFAULT_CONFIG
@@ -56,7 +59,8 @@ static const char usage_text[] =
     "\n"
     "exit codes: 0 ok, 64 usage, 65 some input rejected, 66 a PATH could not be\n"
     "read (convert), 69 server unreachable or an alert not delivered, 70 internal\n"
-    "error, 75 another agent holds the state directory, 78 configuration error.\n";
+    "error, 73 the report could not be written, 75 another agent holds the state\n"
+    "directory, 78 configuration error.\n";
 
 static const struct {
   const char *name;
@@ -67,6 +71,7 @@ static const struct {
     {"status", ps_cmd_status}, {"forget", ps_cmd_forget},
     {"verdicts", ps_cmd_verdicts},
     {"alert", ps_cmd_alert},
+    {"report", ps_cmd_report},
 };
 
 int main(int argc, char **argv) {

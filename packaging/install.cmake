@@ -148,7 +148,8 @@ function(perfship_runtime_package soname out)
   set(${out} "${dep}" PARENT_SCOPE)
 endfunction()
 
-set(_deps "adduser")
+# libjs-chart.js: Chart.js, which every report page inlines (report.chart_js).
+set(_deps "adduser" "libjs-chart.js")
 set(_sonames libc.so.6)
 foreach(mod LIBUV LIBCURL CJSON LIBCONFIG ZLIB)
   foreach(lib IN LISTS ${mod}_LINK_LIBRARIES)
@@ -174,7 +175,7 @@ if(_deps)
   list(JOIN _deps ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
 else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
-      "adduser, libc6, libuv1, libcurl4, libcjson1, libconfig9, zlib1g")
+      "adduser, libjs-chart.js, libc6, libuv1, libcurl4, libcjson1, libconfig9, zlib1g")
 endif()
 message(STATUS "perfship package depends: ${CPACK_DEBIAN_PACKAGE_DEPENDS}")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "influxdb, influxdb-client")

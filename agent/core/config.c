@@ -214,6 +214,10 @@ void ps_config_defaults(ps_config *c) {
   c->alerts.webhook.tls_ca_file = strdup("");
   c->alerts.webhook.format = PS_WEBHOOK_JSON;
   c->alerts.webhook.timeout_ms = 5000;
+  c->report.path = strdup("");
+  c->report.since_days = 90;
+  c->report.min_interval_s = 300;
+  c->report.chart_js = strdup(PS_REPORT_DEFAULT_CHART_JS);
   c->log_level = PS_LOG_INFO;
   verdicts_defaults(&c->verdicts);
 }
@@ -248,6 +252,8 @@ void ps_config_free(ps_config *c) {
   free(c->alerts.webhook.tls_ca_file);
   free_secret(&c->alerts.webhook.url_from_file);
   free(c->state_dir);
+  free(c->report.path);
+  free(c->report.chart_js);
   for (size_t i = 0; c->tags && i < c->ntags; i++) {
     free(c->tags[i].key);
     free(c->tags[i].value);
@@ -437,6 +443,18 @@ static const key_spec verdicts_keys[] = {
     {"dss", K_GROUP, 0, 0, 0, 0, NULL, verdicts_dss_keys, 0, "a group { ... }"},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
 
+static const key_spec report_keys[] = {
+    {"path", K_STR, CFG(report.path), 0, 0, 0, NULL, NULL, 0,
+     "the HTML file to keep current, e.g. \"/var/lib/perfship/report/index.html\" "
+     "(\"\" = none)"},
+    {"since_days", K_INT, CFG(report.since_days), 0, 1, 3660, NULL, NULL, 0,
+     "days of runs the page shows"},
+    {"min_interval_s", K_INT, CFG(report.min_interval_s), 0, 0, MAX_SECONDS, NULL, NULL, 0,
+     "seconds between two regenerations"},
+    {"chart_js", K_STR, CFG(report.chart_js), 0, 1, 0, NULL, NULL, 0,
+     "the path of Chart.js (chart.min.js)"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL}};
+
 static const key_spec top_keys[] = {
     {"influxdb", K_GROUP, 0, 0, 0, 0, NULL, influxdb_keys, 0, "a group { ... }"},
     {"batch", K_GROUP, 0, 0, 0, 0, NULL, batch_keys, 0, "a group { ... }"},
@@ -444,6 +462,7 @@ static const key_spec top_keys[] = {
     {"selfstats", K_GROUP, 0, 0, 0, 0, NULL, selfstats_keys, 0, "a group { ... }"},
     {"alerts", K_GROUP, 0, 0, 0, 0, NULL, alerts_keys, 0, "a group { ... }"},
     {"verdicts", K_GROUP, 0, 0, 0, 0, NULL, verdicts_keys, 0, "a group { ... }"},
+    {"report", K_GROUP, 0, 0, 0, 0, NULL, report_keys, 0, "a group { ... }"},
     {"state_dir", K_STR, CFG(state_dir), 0, 1, 0, NULL, NULL, 0, "a directory path"},
     {"tags", K_TAGS, 0, 0, 0, 0, NULL, NULL, 0, "a group of strings"},
     {"sources", K_SOURCES, 0, 0, 0, 0, NULL, NULL, 0, "a list of groups ( { ... }, ... )"},
@@ -1290,6 +1309,11 @@ static int check_whole(loader *L, const config_setting_t *root) {
   if (c->influxdb.api == PS_API_V2 && (!c->influxdb.bucket || !c->influxdb.bucket[0]))
     return fail(L, influx, "key 'influxdb.bucket': is empty but api is \"v2\"; set "
                 "bucket = \"perf\"; (and org if the server needs one)");
+  if (c->report.path && c->report.path[0] && c->report.path[0] != '/')
+    return fail(L, config_setting_get_member(root, "report"),
+                "key 'report.path': \"%s\" is not an absolute path; the agent's working "
+                "directory is not yours: write the whole path, e.g. "
+                "\"/var/lib/perfship/report/index.html\"", c->report.path);
   if (c->batch.max_pending_bytes < c->batch.max_bytes)
     return fail(L, batch, "key 'batch.max_pending_bytes': %lld is less than "
                 "batch.max_bytes (%lld), so not even one batch could be held; raise "

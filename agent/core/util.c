@@ -107,18 +107,19 @@ int ps_parse_duration_s(const char *text, int64_t *seconds) {
   static const struct {
     char unit;
     int64_t s;
-  } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800}};
+  } units[] = {{'\0', 1}, {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800}};
   if (!text || text[0] < '0' || text[0] > '9')
     return -EINVAL;
   char *end;
   errno = 0;
   long long n = strtoll(text, &end, 10);
-  if (errno || end[0] == '\0' || end[1] != '\0')
+  if (errno || n <= 0 || (end[0] && end[1]))
     return -EINVAL;
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
     if (end[0] == units[i].unit) {
-      if (n > INT64_MAX / units[i].s)
-        return -EINVAL;
+      /* a hundred years is more history than any server holds */
+      if (n > (long long)(100LL * 366 * 86400) / units[i].s)
+        return -ERANGE;
       *seconds = (int64_t)n * units[i].s;
       return 0;
     }

@@ -6,10 +6,11 @@
  * Design
  * - One thread, one uv loop. The service owns every stage and wires them
  *   with hooks; stages never call back up into it. Each stage is a file of
- *   its own (registry, reader, delivery, commit, runtracker, alerting,
- *   reporting, reload, createdb): this file only decides what happens when.
+ *   its own (registry, reader, delivery, commit, runtracker, verdicts,
+ *   alerting, reporter, reporting, reload, createdb): this file only
+ *   decides what happens when.
  * - Run events and tapped points are dispatched here to the stages that
- *   judge them (on_run_event, on_tap): today alerting.
+ *   judge them (on_run_event, on_tap): verdicts, alerting, reporter.
  * - Path events (inotify or a scan) are routed here: a document is tracked
  *   by path and read once settled; a line file by identity, so a rotated
  *   (renamed) or deleted file is drained from its descriptor before it is
@@ -46,6 +47,7 @@
 #include "pipeline/reader.h"
 #include "pipeline/registry.h"
 #include "pipeline/reload.h"
+#include "pipeline/reporter.h"
 #include "pipeline/reporting.h"
 #include "pipeline/runtracker.h"
 #include "pipeline/shared.h"
@@ -68,6 +70,7 @@ typedef struct ps_pipeline {
   pl_verdicts verdicts;
   pl_alerting alerts;
   pl_report report;
+  pl_reporter reporter;
   pl_createdb createdb;
   ps_watch *watch;
   uv_timer_t rescan_timer, check_timer;
@@ -193,6 +196,7 @@ static void close_all(ps_pipeline *pl) {
   pl_verdicts_close(&pl->verdicts);
   pl_alerting_close(&pl->alerts); /* before the delivery: its points are cancelled */
   pl_report_close(&pl->report);
+  pl_reporter_close(&pl->reporter);
   pl_createdb_close(&pl->createdb);
   pl_commit_close(&pl->commit);
   if (pl->watch)
@@ -340,6 +344,7 @@ static void on_run_event(void *ctx, const pl_run_event *ev) {
   ps_pipeline *pl = ctx;
   pl_verdicts_run_ended(&pl->verdicts, ev);
   pl_alerting_run_event(&pl->alerts, ev);
+  pl_reporter_run_event(&pl->reporter, ev);
 }
 
 /* Every point a source gave, for the stages that judge what was measured:
@@ -370,11 +375,27 @@ static void on_file_at_end(void *ctx, pl_file *f) {
   pl_runs_note_path(&pl->runs, f->src, f->cur_path, 1);
 }
 
-static void on_verdicts_written(void *ctx) { check_done(ctx); }
+/* Verdicts were acknowledged: the report may show them; a --once run may
+ * be complete. */
+static void on_verdicts_written(void *ctx) {
+  ps_pipeline *pl = ctx;
+  pl_reporter_request(&pl->reporter, "verdicts written");
+  check_done(pl);
+}
 
 static int reader_busy(void *ctx) {
   ps_pipeline *pl = ctx;
   return !pl_reader_done(&pl->rd);
+}
+
+static const char *last_error(void *ctx) {
+  ps_pipeline *pl = ctx;
+  return pl->saved.nerrors ? pl->saved.errors[pl->saved.nerrors - 1] : NULL;
+}
+
+static void on_report_failed(void *ctx, const char *why) {
+  ps_pipeline *pl = ctx;
+  pl_commit_error(&pl->commit, "report: %s", why);
 }
 
 static char *runs_json(void *ctx) {
@@ -422,6 +443,7 @@ static void reload(ps_pipeline *pl) {
   uv_timer_start(&pl->rescan_timer, rescan_cb, (uint64_t)n->watch.rescan_interval_ms,
                  (uint64_t)n->watch.rescan_interval_ms);
   pl_report_start(&pl->report);
+  pl_reporter_request(&pl->reporter, "configuration reread");
   rescan(pl);
   PS_INFO(MOD, "configuration reread from %s", n->file ? n->file : "defaults");
 }
@@ -508,6 +530,8 @@ static int start_stages(ps_pipeline *pl) {
   pl_commit_add_section(&pl->commit, "alerts", alerts_json, pl);
   pl_report_init(&pl->report, &pl->sh, &pl->reg, &pl->dl, &pl->runs);
   pl_createdb_init(&pl->createdb, pl->sh.loop, pl->gens.boot.cfg, &pl->dl, &pl->sh.stopping);
+  pl_reporter_hooks reph = {last_error, on_report_failed, pl};
+  pl_reporter_init(&pl->reporter, &pl->sh, pl->gens.boot.cfg, &reph);
   return 0;
 }
 
@@ -569,6 +593,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   rescan(pl);
   pl->sh.initial_scan = 0;
   pl_report_start(&pl->report);
+  pl_reporter_start(&pl->reporter);
   if (!pl->sh.once) {
     if (cfg->watch.rescan_interval_ms > 0)
       uv_timer_start(&pl->rescan_timer, rescan_cb, (uint64_t)cfg->watch.rescan_interval_ms,

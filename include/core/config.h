@@ -72,6 +72,8 @@ typedef struct ps_source_cfg {
  * (influx/endpoint.h) falls back to it too, for configurations built in
  * code. The one place this address is written. */
 #define PS_INFLUX_DEFAULT_URL "http://127.0.0.1:8086"
+/* report.chart_js when the file does not set it: Debian's libjs-chart.js. */
+#define PS_REPORT_DEFAULT_CHART_JS "/usr/share/javascript/chart.js/chart.min.js"
 
 /* verdicts = { ... } (docs/verdicts.md). Kept in its own block: the alerts
  * and report settings grow beside it. */
@@ -194,6 +196,13 @@ typedef struct ps_config {
   } alerts;
 
   ps_verdicts_cfg verdicts;
+  /* report: the HTML page the agent keeps current (docs/report.md). */
+  struct {
+    char *path;             /* "" = the agent writes no report */
+    int64_t since_days;     /* the page shows runs of this many days */
+    int64_t min_interval_s; /* at most one regeneration per interval */
+    char *chart_js;         /* Chart.js, inlined into every page */
+  } report;
 
   ps_log_level log_level;
 } ps_config;

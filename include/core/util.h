@@ -60,8 +60,9 @@ int ps_read_whole(int fd, size_t limit, ps_buf *out);
  * `st` (may be NULL) gets the file's status as opened. */
 int ps_read_file(const char *path, size_t limit, ps_buf *out, struct stat *st);
 
-/* A duration as people write it: a whole number with s, m, h, d or w
- * ("90m", "36h", "7d"); 0 on success with *seconds set, -EINVAL otherwise. */
+/* A duration as people write it: a positive whole number with s, m, h, d
+ * or w ("90m", "36h", "7d"; no unit: seconds); 0 with *seconds set,
+ * -EINVAL for anything else, -ERANGE beyond a hundred years. */
 int ps_parse_duration_s(const char *text, int64_t *seconds);
 
 #endif

@@ -57,6 +57,7 @@ INTERFACES = {
     "include/core/sysexits_ps.h",     # constants
     "include/formats/format.h",       # one file per format
     "include/pipeline/pipeline.h",    # the face of agent/pipeline/ (service.c)
+    "include/report/assets.h",        # the page's script and style, generated at build time
 }
 
 

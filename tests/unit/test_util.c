@@ -157,6 +157,28 @@ static void hash_and_clock(void **st) {
   assert_true(ps_stat_mtime_ns(&s) == 1600000000250000000LL);
 }
 
+static void durations_as_people_write_them(void **state) {
+  (void)state;
+  int64_t s = 0;
+  assert_int_equal(ps_parse_duration_s("90m", &s), 0);
+  assert_int_equal(s, 5400);
+  assert_int_equal(ps_parse_duration_s("36h", &s), 0);
+  assert_int_equal(s, 129600);
+  assert_int_equal(ps_parse_duration_s("7d", &s), 0);
+  assert_int_equal(s, 604800);
+  assert_int_equal(ps_parse_duration_s("2w", &s), 0);
+  assert_int_equal(s, 1209600);
+  assert_int_equal(ps_parse_duration_s("45", &s), 0); /* seconds */
+  assert_int_equal(s, 45);
+  s = 7;
+  const char *bad[] = {"", "d", "0d", "-1d", "+3d", "3x", "3dd", "1.5h", " 3d", "3 d", NULL};
+  for (size_t i = 0; bad[i]; i++)
+    assert_int_equal(ps_parse_duration_s(bad[i], &s), -EINVAL);
+  assert_int_equal(ps_parse_duration_s("99999999w", &s), -ERANGE);
+  assert_int_equal(ps_parse_duration_s("99999999999999999999", &s), -EINVAL);
+  assert_int_equal(s, 7); /* untouched on failure */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(whole_file_and_limit),
@@ -164,6 +186,7 @@ int main(void) {
       cmocka_unit_test(pipe_is_read_whole),
       cmocka_unit_test(pread_full_stops_at_end),
       cmocka_unit_test(hash_and_clock),
+      cmocka_unit_test(durations_as_people_write_them),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

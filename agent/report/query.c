@@ -1,0 +1,442 @@
+/*
+ * report/query.c: the report's InfluxQL and the reading of its answers
+ * (include/report/query.h).
+ *
+ * DESIGN
+ * - One statement per request, each answer read into the model and freed
+ *   before the next: nine round trips a page (a few milliseconds on a
+ *   LAN), and the memory of one answer at a time. The agent regenerates in
+ *   its own process, whose whole resident size is meant to stay small.
+ * - Tags come as columns (SELECT "run", ...) or, where an aggregate or a
+ *   LIMIT per tag needs them, from GROUP BY's `tags` object; `SELECT *`
+ *   (loadgen_run) returns tags among the columns too. All are looked up
+ *   by name, so a column InfluxDB adds or reorders changes nothing.
+ * - Times arrive as integer nanoseconds (epoch=ns) but cJSON keeps numbers
+ *   as doubles: a time keeps about a quarter of a microsecond, more than
+ *   the page shows, and two equal times stay equal.
+ * - "Fields" a series does not have come back as null and stay NAN.
+ */
+#include "report/query.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "influx/client.h"
+#include "influx/influxql.h"
+
+/* --- the statements ------------------------------------------------------- */
+
+static int since(ps_buf *q, const ps_report_data *d) {
+  return ps_buf_printf(q, " WHERE time >= %" PRId64, d->since_ns);
+}
+
+/* SELECT fields and tags, FROM, the range, and what follows. Tags are
+ * selected as columns rather than grouped by: one series of rows instead
+ * of a series object per tag combination keeps the answer (and the memory
+ * to read it) a fraction of the size. */
+static int select_from(ps_buf *q, const ps_report_data *d, const char *columns,
+                       const char *measurement, const char *rest) {
+  int rc = ps_buf_printf(q, "SELECT %s FROM \"%s\"", columns, measurement);
+  rc = rc ? rc : since(q, d);
+  return rc ? rc : ps_buf_puts(q, rest);
+}
+
+static int q_markers(const ps_report_data *d, ps_buf *q) {
+  return select_from(q, d, "\"text\", \"exitCode\", \"duration\", \"source\", \"run\", "
+                           "\"revision\", \"event\", \"status\"", "runs", "");
+}
+
+static int q_run_points(const ps_report_data *d, ps_buf *q) {
+  return select_from(q, d, "*", "loadgen_run", "");
+}
+
+static int q_verdicts(const ps_report_data *d, ps_buf *q) {
+  return select_from(q, d, "\"verdict\", \"value\", \"baseline\", \"change_pct\", "
+                           "\"change_run\", \"baseline_runs\", \"method\", \"p_value\", "
+                           "\"variants\", \"variants_agree\", \"revision\", \"source\", "
+                           "\"series\", \"metric\", \"run\", \"stage\", \"arm\", \"reference\"",
+                     "perfship_verdict", "");
+}
+
+static int q_stage_candidates(const ps_report_data *d, ps_buf *q) {
+  return select_from(q, d, "last(\"stageIndex\")", "loadgen_stage", " GROUP BY \"run\"");
+}
+
+static int q_dss(const ps_report_data *d, ps_buf *q) {
+  return select_from(q, d, "\"variantIndex\", \"rps_total\", \"p95_ms\", \"errors\", \"run\", "
+                           "\"test\", \"arm\", \"variant\", \"sweep\"", "dss_bench", "");
+}
+
+static int q_health(const ps_report_data *d, ps_buf *q) {
+  return select_from(q, d, "\"points_written\", \"records_rejected\", \"points_rejected\", "
+                           "\"uptime_s\"", "perfship", " GROUP BY \"host\" ORDER BY time DESC LIMIT 1");
+}
+
+static int q_alert_error(const ps_report_data *d, ps_buf *q) {
+  return select_from(q, d, "\"text\"", "perfship_alert",
+                     " AND \"event\" = 'agent_unhealthy' ORDER BY time DESC LIMIT 1");
+}
+
+/* The stage run's rows: its name is data, so it is quoted. */
+static int of_stage_run(ps_buf *q, const ps_report_data *d, const char *columns,
+                        const char *measurement, const char *filter, const char *group) {
+  if (!d->stage_run)
+    return -ENOENT;
+  int rc = select_from(q, d, columns, measurement, filter);
+  rc = rc ? rc : ps_buf_puts(q, " AND \"run\" = ");
+  rc = rc ? rc : ps_influxql_quote_string(q, d->stage_run);
+  return rc ? rc : ps_buf_puts(q, group);
+}
+
+static int q_stage_cycles(const ps_report_data *d, ps_buf *q) {
+  return of_stage_run(q, d, "\"cycleCount\", \"avgDuration\", \"p95Duration\", "
+                            "\"cycleSuccessRate\"", "loadgen_stage_cycles", "",
+                      " GROUP BY \"stage\", \"task\"");
+}
+
+static int q_stage_blocks(const ps_report_data *d, ps_buf *q) {
+  return of_stage_run(q, d, "\"avgSwingsetTime\", \"avgBlockDuration\", \"blockCount\"",
+                      "loadgen_stage_blocks", " AND \"summary\" = 'onlyLive'",
+                      " GROUP BY \"stage\"");
+}
+
+/* --- reading rows ------------------------------------------------------------ */
+
+typedef struct row {
+  const cJSON *tags;    /* the series' tags object, may be NULL */
+  const cJSON *columns; /* array of names */
+  const cJSON *values;  /* this row's array */
+} row;
+
+static const cJSON *column(const row *r, const char *name) {
+  int i = 0;
+  const cJSON *c;
+  cJSON_ArrayForEach(c, r->columns) {
+    if (cJSON_IsString(c) && strcmp(c->valuestring, name) == 0)
+      return cJSON_GetArrayItem(r->values, i);
+    i++;
+  }
+  return NULL;
+}
+
+/* A tag: from the series' tags (GROUP BY), else a string column (SELECT *).
+ * An empty value (a GROUP BY tag the series does not have) is NULL. */
+static const char *tag(const row *r, const char *name) {
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(r->tags, name);
+  if (!cJSON_IsString(t))
+    t = column(r, name);
+  return cJSON_IsString(t) && t->valuestring[0] ? t->valuestring : NULL;
+}
+
+static double num(const row *r, const char *name) {
+  const cJSON *c = column(r, name);
+  return cJSON_IsNumber(c) && isfinite(c->valuedouble) ? c->valuedouble : NAN;
+}
+
+static const char *str(const row *r, const char *name) {
+  const cJSON *c = column(r, name);
+  return cJSON_IsString(c) ? c->valuestring : NULL;
+}
+
+static int64_t time_ns(const row *r) {
+  double t = num(r, "time");
+  /* beyond ±2^62 is no time InfluxDB stores; keep the cast defined */
+  return isnan(t) || fabs(t) > 4.6e18 ? 0 : (int64_t)t;
+}
+
+/* Replaces *dst with a copy of s (NULL keeps *dst). */
+static int set_str(char **dst, const char *s) {
+  if (!s)
+    return 0;
+  char *c = strdup(s);
+  if (!c)
+    return -ENOMEM;
+  free(*dst);
+  *dst = c;
+  return 0;
+}
+
+static void set_num(double *dst, double v) {
+  if (!isnan(v))
+    *dst = v;
+}
+
+static ps_rrun *run_named(ps_report_data *d, const char *name) {
+  ps_rrun *r = ps_report_find_run(d, name);
+  return r ? r : ps_report_add_run(d, name);
+}
+
+static int on_marker(ps_report_data *d, const row *r) {
+  const char *source = tag(r, "source"), *run = tag(r, "run"), *event = tag(r, "event");
+  const char *status = tag(r, "status");
+  int64_t t = time_ns(r);
+  if (!source || !run || !event)
+    return 0;
+  if (strcmp(source, "dss_bench") == 0) {
+    if (strcmp(event, "end") != 0)
+      return 0;
+    ps_rdssfile *f = NULL;
+    for (size_t i = 0; i < d->ndssfiles && !f; i++)
+      if (strcmp(d->dssfiles[i].run, run) == 0)
+        f = &d->dssfiles[i];
+    if (!f) {
+      if (!(f = ps_report_add_dssfile(d)) || set_str(&f->run, run))
+        return -ENOMEM;
+    } else if (t < f->time_ns) {
+      return 0; /* an older version of the file */
+    }
+    f->time_ns = t;
+    f->status = ps_rstatus_from_name(status);
+    return set_str(&f->text, str(r, "text"));
+  }
+  if (strcmp(source, "loadgen") != 0)
+    return 0;
+  ps_rrun *x = run_named(d, run);
+  if (!x || set_str(&x->revision, tag(r, "revision")))
+    return -ENOMEM;
+  if (strcmp(event, "start") == 0) {
+    x->have_start_marker = 1;
+    if (t && (!x->start_ns || t < x->start_ns))
+      x->start_ns = t;
+    return 0;
+  }
+  if (strcmp(event, "end") != 0)
+    return 0;
+  ps_rstatus st = ps_rstatus_from_name(status);
+  if (st == PS_RS_STALLED) {
+    x->stalled_status = st;
+    x->stalled_ns = t;
+    return x->text ? 0 : set_str(&x->text, str(r, "text"));
+  }
+  if (st == PS_RS_UNKNOWN || st == PS_RS_RUNNING || t < x->end_ns)
+    return 0;
+  x->end_status = st;
+  x->end_ns = t;
+  set_num(&x->duration_s, num(r, "duration"));
+  double code = num(r, "exitCode");
+  if (!isnan(code)) {
+    x->have_exit = 1;
+    x->exit_code = (int64_t)code;
+  }
+  return set_str(&x->text, str(r, "text"));
+}
+
+static int on_run_point(ps_report_data *d, const row *r) {
+  const char *run = tag(r, "run");
+  if (!run)
+    return 0;
+  ps_rrun *x = run_named(d, run);
+  if (!x || set_str(&x->revision, tag(r, "revision")) ||
+      set_str(&x->test_type, tag(r, "test_type")))
+    return -ENOMEM;
+  x->run_point_ns = time_ns(r);
+  ps_rstatus st = ps_rstatus_from_name(str(r, "status"));
+  const cJSON *success = column(r, "success");
+  if (st == PS_RS_UNKNOWN && cJSON_IsBool(success))
+    st = cJSON_IsTrue(success) ? PS_RS_SUCCESS : PS_RS_FAILED;
+  if (st != PS_RS_UNKNOWN)
+    x->point_status = st;
+  double code = num(r, "exitCode");
+  if (!isnan(code) && !x->have_exit) {
+    x->have_exit = 1;
+    x->exit_code = (int64_t)code;
+  }
+  double duration = num(r, "duration");
+  if (!isnan(duration))
+    x->duration_s = duration; /* stats.duration beats the markers' difference */
+  for (int i = 0; i < PS_REPORT_NMETRICS; i++)
+    set_num(&x->metric[i], num(r, ps_report_metrics[i].field));
+  return 0;
+}
+
+static int on_verdict(ps_report_data *d, const row *r) {
+  if (!tag(r, "run") || !tag(r, "metric") || !str(r, "verdict"))
+    return 0;
+  ps_rverdict *v = ps_report_add_verdict(d);
+  if (!v)
+    return -ENOMEM;
+  struct {
+    char **dst;
+    const char *src;
+  } s[] = {
+      {&v->source, tag(r, "source")},       {&v->series, tag(r, "series")},
+      {&v->metric, tag(r, "metric")},       {&v->run, tag(r, "run")},
+      {&v->stage, tag(r, "stage")},         {&v->arm, tag(r, "arm")},
+      {&v->reference, tag(r, "reference")}, {&v->verdict, str(r, "verdict")},
+      {&v->change_run, str(r, "change_run")}, {&v->method, str(r, "method")},
+      {&v->revision, str(r, "revision")},
+  };
+  for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+    if (set_str(s[i].dst, s[i].src))
+      return -ENOMEM;
+  v->time_ns = time_ns(r);
+  v->value = num(r, "value");
+  v->baseline = num(r, "baseline");
+  v->change_pct = num(r, "change_pct");
+  v->p_value = num(r, "p_value");
+  v->baseline_runs = num(r, "baseline_runs");
+  v->variants = num(r, "variants");
+  v->variants_agree = num(r, "variants_agree");
+  return 0;
+}
+
+static int on_stage_candidate(ps_report_data *d, const row *r) {
+  const char *run = tag(r, "run");
+  if (!run)
+    return 0;
+  ps_rstamp *c = ps_report_add_stage_candidate(d);
+  if (!c || set_str(&c->run, run))
+    return -ENOMEM;
+  c->time_ns = time_ns(r);
+  return 0;
+}
+
+static int on_dss(ps_report_data *d, const row *r) {
+  if (!tag(r, "run") || !tag(r, "test") || !tag(r, "arm") || !tag(r, "variant"))
+    return 0;
+  ps_rdss *p = ps_report_add_dss(d);
+  if (!p || set_str(&p->run, tag(r, "run")) || set_str(&p->test, tag(r, "test")) ||
+      set_str(&p->arm, tag(r, "arm")) || set_str(&p->variant, tag(r, "variant")) ||
+      set_str(&p->sweep, tag(r, "sweep")))
+    return -ENOMEM;
+  p->time_ns = time_ns(r);
+  p->variant_index = num(r, "variantIndex");
+  p->rps = num(r, "rps_total");
+  p->p95 = num(r, "p95_ms");
+  p->errors = num(r, "errors");
+  return 0;
+}
+
+static int on_health(ps_report_data *d, const row *r) {
+  ps_rhealth *h = ps_report_add_health(d);
+  if (!h || set_str(&h->host, tag(r, "host") ? tag(r, "host") : "(no host tag)"))
+    return -ENOMEM;
+  h->time_ns = time_ns(r);
+  h->points_written = num(r, "points_written");
+  h->records_rejected = num(r, "records_rejected");
+  h->points_rejected = num(r, "points_rejected");
+  h->uptime_s = num(r, "uptime_s");
+  return 0;
+}
+
+static int on_alert_error(ps_report_data *d, const row *r) {
+  int64_t t = time_ns(r);
+  if (!str(r, "text") || (d->alert_error && t <= d->alert_error_ns))
+    return 0;
+  d->alert_error_ns = t;
+  return set_str(&d->alert_error, str(r, "text"));
+}
+
+static int on_stage_cycles(ps_report_data *d, const row *r) {
+  if (!tag(r, "stage") || !tag(r, "task"))
+    return 0;
+  ps_rstage *s = ps_report_add_stage(d);
+  if (!s || set_str(&s->stage, tag(r, "stage")) || set_str(&s->task, tag(r, "task")))
+    return -ENOMEM;
+  s->cycles = num(r, "cycleCount");
+  s->avg_duration = num(r, "avgDuration");
+  s->p95_duration = num(r, "p95Duration");
+  s->success_rate = num(r, "cycleSuccessRate");
+  return 0;
+}
+
+static int on_stage_blocks(ps_report_data *d, const row *r) {
+  if (!tag(r, "stage"))
+    return 0;
+  ps_rblocks *b = ps_report_add_blocks(d);
+  if (!b || set_str(&b->stage, tag(r, "stage")))
+    return -ENOMEM;
+  b->avg_swingset = num(r, "avgSwingsetTime");
+  b->avg_block = num(r, "avgBlockDuration");
+  b->block_count = num(r, "blockCount");
+  return 0;
+}
+
+typedef int (*row_fn)(ps_report_data *d, const row *r);
+
+static const struct {
+  int (*text)(const ps_report_data *d, ps_buf *q);
+  row_fn rows;
+} statements[PS_REPORT_NSTATEMENTS] = {
+    [PS_RQ_MARKERS] = {q_markers, on_marker},
+    [PS_RQ_RUN_POINTS] = {q_run_points, on_run_point},
+    [PS_RQ_VERDICTS] = {q_verdicts, on_verdict},
+    [PS_RQ_STAGE_CANDIDATES] = {q_stage_candidates, on_stage_candidate},
+    [PS_RQ_DSS] = {q_dss, on_dss},
+    [PS_RQ_HEALTH] = {q_health, on_health},
+    [PS_RQ_ALERT_ERROR] = {q_alert_error, on_alert_error},
+    [PS_RQ_STAGE_CYCLES] = {q_stage_cycles, on_stage_cycles},
+    [PS_RQ_STAGE_BLOCKS] = {q_stage_blocks, on_stage_blocks},
+};
+
+int ps_report_statements(const ps_report_data *d, int statement, ps_buf *out) {
+  if (statement < 0 || statement >= PS_REPORT_NSTATEMENTS)
+    return -EINVAL;
+  return statements[statement].text(d, out);
+}
+
+int ps_report_parse_answer(ps_report_data *d, int statement, const char *json, size_t len) {
+  if (statement < 0 || statement >= PS_REPORT_NSTATEMENTS)
+    return -EINVAL;
+  row_fn fn = statements[statement].rows;
+  cJSON *j = json ? cJSON_ParseWithLength(json, len) : NULL;
+  const cJSON *result;
+  int rc = 0;
+  cJSON_ArrayForEach(result, cJSON_GetObjectItemCaseSensitive(j, "results")) {
+    const cJSON *series;
+    cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(result, "series")) {
+      row r = {cJSON_GetObjectItemCaseSensitive(series, "tags"),
+               cJSON_GetObjectItemCaseSensitive(series, "columns"), NULL};
+      if (!cJSON_IsArray(r.columns))
+        continue;
+      cJSON_ArrayForEach(r.values, cJSON_GetObjectItemCaseSensitive(series, "values")) {
+        if (cJSON_IsArray(r.values) && (rc = fn(d, &r)) < 0)
+          goto out;
+      }
+    }
+  }
+out:
+  cJSON_Delete(j);
+  return rc;
+}
+
+/* --- the requests -------------------------------------------------------- */
+
+/* One statement per request: the answers are read and freed one at a time,
+ * so the memory a page needs is that of its largest answer, not of all. */
+static int ask(const ps_config *cfg, ps_report_data *d, int statement, ps_buf *err) {
+  ps_buf q, answer;
+  ps_buf_init(&q, 0);
+  ps_buf_init(&answer, 0);
+  int rc = ps_report_statements(d, statement, &q);
+  if (rc == 0)
+    rc = ps_influx_query(cfg, q.data, &answer, err);
+  if (rc == 0)
+    rc = ps_report_parse_answer(d, statement, answer.data, answer.len);
+  ps_buf_free(&q);
+  ps_buf_free(&answer);
+  return rc;
+}
+
+int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err) {
+  int rc = 0;
+  for (int s = 0; s < PS_RQ_STAGE_CYCLES && rc == 0; s++)
+    rc = ask(cfg, d, s, err);
+  if (rc == -ENOENT) { /* no database yet: nothing has been shipped */
+    if (err)
+      ps_buf_reset(err);
+    return ps_report_finish(d);
+  }
+  if (rc == 0 && ps_report_shows(d, "loadgen"))
+    rc = ps_report_pick_stage_run(d);
+  for (int s = PS_RQ_STAGE_CYCLES; d->stage_run && s < PS_REPORT_NSTATEMENTS && rc == 0; s++)
+    rc = ask(cfg, d, s, err);
+  if (rc == 0)
+    rc = ps_report_finish(d);
+  return rc;
+}

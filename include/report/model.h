@@ -1,0 +1,177 @@
+/*
+ * report/model: what the report shows, as read back from InfluxDB: the
+ * runs, their verdicts, the stages of the newest run, the DSS bench points
+ * and the agent's health (docs/report.md; every name is a measurement,
+ * tag or field of docs/schema.md).
+ *
+ * Contract
+ * - One ps_report_data owns everything in it (strings and arrays); one call
+ *   of ps_report_data_free() releases it all, also when half filled.
+ * - Absent numbers are NAN (a field InfluxDB did not hold); absent times 0.
+ * - The query side (report/query.h) only appends rows. ps_report_finish()
+ *   then settles them once: a run's status from its markers and its
+ *   `loadgen_run` point, runs newest first, a DSS results file reduced to
+ *   its newest version, the source filter applied. The writer
+ *   (report/html.h) reads a finished model and never changes it.
+ * - Strings are kept exactly as the server sent them (they may hold any
+ *   text a run folder or an arm label can); escaping is the writer's job.
+ */
+#ifndef PS_REPORT_MODEL_H
+#define PS_REPORT_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The run-level metrics of loadgen_run the page tabulates and trends: the
+ * seven headline metrics the verdicts judge (docs/verdicts.md). */
+#define PS_REPORT_NMETRICS 7
+
+typedef struct ps_report_metric {
+  const char *field;  /* loadgen_run field */
+  const char *label;  /* column and chart title */
+  const char *unit;   /* "s" or "%" */
+  int lower_is_worse; /* cycleSuccessRate: a drop is the bad direction */
+} ps_report_metric;
+
+extern const ps_report_metric ps_report_metrics[PS_REPORT_NMETRICS];
+/* The metric's index, or -1. */
+int ps_report_metric_index(const char *field);
+
+typedef enum ps_rstatus {
+  PS_RS_UNKNOWN = 0,
+  PS_RS_RUNNING,
+  PS_RS_SUCCESS,
+  PS_RS_FAILED,
+  PS_RS_INTERRUPTED,
+  PS_RS_STALLED,
+} ps_rstatus;
+
+/* "running", "success", "failed", ... as the `runs` markers spell them. */
+const char *ps_rstatus_name(ps_rstatus s);
+ps_rstatus ps_rstatus_from_name(const char *name);
+
+/* One loadgen run: its `runs` markers and its `loadgen_run` point. */
+typedef struct ps_rrun {
+  char *name;
+  char *revision;  /* NULL when unknown */
+  char *test_type; /* NULL when unknown */
+  char *text;      /* the end marker's sentence (a failure's error line) */
+  ps_rstatus status;
+  int64_t start_ns; /* 0: unknown */
+  int64_t end_ns;       /* the end marker's time, else the stall marker's */
+  int64_t stalled_ns;   /* the stall marker's time */
+  int64_t run_point_ns; /* the loadgen_run point's time (stats.startedAt) */
+  double duration_s;
+  double metric[PS_REPORT_NMETRICS];
+  int have_exit;
+  int64_t exit_code;
+  /* what the markers and the run point said, before ps_report_finish() */
+  ps_rstatus end_status, stalled_status, point_status;
+  int have_start_marker;
+} ps_rrun;
+
+/* One perfship_verdict point. */
+typedef struct ps_rverdict {
+  char *source, *series, *metric, *run;
+  char *stage;            /* stage drift; NULL otherwise */
+  char *arm, *reference;  /* DSS; NULL otherwise */
+  char *verdict;          /* "regression", "improvement", "none" */
+  char *change_run, *method, *revision;
+  double value, baseline, change_pct, p_value;
+  double baseline_runs, variants, variants_agree;
+  int64_t time_ns;
+} ps_rverdict;
+
+/* One dss_bench point (a test, arm and variant of a results file). */
+typedef struct ps_rdss {
+  char *run, *test, *arm, *variant, *sweep;
+  int64_t time_ns;
+  double variant_index, rps, p95, errors;
+} ps_rdss;
+
+/* A DSS results file as its `runs` marker tells it. */
+typedef struct ps_rdssfile {
+  char *run;
+  int64_t time_ns;
+  ps_rstatus status;
+  char *text;
+} ps_rdssfile;
+
+/* A run and a time: the newest loadgen_stage point of a run, from which
+ * the stage run is picked. */
+typedef struct ps_rstamp {
+  char *run;
+  int64_t time_ns;
+} ps_rstamp;
+
+/* loadgen_stage_cycles of the stage run, one row per stage and task. */
+typedef struct ps_rstage {
+  char *stage, *task;
+  double cycles, avg_duration, p95_duration, success_rate;
+} ps_rstage;
+
+/* loadgen_stage_blocks (summary onlyLive) of the stage run, per stage. */
+typedef struct ps_rblocks {
+  char *stage;
+  double avg_swingset, avg_block, block_count;
+} ps_rblocks;
+
+/* The newest self-metrics point of an agent (`perfship`, per host). */
+typedef struct ps_rhealth {
+  char *host;
+  int64_t time_ns;
+  double points_written, records_rejected, points_rejected, uptime_s;
+} ps_rhealth;
+
+#define PS_REPORT_ARRAY(type, name)                                                   \
+  type *name;                                                                         \
+  size_t n##name, cap_##name
+
+typedef struct ps_report_data {
+  int64_t now_ns;   /* when the page was made */
+  int64_t since_ns; /* the oldest time it shows */
+  char *source;     /* only this source's sections ("loadgen", "dss_bench"); NULL all */
+  PS_REPORT_ARRAY(ps_rrun, runs);
+  PS_REPORT_ARRAY(ps_rverdict, verdicts);
+  PS_REPORT_ARRAY(ps_rdss, dss);
+  PS_REPORT_ARRAY(ps_rdssfile, dssfiles);
+  PS_REPORT_ARRAY(ps_rstage, stages);
+  PS_REPORT_ARRAY(ps_rblocks, blocks);
+  PS_REPORT_ARRAY(ps_rhealth, health);
+  /* Newest stage data per run (loadgen_stage), before the stage run is
+   * picked: the candidates. */
+  PS_REPORT_ARRAY(ps_rstamp, stage_candidates);
+  char *stage_run;       /* the run whose stages are shown, or NULL */
+  char *last_error;      /* the local agent's last error line, or NULL */
+  char *alert_error;     /* the newest agent_unhealthy alert text, or NULL */
+  int64_t alert_error_ns;
+} ps_report_data;
+
+void ps_report_data_init(ps_report_data *d, int64_t now_ns, int64_t since_ns,
+                         const char *source);
+void ps_report_data_free(ps_report_data *d);
+
+/* Appends a zeroed element (numbers NAN) and returns it, or NULL (ENOMEM). */
+ps_rrun *ps_report_add_run(ps_report_data *d, const char *name);
+ps_rverdict *ps_report_add_verdict(ps_report_data *d);
+ps_rdss *ps_report_add_dss(ps_report_data *d);
+ps_rdssfile *ps_report_add_dssfile(ps_report_data *d);
+ps_rstage *ps_report_add_stage(ps_report_data *d);
+ps_rblocks *ps_report_add_blocks(ps_report_data *d);
+ps_rhealth *ps_report_add_health(ps_report_data *d);
+ps_rstamp *ps_report_add_stage_candidate(ps_report_data *d);
+
+/* The run of that name, or NULL. */
+ps_rrun *ps_report_find_run(ps_report_data *d, const char *name);
+
+/* The run whose stages the page shows: the newest candidate that is a
+ * loadgen run of the page. Sets d->stage_run (or leaves it NULL). */
+int ps_report_pick_stage_run(ps_report_data *d);
+
+/* Settles the rows (see the contract). Returns 0 or -ENOMEM. */
+int ps_report_finish(ps_report_data *d);
+
+/* Does the page show this source's sections? */
+int ps_report_shows(const ps_report_data *d, const char *source);
+
+#endif
