@@ -37,6 +37,8 @@
 #include "alert/policy.h"
 #include "alert/text.h"
 #include "core/log.h"
+#include "formats/format.h"
+#include "runs/runs.h"
 #include "state/state.h"
 
 #define MOD "alerts"
@@ -75,13 +77,12 @@ static int64_t now_ns(void) { return ps_alert_now_ms() * 1000000LL; }
 
 /* --- sources and their silence ---------------------------------------------- */
 
-static int has_runs(const ps_source_cfg *s) {
-  return s->format == PS_FMT_LOADGEN || s->format == PS_FMT_DSS_BENCH;
-}
-
-/* The `source` tag its runs markers carry. */
-static const char *marker_source(ps_format_id f) {
-  return f == PS_FMT_LOADGEN ? "loadgen" : f == PS_FMT_DSS_BENCH ? "dss_bench" : "perfship";
+/* The format of a source, as its ops table says it (formats/format.h): a
+ * format's entries, never its id, decide what is expected of it. */
+static const ps_format_ops *ops_of(const ps_source_cfg *s) {
+  static const ps_format_ops none = {0};
+  const ps_format_ops *ops = ps_format_ops_get(s->format);
+  return ops ? ops : &none;
 }
 
 static void source_key(char *out, size_t n, const ps_source_cfg *s) {
@@ -115,8 +116,8 @@ static void sync_sources(pl_alerting *al) {
   const ps_config *cfg = al->sh->cfg;
   for (size_t i = 0; i < cfg->nsources; i++) {
     const ps_source_cfg *src = &cfg->sources[i];
-    if (!has_runs(src))
-      continue;
+    if (!ops_of(src)->run_source)
+      continue; /* its files are not runs: no run is expected of it */
     char key[4200];
     source_key(key, sizeof key, src);
     pl_alert_source *s = source_find(al, key);
@@ -127,12 +128,12 @@ static void sync_sources(pl_alerting *al) {
   }
 }
 
-/* The loadgen source whose folder holds `folder` (its path up to the
- * first wildcard, for a glob). */
+/* The source of run folders (the run tracker's) whose folder holds `folder`
+ * (its path up to the first wildcard, for a glob). */
 static pl_alert_source *source_of_folder(pl_alerting *al, const char *folder) {
   sync_sources(al);
   for (pl_alert_source *s = al->sources; s; s = s->next) {
-    if (!s->cfg || s->cfg->format != PS_FMT_LOADGEN)
+    if (!s->cfg || !ops_of(s->cfg)->run_folder)
       continue;
     char base[4096];
     snprintf(base, sizeof base, "%s", s->cfg->path);
@@ -253,7 +254,7 @@ static void raise_event(pl_alerting *al, ps_alert_event *ev, const char *key, in
 /* --- run events (the run tracker) ---------------------------------------------- */
 
 static void fill_from_view(ps_alert_event *ev, const ps_run_view *v) {
-  ps_alert_set(&ev->source, "loadgen");
+  ps_alert_set(&ev->source, PS_RUN_MARKER_SOURCE);
   ps_alert_set(&ev->run, v->id.run);
   ps_alert_set(&ev->series, v->id.test_type);
   ps_alert_set(&ev->test_type, v->id.test_type);
@@ -275,7 +276,7 @@ static void raise_run(pl_alerting *al, ps_alert_kind kind, const ps_run_view *v,
   ps_buf_init(&text, 0);
   ps_alert_text_run(&text, kind, v);
   ev.text = text.data;
-  ps_alert_id(ev.id, kind, "loadgen", v->id.run, view_marker_ns(v));
+  ps_alert_id(ev.id, kind, PS_RUN_MARKER_SOURCE, v->id.run, view_marker_ns(v));
   if (!ev.run || !ev.text) {
     ps_alert_event_free(&ev);
     return;
@@ -286,7 +287,8 @@ static void raise_run(pl_alerting *al, ps_alert_kind kind, const ps_run_view *v,
 /* run_recovered pairs with a run_stalled that was raised. */
 static void raise_recovered(pl_alerting *al, const ps_run_view *v) {
   char stall_id[PS_ALERT_ID_LEN + 1];
-  ps_alert_id(stall_id, PS_ALERT_RUN_STALLED, "loadgen", v->id.run, view_marker_ns(v));
+  ps_alert_id(stall_id, PS_ALERT_RUN_STALLED, PS_RUN_MARKER_SOURCE, v->id.run,
+              view_marker_ns(v));
   if (ps_alert_ledger_has(&al->ledger, stall_id))
     raise_run(al, PS_ALERT_RUN_RECOVERED, v, 0, 0);
 }
@@ -382,8 +384,8 @@ static void on_marker(pl_alerting *al, const ps_point *p, const ps_source_cfg *s
   source_key(key, sizeof key, src);
   sync_sources(al);
   note_run_start(al, source_find(al, key), p->time_ns / 1000000000LL);
-  /* Loadgen markers are the run tracker's, whose events come richer. */
-  if (strcmp(event, "end") != 0 || !status || strcmp(source, "loadgen") == 0)
+  /* The run tracker's markers: its events come richer. */
+  if (strcmp(event, "end") != 0 || !status || strcmp(source, PS_RUN_MARKER_SOURCE) == 0)
     return;
   ps_alert_kind kind;
   if (strcmp(status, "failed") == 0)
@@ -514,7 +516,7 @@ void pl_alerting_verdicts(pl_alerting *al, const pl_alert_verdicts *v) {
     ps_alert_set(&ev.source, v->source);
     ps_alert_set(&ev.run, v->run);
     ps_alert_set(&ev.series, v->series);
-    if (v->source && strcmp(v->source, "loadgen") == 0)
+    if (v->source && strcmp(v->source, PS_RUN_MARKER_SOURCE) == 0) /* its series is a test type */
       ps_alert_set(&ev.test_type, v->series);
     ps_alert_set(&ev.revision, v->revision);
     ps_alert_set(&ev.status, ps_alert_kind_name(kinds[dir]));
@@ -660,15 +662,15 @@ static int64_t check_silence(pl_alerting *al) {
     }
     s->fired_ref_s = ref;
     al->sh->state_dirty = 1;
-    const char *source = marker_source(s->cfg->format);
+    const ps_format_ops *ops = ops_of(s->cfg);
+    const char *source = ops->run_source;
     ps_alert_event ev;
     ps_alert_event_init(&ev, PS_ALERT_NO_NEW_RUN);
     ps_alert_set(&ev.source, source);
     ps_alert_set(&ev.run, s->cfg->path);
     ps_buf t;
     ps_buf_init(&t, 0);
-    ps_alert_text_no_new_run(&t, s->cfg->format == PS_FMT_LOADGEN ? "loadgen" : "DSS bench",
-                             s->cfg->path, now - ref, s->last_start_s, s->since_s);
+    ps_alert_text_no_new_run(&t, ops->run_title ? ops->run_title : source, s->cfg->path, now - ref, s->last_start_s, s->since_s);
     ev.text = t.data;
     ps_alert_id(ev.id, PS_ALERT_NO_NEW_RUN, source, s->cfg->path, ref * 1000000000LL);
     if (!ev.source || !ev.run || !ev.text) {

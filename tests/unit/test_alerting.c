@@ -527,6 +527,24 @@ static void test_no_new_run_once_per_silence(void **state) {
   cJSON_Delete(o);
 }
 
+/* Which sources a run is expected of, and how their silence is said, come
+ * from the format: a DSS bench folder in its own words, an lp file never. */
+static void test_no_new_run_follows_the_format(void **state) {
+  fixture *fx = *state;
+  fx->cfg.sources[0].format = PS_FMT_LP; /* points, not runs */
+  fx->cfg.sources[0].no_new_run_after_s = 1;
+  fx->cfg.sources[1].no_new_run_after_s = 1;
+  start_stage(fx);
+  run_until(fx, NULL, 2600);
+  settle(fx);
+  assert_int_equal(count_received(fx, "no_new_run"), 1);
+  cJSON *o = last_received(fx);
+  assert_string_equal(str(o, "source"), "dss_bench");
+  assert_string_equal(str(o, "run"), "/srv/dss");
+  assert_non_null(strstr(str(o, "text"), "no DSS bench run in /srv/dss for"));
+  cJSON_Delete(o);
+}
+
 static void test_undelivered_waits_for_the_next_start(void **state) {
   fixture *fx = *state;
   char fail[128];
@@ -599,6 +617,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_dss_markers_and_repeats, setup, teardown),
       cmocka_unit_test_setup_teardown(test_verdicts_one_event_per_run, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_new_run_once_per_silence, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_new_run_follows_the_format, setup, teardown),
       cmocka_unit_test_setup_teardown(test_undelivered_waits_for_the_next_start, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_once_tries_everything_once, setup, teardown),
