@@ -34,7 +34,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "alert/health.h"
 #include "alert/policy.h"
+#include "alert/silence.h"
 #include "alert/text.h"
 #include "core/log.h"
 #include "formats/format.h"
@@ -56,10 +58,8 @@ static const char *const channel_names[NCHANNELS] = {"exec", "webhook", "influxd
 
 struct pl_alert_source {
   pl_alert_source *next;
-  char *key;            /* "loadgen:/srv/loadgen/results" */
-  int64_t since_s;      /* when the agent began watching it */
-  int64_t last_start_s; /* the latest run start known, 0: none */
-  int64_t fired_ref_s;  /* the silence no_new_run was raised for */
+  char *key; /* "loadgen:/srv/loadgen/results" */
+  ps_alert_silence silence;
   const ps_source_cfg *cfg; /* in the current configuration, else NULL */
 };
 
@@ -102,7 +102,7 @@ static pl_alert_source *source_add(pl_alerting *al, const char *key, int64_t sin
     free(s);
     return NULL;
   }
-  s->since_s = since;
+  s->silence.watching_since_s = since;
   s->next = al->sources;
   al->sources = s;
   return s;
@@ -154,9 +154,8 @@ static void reschedule(pl_alerting *al);
 
 /* A new silence begins: the tick is moved to its deadline. */
 static void note_run_start(pl_alerting *al, pl_alert_source *s, int64_t start_s) {
-  if (!s || start_s <= s->last_start_s)
+  if (!s || !ps_alert_silence_run_started(&s->silence, start_s))
     return;
-  s->last_start_s = start_s;
   al->sh->state_dirty = 1;
   pl_commit_moved(al->commit);
   reschedule(al);
@@ -551,75 +550,55 @@ static void raise_agent(pl_alerting *al, ps_alert_kind kind, const char *status,
   raise_event(al, &ev, "agent", 0, 0);
 }
 
-/* How long the server has not taken a write that waits (ms), 0 when it
- * takes them or nothing waits. */
-static uint64_t server_down_ms(const pl_alerting *al) {
-  const ps_sink_stats *ss = pl_delivery_sink_stats(al->dl);
-  uint64_t now = uv_now(al->sh->loop);
-  if (ss->unreachable_since_ms)
-    return now > ss->unreachable_since_ms ? now - ss->unreachable_since_ms : 0;
-  if (!pl_delivery_waiting(al->dl))
-    return 0;
-  /* Answering, but not accepting (401, 403, 404, 5xx): since the last
-   * acknowledgement, but not longer than the oldest batch has waited. */
-  uint64_t since_ack = now > al->dl->last_answer_ms ? now - al->dl->last_answer_ms : 0;
-  if (al->dl->bt.inflight_count) {
-    uint64_t oldest = pl_delivery_oldest_ms(al->dl);
-    if (oldest < since_ack)
-      return oldest;
-  }
-  return since_ack;
-}
-
 static void check_server(pl_alerting *al) {
   if (!al->dl)
     return;
   const ps_config *cfg = al->sh->cfg;
   const ps_sink_stats *ss = pl_delivery_sink_stats(al->dl);
-  uint64_t down = server_down_ms(al);
-  const char *url = cfg->influxdb.url;
+  ps_alert_server_view view = {
+      .now_ms = uv_now(al->sh->loop),
+      .unreachable_since_ms = ss->unreachable_since_ms,
+      .last_answer_ms = al->dl->last_answer_ms,
+      .waiting = pl_delivery_waiting(al->dl),
+      .inflight = al->dl->bt.inflight_count,
+      .oldest_ms = pl_delivery_oldest_ms(al->dl),
+  };
+  uint64_t down = ps_alert_server_down_ms(&view);
+  int64_t now = now_s(), since;
   ps_buf t;
   ps_buf_init(&t, 0);
-  if (!al->health.server_since_s && down > (uint64_t)cfg->alerts.unhealthy_after_s * 1000) {
-    al->health.server_since_s = now_s() - (int64_t)(down / 1000);
-    al->health.batches_at_raise = ss->batches_sent;
-    ps_alert_text_server(&t, url, (int64_t)(down / 1000), 0, pl_delivery_waiting(al->dl));
-    raise_agent(al, PS_ALERT_AGENT_UNHEALTHY, "unreachable", "agent",
-                al->health.server_since_s, t.data);
-  } else if (al->health.server_since_s && down == 0 &&
-             ss->batches_sent > al->health.batches_at_raise) {
-    int64_t since = al->health.server_since_s;
-    al->health.server_since_s = 0;
-    ps_alert_text_server(&t, url, now_s() - since, 1, 0);
+  switch (ps_alert_health_server(&al->health, down, ss->batches_sent,
+                                 cfg->alerts.unhealthy_after_s, now, &since)) {
+  case PS_HEALTH_SERVER_DOWN:
+    ps_alert_text_server(&t, cfg->influxdb.url, (int64_t)(down / 1000), 0, view.waiting);
+    raise_agent(al, PS_ALERT_AGENT_UNHEALTHY, "unreachable", "agent", since, t.data);
+    break;
+  case PS_HEALTH_SERVER_BACK:
+    ps_alert_text_server(&t, cfg->influxdb.url, now - since, 1, 0);
     raise_agent(al, PS_ALERT_AGENT_RECOVERED, "recovered", "agent", since, t.data);
-  } else {
-    ps_buf_free(&t);
+    break;
+  default:
+    break;
   }
 }
 
 static void check_rejected(pl_alerting *al) {
   const pl_counters *n = &al->sh->n;
-  uint64_t total = n->records_rejected + n->points_refused + n->server_rejected;
+  uint64_t total = n->records_rejected + n->points_refused + n->server_rejected, fresh;
   int64_t now = now_s();
-  if (total > al->health.rejected_seen) {
-    uint64_t fresh = total - al->health.rejected_seen;
-    al->health.rejected_seen = total;
-    al->health.input_last_s = now;
+  ps_alert_health_change change = ps_alert_health_input(
+      &al->health, total, al->sh->cfg->alerts.unhealthy_after_s, now, &fresh);
+  if (change != PS_HEALTH_SAME)
     al->sh->state_dirty = 1;
-    if (al->health.input_since_s)
-      return; /* the episode already alerted about */
-    al->health.input_since_s = now;
+  if (change == PS_HEALTH_INPUT_BAD) {
     const ps_state *st = al->commit->saved;
     ps_buf t;
     ps_buf_init(&t, 0);
     ps_alert_text_rejected(&t, fresh, st->nerrors ? st->errors[st->nerrors - 1] : NULL);
     raise_agent(al, PS_ALERT_AGENT_UNHEALTHY, "input_rejected", "agent input", now, t.data);
-  } else if (al->health.input_since_s &&
-             now - al->health.input_last_s > al->sh->cfg->alerts.unhealthy_after_s) {
+  } else if (change == PS_HEALTH_INPUT_CALM) {
     PS_INFO(MOD, "no input rejected for %" PRId64 " s; the next rejection alerts again",
             now - al->health.input_last_s);
-    al->health.input_since_s = 0;
-    al->sh->state_dirty = 1;
   }
 }
 
@@ -649,18 +628,12 @@ static int64_t check_silence(pl_alerting *al) {
     return 0;
   int64_t now = now_s(), nearest = 0;
   for (pl_alert_source *s = al->sources; s; s = s->next) {
-    int64_t after = s->cfg ? silence_after(al, s) : 0;
-    if (after <= 0)
-      continue;
-    int64_t ref = s->last_start_s > s->since_s ? s->last_start_s : s->since_s;
-    if (s->fired_ref_s == ref)
-      continue; /* said once for this silence */
-    if (now < ref + after) {
-      if (!nearest || ref + after < nearest)
-        nearest = ref + after;
+    int64_t after = s->cfg ? silence_after(al, s) : 0, ref, due;
+    if (!ps_alert_silence_check(&s->silence, after, now, &ref, &due)) {
+      if (due && (!nearest || due < nearest))
+        nearest = due;
       continue;
     }
-    s->fired_ref_s = ref;
     al->sh->state_dirty = 1;
     const ps_format_ops *ops = ops_of(s->cfg);
     const char *source = ops->run_source;
@@ -670,7 +643,8 @@ static int64_t check_silence(pl_alerting *al) {
     ps_alert_set(&ev.run, s->cfg->path);
     ps_buf t;
     ps_buf_init(&t, 0);
-    ps_alert_text_no_new_run(&t, ops->run_title ? ops->run_title : source, s->cfg->path, now - ref, s->last_start_s, s->since_s);
+    ps_alert_text_no_new_run(&t, ops->run_title ? ops->run_title : source, s->cfg->path,
+                             now - ref, s->silence.last_start_s, s->silence.watching_since_s);
     ev.text = t.data;
     ps_alert_id(ev.id, PS_ALERT_NO_NEW_RUN, source, s->cfg->path, ref * 1000000000LL);
     if (!ev.source || !ev.run || !ev.text) {
@@ -874,8 +848,8 @@ void pl_alerting_from_json(pl_alerting *al, const char *text) {
     pl_alert_source *s = source_add(al, key->valuestring, (int64_t)num_or(o, "since", 0));
     if (!s)
       break;
-    s->last_start_s = (int64_t)num_or(o, "last_start", 0);
-    s->fired_ref_s = (int64_t)num_or(o, "fired", 0);
+    s->silence.last_start_s = (int64_t)num_or(o, "last_start", 0);
+    s->silence.said_for_s = (int64_t)num_or(o, "fired", 0);
   }
   const cJSON *h = cJSON_GetObjectItemCaseSensitive(root, "health");
   al->health.server_since_s = (int64_t)num_or(h, "server_since", 0);
@@ -900,9 +874,9 @@ char *pl_alerting_to_json(pl_alerting *al) {
     if (!o)
       break;
     cJSON_AddStringToObject(o, "key", s->key);
-    cJSON_AddNumberToObject(o, "since", (double)s->since_s);
-    cJSON_AddNumberToObject(o, "last_start", (double)s->last_start_s);
-    cJSON_AddNumberToObject(o, "fired", (double)s->fired_ref_s);
+    cJSON_AddNumberToObject(o, "since", (double)s->silence.watching_since_s);
+    cJSON_AddNumberToObject(o, "last_start", (double)s->silence.last_start_s);
+    cJSON_AddNumberToObject(o, "fired", (double)s->silence.said_for_s);
     cJSON_AddItemToArray(srcs, o);
   }
   cJSON *h = cJSON_AddObjectToObject(root, "health");

@@ -46,6 +46,7 @@
 #include "alert/dispatch.h"
 #include "alert/event.h"
 #include "alert/exec.h"
+#include "alert/health.h"
 #include "alert/ledger.h"
 #include "alert/outbox.h"
 #include "alert/throttle.h"
@@ -95,13 +96,7 @@ typedef struct pl_alerting {
   pl_alert_source *sources;
   pl_verdict_group *groups;
   uv_timer_t tick, gather;
-  struct {
-    int64_t server_since_s; /* the outage alerted about (wall clock), 0: none */
-    uint64_t batches_at_raise;
-    int64_t input_since_s; /* an episode of rejected input, 0: none */
-    int64_t input_last_s;
-    uint64_t rejected_seen;
-  } health;
+  ps_alert_health health;
   int64_t last_us; /* events get distinct times: their points stay apart */
   int armed;       /* the backlog at start was read: silence means silence */
   int finished;    /* --once: pl_alerting_finish() ran */
