@@ -50,7 +50,7 @@ ALLOWED = {
 STAGE_ORDER = [
     "shared", "gens", "selfstats", "reload", "registry", "commit", "delivery",
     "createdb", "reader", "runtracker", "verdicts_collect", "verdicts_history", "verdicts",
-    "alerting", "reporter",
+    "alerting_raise", "alerting_clock", "alerting_runs", "alerting", "reporter",
     "reporting", "pipeline", "service",
 ]
 
