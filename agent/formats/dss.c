@@ -36,6 +36,9 @@
 
 #define DSS_RUN_MAX 256
 #define DSS_MARKER_TEXT_MAX 512
+/* Its `runs` markers' source tag, and how its texts name its runs. */
+#define DSS_RUN_SOURCE "dss_bench"
+#define DSS_RUN_TITLE "DSS bench"
 
 struct ps_parser {
   char run[DSS_RUN_MAX];
@@ -469,7 +472,7 @@ static void emit_marker(dss_walk *w, size_t npoints, int any_success) {
   const char *status = any_success ? "success" : "failed";
   ps_tag tags[5];
   size_t nt = 0;
-  nt = set_tag(tags, nt, "source", "dss_bench");
+  nt = set_tag(tags, nt, "source", DSS_RUN_SOURCE);
   nt = set_tag(tags, nt, "run", w->p->run);
   nt = set_tag(tags, nt, "event", "end");
   nt = set_tag(tags, nt, "status", status);
@@ -477,11 +480,11 @@ static void emit_marker(dss_walk *w, size_t npoints, int any_success) {
   int n;
   if (any_success)
     n = snprintf(text, sizeof text,
-                 "DSS bench run %s ended: success, %zu data points.",
+                 DSS_RUN_TITLE " run %s ended: success, %zu data points.",
                  w->p->run[0] ? w->p->run : "(unnamed)", npoints);
   else
     n = snprintf(text, sizeof text,
-                 "DSS bench run %s ended: failed, no successful request in "
+                 DSS_RUN_TITLE " run %s ended: failed, no successful request in "
                  "any of its %zu data points.",
                  w->p->run[0] ? w->p->run : "(unnamed)", npoints);
   if (n < 0)
@@ -586,4 +589,6 @@ const ps_format_ops ps_format_dss_bench = {
     .finish = NULL,
     .free = dss_free,
     .set_backfill = dss_set_backfill,
+    .run_source = DSS_RUN_SOURCE,
+    .run_title = DSS_RUN_TITLE,
 };

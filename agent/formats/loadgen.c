@@ -906,4 +906,6 @@ const ps_format_ops ps_format_loadgen = {
     .run_folder = loadgen_run_folder,
     .run_facts = loadgen_run_facts,
     .set_run_facts = loadgen_set_run_facts,
+    .run_source = PS_RUN_MARKER_SOURCE,
+    .run_title = "loadgen",
 };

@@ -340,7 +340,7 @@ static int emit_marker(const ps_run_view *v, int backfill, int end,
   const char *status = end ? ps_run_status_name(v->status) : "running";
   ps_tag tags[5];
   size_t nt = 0;
-  tags[nt++] = (ps_tag){"source", "loadgen"};
+  tags[nt++] = (ps_tag){"source", PS_RUN_MARKER_SOURCE};
   tags[nt++] = (ps_tag){"run", v->id.run};
   if (v->id.revision[0])
     tags[nt++] = (ps_tag){"revision", v->id.revision};

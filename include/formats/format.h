@@ -87,6 +87,13 @@ typedef struct ps_format_ops {
    * PREFIX_exceptions.csv): the note `convert` prints instead of an error,
    * e.g. "Locust exceptions file"; NULL for every other path. May be NULL. */
   const char *(*not_converted)(const char *path);
+  /* Formats whose files are runs: the `source` tag of their `runs` markers
+   * ("loadgen", "dss_bench"; docs/schema.md), which names the runs in the
+   * agent's alerts too, and how a person names those runs in a sentence
+   * ("loadgen", "DSS bench"). Both NULL: its files are not runs, so no run
+   * is expected of it (alerts.no_new_run_after_s does not apply). */
+  const char *run_source;
+  const char *run_title;
 } ps_format_ops;
 
 /* The ops of a format, or NULL for an unknown id. */

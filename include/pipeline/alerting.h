@@ -19,7 +19,8 @@
  *   as a `perfship_alert` point through `out`. It leaves the outbox once
  *   every channel delivered it; until then it is retried with back-off,
  *   across restarts.
- * - no_new_run: per loadgen or dss-bench source, from the later of its last
+ * - no_new_run: per source whose format's files are runs (ops->run_source:
+ *   loadgen, dss-bench), from the later of its last
  *   known run start and when the agent began watching it (both saved),
  *   once per silence. It is judged only once the backlog present at start
  *   has been read and its runs judged, or two rescans passed (`rd`, `runs`:
@@ -35,21 +36,23 @@
  *   can look whether it is done. The stage never calls the service.
  * - Its memory (outbox, throttle, ledger, sources, health) is one JSON
  *   section of the state file: pl_alerting_to_json / pl_alerting_from_json.
+ *
+ * Its files, bottom first (each uses only those before it):
+ * alerting_raise.h raises and delivers an event; alerting_clock.h raises
+ * what time passing brings (no_new_run, health); alerting_runs.h what runs
+ * bring (run events, tapped markers and verdicts); this one wires them and
+ * is what the service sees.
  */
 #ifndef PS_PIPELINE_ALERTING_H
 #define PS_PIPELINE_ALERTING_H
 
 #include <stddef.h>
-#include <stdint.h>
-#include <uv.h>
 
-#include "alert/dispatch.h"
-#include "alert/event.h"
-#include "alert/exec.h"
-#include "alert/ledger.h"
-#include "alert/outbox.h"
-#include "alert/throttle.h"
-#include "alert/webhook.h"
+#include "core/config.h"
+#include "core/point.h"
+#include "pipeline/alerting_clock.h"
+#include "pipeline/alerting_raise.h"
+#include "pipeline/alerting_runs.h"
 #include "pipeline/commit.h"
 #include "pipeline/delivery.h"
 #include "pipeline/reader.h"
@@ -62,51 +65,11 @@ typedef struct pl_alerting_hooks {
   void *ctx;
 } pl_alerting_hooks;
 
-/* One run's changed metrics, as the verdict stage judged them: every
- * metric carries its direction (ps_alert_metric.improvement). */
-typedef struct pl_alert_verdicts {
-  const char *source; /* as the runs markers write it: "loadgen", "dss_bench" */
-  const char *series;
-  const char *run;
-  const char *revision; /* NULL when none */
-  int64_t time_ns;      /* the verdict points' time */
-  int backfill;         /* as on the run's markers */
-  const ps_alert_metric *metrics;
-  size_t nmetrics;
-} pl_alert_verdicts;
-
-typedef struct pl_alert_source pl_alert_source;
-typedef struct pl_verdict_group pl_verdict_group;
-
 typedef struct pl_alerting {
   pl_shared *sh;
-  pl_delivery *dl; /* sink health; NULL: none (tests) */
-  pl_reader *rd;
-  pl_runs *runs;
-  pl_commit *commit;
-  pl_aux_out out;
-  pl_alerting_hooks hooks;
-  ps_outbox box;
-  ps_alert_dispatch dispatch;
-  ps_alert_throttle throttle;
-  ps_alert_ledger ledger;
-  ps_alert_exec *exec;
-  ps_alert_webhook *webhook;
-  pl_alert_source *sources;
-  pl_verdict_group *groups;
-  uv_timer_t tick, gather;
-  struct {
-    int64_t server_since_s; /* the outage alerted about (wall clock), 0: none */
-    uint64_t batches_at_raise;
-    int64_t input_since_s; /* an episode of rejected input, 0: none */
-    int64_t input_last_s;
-    uint64_t rejected_seen;
-  } health;
-  int64_t last_us; /* events get distinct times: their points stay apart */
-  int armed;       /* the backlog at start was read: silence means silence */
-  int finished;    /* --once: pl_alerting_finish() ran */
-  int held;        /* stopping: start no more deliveries */
-  int ticks;
+  pl_alert_raiser raiser; /* owns the outbox and the channels */
+  pl_alert_clock clock;   /* no_new_run, health */
+  pl_alert_runs runs;     /* run events, markers, verdicts */
 } pl_alerting;
 
 /* Builds the channels of sh->cfg (alerts.exec, alerts.webhook: they apply

@@ -54,6 +54,11 @@
 /* Default of alerts.stall_after_s (perfship.cfg(5)). */
 #define PS_RUN_STALL_AFTER_DEFAULT_S 1800
 
+/* The `source` tag of the markers written here (docs/schema.md "runs"): the
+ * loadgen format's ops->run_source, and how the agent's alerts name the
+ * runs the run tracker follows. */
+#define PS_RUN_MARKER_SOURCE "loadgen"
+
 /* What the loadgen parser learned from perf.jsonl. Times are epoch seconds
  * as read from the data (rounded to the microsecond only when turned into
  * timestamps, so every module rounds the same double the same way). */

@@ -7,6 +7,9 @@
 - The stages of agent/pipeline/ include only stages below them
   (STAGE_ORDER): stages never call back up into the service.
 - The transport (net/) knows nothing of InfluxDB.
+- The pipeline never branches on a format's id (PS_FMT_*): what a format
+  brings (run folders, run markers, backfill) is an entry of its ops table
+  (include/formats/format.h), and the pipeline asks for the entry.
 - Every header has a source file of its name, except the interfaces that
   many files implement (INTERFACES), so a reader finds a function where its
   header says.
@@ -47,7 +50,7 @@ ALLOWED = {
 STAGE_ORDER = [
     "shared", "gens", "selfstats", "reload", "registry", "commit", "delivery",
     "createdb", "reader", "runtracker", "verdicts_collect", "verdicts_history", "verdicts",
-    "alerting", "reporter",
+    "alerting_raise", "alerting_clock", "alerting_runs", "alerting", "reporter",
     "reporting", "pipeline", "service",
 ]
 
@@ -159,6 +162,16 @@ class StructureTest(unittest.TestCase):
             if folder(f) == "net":
                 self.assertEqual([d for d in deps if folder(d) == "influx"], [],
                                  f"{f} includes the InfluxDB client")
+
+    def test_pipeline_has_no_format_branches(self):
+        files = [f for f in source_files() if folder(f) == "pipeline"]
+        self.assertIn("agent/pipeline/alerting.c", files)  # the test sees what it judges
+        for f in files:
+            with open(os.path.join(ROOT, f), encoding="utf-8") as fh:
+                for n, line in enumerate(fh, 1):
+                    self.assertNotIn("PS_FMT_", line,
+                                     f"{f}:{n}: the pipeline branches on a format id; ask the "
+                                     "format's ops table (formats/format.h) instead")
 
     def test_headers_match_sources(self):
         for f in source_files():

@@ -1,8 +1,9 @@
 /*
  * Unit tests of the alert modules that need no loop (agent/alert/): the
  * event's id and JSON (what a receiver gets), the Slack body, the texts
- * people read, min_interval_s, the ledger of ids, the catch-up rule and
- * the outbox's retries, bound and saved form.
+ * people read, min_interval_s, the ledger of ids, the catch-up rule, the
+ * outbox's retries, bound and saved form, when a silent source is said
+ * (no_new_run) and when the agent is unwell or well again.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,9 +19,11 @@
 #include <cjson/cJSON.h>
 
 #include "alert/event.h"
+#include "alert/health.h"
 #include "alert/ledger.h"
 #include "alert/outbox.h"
 #include "alert/policy.h"
+#include "alert/silence.h"
 #include "alert/text.h"
 #include "alert/throttle.h"
 #include "alert/webhook.h"
@@ -390,6 +393,112 @@ static void test_url_redact(void **state) {
   assert_string_equal(out, "(a URL)");
 }
 
+#define W 1700000000LL /* wall clock, seconds */
+
+static void test_silence_said_once_per_silence(void **state) {
+  (void)state;
+  ps_alert_silence s = {.watching_since_s = W};
+  int64_t began, due;
+  /* no run known: the silence counts from when watching began */
+  assert_int_equal(ps_alert_silence_check(&s, 100, W + 99, &began, &due), 0);
+  assert_int_equal(due, W + 100);
+  assert_int_equal(ps_alert_silence_check(&s, 100, W + 100, &began, &due), 1);
+  assert_int_equal(began, W);
+  /* said once: not again, and no deadline left to wake for */
+  assert_int_equal(ps_alert_silence_check(&s, 100, W + 5000, &began, &due), 0);
+  assert_int_equal(due, 0);
+  /* a run starts: a new silence, said when it lasted as long */
+  assert_int_equal(ps_alert_silence_run_started(&s, W + 5000), 1);
+  assert_int_equal(ps_alert_silence_run_started(&s, W + 4000), 0); /* an older run read late */
+  assert_int_equal(s.last_start_s, W + 5000);
+  assert_int_equal(ps_alert_silence_check(&s, 100, W + 5050, &began, &due), 0);
+  assert_int_equal(due, W + 5100);
+  /* what the caller saved and read back after a restart goes on counting */
+  ps_alert_silence restarted = s;
+  assert_int_equal(ps_alert_silence_check(&restarted, 100, W + 5100, &began, &due), 1);
+  assert_int_equal(began, W + 5000);
+  assert_int_equal(ps_alert_silence_check(&restarted, 100, W + 9000, &began, &due), 0);
+}
+
+static void test_silence_off_and_old_runs(void **state) {
+  (void)state;
+  int64_t began, due;
+  ps_alert_silence s = {.watching_since_s = W};
+  /* no_new_run_after_s = 0: off, however long */
+  assert_int_equal(ps_alert_silence_check(&s, 0, W + 999999, &began, &due), 0);
+  assert_int_equal(due, 0);
+  assert_int_equal(s.said_for_s, 0);
+  /* a run that started before the agent watched: silence counts from
+   * watching, not from a start a backfill found */
+  assert_int_equal(ps_alert_silence_run_started(&s, W - 86400), 1);
+  assert_int_equal(ps_alert_silence_check(&s, 100, W + 50, &began, &due), 0);
+  assert_int_equal(due, W + 100);
+}
+
+static void test_server_down_ms(void **state) {
+  (void)state;
+  /* unreachable: from the first failed attempt, whatever waits */
+  ps_alert_server_view v = {.now_ms = 100000, .unreachable_since_ms = 40000};
+  assert_int_equal(ps_alert_server_down_ms(&v), 60000);
+  /* it answers and nothing waits: not down, however old the last ack */
+  v = (ps_alert_server_view){.now_ms = 100000, .last_answer_ms = 1000};
+  assert_int_equal(ps_alert_server_down_ms(&v), 0);
+  /* it answers but takes nothing (401, 5xx): since the last ack ... */
+  v.waiting = 3;
+  assert_int_equal(ps_alert_server_down_ms(&v), 99000);
+  /* ... but no longer than the oldest batch in flight has waited */
+  v.inflight = 1;
+  v.oldest_ms = 20000;
+  assert_int_equal(ps_alert_server_down_ms(&v), 20000);
+  v.oldest_ms = 200000;
+  assert_int_equal(ps_alert_server_down_ms(&v), 99000);
+}
+
+static void test_health_server_outage_and_recovery(void **state) {
+  (void)state;
+  ps_alert_health h = {0};
+  int64_t since;
+  /* shorter than unhealthy_after_s: nothing */
+  assert_int_equal(ps_alert_health_server(&h, 600000, 5, 600, W, &since), PS_HEALTH_SAME);
+  /* longer: said once, from when it began */
+  assert_int_equal(ps_alert_health_server(&h, 612000, 5, 600, W, &since),
+                   PS_HEALTH_SERVER_DOWN);
+  assert_int_equal(since, W - 612);
+  assert_int_equal(h.server_since_s, W - 612);
+  assert_int_equal(ps_alert_health_server(&h, 900000, 5, 600, W + 300, &since),
+                   PS_HEALTH_SAME);
+  /* it answers again but took no write since: not recovered yet */
+  assert_int_equal(ps_alert_health_server(&h, 0, 5, 600, W + 400, &since), PS_HEALTH_SAME);
+  /* a write acknowledged: recovered, naming the outage's start */
+  assert_int_equal(ps_alert_health_server(&h, 0, 6, 600, W + 410, &since),
+                   PS_HEALTH_SERVER_BACK);
+  assert_int_equal(since, W - 612);
+  assert_int_equal(h.server_since_s, 0);
+  assert_int_equal(ps_alert_health_server(&h, 0, 7, 600, W + 500, &since), PS_HEALTH_SAME);
+}
+
+static void test_health_rejected_input_episodes(void **state) {
+  (void)state;
+  ps_alert_health h = {0};
+  uint64_t fresh;
+  assert_int_equal(ps_alert_health_input(&h, 0, 600, W, &fresh), PS_HEALTH_SAME);
+  /* the first rejections: an episode, said with its count */
+  assert_int_equal(ps_alert_health_input(&h, 3, 600, W, &fresh), PS_HEALTH_INPUT_BAD);
+  assert_int_equal(fresh, 3);
+  /* more of them: the same episode, not said again */
+  assert_int_equal(ps_alert_health_input(&h, 5, 600, W + 100, &fresh), PS_HEALTH_INPUT_MORE);
+  assert_int_equal(fresh, 2);
+  /* quiet, but not for unhealthy_after_s since the last one */
+  assert_int_equal(ps_alert_health_input(&h, 5, 600, W + 700, &fresh), PS_HEALTH_SAME);
+  assert_int_equal(ps_alert_health_input(&h, 5, 600, W + 701, &fresh), PS_HEALTH_INPUT_CALM);
+  assert_int_equal(h.input_since_s, 0);
+  assert_int_equal(ps_alert_health_input(&h, 5, 600, W + 9000, &fresh), PS_HEALTH_SAME);
+  /* the next rejection is a new episode, said again */
+  assert_int_equal(ps_alert_health_input(&h, 6, 600, W + 9001, &fresh), PS_HEALTH_INPUT_BAD);
+  assert_int_equal(fresh, 1);
+  assert_int_equal(h.input_since_s, W + 9001);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_id_is_stable_and_tells_apart),
@@ -402,6 +511,11 @@ int main(void) {
       cmocka_unit_test(test_outbox_retries),
       cmocka_unit_test(test_outbox_saved_and_bounded),
       cmocka_unit_test(test_url_redact),
+      cmocka_unit_test(test_silence_said_once_per_silence),
+      cmocka_unit_test(test_silence_off_and_old_runs),
+      cmocka_unit_test(test_server_down_ms),
+      cmocka_unit_test(test_health_server_outage_and_recovery),
+      cmocka_unit_test(test_health_rejected_input_episodes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the alerting stage (agent/pipeline/alerting.c) on a real
+ * Unit tests of the alerting stage (agent/pipeline/alerting*.c) on a real
  * loop, with its real exec channel (a script that appends what it reads to
  * a file, and copies the state file it finds when it runs) and its
  * perfship_alert points captured in place of the delivery (pl_aux_out),
@@ -329,7 +329,7 @@ static void test_failed_run_reaches_the_notifier_once(void **state) {
   assert_non_null(strstr(fx->lines[0], id));
   assert_non_null(strstr(fx->lines[0], "run=\"daily-perf-ba4674aa5495\""));
   /* delivered everywhere: nothing waits */
-  assert_int_equal(fx->al.box.n, 0);
+  assert_int_equal(fx->al.raiser.box.n, 0);
   assert_int_equal(fx->sh.n.alerts_raised, 1);
   /* the run tracker reports it again (after a crash): not raised twice */
   run_event(fx, PL_RUN_ENDED, &v, 0, 0);
@@ -527,6 +527,24 @@ static void test_no_new_run_once_per_silence(void **state) {
   cJSON_Delete(o);
 }
 
+/* Which sources a run is expected of, and how their silence is said, come
+ * from the format: a DSS bench folder in its own words, an lp file never. */
+static void test_no_new_run_follows_the_format(void **state) {
+  fixture *fx = *state;
+  fx->cfg.sources[0].format = PS_FMT_LP; /* points, not runs */
+  fx->cfg.sources[0].no_new_run_after_s = 1;
+  fx->cfg.sources[1].no_new_run_after_s = 1;
+  start_stage(fx);
+  run_until(fx, NULL, 2600);
+  settle(fx);
+  assert_int_equal(count_received(fx, "no_new_run"), 1);
+  cJSON *o = last_received(fx);
+  assert_string_equal(str(o, "source"), "dss_bench");
+  assert_string_equal(str(o, "run"), "/srv/dss");
+  assert_non_null(strstr(str(o, "text"), "no DSS bench run in /srv/dss for"));
+  cJSON_Delete(o);
+}
+
 static void test_undelivered_waits_for_the_next_start(void **state) {
   fixture *fx = *state;
   char fail[128];
@@ -539,16 +557,16 @@ static void test_undelivered_waits_for_the_next_start(void **state) {
   run_event(fx, PL_RUN_ENDED, &v, 0, 0);
   settle(fx);
   assert_int_equal(count_received(fx, NULL), 0);
-  assert_int_equal(fx->al.box.n, 1); /* the point is stored, the notifier failed */
+  assert_int_equal(fx->al.raiser.box.n, 1); /* the point is stored, the notifier failed */
   assert_true(fx->sh.n.alerts_failed >= 1);
   /* a crash now: what the state file says is what the next agent sends */
   stop_stage(fx);
   unlink(fail);
   start_stage(fx);
-  assert_int_equal(fx->al.box.n, 1);
+  assert_int_equal(fx->al.raiser.box.n, 1);
   settle(fx);
   assert_int_equal(count_received(fx, "run_failed"), 1);
-  assert_int_equal(fx->al.box.n, 0);
+  assert_int_equal(fx->al.raiser.box.n, 0);
   assert_int_equal(fx->nlines, 1); /* InfluxDB had it already: not sent again */
 }
 
@@ -570,7 +588,7 @@ static void test_once_tries_everything_once(void **state) {
   assert_true(fx->settled > 0);
   /* both failed on the notifier: the service exits 69; not retried here */
   assert_true(pl_alerting_undelivered(&fx->al));
-  assert_int_equal(fx->al.box.n, 2);
+  assert_int_equal(fx->al.raiser.box.n, 2);
   assert_int_equal(fx->sh.n.alerts_raised, 2);
   run_until(fx, NULL, 1500);
   assert_int_equal(count_received(fx, NULL), 0);
@@ -599,6 +617,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_dss_markers_and_repeats, setup, teardown),
       cmocka_unit_test_setup_teardown(test_verdicts_one_event_per_run, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_new_run_once_per_silence, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_new_run_follows_the_format, setup, teardown),
       cmocka_unit_test_setup_teardown(test_undelivered_waits_for_the_next_start, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_once_tries_everything_once, setup, teardown),
