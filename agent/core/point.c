@@ -1,10 +1,11 @@
 /*
- * point.c: the time conversion every producer of points shares. See
- * include/core/point.h.
+ * point.c: the time conversion every producer of points shares, and
+ * reading a point back. See include/core/point.h.
  */
 #include "core/point.h"
 
 #include <math.h>
+#include <string.h>
 
 int64_t ps_seconds_to_ns(double seconds) {
   /* Times come from the data: 1e30 or NaN must not reach the conversion to
@@ -17,4 +18,30 @@ int64_t ps_seconds_to_ns(double seconds) {
   double whole = floor(seconds);
   double frac_us = nearbyint((seconds - whole) * 1e6);
   return (int64_t)whole * 1000000000LL + (int64_t)frac_us * 1000LL;
+}
+
+const char *ps_point_tag(const ps_point *p, const char *key) {
+  for (size_t i = 0; i < p->ntags; i++)
+    if (strcmp(p->tags[i].key, key) == 0)
+      return p->tags[i].value;
+  return NULL;
+}
+
+const ps_field *ps_point_field(const ps_point *p, const char *key) {
+  for (size_t i = 0; i < p->nfields; i++)
+    if (strcmp(p->fields[i].key, key) == 0)
+      return &p->fields[i];
+  return NULL;
+}
+
+double ps_point_number(const ps_point *p, const char *key) {
+  const ps_field *f = ps_point_field(p, key);
+  double v = NAN;
+  if (f && f->type == PS_F_FLOAT)
+    v = f->v.f;
+  else if (f && f->type == PS_F_INT)
+    v = (double)f->v.i;
+  else if (f && f->type == PS_F_UINT)
+    v = (double)f->v.u;
+  return isfinite(v) ? v : NAN;
 }

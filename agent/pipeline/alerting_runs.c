@@ -100,23 +100,9 @@ void pl_alert_runs_event(pl_alert_runs *ar, const pl_run_event *ev) {
 
 /* --- tapped points -------------------------------------------------------------- */
 
-static const char *tag_of(const ps_point *p, const char *key) {
-  for (size_t i = 0; i < p->ntags; i++)
-    if (strcmp(p->tags[i].key, key) == 0)
-      return p->tags[i].value;
-  return NULL;
-}
-
-static const ps_field *field_of(const ps_point *p, const char *key) {
-  for (size_t i = 0; i < p->nfields; i++)
-    if (strcmp(p->fields[i].key, key) == 0)
-      return &p->fields[i];
-  return NULL;
-}
-
 /* A string field as a NUL-terminated copy, or NULL. */
 static char *field_str(const ps_point *p, const char *key) {
-  const ps_field *f = field_of(p, key);
+  const ps_field *f = ps_point_field(p, key);
   if (!f || f->type != PS_F_STRING)
     return NULL;
   char *s = malloc(f->v.s.n + 1);
@@ -128,34 +114,19 @@ static char *field_str(const ps_point *p, const char *key) {
 }
 
 static int field_num(const ps_point *p, const char *key, double *out) {
-  const ps_field *f = field_of(p, key);
-  if (!f)
-    return 0;
-  switch (f->type) {
-  case PS_F_FLOAT:
-    *out = f->v.f;
-    break;
-  case PS_F_INT:
-    *out = (double)f->v.i;
-    break;
-  case PS_F_UINT:
-    *out = (double)f->v.u;
-    break;
-  default:
-    return 0;
-  }
-  return isfinite(*out);
+  *out = ps_point_number(p, key);
+  return !isnan(*out);
 }
 
 static int field_bool(const ps_point *p, const char *key) {
-  const ps_field *f = field_of(p, key);
+  const ps_field *f = ps_point_field(p, key);
   return f && f->type == PS_F_BOOL && f->v.b;
 }
 
 /* A `runs` marker a source gave (DSS bench, or written in an lp file). */
 static void on_marker(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg *src) {
-  const char *source = tag_of(p, "source"), *run = tag_of(p, "run");
-  const char *event = tag_of(p, "event"), *status = tag_of(p, "status");
+  const char *source = ps_point_tag(p, "source"), *run = ps_point_tag(p, "run");
+  const char *event = ps_point_tag(p, "event"), *status = ps_point_tag(p, "status");
   if (!source || !run || !event)
     return;
   pl_alert_clock_run_started(ar->clock, src, p->time_ns / 1000000000LL);
@@ -175,7 +146,7 @@ static void on_marker(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg 
   ps_alert_event_init(&ev, kind);
   ps_alert_set(&ev.source, source);
   ps_alert_set(&ev.run, run);
-  ps_alert_set(&ev.revision, tag_of(p, "revision"));
+  ps_alert_set(&ev.revision, ps_point_tag(p, "revision"));
   ps_alert_set(&ev.status, status);
   ev.text = field_str(p, "text");
   if (!ev.text || !ev.text[0]) {
@@ -222,8 +193,8 @@ static void on_verdict_point(pl_alert_runs *ar, const ps_point *p) {
   int improvement = verdict && strcmp(verdict, "improvement") == 0;
   int regression = verdict && strcmp(verdict, "regression") == 0;
   free(verdict);
-  const char *source = tag_of(p, "source"), *run = tag_of(p, "run");
-  const char *metric = tag_of(p, "metric");
+  const char *source = ps_point_tag(p, "source"), *run = ps_point_tag(p, "run");
+  const char *metric = ps_point_tag(p, "metric");
   char *method = field_str(p, "method");
   int stage_drift = method && strcmp(method, "stage_drift") == 0;
   free(method);
@@ -239,7 +210,7 @@ static void on_verdict_point(pl_alert_runs *ar, const ps_point *p) {
     g->backfill = field_bool(p, "backfill");
     g->revision = field_str(p, "revision");
     if (ps_alert_set(&g->source, source) || ps_alert_set(&g->run, run) ||
-        ps_alert_set(&g->series, tag_of(p, "series"))) {
+        ps_alert_set(&g->series, ps_point_tag(p, "series"))) {
       group_free(g);
       return;
     }
@@ -249,9 +220,9 @@ static void on_verdict_point(pl_alert_runs *ar, const ps_point *p) {
   char *change_run = field_str(p, "change_run");
   ps_alert_metric m = {
       .metric = (char *)metric,
-      .stage = (char *)tag_of(p, "stage"),
-      .arm = (char *)tag_of(p, "arm"),
-      .reference = (char *)tag_of(p, "reference"),
+      .stage = (char *)ps_point_tag(p, "stage"),
+      .arm = (char *)ps_point_tag(p, "arm"),
+      .reference = (char *)ps_point_tag(p, "reference"),
       .change_run = change_run,
       .improvement = improvement,
   };

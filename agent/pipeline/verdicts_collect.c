@@ -65,37 +65,6 @@ void pl_collect_free(pl_collect *c) {
   c->docs = NULL;
 }
 
-static const char *tag(const ps_point *p, const char *key) {
-  for (size_t i = 0; i < p->ntags; i++)
-    if (strcmp(p->tags[i].key, key) == 0)
-      return p->tags[i].value;
-  return NULL;
-}
-
-static const ps_field *field(const ps_point *p, const char *key) {
-  for (size_t i = 0; i < p->nfields; i++)
-    if (strcmp(p->fields[i].key, key) == 0)
-      return &p->fields[i];
-  return NULL;
-}
-
-/* A number field as a double; NaN when absent or not a number. */
-static double number(const ps_point *p, const char *key) {
-  const ps_field *f = field(p, key);
-  if (!f)
-    return NAN;
-  switch (f->type) {
-  case PS_F_FLOAT:
-    return f->v.f;
-  case PS_F_INT:
-    return (double)f->v.i;
-  case PS_F_UINT:
-    return (double)f->v.u;
-  default:
-    return NAN;
-  }
-}
-
 static int set_str(char **dst, const char *s) {
   if (!s || (*dst && strcmp(*dst, s) == 0))
     return 0;
@@ -142,18 +111,18 @@ static ps_stage_figures *stage_get(pl_lg_run *r, int stage) {
 }
 
 static void loadgen_point(pl_collect *c, const ps_point *p) {
-  const char *run = tag(p, "run"), *stage_tag = tag(p, "stage");
+  const char *run = ps_point_tag(p, "run"), *stage_tag = ps_point_tag(p, "stage");
   if (!run)
     return;
   const char *m = p->measurement + 7; /* after "loadgen" */
   if (strcmp(m, "_run") == 0) {
     pl_lg_run *r = run_get(c, run);
-    if (!r || set_str(&r->series, tag(p, "test_type")) < 0 ||
-        set_str(&r->revision, tag(p, "revision")) < 0)
+    if (!r || set_str(&r->series, ps_point_tag(p, "test_type")) < 0 ||
+        set_str(&r->revision, ps_point_tag(p, "revision")) < 0)
       return;
     r->start_ns = p->time_ns;
     for (size_t i = 0; i < c->nmetrics; i++) {
-      double v = number(p, c->metrics[i]);
+      double v = ps_point_number(p, c->metrics[i]);
       if (!isnan(v))
         r->values[i] = v;
     }
@@ -166,7 +135,7 @@ static void loadgen_point(pl_collect *c, const ps_point *p) {
   if (*end || stage < 0 || stage > 100000)
     return;
   m += 6;
-  const char *kind = m[0] == '_' ? tag(p, m[1] == 'c' ? "task" : "summary") : NULL;
+  const char *kind = m[0] == '_' ? ps_point_tag(p, m[1] == 'c' ? "task" : "summary") : NULL;
   int wanted = m[0] == '\0' || (strcmp(m, "_cycles") == 0 && kind && !strcmp(kind, "all")) ||
                (strcmp(m, "_blocks") == 0 && kind && !strcmp(kind, "onlyLive"));
   if (!wanted)
@@ -176,14 +145,14 @@ static void loadgen_point(pl_collect *c, const ps_point *p) {
   if (!s)
     return;
   if (m[0] == '\0') {
-    const ps_field *f = field(p, "loadgen");
+    const ps_field *f = ps_point_field(p, "loadgen");
     if (f && f->type == PS_F_BOOL)
       s->loadgen = f->v.b;
   } else if (m[1] == 'c') {
-    s->avg_duration = number(p, "avgDuration");
+    s->avg_duration = ps_point_number(p, "avgDuration");
   } else {
-    s->avg_swingset_time = number(p, "avgSwingsetTime");
-    s->avg_block_duration = number(p, "avgBlockDuration");
+    s->avg_swingset_time = ps_point_number(p, "avgSwingsetTime");
+    s->avg_block_duration = ps_point_number(p, "avgBlockDuration");
   }
 }
 
@@ -214,8 +183,8 @@ static int grow(double **a, size_t have, size_t want) {
 }
 
 static void dss_point(pl_collect *c, const ps_point *p) {
-  const char *run = tag(p, "run"), *test = tag(p, "test"), *arm = tag(p, "arm");
-  const ps_field *idx = field(p, "variantIndex");
+  const char *run = ps_point_tag(p, "run"), *test = ps_point_tag(p, "test"), *arm = ps_point_tag(p, "arm");
+  const ps_field *idx = ps_point_field(p, "variantIndex");
   if (!run || !test || !arm || !idx || idx->type != PS_F_INT || idx->v.i < 0 ||
       idx->v.i > 100000)
     return;
@@ -267,9 +236,9 @@ static void dss_point(pl_collect *c, const ps_point *p) {
         return; /* nvariants stays: the arrays are at least that long */
     t->nvariants = v + 1;
   }
-  a->rps_total[v] = number(p, "rps_total");
-  a->p95_ms[v] = number(p, "p95_ms");
-  a->errors[v] = number(p, "errors");
+  a->rps_total[v] = ps_point_number(p, "rps_total");
+  a->p95_ms[v] = ps_point_number(p, "p95_ms");
+  a->errors[v] = ps_point_number(p, "errors");
 }
 
 int pl_collect_point(pl_collect *c, const ps_point *p, pl_dss_doc **doc) {
@@ -279,13 +248,13 @@ int pl_collect_point(pl_collect *c, const ps_point *p, pl_dss_doc **doc) {
   } else if (m[0] == 'd' && strcmp(m, "dss_bench") == 0) {
     dss_point(c, p);
   } else if (m[0] == 'r' && strcmp(m, "runs") == 0) {
-    const char *source = tag(p, "source"), *run = tag(p, "run");
+    const char *source = ps_point_tag(p, "source"), *run = ps_point_tag(p, "run");
     if (!source || strcmp(source, "dss_bench") != 0 || !run)
       return PL_COLLECT_NONE;
     pl_dss_doc *d = doc_get(c, run);
     if (!d)
       return PL_COLLECT_NONE;
-    const ps_field *bf = field(p, "backfill");
+    const ps_field *bf = ps_point_field(p, "backfill");
     d->ended = 1;
     d->time_ns = p->time_ns;
     d->backfill = bf && bf->type == PS_F_BOOL && bf->v.b;

@@ -76,6 +76,13 @@ static inline ps_field ps_field_string(const char *key, const char *p, size_t n)
   return f;
 }
 
+/* Reading a point back (the stages that judge what passes, tests): the
+ * value of tag `key` or NULL; field `key` or NULL; a number field of any
+ * numeric type as a double, NaN when absent, not a number or not finite. */
+const char *ps_point_tag(const ps_point *p, const char *key);
+const ps_field *ps_point_field(const ps_point *p, const char *key);
+double ps_point_number(const ps_point *p, const char *key);
+
 /* Seconds (as parsed from JSON, e.g. 1647216131.81362) to nanoseconds,
  * rounded to the microsecond first: a double near 1.7e9 s holds only about
  * 7 fractional digits, so anything finer than a microsecond is noise that
