@@ -21,6 +21,7 @@
 
 #include "core/log.h"
 #include "pipeline/verdicts_history.h"
+#include "pipeline/verdicts_send.h"
 #include "verdict/arm_compare.h"
 #include "verdict/judge.h"
 #include "verdict/stage_drift.h"
@@ -31,7 +32,6 @@
 #define BUSY_WAIT_MAX_MS 30000
 #define HISTORY_RETRY_FIRST_MS 2000
 #define HISTORY_RETRY_MAX_MS 60000
-#define VERDICTS_PER_BATCH 2000
 
 struct pl_vseries {
   pl_vseries *next;
@@ -48,8 +48,7 @@ struct pl_vpass {
   pl_vpass *next;
   pl_verdicts *vd;
   pass_kind kind;
-  size_t batches; /* in flight */
-  int failed;
+  int failed; /* judging it went wrong: nothing is marked done */
   char *source, *series; /* PASS_SERIES: whose runs to mark */
   char **runs;           /* PASS_SERIES: the runs judged */
   size_t nruns;
@@ -113,13 +112,6 @@ static pl_vseries *series_get(pl_verdicts *vd, const char *source, const char *s
 
 /* --- sending a pass ------------------------------------------------------------ */
 
-typedef struct emit_ctx {
-  pl_verdicts *vd;
-  pl_vpass *pass;
-  ps_pbatch *b;
-  size_t in_batch;
-} emit_ctx;
-
 static void pass_free(pl_vpass *p) {
   for (size_t i = 0; i < p->nruns; i++)
     free(p->runs[i]);
@@ -129,13 +121,17 @@ static void pass_free(pl_vpass *p) {
   free(p);
 }
 
-static void pass_finished(pl_verdicts *vd, pl_vpass *p) {
+/* Every batch of the pass was answered: what it judged is done, or stays
+ * to be judged again. */
+static void pass_finished(void *arg, int ok) {
+  pl_vpass *p = arg;
+  pl_verdicts *vd = p->vd;
   for (pl_vpass **pp = &vd->passes; *pp; pp = &(*pp)->next)
     if (*pp == p) {
       *pp = p->next;
       break;
     }
-  if (!p->failed) {
+  if (ok && !p->failed) {
     if (p->kind == PASS_SERIES) {
       ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, p->source, p->series, 0);
       for (size_t i = 0; s && i < p->nruns; i++) {
@@ -160,70 +156,23 @@ static void pass_finished(pl_verdicts *vd, pl_vpass *p) {
   arm(vd, JUDGE_DELAY_MS); /* what failed, or arrived meanwhile */
 }
 
-static void batch_done(void *arg, int acked) {
-  pl_vpass *p = arg;
-  if (!acked)
-    p->failed = 1;
-  if (--p->batches == 0)
-    pass_finished(p->vd, p);
-}
-
-static int flush_batch(emit_ctx *e) {
-  if (!e->b || !e->b->b.npoints)
-    return 0;
-  int rc = e->vd->out.send(e->vd->out.ctx, e->b, batch_done, e->pass);
-  if (rc < 0) {
-    ps_pbatch_free(e->b);
-    e->pass->failed = 1;
-  } else {
-    e->pass->batches++;
-  }
-  e->b = NULL;
-  e->in_batch = 0;
-  return rc;
-}
-
-static int verdict_point(void *ctx, const ps_point *p, const ps_origin *o) {
-  emit_ctx *e = ctx;
-  if (!e->b && !(e->b = ps_pbatch_new()))
-    return -ENOMEM;
-  const char *reason = NULL;
-  int rc = e->vd->out.encode(e->vd->out.ctx, e->b, p, o, &reason);
-  if (rc < 0 && reason) {
-    ps_log_limited(PS_LOG_WARNING, MOD, "encode", 60, "verdict of %s refused: %s", o->file,
-                   reason);
-    return 0;
-  }
-  if (rc == 0 && ++e->in_batch >= VERDICTS_PER_BATCH)
-    flush_batch(e);
-  return rc;
-}
-
 /* Sends `l` as pass `p` (taken over), telling the judged hook run by run.
  * A pass with nothing to send is finished at once. */
 static void send_pass(pl_verdicts *vd, pl_vpass *p, const ps_verdict_list *l) {
   p->vd = vd;
   p->next = vd->passes;
   vd->passes = p;
-  emit_ctx e = {vd, p, NULL, 0};
-  ps_emitter em = {.point = verdict_point, .reject = NULL, .ctx = &e};
-  for (size_t i = 0, first = 0; i < l->n; i++) {
+  for (size_t i = 0, first = 0; vd->hooks.judged && i < l->n; i++) {
     const ps_verdict *v = &l->v[i];
-    em.origin.file = v->run;
-    if (ps_verdict_emit(&em, v) < 0)
-      p->failed = 1;
-    int last_of_run = i + 1 == l->n || strcmp(l->v[i + 1].run, v->run) != 0;
-    if (last_of_run && vd->hooks.judged) {
-      pl_run_verdicts rv = {v->source, v->series, v->run, v->revision, v->time_ns,
-                            v->backfill, &l->v[first], i + 1 - first};
-      vd->hooks.judged(vd->hooks.ctx, &rv);
-    }
-    if (last_of_run)
-      first = i + 1;
+    if (i + 1 < l->n && strcmp(l->v[i + 1].run, v->run) == 0)
+      continue; /* the hook gets a run's verdicts together */
+    pl_run_verdicts rv = {v->source, v->series, v->run, v->revision, v->time_ns,
+                          v->backfill, &l->v[first], i + 1 - first};
+    vd->hooks.judged(vd->hooks.ctx, &rv);
+    first = i + 1;
   }
-  flush_batch(&e);
-  p->batches++; /* the pass's own hold, released below */
-  batch_done(p, !p->failed);
+  if (pl_verdicts_send(&vd->out, l, pass_finished, p) < 0)
+    pass_finished(p, 0);
 }
 
 /* --- the three judges ---------------------------------------------------------- */

@@ -49,7 +49,7 @@ ALLOWED = {
 # ones. A new stage gets its place here.
 STAGE_ORDER = [
     "shared", "gens", "selfstats", "reload", "registry", "commit", "delivery",
-    "createdb", "reader", "runtracker", "verdicts_collect", "verdicts_history", "verdicts",
+    "createdb", "reader", "runtracker", "verdicts_collect", "verdicts_history", "verdicts_send", "verdicts",
     "alerting_raise", "alerting_clock", "alerting_runs", "alerting", "reporter",
     "reporting", "pipeline", "service",
 ]
