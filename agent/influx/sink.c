@@ -77,10 +77,14 @@ static uint64_t rng_next(ps_sink *s) {
   return s->rng * 2685821657736338717ULL;
 }
 
+/* Line starts are needed only inside a piece (splits, rejected lines), and
+ * sink_index_lines() has found them by then; a whole batch is [0, len). */
 size_t sink_line_start(const tracked *t, size_t i) {
   if (i >= t->nlines)
     return t->batch->body.len;
-  return t->batch->lines ? t->batch->lines[i].offset : t->offsets[i];
+  if (i == 0 || !t->offsets)
+    return 0;
+  return t->offsets[i];
 }
 
 static void queue_push_back(ps_sink *s, piece *p) {
@@ -442,11 +446,19 @@ void ps_sink_on_missing_database(ps_sink *s, void (*cb)(ps_sink *s, void *data))
     s->missing_db = cb;
 }
 
-/* Line starts of a body that came without a line table. */
+/* Line starts, found once a piece must be cut or read line by line: a
+ * batch that is simply stored never needs them. With nlines unknown (0)
+ * every line is counted; else exactly nlines starts are recorded (a body
+ * with fewer lines gives empty ones at its end, so no piece can reach past
+ * it). */
 int sink_index_lines(tracked *t) {
+  if (t->offsets)
+    return 0;
   const ps_buf *body = &t->batch->body;
-  size_t n = 0, cap = 0;
-  for (size_t i = 0; i < body->len;) {
+  size_t want = t->nlines, n = 0, cap = want ? want : 0;
+  if (cap && !(t->offsets = malloc(cap * sizeof *t->offsets)))
+    return -ENOMEM;
+  for (size_t i = 0; i < body->len && (!want || n < want);) {
     if (n == cap) {
       cap = cap ? cap * 2 : 256;
       size_t *o = realloc(t->offsets, cap * sizeof *o);
@@ -458,7 +470,10 @@ int sink_index_lines(tracked *t) {
     const char *nl = memchr(body->data + i, '\n', body->len - i);
     i = nl ? (size_t)(nl - body->data) + 1 : body->len;
   }
-  t->nlines = n;
+  if (!want)
+    t->nlines = n;
+  for (; n < want; n++)
+    t->offsets[n] = body->len;
   return 0;
 }
 
@@ -467,12 +482,8 @@ int ps_sink_submit(ps_sink *s, ps_batch *b) {
     return -EINVAL;
   if (s->closing)
     return -ECANCELED;
-  if (b->lines) {
-    for (size_t i = 0; i < b->npoints; i++)
-      if (b->lines[i].offset > b->body.len ||
-          (i && b->lines[i].offset < b->lines[i - 1].offset))
-        return -EINVAL;
-  }
+  if (b->disorder)
+    return -EINVAL;
   tracked *t = calloc(1, sizeof *t);
   piece *p = malloc(sizeof *p);
   if (!t || !p) {
@@ -481,7 +492,7 @@ int ps_sink_submit(ps_sink *s, ps_batch *b) {
     return -ENOMEM;
   }
   t->batch = b;
-  if (b->lines) {
+  if (b->npoints) {
     t->nlines = b->npoints;
   } else if (sink_index_lines(t)) {
     free(t->offsets);

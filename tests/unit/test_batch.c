@@ -208,8 +208,9 @@ static void max_bytes_splits_before_overflow(void **st) {
   assert_int_equal(r.nsent, 2);
   assert_int_equal(r.sent[1]->b.body.len, 7);
   assert_int_equal(r.sent[0]->b.npoints, 2);
-  assert_int_equal(r.sent[0]->b.lines[1].offset, 5);
-  assert_string_equal(r.sent[0]->b.lines[1].origin.file, "f");
+  ps_origin o1 = ps_batch_origin(&r.sent[0]->b, 1);
+  assert_string_equal(o1.file, "f");
+  assert_int_equal(o1.line, 1);
   ps_batcher_done(&r.bt, r.sent[0], 1);
   ps_batcher_done(&r.bt, r.sent[1], 1);
   ps_batcher_free(&r.bt);
