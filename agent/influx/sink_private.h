@@ -27,6 +27,7 @@
 #include "net/http_loop.h"
 
 #define SINK_MAX_IN_FLIGHT 2
+#define SINK_UPLOAD_BUFFER (512 * 1024)
 #define BACKOFF_FIRST_MS 200
 #define BACKOFF_MAX_MS 60000
 /* Configuration errors (401/403/404, a missing retention policy) need a
