@@ -197,6 +197,35 @@ static size_t digits_slow(double a, char *digits, int *decpt) {
   return nd;
 }
 
+/* Most measured values have a few decimals (527.5, 0.25, 135.31): for
+ * 1e-4 <= a < 2^31, the first k in 1..6 for which m = round(a * 10^k)
+ * gives m / 10^k == a (exact m and 10^k, one correctly rounded division:
+ * the decimal m * 10^-k reads back as a) names the shortest digits, and no
+ * other k-digit decimal reads back as a, since 10^-k is more than twice
+ * a's spacing below 2^31. That is what shortest_digits() finds, laid out
+ * as layout() would (no exponent in this range), at a few instructions per
+ * try. Writes the text and returns its length, or 0 when no k fits. */
+static size_t few_decimals(double a, char *buf) {
+  static const double p10[7] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
+  static const uint64_t u10[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+  for (int k = 1; k <= 6; k++) {
+    uint64_t m = (uint64_t)(a * p10[k] + 0.5);
+    if ((double)m / p10[k] != a)
+      continue;
+    size_t n = fmt_u64(m / u10[k], buf);
+    uint64_t frac = m % u10[k];
+    buf[n++] = '.';
+    for (int j = k - 1; j >= 0; j--) {
+      buf[n + (size_t)j] = (char)('0' + frac % 10);
+      frac /= 10;
+    }
+    n += (size_t)k;
+    buf[n] = '\0';
+    return n;
+  }
+  return 0;
+}
+
 /* Lays out digits (value 0.d1d2... * 10^decpt) the way Python's repr and
  * JavaScript do: fixed notation with at least one decimal ("100.0", so a
  * float always looks like one), exponent notation outside 1e-4 .. 1e16. */
@@ -257,7 +286,7 @@ size_t ps_fmt_double(double v, char *buf) {
     memcpy(buf + n, "0.0", 4);
     return n + 3;
   }
-  if (a < TWO53 && a == floor(a)) {
+  if (a < TWO53 && (double)(uint64_t)a == a) {
     /* whole: the integer digits are the shortest form (below 1e16) */
     n += fmt_u64((uint64_t)a, buf + n);
     buf[n++] = '.';
@@ -265,6 +294,9 @@ size_t ps_fmt_double(double v, char *buf) {
     buf[n] = '\0';
     return n;
   }
+  size_t few;
+  if (a >= 1e-4 && a < 2147483648.0 && (few = few_decimals(a, buf + n)))
+    return n + few;
   if (a >= TWO53 || a < 1e-7) {
     nd = digits_slow(a, digits, &decpt);
   } else {
@@ -316,9 +348,6 @@ static int float_syntax(const char *p, size_t n) {
  * when the text is outside that path (the caller uses strtod). The syntax
  * has been checked by float_syntax() already. */
 static int decimal_fast(const char *p, size_t n, double *out) {
-  static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   size_t i = 0;
   int neg = 0, digits = 0, exp10 = 0;
   uint64_t m = 0;
@@ -356,9 +385,16 @@ static int decimal_fast(const char *p, size_t n, double *out) {
     }
     exp10 += eneg ? -e : e;
   }
-  double d = (double)m;
-  if (exp10 < -22 || exp10 > 22)
+  return ps_decimal_exact(m, exp10, neg, out);
+}
+
+int ps_decimal_exact(uint64_t m, int exp10, int neg, double *out) {
+  static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  if (exp10 < -22 || exp10 > 22 || m > 999999999999999ULL)
     return 0;
+  double d = (double)m;
   d = exp10 < 0 ? d / p10[-exp10] : d * p10[exp10];
   *out = neg ? -d : d;
   return 1;

@@ -42,6 +42,13 @@ size_t ps_fmt_double(double v, char *buf);
  * JSON formats and the line-protocol parser both use it.) */
 int ps_lp_decimal(const char *p, size_t n, double *out);
 
+/* The fast path of ps_lp_decimal() for a reader that took the digits apart
+ * itself: m * 10^exp10, negated when `neg`, for m of at most 15 significant
+ * digits. Returns 1 with *out set when one IEEE operation gives the
+ * correctly rounded value (the one strtod gives), 0 when the text needs
+ * ps_lp_decimal(). */
+int ps_decimal_exact(uint64_t m, int exp10, int neg, double *out);
+
 /* [-]digits as int64; digits as uint64. */
 int ps_parse_int64(const char *p, size_t n, int64_t *out);
 int ps_parse_uint64(const char *p, size_t n, uint64_t *out);
