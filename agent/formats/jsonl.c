@@ -151,6 +151,9 @@ static int hex4(const char *q, unsigned *out) {
   return 0;
 }
 
+/* The bytes that end a plain run inside a string: '"', '\\' and NUL. */
+static const unsigned char str_stop[256] = {['"'] = 1, ['\\'] = 1, [0] = 1};
+
 /* Reads a string at r->s ('"'), appending it unescaped (and NUL-terminated)
  * to the text buffer; *len excludes the NUL. */
 static int read_string(jreader *r, size_t *len) {
@@ -161,12 +164,10 @@ static int read_string(jreader *r, size_t *len) {
     return jfail(r, r->s, "out of memory");
   char *w = t->data + t->len, *w0 = w;
   for (;;) {
-    /* copy the plain run in one go */
-    const char *run = q;
-    while (q < r->end && *q != '"' && *q != '\\' && *q != '\0')
-      q++;
-    memcpy(w, run, (size_t)(q - run));
-    w += q - run;
+    /* the plain run, copied as it is scanned: keys and values are short,
+     * a separate scan and memcpy call cost more than the bytes */
+    while (q < r->end && !str_stop[(unsigned char)*q])
+      *w++ = *q++;
     if (q >= r->end)
       return jfail(r, r->s, "unterminated string");
     /* caught here, not by a memchr over every string afterwards: no
@@ -234,41 +235,65 @@ static int read_string(jreader *r, size_t *len) {
   return 0;
 }
 
-/* JSON number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+/* JSON number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+ * The digits are taken apart while the syntax is checked, so a number of
+ * at most 15 significant digits needs no second look (ps_decimal_exact);
+ * the others go through ps_lp_decimal. */
 static int read_number(jreader *r, double *v, const char **text, size_t *n) {
-  const char *q = r->s, *st = q;
-  if (q < r->end && *q == '-')
+  const char *q = r->s, *st = q, *end = r->end;
+  uint64_t m = 0;
+  int neg = 0, sig = 0, exp10 = 0;
+  if (q < end && *q == '-') {
+    neg = 1;
     q++;
-  if (q >= r->end || *q < '0' || *q > '9')
-    return jfail(r, st, "bad number");
-  if (*q == '0')
-    q++;
-  else
-    while (q < r->end && *q >= '0' && *q <= '9')
-      q++;
-  if (q < r->end && *q == '.') {
-    q++;
-    if (q >= r->end || *q < '0' || *q > '9')
-      return jfail(r, q, "bad number");
-    while (q < r->end && *q >= '0' && *q <= '9')
-      q++;
   }
-  if (q < r->end && (*q == 'e' || *q == 'E')) {
+  if (q >= end || *q < '0' || *q > '9')
+    return jfail(r, st, "bad number");
+  if (*q == '0') {
     q++;
-    if (q < r->end && (*q == '+' || *q == '-'))
-      q++;
-    if (q >= r->end || *q < '0' || *q > '9')
+  } else {
+    for (; q < end && *q >= '0' && *q <= '9'; q++)
+      if (++sig <= 15)
+        m = m * 10 + (uint64_t)(*q - '0');
+      else
+        exp10++; /* beyond 15 digits m is not used (sig says so) */
+  }
+  if (q < end && *q == '.') {
+    q++;
+    if (q >= end || *q < '0' || *q > '9')
       return jfail(r, q, "bad number");
-    while (q < r->end && *q >= '0' && *q <= '9')
-      q++;
+    for (; q < end && *q >= '0' && *q <= '9'; q++) {
+      if (!m && *q == '0') {
+        exp10--; /* a leading zero of the fraction is not significant */
+        continue;
+      }
+      if (++sig <= 15) {
+        m = m * 10 + (uint64_t)(*q - '0');
+        exp10--;
+      }
+    }
+  }
+  if (q < end && (*q == 'e' || *q == 'E')) {
+    q++;
+    int eneg = 0, e = 0;
+    if (q < end && (*q == '+' || *q == '-'))
+      eneg = *q++ == '-';
+    if (q >= end || *q < '0' || *q > '9')
+      return jfail(r, q, "bad number");
+    for (; q < end && *q >= '0' && *q <= '9'; q++)
+      if (e <= 400)
+        e = e * 10 + (*q - '0');
+    exp10 += eneg ? -e : e;
   }
   *text = st;
   *n = (size_t)(q - st);
-  int rc = ps_lp_decimal(st, *n, v);
-  if (rc == -ERANGE)
-    return jfail(r, st, "number too large for a double");
-  if (rc)
-    return jfail(r, st, "bad number");
+  if (sig > 15 || !ps_decimal_exact(m, exp10, neg, v)) {
+    int rc = ps_lp_decimal(st, *n, v);
+    if (rc == -ERANGE)
+      return jfail(r, st, "number too large for a double");
+    if (rc)
+      return jfail(r, st, "bad number");
+  }
   r->s = q;
   return 0;
 }
