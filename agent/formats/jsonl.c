@@ -151,6 +151,15 @@ static int hex4(const char *q, unsigned *out) {
   return 0;
 }
 
+#define PS_LITTLE_ENDIAN (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+
+/* Non-zero exactly when one of the eight bytes of x (little-endian) is 0;
+ * its lowest set bit is the top bit of the first such byte (a flag above
+ * it may be a borrow's false alarm, never one below). */
+static inline uint64_t has_zero_byte(uint64_t x) {
+  return (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL;
+}
+
 /* The bytes that end a plain run inside a string: '"', '\\' and NUL. */
 static const unsigned char str_stop[256] = {['"'] = 1, ['\\'] = 1, [0] = 1};
 
@@ -163,12 +172,32 @@ static int read_string(jreader *r, size_t *len) {
   if (ps_buf_reserve(t, (size_t)(r->end - q) + 1))
     return jfail(r, r->s, "out of memory");
   char *w = t->data + t->len, *w0 = w;
+  const char *end = r->end;
   for (;;) {
-    /* the plain run, copied as it is scanned: keys and values are short,
-     * a separate scan and memcpy call cost more than the bytes */
-    while (q < r->end && !str_stop[(unsigned char)*q])
+    /* The plain run, copied eight bytes a step: each step finds the first
+     * '"', '\\' or NUL among them (the lowest flag of has_zero_byte is
+     * exact) and copies all eight, the bytes past the stop being written
+     * over or left past the text's end. The text has room: it was reserved
+     * for the rest of the line. Keys and values are short, so a scan and
+     * a memcpy call cost more than the bytes. */
+    while (PS_LITTLE_ENDIAN && end - q >= 8) {
+      uint64_t x, stop;
+      memcpy(&x, q, 8);
+      memcpy(w, &x, 8);
+      stop = has_zero_byte(x) | has_zero_byte(x ^ 0x2222222222222222ULL) |
+             has_zero_byte(x ^ 0x5c5c5c5c5c5c5c5cULL);
+      if (stop) {
+        unsigned k = (unsigned)__builtin_ctzll(stop) / 8;
+        q += k;
+        w += k;
+        break;
+      }
+      w += 8;
+      q += 8;
+    }
+    while (q < end && !str_stop[(unsigned char)*q])
       *w++ = *q++;
-    if (q >= r->end)
+    if (q >= end)
       return jfail(r, r->s, "unterminated string");
     /* caught here, not by a memchr over every string afterwards: no
      * escape can produce a NUL (\u0000 is refused below) */
@@ -249,29 +278,28 @@ static int read_number(jreader *r, double *v, const char **text, size_t *n) {
   }
   if (q >= end || *q < '0' || *q > '9')
     return jfail(r, st, "bad number");
+  /* m wraps beyond 19 digits; sig > 15 sends those to ps_lp_decimal */
+  unsigned d;
   if (*q == '0') {
     q++;
   } else {
-    for (; q < end && *q >= '0' && *q <= '9'; q++)
-      if (++sig <= 15)
-        m = m * 10 + (uint64_t)(*q - '0');
-      else
-        exp10++; /* beyond 15 digits m is not used (sig says so) */
+    const char *a = q;
+    for (; q < end && (d = (unsigned)(unsigned char)*q - '0') <= 9; q++)
+      m = m * 10 + d;
+    sig = (int)(q - a);
   }
   if (q < end && *q == '.') {
     q++;
     if (q >= end || *q < '0' || *q > '9')
       return jfail(r, q, "bad number");
-    for (; q < end && *q >= '0' && *q <= '9'; q++) {
-      if (!m && *q == '0') {
-        exp10--; /* a leading zero of the fraction is not significant */
-        continue;
-      }
-      if (++sig <= 15) {
-        m = m * 10 + (uint64_t)(*q - '0');
+    if (!m) /* leading zeros of the fraction are not significant */
+      for (; q < end && *q == '0'; q++)
         exp10--;
-      }
-    }
+    const char *a = q;
+    for (; q < end && (d = (unsigned)(unsigned char)*q - '0') <= 9; q++)
+      m = m * 10 + d;
+    sig += (int)(q - a);
+    exp10 -= (int)(q - a);
   }
   if (q < end && (*q == 'e' || *q == 'E')) {
     q++;
@@ -282,7 +310,7 @@ static int read_number(jreader *r, double *v, const char **text, size_t *n) {
       return jfail(r, q, "bad number");
     for (; q < end && *q >= '0' && *q <= '9'; q++)
       if (e <= 400)
-        e = e * 10 + (*q - '0');
+        e = e * 10 + (*q - '0'); /* beyond that only the syntax matters */
     exp10 += eneg ? -e : e;
   }
   *text = st;

@@ -388,17 +388,9 @@ static int decimal_fast(const char *p, size_t n, double *out) {
   return ps_decimal_exact(m, exp10, neg, out);
 }
 
-int ps_decimal_exact(uint64_t m, int exp10, int neg, double *out) {
-  static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-  if (exp10 < -22 || exp10 > 22 || m > 999999999999999ULL)
-    return 0;
-  double d = (double)m;
-  d = exp10 < 0 ? d / p10[-exp10] : d * p10[exp10];
-  *out = neg ? -d : d;
-  return 1;
-}
+const double ps_pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 int ps_lp_decimal(const char *p, size_t n, double *out) {
   if (!float_syntax(p, n))

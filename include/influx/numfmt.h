@@ -47,7 +47,15 @@ int ps_lp_decimal(const char *p, size_t n, double *out);
  * digits. Returns 1 with *out set when one IEEE operation gives the
  * correctly rounded value (the one strtod gives), 0 when the text needs
  * ps_lp_decimal(). */
-int ps_decimal_exact(uint64_t m, int exp10, int neg, double *out);
+extern const double ps_pow10_exact[23];
+static inline int ps_decimal_exact(uint64_t m, int exp10, int neg, double *out) {
+  if (exp10 < -22 || exp10 > 22 || m > 999999999999999ULL)
+    return 0;
+  double d = (double)m;
+  d = exp10 < 0 ? d / ps_pow10_exact[-exp10] : d * ps_pow10_exact[exp10];
+  *out = neg ? -d : d;
+  return 1;
+}
 
 /* [-]digits as int64; digits as uint64. */
 int ps_parse_int64(const char *p, size_t n, int64_t *out);
