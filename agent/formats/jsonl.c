@@ -265,9 +265,9 @@ static int read_string(jreader *r, size_t *len) {
 }
 
 /* JSON number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
- * The digits are taken apart while the syntax is checked, so a number of
- * at most 15 significant digits needs no second look (ps_decimal_exact);
- * the others go through ps_lp_decimal. */
+ * The digits are taken apart while the syntax is checked, so a number
+ * whose mantissa is an exact double needs no second look
+ * (ps_decimal_exact); the others go through ps_lp_decimal. */
 static int read_number(jreader *r, double *v, const char **text, size_t *n) {
   const char *q = r->s, *st = q, *end = r->end;
   uint64_t m = 0;
@@ -278,7 +278,7 @@ static int read_number(jreader *r, double *v, const char **text, size_t *n) {
   }
   if (q >= end || *q < '0' || *q > '9')
     return jfail(r, st, "bad number");
-  /* m wraps beyond 19 digits; sig > 15 sends those to ps_lp_decimal */
+  /* m wraps beyond 19 digits; sig > 19 sends those to ps_lp_decimal */
   unsigned d;
   if (*q == '0') {
     q++;
@@ -315,7 +315,7 @@ static int read_number(jreader *r, double *v, const char **text, size_t *n) {
   }
   *text = st;
   *n = (size_t)(q - st);
-  if (sig > 15 || !ps_decimal_exact(m, exp10, neg, v)) {
+  if (sig > 19 || !ps_decimal_exact(m, exp10, neg, v)) {
     int rc = ps_lp_decimal(st, *n, v);
     if (rc == -ERANGE)
       return jfail(r, st, "number too large for a double");

@@ -10,8 +10,8 @@
  *   layout is Python's repr (also JavaScript's, within a rule): "100.0",
  *   "0.001", "1e-05", "1e+16" - the form most reference tools print.
  * - Parsing decimals: Clinger's fast path covers what benchmarks and
- *   loaders write (up to 15 significant digits); strtod, on a copy, the
- *   rest.
+ *   loaders write (a mantissa up to 2^53: 15 digits always, 16 often, so
+ *   also epoch seconds with microseconds); strtod, on a copy, the rest.
  */
 #include "influx/numfmt.h"
 
@@ -314,78 +314,62 @@ size_t ps_fmt_double(double v, char *buf) {
 
 /* ----------------------------------------------------------------- input */
 
-/* A float as 1.x accepts it: [-](digits[.digits]|.digits)[(e|E)[+-]digits] */
-static int float_syntax(const char *p, size_t n) {
+/* A float as 1.x accepts it: [-](digits[.digits]|.digits)[(e|E)[+-]digits],
+ * checked in the same pass that gathers its digits for Clinger's fast
+ * path: the significant digits into *m (up to 19 of them: *all says
+ * whether that was every one), the power of ten into *exp10. Returns 0 for
+ * bad syntax. */
+static int decimal_parts(const char *p, size_t n, uint64_t *m, int *exp10, int *neg,
+                         int *all) {
   size_t i = 0, d = 0;
-  if (i < n && p[i] == '-')
+  int sig = 0, e10 = 0;
+  uint64_t v = 0;
+  *neg = 0;
+  if (i < n && p[i] == '-') {
+    *neg = 1;
     i++;
-  while (i < n && p[i] >= '0' && p[i] <= '9')
-    i++, d++;
+  }
+  for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, d++) {
+    if (!v && p[i] == '0')
+      continue; /* a leading zero */
+    if (++sig <= 19)
+      v = v * 10 + (uint64_t)(p[i] - '0');
+    else
+      e10++;
+  }
   if (i < n && p[i] == '.') {
-    i++;
-    while (i < n && p[i] >= '0' && p[i] <= '9')
-      i++, d++;
+    for (i++; i < n && p[i] >= '0' && p[i] <= '9'; i++, d++) {
+      if (!v && p[i] == '0') {
+        e10--;
+        continue;
+      }
+      if (++sig <= 19) {
+        v = v * 10 + (uint64_t)(p[i] - '0');
+        e10--;
+      }
+    }
   }
   if (!d)
     return 0;
   if (i < n && (p[i] == 'e' || p[i] == 'E')) {
     i++;
-    if (i < n && (p[i] == '+' || p[i] == '-'))
-      i++;
-    size_t e = 0;
-    while (i < n && p[i] >= '0' && p[i] <= '9')
-      i++, e++;
-    if (!e)
-      return 0;
-  }
-  return i == n;
-}
-
-/* Clinger's fast path: a decimal of at most 15 significant digits with a
- * power of ten up to 22 is m * 10^e or m / 10^e of two exact doubles, and
- * one IEEE operation rounds that correctly - the same double strtod gives,
- * without strtod's copy, locale lookup and big-number fallback. Returns 0
- * when the text is outside that path (the caller uses strtod). The syntax
- * has been checked by float_syntax() already. */
-static int decimal_fast(const char *p, size_t n, double *out) {
-  size_t i = 0;
-  int neg = 0, digits = 0, exp10 = 0;
-  uint64_t m = 0;
-  if (p[i] == '-') {
-    neg = 1;
-    i++;
-  }
-  for (; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
-    if (m || p[i] != '0')
-      digits++;
-    m = m * 10 + (uint64_t)(p[i] - '0');
-    if (digits > 15)
-      return 0;
-  }
-  if (i < n && p[i] == '.') {
-    for (i++; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
-      if (m || p[i] != '0')
-        digits++;
-      m = m * 10 + (uint64_t)(p[i] - '0');
-      exp10--;
-      if (digits > 15)
-        return 0;
-    }
-  }
-  if (i < n) {
-    /* exponent: [eE][+-]digits */
-    i++;
     int eneg = 0, e = 0;
-    if (p[i] == '+' || p[i] == '-')
+    if (i < n && (p[i] == '+' || p[i] == '-'))
       eneg = p[i++] == '-';
-    for (; i < n; i++) {
-      e = e * 10 + (p[i] - '0');
-      if (e > 400)
-        return 0;
-    }
-    exp10 += eneg ? -e : e;
+    size_t ed = 0;
+    for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, ed++)
+      if (e <= 400)
+        e = e * 10 + (p[i] - '0'); /* beyond that only the syntax matters */
+    if (!ed)
+      return 0;
+    e10 += eneg ? -e : e;
   }
-  return ps_decimal_exact(m, exp10, neg, out);
+  if (i != n)
+    return 0;
+  *m = v;
+  *exp10 = e10;
+  *all = sig <= 19;
+  return 1;
 }
 
 const double ps_pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
@@ -393,9 +377,11 @@ const double ps_pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7
                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 int ps_lp_decimal(const char *p, size_t n, double *out) {
-  if (!float_syntax(p, n))
+  uint64_t m;
+  int exp10, neg, all;
+  if (!decimal_parts(p, n, &m, &exp10, &neg, &all))
     return -EINVAL;
-  if (decimal_fast(p, n, out))
+  if (all && ps_decimal_exact(m, exp10, neg, out))
     return 0;
   char tmp[64];
   char *heap = NULL, *src = tmp;

@@ -43,13 +43,14 @@ size_t ps_fmt_double(double v, char *buf);
 int ps_lp_decimal(const char *p, size_t n, double *out);
 
 /* The fast path of ps_lp_decimal() for a reader that took the digits apart
- * itself: m * 10^exp10, negated when `neg`, for m of at most 15 significant
- * digits. Returns 1 with *out set when one IEEE operation gives the
- * correctly rounded value (the one strtod gives), 0 when the text needs
+ * itself: m * 10^exp10, negated when `neg`, where m holds every significant
+ * digit. Returns 1 with *out set when m and 10^|exp10| are exact doubles
+ * (m <= 2^53, |exp10| <= 22), so that one IEEE operation gives the
+ * correctly rounded value, the one strtod gives; 0 when the text needs
  * ps_lp_decimal(). */
 extern const double ps_pow10_exact[23];
 static inline int ps_decimal_exact(uint64_t m, int exp10, int neg, double *out) {
-  if (exp10 < -22 || exp10 > 22 || m > 999999999999999ULL)
+  if (exp10 < -22 || exp10 > 22 || m > (1ULL << 53))
     return 0;
   double d = (double)m;
   d = exp10 < 0 ? d / ps_pow10_exact[-exp10] : d * ps_pow10_exact[exp10];
