@@ -29,9 +29,26 @@ static const char digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+/* Digits of v, from its bit length: 1233/4096 is just above log10(2), so
+ * t is floor(log10(v)) or one more, which one comparison settles. */
+static unsigned digit_count(uint64_t v) {
+  static const uint64_t p10[20] = {
+      1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+      100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+      10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+      100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL};
+  if (!v)
+    return 1;
+  unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12; /* at most 19 */
+  return t + (v >= p10[t]);
+}
+
+/* Written from the last digit back, straight into buf: no temporary and
+ * no memcpy call (two digits per division from the pair table). */
 static size_t fmt_u64(uint64_t v, char *buf) {
-  char tmp[24];
-  char *p = tmp + sizeof tmp;
+  unsigned n = digit_count(v);
+  char *p = buf + n;
+  *p = '\0';
   while (v >= 100) {
     unsigned d = (unsigned)(v % 100) * 2;
     v /= 100;
@@ -45,9 +62,6 @@ static size_t fmt_u64(uint64_t v, char *buf) {
   } else {
     *--p = (char)('0' + v);
   }
-  size_t n = (size_t)(tmp + sizeof tmp - p);
-  memcpy(buf, p, n);
-  buf[n] = '\0';
   return n;
 }
 
