@@ -349,13 +349,12 @@ void ps_batcher_done(ps_batcher *bt, ps_pbatch *b, int acked) {
     cp->refs--;
     if (!acked)
       cp->failed = 1;
-    if (!cursors)
+    /* each cursor once: a batch of 1,000 files holds 1,000 of them, and
+     * a search of the list per checkpoint made that a million steps */
+    if (!cursors || cp->cursor->done_seq == b->seq)
       continue;
-    size_t k;
-    for (k = 0; k < nc && cursors[k] != cp->cursor; k++)
-      ;
-    if (k == nc)
-      cursors[nc++] = cp->cursor;
+    cp->cursor->done_seq = b->seq;
+    cursors[nc++] = cp->cursor;
   }
   for (size_t k = 0; k < nc; k++)
     if (cursor_advance(cursors[k]) || cursors[k]->retired) {

@@ -96,6 +96,7 @@ typedef struct ps_cursor {
   int line_open; /* the current line already gave points */
   int retired;   /* no more commits wanted; free at refs 0 */
   size_t live;   /* checkpoints alive (hold the cursor) */
+  uint64_t done_seq; /* the batch whose answer last listed this cursor */
   void *owner;
 } ps_cursor;
 
