@@ -57,10 +57,31 @@ static int hex4(const char *q, unsigned *out) {
   return 0;
 }
 
-/* A string at p ('"'): the byte after its closing quote, or NULL. */
+/* Non-zero when a byte of x is below 0x20, '"' or '\\' (the usual
+ * "has a byte below n" test on x and on x xor the two characters); its
+ * lowest set bit is the top bit of the first such byte (a flag above it
+ * may come from a borrow, none below). */
+static inline uint64_t string_stops(uint64_t x) {
+  const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+  uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+  return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & high;
+}
+
+/* A string at p ('"'): the byte after its closing quote, or NULL. Plain
+ * runs go eight bytes a step (little-endian hosts). */
 static const char *check_string(const char *p, const char *end) {
   p++;
   for (;;) {
+    while (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && end - p >= 8) {
+      uint64_t x;
+      memcpy(&x, p, 8);
+      uint64_t stop = string_stops(x);
+      if (stop) {
+        p += __builtin_ctzll(stop) / 8;
+        break;
+      }
+      p += 8;
+    }
     while (p < end && !str_stop[(unsigned char)*p])
       p++;
     if (p >= end || (unsigned char)*p < 0x20)

@@ -237,10 +237,32 @@ static const char *jv_str(ps_parser *p, ps_jv v) {
 }
 
 /* What cJSON's valuedouble held: the number's correctly rounded value
- * (strtod's), +-Inf beyond the double range. */
+ * (strtod's), +-Inf beyond the double range. The text was checked as a
+ * JSON number, so its digits are gathered without checking them again and
+ * most values take the exact fast path (ps_decimal_exact); the others,
+ * 17-digit timestamps among them, go through ps_lp_decimal. */
 static int jv_number(ps_jv v, double *out) {
   if (ps_jv_kind(v) != PS_JV_NUMBER)
     return 0;
+  const char *q = v.p, *end = v.end;
+  int neg = *q == '-', exp10 = 0, sig = 0;
+  uint64_t m = 0;
+  unsigned d;
+  q += neg;
+  const char *a = q;
+  for (; q < end && (d = (unsigned)(unsigned char)*q - '0') <= 9; q++)
+    m = m * 10 + d;
+  sig = m ? (int)(q - a) : 0;
+  if (q < end && *q == '.') {
+    a = ++q;
+    for (; q < end && (d = (unsigned)(unsigned char)*q - '0') <= 9; q++) {
+      m = m * 10 + d;
+      sig += m != 0;
+    }
+    exp10 = -(int)(q - a);
+  }
+  if (q == end && sig <= 19 && ps_decimal_exact(m, exp10, neg, out))
+    return 1;
   int rc = ps_lp_decimal(v.p, (size_t)(v.end - v.p), out);
   if (rc == -ERANGE)
     *out = v.p[0] == '-' ? -INFINITY : INFINITY;

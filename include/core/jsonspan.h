@@ -100,7 +100,9 @@ static inline int ps_jkey_is(ps_jv key, const char *s) {
   size_t kl = (size_t)(key.end - key.p), n = __builtin_strlen(s);
   if (kl == n)
     return __builtin_memcmp(key.p, s, n) == 0;
-  return kl > n && ps_jkey_is_escaped(key, s, n);
+  /* longer, so only escapes could make it equal: one starts the key, or
+   * the first byte already matches */
+  return kl > n && (key.p[0] == s[0] || key.p[0] == '\\') && ps_jkey_is_escaped(key, s, n);
 }
 
 /* Appends the unescaped text of a string value (or of a key span) and a
