@@ -50,10 +50,8 @@ int pl_delivery_point(void *file, const ps_point *p, const ps_origin *o) {
   char where[PATH_MAX + 32];
   pl_file *f = file;
   pl_delivery *d = f->emit_ctx;
-  if (ps_batcher_full(&d->bt)) {
-    ps_batcher_flush(&d->bt);
-    return -EAGAIN;
-  }
+  if (ps_batcher_full(&d->bt))
+    return ps_batcher_refuse(&d->bt);
   if (d->turn_points >= POINTS_PER_TURN) {
     f->yielded = 1;
     return -EAGAIN;

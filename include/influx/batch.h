@@ -19,7 +19,9 @@
  *   back to `at` and takes nothing). ps_batcher_add() does both for a line
  *   encoded elsewhere. -EAGAIN, taking nothing, when max_pending_bytes are
  *   held by the open batch and the batches in flight (never when both are
- *   empty, so one huge point still passes). The open batch is submitted
+ *   empty, so one huge point still passes); the open batch is then
+ *   submitted if nothing is in flight (ps_batcher_refuse), else it waits for
+ *   acknowledgements to make room and fills on. The open batch is submitted
  *   (through the `submit` callback) once it reaches max_points or max_bytes;
  *   a line that would pass max_bytes goes into the next batch instead.
  *   ps_batcher_flush() submits the open batch early (flush timer, shutdown).
@@ -154,8 +156,7 @@ void ps_batcher_init(ps_batcher *bt, size_t max_points, size_t max_bytes,
                      size_t max_pending, int (*submit)(void *, ps_pbatch *),
                      void (*committed)(void *, ps_cursor *), void *ctx);
 /* The body to encode the next point into, and where that point starts.
- * 0, -EAGAIN (full: the open batch was flushed so that acks make room) or
- * -ENOMEM. */
+ * 0, -EAGAIN (full: ps_batcher_refuse) or -ENOMEM. */
 int ps_batcher_body(ps_batcher *bt, ps_buf **body, size_t *at);
 /* Takes the line appended to the body since `at` (ps_batcher_body) on
  * behalf of cursor `c` (NULL: none). On failure the line is dropped. */
@@ -165,6 +166,9 @@ int ps_batcher_add(ps_batcher *bt, ps_cursor *c, const char *line, size_t len,
                    const ps_origin *origin);
 /* Would an add be refused now? */
 int ps_batcher_full(const ps_batcher *bt);
+/* What a refusal does: submits the open batch when nothing is in flight
+ * (else acknowledgements make room). Returns -EAGAIN. */
+int ps_batcher_refuse(ps_batcher *bt);
 int ps_batcher_flush(ps_batcher *bt);
 void ps_batcher_done(ps_batcher *bt, ps_pbatch *b, int acked);
 /* The oldest batch in flight, or NULL. */

@@ -10,7 +10,7 @@
  *   behalf of the file's cursor. A point the encoder refuses is counted, logged and
  *   recorded among the state's errors; it is not an error for the parser.
  * - Back-pressure: a point is refused with -EAGAIN when max_pending_bytes
- *   are held (the open batch is flushed then), or when this loop turn's
+ *   are held (the open batch is sent then if nothing is in flight), or when this loop turn's
  *   point budget is spent (the file is marked `yielded`: it continues first
  *   in the next turn). pl_delivery_new_turn() starts a turn's budget.
  * - A point taken into a batch is also shown to the `tap` hook (after the
