@@ -288,12 +288,13 @@ static int json_true(ps_jv v) { return ps_jv_kind(v) == PS_JV_TRUE; }
 
 static int is_object(ps_jv v) { return ps_jv_kind(v) == PS_JV_OBJECT; }
 
-/* The first member of `o` named `k` (none when `o` is not an object). */
-static ps_jv obj_get_ix(const ps_jindex *ix, ps_jv o, const char *k) {
+/* The first member of `o` named `k` (none when `o` is not an object),
+ * skipping over the record's indexed containers by lookup. */
+static ps_jv obj_get(const ps_parser *p, ps_jv o, const char *k) {
   ps_jv none = {NULL, NULL};
   if (!is_object(o))
     return none;
-  ps_jiter it = ps_jv_iter_ix(o, ix);
+  ps_jiter it = ps_jv_iter_ix(o, p->ixp);
   ps_jmember m;
   while (ps_jiter_next(&it, &m))
     if (m.key.p && ps_jkey_is(m.key, k))
@@ -301,7 +302,6 @@ static ps_jv obj_get_ix(const ps_jindex *ix, ps_jv o, const char *k) {
   return none;
 }
 
-#define obj_get(o, k) obj_get_ix(p->ixp, (o), (k))
 
 /* The members of a large object, once: its lookups then cost a walk of a
  * few dozen spans instead of a skip over megabytes. */
@@ -675,8 +675,8 @@ static void origin_from_head(ps_parser *p, const ps_input_head *head) {
       !is_object(root))
     return;
   double ts = 0;
-  if (json_finite(obj_get(root, "timestamp"), &ts))
-    origin_from_first(p, obj_get(root, "timeOrigin"), ts);
+  if (json_finite(obj_get(p, root, "timestamp"), &ts))
+    origin_from_first(p, obj_get(p, root, "timeOrigin"), ts);
 }
 
 static int loadgen_open(ps_parser **out, const ps_source_cfg *src,
@@ -755,9 +755,9 @@ static int emit_process(ps_parser *p, ps_emitter *em, ps_jv root,
                         const char *stage, int64_t t) {
   char *proc = p->tagbuf[0];
   pt_reset(p);
-  const char *ptype = jv_str(p, obj_get(root, "processType"));
-  const char *vat = jv_str(p, obj_get(root, "vatID"));
-  const char *name = jv_str(p, obj_get(root, "name"));
+  const char *ptype = jv_str(p, obj_get(p, root, "processType"));
+  const char *vat = jv_str(p, obj_get(p, root, "vatID"));
+  const char *name = jv_str(p, obj_get(p, root, "name"));
   if (!ptype || !ptype[0]) {
     ps_emit_reject(em, "perf-chain-process-usage without a processType");
     return 0;
@@ -806,7 +806,7 @@ static storage_area *area_get(ps_parser *p, const char *path) {
 
 static int emit_storage(ps_parser *p, ps_emitter *em, ps_jv root,
                         const char *stage, int64_t t) {
-  ps_jv chain = obj_get(root, "chain");
+  ps_jv chain = obj_get(p, root, "chain");
   if (!is_object(chain)) {
     ps_emit_reject(em, "perf-chain-storage-usage without a \"chain\" object");
     return 0;
@@ -884,8 +884,8 @@ static int emit_stage_point(ps_parser *p, ps_emitter *em) {
   for (size_t i = 0; i < sizeof floats / sizeof *floats; i++)
     add_float(p, floats[i], table_get(&p->stage_tab, floats[i]));
   ps_jv cfg = table_get(&p->stage_tab, "stageConfig");
-  ps_jv chain_only = obj_get(cfg, "chainOnly");
-  ps_jv dur = obj_get(cfg, "durationConfig");
+  ps_jv chain_only = obj_get(p, cfg, "chainOnly");
+  ps_jv dur = obj_get(p, cfg, "durationConfig");
   add_bool(p, "chainOnly", chain_only);
   add_float(p, "durationConfig", dur);
   if (is_object(cfg)) {
@@ -985,10 +985,10 @@ static int emit_run(ps_parser *p, ps_emitter *em) {
   else
     return 0;
   ps_jv meta = table_get(st, "metadata");
-  ps_jv test_data = obj_get(meta, "testData");
+  ps_jv test_data = obj_get(p, meta, "testData");
   ps_jv cycles = table_get(st, "cyclesSummary");
   pt_reset(p);
-  const char *profile = jv_str(p, obj_get(meta, "profile"));
+  const char *profile = jv_str(p, obj_get(p, meta, "profile"));
   tags_run(p);
   if (profile)
     tag_add(p, "profile", profile);
@@ -998,15 +998,15 @@ static int emit_run(ps_parser *p, ps_emitter *em) {
   add_float(p, "duration", table_get(st, "duration"));
   ps_jv boot = table_get(st, "chainBootstrapDuration");
   if (!json_finite(boot, &d))
-    boot = obj_get(obj_get(table_get(st, "stages"), "0"), "chainInitDuration");
+    boot = obj_get(p, obj_get(p, table_get(st, "stages"), "0"), "chainInitDuration");
   add_float(p, "chainBootstrapDuration", boot);
   add_float(p, "walletDeployDuration", table_get(st, "walletDeployDuration"));
   add_float(p, "loadgenDeployDuration", table_get(st, "loadgenDeployDuration"));
   add_int(p, "totalBlockCount", table_get(st, "totalBlockCount"));
   add_int(p, "stageCount", table_get(st, "stageCount"));
-  add_float(p, "cycleSuccessRate", obj_get(cycles, "cycleSuccessRate"));
-  add_float(p, "cycleAvgDuration", obj_get(cycles, "avgDuration"));
-  ps_jv rev = obj_get(test_data, "sdkRevision");
+  add_float(p, "cycleSuccessRate", obj_get(p, cycles, "cycleSuccessRate"));
+  add_float(p, "cycleAvgDuration", obj_get(p, cycles, "avgDuration"));
+  ps_jv rev = obj_get(p, test_data, "sdkRevision");
   const char *rev_s = jv_str(p, rev);
   if (rev_s) {
     add_string(p, "sdkRevision", rev_s);
@@ -1019,7 +1019,7 @@ static int emit_run(ps_parser *p, ps_emitter *em) {
       snprintf(p->strbuf, sizeof p->strbuf, "%.17g", d);
     add_string(p, "sdkRevision", p->strbuf);
   }
-  add_int(p, "sdkCommitTime", obj_get(test_data, "sdkCommitTime"));
+  add_int(p, "sdkCommitTime", obj_get(p, test_data, "sdkCommitTime"));
   add_object_fields(p, table_get(st, "liveBlocksSummary"), INT_SUMMARY, NULL,
                     "live_");
   return pt_emit(p, em, "loadgen_run", t);
@@ -1171,7 +1171,7 @@ static void finish_facts(ps_parser *p) {
   if ((p->facts.have_duration = json_finite(table_get(st, "duration"), &d)))
     p->facts.duration_s = d;
   pt_reset(p);
-  const char *profile = jv_str(p, obj_get(table_get(st, "metadata"), "profile"));
+  const char *profile = jv_str(p, obj_get(p, table_get(st, "metadata"), "profile"));
   if (profile)
     snprintf(p->facts.profile, sizeof p->facts.profile, "%s", profile);
 }
@@ -1254,7 +1254,7 @@ static int loadgen_line(ps_parser *p, const char *data, size_t len,
   int big = len > 4096;
   if (big && table_fill(p->ixp, &p->root_tab, root) < 0)
     return -ENOMEM;
-#define ROOT(k) (big ? table_get(&p->root_tab, (k)) : obj_get(root, (k)))
+#define ROOT(k) (big ? table_get(&p->root_tab, (k)) : obj_get(p, root, (k)))
   pt_reset(p);
   const char *ty = jv_str(p, ROOT("type"));
   double ts = 0;
