@@ -20,7 +20,7 @@ void ps_buf_init(ps_buf *b, size_t limit) {
   b->limit = limit;
 }
 
-int ps_buf_reserve(ps_buf *b, size_t extra) {
+int ps_buf_grow(ps_buf *b, size_t extra) {
   if (extra > SIZE_MAX - b->len - 1)
     return -E2BIG;
   size_t need = b->len + extra;

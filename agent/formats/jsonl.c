@@ -152,6 +152,18 @@ static int hex4(const char *q, unsigned *out) {
   return 0;
 }
 
+#define PS_LITTLE_ENDIAN (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+
+/* Non-zero exactly when one of the eight bytes of x (little-endian) is 0;
+ * its lowest set bit is the top bit of the first such byte (a flag above
+ * it may be a borrow's false alarm, never one below). */
+static inline uint64_t has_zero_byte(uint64_t x) {
+  return (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL;
+}
+
+/* The bytes that end a plain run inside a string: '"', '\\' and NUL. */
+static const unsigned char str_stop[256] = {['"'] = 1, ['\\'] = 1, [0] = 1};
+
 /* Reads a string at r->s ('"'), appending it unescaped (and NUL-terminated)
  * to the text buffer; *len excludes the NUL. */
 static int read_string(jreader *r, size_t *len) {
@@ -161,14 +173,32 @@ static int read_string(jreader *r, size_t *len) {
   if (ps_buf_reserve(t, (size_t)(r->end - q) + 1))
     return jfail(r, r->s, "out of memory");
   char *w = t->data + t->len, *w0 = w;
+  const char *end = r->end;
   for (;;) {
-    /* copy the plain run in one go */
-    const char *run = q;
-    while (q < r->end && *q != '"' && *q != '\\' && *q != '\0')
-      q++;
-    memcpy(w, run, (size_t)(q - run));
-    w += q - run;
-    if (q >= r->end)
+    /* The plain run, copied eight bytes a step: each step finds the first
+     * '"', '\\' or NUL among them (the lowest flag of has_zero_byte is
+     * exact) and copies all eight, the bytes past the stop being written
+     * over or left past the text's end. The text has room: it was reserved
+     * for the rest of the line. Keys and values are short, so a scan and
+     * a memcpy call cost more than the bytes. */
+    while (PS_LITTLE_ENDIAN && end - q >= 8) {
+      uint64_t x, stop;
+      memcpy(&x, q, 8);
+      memcpy(w, &x, 8);
+      stop = has_zero_byte(x) | has_zero_byte(x ^ 0x2222222222222222ULL) |
+             has_zero_byte(x ^ 0x5c5c5c5c5c5c5c5cULL);
+      if (stop) {
+        unsigned k = (unsigned)__builtin_ctzll(stop) / 8;
+        q += k;
+        w += k;
+        break;
+      }
+      w += 8;
+      q += 8;
+    }
+    while (q < end && !str_stop[(unsigned char)*q])
+      *w++ = *q++;
+    if (q >= end)
       return jfail(r, r->s, "unterminated string");
     /* caught here, not by a memchr over every string afterwards: no
      * escape can produce a NUL (\u0000 is refused below) */
@@ -235,41 +265,64 @@ static int read_string(jreader *r, size_t *len) {
   return 0;
 }
 
-/* JSON number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+/* JSON number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+ * The digits are taken apart while the syntax is checked, so a number
+ * whose mantissa is an exact double needs no second look
+ * (ps_decimal_exact); the others go through ps_lp_decimal. */
 static int read_number(jreader *r, double *v, const char **text, size_t *n) {
-  const char *q = r->s, *st = q;
-  if (q < r->end && *q == '-')
+  const char *q = r->s, *st = q, *end = r->end;
+  uint64_t m = 0;
+  int neg = 0, sig = 0, exp10 = 0;
+  if (q < end && *q == '-') {
+    neg = 1;
     q++;
-  if (q >= r->end || *q < '0' || *q > '9')
-    return jfail(r, st, "bad number");
-  if (*q == '0')
-    q++;
-  else
-    while (q < r->end && *q >= '0' && *q <= '9')
-      q++;
-  if (q < r->end && *q == '.') {
-    q++;
-    if (q >= r->end || *q < '0' || *q > '9')
-      return jfail(r, q, "bad number");
-    while (q < r->end && *q >= '0' && *q <= '9')
-      q++;
   }
-  if (q < r->end && (*q == 'e' || *q == 'E')) {
+  if (q >= end || *q < '0' || *q > '9')
+    return jfail(r, st, "bad number");
+  /* m wraps beyond 19 digits; sig > 19 sends those to ps_lp_decimal */
+  unsigned d;
+  if (*q == '0') {
     q++;
-    if (q < r->end && (*q == '+' || *q == '-'))
-      q++;
-    if (q >= r->end || *q < '0' || *q > '9')
+  } else {
+    const char *a = q;
+    for (; q < end && (d = (unsigned)(unsigned char)*q - '0') <= 9; q++)
+      m = m * 10 + d;
+    sig = (int)(q - a);
+  }
+  if (q < end && *q == '.') {
+    q++;
+    if (q >= end || *q < '0' || *q > '9')
       return jfail(r, q, "bad number");
-    while (q < r->end && *q >= '0' && *q <= '9')
-      q++;
+    if (!m) /* leading zeros of the fraction are not significant */
+      for (; q < end && *q == '0'; q++)
+        exp10--;
+    const char *a = q;
+    for (; q < end && (d = (unsigned)(unsigned char)*q - '0') <= 9; q++)
+      m = m * 10 + d;
+    sig += (int)(q - a);
+    exp10 -= (int)(q - a);
+  }
+  if (q < end && (*q == 'e' || *q == 'E')) {
+    q++;
+    int eneg = 0, e = 0;
+    if (q < end && (*q == '+' || *q == '-'))
+      eneg = *q++ == '-';
+    if (q >= end || *q < '0' || *q > '9')
+      return jfail(r, q, "bad number");
+    for (; q < end && *q >= '0' && *q <= '9'; q++)
+      if (e <= 400)
+        e = e * 10 + (*q - '0'); /* beyond that only the syntax matters */
+    exp10 += eneg ? -e : e;
   }
   *text = st;
   *n = (size_t)(q - st);
-  int rc = ps_lp_decimal(st, *n, v);
-  if (rc == -ERANGE)
-    return jfail(r, st, "number too large for a double");
-  if (rc)
-    return jfail(r, st, "bad number");
+  if (sig > 19 || !ps_decimal_exact(m, exp10, neg, v)) {
+    int rc = ps_lp_decimal(st, *n, v);
+    if (rc == -ERANGE)
+      return jfail(r, st, "number too large for a double");
+    if (rc)
+      return jfail(r, st, "bad number");
+  }
   r->s = q;
   return 0;
 }

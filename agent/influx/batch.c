@@ -7,6 +7,12 @@
  * so there are about as many checkpoints as batches in flight, not one per
  * line. Batches are recognised by a sequence number rather than a pointer:
  * a freed batch's address may come back for the next one.
+ *
+ * The hot path is ps_batcher_body() + ps_batcher_commit(): the encoder
+ * writes each point once, into the body that is sent, and a point costs a
+ * few comparisons here (its origin usually extends the last run, its
+ * checkpoint is usually the one this batch already holds). Bodies are
+ * recycled through `spares` rather than freed and allocated again.
  */
 #include "influx/batch.h"
 
@@ -169,42 +175,87 @@ static int hold(ps_pbatch *b, ps_cursor *c) {
  * through a chain of doublings whose freed steps fragment the heap. Only a
  * hint: failing here just leaves the batch to grow as before. */
 static void presize(const ps_batcher *bt, ps_batch *b) {
-  if (bt->hint_bytes && ps_buf_reserve(&b->body, bt->hint_bytes + bt->hint_bytes / 16) == 0 &&
-      bt->hint_points && !b->lines) {
-    size_t cap = bt->hint_points + bt->hint_points / 16 + 1;
-    b->lines = malloc(cap * sizeof *b->lines);
-    if (b->lines)
-      b->lines_cap = cap;
-  }
+  if (bt->hint_bytes)
+    ps_buf_reserve(&b->body, bt->hint_bytes + bt->hint_bytes / 16);
 }
 
-int ps_batcher_add(ps_batcher *bt, ps_cursor *c, const char *line, size_t len,
-                   const ps_origin *origin) {
-  if (ps_batcher_full(bt)) {
-    if (bt->open && bt->open->b.npoints)
-      ps_batcher_flush(bt);
-    return -EAGAIN;
+static ps_pbatch *batch_new(ps_batcher *bt) {
+  ps_pbatch *b = ps_pbatch_new();
+  if (!b)
+    return NULL;
+  b->seq = bt->next_seq++;
+  if (bt->nspares) {
+    b->b.body = bt->spares[--bt->nspares];
+    ps_buf_reset(&b->b.body);
+  } else {
+    presize(bt, &b->b);
   }
-  if (bt->open && bt->open->b.npoints && bt->open->b.body.len + len > bt->max_bytes) {
-    int rc = ps_batcher_flush(bt);
-    if (rc)
-      return rc;
+  return b;
+}
+
+/* A finished batch's body goes to the next batch, unless nothing is left
+ * to send: an idle agent keeps no megabyte bodies. */
+static void recycle_body(ps_batcher *bt, ps_batch *b) {
+  int busy = bt->inflight_head || (bt->open && bt->open->b.npoints);
+  if (busy && bt->nspares < PS_BATCH_SPARES && b->body.data &&
+      b->body.cap >= bt->max_bytes / 2) {
+    bt->spares[bt->nspares++] = b->body;
+    ps_buf_init(&b->body, 0);
   }
-  if (!bt->open) {
-    bt->open = ps_pbatch_new();
-    if (!bt->open)
-      return -ENOMEM;
-    bt->open->seq = bt->next_seq++;
-    presize(bt, &bt->open->b);
-  }
+  if (!busy)
+    while (bt->nspares)
+      ps_buf_free(&bt->spares[--bt->nspares]);
+}
+
+/* Full: the open batch is sent only when nothing else is in flight, for
+ * then no acknowledgement could make room. With batches in flight it
+ * stays open and fills on after their acks: flushed at each refusal, it
+ * went out partly filled and its acknowledgement made room for another
+ * such batch only, so a backfill sent batches of half their size (109
+ * requests for six runs where 55 full ones do). */
+int ps_batcher_refuse(ps_batcher *bt) {
+  if (!bt->inflight_count && bt->open && bt->open->b.npoints)
+    ps_batcher_flush(bt);
+  return -EAGAIN;
+}
+
+int ps_batcher_body(ps_batcher *bt, ps_buf **body, size_t *at) {
+  if (ps_batcher_full(bt))
+    return ps_batcher_refuse(bt);
+  if (!bt->open && !(bt->open = batch_new(bt)))
+    return -ENOMEM;
+  *body = &bt->open->b.body;
+  *at = bt->open->b.body.len;
+  return 0;
+}
+
+int ps_batcher_commit(ps_batcher *bt, ps_cursor *c, size_t at, const ps_origin *origin) {
   ps_pbatch *b = bt->open;
-  int rc = c ? hold(b, c) : 0;
-  if (rc)
-    return rc;
-  size_t at = b->b.body.len;
-  if ((rc = ps_buf_append(&b->b.body, line, len)) < 0)
-    return rc;
-  if ((rc = ps_batch_add_line_origin(&b->b, at, origin)) < 0) {
+  int rc;
+  if (!b || at > b->b.body.len)
+    return -EINVAL;
+  size_t len = b->b.body.len - at;
+  if (b->b.npoints && b->b.body.len > bt->max_bytes) {
+    /* The line would pass max_bytes: it starts the next batch. One line's
+     * copy per batch, where encoding elsewhere first copied every line. */
+    ps_pbatch *next = batch_new(bt);
+    if (!next || ps_buf_append(&next->b.body, b->b.body.data + at, len) < 0) {
+      ps_pbatch_free(next);
+      ps_buf_truncate(&b->b.body, at);
+      return -ENOMEM;
+    }
+    ps_buf_truncate(&b->b.body, at);
+    rc = ps_batcher_flush(bt);
+    bt->open = next;
+    b = next;
+    at = 0;
+    if (rc) {
+      ps_buf_reset(&b->b.body);
+      return rc;
+    }
+  }
+  if ((rc = c ? hold(b, c) : 0) < 0 ||
+      (rc = ps_batch_add_line_origin(&b->b, at, origin)) < 0) {
     ps_buf_truncate(&b->b.body, at);
     return rc;
   }
@@ -220,23 +271,35 @@ int ps_batcher_add(ps_batcher *bt, ps_cursor *c, const char *line, size_t len,
   return 0;
 }
 
-/* A batch grows by doubling, so a sealed one holds up to twice the memory
- * its lines need, for as long as it waits and flies; with max_pending_bytes
- * of batches that was most of the agent's RSS. Giving the slack back when
- * the batch is sealed costs one in-place realloc per batch. */
-static void fit(ps_batch *b) {
-  if (b->body.cap > b->body.len + 1 + 4096) {
-    char *p = realloc(b->body.data, b->body.len + 1);
-    if (p) {
-      b->body.data = p;
-      b->body.cap = b->body.len + 1;
-    }
+int ps_batcher_add(ps_batcher *bt, ps_cursor *c, const char *line, size_t len,
+                   const ps_origin *origin) {
+  /* Known in advance, the length can flush the open batch before the copy
+   * instead of moving the line afterwards. */
+  if (!ps_batcher_full(bt) && bt->open && bt->open->b.npoints &&
+      bt->open->b.body.len + len > bt->max_bytes) {
+    int rc = ps_batcher_flush(bt);
+    if (rc)
+      return rc;
   }
-  if (b->lines && b->lines_cap > b->npoints + 64) {
-    ps_batch_line *l = realloc(b->lines, b->npoints * sizeof *l);
-    if (l) {
-      b->lines = l;
-      b->lines_cap = b->npoints;
+  ps_buf *body;
+  size_t at;
+  int rc = ps_batcher_body(bt, &body, &at);
+  if (rc)
+    return rc;
+  if ((rc = ps_buf_append(body, line, len)) < 0)
+    return rc;
+  return ps_batcher_commit(bt, c, at, origin);
+}
+
+/* A sealed batch gives back the slack of its origin records (there are
+ * few once a stream's points share runs). The body keeps its capacity: it
+ * is recycled for a later batch. */
+static void fit(ps_batch *b) {
+  if (b->runs && b->runs_cap > b->nruns + 64) {
+    ps_batch_run *r = realloc(b->runs, b->nruns * sizeof *r);
+    if (r) {
+      b->runs = r;
+      b->runs_cap = b->nruns;
     }
   }
 }
@@ -295,13 +358,12 @@ void ps_batcher_done(ps_batcher *bt, ps_pbatch *b, int acked) {
     cp->refs--;
     if (!acked)
       cp->failed = 1;
-    if (!cursors)
+    /* each cursor once: a batch of 1,000 files holds 1,000 of them, and
+     * a search of the list per checkpoint made that a million steps */
+    if (!cursors || cp->cursor->done_seq == b->seq)
       continue;
-    size_t k;
-    for (k = 0; k < nc && cursors[k] != cp->cursor; k++)
-      ;
-    if (k == nc)
-      cursors[nc++] = cp->cursor;
+    cp->cursor->done_seq = b->seq;
+    cursors[nc++] = cp->cursor;
   }
   for (size_t k = 0; k < nc; k++)
     if (cursor_advance(cursors[k]) || cursors[k]->retired) {
@@ -309,13 +371,18 @@ void ps_batcher_done(ps_batcher *bt, ps_pbatch *b, int acked) {
         bt->committed(bt->ctx, cursors[k]);
     }
   free(cursors);
+  recycle_body(bt, &b->b);
   ps_pbatch_free(b);
 }
 
 const ps_pbatch *ps_batcher_oldest(const ps_batcher *bt) { return bt->inflight_head; }
 
 void ps_batcher_free(ps_batcher *bt) {
-  if (!bt || !bt->open)
+  if (!bt)
+    return;
+  while (bt->nspares)
+    ps_buf_free(&bt->spares[--bt->nspares]);
+  if (!bt->open)
     return;
   ps_pbatch *b = bt->open;
   bt->open = NULL;
@@ -334,25 +401,67 @@ void ps_batch_init(ps_batch *b) {
 }
 
 int ps_batch_add_line_origin(ps_batch *b, size_t offset, const ps_origin *o) {
-  if (b->npoints == b->lines_cap) {
-    size_t cap = b->lines_cap ? b->lines_cap * 2 : 64;
-    ps_batch_line *n = realloc(b->lines, cap * sizeof *n);
+  if (offset < b->last_offset || offset > b->body.len)
+    b->disorder = 1;
+  b->last_offset = offset;
+  ps_batch_run *r = b->nruns ? &b->runs[b->nruns - 1] : NULL;
+  if (r && r->file == o->file && r->count < UINT32_MAX) {
+    uint64_t last = r->line + (uint64_t)r->step * (r->count - 1);
+    if (r->count == 1 && (o->line == last || o->line == last + 1)) {
+      r->step = o->line == last + 1;
+      r->count++;
+      b->npoints++;
+      return 0;
+    }
+    if (o->line == last + r->step) {
+      r->count++;
+      b->npoints++;
+      return 0;
+    }
+  }
+  if (b->nruns == b->runs_cap) {
+    size_t cap = b->runs_cap ? b->runs_cap * 2 : 16;
+    ps_batch_run *n = realloc(b->runs, cap * sizeof *n);
     if (!n)
       return -ENOMEM;
-    b->lines = n;
-    b->lines_cap = cap;
+    b->runs = n;
+    b->runs_cap = cap;
   }
-  b->lines[b->npoints].offset = offset;
-  b->lines[b->npoints].origin = *o;
+  r = &b->runs[b->nruns++];
+  r->file = o->file;
+  r->line = o->line;
+  r->first = b->npoints;
+  r->count = 1;
+  r->step = 0;
   b->npoints++;
   return 0;
+}
+
+ps_origin ps_batch_origin(const ps_batch *b, size_t i) {
+  ps_origin o = {NULL, i + 1};
+  if (!b->nruns || i >= b->npoints)
+    return o;
+  size_t lo = 0, hi = b->nruns; /* the last run whose first point is <= i */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (b->runs[mid].first <= i)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  const ps_batch_run *r = &b->runs[lo];
+  o.file = r->file;
+  o.line = r->line + (uint64_t)r->step * (i - r->first);
+  return o;
 }
 
 void ps_batch_free(ps_batch *b) {
   if (!b)
     return;
   ps_buf_free(&b->body);
-  free(b->lines);
-  b->lines = NULL;
-  b->npoints = b->lines_cap = 0;
+  free(b->runs);
+  b->runs = NULL;
+  b->npoints = b->nruns = b->runs_cap = 0;
+  b->last_offset = 0;
+  b->disorder = 0;
 }

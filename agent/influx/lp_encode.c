@@ -74,8 +74,40 @@ static int utf8_valid(const char *s, size_t n) {
   return 1;
 }
 
-/* Checks a name and returns its escaped length, or 0 with *reason set. */
-static size_t check_name(enum ps_lp_name_kind k, const char *s, const char **reason) {
+/* What a byte of a name asks of check_name(): one table lookup per byte
+ * decides that an ordinary byte needs nothing (most bytes of most names). */
+enum {
+  NC_SEP = 1,   /* ',' ' ': escaped in every element */
+  NC_EQ = 2,    /* '=': escaped in all but the measurement */
+  NC_BS = 4,    /* '\\': may not stand before what the element unescapes */
+  NC_CRLF = 8,  /* refused */
+  NC_HIGH = 16, /* part of a multi-byte sequence: UTF-8 is checked */
+  NC_END = 32,  /* the terminating NUL */
+};
+static const unsigned char name_class[256] = {
+    32,  0,  0,  0,  0,  0,  0,  0,  0,  0,  8,  0,  0,  8,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+     1,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  1,  0,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  2,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  4,  0,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+};
+
+/* Checks a name and returns its escaped length, or 0 with *reason set;
+ * *raw gets its length as it is (equal to the escaped one: nothing to
+ * escape, put_name() copies it whole). */
+static size_t check_name(enum ps_lp_name_kind k, const char *s, size_t *raw,
+                         const char **reason) {
   static const char *empty[] = {"empty measurement", "empty tag key",
                                 "empty tag value", "empty field key"};
   static const char *crlf[] = {"CR or LF in measurement", "CR or LF in tag key",
@@ -101,28 +133,39 @@ static size_t check_name(enum ps_lp_name_kind k, const char *s, const char **rea
     *reason = empty[k];
     return 0;
   }
-  size_t n = 0, extra = 0;
+  unsigned mask = NC_SEP | NC_BS | NC_CRLF | NC_HIGH | NC_END |
+                  (k == PS_LP_MEASUREMENT ? 0u : (unsigned)NC_EQ);
+  size_t extra = 0;
   int high = 0;
-  for (const char *p = s; *p; p++, n++) {
-    char c = *p;
-    if (c == '\n' || c == '\r') {
+  const unsigned char *p = (const unsigned char *)s;
+  for (;; p++) {
+    unsigned c = name_class[*p] & mask;
+    if (!c)
+      continue;
+    if (c & NC_END)
+      break;
+    if (c & NC_CRLF) {
       *reason = crlf[k];
       return 0;
     }
-    if (c == '\\') {
+    if (c & NC_BS) {
       if (p[1] == '\0') {
         *reason = trail[k];
         return 0;
       }
-      if (ps_lp_unescaped_after_backslash(k, p[1])) {
+      if (ps_lp_unescaped_after_backslash(k, (char)p[1])) {
         *reason = bsesc[k];
         return 0;
       }
+      continue;
     }
-    if (ps_lp_needs_escape(k, c))
-      extra++;
-    high |= (unsigned char)c & 0x80;
+    if (c & NC_HIGH) {
+      high = 1;
+      continue;
+    }
+    extra++; /* a separator to escape */
   }
+  size_t n = (size_t)((const char *)p - s);
   if (high && !utf8_valid(s, n)) {
     *reason = badutf[k];
     return 0;
@@ -133,10 +176,16 @@ static size_t check_name(enum ps_lp_name_kind k, const char *s, const char **rea
                                 : "field key named 'time' (InfluxDB drops it)";
     return 0;
   }
+  *raw = n;
   return n + extra;
 }
 
-static char *put_name(char *w, enum ps_lp_name_kind k, const char *s) {
+static char *put_name(char *w, enum ps_lp_name_kind k, const char *s, size_t raw,
+                      size_t escaped) {
+  if (raw == escaped) {
+    memcpy(w, s, raw);
+    return w + raw;
+  }
   for (; *s; s++) {
     if (ps_lp_needs_escape(k, *s))
       *w++ = '\\';
@@ -150,6 +199,7 @@ static char *put_name(char *w, enum ps_lp_name_kind k, const char *s) {
 typedef struct tag_ref {
   const ps_tag *t;
   int own; /* 1: the point's own tag, 0: a global tag */
+  size_t kraw, kesc, vraw, vesc; /* lengths as given and escaped */
 } tag_ref;
 
 static int encode_fail(ps_buf *out, size_t start, const char **reason,
@@ -166,7 +216,8 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
   size_t start = out->len;
   if (!p)
     return encode_fail(out, start, reason, "no point", -EINVAL);
-  size_t mlen = check_name(PS_LP_MEASUREMENT, p->measurement, &why);
+  size_t mraw = 0;
+  size_t mlen = check_name(PS_LP_MEASUREMENT, p->measurement, &mraw, &why);
   if (!mlen)
     return encode_fail(out, start, reason, why, -EINVAL);
   if (p->measurement[0] == '#')
@@ -216,12 +267,14 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
         return encode_fail(out, start, reason, "duplicate tag key", -EINVAL);
       continue; /* a global tag shadowed by the point's own */
     }
-    size_t kl = check_name(PS_LP_TAG_KEY, key, &why);
+    size_t kl = check_name(PS_LP_TAG_KEY, key, &refs[i].kraw, &why);
     if (!kl)
       return encode_fail(out, start, reason, why, -EINVAL);
-    size_t vl = check_name(PS_LP_TAG_VALUE, refs[i].t->value, &why);
+    size_t vl = check_name(PS_LP_TAG_VALUE, refs[i].t->value, &refs[i].vraw, &why);
     if (!vl)
       return encode_fail(out, start, reason, why, -EINVAL);
+    refs[i].kesc = kl;
+    refs[i].vesc = vl;
     keylen += 2 + kl + vl;
     refs[kept++] = refs[i];
   }
@@ -235,19 +288,20 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
   if (rc)
     return encode_fail(out, start, reason, "out of memory", rc);
   char *w = out->data + out->len;
-  w = put_name(w, PS_LP_MEASUREMENT, p->measurement);
+  w = put_name(w, PS_LP_MEASUREMENT, p->measurement, mraw, mlen);
   for (size_t i = 0; i < kept; i++) {
     *w++ = ',';
-    w = put_name(w, PS_LP_TAG_KEY, refs[i].t->key);
+    w = put_name(w, PS_LP_TAG_KEY, refs[i].t->key, refs[i].kraw, refs[i].kesc);
     *w++ = '=';
-    w = put_name(w, PS_LP_TAG_VALUE, refs[i].t->value);
+    w = put_name(w, PS_LP_TAG_VALUE, refs[i].t->value, refs[i].vraw, refs[i].vesc);
   }
   *w++ = ' ';
   out->len = (size_t)(w - out->data);
 
   for (size_t i = 0; i < p->nfields; i++) {
     const ps_field *f = &p->fields[i];
-    size_t kl = check_name(PS_LP_FIELD_KEY, f->key, &why);
+    size_t kraw = 0;
+    size_t kl = check_name(PS_LP_FIELD_KEY, f->key, &kraw, &why);
     if (!kl)
       return encode_fail(out, start, reason, why, -EINVAL);
     /* worst case for a non-string value: 32 bytes; strings are measured */
@@ -267,7 +321,7 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
     w = out->data + out->len;
     if (i)
       *w++ = ',';
-    w = put_name(w, PS_LP_FIELD_KEY, f->key);
+    w = put_name(w, PS_LP_FIELD_KEY, f->key, kraw, kl);
     *w++ = '=';
     switch (f->type) {
     case PS_F_FLOAT:

@@ -10,8 +10,8 @@
  *   layout is Python's repr (also JavaScript's, within a rule): "100.0",
  *   "0.001", "1e-05", "1e+16" - the form most reference tools print.
  * - Parsing decimals: Clinger's fast path covers what benchmarks and
- *   loaders write (up to 15 significant digits); strtod, on a copy, the
- *   rest.
+ *   loaders write (a mantissa up to 2^53: 15 digits always, 16 often, so
+ *   also epoch seconds with microseconds); strtod, on a copy, the rest.
  */
 #include "influx/numfmt.h"
 
@@ -29,9 +29,26 @@ static const char digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+/* Digits of v, from its bit length: 1233/4096 is just above log10(2), so
+ * t is floor(log10(v)) or one more, which one comparison settles. */
+static unsigned digit_count(uint64_t v) {
+  static const uint64_t p10[20] = {
+      1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+      100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+      10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+      100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL};
+  if (!v)
+    return 1;
+  unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12; /* at most 19 */
+  return t + (v >= p10[t]);
+}
+
+/* Written from the last digit back, straight into buf: no temporary and
+ * no memcpy call (two digits per division from the pair table). */
 static size_t fmt_u64(uint64_t v, char *buf) {
-  char tmp[24];
-  char *p = tmp + sizeof tmp;
+  unsigned n = digit_count(v);
+  char *p = buf + n;
+  *p = '\0';
   while (v >= 100) {
     unsigned d = (unsigned)(v % 100) * 2;
     v /= 100;
@@ -45,9 +62,6 @@ static size_t fmt_u64(uint64_t v, char *buf) {
   } else {
     *--p = (char)('0' + v);
   }
-  size_t n = (size_t)(tmp + sizeof tmp - p);
-  memcpy(buf, p, n);
-  buf[n] = '\0';
   return n;
 }
 
@@ -197,6 +211,35 @@ static size_t digits_slow(double a, char *digits, int *decpt) {
   return nd;
 }
 
+/* Most measured values have a few decimals (527.5, 0.25, 135.31): for
+ * 1e-4 <= a < 2^31, the first k in 1..6 for which m = round(a * 10^k)
+ * gives m / 10^k == a (exact m and 10^k, one correctly rounded division:
+ * the decimal m * 10^-k reads back as a) names the shortest digits, and no
+ * other k-digit decimal reads back as a, since 10^-k is more than twice
+ * a's spacing below 2^31. That is what shortest_digits() finds, laid out
+ * as layout() would (no exponent in this range), at a few instructions per
+ * try. Writes the text and returns its length, or 0 when no k fits. */
+static size_t few_decimals(double a, char *buf) {
+  static const double p10[7] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
+  static const uint64_t u10[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+  for (int k = 1; k <= 6; k++) {
+    uint64_t m = (uint64_t)(a * p10[k] + 0.5);
+    if ((double)m / p10[k] != a)
+      continue;
+    size_t n = fmt_u64(m / u10[k], buf);
+    uint64_t frac = m % u10[k];
+    buf[n++] = '.';
+    for (int j = k - 1; j >= 0; j--) {
+      buf[n + (size_t)j] = (char)('0' + frac % 10);
+      frac /= 10;
+    }
+    n += (size_t)k;
+    buf[n] = '\0';
+    return n;
+  }
+  return 0;
+}
+
 /* Lays out digits (value 0.d1d2... * 10^decpt) the way Python's repr and
  * JavaScript do: fixed notation with at least one decimal ("100.0", so a
  * float always looks like one), exponent notation outside 1e-4 .. 1e16. */
@@ -257,7 +300,7 @@ size_t ps_fmt_double(double v, char *buf) {
     memcpy(buf + n, "0.0", 4);
     return n + 3;
   }
-  if (a < TWO53 && a == floor(a)) {
+  if (a < TWO53 && (double)(uint64_t)a == a) {
     /* whole: the integer digits are the shortest form (below 1e16) */
     n += fmt_u64((uint64_t)a, buf + n);
     buf[n++] = '.';
@@ -265,6 +308,9 @@ size_t ps_fmt_double(double v, char *buf) {
     buf[n] = '\0';
     return n;
   }
+  size_t few;
+  if (a >= 1e-4 && a < 2147483648.0 && (few = few_decimals(a, buf + n)))
+    return n + few;
   if (a >= TWO53 || a < 1e-7) {
     nd = digits_slow(a, digits, &decpt);
   } else {
@@ -282,92 +328,74 @@ size_t ps_fmt_double(double v, char *buf) {
 
 /* ----------------------------------------------------------------- input */
 
-/* A float as 1.x accepts it: [-](digits[.digits]|.digits)[(e|E)[+-]digits] */
-static int float_syntax(const char *p, size_t n) {
+/* A float as 1.x accepts it: [-](digits[.digits]|.digits)[(e|E)[+-]digits],
+ * checked in the same pass that gathers its digits for Clinger's fast
+ * path: the significant digits into *m (up to 19 of them: *all says
+ * whether that was every one), the power of ten into *exp10. Returns 0 for
+ * bad syntax. */
+static int decimal_parts(const char *p, size_t n, uint64_t *m, int *exp10, int *neg,
+                         int *all) {
   size_t i = 0, d = 0;
-  if (i < n && p[i] == '-')
+  int sig = 0, e10 = 0;
+  uint64_t v = 0;
+  *neg = 0;
+  if (i < n && p[i] == '-') {
+    *neg = 1;
     i++;
-  while (i < n && p[i] >= '0' && p[i] <= '9')
-    i++, d++;
+  }
+  for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, d++) {
+    if (!v && p[i] == '0')
+      continue; /* a leading zero */
+    if (++sig <= 19)
+      v = v * 10 + (uint64_t)(p[i] - '0');
+    else
+      e10++;
+  }
   if (i < n && p[i] == '.') {
-    i++;
-    while (i < n && p[i] >= '0' && p[i] <= '9')
-      i++, d++;
+    for (i++; i < n && p[i] >= '0' && p[i] <= '9'; i++, d++) {
+      if (!v && p[i] == '0') {
+        e10--;
+        continue;
+      }
+      if (++sig <= 19) {
+        v = v * 10 + (uint64_t)(p[i] - '0');
+        e10--;
+      }
+    }
   }
   if (!d)
     return 0;
   if (i < n && (p[i] == 'e' || p[i] == 'E')) {
     i++;
-    if (i < n && (p[i] == '+' || p[i] == '-'))
-      i++;
-    size_t e = 0;
-    while (i < n && p[i] >= '0' && p[i] <= '9')
-      i++, e++;
-    if (!e)
-      return 0;
-  }
-  return i == n;
-}
-
-/* Clinger's fast path: a decimal of at most 15 significant digits with a
- * power of ten up to 22 is m * 10^e or m / 10^e of two exact doubles, and
- * one IEEE operation rounds that correctly - the same double strtod gives,
- * without strtod's copy, locale lookup and big-number fallback. Returns 0
- * when the text is outside that path (the caller uses strtod). The syntax
- * has been checked by float_syntax() already. */
-static int decimal_fast(const char *p, size_t n, double *out) {
-  static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-  size_t i = 0;
-  int neg = 0, digits = 0, exp10 = 0;
-  uint64_t m = 0;
-  if (p[i] == '-') {
-    neg = 1;
-    i++;
-  }
-  for (; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
-    if (m || p[i] != '0')
-      digits++;
-    m = m * 10 + (uint64_t)(p[i] - '0');
-    if (digits > 15)
-      return 0;
-  }
-  if (i < n && p[i] == '.') {
-    for (i++; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
-      if (m || p[i] != '0')
-        digits++;
-      m = m * 10 + (uint64_t)(p[i] - '0');
-      exp10--;
-      if (digits > 15)
-        return 0;
-    }
-  }
-  if (i < n) {
-    /* exponent: [eE][+-]digits */
-    i++;
     int eneg = 0, e = 0;
-    if (p[i] == '+' || p[i] == '-')
+    if (i < n && (p[i] == '+' || p[i] == '-'))
       eneg = p[i++] == '-';
-    for (; i < n; i++) {
-      e = e * 10 + (p[i] - '0');
-      if (e > 400)
-        return 0;
-    }
-    exp10 += eneg ? -e : e;
+    size_t ed = 0;
+    for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, ed++)
+      if (e <= 400)
+        e = e * 10 + (p[i] - '0'); /* beyond that only the syntax matters */
+    if (!ed)
+      return 0;
+    e10 += eneg ? -e : e;
   }
-  double d = (double)m;
-  if (exp10 < -22 || exp10 > 22)
+  if (i != n)
     return 0;
-  d = exp10 < 0 ? d / p10[-exp10] : d * p10[exp10];
-  *out = neg ? -d : d;
+  *m = v;
+  *exp10 = e10;
+  *all = sig <= 19;
   return 1;
 }
 
+const double ps_pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
 int ps_lp_decimal(const char *p, size_t n, double *out) {
-  if (!float_syntax(p, n))
+  uint64_t m;
+  int exp10, neg, all;
+  if (!decimal_parts(p, n, &m, &exp10, &neg, &all))
     return -EINVAL;
-  if (decimal_fast(p, n, out))
+  if (all && ps_decimal_exact(m, exp10, neg, out))
     return 0;
   char tmp[64];
   char *heap = NULL, *src = tmp;

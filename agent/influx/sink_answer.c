@@ -44,10 +44,7 @@ static void line_text(const tracked *t, size_t i, const char **p, size_t *len) {
 }
 
 static ps_origin line_origin(const tracked *t, size_t i) {
-  if (t->batch->lines)
-    return t->batch->lines[i].origin;
-  ps_origin o = {NULL, i + 1};
-  return o;
+  return ps_batch_origin(t->batch, i);
 }
 
 static void reject_line(ps_sink *s, tracked *t, size_t i, const char *reason) {
@@ -211,6 +208,10 @@ static void reject_piece(ps_sink *s, piece *p, const char *msg) {
 
 void sink_on_data_error(ps_sink *s, piece *p, const char *msg) {
   tracked *t = p->t;
+  if (sink_index_lines(t) < 0) {
+    sink_retry_later(s, p, sink_jittered(s, BACKOFF_FIRST_MS, 1));
+    return;
+  }
   bool all_matched;
   piece *runs;
   long named = reject_named_lines(s, p, msg, &all_matched, &runs);
@@ -258,6 +259,10 @@ void sink_on_data_error(ps_sink *s, piece *p, const char *msg) {
 }
 
 void sink_on_too_large(ps_sink *s, piece *p) {
+  if (sink_index_lines(p->t) < 0) {
+    sink_retry_later(s, p, sink_jittered(s, BACKOFF_FIRST_MS, 1));
+    return;
+  }
   if (p->l1 - p->l0 <= 1) {
     if (p->l1 > p->l0)
       reject_line(s, p->t, p->l0,

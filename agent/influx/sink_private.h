@@ -27,6 +27,7 @@
 #include "net/http_loop.h"
 
 #define SINK_MAX_IN_FLIGHT 2
+#define SINK_UPLOAD_BUFFER (512 * 1024)
 #define BACKOFF_FIRST_MS 200
 #define BACKOFF_MAX_MS 60000
 /* Configuration errors (401/403/404, a missing retention policy) need a
@@ -45,7 +46,7 @@ typedef struct piece {
 struct tracked {
   ps_batch *batch;
   size_t nlines;
-  size_t *offsets; /* line starts when batch->lines is NULL */
+  size_t *offsets; /* line starts, once a piece needs them (sink_index_lines) */
   size_t open_pieces;
   size_t rejected;
   tracked *prev, *next;
@@ -98,7 +99,7 @@ struct ps_sink {
 /* sink.c */
 void sink_queue_push_front(ps_sink *s, piece *p);
 piece *sink_queue_pop(ps_sink *s);
-/* Line starts of a body that came without a line table. 0 or -ENOMEM. */
+/* Finds the line starts (once). 0 or -ENOMEM. */
 int sink_index_lines(tracked *t);
 size_t sink_line_start(const tracked *t, size_t i);
 /* A piece is over (stored or rejected): frees it, and finishes its batch

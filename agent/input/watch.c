@@ -115,7 +115,7 @@ static void on_event(uv_fs_event_t *h, const char *filename, int events, int sta
     else if (d->depth < PS_WATCH_MAX_DEPTH)
       scan_dir(w, d->src, p.data, d->depth + 1);
   } else if (ps_watch_source_matches(d->src, p.data)) {
-    w->on_path(w->ctx, d->src, p.data);
+    w->on_path(w->ctx, d->src, p.data, events == UV_CHANGE);
   }
   ps_buf_free(&p);
 }
@@ -212,7 +212,7 @@ static void scan_dir(ps_watch *w, const ps_source_cfg *src, const char *dir, int
       if (depth < PS_WATCH_MAX_DEPTH)
         scan_dir(w, src, p.data, depth + 1);
     } else if (S_ISREG(st.st_mode)) {
-      w->on_path(w->ctx, src, p.data);
+      w->on_path(w->ctx, src, p.data, 0);
     }
   }
   closedir(dp);
@@ -250,7 +250,7 @@ static void scan_glob(ps_watch *w, const ps_source_cfg *src) {
       struct stat st;
       if (stat(g.gl_pathv[i], &st) == 0) {
         if (S_ISREG(st.st_mode))
-          w->on_path(w->ctx, src, g.gl_pathv[i]);
+          w->on_path(w->ctx, src, g.gl_pathv[i], 0);
         else if (S_ISDIR(st.st_mode)) /* a glob naming folders: take them whole */
           scan_dir(w, src, g.gl_pathv[i], 1);
       }
@@ -280,7 +280,7 @@ static void scan_source(ps_watch *w, const ps_source_cfg *src) {
       watch_dir(w, src, dir, PS_WATCH_MAX_DEPTH);
     free(dir);
     if (stat(src->path, &st) == 0 && S_ISREG(st.st_mode))
-      w->on_path(w->ctx, src, src->path);
+      w->on_path(w->ctx, src, src->path, 0);
   }
 }
 

@@ -14,6 +14,10 @@
 #include "core/log.h"
 
 #define SAVE_DELAY_MS 50
+/* While acknowledgements keep coming, saves are this far apart at least:
+ * each one creates, fsyncs and renames a file (about 1 ms of CPU), and a
+ * backfill acknowledges a batch every few milliseconds. */
+#define SAVE_SPACING_MS 500
 
 void pl_commit_init(pl_commit *c, pl_shared *sh, pl_registry *reg, ps_state *saved,
                     const pl_commit_hooks *hooks) {
@@ -101,17 +105,31 @@ int pl_commit_add_section(pl_commit *c, const char *name, char *(*to_json)(void 
   return 0;
 }
 
-static void save_cb(uv_timer_t *t) { pl_commit_save(t->data); }
+static void save_cb(uv_timer_t *t) {
+  pl_commit *c = t->data;
+  c->last_save_ms = uv_now(c->sh->loop);
+  pl_commit_save(c);
+}
 
 /* A save rewrites every file's entry, so its cost grows with the files:
  * with 1,000 files growing at once, saving 50 ms after each commit was a
  * tenth of the agent's CPU (scripts/bench scale, perf). The delay grows by
- * 0.5 ms per entry (550 ms for 1,000 files, still 50 ms for one). */
+ * 0.5 ms per entry (550 ms for 1,000 files, still 50 ms for one), and a
+ * save follows the previous timed one by SAVE_SPACING_MS at least: the
+ * first commit after a quiet spell is saved as soon as before, a steady
+ * stream of them about twice a second. */
 void pl_commit_moved(pl_commit *c) {
   c->sh->state_dirty = 1;
+  if (uv_is_active((uv_handle_t *)&c->timer) || c->sh->stopping >= 2)
+    return;
   uint64_t delay = SAVE_DELAY_MS + c->saved_entries / 2;
-  if (!uv_is_active((uv_handle_t *)&c->timer) && c->sh->stopping < 2)
-    uv_timer_start(&c->timer, save_cb, delay < 1000 ? delay : 1000, 0);
+  if (delay > 1000)
+    delay = 1000;
+  uint64_t now = uv_now(c->sh->loop);
+  if (c->last_save_ms && now < c->last_save_ms + SAVE_SPACING_MS &&
+      c->last_save_ms + SAVE_SPACING_MS - now > delay)
+    delay = c->last_save_ms + SAVE_SPACING_MS - now;
+  uv_timer_start(&c->timer, save_cb, delay, 0);
 }
 
 void pl_commit_close(pl_commit *c) {

@@ -3,6 +3,8 @@
  * sink's answers. See include/pipeline/delivery.h.
  *
  * Design
+ * - A point is encoded once, straight into the open batch's body
+ *   (influx/batch.h ps_batcher_body/commit): no scratch copy per point.
  * - A loop turn encodes at most POINTS_PER_TURN points: a 9 MB perf-finish
  *   record holds ~25,000, and emitting them all in one turn (until
  *   back-pressure) kept the loop from sending for tens of milliseconds.
@@ -48,18 +50,21 @@ int pl_delivery_point(void *file, const ps_point *p, const ps_origin *o) {
   char where[PATH_MAX + 32];
   pl_file *f = file;
   pl_delivery *d = f->emit_ctx;
-  if (ps_batcher_full(&d->bt)) {
-    ps_batcher_flush(&d->bt);
-    return -EAGAIN;
-  }
+  if (ps_batcher_full(&d->bt))
+    return ps_batcher_refuse(&d->bt);
   if (d->turn_points >= POINTS_PER_TURN) {
     f->yielded = 1;
     return -EAGAIN;
   }
   d->turn_points++;
   const char *reason = NULL;
-  ps_buf_reset(&d->scratch);
-  int rc = ps_lp_encode(&d->scratch, p, d->tags, d->ntags, &reason);
+  ps_buf *body;
+  size_t at;
+  int rc = ps_batcher_body(&d->bt, &body, &at);
+  if (rc < 0)
+    return rc;
+  int was_empty = !d->bt.open->b.npoints;
+  rc = ps_lp_encode(body, p, d->tags, d->ntags, &reason);
   if (rc < 0) {
     d->sh->n.points_refused++;
     ps_origin_str(where, sizeof where, f->path, o->line);
@@ -69,8 +74,7 @@ int pl_delivery_point(void *file, const ps_point *p, const ps_origin *o) {
                     reason ? reason : strerror(-rc));
     return 0;
   }
-  int was_empty = !d->bt.open || !d->bt.open->b.npoints;
-  rc = ps_batcher_add(&d->bt, &f->cur, d->scratch.data, d->scratch.len, o);
+  rc = ps_batcher_commit(&d->bt, &f->cur, at, o);
   if (rc == 0) {
     if (was_empty && d->bt.open && d->bt.open->b.npoints)
       arm_flush(d);
@@ -176,7 +180,6 @@ int pl_delivery_init(pl_delivery *d, pl_shared *sh, pl_registry *reg, pl_commit 
   d->commit = commit;
   d->hooks = *hooks;
   d->last_answer_ms = uv_now(sh->loop);
-  ps_buf_init(&d->scratch, 0);
   const ps_config *cfg = sh->cfg;
   int rc = build_tags(d, cfg);
   if (rc < 0)
@@ -274,7 +277,6 @@ void pl_delivery_close(pl_delivery *d) {
 }
 
 void pl_delivery_free(pl_delivery *d) {
-  ps_buf_free(&d->scratch);
   free(d->tags);
   d->tags = NULL;
 }

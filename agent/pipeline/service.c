@@ -86,7 +86,7 @@ typedef struct ps_pipeline {
 /* --- routing path events ------------------------------------------------- */
 
 /* Something happened at `path` (found by a scan or named by an event). */
-static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
+static void on_path(void *ctx, const ps_source_cfg *src, const char *path, int content_only) {
   ps_pipeline *pl = ctx;
   if (pl->sh.stopping)
     return;
@@ -97,6 +97,16 @@ static void on_path(void *ctx, const ps_source_cfg *src, const char *path) {
   pl_runs_note_path(&pl->runs, src, path, 0); /* slogs, exit_code, docker.log count too */
   if (kind == PS_INPUT_IGNORE)
     return;
+  if (content_only && kind == PS_INPUT_LINES) {
+    /* A write to a file read from its open descriptor: the reader's fstat
+     * and identity check see what changed; a stat of the path here was a
+     * path walk per write with 1,000 files growing at once. */
+    pl_file *f = pl_registry_find_by_path(&pl->reg, path, PS_INPUT_LINES);
+    if (f && f->fd >= 0) {
+      pl_reader_enqueue(&pl->rd, f);
+      return;
+    }
+  }
   struct stat st;
   int exists = stat(path, &st) == 0 && S_ISREG(st.st_mode);
   if (kind == PS_INPUT_DOCUMENT) {

@@ -25,7 +25,16 @@ typedef struct ps_buf {
 } ps_buf;
 
 void ps_buf_init(ps_buf *b, size_t limit);
-int ps_buf_reserve(ps_buf *b, size_t extra);
+/* Makes room for `extra` more bytes (and the NUL). The check that room is
+ * already there is inline: encoders reserve once per element of every
+ * point. */
+int ps_buf_grow(ps_buf *b, size_t extra);
+static inline int ps_buf_reserve(ps_buf *b, size_t extra) {
+  /* cap never passes limit + 1, so room within cap is within the limit */
+  if (b->cap > b->len && extra < b->cap - b->len)
+    return 0;
+  return ps_buf_grow(b, extra);
+}
 int ps_buf_append(ps_buf *b, const void *p, size_t n);
 int ps_buf_puts(ps_buf *b, const char *s);
 int ps_buf_putc(ps_buf *b, char c);

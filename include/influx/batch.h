@@ -12,12 +12,19 @@
  *   whose batches are all acknowledged. Acknowledgements may come in any
  *   order; an offset never passes a line with a point still in flight, and a
  *   batch that failed (-ECANCELED at shutdown) pins its checkpoints forever.
- * - ps_batcher_add() appends one encoded line to the open batch on behalf of
- *   a cursor. It returns -EAGAIN, taking nothing, when max_pending_bytes are
+ * - A point is encoded once, straight into the body it is sent in:
+ *   ps_batcher_body() hands out the open batch's body (opening one), the
+ *   caller appends one '\n'-terminated line to it, and ps_batcher_commit()
+ *   takes that line on behalf of a cursor (or the caller truncates the body
+ *   back to `at` and takes nothing). ps_batcher_add() does both for a line
+ *   encoded elsewhere. -EAGAIN, taking nothing, when max_pending_bytes are
  *   held by the open batch and the batches in flight (never when both are
- *   empty, so one huge point still passes). The open batch is submitted
- *   (through the `submit` callback) once it reaches max_points or would pass
- *   max_bytes; ps_batcher_flush() submits it early (flush timer, shutdown).
+ *   empty, so one huge point still passes); the open batch is then
+ *   submitted if nothing is in flight (ps_batcher_refuse), else it waits for
+ *   acknowledgements to make room and fills on. The open batch is submitted
+ *   (through the `submit` callback) once it reaches max_points or max_bytes;
+ *   a line that would pass max_bytes goes into the next batch instead.
+ *   ps_batcher_flush() submits the open batch early (flush timer, shutdown).
  * - ps_cursor_line_done() marks the end of a line (or document) read by the
  *   cursor, after all of its points were added.
  * - ps_batcher_done() is called once per submitted batch with whether it was
@@ -28,9 +35,13 @@
  *   cursor alive (ps_cursor.live counts them), and the owner of a cursor
  *   frees it only when it is retired and `live` is 0.
  * - A ps_batch is what the sink sends and acknowledges as one: a body of
- *   '\n'-terminated lines and, per line, where it came from (so that a line
- *   the server refuses is reported by file and line). ps_pbatch wraps it
- *   with the checkpoints it holds.
+ *   '\n'-terminated lines and where they came from, as runs of points (so
+ *   that a line the server refuses is reported by file and line). ps_pbatch
+ *   wraps it with the checkpoints it holds.
+ * - The bodies of acknowledged batches are kept for the next batches (at
+ *   most PS_BATCH_SPARES, and none once nothing is open or in flight): a
+ *   megabyte body allocated afresh for every batch cost a page fault per
+ *   4 KiB written.
  * - No libuv here: timers belong to the caller, so this logic is testable.
  */
 #ifndef PS_BATCH_H
@@ -42,25 +53,38 @@
 #include "core/buf.h"
 #include "core/emit.h"
 
-/* Where one line of a batch body came from, for reporting rejected lines. */
-typedef struct ps_batch_line {
-  size_t offset;   /* byte offset of the line in body */
-  ps_origin origin;
-} ps_batch_line;
+/* Where a run of consecutive points of a batch came from: `count` points
+ * from `file`, the first from `line`. With `step` 1 each point comes from
+ * the line after the previous one (a stream of one point per line), with 0
+ * from the same line (a record that gives several points). A steady stream
+ * needs one record per batch instead of one per line. */
+typedef struct ps_batch_run {
+  const char *file;
+  uint64_t line;
+  size_t first; /* index of its first point in the batch */
+  uint32_t count;
+  uint32_t step;
+} ps_batch_run;
 
 /* What the sink sends and acknowledges as one (influx/sink.h). */
 typedef struct ps_batch {
-  ps_buf body;           /* '\n'-terminated lines */
+  ps_buf body;          /* '\n'-terminated lines, one per point */
   size_t npoints;
-  ps_batch_line *lines;  /* npoints entries, in body order (may be NULL) */
-  size_t lines_cap;
-  void *data;            /* the submitter's */
+  ps_batch_run *runs;   /* origins of the points, in body order (may be NULL) */
+  size_t nruns, runs_cap;
+  size_t last_offset;   /* start of the line whose origin was added last */
+  int disorder;         /* an origin was added for a line before the last one */
+  void *data;           /* the submitter's */
 } ps_batch;
 
 void ps_batch_init(ps_batch *b);
-/* Appends the origin of the line starting at `offset`. 0 or -ENOMEM. */
+/* Appends the origin of the next point, whose line starts at `offset` of the
+ * body (origins are added in body order; a batch that broke the order is
+ * refused by the sink). 0 or -ENOMEM. */
 int ps_batch_add_line_origin(ps_batch *b, size_t offset, const ps_origin *o);
-/* Frees body and lines; the struct may be reused after ps_batch_init. NULL ok. */
+/* Where point i came from; {NULL, i + 1} for a batch without origins. */
+ps_origin ps_batch_origin(const ps_batch *b, size_t i);
+/* Frees body and origins; the struct may be reused after ps_batch_init. NULL ok. */
 void ps_batch_free(ps_batch *b);
 
 typedef struct ps_pbatch ps_pbatch;
@@ -74,6 +98,7 @@ typedef struct ps_cursor {
   int line_open; /* the current line already gave points */
   int retired;   /* no more commits wanted; free at refs 0 */
   size_t live;   /* checkpoints alive (hold the cursor) */
+  uint64_t done_seq; /* the batch whose answer last listed this cursor */
   void *owner;
 } ps_cursor;
 
@@ -101,6 +126,8 @@ struct ps_pbatch {
   ps_pbatch *prev, *next; /* in flight */
 };
 
+#define PS_BATCH_SPARES 2
+
 typedef struct ps_batcher {
   size_t max_points, max_bytes, max_pending;
   size_t pending_bytes, pending_points; /* open + in flight */
@@ -109,6 +136,8 @@ typedef struct ps_batcher {
   uint64_t next_seq;
   ps_pbatch *open;
   ps_pbatch *inflight_head, *inflight_tail;
+  ps_buf spares[PS_BATCH_SPARES]; /* bodies of finished batches, for reuse */
+  size_t nspares;
   int (*submit)(void *ctx, ps_pbatch *b);
   void (*committed)(void *ctx, ps_cursor *c);
   void *ctx;
@@ -126,15 +155,26 @@ uint64_t ps_cursor_committed(const ps_cursor *c);
 void ps_batcher_init(ps_batcher *bt, size_t max_points, size_t max_bytes,
                      size_t max_pending, int (*submit)(void *, ps_pbatch *),
                      void (*committed)(void *, ps_cursor *), void *ctx);
+/* The body to encode the next point into, and where that point starts.
+ * 0, -EAGAIN (full: ps_batcher_refuse) or -ENOMEM. */
+int ps_batcher_body(ps_batcher *bt, ps_buf **body, size_t *at);
+/* Takes the line appended to the body since `at` (ps_batcher_body) on
+ * behalf of cursor `c` (NULL: none). On failure the line is dropped. */
+int ps_batcher_commit(ps_batcher *bt, ps_cursor *c, size_t at, const ps_origin *origin);
+/* Both, for a line encoded elsewhere. */
 int ps_batcher_add(ps_batcher *bt, ps_cursor *c, const char *line, size_t len,
                    const ps_origin *origin);
 /* Would an add be refused now? */
 int ps_batcher_full(const ps_batcher *bt);
+/* What a refusal does: submits the open batch when nothing is in flight
+ * (else acknowledgements make room). Returns -EAGAIN. */
+int ps_batcher_refuse(ps_batcher *bt);
 int ps_batcher_flush(ps_batcher *bt);
 void ps_batcher_done(ps_batcher *bt, ps_pbatch *b, int acked);
 /* The oldest batch in flight, or NULL. */
 const ps_pbatch *ps_batcher_oldest(const ps_batcher *bt);
-/* Frees the open batch (its checkpoints are released unacknowledged). */
+/* Frees the open batch (its checkpoints are released unacknowledged) and
+ * the spare bodies. */
 void ps_batcher_free(ps_batcher *bt);
 
 /* A batch outside the checkpoint machinery (markers, self-metrics). */

@@ -42,6 +42,22 @@ size_t ps_fmt_double(double v, char *buf);
  * JSON formats and the line-protocol parser both use it.) */
 int ps_lp_decimal(const char *p, size_t n, double *out);
 
+/* The fast path of ps_lp_decimal() for a reader that took the digits apart
+ * itself: m * 10^exp10, negated when `neg`, where m holds every significant
+ * digit. Returns 1 with *out set when m and 10^|exp10| are exact doubles
+ * (m <= 2^53, |exp10| <= 22), so that one IEEE operation gives the
+ * correctly rounded value, the one strtod gives; 0 when the text needs
+ * ps_lp_decimal(). */
+extern const double ps_pow10_exact[23];
+static inline int ps_decimal_exact(uint64_t m, int exp10, int neg, double *out) {
+  if (exp10 < -22 || exp10 > 22 || m > (1ULL << 53))
+    return 0;
+  double d = (double)m;
+  d = exp10 < 0 ? d / ps_pow10_exact[-exp10] : d * ps_pow10_exact[exp10];
+  *out = neg ? -d : d;
+  return 1;
+}
+
 /* [-]digits as int64; digits as uint64. */
 int ps_parse_int64(const char *p, size_t n, int64_t *out);
 int ps_parse_uint64(const char *p, size_t n, uint64_t *out);

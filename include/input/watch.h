@@ -11,7 +11,12 @@
  *   changes are reported without polling. It is the periodic safety net
  *   too: the caller runs it every watch.rescan_interval_ms.
  * - An event reports the changed path through `on_path` (a file that was
- *   modified, created, renamed or deleted; the callee stats it). A new
+ *   modified, created, renamed or deleted; the callee stats it).
+ *   `content_only` is 1 when the event only says that the contents or
+ *   attributes of the entry changed (a write): the file at the path is the
+ *   one an earlier event or scan reported, since a rename, creation or
+ *   deletion at the path is reported before, by its own event, with 0
+ *   (as every path of a scan is). A new
  *   directory is watched and scanned at once, so a new run folder and the
  *   files already in it are seen within the event's latency, not the
  *   rescan interval.
@@ -29,7 +34,8 @@
 #define PS_WATCH_MAX_DEPTH 6
 
 typedef struct ps_watch ps_watch;
-typedef void (*ps_watch_path_cb)(void *ctx, const ps_source_cfg *src, const char *path);
+typedef void (*ps_watch_path_cb)(void *ctx, const ps_source_cfg *src, const char *path,
+                                 int content_only);
 
 int ps_watch_new(ps_watch **out, uv_loop_t *loop, const ps_source_cfg *srcs, size_t nsrcs,
                  ps_watch_path_cb on_path, void *ctx);

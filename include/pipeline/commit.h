@@ -5,7 +5,8 @@
  * - pl_commit_moved() is called whenever an acknowledgement moved a file's
  *   committed offset (or anything else the state records changed); the
  *   state is saved shortly after, coalesced by a timer whose delay grows
- *   with the number of files (a save rewrites every entry). A crash before
+ *   with the number of files (a save rewrites every entry), and at most
+ *   about twice a second while acknowledgements keep coming. A crash before
  *   the save only means re-sending points, which overwrite themselves.
  * - pl_commit_save() writes the state now (atomically, state/state.h): every
  *   live file's committed offset or document hash, the entries of files not
@@ -19,6 +20,7 @@
 #define PS_PIPELINE_COMMIT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <uv.h>
 
 #include "pipeline/registry.h"
@@ -49,6 +51,7 @@ typedef struct pl_commit {
   size_t nsections;
   uv_timer_t timer;
   size_t saved_entries; /* files in the last saved state: paces the saves */
+  uint64_t last_save_ms; /* loop time of the last timed save */
 } pl_commit;
 
 void pl_commit_init(pl_commit *c, pl_shared *sh, pl_registry *reg, ps_state *saved,

@@ -6,11 +6,11 @@
  * - pl_delivery_point() / pl_delivery_reject() are the emitter functions of
  *   every tracked file (core/emit.h; the emitter's context is the file,
  *   whose `emit_ctx` is the delivery). A point is encoded once with the
- *   global tags (influx/lp_encode.h) and appended to the open batch on behalf of
- *   the file's cursor. A point the encoder refuses is counted, logged and
+ *   global tags (influx/lp_encode.h), straight into the open batch's body, on
+ *   behalf of the file's cursor. A point the encoder refuses is counted, logged and
  *   recorded among the state's errors; it is not an error for the parser.
  * - Back-pressure: a point is refused with -EAGAIN when max_pending_bytes
- *   are held (the open batch is flushed then), or when this loop turn's
+ *   are held (the open batch is sent then if nothing is in flight), or when this loop turn's
  *   point budget is spent (the file is marked `yielded`: it continues first
  *   in the next turn). pl_delivery_new_turn() starts a turn's budget.
  * - A point taken into a batch is also shown to the `tap` hook (after the
@@ -60,7 +60,6 @@ typedef struct pl_delivery {
   ps_sink *sink;
   ps_batcher bt;
   uv_timer_t flush_timer;
-  ps_buf scratch;
   ps_tag *tags; /* the configuration's global tags */
   size_t ntags;
   size_t turn_points; /* encoded in this loop turn */

@@ -52,6 +52,7 @@ typedef struct pl_reader {
   pl_commit *commit;
   pl_reader_hooks hooks;
   pl_file *q_head, *q_tail;
+  int maybe_paused; /* a file was paused since pl_reader_resume() last looked */
   uv_idle_t work;
   uv_timer_t settle_timer;
 } pl_reader;

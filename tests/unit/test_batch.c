@@ -169,11 +169,15 @@ static void back_pressure_refuses_then_resumes(void **st) {
   add(&r, &c);
   assert_true(ps_batcher_full(&r.bt));
   assert_int_equal(ps_batcher_add(&r.bt, &c, "p\n", 2, &org), -EAGAIN);
-  /* The refusal flushed the partial batch, so acks can make room. */
-  assert_int_equal(r.nsent, 2);
+  /* A batch is in flight: its ack makes room, and the open batch fills
+   * on instead of going out half empty. */
+  assert_int_equal(r.nsent, 1);
   assert_int_equal(r.bt.pending_points, 3);
   ps_batcher_done(&r.bt, r.sent[0], 1);
   assert_false(ps_batcher_full(&r.bt));
+  add(&r, &c); /* the open batch is full now: sent */
+  assert_int_equal(r.nsent, 2);
+  assert_int_equal(r.sent[1]->b.npoints, 2);
   add(&r, &c);
   ps_cursor_line_done(&c, 50, 2, 0);
   ps_batcher_done(&r.bt, r.sent[1], 1);
@@ -182,6 +186,23 @@ static void back_pressure_refuses_then_resumes(void **st) {
   ps_batcher_done(&r.bt, r.sent[2], 1);
   assert_int_equal(ps_cursor_committed(&c), 50);
   ps_cursor_release(&c);
+}
+
+/* With nothing in flight no acknowledgement can make room: a refusal
+ * sends the open batch. */
+static void back_pressure_with_nothing_in_flight_sends_the_open_batch(void **st) {
+  (void)st;
+  rig r;
+  rig_init(&r, 10, 1 << 20, 4); /* two points fill the pending bytes */
+  add(&r, NULL);
+  add(&r, NULL);
+  assert_int_equal(r.nsent, 0);
+  assert_int_equal(ps_batcher_add(&r.bt, NULL, "p\n", 2, &org), -EAGAIN);
+  assert_int_equal(r.nsent, 1);
+  assert_int_equal(r.sent[0]->b.npoints, 2);
+  ps_batcher_done(&r.bt, r.sent[0], 1);
+  assert_false(ps_batcher_full(&r.bt));
+  assert_int_equal(r.bt.pending_bytes, 0);
 }
 
 static void one_point_larger_than_pending_still_passes(void **st) {
@@ -208,8 +229,9 @@ static void max_bytes_splits_before_overflow(void **st) {
   assert_int_equal(r.nsent, 2);
   assert_int_equal(r.sent[1]->b.body.len, 7);
   assert_int_equal(r.sent[0]->b.npoints, 2);
-  assert_int_equal(r.sent[0]->b.lines[1].offset, 5);
-  assert_string_equal(r.sent[0]->b.lines[1].origin.file, "f");
+  ps_origin o1 = ps_batch_origin(&r.sent[0]->b, 1);
+  assert_string_equal(o1.file, "f");
+  assert_int_equal(o1.line, 1);
   ps_batcher_done(&r.bt, r.sent[0], 1);
   ps_batcher_done(&r.bt, r.sent[1], 1);
   ps_batcher_free(&r.bt);
@@ -256,6 +278,7 @@ int main(void) {
       cmocka_unit_test(lines_without_points_commit_behind_the_prefix),
       cmocka_unit_test(failed_batch_pins_the_offset),
       cmocka_unit_test(back_pressure_refuses_then_resumes),
+      cmocka_unit_test(back_pressure_with_nothing_in_flight_sends_the_open_batch),
       cmocka_unit_test(one_point_larger_than_pending_still_passes),
       cmocka_unit_test(max_bytes_splits_before_overflow),
       cmocka_unit_test(retired_cursor_is_released_when_batches_finish),

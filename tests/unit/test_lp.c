@@ -463,6 +463,51 @@ static void test_fmt_double_roundtrip_and_shortest_typical(void **st) {
   assert_string_equal(b, "-2.25");
 }
 
+/* Between 1e-4 and 2^31 the shortest form is plain decimals: the fewest
+ * fraction digits that read back (at least ".0"), which printf's %.*f
+ * rounds exactly. Values of a few decimals take ps_fmt_double's short cut,
+ * the others its general path; both must print exactly this. */
+static void expect_fixed_repr(double v) {
+  char want[64], got[40];
+  int k;
+  for (k = 1; k < 30; k++) {
+    snprintf(want, sizeof want, "%.*f", k, v);
+    if (strtod(want, NULL) == v)
+      break;
+  }
+  size_t n = strlen(want);
+  while (n > 2 && want[n - 1] == '0' && want[n - 2] != '.')
+    want[--n] = '\0';
+  ps_fmt_double(v, got);
+  if (strcmp(got, want) != 0)
+    fail_msg("%.17g printed as %s, expected %s", v, got, want);
+}
+
+static void test_fmt_double_few_decimals_is_repr(void **st) {
+  (void)st;
+  static const double p10[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+  for (int i = 0; i < 300000; i++) {
+    uint64_t r = next_rand();
+    int k = (int)(r % 9);
+    double m = (double)((r >> 8) % (i % 3 ? 100000ULL : 21474836480000000ULL));
+    double v = m / p10[k];
+    if (v >= 1e-4 && v < 2147483648.0)
+      expect_fixed_repr(i % 5 ? v : -v);
+  }
+  for (int i = 0; i < 100000; i++) { /* any double of the range */
+    double v = 1e-4 + (double)(next_rand() >> 11) / 9007199254740992.0 * 2147483648.0;
+    if (i % 2)
+      v = ldexp(v, -(int)(next_rand() % 40));
+    if (v >= 1e-4 && v < 2147483648.0)
+      expect_fixed_repr(v);
+  }
+  double edges[] = {1e-4, 0.00010000000000000002, 0.1, 0.7, 1.1, 2147483647.5,
+                    2147483647.999999, 2147483647.9999998, 1073741823.000001,
+                    999999.999999, 0.000123, 135.3, 527.5};
+  for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+    expect_fixed_repr(edges[i]);
+}
+
 /* --- tag order and global tags ------------------------------------------- */
 
 static void test_tags_sorted_bytewise(void **st) {
@@ -680,6 +725,7 @@ int main(void) {
       cmocka_unit_test(test_fmt_int64_extremes),
       cmocka_unit_test(test_fmt_double_roundtrip_random_bits),
       cmocka_unit_test(test_fmt_double_roundtrip_and_shortest_typical),
+      cmocka_unit_test(test_fmt_double_few_decimals_is_repr),
       cmocka_unit_test(test_tags_sorted_bytewise),
       cmocka_unit_test(test_global_tags_merged_point_wins),
       cmocka_unit_test(test_too_many_tags_refused),

@@ -39,11 +39,37 @@ static void test_batch_lines_grow(void **state) {
     assert_int_equal(ps_batch_add_line_origin(&b, i * 10, &o), 0);
   }
   assert_int_equal(b.npoints, 1000);
-  assert_int_equal(b.lines[999].offset, 9990);
-  assert_int_equal(b.lines[999].origin.line, 1000);
+  assert_int_equal(b.nruns, 1); /* a stream of lines is one record */
+  ps_origin o = ps_batch_origin(&b, 999);
+  assert_string_equal(o.file, "f.lp");
+  assert_int_equal(o.line, 1000);
   ps_batch_free(&b);
-  assert_null(b.lines);
+  assert_null(b.runs);
   ps_batch_free(NULL);
+}
+
+/* Lines of one file, several points of one line, another file, a gap:
+ * each point still names its own file and line. */
+static void test_batch_origin_runs(void **state) {
+  (void)state;
+  static const ps_origin seq[] = {
+      {"a", 1}, {"a", 2}, {"a", 3}, {"a", 3}, {"a", 3}, {"b", 7}, {"b", 7},
+      {"b", 8}, {"a", 4}, {"a", 9}, {"a", 10}, {"a", 10}, {NULL, 0}, {NULL, 0}};
+  size_t n = sizeof seq / sizeof seq[0];
+  ps_batch b;
+  ps_batch_init(&b);
+  for (size_t i = 0; i < n; i++)
+    assert_int_equal(ps_batch_add_line_origin(&b, i, &seq[i]), 0);
+  assert_int_equal(b.npoints, n);
+  assert_true(b.nruns < n);
+  for (size_t i = 0; i < n; i++) {
+    ps_origin o = ps_batch_origin(&b, i);
+    assert_ptr_equal(o.file, seq[i].file);
+    assert_int_equal(o.line, seq[i].line);
+  }
+  ps_origin none = ps_batch_origin(&b, n); /* past the end: numbered only */
+  assert_null(none.file);
+  ps_batch_free(&b);
 }
 
 typedef struct {
@@ -116,7 +142,7 @@ static void test_close_cancels_waiting_batches(void **state) {
   ps_batch_init(&bad);
   assert_int_equal(ps_buf_puts(&b1.body, "m v=1 1\nm v=2 2\n"), 0);
   assert_int_equal(ps_buf_puts(&b2.body, "m v=3 3\n"), 0);
-  /* Offsets out of order: refused, and never called back. */
+  /* Origins added out of the body's order: refused, and never called back. */
   ps_origin o = {"x", 1};
   assert_int_equal(ps_buf_puts(&bad.body, "a b=1\nc d=2\n"), 0);
   assert_int_equal(ps_batch_add_line_origin(&bad, 6, &o), 0);
@@ -149,6 +175,7 @@ static void test_close_cancels_waiting_batches(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_batch_lines_grow),
+      cmocka_unit_test(test_batch_origin_runs),
       cmocka_unit_test(test_close_idle),
       cmocka_unit_test(test_close_cancels_waiting_batches),
   };

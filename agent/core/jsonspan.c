@@ -1,0 +1,464 @@
+/*
+ * jsonspan.c: strict JSON checked once, then read in place. See
+ * include/core/jsonspan.h.
+ *
+ * DESIGN
+ * - The check is a loop over the text with a stack of one byte per open
+ *   container, no recursion: a multi-megabyte record costs one pass and
+ *   max_depth bytes of stack.
+ * - Everything after the check trusts the text: skipping a value only
+ *   matches brackets and finds string ends (memchr for the quote, then a
+ *   count of the backslashes before it), which is what lets a reader jump
+ *   over a megabyte of blocks to reach the member after them.
+ * - A byte class table drives the inner loops: one lookup per byte decides
+ *   that an ordinary byte needs nothing.
+ */
+#include "core/jsonspan.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_NUMBER_LEN 63
+#define STACK_MAX 1024
+
+/* Bytes a string's plain run stops at: the quote, the backslash and the
+ * control characters strict JSON refuses raw. */
+static const unsigned char str_stop[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, [(unsigned char)'"'] = 1, [(unsigned char)'\\'] = 1};
+
+/* Bytes that matter while skipping a container: quotes and brackets. */
+static const unsigned char skip_stop[256] = {
+    [(unsigned char)'"'] = 1, [(unsigned char)'{'] = 2, [(unsigned char)'['] = 2,
+    [(unsigned char)'}'] = 3, [(unsigned char)']'] = 3};
+
+static const char *ws(const char *p, const char *end) {
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+    p++;
+  return p;
+}
+
+static int hex4(const char *q, unsigned *out) {
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = q[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9')
+      v |= (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      v |= (unsigned)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      v |= (unsigned)(c - 'A' + 10);
+    else
+      return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+/* Non-zero when a byte of x is below 0x20, '"' or '\\' (the usual
+ * "has a byte below n" test on x and on x xor the two characters); its
+ * lowest set bit is the top bit of the first such byte (a flag above it
+ * may come from a borrow, none below). */
+static inline uint64_t string_stops(uint64_t x) {
+  const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+  uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+  return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & high;
+}
+
+/* A string at p ('"'): the byte after its closing quote, or NULL. Plain
+ * runs go eight bytes a step (little-endian hosts). */
+static const char *check_string(const char *p, const char *end) {
+  p++;
+  for (;;) {
+    while (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && end - p >= 8) {
+      uint64_t x;
+      memcpy(&x, p, 8);
+      uint64_t stop = string_stops(x);
+      if (stop) {
+        p += __builtin_ctzll(stop) / 8;
+        break;
+      }
+      p += 8;
+    }
+    while (p < end && !str_stop[(unsigned char)*p])
+      p++;
+    if (p >= end || (unsigned char)*p < 0x20)
+      return NULL;
+    if (*p == '"')
+      return p + 1;
+    /* an escape */
+    if (end - p < 2)
+      return NULL;
+    char e = p[1];
+    p += 2;
+    if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' ||
+        e == 't')
+      continue;
+    unsigned cp, lo;
+    if (e != 'u' || end - p < 4 || hex4(p, &cp))
+      return NULL;
+    p += 4;
+    if (cp >= 0xDC00 && cp <= 0xDFFF)
+      return NULL; /* a low surrogate alone */
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo) || lo < 0xDC00 ||
+          lo > 0xDFFF)
+        return NULL;
+      p += 6;
+    }
+  }
+}
+
+static const char *digits(const char *p, const char *end) {
+  while (p < end && *p >= '0' && *p <= '9')
+    p++;
+  return p;
+}
+
+static const char *check_number(const char *p, const char *end) {
+  const char *s = p;
+  if (*p == '-')
+    p++;
+  if (p >= end || *p < '0' || *p > '9')
+    return NULL;
+  p = *p == '0' ? p + 1 : digits(p, end);
+  if (p < end && *p == '.') {
+    const char *d = ++p;
+    if ((p = digits(p, end)) == d)
+      return NULL;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    p++;
+    if (p < end && (*p == '+' || *p == '-'))
+      p++;
+    const char *d = p;
+    if ((p = digits(p, end)) == d)
+      return NULL;
+  }
+  return p - s > MAX_NUMBER_LEN ? NULL : p;
+}
+
+static const char *check_literal(const char *p, const char *end, const char *word, size_t n) {
+  return (size_t)(end - p) >= n && memcmp(p, word, n) == 0 ? p + n : NULL;
+}
+
+int ps_json_check(const char *text, size_t len, unsigned max_depth, ps_jv *out) {
+  return ps_json_check_indexed(text, len, max_depth, NULL, out);
+}
+
+int ps_json_check_indexed(const char *text, size_t len, unsigned max_depth, ps_jindex *ix,
+                          ps_jv *out) {
+  unsigned char stack[STACK_MAX]; /* '{' or '[' per open container */
+  uint32_t slot[STACK_MAX];       /* its index entry, when it has one */
+  unsigned depth = 0;
+  if (ix) {
+    ix->base = text;
+    ix->n = 0;
+    if (len >= UINT32_MAX)
+      ix = NULL;
+  }
+  if (max_depth > STACK_MAX)
+    max_depth = STACK_MAX;
+  const char *p = ws(text, text + len), *end = text + len, *start = NULL;
+  for (;;) {
+    /* a value */
+    if (p >= end)
+      return -EINVAL;
+    if (!start)
+      start = p;
+    switch (*p) {
+    case '{':
+    case '[':
+      if (depth == max_depth)
+        return -EINVAL;
+      slot[depth] = UINT32_MAX;
+      if (ix && depth < ix->depth && ix->n < ix->cap) {
+        slot[depth] = (uint32_t)ix->n;
+        ix->open[ix->n] = (uint32_t)(p - text);
+        ix->close[ix->n++] = (uint32_t)(p - text); /* until closed */
+      }
+      stack[depth++] = (unsigned char)*p;
+      p = ws(p + 1, end);
+      if (p < end && (*p == '}' || *p == ']')) {
+        if ((*p == '}') != (stack[depth - 1] == '{'))
+          return -EINVAL;
+        depth--;
+        p++;
+        if (slot[depth] != UINT32_MAX)
+          ix->close[slot[depth]] = (uint32_t)(p - text);
+        break;
+      }
+      if (stack[depth - 1] == '[')
+        continue; /* the first element */
+      goto key;
+    case '"':
+      p = check_string(p, end);
+      break;
+    case 't':
+      p = check_literal(p, end, "true", 4);
+      break;
+    case 'f':
+      p = check_literal(p, end, "false", 5);
+      break;
+    case 'n':
+      p = check_literal(p, end, "null", 4);
+      break;
+    default:
+      p = check_number(p, end);
+      break;
+    }
+    /* after a value: the container goes on, ends, or the text does */
+    for (;;) {
+      if (!p)
+        return -EINVAL;
+      p = ws(p, end);
+      if (!depth) {
+        if (p != end)
+          return -EINVAL;
+        /* the value ends where the whitespace after it begins */
+        out->p = start;
+        out->end = end;
+        while (out->end > start && (out->end[-1] == ' ' || out->end[-1] == '\t' ||
+                                    out->end[-1] == '\n' || out->end[-1] == '\r'))
+          out->end--;
+        return 0;
+      }
+      if (p >= end)
+        return -EINVAL;
+      unsigned char top = stack[depth - 1];
+      if (*p == ',') {
+        p = ws(p + 1, end);
+        if (top == '[')
+          break; /* the next element */
+        goto key;
+      }
+      if (*p != (top == '{' ? '}' : ']'))
+        return -EINVAL;
+      depth--;
+      p++;
+      if (slot[depth] != UINT32_MAX)
+        ix->close[slot[depth]] = (uint32_t)(p - text);
+    }
+    continue;
+  key:
+    if (p >= end || *p != '"' || !(p = check_string(p, end)))
+      return -EINVAL;
+    p = ws(p, end);
+    if (p >= end || *p != ':')
+      return -EINVAL;
+    p = ws(p + 1, end);
+  }
+}
+
+ps_jv_kind_t ps_jv_kind(ps_jv v) {
+  if (!v.p || v.p >= v.end)
+    return PS_JV_NONE;
+  switch (*v.p) {
+  case '{': return PS_JV_OBJECT;
+  case '[': return PS_JV_ARRAY;
+  case '"': return PS_JV_STRING;
+  case 't': return PS_JV_TRUE;
+  case 'f': return PS_JV_FALSE;
+  case 'n': return PS_JV_NULL;
+  default: return PS_JV_NUMBER;
+  }
+}
+
+/* ---- reading checked text ---------------------------------------------- */
+
+/* The byte after the string starting at p ('"'): the first quote not
+ * escaped, found by memchr and a count of the backslashes before it. */
+static const char *skip_string(const char *p, const char *end) {
+  const char *q = p + 1;
+  for (;;) {
+    const char *quote = memchr(q, '"', (size_t)(end - q));
+    if (!quote)
+      return end;
+    const char *b = quote;
+    while (b > q && b[-1] == '\\')
+      b--;
+    if ((quote - b) % 2 == 0)
+      return quote + 1;
+    q = quote + 1;
+  }
+}
+
+/* The end of the indexed container starting at p, or NULL. */
+static const char *indexed_end(const ps_jindex *ix, const char *p) {
+  if (!ix || !ix->n || p < ix->base)
+    return NULL;
+  size_t at = (size_t)(p - ix->base), lo = 0, hi = ix->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (ix->open[mid] < at)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < ix->n && ix->open[lo] == at ? ix->base + ix->close[lo] : NULL;
+}
+
+static const char *skip_value(const char *p, const char *end, const ps_jindex *ix) {
+  if (*p == '"')
+    return skip_string(p, end);
+  if (*p != '{' && *p != '[') {
+    while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' &&
+           *p != '\n' && *p != '\r')
+      p++;
+    return p;
+  }
+  const char *known = indexed_end(ix, p);
+  if (known)
+    return known;
+  size_t depth = 0;
+  while (p < end) {
+    unsigned char c = skip_stop[(unsigned char)*p];
+    if (!c) {
+      p++;
+      continue;
+    }
+    if (c == 1) {
+      p = skip_string(p, end);
+      continue;
+    }
+    p++;
+    if (c == 2)
+      depth++;
+    else if (--depth == 0)
+      return p;
+  }
+  return end;
+}
+
+ps_jiter ps_jv_iter_ix(ps_jv c, const ps_jindex *ix) {
+  ps_jiter it = {NULL, NULL, ix};
+  if (c.p && c.p < c.end && (*c.p == '{' || *c.p == '[')) {
+    it.p = ws(c.p + 1, c.end);
+    it.end = c.end;
+  }
+  return it;
+}
+
+ps_jiter ps_jv_iter(ps_jv c) { return ps_jv_iter_ix(c, NULL); }
+
+int ps_jiter_next(ps_jiter *it, ps_jmember *m) {
+  const char *p = it->p, *end = it->end;
+  if (!p || p >= end || *p == '}' || *p == ']')
+    return 0;
+  m->key.p = m->key.end = NULL;
+  if (*p == '"') {
+    const char *k = skip_string(p, end);
+    p = ws(k, end);
+    if (p < end && *p == ':') { /* an object's key, not an array's string */
+      m->key.p = it->p + 1;
+      m->key.end = k - 1;
+      p = ws(p + 1, end);
+    } else {
+      p = it->p;
+    }
+  }
+  m->val.p = p;
+  m->val.end = skip_value(p, end, it->ix);
+  p = ws(m->val.end, end);
+  if (p < end && *p == ',')
+    p = ws(p + 1, end);
+  it->p = p;
+  return 1;
+}
+
+/* Unescapes [p, end) (the inside of a string) into w, which has room for
+ * end - p bytes (escapes never lengthen); returns the end of what it wrote. */
+static char *unescape(const char *p, const char *end, char *w) {
+  while (p < end) {
+    const char *run = p;
+    while (p < end && *p != '\\')
+      p++;
+    memcpy(w, run, (size_t)(p - run));
+    w += p - run;
+    if (p >= end)
+      break;
+    char e = p[1];
+    p += 2;
+    switch (e) {
+    case 'b': *w++ = '\b'; break;
+    case 'f': *w++ = '\f'; break;
+    case 'n': *w++ = '\n'; break;
+    case 'r': *w++ = '\r'; break;
+    case 't': *w++ = '\t'; break;
+    case 'u': {
+      unsigned cp = 0, lo = 0;
+      hex4(p, &cp);
+      p += 4;
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        hex4(p + 2, &lo);
+        p += 6;
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+      }
+      if (cp < 0x80) {
+        *w++ = (char)cp;
+      } else if (cp < 0x800) {
+        *w++ = (char)(0xC0 | (cp >> 6));
+        *w++ = (char)(0x80 | (cp & 0x3F));
+      } else if (cp < 0x10000) {
+        *w++ = (char)(0xE0 | (cp >> 12));
+        *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+        *w++ = (char)(0x80 | (cp & 0x3F));
+      } else {
+        *w++ = (char)(0xF0 | (cp >> 18));
+        *w++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+        *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+        *w++ = (char)(0x80 | (cp & 0x3F));
+      }
+      break;
+    }
+    default: *w++ = e; break; /* '"', '\\', '/' */
+    }
+  }
+  return w;
+}
+
+int ps_jkey_string(ps_jv key, ps_buf *out, size_t *off, size_t *len) {
+  size_t n = (size_t)(key.end - key.p);
+  int rc = ps_buf_reserve(out, n); /* and the NUL, as every reserve */
+  if (rc)
+    return rc;
+  char *w0 = out->data + out->len;
+  char *w = unescape(key.p, key.end, w0);
+  *w = '\0';
+  *off = out->len;
+  *len = (size_t)(w - w0);
+  out->len += *len + 1;
+  return 0;
+}
+
+int ps_jv_string(ps_jv v, ps_buf *out, size_t *off, size_t *len) {
+  if (ps_jv_kind(v) != PS_JV_STRING)
+    return -EINVAL;
+  ps_jv inner = {v.p + 1, v.end - 1};
+  return ps_jkey_string(inner, out, off, len);
+}
+
+int ps_jkey_is_escaped(ps_jv key, const char *s, size_t n) {
+  size_t kl = (size_t)(key.end - key.p);
+  char tmp[256];
+  if (kl > sizeof tmp || !memchr(key.p, '\\', kl))
+    return 0; /* the names looked up are short: 256 escaped bytes cannot spell one */
+  size_t m = (size_t)(unescape(key.p, key.end, tmp) - tmp);
+  return m == n && memcmp(tmp, s, m) == 0;
+}
+
+int ps_jv_get(ps_jv obj, const char *key, ps_jv *out) {
+  out->p = out->end = NULL;
+  if (ps_jv_kind(obj) != PS_JV_OBJECT)
+    return 0;
+  ps_jiter it = ps_jv_iter(obj);
+  ps_jmember m;
+  while (ps_jiter_next(&it, &m))
+    if (m.key.p && ps_jkey_is(m.key, key)) {
+      *out = m.val;
+      return 1;
+    }
+  return 0;
+}
