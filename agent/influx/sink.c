@@ -74,61 +74,6 @@ static bool host_is_loopback(const char *url) {
   return loop;
 }
 
-static uint64_t rng_next(ps_sink *s) {
-  /* xorshift64*: jitter only, no need for quality. */
-  s->rng ^= s->rng >> 12;
-  s->rng ^= s->rng << 25;
-  s->rng ^= s->rng >> 27;
-  return s->rng * 2685821657736338717ULL;
-}
-
-/* Line starts are needed only inside a piece (splits, rejected lines), and
- * sink_index_lines() has found them by then; a whole batch is [0, len). */
-size_t sink_line_start(const tracked *t, size_t i) {
-  if (i >= t->nlines)
-    return t->batch->body.len;
-  if (i == 0 || !t->offsets)
-    return 0;
-  return t->offsets[i];
-}
-
-static void queue_push_back(ps_sink *s, piece *p) {
-  p->next = NULL;
-  if (s->queue_tail)
-    s->queue_tail->next = p;
-  else
-    s->queue_head = p;
-  s->queue_tail = p;
-}
-
-void sink_queue_push_front(ps_sink *s, piece *p) {
-  p->next = s->queue_head;
-  s->queue_head = p;
-  if (!s->queue_tail)
-    s->queue_tail = p;
-}
-
-piece *sink_queue_pop(ps_sink *s) {
-  piece *p = s->queue_head;
-  if (p) {
-    s->queue_head = p->next;
-    if (!s->queue_head)
-      s->queue_tail = NULL;
-    p->next = NULL;
-  }
-  return p;
-}
-
-static void tracked_unlink(ps_sink *s, tracked *t) {
-  if (t->prev)
-    t->prev->next = t->next;
-  else
-    s->batches = t->next;
-  if (t->next)
-    t->next->prev = t->prev;
-  s->nbatches--;
-}
-
 /* ---- dispatch ------------------------------------------------------------ */
 
 static void pump(ps_sink *s);
@@ -144,23 +89,6 @@ static void on_retry_timer(uv_timer_t *t) {
   s->depth++;
   pump(s);
   leave(s);
-}
-
-static void backoff(ps_sink *s, uint64_t delay_ms) {
-  uint64_t at = uv_now(s->loop) + delay_ms;
-  if (at > s->resume_at)
-    s->resume_at = at;
-}
-
-uint64_t sink_jittered(ps_sink *s, uint64_t first, unsigned streak) {
-  uint64_t d = first;
-  for (unsigned i = 1; i < streak && d < BACKOFF_MAX_MS; i++)
-    d *= 2;
-  if (d > BACKOFF_MAX_MS)
-    d = BACKOFF_MAX_MS;
-  /* Up to +25%, so agents restarted together do not retry in lock step. */
-  d += rng_next(s) % (d / 4 + 1);
-  return d > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : d;
 }
 
 static int compress_body(slot *sl, const char *p, size_t len) {
@@ -253,50 +181,11 @@ static void pump(ps_sink *s) {
       PS_ERROR(MOD, "cannot start a request (%s); retrying", strerror(-rc));
       sink_queue_push_front(s, p);
       s->fail_streak++;
-      backoff(s, sink_jittered(s, BACKOFF_FIRST_MS, s->fail_streak));
+      sink_backoff(s, sink_jittered(s, BACKOFF_FIRST_MS, s->fail_streak));
       pump(s);
       return;
     }
   }
-}
-
-/* ---- pieces ------------------------------------------------------------- */
-
-void sink_piece_done(ps_sink *s, piece *p) {
-  tracked *t = p->t;
-  free(p);
-  if (--t->open_pieces)
-    return;
-  tracked_unlink(s, t);
-  s->stats.batches_sent++;
-  ps_batch *b = t->batch;
-  size_t rejected = t->rejected;
-  free(t->offsets);
-  free(t);
-  if (s->done)
-    s->done(s, b, 0, rejected);
-}
-
-/* Splits p into [l0, m) and [m, l1) at the head of the queue. */
-int sink_split_piece(ps_sink *s, piece *p) {
-  piece *q = malloc(sizeof *q);
-  if (!q)
-    return -ENOMEM;
-  size_t m = p->l0 + (p->l1 - p->l0) / 2;
-  q->t = p->t;
-  q->l0 = m;
-  q->l1 = p->l1;
-  p->l1 = m;
-  p->t->open_pieces++;
-  sink_queue_push_front(s, q);
-  sink_queue_push_front(s, p);
-  return 0;
-}
-
-void sink_retry_later(ps_sink *s, piece *p, uint64_t delay_ms) {
-  s->stats.http_retries++;
-  sink_queue_push_front(s, p);
-  backoff(s, delay_ms);
 }
 
 /* ---- life cycle ---------------------------------------------------------- */
@@ -352,7 +241,7 @@ static void teardown(ps_sink *s) {
     free(p);
   while (s->batches) {
     tracked *t = s->batches;
-    tracked_unlink(s, t);
+    sink_tracked_unlink(s, t);
     ps_batch *b = t->batch;
     size_t rejected = t->rejected;
     free(t->offsets);
@@ -454,37 +343,6 @@ void ps_sink_on_missing_database(ps_sink *s, void (*cb)(ps_sink *s, void *data))
     s->missing_db = cb;
 }
 
-/* Line starts, found once a piece must be cut or read line by line: a
- * batch that is simply stored never needs them. With nlines unknown (0)
- * every line is counted; else exactly nlines starts are recorded (a body
- * with fewer lines gives empty ones at its end, so no piece can reach past
- * it). */
-int sink_index_lines(tracked *t) {
-  if (t->offsets)
-    return 0;
-  const ps_buf *body = &t->batch->body;
-  size_t want = t->nlines, n = 0, cap = want ? want : 0;
-  if (cap && !(t->offsets = malloc(cap * sizeof *t->offsets)))
-    return -ENOMEM;
-  for (size_t i = 0; i < body->len && (!want || n < want);) {
-    if (n == cap) {
-      cap = cap ? cap * 2 : 256;
-      size_t *o = realloc(t->offsets, cap * sizeof *o);
-      if (!o)
-        return -ENOMEM;
-      t->offsets = o;
-    }
-    t->offsets[n++] = i;
-    const char *nl = memchr(body->data + i, '\n', body->len - i);
-    i = nl ? (size_t)(nl - body->data) + 1 : body->len;
-  }
-  if (!want)
-    t->nlines = n;
-  for (; n < want; n++)
-    t->offsets[n] = body->len;
-  return 0;
-}
-
 int ps_sink_submit(ps_sink *s, ps_batch *b) {
   if (!s || !b)
     return -EINVAL;
@@ -517,7 +375,7 @@ int ps_sink_submit(ps_sink *s, ps_batch *b) {
     s->batches->prev = t;
   s->batches = t;
   s->nbatches++;
-  queue_push_back(s, p);
+  sink_queue_push_back(s, p);
   if (!s->depth) {
     s->depth++;
     pump(s);

@@ -2,7 +2,9 @@
  * sink_private.h (private to agent/influx/sink*.c and the sink's fuzz
  * target): the sink's state and the functions its two halves share.
  *
- * - sink.c: batches, pieces, the queue, dispatch, back-off, life cycle.
+ * - sink.c: submitting batches, dispatch, compression, life cycle.
+ * - sink_pieces.c: batches, pieces, the queue and back-off arithmetic,
+ *   shared by the other two (it calls neither).
  * - sink_answer.c: what an answer means (the contract in
  *   include/influx/sink.h; docs/design-notes.md, "The HTTP answer matrix"):
  *   stored, lines rejected, split, retried now or later.
@@ -96,7 +98,8 @@ struct ps_sink {
   void *closed_arg;
 };
 
-/* sink.c */
+/* sink_pieces.c */
+void sink_queue_push_back(ps_sink *s, piece *p);
 void sink_queue_push_front(ps_sink *s, piece *p);
 piece *sink_queue_pop(ps_sink *s);
 /* Finds the line starts (once). 0 or -ENOMEM. */
@@ -111,6 +114,10 @@ int sink_split_piece(ps_sink *s, piece *p);
 void sink_retry_later(ps_sink *s, piece *p, uint64_t delay_ms);
 /* first * 2^(streak-1), capped, plus up to 25 % jitter. */
 uint64_t sink_jittered(ps_sink *s, uint64_t first, unsigned streak);
+/* Nothing starts before delay_ms from now (a later resume_at stays). */
+void sink_backoff(ps_sink *s, uint64_t delay_ms);
+/* Takes a finished batch out of the list of those in flight. */
+void sink_tracked_unlink(ps_sink *s, tracked *t);
 
 /* sink_answer.c */
 /* Reads the finished transfer of sl (curl's result `res`) and decides the
