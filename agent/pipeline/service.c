@@ -6,16 +6,13 @@
  * Design
  * - One thread, one uv loop. The service owns every stage and wires them
  *   with hooks; stages never call back up into it. Each stage is a file of
- *   its own (registry, reader, delivery, commit, runtracker, verdicts,
+ *   its own (registry, router, reader, delivery, commit, runtracker, verdicts,
  *   alerting, reporter, reporting, reload, createdb): this file only
  *   decides what happens when.
  * - Run events and tapped points are dispatched here to the stages that
  *   judge them (on_run_event, on_tap): verdicts, alerting, reporter.
- * - Path events (inotify or a scan) are routed here: a document is tracked
- *   by path and read once settled; a line file by identity, so a rotated
- *   (renamed) or deleted file is drained from its descriptor before it is
- *   dropped and the new file at the path is tracked anew; every path of a
- *   run folder is also shown to the run tracker.
+ * - Path events (inotify or a scan) go to the router (pipeline/router.h),
+ *   which decides what each means for the tracked files.
  * - The loop sleeps when there is nothing to do: the only timers are the
  *   rescan, the flush of a non-empty batch, settling documents, the state
  *   save after an acknowledgement, the run evaluations and the self-metrics.
@@ -31,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -49,6 +45,7 @@
 #include "pipeline/reload.h"
 #include "pipeline/reporter.h"
 #include "pipeline/reporting.h"
+#include "pipeline/router.h"
 #include "pipeline/runtracker.h"
 #include "pipeline/shared.h"
 #include "pipeline/verdicts.h"
@@ -67,6 +64,7 @@ typedef struct ps_pipeline {
   pl_delivery dl;
   pl_reader rd;
   pl_runs runs;
+  pl_router router;
   pl_verdicts verdicts;
   pl_alerting alerts;
   pl_report report;
@@ -75,7 +73,6 @@ typedef struct ps_pipeline {
   ps_watch *watch;
   uv_timer_t rescan_timer, check_timer;
   uv_signal_t sig_term, sig_int, sig_hup;
-  unsigned scan_gen;
   int final_stats_sent; /* --once: the closing self-metrics point */
   int end_done;         /* --once: everything present was acknowledged */
   int data_rejected;    /* --once: some input was rejected */
@@ -83,96 +80,9 @@ typedef struct ps_pipeline {
   int exit_code;
 } ps_pipeline;
 
-/* --- routing path events ------------------------------------------------- */
+/* --- rescans ------------------------------------------------------------- */
 
-/* Something happened at `path` (found by a scan or named by an event). */
-static void on_path(void *ctx, const ps_source_cfg *src, const char *path, int content_only) {
-  ps_pipeline *pl = ctx;
-  if (pl->sh.stopping)
-    return;
-  const ps_format_ops *ops = ps_format_ops_get(src->format);
-  if (!ops || !ops->input_kind)
-    return;
-  ps_input_kind kind = ops->input_kind(src, path);
-  pl_runs_note_path(&pl->runs, src, path, 0); /* slogs, exit_code, docker.log count too */
-  if (kind == PS_INPUT_IGNORE)
-    return;
-  if (content_only && kind == PS_INPUT_LINES) {
-    /* A write to a file read from its open descriptor: the reader's fstat
-     * and identity check see what changed; a stat of the path here was a
-     * path walk per write with 1,000 files growing at once. */
-    pl_file *f = pl_registry_find_by_path(&pl->reg, path, PS_INPUT_LINES);
-    if (f && f->fd >= 0) {
-      pl_reader_enqueue(&pl->rd, f);
-      return;
-    }
-  }
-  struct stat st;
-  int exists = stat(path, &st) == 0 && S_ISREG(st.st_mode);
-  if (kind == PS_INPUT_DOCUMENT) {
-    pl_file *f = pl_registry_find_by_path(&pl->reg, path, PS_INPUT_DOCUMENT);
-    if (!exists)
-      return; /* a document that went away keeps its hash until forgotten */
-    if (!f)
-      f = pl_registry_track_doc(&pl->reg, src, ops, path);
-    if (f) {
-      f->scan_gen = pl->scan_gen;
-      pl_reader_doc_changed(&pl->rd, f, &st);
-    }
-    return;
-  }
-  pl_file *at_path = pl_registry_find_by_path(&pl->reg, path, PS_INPUT_LINES);
-  if (!exists) {
-    if (at_path) { /* deleted or renamed away: read what is left, then drop */
-      at_path->draining = 1;
-      pl_reader_enqueue(&pl->rd, at_path);
-    }
-    return;
-  }
-  pl_file *f = pl_registry_find_by_id(&pl->reg, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
-  if (f) {
-    /* Still visible under a source, maybe under a new name (a rotated file
-     * the glob also matches): the same file, not a new one. */
-    f->scan_gen = pl->scan_gen;
-    f->draining = 0;
-    f->settle_due = 0;
-    if (strcmp(f->cur_path, path) != 0)
-      pl_registry_moved(&pl->reg, f, path);
-    /* Grown, shrunk, or rewritten (a same-length rewrite moves the mtime). */
-    if ((uint64_t)st.st_size != f->tail.read_off || ps_stat_mtime_ns(&st) != f->seen_mtime_ns)
-      pl_reader_enqueue(&pl->rd, f);
-    return;
-  }
-  if (at_path && !at_path->draining) {
-    /* Replaced at its path (rotation by rename, or a new file): the old one
-     * is drained from its descriptor first. */
-    PS_INFO("tail", "%s: replaced by a new file; draining the old one first", path);
-    at_path->draining = 1;
-    pl_reader_enqueue(&pl->rd, at_path);
-  }
-  f = pl_registry_track_lines(&pl->reg, src, ops, path, 0);
-  if (f) {
-    f->scan_gen = pl->scan_gen;
-    pl_reader_enqueue(&pl->rd, f);
-  }
-}
-
-static void rescan(ps_pipeline *pl) {
-  pl->scan_gen++;
-  ps_watch_scan(pl->watch);
-  /* Line files no scan reached any more left their path without an event
-   * we saw: drain them. */
-  for (pl_file *f = pl->reg.files; f; f = f->next)
-    if (!f->retired && f->kind == PS_INPUT_LINES && f->scan_gen != pl->scan_gen &&
-        !f->draining) {
-      struct stat st;
-      if (stat(f->cur_path, &st) == 0 && (uint64_t)st.st_ino == f->id.ino &&
-          (uint64_t)st.st_dev == f->id.dev)
-        continue; /* still there (e.g. its source was reloaded) */
-      f->draining = 1;
-      pl_reader_enqueue(&pl->rd, f);
-    }
-}
+static void rescan(ps_pipeline *pl) { pl_router_rescan(&pl->router, pl->watch); }
 
 static void rescan_cb(uv_timer_t *t) {
   ps_pipeline *pl = t->data;
@@ -528,6 +438,7 @@ static int start_stages(ps_pipeline *pl) {
   pl_reader_init(&pl->rd, &pl->sh, &pl->reg, &pl->dl, &pl->commit, &rh);
   pl_runs_hooks runh = {on_run_event, pl};
   pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &out, &pl->commit, &runh);
+  pl_router_init(&pl->router, &pl->sh, &pl->reg, &pl->rd, &pl->runs);
   pl_runs_from_json(&pl->runs, ps_state_section(&pl->saved, "runs"));
   pl_commit_add_section(&pl->commit, "runs", runs_json, pl);
   pl_verdicts_hooks vh = {on_verdicts_judged, on_verdicts_written, reader_busy, pl};
@@ -593,7 +504,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
     sigs[i]->data = pl;
     uv_signal_start(sigs[i], signal_cb, signums[i]);
   }
-  ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, on_path, pl);
+  ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, pl_router_path, &pl->router);
   pl_createdb_start(&pl->createdb, 1);
   pl_alerting_start(&pl->alerts);
 

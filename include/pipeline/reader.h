@@ -29,45 +29,16 @@
 #ifndef PS_PIPELINE_READER_H
 #define PS_PIPELINE_READER_H
 
-#include <stdint.h>
-#include <sys/stat.h>
-#include <uv.h>
-
-#include "pipeline/commit.h"
-#include "pipeline/delivery.h"
-#include "pipeline/registry.h"
-#include "pipeline/shared.h"
-
-typedef struct pl_reader_hooks {
-  void (*parser_opened)(void *ctx, pl_file *f);
-  void (*at_end)(void *ctx, pl_file *f);
-  void (*idle)(void *ctx);
-  void *ctx;
-} pl_reader_hooks;
-
-typedef struct pl_reader {
-  pl_shared *sh;
-  pl_registry *reg;
-  pl_delivery *dl;
-  pl_commit *commit;
-  pl_reader_hooks hooks;
-  pl_file *q_head, *q_tail;
-  int maybe_paused; /* a file was paused since pl_reader_resume() last looked */
-  uv_idle_t work;
-  uv_timer_t settle_timer;
-} pl_reader;
+/* The reader's face: its types, and the parts its users call directly. */
+#include "pipeline/reader_lines.h"  /* pl_reader_read_partial */
+#include "pipeline/reader_queue.h"  /* pl_reader_enqueue */
+#include "pipeline/reader_settle.h" /* pl_reader_doc_changed */
+#include "pipeline/reader_types.h"
 
 void pl_reader_init(pl_reader *rd, pl_shared *sh, pl_registry *reg, pl_delivery *dl,
                     pl_commit *commit, const pl_reader_hooks *hooks);
-/* Queues `f` for reading (no-op when retired, queued or stopping). */
-void pl_reader_enqueue(pl_reader *rd, pl_file *f);
 /* Room was made: paused files first, then the rest of the queue. */
 void pl_reader_resume(pl_reader *rd);
-/* A document at its path changed (size or modification time in `st`):
- * read it once it has settled. */
-void pl_reader_doc_changed(pl_reader *rd, pl_file *f, const struct stat *st);
-/* Reads the unterminated last line of a complete line file as a line. */
-void pl_reader_read_partial(pl_reader *rd, pl_file *f);
 void pl_reader_close_idle(pl_reader *rd);
 /* Nothing queued, paused, loaded or waiting to settle. */
 int pl_reader_done(const pl_reader *rd);
