@@ -58,6 +58,13 @@ struct pl_vpass {
 
 static void timer_cb(uv_timer_t *t);
 
+/* How long a run's end or a document's last point waits before the look:
+ * a running agent lets the ends that come close together (runs found ended
+ * at a rescan) be judged in one look. In --once they all come from one
+ * evaluation in one loop turn, so the next turn already has them all; a
+ * wait there only lengthens a backfill. */
+static uint64_t gather_ms(const pl_verdicts *vd) { return vd->sh->once ? 0 : JUDGE_DELAY_MS; }
+
 static void arm(pl_verdicts *vd, uint64_t delay) {
   if (vd->sh->stopping == 2)
     return;
@@ -152,8 +159,10 @@ static void pass_finished(void *arg, int ok) {
   } else if (p->kind == PASS_DSS) {
     p->doc->in_flight = 0;
   }
+  /* What waited for this pass goes at once; what failed waits a little,
+   * so a server that refuses is not asked again in the same turn. */
+  arm(vd, ok && !p->failed ? 0 : JUDGE_DELAY_MS);
   pass_free(p);
-  arm(vd, JUDGE_DELAY_MS); /* what failed, or arrived meanwhile */
 }
 
 /* Sends `l` as pass `p` (taken over), telling the judged hook run by run.
@@ -414,7 +423,7 @@ void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p) {
   pl_dss_doc *doc = NULL;
   if (pl_collect_point(&vd->collect, p, &doc) == PL_COLLECT_DSS_ENDED) {
     vd->sh->state_dirty = 1;
-    arm(vd, JUDGE_DELAY_MS);
+    arm(vd, gather_ms(vd));
   }
 }
 
@@ -445,7 +454,7 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
     pl_collect_drop_run(&vd->collect, r);
   }
   vd->sh->state_dirty = 1;
-  arm(vd, JUDGE_DELAY_MS);
+  arm(vd, gather_ms(vd));
 }
 
 int pl_verdicts_quiet(const pl_verdicts *vd) {
