@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/jsontext.h"
+
 #define MAX_NUMBER_LEN 63
 #define STACK_MAX 1024
 
@@ -37,24 +39,6 @@ static const char *ws(const char *p, const char *end) {
   while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
     p++;
   return p;
-}
-
-static int hex4(const char *q, unsigned *out) {
-  unsigned v = 0;
-  for (int i = 0; i < 4; i++) {
-    char c = q[i];
-    v <<= 4;
-    if (c >= '0' && c <= '9')
-      v |= (unsigned)(c - '0');
-    else if (c >= 'a' && c <= 'f')
-      v |= (unsigned)(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F')
-      v |= (unsigned)(c - 'A' + 10);
-    else
-      return -1;
-  }
-  *out = v;
-  return 0;
 }
 
 /* Non-zero when a byte of x is below 0x20, '"' or '\\' (the usual
@@ -97,13 +81,13 @@ static const char *check_string(const char *p, const char *end) {
         e == 't')
       continue;
     unsigned cp, lo;
-    if (e != 'u' || end - p < 4 || hex4(p, &cp))
+    if (e != 'u' || end - p < 4 || ps_json_hex4(p, &cp))
       return NULL;
     p += 4;
     if (cp >= 0xDC00 && cp <= 0xDFFF)
       return NULL; /* a low surrogate alone */
     if (cp >= 0xD800 && cp <= 0xDBFF) {
-      if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo) || lo < 0xDC00 ||
+      if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || ps_json_hex4(p + 2, &lo) || lo < 0xDC00 ||
           lo > 0xDFFF)
         return NULL;
       p += 6;
@@ -389,28 +373,14 @@ static char *unescape(const char *p, const char *end, char *w) {
     case 't': *w++ = '\t'; break;
     case 'u': {
       unsigned cp = 0, lo = 0;
-      hex4(p, &cp);
+      ps_json_hex4(p, &cp);
       p += 4;
       if (cp >= 0xD800 && cp <= 0xDBFF) {
-        hex4(p + 2, &lo);
+        ps_json_hex4(p + 2, &lo);
         p += 6;
         cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
       }
-      if (cp < 0x80) {
-        *w++ = (char)cp;
-      } else if (cp < 0x800) {
-        *w++ = (char)(0xC0 | (cp >> 6));
-        *w++ = (char)(0x80 | (cp & 0x3F));
-      } else if (cp < 0x10000) {
-        *w++ = (char)(0xE0 | (cp >> 12));
-        *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-        *w++ = (char)(0x80 | (cp & 0x3F));
-      } else {
-        *w++ = (char)(0xF0 | (cp >> 18));
-        *w++ = (char)(0x80 | ((cp >> 12) & 0x3F));
-        *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-        *w++ = (char)(0x80 | (cp & 0x3F));
-      }
+      w = ps_utf8_put(w, cp);
       break;
     }
     default: *w++ = e; break; /* '"', '\\', '/' */

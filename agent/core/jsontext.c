@@ -48,3 +48,40 @@ const char *ps_json_nul_check(const char *data, size_t len, size_t *col) {
   }
   return NULL;
 }
+
+int ps_json_hex4(const char *q, unsigned *out) {
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = q[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9')
+      v |= (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      v |= (unsigned)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      v |= (unsigned)(c - 'A' + 10);
+    else
+      return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+char *ps_utf8_put(char *w, unsigned cp) {
+  if (cp < 0x80) {
+    *w++ = (char)cp;
+  } else if (cp < 0x800) {
+    *w++ = (char)(0xC0 | (cp >> 6));
+    *w++ = (char)(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    *w++ = (char)(0xE0 | (cp >> 12));
+    *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+    *w++ = (char)(0x80 | (cp & 0x3F));
+  } else {
+    *w++ = (char)(0xF0 | (cp >> 18));
+    *w++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+    *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+    *w++ = (char)(0x80 | (cp & 0x3F));
+  }
+  return w;
+}

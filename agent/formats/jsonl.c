@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "formats/format.h"
+#include "core/jsontext.h"
 #include "core/log.h"
 #include "influx/lp_encode.h"
 #include "influx/numfmt.h"
@@ -134,24 +135,6 @@ static void skip_ws(jreader *r) {
     r->s++;
 }
 
-static int hex4(const char *q, unsigned *out) {
-  unsigned v = 0;
-  for (int i = 0; i < 4; i++) {
-    char c = q[i];
-    v <<= 4;
-    if (c >= '0' && c <= '9')
-      v |= (unsigned)(c - '0');
-    else if (c >= 'a' && c <= 'f')
-      v |= (unsigned)(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F')
-      v |= (unsigned)(c - 'A' + 10);
-    else
-      return -1;
-  }
-  *out = v;
-  return 0;
-}
-
 #define PS_LITTLE_ENDIAN (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
 
 /* Non-zero exactly when one of the eight bytes of x (little-endian) is 0;
@@ -222,14 +205,14 @@ static int read_string(jreader *r, size_t *len) {
     case 't': *w++ = '\t'; break;
     case 'u': {
       unsigned cp;
-      if (r->end - q < 4 || hex4(q, &cp))
+      if (r->end - q < 4 || ps_json_hex4(q, &cp))
         return jfail(r, q - 2, "bad \\u escape");
       q += 4;
       if (cp >= 0xDC00 && cp <= 0xDFFF)
         return jfail(r, q - 6, "lone low surrogate in \\u escape");
       if (cp >= 0xD800 && cp <= 0xDBFF) {
         unsigned lo;
-        if (r->end - q < 6 || q[0] != '\\' || q[1] != 'u' || hex4(q + 2, &lo) ||
+        if (r->end - q < 6 || q[0] != '\\' || q[1] != 'u' || ps_json_hex4(q + 2, &lo) ||
             lo < 0xDC00 || lo > 0xDFFF)
           return jfail(r, q - 6, "high surrogate without its low half");
         q += 6;
@@ -237,21 +220,7 @@ static int read_string(jreader *r, size_t *len) {
       }
       if (cp == 0)
         return jfail(r, q - 6, "NUL character (\\u0000) in a string");
-      if (cp < 0x80) {
-        *w++ = (char)cp;
-      } else if (cp < 0x800) {
-        *w++ = (char)(0xC0 | (cp >> 6));
-        *w++ = (char)(0x80 | (cp & 0x3F));
-      } else if (cp < 0x10000) {
-        *w++ = (char)(0xE0 | (cp >> 12));
-        *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-        *w++ = (char)(0x80 | (cp & 0x3F));
-      } else {
-        *w++ = (char)(0xF0 | (cp >> 18));
-        *w++ = (char)(0x80 | ((cp >> 12) & 0x3F));
-        *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-        *w++ = (char)(0x80 | (cp & 0x3F));
-      }
+      w = ps_utf8_put(w, cp);
       break;
     }
     default:

@@ -9,6 +9,11 @@
  *   value is stored whole or not at all.
  * - Returns NULL when the text holds no NUL, else a reason (static text)
  *   and the 1-based column of the first one in *col.
+ * - The two in-place JSON readers (core/jsonspan.h and the jsonl format)
+ *   share the pieces of a string's escapes: ps_json_hex4() reads the four
+ *   hex digits of a \u escape (0, or -1 when one is not a hex digit), and
+ *   ps_utf8_put() writes a code point (below 0x110000) as UTF-8 at `w`
+ *   and returns the byte after it (at most four are written).
  */
 #ifndef PS_JSONTEXT_H
 #define PS_JSONTEXT_H
@@ -16,5 +21,7 @@
 #include <stddef.h>
 
 const char *ps_json_nul_check(const char *data, size_t len, size_t *col);
+int ps_json_hex4(const char *q, unsigned *out);
+char *ps_utf8_put(char *w, unsigned cp);
 
 #endif

@@ -29,11 +29,10 @@
 #ifndef PS_PIPELINE_READER_H
 #define PS_PIPELINE_READER_H
 
-/* The reader's face: its types, and the parts its users call directly. */
+/* The reader's face: its state and the parts its users call directly. */
 #include "pipeline/reader_lines.h"  /* pl_reader_read_partial */
 #include "pipeline/reader_queue.h"  /* pl_reader_enqueue */
 #include "pipeline/reader_settle.h" /* pl_reader_doc_changed */
-#include "pipeline/reader_types.h"
 
 void pl_reader_init(pl_reader *rd, pl_shared *sh, pl_registry *reg, pl_delivery *dl,
                     pl_commit *commit, const pl_reader_hooks *hooks);

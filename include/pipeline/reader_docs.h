@@ -16,7 +16,7 @@
 #ifndef PS_PIPELINE_READER_DOCS_H
 #define PS_PIPELINE_READER_DOCS_H
 
-#include "pipeline/reader_types.h"
+#include "pipeline/reader_queue.h"
 
 int pl_reader_doc_turn(pl_reader *rd, pl_file *f);
 

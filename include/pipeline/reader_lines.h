@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 
-#include "pipeline/reader_types.h"
+#include "pipeline/reader_queue.h"
 
 /* Bytes read from a file at once. */
 #define PL_READ_CHUNK ((size_t)1 << 20)

@@ -13,7 +13,7 @@
 #ifndef PS_PIPELINE_READER_PARSER_H
 #define PS_PIPELINE_READER_PARSER_H
 
-#include "pipeline/reader_types.h"
+#include "pipeline/reader_queue.h"
 
 int pl_reader_open_parser(pl_reader *rd, pl_file *f, int fd);
 

@@ -1,6 +1,7 @@
 /*
- * pipeline/reader_queue: the reader's work queue, the files with something
- * to read, in order.
+ * pipeline/reader_queue: the reader stage's state (pl_reader, shared by
+ * every reader_*.c; see pipeline/reader.h for the stage's contract) and its
+ * work queue, the files with something to read, in order.
  *
  * Contract
  * - pl_reader_enqueue() queues a file at the end (no-op when it is retired,
@@ -14,7 +15,34 @@
 #ifndef PS_PIPELINE_READER_QUEUE_H
 #define PS_PIPELINE_READER_QUEUE_H
 
-#include "pipeline/reader_types.h"
+#include <stdint.h>
+#include <uv.h>
+
+#include "pipeline/commit.h"
+#include "pipeline/delivery.h"
+#include "pipeline/registry.h"
+#include "pipeline/shared.h"
+
+typedef struct pl_reader_hooks {
+  void (*parser_opened)(void *ctx, pl_file *f);
+  void (*at_end)(void *ctx, pl_file *f);
+  void (*idle)(void *ctx);
+  void *ctx;
+} pl_reader_hooks;
+
+typedef struct pl_reader {
+  pl_shared *sh;
+  pl_registry *reg;
+  pl_delivery *dl;
+  pl_commit *commit;
+  pl_reader_hooks hooks;
+  pl_file *q_head, *q_tail;
+  int maybe_paused; /* a file was paused since pl_reader_resume() last looked */
+  uv_idle_t work; /* runs `turn` while a file is queued */
+  uv_idle_cb turn;
+  uv_timer_t settle_timer;
+} pl_reader;
+
 
 void pl_reader_enqueue(pl_reader *rd, pl_file *f);
 /* The head of the queue, taken off it; NULL when empty. */

@@ -18,7 +18,7 @@
 
 #include <sys/stat.h>
 
-#include "pipeline/reader_types.h"
+#include "pipeline/reader_queue.h"
 
 /* A document at its path changed (size or modification time in `st`):
  * read it once it has settled. */
