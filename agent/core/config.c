@@ -100,12 +100,15 @@ static void enum_list(ps_buf *b, const enum_name *t) {
                   t[i].name);
 }
 
-const char *ps_format_name(ps_format_id f) {
-  for (const enum_name *t = format_names; t->name; t++)
-    if (t->value == (int)f)
+/* The name of `value` in table `t`; "unknown" when it has none. */
+static const char *enum_name_of(const enum_name *t, int value) {
+  for (; t->name; t++)
+    if (t->value == value)
       return t->name;
   return "unknown";
 }
+
+const char *ps_format_name(ps_format_id f) { return enum_name_of(format_names, (int)f); }
 
 int ps_format_from_name(const char *name, ps_format_id *out) {
   int v = 0;
@@ -128,10 +131,7 @@ int ps_time_unit_from_name(const char *name, int *exp_out) {
 }
 
 const char *ps_alert_kind_name(ps_alert_kind k) {
-  for (const enum_name *t = alert_kind_names; t->name; t++)
-    if (t->value == (int)k)
-      return t->name;
-  return "unknown";
+  return enum_name_of(alert_kind_names, (int)k);
 }
 
 int ps_alert_kind_from_name(const char *name, ps_alert_kind *out) {

@@ -855,15 +855,28 @@ static void headline_dss(page *p) {
   put(p, "</span></div>\n");
 }
 
+/* Opens a section. When the page leaves out `format` (--source), the
+ * section is closed at once with a note naming `what`, and 0 returned. */
+static int section_begin(page *p, const char *id, const char *title, const char *format,
+                         const char *what) {
+  putf(p, "<section id=\"%s\"><h2>%s</h2>\n", id, title);
+  if (ps_report_shows(p->d, format))
+    return 1;
+  putf(p, "<p class=\"empty\">%s are not part of this page (--source).</p></section>\n", what);
+  return 0;
+}
+
+/* Closes a section that has nothing to show, saying why. */
+static void section_empty(page *p, const char *why) {
+  putf(p, "<p class=\"empty\">%s</p></section>\n", why);
+}
+
 static void section_runs(page *p) {
   const ps_report_data *d = p->d;
-  put(p, "<section id=\"runs\"><h2>Runs</h2>\n");
-  if (!ps_report_shows(d, "loadgen")) {
-    put(p, "<p class=\"empty\">Loadgen runs are not part of this page (--source).</p></section>\n");
+  if (!section_begin(p, "runs", "Runs", "loadgen", "Loadgen runs"))
     return;
-  }
   if (!d->nruns) {
-    put(p, "<p class=\"empty\">No loadgen run in this range.</p></section>\n");
+    section_empty(p, "No loadgen run in this range.");
     return;
   }
   putf(p, "<p class=\"note\">%zu loadgen run%s, newest first. Times in UTC. Metrics of "
@@ -921,15 +934,12 @@ static void section_runs(page *p) {
 
 static void section_trends(page *p) {
   const ps_report_data *d = p->d;
-  put(p, "<section id=\"trends\"><h2>Across revisions</h2>\n");
-  if (!ps_report_shows(d, "loadgen")) {
-    put(p, "<p class=\"empty\">Loadgen runs are not part of this page (--source).</p></section>\n");
+  if (!section_begin(p, "trends", "Across revisions", "loadgen", "Loadgen runs"))
     return;
-  }
   const char *series[MAX_SERIES];
   size_t ns = trend_series(d, series, MAX_SERIES);
   if (!ns) {
-    put(p, "<p class=\"empty\">No successful loadgen run in this range, so no trend.</p></section>\n");
+    section_empty(p, "No successful loadgen run in this range, so no trend.");
     return;
   }
   put(p, "<p class=\"key\">Each point is a successful run (x: its start, labelled by revision "
@@ -976,13 +986,10 @@ static void verdict_cell(page *p, const ps_rverdict *v) {
 
 static void section_stages(page *p) {
   const ps_report_data *d = p->d;
-  put(p, "<section id=\"stages\"><h2>Latest run, stage against stage</h2>\n");
-  if (!ps_report_shows(d, "loadgen")) {
-    put(p, "<p class=\"empty\">Loadgen runs are not part of this page (--source).</p></section>\n");
+  if (!section_begin(p, "stages", "Latest run, stage against stage", "loadgen", "Loadgen runs"))
     return;
-  }
   if (!d->stage_run || (!d->nstages && !d->nblocks)) {
-    put(p, "<p class=\"empty\">No run in this range has stage data yet.</p></section>\n");
+    section_empty(p, "No run in this range has stage data yet.");
     return;
   }
   const ps_rrun *r = ps_report_find_run((ps_report_data *)d, d->stage_run);
@@ -1098,14 +1105,10 @@ static void html_one_dss(page *p, size_t idx, const dss_test *t) {
 
 static void section_dss(page *p) {
   const ps_report_data *d = p->d;
-  put(p, "<section id=\"dss\"><h2>DSS bench</h2>\n");
-  if (!ps_report_shows(d, "dss_bench")) {
-    put(p, "<p class=\"empty\">DSS bench results are not part of this page (--source).</p>"
-           "</section>\n");
+  if (!section_begin(p, "dss", "DSS bench", "dss_bench", "DSS bench results"))
     return;
-  }
   if (!d->ndssfiles) {
-    put(p, "<p class=\"empty\">No DSS bench results in this range.</p></section>\n");
+    section_empty(p, "No DSS bench results in this range.");
     return;
   }
   put(p, "<table id=\"dss-table\"><thead><tr><th>Results</th><th>Written (UTC)</th>"
