@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -48,11 +49,53 @@ static void test_escaped_nul_found(void **st) {
   assert_null(CHECK("{\"s\": \"\\u000", NULL));
 }
 
+static void test_hex4_reads_any_case_and_refuses_the_rest(void **st) {
+  (void)st;
+  unsigned v = 0;
+  assert_int_equal(ps_json_hex4("00e9", &v), 0);
+  assert_int_equal(v, 0xE9);
+  assert_int_equal(ps_json_hex4("D83D", &v), 0);
+  assert_int_equal(v, 0xD83D);
+  assert_int_equal(ps_json_hex4("aBcF", &v), 0);
+  assert_int_equal(v, 0xABCF);
+  assert_int_equal(ps_json_hex4("12g4", &v), -1);
+  assert_int_equal(ps_json_hex4("12 4", &v), -1);
+}
+
+/* Each width of UTF-8, at both ends of its range. */
+static void test_utf8_put_writes_each_width(void **st) {
+  (void)st;
+  struct {
+    unsigned cp;
+    const char *utf8;
+  } cases[] = {
+      {0x41, "A"},
+      {0x7F, "\x7f"},
+      {0x80, "\xc2\x80"},
+      {0xE9, "\xc3\xa9"},
+      {0x7FF, "\xdf\xbf"},
+      {0x800, "\xe0\xa0\x80"},
+      {0x20AC, "\xe2\x82\xac"},
+      {0xFFFF, "\xef\xbf\xbf"},
+      {0x10000, "\xf0\x90\x80\x80"},
+      {0x1F600, "\xf0\x9f\x98\x80"},
+      {0x10FFFF, "\xf4\x8f\xbf\xbf"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char buf[8] = {0};
+    char *end = ps_utf8_put(buf, cases[i].cp);
+    assert_int_equal((size_t)(end - buf), strlen(cases[i].utf8));
+    assert_memory_equal(buf, cases[i].utf8, strlen(cases[i].utf8));
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_clean_text_passes),
       cmocka_unit_test(test_raw_nul_found_with_its_column),
       cmocka_unit_test(test_escaped_nul_found),
+      cmocka_unit_test(test_hex4_reads_any_case_and_refuses_the_rest),
+      cmocka_unit_test(test_utf8_put_writes_each_width),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
