@@ -831,13 +831,18 @@ static int apply_types(loader *L, const config_setting_t *s, const key_spec *k,
   return 0;
 }
 
+/* What follows "http://" or "https://" in v; NULL for any other scheme. */
+static const char *after_http_scheme(const char *v) {
+  if (strncmp(v, "http://", 7) == 0)
+    return v + 7;
+  if (strncmp(v, "https://", 8) == 0)
+    return v + 8;
+  return NULL;
+}
+
 static int check_url(loader *L, const config_setting_t *s, const char *key,
                      const char *v) {
-  const char *rest = NULL;
-  if (strncmp(v, "http://", 7) == 0)
-    rest = v + 7;
-  else if (strncmp(v, "https://", 8) == 0)
-    rest = v + 8;
+  const char *rest = after_http_scheme(v);
   if (!rest || !rest[0] || rest[0] == '/' || strpbrk(v, " \t\r\n?#"))
     return fail(L, s, "key '%s': \"%s\" is not an http(s) URL; write it as "
                 "\"http://HOST:PORT\" (or https://), without a path or query",
@@ -857,11 +862,7 @@ static int check_url(loader *L, const config_setting_t *s, const char *key,
  * a secret, so messages never repeat it. */
 static int check_hook_url(loader *L, const config_setting_t *s, const char *key,
                           const char *v) {
-  const char *rest = NULL;
-  if (strncmp(v, "http://", 7) == 0)
-    rest = v + 7;
-  else if (strncmp(v, "https://", 8) == 0)
-    rest = v + 8;
+  const char *rest = after_http_scheme(v);
   if (!rest || !rest[0] || rest[0] == '/' || strpbrk(v, " \t\r\n"))
     return fail(L, s, "key '%s': not an http(s) URL (the value is not repeated: a "
                 "webhook URL is a secret); write it as \"https://HOST/PATH\" without "
@@ -1520,8 +1521,8 @@ int ps_config_load_alert_secrets(ps_config *c, ps_buf *err) {
   /* The file's content passes the loader's URL check too, without being
    * repeated in the message. */
   const char *u = c->alerts.webhook.url_from_file;
-  if ((strncmp(u, "http://", 7) != 0 || !u[7] || u[7] == '/') &&
-      (strncmp(u, "https://", 8) != 0 || !u[8] || u[8] == '/')) {
+  const char *rest = after_http_scheme(u);
+  if (!rest || !rest[0] || rest[0] == '/') {
     ps_buf_printf(err, "%s: does not hold an http(s) URL (alerts.webhook.url_file in "
                   "%s); write the webhook's URL alone on one line", path, cfgfile);
     free_secret(&c->alerts.webhook.url_from_file);

@@ -493,6 +493,24 @@ static int names_add(names *s, const char *x, name_cmp cmp, const void *ctx) {
   return 0;
 }
 
+/* The names as a JSON array of strings. */
+static void json_names(page *p, const names *n) {
+  put(p, "[");
+  for (size_t i = 0; i < n->n; i++) {
+    put(p, i ? "," : "");
+    jstr(p, n->v[i]);
+  }
+  put(p, "]");
+}
+
+/* The names as HTML text, `sep` (markup) between them. */
+static void html_names(page *p, const names *n, const char *sep) {
+  for (size_t i = 0; i < n->n; i++) {
+    put(p, i ? sep : "");
+    esc(p, n->v[i]);
+  }
+}
+
 static int task_cmp(const void *ctx, const char *a, const char *b) {
   (void)ctx;
   if (strcmp(a, "all") == 0 || strcmp(b, "all") == 0)
@@ -522,12 +540,9 @@ static void json_stages(page *p) {
   stage_lists(p, &stages, &tasks);
   put(p, "\"stages\":{\"run\":");
   jstr(p, d->stage_run);
-  put(p, ",\"stages\":[");
-  for (size_t i = 0; i < stages.n; i++) {
-    put(p, i ? "," : "");
-    jstr(p, stages.v[i]);
-  }
-  put(p, "],\"tasks\":[");
+  put(p, ",\"stages\":");
+  json_names(p, &stages);
+  put(p, ",\"tasks\":[");
   for (size_t t = 0; t < tasks.n; t++) {
     put(p, t ? ",{\"task\":" : "{\"task\":");
     jstr(p, tasks.v[t]);
@@ -706,12 +721,9 @@ static void json_one_dss(page *p, size_t idx, const dss_test *t) {
   jstr(p, t->test);
   put(p, ",\"sweep\":");
   jstr(p, t->sweep);
-  put(p, ",\"variants\":[");
-  for (size_t v = 0; v < t->variants.n; v++) {
-    put(p, v ? "," : "");
-    jstr(p, t->variants.v[v]);
-  }
-  put(p, "],\"arms\":[");
+  put(p, ",\"variants\":");
+  json_names(p, &t->variants);
+  put(p, ",\"arms\":[");
   static const char *const fields[] = {"rps", "p95", "errors"};
   for (size_t a = 0; a < t->arms.n; a++) {
     put(p, a ? ",{\"arm\":" : "{\"arm\":");
@@ -1130,15 +1142,9 @@ static void section_dss(page *p) {
     put(p, "</td><td>");
     badge(p, file->status);
     put(p, "</td><td>");
-    for (size_t i = 0; i < tests.n; i++) {
-      put(p, i ? ", " : "");
-      esc(p, tests.v[i]);
-    }
+    html_names(p, &tests, ", ");
     put(p, "</td><td class=\"name\">");
-    for (size_t i = 0; i < arms.n; i++) {
-      put(p, i ? "<br>" : "");
-      esc(p, arms.v[i]);
-    }
+    html_names(p, &arms, "<br>");
     put(p, "</td><td>");
     int reg = 0, imp = 0, judged = 0;
     for (size_t i = 0; i < d->nverdicts; i++)

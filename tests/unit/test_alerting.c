@@ -33,6 +33,8 @@
 #include "pipeline/alerting.h"
 #include "pipeline/gens.h"
 
+#include "aux_capture.h"
+
 #define MAX_SENT 64
 #define S 1000000000LL
 
@@ -61,14 +63,6 @@ typedef struct fixture {
   size_t nlines;
   int settled;
 } fixture;
-
-static int cap_encode(void *ctx, ps_pbatch *b, const ps_point *p, const ps_origin *o,
-                      const char **reason) {
-  (void)ctx;
-  size_t at = b->b.body.len;
-  int rc = ps_lp_encode(&b->b.body, p, NULL, 0, reason);
-  return rc < 0 ? rc : ps_batch_add_line_origin(&b->b, at, o);
-}
 
 static int cap_send(void *ctx, ps_pbatch *b, void (*on_done)(void *, int), void *arg) {
   fixture *fx = ctx;
@@ -118,7 +112,7 @@ static void make_notifier(fixture *fx) {
 }
 
 static void start_stage(fixture *fx) {
-  pl_aux_out out = {cap_encode, cap_send, fx};
+  pl_aux_out out = {aux_encode_plain, cap_send, fx};
   pl_alerting_hooks h = {on_settled, fx};
   assert_int_equal(pl_alerting_init(&fx->al, &fx->sh, NULL, NULL, NULL, &fx->commit, &out, &h),
                    0);

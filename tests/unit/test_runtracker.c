@@ -29,6 +29,8 @@
 #include "pipeline/commit.h"
 #include "pipeline/runtracker.h"
 
+#include "aux_capture.h"
+
 #define T0 1647216131.81362
 #define MAX_SENT 16
 #define MAX_EVENTS 16
@@ -64,14 +66,6 @@ typedef struct fixture {
   size_t nevents;
 } fixture;
 
-static int cap_encode(void *ctx, ps_pbatch *b, const ps_point *p, const ps_origin *o,
-                      const char **reason) {
-  (void)ctx;
-  size_t at = b->b.body.len;
-  int rc = ps_lp_encode(&b->b.body, p, NULL, 0, reason);
-  return rc < 0 ? rc : ps_batch_add_line_origin(&b->b, at, o);
-}
-
 static int cap_send(void *ctx, ps_pbatch *b, void (*on_done)(void *, int), void *arg) {
   fixture *fx = ctx;
   assert_true(fx->nsent < MAX_SENT);
@@ -91,7 +85,7 @@ static void on_event(void *ctx, const pl_run_event *ev) {
 }
 
 static void start_tracker(fixture *fx, const char *saved_json) {
-  pl_aux_out out = {cap_encode, cap_send, fx};
+  pl_aux_out out = {aux_encode_plain, cap_send, fx};
   pl_runs_hooks hooks = {on_event, fx};
   pl_runs_init(&fx->runs, &fx->sh, &fx->reg, NULL, &out, &fx->commit, &hooks);
   pl_runs_from_json(&fx->runs, saved_json);
