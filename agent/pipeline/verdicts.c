@@ -51,6 +51,7 @@ struct pl_vpass {
   int failed; /* judging it went wrong: nothing is marked done */
   char *source, *series; /* PASS_SERIES: whose runs to mark */
   char **runs;           /* PASS_SERIES: the runs judged */
+  uint64_t *put_seqs;    /* PASS_SERIES: and which of their puts */
   size_t nruns;
   pl_lg_run *ended;      /* PASS_STAGES: the run judged */
   pl_dss_doc *doc;       /* PASS_DSS */
@@ -123,6 +124,7 @@ static void pass_free(pl_vpass *p) {
   for (size_t i = 0; i < p->nruns; i++)
     free(p->runs[i]);
   free(p->runs);
+  free(p->put_seqs);
   free(p->source);
   free(p->series);
   free(p);
@@ -143,7 +145,9 @@ static void pass_finished(void *arg, int ok) {
       ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, p->source, p->series, 0);
       for (size_t i = 0; s && i < p->nruns; i++) {
         long at = ps_ledger_find(s, p->runs[i]);
-        if (at >= 0)
+        /* A run put again while the pass was out (its own end replacing
+         * what the server said of it mid-backfill) was not judged. */
+        if (at >= 0 && s->runs[at].put_seq == p->put_seqs[i])
           s->runs[at].judged = 1;
       }
     } else if (p->kind == PASS_STAGES) {
@@ -195,10 +199,12 @@ static int judge_series(pl_verdicts *vd, ps_ledger_series *s) {
   ps_verdict_run *view = malloc(s->nruns * sizeof *view);
   pl_vpass *p = calloc(1, sizeof *p);
   char **names = calloc(s->nruns - from, sizeof *names);
-  if (!view || !p || !names) {
+  uint64_t *put_seqs = calloc(s->nruns - from, sizeof *put_seqs);
+  if (!view || !p || !names || !put_seqs) {
     free(view);
     free(p);
     free(names);
+    free(put_seqs);
     return -ENOMEM;
   }
   ps_ledger_view(s, view);
@@ -210,9 +216,10 @@ static int judge_series(pl_verdicts *vd, ps_ledger_series *s) {
   p->source = strdup(s->source);
   p->series = strdup(s->series);
   p->runs = names;
+  p->put_seqs = put_seqs;
   for (size_t i = from; i < s->nruns; i++)
     if ((names[p->nruns] = strdup(s->runs[i].name)))
-      p->nruns++;
+      put_seqs[p->nruns++] = s->runs[i].put_seq;
   if (rc < 0 || !p->source || !p->series) {
     ps_log_limited(PS_LOG_ERROR, MOD, "judge", 60, "%s: cannot judge (%s)", s->series,
                    strerror(rc < 0 ? -rc : ENOMEM));
@@ -286,6 +293,9 @@ static void merge_row(void *ctx, const char *run, const char *revision, int64_t 
   ps_ledger_series *s = ps_ledger_series_get(l, f->source, f->series, 1);
   if (!s || ps_ledger_find(s, run) >= 0)
     return; /* what this agent saw itself stays as it saw it */
+  if (status == PS_RUN_STATUS_NONE)
+    return; /* half a run: its status point is not in yet (this agent's own
+             * backfill, being written); its end brings the whole run */
   /* Runs the agent never saw end: `backfill` as their markers would say. */
   long at = ps_ledger_put(l, s, run, revision, start_ns, status, 1, values);
   if (at >= 0)

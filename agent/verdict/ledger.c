@@ -113,6 +113,7 @@ long ps_ledger_put(ps_ledger *l, ps_ledger_series *s, const char *name, const ch
   r.start_ns = start_ns;
   r.status = status;
   r.backfill = backfill;
+  r.put_seq = ++l->last_put_seq;
   long old = ps_ledger_find(s, name);
   if (old >= 0) { /* replaced: it may move */
     run_free(&s->runs[old]);

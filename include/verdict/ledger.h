@@ -16,6 +16,10 @@
  * - `judged` marks a run whose verdicts were written and acknowledged; a
  *   run put again, or a run before which another arrived, is not judged
  *   again by this module: the caller marks what it re-judged.
+ * - Every put gives the run a new `put_seq`: a caller that judged a run
+ *   and learns later that the verdicts were acknowledged marks it judged
+ *   only if the seq is still the one it judged, since a run put again in
+ *   between (its own end replacing what the server said of it) was not.
  * - A series keeps at most PS_LEDGER_MAX_RUNS runs (the oldest go): far
  *   more than any verdict window looks back.
  * - ps_ledger_to_json()/ps_ledger_from_json() write and read the whole
@@ -43,6 +47,7 @@ typedef struct ps_ledger_run {
   ps_run_status status;
   int backfill;
   int judged;
+  uint64_t put_seq; /* which put made this entry (see the contract) */
   double *values; /* one per metric of the ledger; NaN = absent */
 } ps_ledger_run;
 
@@ -58,6 +63,7 @@ typedef struct ps_ledger {
   size_t nmetrics;
   ps_ledger_series *series;
   size_t nseries, cap;
+  uint64_t last_put_seq;
 } ps_ledger;
 
 int ps_ledger_init(ps_ledger *l, const char *const *metrics, size_t nmetrics);

@@ -90,6 +90,7 @@ class AcrossRevisions(VerdictCase):
                   f'on = ["regression", "improvement"]; catch_up_s = {30 * DAY}; }};')
         self.once(self.agent(res, db, extra=alerts))
         v = self.verdicts(db)
+        self.assertEqual(sorted(v), sorted(names[4:]))
         regressions = [r for r in v.values() if r["verdict"] == "regression"]
         self.assertEqual(len(regressions), 1, regressions)
         reg = regressions[0]
@@ -200,6 +201,9 @@ class AcrossRevisions(VerdictCase):
         db = f"v{self.n}"
         self.once(self.agent(res, db))
         v = self.verdicts(db)
+        # every run with min_runs (5) runs of history has its verdict, however
+        # the backfill's ends and the server's answers interleaved
+        self.assertEqual(sorted(v), sorted(names[4:]))
         better = [r for r in v.values() if r["verdict"] != "none"]
         self.assertEqual([r["verdict"] for r in better], ["improvement"], better)
         self.assertEqual(better[0]["change_run"], names[8])

@@ -48,11 +48,15 @@ static void test_ledger_order_and_replace(void **state) {
   assert_null(s->runs[2].revision);
   /* put again: replaced (status and time may change), and moved */
   s->runs[0].judged = 1;
+  uint64_t judged_seq = s->runs[0].put_seq;
   double w[2] = {30.0, NAN};
   assert_int_equal(ps_ledger_put(&l, s, "a", "aaa", 4000, PS_RUN_STATUS_SUCCESS, 0, w), 3);
   assert_int_equal(s->nruns, 4);
   assert_string_equal(s->runs[3].name, "a");
   assert_false(s->runs[3].judged);
+  /* a pass that judged the old entry can tell it is not this one */
+  assert_true(s->runs[3].put_seq != judged_seq);
+  assert_true(s->runs[3].put_seq > s->runs[2].put_seq);
   assert_true(s->runs[3].values[0] == 30.0);
   assert_int_equal(ps_ledger_find(s, "b"), 1);
   assert_int_equal(ps_ledger_find(s, "nope"), -1);
