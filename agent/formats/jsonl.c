@@ -41,12 +41,22 @@
 
 enum { JV_NULL, JV_FALSE, JV_TRUE, JV_NUM, JV_STR };
 
+/* Whether a number's text is already what the encoder would write for it
+ * (ps_field.text), so it is copied instead of formatted. */
+enum num_form {
+  NUM_FORM_OTHER = 0, /* formatted from the value */
+  NUM_FORM_WHOLE15,   /* integer digits, at most 15: an integer, or a whole float + ".0" */
+  NUM_FORM_WHOLE18,   /* 16 to 18 integer digits: an integer only */
+  NUM_FORM_DECIMAL,   /* a float written the shortest way (see read_number) */
+};
+
 typedef struct leaf {
   size_t key_off;
   int kind;
   double num;
-  const char *num_text; /* the number as written, for exact integers */
+  const char *num_text; /* the number as written */
   size_t num_len;
+  enum num_form num_form;
   size_t str_off, str_len; /* unescaped string in the parser's text */
 } leaf;
 
@@ -237,11 +247,21 @@ static int read_string(jreader *r, size_t *len) {
 /* JSON number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
  * The digits are taken apart while the syntax is checked, so a number
  * whose mantissa is an exact double needs no second look
- * (ps_decimal_exact); the others go through ps_lp_decimal. */
-static int read_number(jreader *r, double *v, const char **text, size_t *n) {
+ * (ps_decimal_exact); the others go through ps_lp_decimal.
+ *
+ * The same pass decides the number's form. A decimal without exponent
+ * whose text is already the shortest round trip in the encoder's layout
+ * (ps_fmt_double: Python's repr) is NUM_FORM_DECIMAL: at most 15
+ * significant digits (DBL_DIG: no shorter decimal reaches the same
+ * double, so the shortest one is the text itself), no trailing zero in
+ * the fraction but a lone "0" (5.0), at most three zeros after "0."
+ * (repr writes 1e-05 from 0.00001 on), and not -0. JSON already forbids
+ * leading zeros. */
+static int read_number(jreader *r, leaf *l) {
   const char *q = r->s, *st = q, *end = r->end;
   uint64_t m = 0;
   int neg = 0, sig = 0, exp10 = 0;
+  l->num_form = NUM_FORM_OTHER;
   if (q < end && *q == '-') {
     neg = 1;
     q++;
@@ -250,6 +270,7 @@ static int read_number(jreader *r, double *v, const char **text, size_t *n) {
     return jfail(r, st, "bad number");
   /* m wraps beyond 19 digits; sig > 19 sends those to ps_lp_decimal */
   unsigned d;
+  size_t int_digits = 1;
   if (*q == '0') {
     q++;
   } else {
@@ -257,21 +278,34 @@ static int read_number(jreader *r, double *v, const char **text, size_t *n) {
     for (; q < end && (d = (unsigned)(unsigned char)*q - '0') <= 9; q++)
       m = m * 10 + d;
     sig = (int)(q - a);
+    int_digits = (size_t)sig;
   }
+  enum num_form form = int_digits <= 15 ? NUM_FORM_WHOLE15
+                       : int_digits <= 18 ? NUM_FORM_WHOLE18 : NUM_FORM_OTHER;
   if (q < end && *q == '.') {
     q++;
     if (q >= end || *q < '0' || *q > '9')
       return jfail(r, q, "bad number");
+    const char *frac = q;
     if (!m) /* leading zeros of the fraction are not significant */
       for (; q < end && *q == '0'; q++)
         exp10--;
+    size_t zeros = (size_t)(q - frac);
     const char *a = q;
     for (; q < end && (d = (unsigned)(unsigned char)*q - '0') <= 9; q++)
       m = m * 10 + d;
     sig += (int)(q - a);
     exp10 -= (int)(q - a);
+    size_t frac_digits = (size_t)(q - frac);
+    form = int_digits <= 15 && sig <= 15 && zeros <= 3 &&
+                   (q[-1] != '0' || frac_digits == 1)
+               ? NUM_FORM_DECIMAL
+               : NUM_FORM_OTHER;
   }
+  if (neg && !m)
+    form = NUM_FORM_OTHER; /* -0, -0.0: left to the formatter */
   if (q < end && (*q == 'e' || *q == 'E')) {
+    form = NUM_FORM_OTHER;
     q++;
     int eneg = 0, e = 0;
     if (q < end && (*q == '+' || *q == '-'))
@@ -283,8 +317,11 @@ static int read_number(jreader *r, double *v, const char **text, size_t *n) {
         e = e * 10 + (*q - '0'); /* beyond that only the syntax matters */
     exp10 += eneg ? -e : e;
   }
-  *text = st;
-  *n = (size_t)(q - st);
+  l->num_text = st;
+  l->num_len = (size_t)(q - st);
+  l->num_form = form;
+  double *v = &l->num;
+  size_t *n = &l->num_len;
   if (sig > 19 || !ps_decimal_exact(m, exp10, neg, v)) {
     int rc = ps_lp_decimal(st, *n, v);
     if (rc == -ERANGE)
@@ -442,11 +479,11 @@ static int read_value(jreader *r, size_t key_off, int record) {
       break;
     }
     l.kind = JV_NUM;
-    rc = read_number(r, &l.num, &l.num_text, &l.num_len);
+    rc = read_number(r, &l);
     break;
   default:
     l.kind = JV_NUM;
-    rc = read_number(r, &l.num, &l.num_text, &l.num_len);
+    rc = read_number(r, &l);
     break;
   }
   if (rc || !record)
@@ -613,6 +650,31 @@ static int leaf_time(const ps_parser *p, const leaf *l, int64_t *ns,
   return 0;
 }
 
+/* Lends the number's own text to the encoder when it is already what the
+ * encoder would write for the field's type (read_number's forms). */
+static void number_text(ps_field *f, const leaf *l) {
+  int ok;
+  switch (f->type) {
+  case PS_F_FLOAT:
+    ok = l->num_form == NUM_FORM_DECIMAL || l->num_form == NUM_FORM_WHOLE15;
+    f->text_whole = l->num_form == NUM_FORM_WHOLE15;
+    break;
+  case PS_F_INT:
+    ok = l->num_form == NUM_FORM_WHOLE15 || l->num_form == NUM_FORM_WHOLE18;
+    break;
+  case PS_F_UINT:
+    ok = (l->num_form == NUM_FORM_WHOLE15 || l->num_form == NUM_FORM_WHOLE18) &&
+         l->num_text[0] != '-';
+    break;
+  default:
+    ok = 0;
+  }
+  if (ok) {
+    f->text = l->num_text;
+    f->text_len = (uint16_t)l->num_len;
+  }
+}
+
 static int jsonl_line(ps_parser *p, const char *data, size_t len,
                       ps_emitter *em) {
   const ps_source_cfg *src = p->src;
@@ -698,12 +760,13 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
     if (src->nfield_keys && !in_list(src->field_keys, src->nfield_keys, key))
       continue;
     ps_field *f = &p->fields[nfields];
-    f->key = key;
+    *f = (ps_field){.key = key};
     ps_ftype decl;
     if (!declared_type(src, key, &decl)) {
       if (l->kind == JV_NUM) {
         f->type = PS_F_FLOAT;
         f->v.f = l->num;
+        number_text(f, l);
       } else if (l->kind == JV_STR) {
         f->type = PS_F_STRING;
         f->v.s.p = text + l->str_off;
@@ -765,6 +828,8 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
       return 0;
     }
     f->type = decl;
+    if (l->kind == JV_NUM)
+      number_text(f, l);
     nfields++;
   }
   if (!have_time) {

@@ -357,8 +357,7 @@ static ps_field *field_new(ps_parser *p, const char *key, ps_ftype t) {
   if (p->nfields >= LG_MAX_FIELDS)
     return NULL;
   ps_field *f = &p->fields[p->nfields++];
-  f->key = key;
-  f->type = t;
+  *f = (ps_field){.key = key, .type = t};
   return f;
 }
 

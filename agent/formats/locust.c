@@ -322,7 +322,7 @@ static int build_point(ps_parser *p, size_t ncells, int64_t time_ns,
     }
     if (c->role == COL_STRING) {
       ps_field *f = &p->fields[nf++];
-      f->key = c->key;
+      *f = (ps_field){.key = c->key};
       f->type = PS_F_STRING;
       f->v.s.p = v;
       f->v.s.n = vlen;
@@ -345,7 +345,7 @@ static int build_point(ps_parser *p, size_t ncells, int64_t time_ns,
       continue;
     }
     ps_field *f = &p->fields[nf++];
-    f->key = c->key;
+    *f = (ps_field){.key = c->key};
     if (c->role == COL_INT) {
       if (d != floor(d) || d < -9.2e18 || d > 9.2e18) {
         snprintf(why, why_cap, "column %s: not a whole number: \"%.40s\"",

@@ -305,7 +305,7 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
     if (!kl)
       return encode_fail(out, start, reason, why, -EINVAL);
     /* worst case for a non-string value: 32 bytes; strings are measured */
-    size_t need = kl + 2 + 34;
+    size_t need = kl + 2 + 34 + (f->text ? f->text_len : 0);
     if (f->type == PS_F_STRING) {
       if (f->v.s.n && !f->v.s.p)
         return encode_fail(out, start, reason, "string field without data",
@@ -323,6 +323,21 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
       *w++ = ',';
     w = put_name(w, PS_LP_FIELD_KEY, f->key, kraw, kl);
     *w++ = '=';
+    if (f->text && f->type != PS_F_STRING && f->type != PS_F_BOOL) {
+      /* the source's own digits, already what ps_fmt_* would write */
+      memcpy(w, f->text, f->text_len);
+      w += f->text_len;
+      if (f->type == PS_F_FLOAT && f->text_whole) {
+        *w++ = '.';
+        *w++ = '0';
+      } else if (f->type == PS_F_INT) {
+        *w++ = 'i';
+      } else if (f->type == PS_F_UINT) {
+        *w++ = 'u';
+      }
+      out->len = (size_t)(w - out->data);
+      continue;
+    }
     switch (f->type) {
     case PS_F_FLOAT:
       if (!isfinite(f->v.f))

@@ -157,7 +157,7 @@ int ps_lp_parse_point(ps_lp_scratch *s, const char *line, size_t len,
       s->fields_cap = cap;
     }
     ps_field *f = &s->fields[nfields++];
-    f->key = (const char *)(uintptr_t)koff; /* resolved below */
+    *f = (ps_field){.key = (const char *)(uintptr_t)koff}; /* key resolved below */
     const char *v = c.p;
     if (v < c.end && *v == '"') {
       c.p++;

@@ -36,9 +36,7 @@ int ps_selfstats_encode(ps_buf *out, const ps_selfstats *s, int64_t time_ns,
   };
   ps_field fields[sizeof f / sizeof f[0]];
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-    fields[i].key = f[i].key;
-    fields[i].type = PS_F_INT;
-    fields[i].v.i = f[i].v > INT64_MAX ? INT64_MAX : (int64_t)f[i].v;
+    fields[i] = ps_field_int(f[i].key, f[i].v > INT64_MAX ? INT64_MAX : (int64_t)f[i].v);
   }
   int have_host = 0;
   for (size_t i = 0; i < nextra; i++)

@@ -12,6 +12,12 @@
  *   configuration are added by the encoder, not by parsers.
  * - time_ns is nanoseconds since the epoch and always comes from the data
  *   (docs/schema.md: replay is idempotent only because of that).
+ * - A number field may carry `text`: the value exactly as the encoder would
+ *   write it (without the i/u suffix; a whole float's ".0" is added when
+ *   `text_whole`). A parser that reads numbers already in that shape sets
+ *   it so the encoder copies instead of formatting (docs/benchmarks.md,
+ *   round 4); everyone else leaves it NULL. A producer that fills a field
+ *   member by member starts from a zeroed field for that reason.
  */
 #ifndef PS_POINT_H
 #define PS_POINT_H
@@ -30,6 +36,8 @@ typedef enum ps_ftype {
 typedef struct ps_field {
   const char *key;
   ps_ftype type;
+  uint16_t text_len;  /* of `text` */
+  uint8_t text_whole; /* `text` is a whole float's digits: ".0" follows */
   union {
     double f;
     int64_t i;
@@ -40,6 +48,7 @@ typedef struct ps_field {
       size_t n;
     } s;
   } v;
+  const char *text; /* NULL: format v (see the contract) */
 } ps_field;
 
 typedef struct ps_tag {

@@ -291,6 +291,112 @@ static void test_json_reader_strings_and_strictness(void **st) {
   assert_non_null(strstr(s->rejects, "nesting too deep"));
 }
 
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+static uint64_t next_rand(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+/* A JSON number of every shape the parser may copy or must format: up to
+ * 18 integer digits, fractions with leading and trailing zeros, exponents,
+ * signs, and the zeros. */
+static size_t random_json_number(char *buf) {
+  size_t n = 0;
+  if (next_rand() % 4 == 0)
+    buf[n++] = '-';
+  unsigned idig = (unsigned)(next_rand() % 19);
+  if (idig == 0 || next_rand() % 5 == 0) {
+    buf[n++] = '0';
+  } else {
+    buf[n++] = (char)('1' + next_rand() % 9);
+    for (unsigned i = 1; i < idig; i++)
+      buf[n++] = (char)('0' + next_rand() % 10);
+  }
+  if (next_rand() % 3) {
+    buf[n++] = '.';
+    unsigned zeros = (unsigned)(next_rand() % 6), fdig = 1 + (unsigned)(next_rand() % 17);
+    if (zeros >= fdig)
+      zeros = fdig - 1; /* a digit after them */
+    for (unsigned i = 0; i < zeros; i++)
+      buf[n++] = '0';
+    for (unsigned i = zeros; i < fdig; i++)
+      buf[n++] = (char)('0' + next_rand() % 10);
+    if (next_rand() % 6 == 0)
+      buf[n++] = '0'; /* a trailing zero */
+  }
+  if (next_rand() % 10 == 0)
+    n += (size_t)sprintf(buf + n, "e%d", (int)(next_rand() % 40) - 20);
+  buf[n] = '\0';
+  return n;
+}
+
+/* The line each number must become: the value's own encoding (glibc's
+ * strtod and strtoll as the reference readers), so a copied text can only
+ * pass by being exactly what the encoder writes. */
+static void expect_line(ps_buf *want, const char *num, int as_int) {
+  ps_field f[2];
+  size_t nf = 0;
+  if (!as_int) {
+    f[nf++] = ps_field_float("f", strtod(num, NULL));
+  } else {
+    long long iv = strtoll(num, NULL, 10);
+    f[nf++] = ps_field_int("i", iv);
+    if (num[0] != '-') {
+      f[nf] = ps_field_int("u", iv);
+      f[nf].type = PS_F_UINT;
+      f[nf++].v.u = (uint64_t)iv;
+    }
+  }
+  ps_point pt = {.measurement = "m", .fields = f, .nfields = nf, .time_ns = 1000000000};
+  assert_int_equal(ps_lp_encode(want, &pt, NULL, 0, NULL), 0);
+}
+
+/* The parser copies a number's own text into the line protocol when that
+ * text is what the encoder would write anyway (ps_field.text); whatever the
+ * text, the line must be the one the value encodes to. */
+static void test_number_text_copied_only_when_it_is_the_formatted_value(void **st) {
+  (void)st;
+  enum { N = 200000 };
+  ps_buf floats, ints, want_f, want_i;
+  ps_buf_init(&floats, 0);
+  ps_buf_init(&ints, 0);
+  ps_buf_init(&want_f, 0);
+  ps_buf_init(&want_i, 0);
+  size_t nints = 0;
+  for (size_t i = 0; i < N; i++) {
+    char num[64], line[160];
+    random_json_number(num);
+    int k = snprintf(line, sizeof line, "{\"ts\":1,\"f\":%s}\n", num);
+    assert_int_equal(ps_buf_append(&floats, line, (size_t)k), 0);
+    expect_line(&want_f, num, 0);
+    if (!strpbrk(num, ".e")) { /* 18 digits at most: fits */
+      k = num[0] == '-' ? snprintf(line, sizeof line, "{\"ts\":1,\"i\":%s}\n", num)
+                        : snprintf(line, sizeof line, "{\"ts\":1,\"i\":%s,\"u\":%s}\n", num, num);
+      assert_int_equal(ps_buf_append(&ints, line, (size_t)k), 0);
+      expect_line(&want_i, num, 1);
+      nints++;
+    }
+  }
+  ps_source_cfg src = base_src();
+  sink *s = run(&src, floats.data);
+  if (s->nrejects)
+    fail_msg("%.300s", s->rejects);
+  assert_string_equal(s->out.data, want_f.data);
+  ps_type_decl types[] = {{"i", PS_F_INT}, {"u", PS_F_UINT}};
+  src.types = types;
+  src.ntypes = 2;
+  s = run(&src, ints.data);
+  assert_int_equal(s->nrejects, 0);
+  assert_string_equal(s->out.data, want_i.data);
+  assert_true(nints > N / 5);
+  ps_buf_free(&floats);
+  ps_buf_free(&ints);
+  ps_buf_free(&want_f);
+  ps_buf_free(&want_i);
+}
+
 static void test_line_not_nul_terminated(void **st) {
   (void)st;
   ps_source_cfg src = base_src();
@@ -313,6 +419,7 @@ int main(void) {
       cmocka_unit_test(test_eagain_passed_back_and_resumed),
       cmocka_unit_test(test_json_reader_strings_and_strictness),
       cmocka_unit_test(test_line_not_nul_terminated),
+      cmocka_unit_test(test_number_text_copied_only_when_it_is_the_formatted_value),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
