@@ -557,9 +557,15 @@ static int exact_u64(const leaf *l, uint64_t *out) {
 }
 
 /* Key comparison runs several times per value; most keys differ in the
- * first byte, which saves the call. */
+ * first two bytes (time, type, tx_count), which saves the call. */
 static inline int key_eq(const char *a, const char *b) {
-  return a[0] == b[0] && strcmp(a, b) == 0;
+  if (a[0] != b[0])
+    return 0;
+  if (!a[0])
+    return 1;
+  if (a[1] != b[1])
+    return 0;
+  return !a[1] || strcmp(a + 2, b + 2) == 0;
 }
 
 static int in_list(char *const *list, size_t n, const char *key) {

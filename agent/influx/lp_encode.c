@@ -180,10 +180,35 @@ static size_t check_name(enum ps_lp_name_kind k, const char *s, size_t *raw,
   return n + extra;
 }
 
+/* Names and number texts are a few bytes each, a dozen per point: two
+ * overlapping fixed-size moves copy them without a call to memcpy, which
+ * costs more than the bytes at these sizes. Reads and writes stay inside
+ * [s, s + n) and [w, w + n). */
+static inline void copy_short(char *w, const char *s, size_t n) {
+  if (n > 16) {
+    memcpy(w, s, n);
+  } else if (n >= 8) {
+    uint64_t a, b;
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+    memcpy(w, &a, 8);
+    memcpy(w + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    memcpy(w, &a, 4);
+    memcpy(w + n - 4, &b, 4);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      w[i] = s[i];
+  }
+}
+
 static char *put_name(char *w, enum ps_lp_name_kind k, const char *s, size_t raw,
                       size_t escaped) {
   if (raw == escaped) {
-    memcpy(w, s, raw);
+    copy_short(w, s, raw);
     return w + raw;
   }
   for (; *s; s++) {
@@ -325,7 +350,7 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
     *w++ = '=';
     if (f->text && f->type != PS_F_STRING && f->type != PS_F_BOOL) {
       /* the source's own digits, already what ps_fmt_* would write */
-      memcpy(w, f->text, f->text_len);
+      copy_short(w, f->text, f->text_len);
       w += f->text_len;
       if (f->type == PS_F_FLOAT && f->text_whole) {
         *w++ = '.';
