@@ -184,25 +184,24 @@ static size_t check_name(enum ps_lp_name_kind k, const char *s, size_t *raw,
  * overlapping fixed-size moves copy them without a call to memcpy, which
  * costs more than the bytes at these sizes. Reads and writes stay inside
  * [s, s + n) and [w, w + n). */
+static inline void move_ends(char *w, const char *s, size_t n, size_t k) {
+  uint64_t a = 0, b = 0; /* k <= 8, a constant where inlined */
+  memcpy(&a, s, k);
+  memcpy(&b, s + n - k, k);
+  memcpy(w, &a, k);
+  memcpy(w + n - k, &b, k);
+}
+
 static inline void copy_short(char *w, const char *s, size_t n) {
-  if (n > 16) {
+  if (n > 16)
     memcpy(w, s, n);
-  } else if (n >= 8) {
-    uint64_t a, b;
-    memcpy(&a, s, 8);
-    memcpy(&b, s + n - 8, 8);
-    memcpy(w, &a, 8);
-    memcpy(w + n - 8, &b, 8);
-  } else if (n >= 4) {
-    uint32_t a, b;
-    memcpy(&a, s, 4);
-    memcpy(&b, s + n - 4, 4);
-    memcpy(w, &a, 4);
-    memcpy(w + n - 4, &b, 4);
-  } else {
+  else if (n >= 8)
+    move_ends(w, s, n, 8);
+  else if (n >= 4)
+    move_ends(w, s, n, 4);
+  else
     for (size_t i = 0; i < n; i++)
       w[i] = s[i];
-  }
 }
 
 static char *put_name(char *w, enum ps_lp_name_kind k, const char *s, size_t raw,

@@ -18,6 +18,8 @@
 #include "formats/format.h"
 #include "influx/lp_encode.h"
 
+#include "aux_rand.h"
+
 typedef struct sink {
   ps_buf out;
   char rejects[4096];
@@ -291,13 +293,6 @@ static void test_json_reader_strings_and_strictness(void **st) {
   assert_non_null(strstr(s->rejects, "nesting too deep"));
 }
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
-static uint64_t next_rand(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
 
 /* A JSON number of every shape the parser may copy or must format: up to
  * 18 integer digits, fractions with leading and trailing zeros, exponents,

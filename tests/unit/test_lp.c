@@ -19,6 +19,8 @@
 #include "influx/lp_parse.h"
 #include "influx/numfmt.h"
 
+#include "aux_rand.h"
+
 #define T0 1700000000000000000LL
 
 static ps_field fnum(const char *k, double v) {
@@ -376,13 +378,6 @@ static void test_fmt_int64_extremes(void **st) {
   }
 }
 
-static uint64_t rng = 0x9E3779B97F4A7C15ULL;
-static uint64_t next_rand(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
 
 /* Significant digits of a printed number: without sign, point, exponent,
  * leading and trailing zeros ("100.0" has one, "0.00123" three). */
