@@ -23,19 +23,7 @@
 
 #include "capture.h"
 
-static ps_config cfg;
-
-static int setup(void **state) {
-  (void)state;
-  ps_config_defaults(&cfg);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  ps_config_free(&cfg);
-  return 0;
-}
+#include "aux_defaults.h"
 
 static const ps_verdict *find(const ps_verdict_list *l, const char *metric, const char *arm) {
   for (size_t k = 0; k < l->n; k++)
@@ -295,11 +283,13 @@ static void test_reference_arm_and_single_arm(void **state) {
   free(s);
 }
 
+#define TEST(f) cmocka_unit_test_setup_teardown(f, defaults_setup, defaults_teardown)
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_by_hand, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_samples_mirror, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_reference_arm_and_single_arm, setup, teardown),
+      TEST(test_by_hand),
+      TEST(test_samples_mirror),
+      TEST(test_reference_arm_and_single_arm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,20 +22,8 @@
 
 #include "capture.h"
 
-static char dir[64];
-
-static int setup(void **st) {
-  (void)st;
-  strcpy(dir, "/tmp/ps-test-feed-XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **st) {
-  (void)st;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd);
-}
+#define AUX_TMPDIR_TAG "feed"
+#include "aux_tmpdir.h"
 
 /* ---- a parser that keeps its lines -------------------------------------- */
 
@@ -363,5 +351,5 @@ int main(void) {
       cmocka_unit_test(head_first_line_mtime_and_path),
       cmocka_unit_test(head_without_a_first_line),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -28,19 +28,7 @@
 
 #define RUN "daily-perf-9eb37164f6f7"
 
-static ps_config cfg;
-
-static int setup(void **state) {
-  (void)state;
-  ps_config_defaults(&cfg);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  ps_config_free(&cfg);
-  return 0;
-}
+#include "aux_defaults.h"
 
 static double number_at(const cJSON *o, const char *a, const char *b, const char *c) {
   const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
@@ -200,11 +188,12 @@ static void test_order_gaps_and_status(void **state) {
   ps_verdict_list_free(&l);
 }
 
+#define TEST(f) cmocka_unit_test_setup_teardown(f, defaults_setup, defaults_teardown)
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_fixture_run_drifts_in_swingset_time, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_order_gaps_and_status, setup, teardown),
+      TEST(test_fixture_run_drifts_in_swingset_time),
+      TEST(test_order_gaps_and_status),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

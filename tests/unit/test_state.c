@@ -21,20 +21,8 @@
 #include "state/state.h"
 #include "state/state.h"
 
-static char dir[64];
-
-static int setup(void **st) {
-  (void)st;
-  strcpy(dir, "/tmp/ps-test-state-XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **st) {
-  (void)st;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd);
-}
+#define AUX_TMPDIR_TAG "state"
+#include "aux_tmpdir.h"
 
 static void write_text(const char *name, const char *text) {
   char p[128];
@@ -330,5 +318,5 @@ int main(void) {
       cmocka_unit_test(errors_keep_the_last_ten),
       cmocka_unit_test(root_leaves_files_to_the_directory_owner),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -18,20 +18,8 @@
 
 #include "input/tail.h"
 
-static char dir[64];
-
-static int setup(void **st) {
-  (void)st;
-  strcpy(dir, "/tmp/ps-test-tail-XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **st) {
-  (void)st;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd);
-}
+#define AUX_TMPDIR_TAG "tail"
+#include "aux_tmpdir.h"
 
 static void path_of(char *out, const char *name) { sprintf(out, "%s/%s", dir, name); }
 
@@ -378,5 +366,5 @@ int main(void) {
       cmocka_unit_test(truncation_and_copytruncate_change_identity),
       cmocka_unit_test(reused_inode_is_told_apart_by_birth),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -20,20 +20,8 @@
 
 #include "core/util.h"
 
-static char dir[64];
-
-static int setup(void **st) {
-  (void)st;
-  strcpy(dir, "/tmp/ps-test-util-XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **st) {
-  (void)st;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd);
-}
+#define AUX_TMPDIR_TAG "util"
+#include "aux_tmpdir.h"
 
 static void put(char *path, const char *name, const char *data, size_t n) {
   sprintf(path, "%s/%s", dir, name);
@@ -188,5 +176,5 @@ int main(void) {
       cmocka_unit_test(hash_and_clock),
       cmocka_unit_test(durations_as_people_write_them),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -45,22 +45,16 @@ typedef struct history {
   ps_verdict_run runs[MAXRUNS];
 } history;
 
-static ps_config cfg;
+#include "aux_defaults.h"
 
-/* Every test starts from the default configuration. */
+/* Every test starts from the default configuration, with the seven
+ * metrics these tests count on. */
 static int setup(void **state) {
-  (void)state;
-  ps_config_defaults(&cfg);
-  return cfg.verdicts.nmetrics == NMETRICS ? 0 : -1;
+  int rc = defaults_setup(state);
+  return rc == 0 && cfg.verdicts.nmetrics == NMETRICS ? 0 : -1;
 }
 
-static int teardown(void **state) {
-  (void)state;
-  ps_config_free(&cfg);
-  return 0;
-}
-
-#define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define TEST(f) cmocka_unit_test_setup_teardown(f, setup, defaults_teardown)
 
 static uint64_t next_u64(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
