@@ -347,7 +347,7 @@ int ps_lp_encode(ps_buf *out, const ps_point *p, const ps_tag *extra_tags,
       *w++ = ',';
     w = put_name(w, PS_LP_FIELD_KEY, f->key, kraw, kl);
     *w++ = '=';
-    if (f->text && f->type != PS_F_STRING && f->type != PS_F_BOOL) {
+    if (f->text && (f->type == PS_F_FLOAT || f->type == PS_F_INT || f->type == PS_F_UINT)) {
       /* the source's own digits, already what ps_fmt_* would write */
       copy_short(w, f->text, f->text_len);
       w += f->text_len;
