@@ -72,26 +72,9 @@ static const char *check_string(const char *p, const char *end) {
       return NULL;
     if (*p == '"')
       return p + 1;
-    /* an escape */
-    if (end - p < 2)
+    unsigned cp;
+    if (!(p = ps_json_escape(p, end, &cp, NULL)))
       return NULL;
-    char e = p[1];
-    p += 2;
-    if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' ||
-        e == 't')
-      continue;
-    unsigned cp, lo;
-    if (e != 'u' || end - p < 4 || ps_json_hex4(p, &cp))
-      return NULL;
-    p += 4;
-    if (cp >= 0xDC00 && cp <= 0xDFFF)
-      return NULL; /* a low surrogate alone */
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
-      if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || ps_json_hex4(p + 2, &lo) || lo < 0xDC00 ||
-          lo > 0xDFFF)
-        return NULL;
-      p += 6;
-    }
   }
 }
 
@@ -363,28 +346,12 @@ static char *unescape(const char *p, const char *end, char *w) {
     w += p - run;
     if (p >= end)
       break;
-    char e = p[1];
-    p += 2;
-    switch (e) {
-    case 'b': *w++ = '\b'; break;
-    case 'f': *w++ = '\f'; break;
-    case 'n': *w++ = '\n'; break;
-    case 'r': *w++ = '\r'; break;
-    case 't': *w++ = '\t'; break;
-    case 'u': {
-      unsigned cp = 0, lo = 0;
-      ps_json_hex4(p, &cp);
-      p += 4;
-      if (cp >= 0xD800 && cp <= 0xDBFF) {
-        ps_json_hex4(p + 2, &lo);
-        p += 6;
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-      }
-      w = ps_utf8_put(w, cp);
-      break;
-    }
-    default: *w++ = e; break; /* '"', '\\', '/' */
-    }
+    unsigned cp = 0;
+    const char *next = ps_json_escape(p, end, &cp, NULL);
+    if (!next)
+      break; /* not after check_string(), which refused it */
+    p = next;
+    w = ps_utf8_put(w, cp);
   }
   return w;
 }

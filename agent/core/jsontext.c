@@ -85,3 +85,43 @@ char *ps_utf8_put(char *w, unsigned cp) {
   }
   return w;
 }
+
+static const char *escape_fail(const char **why, const char *reason) {
+  if (why)
+    *why = reason;
+  return NULL;
+}
+
+const char *ps_json_escape(const char *p, const char *end, unsigned *cp, const char **why) {
+  if (end - p < 2)
+    return escape_fail(why, "unterminated string");
+  char e = p[1];
+  p += 2;
+  switch (e) {
+  case '"': *cp = '"'; return p;
+  case '\\': *cp = '\\'; return p;
+  case '/': *cp = '/'; return p;
+  case 'b': *cp = '\b'; return p;
+  case 'f': *cp = '\f'; return p;
+  case 'n': *cp = '\n'; return p;
+  case 'r': *cp = '\r'; return p;
+  case 't': *cp = '\t'; return p;
+  case 'u': break;
+  default: return escape_fail(why, "bad escape in string");
+  }
+  unsigned hi, lo;
+  if (end - p < 4 || ps_json_hex4(p, &hi))
+    return escape_fail(why, "bad \\u escape");
+  p += 4;
+  if (hi >= 0xDC00 && hi <= 0xDFFF)
+    return escape_fail(why, "lone low surrogate in \\u escape");
+  if (hi >= 0xD800 && hi <= 0xDBFF) {
+    if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || ps_json_hex4(p + 2, &lo) ||
+        lo < 0xDC00 || lo > 0xDFFF)
+      return escape_fail(why, "high surrogate without its low half");
+    p += 6;
+    hi = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+  }
+  *cp = hi;
+  return p;
+}

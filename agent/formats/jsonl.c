@@ -199,43 +199,15 @@ static int read_string(jreader *r, size_t *len) {
       return jfail(r, r->s, "NUL byte in a string");
     if (*q == '"')
       break;
-    /* escape */
-    if (q + 1 >= r->end)
-      return jfail(r, q, "unterminated string");
-    char e = q[1];
-    q += 2;
-    switch (e) {
-    case '"': *w++ = '"'; break;
-    case '\\': *w++ = '\\'; break;
-    case '/': *w++ = '/'; break;
-    case 'b': *w++ = '\b'; break;
-    case 'f': *w++ = '\f'; break;
-    case 'n': *w++ = '\n'; break;
-    case 'r': *w++ = '\r'; break;
-    case 't': *w++ = '\t'; break;
-    case 'u': {
-      unsigned cp;
-      if (r->end - q < 4 || ps_json_hex4(q, &cp))
-        return jfail(r, q - 2, "bad \\u escape");
-      q += 4;
-      if (cp >= 0xDC00 && cp <= 0xDFFF)
-        return jfail(r, q - 6, "lone low surrogate in \\u escape");
-      if (cp >= 0xD800 && cp <= 0xDBFF) {
-        unsigned lo;
-        if (r->end - q < 6 || q[0] != '\\' || q[1] != 'u' || ps_json_hex4(q + 2, &lo) ||
-            lo < 0xDC00 || lo > 0xDFFF)
-          return jfail(r, q - 6, "high surrogate without its low half");
-        q += 6;
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-      }
-      if (cp == 0)
-        return jfail(r, q - 6, "NUL character (\\u0000) in a string");
-      w = ps_utf8_put(w, cp);
-      break;
-    }
-    default:
-      return jfail(r, q - 2, "bad escape in string");
-    }
+    /* escape: every reason points at its backslash */
+    unsigned cp;
+    const char *why = NULL, *next = ps_json_escape(q, r->end, &cp, &why);
+    if (!next)
+      return jfail(r, q, why);
+    if (cp == 0)
+      return jfail(r, q, "NUL character (\\u0000) in a string");
+    q = next;
+    w = ps_utf8_put(w, cp);
   }
   *len = (size_t)(w - w0);
   *w++ = '\0';

@@ -14,6 +14,12 @@
  *   hex digits of a \u escape (0, or -1 when one is not a hex digit), and
  *   ps_utf8_put() writes a code point (below 0x110000) as UTF-8 at `w`
  *   and returns the byte after it (at most four are written).
+ * - ps_json_escape() reads the one escape whose backslash is at `p` (a
+ *   \uXXXX high surrogate with its low half): *cp gets the character it
+ *   stands for, and it returns the byte after the escape. A bad escape
+ *   (unknown letter, bad hex, a surrogate alone, cut by `end`) returns
+ *   NULL with a reason (static text) in *why when `why` is given. \u0000
+ *   is not refused here (cp 0): callers that cannot store it say so.
  */
 #ifndef PS_JSONTEXT_H
 #define PS_JSONTEXT_H
@@ -23,5 +29,6 @@
 const char *ps_json_nul_check(const char *data, size_t len, size_t *col);
 int ps_json_hex4(const char *q, unsigned *out);
 char *ps_utf8_put(char *w, unsigned cp);
+const char *ps_json_escape(const char *p, const char *end, unsigned *cp, const char **why);
 
 #endif

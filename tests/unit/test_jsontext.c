@@ -89,6 +89,48 @@ static void test_utf8_put_writes_each_width(void **st) {
   }
 }
 
+/* One escape at a time, as both JSON readers take them: the character,
+ * where the escape ends, or why it is refused. */
+static void test_escape_reads_one_escape_or_says_why(void **st) {
+  (void)st;
+  static const struct {
+    const char *text;
+    unsigned cp;
+    size_t used;
+  } good[] = {
+      {"\\\"", '"', 2},     {"\\\\", '\\', 2},        {"\\/", '/', 2},
+      {"\\b", '\b', 2},     {"\\f", '\f', 2},         {"\\n", '\n', 2},
+      {"\\r", '\r', 2},     {"\\tx", '\t', 2},        {"\\u00e9", 0xE9, 6},
+      {"\\u0000", 0, 6},    {"\\uD83D\\uDE00", 0x1F600, 12},
+  };
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    unsigned cp = 1234;
+    const char *why = NULL, *t = good[i].text;
+    const char *next = ps_json_escape(t, t + strlen(t), &cp, &why);
+    assert_ptr_equal(next, t + good[i].used);
+    assert_int_equal(cp, good[i].cp);
+    assert_null(why);
+  }
+  static const struct {
+    const char *text, *why;
+  } bad[] = {
+      {"\\", "unterminated string"},
+      {"\\x", "bad escape in string"},
+      {"\\u12g4", "bad \\u escape"},
+      {"\\u12", "bad \\u escape"},
+      {"\\uDE00", "lone low surrogate in \\u escape"},
+      {"\\uD83D", "high surrogate without its low half"},
+      {"\\uD83D\\u0041", "high surrogate without its low half"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    unsigned cp;
+    const char *why = NULL, *t = bad[i].text;
+    assert_null(ps_json_escape(t, t + strlen(t), &cp, &why));
+    assert_string_equal(why, bad[i].why);
+    assert_null(ps_json_escape(t, t + strlen(t), &cp, NULL)); /* the reason is optional */
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_clean_text_passes),
@@ -96,6 +138,7 @@ int main(void) {
       cmocka_unit_test(test_escaped_nul_found),
       cmocka_unit_test(test_hex4_reads_any_case_and_refuses_the_rest),
       cmocka_unit_test(test_utf8_put_writes_each_width),
+      cmocka_unit_test(test_escape_reads_one_escape_or_says_why),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
