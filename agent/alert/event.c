@@ -302,3 +302,56 @@ char *ps_alert_event_slack(const ps_alert_event *ev) {
   ps_buf_free(&b);
   return text;
 }
+
+/* --- reading saved lists -------------------------------------------------------- */
+
+static const char *type_word(const cJSON *v) {
+  if (cJSON_IsString(v))
+    return "a string";
+  if (cJSON_IsNumber(v))
+    return "a number";
+  if (cJSON_IsBool(v))
+    return "a boolean";
+  if (cJSON_IsNull(v))
+    return "null";
+  if (cJSON_IsObject(v))
+    return "an object";
+  return "not JSON";
+}
+
+const cJSON *ps_alert_recall_tail(const cJSON *arr, size_t cap, ps_alert_recall *r) {
+  if (!arr)
+    return NULL;
+  if (!cJSON_IsArray(arr)) {
+    r->wrong_type = type_word(arr);
+    return NULL;
+  }
+  /* cJSON keeps the last element as the first one's `prev`: the walk back
+   * touches only the elements that are kept */
+  const cJSON *first = arr->child;
+  if (!first)
+    return NULL;
+  const cJSON *e = first->prev;
+  size_t kept = 1;
+  while (e != first && kept < cap) {
+    e = e->prev;
+    kept++;
+  }
+  for (const cJSON *o = first; o != e; o = o->next)
+    r->over++;
+  return cap ? e : NULL;
+}
+
+int ps_alert_recall_say(ps_buf *out, const char *name, size_t cap, const ps_alert_recall *r) {
+  if (r->wrong_type)
+    return ps_buf_printf(out, "; %s: %s, not a list (ignored)", name, r->wrong_type) == 0;
+  if (!r->over && !r->bad)
+    return 0;
+  ps_buf_printf(out, "; %s:", name);
+  if (r->over)
+    ps_buf_printf(out, " %zu over its cap of %zu (the oldest)%s", r->over, cap,
+                  r->bad ? "," : "");
+  if (r->bad)
+    ps_buf_printf(out, " %zu unreadable", r->bad);
+  return 1;
+}

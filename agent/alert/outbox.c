@@ -212,11 +212,12 @@ static int channel_of(const ps_outbox *o, const char *name) {
   return -1;
 }
 
-void ps_outbox_from_cjson(ps_outbox *o, const cJSON *arr, int64_t now_ms, size_t *skipped) {
+void ps_outbox_from_cjson(ps_outbox *o, const cJSON *arr, int64_t now_ms, ps_alert_recall *r) {
+  ps_alert_recall ignored = {0};
+  if (!r)
+    r = &ignored;
   size_t skip = 0;
-  const cJSON *item;
-  const cJSON *list = cJSON_IsArray(arr) ? arr : NULL;
-  cJSON_ArrayForEach(item, list) {
+  for (const cJSON *item = ps_alert_recall_tail(arr, o->max, r); item; item = item->next) {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(item, "time_us");
     const cJSON *pending = cJSON_GetObjectItemCaseSensitive(item, "pending");
     const cJSON *attempts = cJSON_GetObjectItemCaseSensitive(item, "attempts");
@@ -247,8 +248,7 @@ void ps_outbox_from_cjson(ps_outbox *o, const cJSON *arr, int64_t now_ms, size_t
         e->attempts[c] = (unsigned)a->valuedouble;
     }
   }
-  if (skipped)
-    *skipped = skip;
+  r->bad += skip;
 }
 
 void ps_outbox_free(ps_outbox *o) {

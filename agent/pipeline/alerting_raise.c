@@ -243,18 +243,24 @@ int pl_alert_raiser_init(pl_alert_raiser *r, pl_shared *sh, pl_commit *commit,
 
 /* --- memory ------------------------------------------------------------------------- */
 
-void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const cJSON *section) {
-  size_t skipped = 0;
+void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const cJSON *section, ps_buf *said) {
+  ps_alert_recall box = {0}, thr = {0}, seen = {0};
   ps_outbox_from_cjson(&r->box, cJSON_GetObjectItemCaseSensitive(section, "outbox"),
-                       ps_alert_now_ms(), &skipped);
+                       ps_alert_now_ms(), &box);
   size_t gone = ps_outbox_keep_channels(&r->box, channels_live(r));
-  if (skipped || gone)
-    PS_WARN(MOD, "%zu undelivered events of the state file dropped (%zu unreadable, %zu for "
-                 "channels no longer configured)",
-            skipped + gone, skipped, gone);
   ps_alert_throttle_from_cjson(&r->throttle,
-                               cJSON_GetObjectItemCaseSensitive(section, "throttle"));
-  ps_alert_ledger_from_cjson(&r->ledger, cJSON_GetObjectItemCaseSensitive(section, "seen"));
+                               cJSON_GetObjectItemCaseSensitive(section, "throttle"), &thr);
+  ps_alert_ledger_from_cjson(&r->ledger, cJSON_GetObjectItemCaseSensitive(section, "seen"),
+                             &seen);
+  if (said) {
+    if (!ps_alert_recall_say(said, "outbox", r->box.max, &box) && gone)
+      ps_buf_puts(said, "; outbox:");
+    if (gone)
+      ps_buf_printf(said, "%s %zu for channels no longer configured", box.over || box.bad ? "," : "",
+                    gone);
+    ps_alert_recall_say(said, "throttle", PS_ALERT_THROTTLE_MAX, &thr);
+    ps_alert_recall_say(said, "seen", PS_ALERT_LEDGER_MAX, &seen);
+  }
   r->sh->n.alerts_pending = r->box.n;
 }
 

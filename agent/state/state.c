@@ -179,7 +179,19 @@ static int get_u64(const cJSON *o, const char *key, uint64_t *out) {
   return -EINVAL;
 }
 
-static int parse_state(ps_state *s, const char *text, ps_buf *why) {
+static const char *json_type_word(const cJSON *v) {
+  if (cJSON_IsString(v))
+    return "a string";
+  if (cJSON_IsNumber(v))
+    return "a number";
+  if (cJSON_IsBool(v))
+    return "a boolean";
+  return "null";
+}
+
+/* `skipped` gets "; NAME (a string)" per section that is neither an object
+ * nor a list: a stage reads nothing from it, and the file says so once. */
+static int parse_state(ps_state *s, const char *text, ps_buf *why, ps_buf *skipped) {
   cJSON *root = cJSON_Parse(text);
   if (!root || !cJSON_IsObject(root)) {
     ps_buf_puts(why, "not a JSON object");
@@ -231,9 +243,13 @@ static int parse_state(ps_state *s, const char *text, ps_buf *why) {
     s->pid = (int)x;
   const cJSON *sec;
   cJSON_ArrayForEach(sec, root) {
-    if (!sec->string || is_reserved(sec->string) ||
-        !(cJSON_IsObject(sec) || cJSON_IsArray(sec)))
+    if (!sec->string || is_reserved(sec->string))
       continue;
+    if (!(cJSON_IsObject(sec) || cJSON_IsArray(sec))) {
+      ps_buf_printf(skipped, "%s'%.64s' (%s)", skipped->len ? ", " : "", sec->string,
+                    json_type_word(sec));
+      continue;
+    }
     char *json = cJSON_PrintUnformatted(sec);
     if (!json || ps_state_set_section(s, sec->string, json) < 0)
       free(json);
@@ -289,10 +305,11 @@ int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
   ps_state_adopt(dir, "lock");
   ps_state_adopt(dir, "state.json");
   ps_state_init(s);
-  ps_buf path, text, why;
+  ps_buf path, text, why, skipped;
   ps_buf_init(&path, 0);
   ps_buf_init(&text, 0);
   ps_buf_init(&why, 512);
+  ps_buf_init(&skipped, 0);
   int rc = ps_state_path(dir, &path);
   if (rc)
     goto out;
@@ -308,7 +325,7 @@ int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
   rc = ps_read_whole(fd, (size_t)1 << 30, &text);
   close(fd);
   if (rc == 0)
-    rc = parse_state(s, text.data, &why);
+    rc = parse_state(s, text.data, &why, &skipped);
   else
     ps_buf_puts(&why, strerror(-rc));
   if (rc) {
@@ -325,8 +342,12 @@ int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
                   moved ? "kept aside as state.json.corrupt" : "ignored");
     ps_buf_free(&aside);
     rc = 0;
+  } else if (skipped.len) {
+    ps_buf_printf(warn, "%s: sections that are neither an object nor a list ignored: %s",
+                  path.data, skipped.data);
   }
 out:
+  ps_buf_free(&skipped);
   ps_buf_free(&path);
   ps_buf_free(&text);
   ps_buf_free(&why);

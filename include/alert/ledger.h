@@ -11,7 +11,9 @@
  *   ps_alert_ledger_prune(), and at most PS_ALERT_LEDGER_MAX are kept (the
  *   oldest go first). Replays come within minutes of the first report; the
  *   bound only limits the state file.
- * - Saved in the state file (to/from JSON); unreadable entries are skipped.
+ * - Saved in the state file (to/from JSON). Reading keeps the newest
+ *   PS_ALERT_LEDGER_MAX of a list of any length, in one walk, and counts
+ *   what it left out (ps_alert_recall, alert/event.h).
  */
 #ifndef PS_ALERT_LEDGER_H
 #define PS_ALERT_LEDGER_H
@@ -41,7 +43,8 @@ int ps_alert_ledger_has(const ps_alert_ledger *l, const char *id);
 int ps_alert_ledger_add(ps_alert_ledger *l, const char *id, int64_t now_s);
 void ps_alert_ledger_prune(ps_alert_ledger *l, int64_t now_s, int64_t keep_s);
 struct cJSON *ps_alert_ledger_to_cjson(const ps_alert_ledger *l);
-void ps_alert_ledger_from_cjson(ps_alert_ledger *l, const struct cJSON *arr);
+/* `r` (may be NULL) counts the entries left out. */
+void ps_alert_ledger_from_cjson(ps_alert_ledger *l, const struct cJSON *arr, ps_alert_recall *r);
 void ps_alert_ledger_free(ps_alert_ledger *l);
 
 #endif

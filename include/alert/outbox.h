@@ -76,11 +76,12 @@ size_t ps_outbox_failed(const ps_outbox *o, unsigned mask);
 size_t ps_outbox_keep_channels(ps_outbox *o, unsigned mask);
 
 struct cJSON *ps_outbox_to_cjson(const ps_outbox *o);
-/* Adds the entries `arr` holds. A channel an entry names that `o` does not
- * have is dropped from it; an entry left with nothing to do, or that
- * cannot be read, is skipped and counted in *skipped (may be NULL). */
+/* Adds the newest `max` entries `arr` holds (older ones are counted in
+ * r->over). A channel an entry names that `o` does not have is dropped
+ * from it; an entry left with nothing to do, or that cannot be read, is
+ * skipped and counted in r->bad. `r` may be NULL. */
 void ps_outbox_from_cjson(ps_outbox *o, const struct cJSON *arr, int64_t now_ms,
-                          size_t *skipped);
+                          ps_alert_recall *r);
 void ps_outbox_free(ps_outbox *o);
 
 #endif

@@ -65,7 +65,10 @@ typedef struct pl_alert_raiser {
  * be made; nothing is left to close). */
 int pl_alert_raiser_init(pl_alert_raiser *r, pl_shared *sh, pl_commit *commit,
                          const pl_aux_out *out, void (*settled)(void *ctx), void *settled_ctx);
-void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const struct cJSON *section);
+/* Reads its members back from the stage's state section; what was left out
+ * (over a cap, unreadable, of the wrong type, for channels no longer
+ * configured) is appended to `said` (may be NULL) as "; member: counts". */
+void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const struct cJSON *section, ps_buf *said);
 /* Adds its members to `section`. */
 void pl_alert_raiser_to_cjson(pl_alert_raiser *r, struct cJSON *section);
 

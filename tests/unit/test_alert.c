@@ -206,7 +206,7 @@ static void test_throttle(void **state) {
   cJSON *j = ps_alert_throttle_to_cjson(&t);
   ps_alert_throttle_free(&t);
   ps_alert_throttle_init(&t);
-  ps_alert_throttle_from_cjson(&t, j);
+  ps_alert_throttle_from_cjson(&t, j, NULL);
   cJSON_Delete(j);
   assert_int_equal(ps_alert_throttle_pass(&t, PS_ALERT_RUN_FAILED, "r1", T0 + 200 * S, 300, &said), 0);
   /* ... and is said with the next one that goes */
@@ -222,9 +222,11 @@ static void test_throttle(void **state) {
   /* garbage in the state file is skipped */
   cJSON *bad = cJSON_Parse("[{\"event\":\"nope\",\"key\":\"a\",\"last_ns\":1},{\"key\":3},7,"
                            "{\"event\":\"run_failed\",\"key\":\"k\",\"last_ns\":1e300}]");
-  ps_alert_throttle_from_cjson(&t, bad);
+  ps_alert_recall r = {0};
+  ps_alert_throttle_from_cjson(&t, bad, &r);
   cJSON_Delete(bad);
   assert_int_equal(t.n, 0);
+  assert_int_equal(r.bad, 4);
   ps_alert_throttle_free(&t);
 }
 
@@ -241,7 +243,7 @@ static void test_ledger(void **state) {
   cJSON *j = ps_alert_ledger_to_cjson(&l);
   ps_alert_ledger_free(&l);
   ps_alert_ledger_init(&l);
-  ps_alert_ledger_from_cjson(&l, j);
+  ps_alert_ledger_from_cjson(&l, j, NULL);
   cJSON_Delete(j);
   assert_true(ps_alert_ledger_has(&l, id));
   /* bounded by age and by count */
@@ -353,9 +355,9 @@ static void test_outbox_saved_and_bounded(void **state) {
   ps_outbox_free(&o);
   /* restored with the webhook still configured: attempts and times kept */
   ps_outbox_init(&o, names, 3, 0);
-  size_t skipped = 9;
-  ps_outbox_from_cjson(&o, j, 5000, &skipped);
-  assert_int_equal(skipped, 0);
+  ps_alert_recall r = {0};
+  ps_outbox_from_cjson(&o, j, 5000, &r);
+  assert_int_equal(r.bad + r.over, 0);
   assert_int_equal(o.n, 4);
   assert_int_equal(o.v[0]->attempts[1], 2);
   assert_int_equal(o.v[0]->next_ms[1], 5000); /* a restart tries at once */
@@ -373,9 +375,9 @@ static void test_outbox_saved_and_bounded(void **state) {
   cJSON_ReplaceItemInObject(item, "pending", cJSON_CreateStringArray((const char *[]){"smoke"}, 1));
   cJSON_AddItemToArray(j, item);
   ps_outbox_init(&o, names, 3, 0);
-  ps_outbox_from_cjson(&o, j, 0, &skipped);
+  ps_outbox_from_cjson(&o, j, 0, &r);
   assert_int_equal(o.n, 4);
-  assert_int_equal(skipped, 2);
+  assert_int_equal(r.bad, 2);
   ps_outbox_free(&o);
   cJSON_Delete(j);
 }
