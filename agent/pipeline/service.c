@@ -365,7 +365,10 @@ static void reload(ps_pipeline *pl) {
   pl_report_start(&pl->report);
   pl_reporter_request(&pl->reporter, "configuration reread");
   rescan(pl);
-  PS_INFO(MOD, "configuration reread from %s", n->file ? n->file : "defaults");
+  /* A burst of signals (a deploy tool sending one per host change) is one
+   * reload each but need not be a line each: the next line counts them. */
+  ps_log_limited(PS_LOG_INFO, MOD, "configuration reread", 10.0, "configuration reread from %s",
+                 n->file ? n->file : "defaults");
 }
 
 static void signal_cb(uv_signal_t *h, int signum) {
