@@ -102,6 +102,8 @@ int pl_alerting_undelivered(const pl_alerting *al) {
   return pl_alert_raiser_failed(&al->raiser);
 }
 
+size_t pl_alerting_held(const pl_alerting *al) { return pl_alert_raiser_held(&al->raiser); }
+
 void pl_alerting_hold(pl_alerting *al) {
   pl_alert_raiser_hold(&al->raiser);
   pl_alert_clock_hold(&al->clock);

@@ -122,7 +122,28 @@ static void close_all(ps_pipeline *pl) {
   if (pl->watch)
     ps_watch_close(pl->watch, watch_closed, pl);
   pl_delivery_close(&pl->dl);
-  pl_commit_save(&pl->commit);
+  size_t held = pl_alerting_held(&pl->alerts);
+  int saved = pl_commit_save(&pl->commit);
+  if (pl->sh.once && saved == 0 && held) {
+    PS_ERROR(MOD, "%zu alert events were held while the state could not be saved; they are "
+                  "saved now and sent at the next start",
+             held);
+    if (pl->exit_code == PS_EXIT_OK || pl->exit_code == PS_EXIT_DATAERR)
+      pl->exit_code = PS_EXIT_UNAVAILABLE;
+  }
+  if (pl->sh.once && saved < 0) {
+    /* Weighs more than anything else: the next run reads again what this
+     * one read, and raises again what it held (docs/run.md). */
+    ps_buf path;
+    ps_buf_init(&path, 0);
+    ps_state_path(pl->sh.cfg->state_dir, &path);
+    PS_ERROR(MOD, "%s: the state could not be saved (%s): %zu alert events held, not sent; "
+                  "the next run reads these files again",
+             path.data ? path.data : "state.json",
+             strerror(-saved), held);
+    ps_buf_free(&path);
+    pl->exit_code = PS_EXIT_IOERR;
+  }
   const char *verb = pl->end_done                           ? "done"
                      : pl->exit_code == PS_EXIT_UNAVAILABLE ? "gave up"
                                                             : "stopped";

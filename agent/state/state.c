@@ -321,6 +321,17 @@ int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
     }
     goto out;
   }
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    /* Not a state someone broke: a path nothing can be saved to (a rename
+     * over a directory fails). Left where it is, and said so. */
+    close(fd);
+    s->existed = 1;
+    ps_buf_printf(warn, "%s is a directory, not a state file: starting without a state; "
+                        "nothing can be saved until it is moved away",
+                  path.data);
+    goto out;
+  }
   s->existed = 1;
   rc = ps_read_whole(fd, (size_t)1 << 30, &text);
   close(fd);
@@ -331,15 +342,37 @@ int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
   if (rc) {
     ps_state_free(s);
     s->existed = 1;
+    /* An earlier corrupt copy is evidence too: never renamed over, the new
+     * one gets the first free name of state.json.corrupt, .corrupt.1, ... */
     ps_buf aside;
     ps_buf_init(&aside, 0);
-    ps_buf_printf(&aside, "%s.corrupt", path.data);
-    int moved = aside.data && rename(path.data, aside.data) == 0;
+    int moved = 0, err = 0;
+    for (int k = 0; k < 100 && !moved; k++) {
+      aside.len = 0;
+      if ((k ? ps_buf_printf(&aside, "%s.corrupt.%d", path.data, k)
+             : ps_buf_printf(&aside, "%s.corrupt", path.data)) < 0)
+        break;
+      struct stat ast;
+      if (lstat(aside.data, &ast) == 0)
+        continue;
+      if (link(path.data, aside.data) == 0) { /* never replaces what is there */
+        moved = unlink(path.data) == 0;
+        if (!moved)
+          err = errno;
+      } else if (errno != EEXIST) { /* a file system without hard links */
+        moved = rename(path.data, aside.data) == 0;
+        err = moved ? 0 : errno;
+        break;
+      }
+    }
+    const char *base = aside.data ? strrchr(aside.data, '/') : NULL;
     ps_buf_printf(warn,
-                  "%s: the state file is corrupt (%s); %s; files will be read "
+                  "%s: the state file is corrupt (%s); %s%s%s; files will be read "
                   "again from their beginning (points overwrite themselves)",
                   path.data, why.data ? why.data : "?",
-                  moved ? "kept aside as state.json.corrupt" : "ignored");
+                  moved ? "kept aside as " : "it could not be moved aside (",
+                  moved ? (base ? base + 1 : aside.data) : strerror(err ? err : EEXIST),
+                  moved ? "" : "); it is ignored and replaced by the next save");
     ps_buf_free(&aside);
     rc = 0;
   } else if (skipped.len) {

@@ -302,6 +302,14 @@ static void test_outbox_retries(void **state) {
   assert_null(ev.run); /* taken over */
   make_event(&ev, PS_ALERT_RUN_FAILED, "r2");
   ps_outbox_entry *e2 = ps_outbox_add(&o, &ev, 0x2, 10000);
+  /* nothing is offered before the state holding it was saved */
+  assert_int_equal(ps_outbox_unsaved(&o), 2);
+  assert_null(ps_outbox_due(&o, 1, 10000, 0));
+  assert_null(ps_outbox_due(&o, 1, 0, 1));
+  assert_int_equal(ps_outbox_next_ms(&o, 0x7), INT64_MAX);
+  assert_int_equal(ps_outbox_untried(&o, 0x7), 0);
+  ps_outbox_saved(&o);
+  assert_int_equal(ps_outbox_unsaved(&o), 0);
   /* oldest first, and one attempt at a time per entry and channel */
   assert_ptr_equal(ps_outbox_due(&o, 1, 10000, 0), e);
   ps_outbox_begin(e, 1);
