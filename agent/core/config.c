@@ -333,7 +333,3 @@ static int load_file(ps_config *c, const char *path, ps_source_rules_fn rules,
   free(L.text);
   return rc;
 }
-
-/* ---- secrets ----------------------------------------------------------- */
-
-/* Frees a buffer that held a secret, zeroed first. */

@@ -16,8 +16,6 @@
 
 #define MAX_SECRET_BYTES 4096
 
-/* ---- secrets ----------------------------------------------------------- */
-
 /* Frees a buffer that held a secret, zeroed first. */
 static void wipe(ps_buf *b) {
   if (b->data)

@@ -7,6 +7,9 @@
  * - ps_config_load() rejects unknown keys, wrong types and bad values. On
  *   error it returns a negative errno and writes one message to `err`, of the
  *   form "FILE:LINE: what is wrong; what to do", naming the key.
+ * - What depends on a source's format (which keys it takes, whether its
+ *   files are runs) is asked of the caller's ps_source_rules_fn; core names
+ *   no format but by its id and name.
  * - All strings in ps_config are owned by it (copied out of libconfig) and
  *   freed by ps_config_free(), which accepts NULL and half-loaded configs.
  * - Secrets (password, token) are read from the files named here or from
