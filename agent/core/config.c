@@ -61,7 +61,8 @@ int ps_cfg_apply_tags(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg_
                       const char *key, void *base) {
   if (config_setting_type(s) != CONFIG_TYPE_GROUP)
     return ps_cfg_fail(L, s, "key '%s': expected a group of strings, e.g. tags = { host = "
-                "\"bench-1\"; };, got %s", key, ps_cfg_type_word(config_setting_type(s)));
+                       "\"bench-1\"; };, got %s",
+                       key, ps_cfg_type_word(config_setting_type(s)));
   ps_cfg_free_key(k, base);
   ps_kv **tags = (ps_kv **)((char *)base + k->offset);
   size_t *ntags = (size_t *)((char *)base + k->offset2);
@@ -76,18 +77,19 @@ int ps_cfg_apply_tags(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg_
     const char *name = config_setting_name(e);
     if (config_setting_type(e) != CONFIG_TYPE_STRING)
       return ps_cfg_fail(L, e, "key 'tags.%s': expected a string, got %s; tag values are "
-                  "strings: %s = \"...\";", name, ps_cfg_type_word(config_setting_type(e)),
-                  name);
+                         "strings: %s = \"...\";",
+                         name, ps_cfg_type_word(config_setting_type(e)),
+                         name);
     const char *v = config_setting_get_string(e);
     if (strcmp(name, "time") == 0)
       return ps_cfg_fail(L, e, "key 'tags.time': InfluxDB does not accept a tag named "
-                  "'time'; rename it");
+                         "'time'; rename it");
     if (!v[0])
       return ps_cfg_fail(L, e, "key 'tags.%s': the value is empty and InfluxDB drops empty "
-                  "tags; give it a value or remove it", name);
+                         "tags; give it a value or remove it", name);
     if (v[strlen(v) - 1] == '\\' || strpbrk(v, "\r\n"))
       return ps_cfg_fail(L, e, "key 'tags.%s': a tag value cannot end in a backslash or "
-                  "hold a line break; change the value", name);
+                         "hold a line break; change the value", name);
     (*tags)[i].key = strdup(name);
     (*tags)[i].value = strdup(v);
     *ntags = (size_t)i + 1;
@@ -164,7 +166,7 @@ static int check_source(ps_cfg_loader *L, const config_setting_t *g, ps_source_c
   }
   if (!src->path || !src->path[0])
     return ps_cfg_fail(L, g, "%s has no 'path'; add path = \"/dir/of/results\"; (a "
-                "directory, a file or a glob)", where);
+                       "directory, a file or a glob)", where);
   if (!has_format) {
     ps_buf names;
     ps_buf_init(&names, 0);
@@ -183,10 +185,10 @@ int ps_cfg_apply_sources(ps_cfg_loader *L, const config_setting_t *s, const ps_c
   if (t != CONFIG_TYPE_LIST) {
     if (t == CONFIG_TYPE_GROUP)
       return ps_cfg_fail(L, s, "key '%s': expected a list of groups, got a single group; "
-                  "wrap it in parentheses: sources = ( { ... } );", key);
+                         "wrap it in parentheses: sources = ( { ... } );", key);
     return ps_cfg_fail(L, s, "key '%s': expected a list of groups, e.g. sources = ( { path "
-                "= \"/srv/loadgen/results\"; format = \"loadgen\"; } );, got %s",
-                key, ps_cfg_type_word(t));
+                       "= \"/srv/loadgen/results\"; format = \"loadgen\"; } );, got %s",
+                       key, ps_cfg_type_word(t));
   }
   ps_cfg_free_key(k, base);
   ps_source_cfg **sources = (ps_source_cfg **)((char *)base + k->offset);
@@ -203,7 +205,7 @@ int ps_cfg_apply_sources(ps_cfg_loader *L, const config_setting_t *s, const ps_c
     snprintf(where, sizeof where, "source %d", i + 1);
     if (config_setting_type(g) != CONFIG_TYPE_GROUP)
       return ps_cfg_fail(L, g, "%s: expected a group { path = ...; format = ...; }, got %s",
-                  where, ps_cfg_type_word(config_setting_type(g)));
+                         where, ps_cfg_type_word(config_setting_type(g)));
     ps_source_cfg *src = &(*sources)[i];
     ps_source_defaults(src);
     *nsources = (size_t)i + 1;
@@ -229,10 +231,10 @@ static int check_alerts(ps_cfg_loader *L, const config_setting_t *root) {
   int has_file = c->alerts.webhook.url_file && c->alerts.webhook.url_file[0];
   if (has_url && has_file)
     return ps_cfg_fail(L, hook, "key 'alerts.webhook': both url and url_file are set; keep "
-                "url_file (the URL is a secret) and remove url");
+                       "url_file (the URL is a secret) and remove url");
   if (!has_url && !has_file)
     return ps_cfg_fail(L, hook, "key 'alerts.webhook': needs url_file = \"/etc/perfship/"
-                "webhook_url\"; (a file holding the URL, mode 600) or url = \"...\";");
+                       "webhook_url\"; (a file holding the URL, mode 600) or url = \"...\";");
   return 0;
 }
 
@@ -243,20 +245,20 @@ static int check_whole(ps_cfg_loader *L, const config_setting_t *root) {
   const config_setting_t *batch = config_setting_get_member(root, "batch");
   if (c->influxdb.api == PS_API_V1 && (!c->influxdb.database || !c->influxdb.database[0]))
     return ps_cfg_fail(L, influx, "key 'influxdb.database': is empty but api is \"v1\"; set "
-                "database = \"perf\"; (or api = \"v2\" with a bucket)");
+                       "database = \"perf\"; (or api = \"v2\" with a bucket)");
   if (c->influxdb.api == PS_API_V2 && (!c->influxdb.bucket || !c->influxdb.bucket[0]))
     return ps_cfg_fail(L, influx, "key 'influxdb.bucket': is empty but api is \"v2\"; set "
-                "bucket = \"perf\"; (and org if the server needs one)");
+                       "bucket = \"perf\"; (and org if the server needs one)");
   if (c->report.path && c->report.path[0] && c->report.path[0] != '/')
     return ps_cfg_fail(L, config_setting_get_member(root, "report"),
-                "key 'report.path': \"%s\" is not an absolute path; the agent's working "
-                "directory is not yours: write the whole path, e.g. "
-                "\"/var/lib/perfship/report/index.html\"", c->report.path);
+                       "key 'report.path': \"%s\" is not an absolute path; the agent's "
+                       "working directory is not yours: write the whole path, e.g. "
+                       "\"/var/lib/perfship/report/index.html\"", c->report.path);
   if (c->batch.max_pending_bytes < c->batch.max_bytes)
     return ps_cfg_fail(L, batch, "key 'batch.max_pending_bytes': %lld is less than "
-                "batch.max_bytes (%lld), so not even one batch could be held; raise "
-                "max_pending_bytes or lower max_bytes",
-                (long long)c->batch.max_pending_bytes, (long long)c->batch.max_bytes);
+                       "batch.max_bytes (%lld), so not even one batch could be held; raise "
+                       "max_pending_bytes or lower max_bytes",
+                       (long long)c->batch.max_pending_bytes, (long long)c->batch.max_bytes);
   int rc = ps_cfg_check_verdicts(L, root);
   return rc ? rc : check_alerts(L, root);
 }

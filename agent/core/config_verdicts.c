@@ -92,15 +92,15 @@ const ps_verdict_metric_cfg *ps_verdict_metric_find(const ps_verdicts_cfg *v,
 /* verdicts.metrics = { NAME = { ... }; ... }: a name among the defaults
  * changes only the keys given; another loadgen_run field is added, and must
  * then say which direction is worse. */
-int ps_cfg_apply_verdict_metrics(ps_cfg_loader *L, const struct config_setting_t *s,
+int ps_cfg_apply_verdict_metrics(ps_cfg_loader *L, const config_setting_t *s,
                                  const ps_cfg_key *k, const char *key, void *base) {
   if (config_setting_type(s) != CONFIG_TYPE_GROUP)
     return ps_cfg_fail(L, s, "key '%s': expected %s, e.g. metrics = { cycleAvgDuration = { "
-                "min_change = 8.0; }; };, got %s", key, k->doc,
-                ps_cfg_type_word(config_setting_type(s)));
+                       "min_change = 8.0; }; };, got %s", key, k->doc,
+                       ps_cfg_type_word(config_setting_type(s)));
   ps_verdicts_cfg *v = (ps_verdicts_cfg *)((char *)base + k->offset);
   for (int i = 0; i < config_setting_length(s); i++) {
-    const struct config_setting_t *g = config_setting_get_elem(s, (unsigned)i);
+    const config_setting_t *g = config_setting_get_elem(s, (unsigned)i);
     const char *name = config_setting_name(g);
     ps_buf where;
     ps_buf_init(&where, 0);
@@ -115,19 +115,19 @@ int ps_cfg_apply_verdict_metrics(ps_cfg_loader *L, const struct config_setting_t
       const char *near = ps_cfg_nearest_key(verdict_metric_fields, name);
       if (near)
         rc = ps_cfg_fail(L, g, "key '%s': '%s' is not a loadgen_run field a verdict can "
-                  "judge; did you mean '%s'?", w, name, near);
+                         "judge; did you mean '%s'?", w, name, near);
       else
         rc = ps_cfg_fail(L, g, "key '%s': '%s' is not a loadgen_run field a verdict can "
-                  "judge; use one of the numeric run fields of docs/schema.md "
-                  "(e.g. live_avgLag)", w, name);
+                         "judge; use one of the numeric run fields of docs/schema.md "
+                         "(e.g. live_avgLag)", w, name);
     } else if (config_setting_type(g) != CONFIG_TYPE_GROUP) {
       rc = ps_cfg_fail(L, g, "key '%s': expected a group, e.g. %s = { worse = \"higher\"; "
-                "min_change = 5.0; };, got %s", w, name,
-                ps_cfg_type_word(config_setting_type(g)));
+                       "min_change = 5.0; };, got %s", w, name,
+                       ps_cfg_type_word(config_setting_type(g)));
     } else if (!m && !config_setting_get_member(g, "worse")) {
       rc = ps_cfg_fail(L, g, "key '%s': %s is not judged by default, so say which "
-                "direction is a regression: add worse = \"higher\"; or worse = "
-                "\"lower\";", w, name);
+                       "direction is a regression: add worse = \"higher\"; or worse = "
+                       "\"lower\";", w, name);
     } else if (!m) {
       ps_verdict_metric_cfg *grown =
           realloc(v->metrics, (v->nmetrics + 1) * sizeof *v->metrics);
@@ -154,12 +154,12 @@ int ps_cfg_apply_verdict_metrics(ps_cfg_loader *L, const struct config_setting_t
   return 0;
 }
 
-int ps_cfg_check_verdicts(ps_cfg_loader *L, const struct config_setting_t *root) {
+int ps_cfg_check_verdicts(ps_cfg_loader *L, const config_setting_t *root) {
   const ps_verdicts_cfg *v = &L->c->verdicts;
   if (v->window_runs < v->min_runs)
     return ps_cfg_fail(L, config_setting_get_member(root, "verdicts"),
-                "key 'verdicts.window_runs': %lld is less than verdicts.min_runs "
-                "(%lld), so no run would ever get a verdict; raise window_runs or "
-                "lower min_runs", (long long)v->window_runs, (long long)v->min_runs);
+                       "key 'verdicts.window_runs': %lld is less than verdicts.min_runs "
+                       "(%lld), so no run would ever get a verdict; raise window_runs or "
+                       "lower min_runs", (long long)v->window_runs, (long long)v->min_runs);
   return 0;
 }

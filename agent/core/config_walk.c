@@ -165,8 +165,7 @@ const char *ps_cfg_type_word(int t) {
   return "nothing";
 }
 
-
-int ps_cfg_fail(ps_cfg_loader *L, const struct config_setting_t *s, const char *fmt, ...) {
+int ps_cfg_fail(ps_cfg_loader *L, const config_setting_t *s, const char *fmt, ...) {
   if (L->err && L->err->len == 0) {
     const char *file = s && config_setting_source_file(s) ? config_setting_source_file(s)
                                                           : L->path;
@@ -185,10 +184,10 @@ int ps_cfg_fail(ps_cfg_loader *L, const struct config_setting_t *s, const char *
 
 /* The dotted name of a setting for messages: "batch.max_points",
  * "sources[2].format", "tags.host". */
-static void setting_path(ps_buf *b, const struct config_setting_t *s) {
+static void setting_path(ps_buf *b, const config_setting_t *s) {
   if (!s || config_setting_is_root(s))
     return;
-  const struct config_setting_t *parent = config_setting_parent(s);
+  const config_setting_t *parent = config_setting_parent(s);
   setting_path(b, parent);
   if (config_setting_name(s)) {
     if (b->len)
@@ -233,7 +232,7 @@ const char *ps_cfg_nearest_key(const ps_cfg_key *table, const char *name) {
   return best_d <= limit ? best : NULL;
 }
 
-static int fail_unknown(ps_cfg_loader *L, const struct config_setting_t *s, const ps_cfg_key *table,
+static int fail_unknown(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg_key *table,
                         const char *where) {
   const char *name = config_setting_name(s);
   const char *near = ps_cfg_nearest_key(table, name);
@@ -247,7 +246,7 @@ static int fail_unknown(ps_cfg_loader *L, const struct config_setting_t *s, cons
     rc = ps_cfg_fail(L, s, "unknown key '%s' in %s; did you mean '%s'?", name, where, near);
   else
     rc = ps_cfg_fail(L, s, "unknown key '%s' in %s; known keys: %s", name, where,
-              known.data ? known.data : "");
+                     known.data ? known.data : "");
   ps_buf_free(&known);
   return rc;
 }
@@ -265,7 +264,7 @@ static int set_string(ps_cfg_loader *L, char **dst, const char *v) {
 
 /* libconfig 1.5 keeps only 32 bits of a plain integer literal; find the
  * literal after "name =" or "name:" on the setting's line and read it whole. */
-static int reread_int(const ps_cfg_loader *L, const struct config_setting_t *s, int64_t *out) {
+static int reread_int(const ps_cfg_loader *L, const config_setting_t *s, int64_t *out) {
   const char *file = config_setting_source_file(s);
   const char *name = config_setting_name(s);
   unsigned line = config_setting_source_line(s);
@@ -317,46 +316,47 @@ static int reread_int(const ps_cfg_loader *L, const struct config_setting_t *s, 
   return -ENOENT;
 }
 
-static int get_int(ps_cfg_loader *L, const struct config_setting_t *s, const ps_cfg_key *k,
+static int get_int(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg_key *k,
                    const char *key, int64_t *out) {
   int t = config_setting_type(s);
   if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
     return ps_cfg_fail(L, s, "key '%s': expected an integer (%s), got %s; write a whole "
-                "number without quotes, e.g. %s = %lld;",
-                key, k->doc, ps_cfg_type_word(t), k->name,
-                (long long)(k->min > 1000 ? k->min : 1000));
+                       "number without quotes, e.g. %s = %lld;",
+                       key, k->doc, ps_cfg_type_word(t), k->name,
+                       (long long)(k->min > 1000 ? k->min : 1000));
   int64_t v = config_setting_get_int64(s);
   if (t == CONFIG_TYPE_INT) {
     int64_t whole = 0;
     int rc = reread_int(L, s, &whole);
     if (rc == -ERANGE)
       return ps_cfg_fail(L, s, "key '%s': the number is out of range; use a value between "
-                  "%lld and %lld", key, (long long)k->min, (long long)k->max);
+                         "%lld and %lld", key, (long long)k->min, (long long)k->max);
     if (rc == 0)
       v = whole;
   }
   if (v < k->min || v > k->max) {
     if (k->max == INT64_MAX)
       return ps_cfg_fail(L, s, "key '%s': %lld is too small; use at least %lld (%s)", key,
-                  (long long)v, (long long)k->min, k->doc);
+                         (long long)v, (long long)k->min, k->doc);
     return ps_cfg_fail(L, s, "key '%s': %lld is out of range; use a value from %lld to %lld "
-                "(%s)", key, (long long)v, (long long)k->min, (long long)k->max, k->doc);
+                       "(%s)",
+                       key, (long long)v, (long long)k->min, (long long)k->max, k->doc);
   }
   *out = v;
   return 0;
 }
 
-static int want_string(ps_cfg_loader *L, const struct config_setting_t *s, const ps_cfg_key *k,
+static int want_string(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg_key *k,
                        const char *key, const char **out) {
   int t = config_setting_type(s);
   if (t != CONFIG_TYPE_STRING)
     return ps_cfg_fail(L, s, "key '%s': expected a string (%s), got %s; put the value in "
-                "double quotes", key, k->doc, ps_cfg_type_word(t));
+                       "double quotes", key, k->doc, ps_cfg_type_word(t));
   *out = config_setting_get_string(s);
   return 0;
 }
 
-static int apply_enum(ps_cfg_loader *L, const struct config_setting_t *s, const ps_cfg_key *k,
+static int apply_enum(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg_key *k,
                       const char *key, int *out) {
   if (config_setting_type(s) == CONFIG_TYPE_BOOL && k->takes_bool &&
       ps_cfg_enum_lookup(k->names, config_setting_get_bool(s) ? "true" : "false", out) == 0)
@@ -371,25 +371,26 @@ static int apply_enum(ps_cfg_loader *L, const struct config_setting_t *s, const 
   ps_buf_init(&choices, 0);
   ps_cfg_enum_list(&choices, k->names);
   rc = ps_cfg_fail(L, s, "key '%s': \"%s\" is not valid (%s); use %s", key, v, k->doc,
-            choices.data ? choices.data : "");
+                   choices.data ? choices.data : "");
   ps_buf_free(&choices);
   return rc;
 }
 
-static int apply_strlist(ps_cfg_loader *L, const struct config_setting_t *s, const ps_cfg_key *k,
+static int apply_strlist(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg_key *k,
                          const char *key, void *base) {
   int t = config_setting_type(s);
   if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
-    return ps_cfg_fail(L, s, "key '%s': expected %s, got %s", key, k->doc, ps_cfg_type_word(t));
+    return ps_cfg_fail(L, s, "key '%s': expected %s, got %s", key, k->doc,
+                       ps_cfg_type_word(t));
   char ***vec = (char ***)((char *)base + k->offset);
   size_t *count = (size_t *)((char *)base + k->offset2);
   int n = config_setting_length(s);
   for (int i = 0; i < n; i++) {
-    const struct config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+    const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
     if (config_setting_type(e) != CONFIG_TYPE_STRING)
       return ps_cfg_fail(L, e, "key '%s': element %d is %s; every element must be a string "
-                  "in double quotes (%s)", key, i + 1, ps_cfg_type_word(config_setting_type(e)),
-                  k->doc);
+                         "in double quotes (%s)",
+                         key, i + 1, ps_cfg_type_word(config_setting_type(e)), k->doc);
     const char *v = config_setting_get_string(e);
     if (!v[0])
       return ps_cfg_fail(L, e, "key '%s': element %d is empty; remove it", key, i + 1);
@@ -411,14 +412,15 @@ static int apply_strlist(ps_cfg_loader *L, const struct config_setting_t *s, con
 }
 
 /* A list of names of `k->names` into a bit set: ["run_failed", ...]. */
-static int apply_enumlist(ps_cfg_loader *L, const struct config_setting_t *s, const ps_cfg_key *k,
+static int apply_enumlist(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg_key *k,
                           const char *key, void *base) {
   int t = config_setting_type(s);
   if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
-    return ps_cfg_fail(L, s, "key '%s': expected %s, got %s", key, k->doc, ps_cfg_type_word(t));
+    return ps_cfg_fail(L, s, "key '%s': expected %s, got %s", key, k->doc,
+                       ps_cfg_type_word(t));
   unsigned bits = 0;
   for (int i = 0; i < config_setting_length(s); i++) {
-    const struct config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+    const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
     int v = 0;
     const char *name = config_setting_type(e) == CONFIG_TYPE_STRING
                            ? config_setting_get_string(e)
@@ -430,10 +432,11 @@ static int apply_enumlist(ps_cfg_loader *L, const struct config_setting_t *s, co
     ps_buf choices;
     ps_buf_init(&choices, 0);
     ps_cfg_enum_list(&choices, k->names);
-    int rc = name ? ps_cfg_fail(L, e, "key '%s': \"%s\" is not a known name; use %s", key, name,
-                         choices.data ? choices.data : "")
+    const char *use = choices.data ? choices.data : "";
+    int rc = name ? ps_cfg_fail(L, e, "key '%s': \"%s\" is not a known name; use %s", key,
+                                name, use)
                   : ps_cfg_fail(L, e, "key '%s': element %d is %s; use %s", key, i + 1,
-                         ps_cfg_type_word(config_setting_type(e)), choices.data ? choices.data : "");
+                                ps_cfg_type_word(config_setting_type(e)), use);
     ps_buf_free(&choices);
     return rc;
   }
@@ -441,11 +444,11 @@ static int apply_enumlist(ps_cfg_loader *L, const struct config_setting_t *s, co
   return 0;
 }
 
-static int apply_types(ps_cfg_loader *L, const struct config_setting_t *s, const ps_cfg_key *k,
+static int apply_types(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg_key *k,
                        const char *key, void *base) {
   if (config_setting_type(s) != CONFIG_TYPE_GROUP)
     return ps_cfg_fail(L, s, "key '%s': expected %s, e.g. types = { count = \"integer\"; }, "
-                "got %s", key, k->doc, ps_cfg_type_word(config_setting_type(s)));
+                       "got %s", key, k->doc, ps_cfg_type_word(config_setting_type(s)));
   ps_type_decl **vec = (ps_type_decl **)((char *)base + k->offset);
   size_t *count = (size_t *)((char *)base + k->offset2);
   int n = config_setting_length(s);
@@ -455,16 +458,17 @@ static int apply_types(ps_cfg_loader *L, const struct config_setting_t *s, const
   ps_cfg_free_key(k, base);
   *vec = v;
   for (int i = 0; i < n; i++) {
-    const struct config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+    const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
     if (config_setting_type(e) != CONFIG_TYPE_STRING)
       return ps_cfg_fail(L, e, "key '%s.%s': expected a type name in double quotes, got %s; "
-                  "use \"integer\", \"unsigned\", \"float\", \"string\" or \"boolean\"",
-                  key, config_setting_name(e), ps_cfg_type_word(config_setting_type(e)));
+                         "use \"integer\", \"unsigned\", \"float\", \"string\" or \"boolean\"",
+                         key, config_setting_name(e),
+                         ps_cfg_type_word(config_setting_type(e)));
     const char *tn = config_setting_get_string(e);
     if (ps_ftype_from_name(tn, &v[i].type))
       return ps_cfg_fail(L, e, "key '%s.%s': \"%s\" is not a field type; use \"integer\", "
-                  "\"unsigned\", \"float\", \"string\" or \"boolean\"",
-                  key, config_setting_name(e), tn);
+                         "\"unsigned\", \"float\", \"string\" or \"boolean\"",
+                         key, config_setting_name(e), tn);
     v[i].key = strdup(config_setting_name(e));
     if (!v[i].key)
       return ps_cfg_fail(L, e, "out of memory");
@@ -482,37 +486,37 @@ const char *ps_cfg_after_http_scheme(const char *v) {
   return NULL;
 }
 
-static int check_url(ps_cfg_loader *L, const struct config_setting_t *s, const char *key,
+static int check_url(ps_cfg_loader *L, const config_setting_t *s, const char *key,
                      const char *v) {
   const char *rest = ps_cfg_after_http_scheme(v);
   if (!rest || !rest[0] || rest[0] == '/' || strpbrk(v, " \t\r\n?#"))
     return ps_cfg_fail(L, s, "key '%s': \"%s\" is not an http(s) URL; write it as "
-                "\"http://HOST:PORT\" (or https://), without a path or query",
-                key, v);
+                       "\"http://HOST:PORT\" (or https://), without a path or query",
+                       key, v);
   /* The URL is printed by check, mark and the unreachable-server messages:
    * a password inside it would reach every log. */
   size_t host_len = strcspn(rest, "/");
   if (memchr(rest, '@', host_len))
     return ps_cfg_fail(L, s, "key '%s': the URL holds credentials (USER:PASSWORD@); "
-                "they would be printed in messages; write the URL without them "
-                "and use influxdb.username with password_file (v1) or "
-                "token_file (v2)", key);
+                       "they would be printed in messages; write the URL without them "
+                       "and use influxdb.username with password_file (v1) or "
+                       "token_file (v2)", key);
   return 0;
 }
 
 /* A webhook URL may have a path and a query (Slack's are all path); it is
  * a secret, so messages never repeat it. */
-static int check_hook_url(ps_cfg_loader *L, const struct config_setting_t *s, const char *key,
+static int check_hook_url(ps_cfg_loader *L, const config_setting_t *s, const char *key,
                           const char *v) {
   const char *rest = ps_cfg_after_http_scheme(v);
   if (!rest || !rest[0] || rest[0] == '/' || strpbrk(v, " \t\r\n"))
     return ps_cfg_fail(L, s, "key '%s': not an http(s) URL (the value is not repeated: a "
-                "webhook URL is a secret); write it as \"https://HOST/PATH\" without "
-                "spaces", key);
+                       "webhook URL is a secret); write it as \"https://HOST/PATH\" without "
+                       "spaces", key);
   return 0;
 }
 
-int ps_cfg_get_float(ps_cfg_loader *L, const struct config_setting_t *s, const ps_cfg_key *k,
+int ps_cfg_get_float(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg_key *k,
                      const char *key, double *out) {
   int t = config_setting_type(s);
   double lo = (double)k->min / 1e6, hi = (double)k->max / 1e6, v = 0;
@@ -522,23 +526,22 @@ int ps_cfg_get_float(ps_cfg_loader *L, const struct config_setting_t *s, const p
     int64_t whole = config_setting_get_int64(s);
     if (t == CONFIG_TYPE_INT && reread_int(L, s, &whole) == -ERANGE)
       return ps_cfg_fail(L, s, "key '%s': the number is out of range; use a value from %g "
-                  "to %g (%s)", key, lo, hi, k->doc);
+                         "to %g (%s)", key, lo, hi, k->doc);
     v = (double)whole;
   } else {
     return ps_cfg_fail(L, s, "key '%s': expected a number (%s), got %s; write the number "
-                "without quotes", key, k->doc, ps_cfg_type_word(t));
+                       "without quotes", key, k->doc, ps_cfg_type_word(t));
   }
   if (!isfinite(v) || v < lo || v > hi)
     return ps_cfg_fail(L, s, "key '%s': %g is out of range; use a value from %g to %g (%s)",
-                key, v, lo, hi, k->doc);
+                       key, v, lo, hi, k->doc);
   *out = v;
   return 0;
 }
 
-
 /* ---- the walker -------------------------------------------------------- */
 
-static int apply_key(ps_cfg_loader *L, const struct config_setting_t *s, const ps_cfg_key *k,
+static int apply_key(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg_key *k,
                      void *base) {
   ps_buf kb;
   ps_buf_init(&kb, 0);
@@ -571,8 +574,8 @@ static int apply_key(ps_cfg_loader *L, const struct config_setting_t *s, const p
   case PS_K_BOOL:
     if (config_setting_type(s) != CONFIG_TYPE_BOOL)
       rc = ps_cfg_fail(L, s, "key '%s': expected true or false (without quotes), got %s; "
-                "write %s = true; or %s = false;", key,
-                ps_cfg_type_word(config_setting_type(s)), k->name, k->name);
+                       "write %s = true; or %s = false;", key,
+                       ps_cfg_type_word(config_setting_type(s)), k->name, k->name);
     else
       *(int *)at(base, k->offset) = config_setting_get_bool(s) ? 1 : 0;
     break;
@@ -595,7 +598,7 @@ static int apply_key(ps_cfg_loader *L, const struct config_setting_t *s, const p
   case PS_K_GROUP:
     if (config_setting_type(s) != CONFIG_TYPE_GROUP)
       rc = ps_cfg_fail(L, s, "key '%s': expected a group %s = { ... };, got %s", key, key,
-                ps_cfg_type_word(config_setting_type(s)));
+                       ps_cfg_type_word(config_setting_type(s)));
     else
       rc = ps_cfg_walk_group(L, s, k->sub, base, key);
     break;
@@ -616,11 +619,11 @@ static int apply_key(ps_cfg_loader *L, const struct config_setting_t *s, const p
   return rc;
 }
 
-int ps_cfg_walk_group(ps_cfg_loader *L, const struct config_setting_t *g, const ps_cfg_key *table,
+int ps_cfg_walk_group(ps_cfg_loader *L, const config_setting_t *g, const ps_cfg_key *table,
                       void *base, const char *where) {
   int n = config_setting_length(g);
   for (int i = 0; i < n; i++) {
-    const struct config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
+    const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
     const char *name = config_setting_name(s);
     const ps_cfg_key *k = table;
     while (k->name && strcmp(k->name, name) != 0)

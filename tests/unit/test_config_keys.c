@@ -92,8 +92,9 @@ static void expect_sample_default(const ps_cfg_key *k, const config_setting_t *s
                (long long)config_setting_get_int64(s), (long long)k->def_int);
     break;
   case PS_K_FLOAT: {
-    double v = config_setting_type(s) == CONFIG_TYPE_FLOAT ? config_setting_get_float(s)
-                                                          : (double)config_setting_get_int64(s);
+    double v = config_setting_type(s) == CONFIG_TYPE_FLOAT
+                   ? config_setting_get_float(s)
+                   : (double)config_setting_get_int64(s);
     if (v != k->def_num)
       fail_msg("%s: the sample says %g, the table %g", path, v, k->def_num);
     break;
