@@ -100,9 +100,11 @@ int ps_cfg_apply_tags(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg_
 }
 
 /* The names of the formats whose rules say `which` ("loadgen and
- * dss-bench"), so that messages name the formats the rules name. */
-static void formats_where(const ps_cfg_loader *L, int which, ps_buf *b) {
+ * dss-bench"), so that messages name the formats the rules name; returns
+ * the first of them ("" for none). */
+static const char *formats_where(const ps_cfg_loader *L, int which, ps_buf *b) {
   size_t n = 0, shown = 0;
+  const char *first = "";
   for (const ps_cfg_enum *f = ps_cfg_format_names; f->name; f++) {
     ps_source_rules r = {0, 0};
     L->rules((ps_format_id)f->value, &r);
@@ -113,9 +115,11 @@ static void formats_where(const ps_cfg_loader *L, int which, ps_buf *b) {
     L->rules((ps_format_id)f->value, &r);
     if (!(which ? r.has_runs : r.mapping))
       continue;
-    shown++;
+    if (++shown == 1)
+      first = f->name;
     ps_buf_printf(b, "%s%s", shown == 1 ? "" : (shown == n ? " and " : ", "), f->name);
   }
+  return first;
 }
 
 /* What a source's format asks of it (ps_source_rules). */
@@ -129,7 +133,7 @@ static int check_source_format(ps_cfg_loader *L, const config_setting_t *g,
   ps_buf_init(&names, 0);
   int rc = 0;
   if (!r.mapping) {
-    formats_where(L, 0, &names);
+    const char *first = formats_where(L, 0, &names);
     for (int i = 0; !rc && i < config_setting_length(g); i++) {
       const config_setting_t *e = config_setting_get_elem(g, (unsigned)i);
       for (const ps_cfg_key *k = ps_cfg_source_keys; !rc && k->name; k++)
@@ -137,7 +141,7 @@ static int check_source_format(ps_cfg_loader *L, const config_setting_t *g,
           rc = ps_cfg_fail(L, e, "key '%s' in %s: only %s sources use it, this one is "
                            "\"%s\"; remove the key or set format = \"%s\"",
                            k->name, where, names.data ? names.data : "",
-                           ps_format_name(src->format), names.data ? names.data : "");
+                           ps_format_name(src->format), first);
     }
   } else if (!src->time_key) {
     rc = ps_cfg_fail(L, g, "%s (%s) is %s but has no 'time_key'; every point needs its "

@@ -411,12 +411,60 @@ static void test_load_and_free_every_kind(void **state) {
   ps_config_free(&c);
 }
 
+/* The loader names no format: what a source may set is what the rules say. */
+static void lp_takes_the_mapping(ps_format_id f, ps_source_rules *out) {
+  out->mapping = f == PS_FMT_LP;
+  out->has_runs = f == PS_FMT_LOCUST;
+}
+
+static int load_with(const char *text, ps_source_rules_fn rules, ps_buf *err) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/rules.cfg", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  ps_config c;
+  ps_config_defaults(&c);
+  ps_buf_reset(err);
+  int rc = ps_config_load(&c, path, rules, err);
+  ps_config_free(&c);
+  return rc;
+}
+
+static void test_source_checks_ask_the_rules(void **state) {
+  (void)state;
+  ps_buf err;
+  ps_buf_init(&err, 4096);
+  const char *lp_mapped = "sources = ( { path = \"/a\"; format = \"lp\"; measurement = \"m\";"
+                          " time_key = \"t\"; } );\n";
+  const char *locust_runs = "sources = ( { path = \"/a\"; format = \"locust\";"
+                            " no_new_run_after_s = 60; } );\n";
+  /* the formats' own rules: lp takes no mapping, locust files are no runs */
+  assert_true(load_with(lp_mapped, ps_format_source_rules, &err) < 0);
+  assert_non_null(strstr(err.data, "only jsonl sources use it"));
+  assert_true(load_with(locust_runs, ps_format_source_rules, &err) < 0);
+  assert_non_null(strstr(err.data, "only loadgen and dss-bench sources have runs"));
+  /* other rules, other answers, and the messages name what the rules name */
+  assert_int_equal(load_with(lp_mapped, lp_takes_the_mapping, &err), 0);
+  assert_int_equal(load_with(locust_runs, lp_takes_the_mapping, &err), 0);
+  assert_true(load_with("sources = ( { path = \"/a\"; format = \"jsonl\"; time_key = \"t\";"
+                        " } );\n", lp_takes_the_mapping, &err) < 0);
+  assert_non_null(strstr(err.data, "only lp sources use it"));
+  assert_non_null(strstr(err.data, "set format = \"lp\""));
+  assert_true(load_with("sources = ( { path = \"/a\"; format = \"lp\"; } );\n",
+                        lp_takes_the_mapping, &err) < 0);
+  assert_non_null(strstr(err.data, "is lp but has no 'time_key'"));
+  ps_buf_free(&err);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sample_keys_are_rows_with_their_defaults),
       cmocka_unit_test(test_man_page_keys_are_rows_with_their_defaults),
       cmocka_unit_test(test_defaults_walk_the_rows),
       cmocka_unit_test(test_load_and_free_every_kind),
+      cmocka_unit_test(test_source_checks_ask_the_rules),
   };
   return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
