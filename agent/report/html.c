@@ -40,7 +40,7 @@ int ps_report_render(const ps_report_data *d, const ps_report_assets *a, ps_buf 
       !ps_report_script_ok(ps_report_page_css, ps_report_page_css_len))
     return -EINVAL;
   page p = {.out = out, .d = d};
-  html_prepare(&p);
+  ps_html_prepare(&p);
   put(&p, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
   /* No fetch of any kind; only these two scripts and this style. The JSON
    * block is data (type application/json) and needs no allowance. */
@@ -53,19 +53,19 @@ int ps_report_render(const ps_report_data *d, const ps_report_assets *a, ps_buf 
   put(&p, "; img-src data:; base-uri 'none'; form-action 'none'\">\n");
   put(&p, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
           "<meta name=\"referrer\" content=\"no-referrer\">\n<title>Benchmark report · ");
-  html_fmt_time(&p, d->now_ns);
+  ps_html_fmt_time(&p, d->now_ns);
   put(&p, " UTC</title>\n<style>");
   putn(&p, ps_report_page_css, ps_report_page_css_len);
   put(&p, "</style>\n</head>\n<body>\n<header>\n<h1>Benchmark report</h1>\n<p class=\"meta\">");
   put(&p, "Made ");
-  html_fmt_time(&p, d->now_ns);
+  ps_html_fmt_time(&p, d->now_ns);
   put(&p, " UTC");
   if (a->database) {
     put(&p, " from InfluxDB database ");
     esc(&p, a->database);
   }
   put(&p, " · runs since ");
-  html_fmt_time(&p, d->since_ns);
+  ps_html_fmt_time(&p, d->since_ns);
   put(&p, " UTC");
   if (d->source) {
     put(&p, " · source ");
@@ -74,37 +74,37 @@ int ps_report_render(const ps_report_data *d, const ps_report_assets *a, ps_buf 
   }
   put(&p, "</p>\n");
   if (d->nruns) {
-    html_headline_run(&p, &d->runs[0], "Newest run", "headline-loadgen");
+    ps_html_headline_run(&p, &d->runs[0], "Newest run", "headline-loadgen");
     if (d->runs[0].status == PS_RS_RUNNING)
       for (size_t i = 1; i < d->nruns; i++)
         if (d->runs[i].status != PS_RS_RUNNING && d->runs[i].status != PS_RS_UNKNOWN) {
-          html_headline_run(&p, &d->runs[i], "Newest ended run", "headline-ended");
+          ps_html_headline_run(&p, &d->runs[i], "Newest ended run", "headline-ended");
           break;
         }
   } else if (ps_report_shows(d, "loadgen")) {
     put(&p, "<div class=\"headline\" id=\"headline-loadgen\">No loadgen run in this range."
             "</div>\n");
   }
-  html_headline_dss(&p);
+  ps_html_headline_dss(&p);
   put(&p, "<nav><a href=\"#runs\">Runs</a><a href=\"#trends\">Across revisions</a>"
           "<a href=\"#stages\">Stage against stage</a><a href=\"#dss\">DSS bench</a>"
           "<a href=\"#health\">Agent health</a></nav>\n</header>\n<main>\n");
-  html_section_runs(&p);
-  html_section_trends(&p);
-  html_section_stages(&p);
-  html_section_dss(&p);
-  html_section_health(&p);
+  ps_html_section_runs(&p);
+  ps_html_section_trends(&p);
+  ps_html_section_stages(&p);
+  ps_html_section_dss(&p);
+  ps_html_section_health(&p);
   put(&p, "</main>\n<footer>Written by ");
   esc(&p, a->generator ? a->generator : "perfship");
   put(&p, " (perfship report). This file is complete by itself: it loads nothing and sends "
           "nothing. Times are UTC.</footer>\n");
   put(&p, "<script type=\"application/json\" id=\"perfship-data\">");
-  html_json_all(&p);
+  ps_html_json_all(&p);
   put(&p, "</script>\n<script>");
   putn(&p, a->chart_js, a->chart_js_len);
   put(&p, "</script>\n<script>");
   putn(&p, ps_report_page_js, ps_report_page_js_len);
   put(&p, "</script>\n</body>\n</html>\n");
-  html_release(&p);
+  ps_html_release(&p);
   return p.rc;
 }

@@ -20,7 +20,7 @@ static double run_x_ms(const ps_rrun *r) {
 static void json_trends(page *p) {
   const ps_report_data *d = p->d;
   const char *series[MAX_SERIES];
-  size_t ns = html_trend_series(d, series, MAX_SERIES);
+  size_t ns = ps_html_trend_series(d, series, MAX_SERIES);
   put(p, "\"trends\":[");
   for (size_t s = 0; s < ns; s++) {
     put(p, s ? ",{\"series\":" : "{\"series\":");
@@ -57,7 +57,7 @@ static void json_trends(page *p) {
             continue;
           put(p, first ? "" : ",");
           first = 0;
-          const ps_rverdict *v = k ? html_run_verdict(p, r->name, pm->field) : NULL;
+          const ps_rverdict *v = k ? ps_html_run_verdict(p, r->name, pm->field) : NULL;
           if (k == 0)
             jnum(p, r->metric[m]);
           else if (k == 1)
@@ -104,7 +104,7 @@ static void json_stages(page *p) {
     return;
   }
   names stages = {0}, tasks = {0};
-  html_stage_lists(p, &stages, &tasks);
+  ps_html_stage_lists(p, &stages, &tasks);
   put(p, "\"stages\":{\"run\":");
   jstr(p, d->stage_run);
   put(p, ",\"stages\":");
@@ -182,7 +182,7 @@ static void json_one_dss(page *p, size_t idx, const dss_test *t) {
   put(p, "]}");
 }
 
-void html_json_all(page *p) {
+void ps_html_json_all(page *p) {
   putf(p, "{\"v\":1,\"generated\":");
   jnum(p, (double)(p->d->now_ns / 1000000));
   put(p, ",");
@@ -197,8 +197,8 @@ void html_json_all(page *p) {
 
 int ps_report_chart_data(const ps_report_data *d, ps_buf *out) {
   page p = {.out = out, .d = d};
-  html_prepare(&p);
-  html_json_all(&p);
-  html_release(&p);
+  ps_html_prepare(&p);
+  ps_html_json_all(&p);
+  ps_html_release(&p);
   return p.rc;
 }

@@ -62,7 +62,8 @@ int ps_html_escape(ps_buf *out, const char *s) {
     case '"': rc = ps_buf_puts(out, "&quot;"); break;
     case '\'': rc = ps_buf_puts(out, "&#39;"); break;
     default:
-      if ((unsigned char)*c >= 0x80 && (k = special_at((const unsigned char *)c, IN_HTML, &n)) >= 0) {
+      if ((unsigned char)*c >= 0x80 &&
+          (k = special_at((const unsigned char *)c, IN_HTML, &n)) >= 0) {
         rc = ps_buf_printf(out, "&#x%04X;", (unsigned)special[k].cp);
         c += n - 1;
       } else

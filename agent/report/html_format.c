@@ -11,7 +11,7 @@
 
 #include "html_private.h"
 
-void html_fmt_time(page *p, int64_t ns) {
+void ps_html_fmt_time(page *p, int64_t ns) {
   if (!ns) {
     put(p, "–");
     return;
@@ -26,7 +26,7 @@ void html_fmt_time(page *p, int64_t ns) {
   put(p, b);
 }
 
-void html_fmt_num(page *p, double v) {
+void ps_html_fmt_num(page *p, double v) {
   if (isnan(v)) {
     put(p, "–");
     return;
@@ -35,7 +35,7 @@ void html_fmt_num(page *p, double v) {
   putf(p, a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3f", v);
 }
 
-void html_fmt_count(page *p, double v) {
+void ps_html_fmt_count(page *p, double v) {
   if (isnan(v)) {
     put(p, "–");
     return;
@@ -52,7 +52,7 @@ void html_fmt_count(page *p, double v) {
   }
 }
 
-void html_fmt_duration(page *p, double s) {
+void ps_html_fmt_duration(page *p, double s) {
   if (isnan(s) || s < 0) {
     put(p, "–");
     return;
@@ -68,12 +68,12 @@ void html_fmt_duration(page *p, double s) {
     putf(p, "%" PRId64 "s", t);
 }
 
-void html_fmt_change(page *p, double pct) {
+void ps_html_fmt_change(page *p, double pct) {
   if (isnan(pct))
     return;
   putf(p, "%s%.1f\u00a0%%", pct > 0 ? "+" : pct < 0 ? "\u2212" : "±", fabs(pct));
 }
 
-void html_badge(page *p, ps_rstatus s) {
+void ps_html_badge(page *p, ps_rstatus s) {
   putf(p, "<span class=\"st st-%s\">%s</span>", ps_rstatus_name(s), ps_rstatus_name(s));
 }

@@ -16,7 +16,7 @@
  * the escapes of html_escape.h; nothing here writes a string from the data
  * by any other way. The writer's primitives and the small predicates are
  * static inline (internal to each part, so they keep short names); what
- * one part defines for another is named html_*.
+ * one part defines for another is named ps_html_*.
  */
 #ifndef PS_REPORT_HTML_PRIVATE_H
 #define PS_REPORT_HTML_PRIVATE_H
@@ -60,7 +60,7 @@ typedef struct page {
   ps_buf *out;
   int rc;
   const ps_report_data *d;
-  /* prepared once per page (html_prepare()): the verdicts sorted by run
+  /* prepared once per page (ps_html_prepare()): the verdicts sorted by run
    * and metric, and every (results file, test) in the order the page shows
    * them, which is also their index in the JSON block */
   const ps_rverdict **vidx;
@@ -142,40 +142,40 @@ static inline int is_dss(const ps_rverdict *v) {
 
 /* --- html_format.c: for people ----------------------------------------------- */
 
-void html_fmt_time(page *p, int64_t ns); /* "2026-01-31 12:00", "–" for none */
-void html_fmt_num(page *p, double v);
-void html_fmt_count(page *p, double v); /* thousands apart */
-void html_fmt_duration(page *p, double s);
-void html_fmt_change(page *p, double pct); /* "+14.3 %"; nothing for NaN */
-void html_badge(page *p, ps_rstatus s);
+void ps_html_fmt_time(page *p, int64_t ns); /* "2026-01-31 12:00", "–" for none */
+void ps_html_fmt_num(page *p, double v);
+void ps_html_fmt_count(page *p, double v); /* thousands apart */
+void ps_html_fmt_duration(page *p, double s);
+void ps_html_fmt_change(page *p, double pct); /* "+14.3 %"; nothing for NaN */
+void ps_html_badge(page *p, ps_rstatus s);
 
 /* --- html_view.c: the view -------------------------------------------------- */
 
 /* Sorts the verdicts and collects the DSS tests (p->rc on failure);
- * html_release() frees what it made, also after a failure. */
-void html_prepare(page *p);
-void html_release(page *p);
-void html_run_verdicts(const page *p, const char *run, size_t *begin, size_t *end);
-const ps_rverdict *html_run_verdict(const page *p, const char *run, const char *metric);
-const char *html_metric_label(const char *field);
-size_t html_trend_series(const ps_report_data *d, const char **out, size_t max);
-int html_by_name(const void *ctx, const char *a, const char *b);
-int html_names_add(names *s, const char *x, name_cmp cmp, const void *ctx);
-void html_stage_lists(page *p, names *stages, names *tasks);
-void html_dss_rows(const ps_report_data *d, const char *run, size_t *begin, size_t *end);
+ * ps_html_release() frees what it made, also after a failure. */
+void ps_html_prepare(page *p);
+void ps_html_release(page *p);
+void ps_html_run_verdicts(const page *p, const char *run, size_t *begin, size_t *end);
+const ps_rverdict *ps_html_run_verdict(const page *p, const char *run, const char *metric);
+const char *ps_html_metric_label(const char *field);
+size_t ps_html_trend_series(const ps_report_data *d, const char **out, size_t max);
+int ps_html_by_name(const void *ctx, const char *a, const char *b);
+int ps_html_names_add(names *s, const char *x, name_cmp cmp, const void *ctx);
+void ps_html_stage_lists(page *p, names *stages, names *tasks);
+void ps_html_dss_rows(const ps_report_data *d, const char *run, size_t *begin, size_t *end);
 
 /* --- html_charts.c: the JSON block ---------------------------------------------- */
 
-void html_json_all(page *p);
+void ps_html_json_all(page *p);
 
 /* --- html_sections.c -------------------------------------------------------- */
 
-void html_headline_run(page *p, const ps_rrun *r, const char *what, const char *id);
-void html_headline_dss(page *p);
-void html_section_runs(page *p);
-void html_section_trends(page *p);
-void html_section_stages(page *p);
-void html_section_dss(page *p);
-void html_section_health(page *p);
+void ps_html_headline_run(page *p, const ps_rrun *r, const char *what, const char *id);
+void ps_html_headline_dss(page *p);
+void ps_html_section_runs(page *p);
+void ps_html_section_trends(page *p);
+void ps_html_section_stages(page *p);
+void ps_html_section_dss(page *p);
+void ps_html_section_health(page *p);
 
 #endif

@@ -17,9 +17,9 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
   putf(p, "<span class=\"v v-%s\" title=\"", c == V_REGRESSION ? "regression" : "improvement");
   esc(p, v->verdict);
   put(p, ": value ");
-  html_fmt_num(p, v->value);
+  ps_html_fmt_num(p, v->value);
   put(p, " against ");
-  html_fmt_num(p, v->baseline);
+  ps_html_fmt_num(p, v->baseline);
   if (v->change_run && strcmp(v->change_run, v->run) != 0) {
     put(p, "; change began at ");
     esc(p, v->change_run);
@@ -30,9 +30,9 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
     esc(p, v->stage);
     put(p, " ");
   }
-  esc(p, html_metric_label(v->metric));
+  esc(p, ps_html_metric_label(v->metric));
   put(p, " ");
-  html_fmt_change(p, v->change_pct);
+  ps_html_fmt_change(p, v->change_pct);
   put(p, "</span>");
 }
 
@@ -41,7 +41,7 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
 static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
   int judged = 0, changes = 0, regressions = 0;
   size_t b, e;
-  html_run_verdicts(p, r->name, &b, &e);
+  ps_html_run_verdicts(p, r->name, &b, &e);
   for (size_t i = b; i < e; i++) {
     const ps_rverdict *v = p->vidx[i];
     if (is_dss(v))
@@ -71,10 +71,10 @@ static void html_names(page *p, const names *n, const char *sep) {
   }
 }
 
-void html_headline_run(page *p, const ps_rrun *r, const char *what, const char *id) {
+void ps_html_headline_run(page *p, const ps_rrun *r, const char *what, const char *id) {
   int regressions = 0, improvements = 0;
   size_t b, e;
-  html_run_verdicts(p, r->name, &b, &e);
+  ps_html_run_verdicts(p, r->name, &b, &e);
   for (size_t i = b; i < e; i++)
     if (!is_dss(p->vidx[i])) {
       regressions += vcode(p->vidx[i]) == V_REGRESSION;
@@ -87,7 +87,7 @@ void html_headline_run(page *p, const ps_rrun *r, const char *what, const char *
                     : r->status == PS_RS_SUCCESS                         ? "h-good"
                                                                          : "";
   putf(p, "<div class=\"headline %s\" id=\"%s\">", cls, id);
-  html_badge(p, r->status);
+  ps_html_badge(p, r->status);
   if (r->status == PS_RS_SUCCESS && regressions)
     put(p, " <span class=\"st st-regression\">regression</span>");
   putf(p, " <span class=\"what\">%s <span class=\"name\">", what);
@@ -98,11 +98,11 @@ void html_headline_run(page *p, const ps_rrun *r, const char *what, const char *
     esc(p, r->revision);
   }
   put(p, " · started ");
-  html_fmt_time(p, r->start_ns);
+  ps_html_fmt_time(p, r->start_ns);
   put(p, " UTC");
   if (!isnan(r->duration_s)) {
     put(p, " · ");
-    html_fmt_duration(p, r->duration_s);
+    ps_html_fmt_duration(p, r->duration_s);
   }
   put(p, "<span class=\"verdicts\">");
   if (bad_status(r->status) || (r->status != PS_RS_SUCCESS && r->text)) {
@@ -119,7 +119,7 @@ void html_headline_run(page *p, const ps_rrun *r, const char *what, const char *
   put(p, "</span></div>\n");
 }
 
-void html_headline_dss(page *p) {
+void ps_html_headline_dss(page *p) {
   const ps_report_data *d = p->d;
   if (!d->ndssfiles)
     return;
@@ -135,13 +135,13 @@ void html_headline_dss(page *p) {
        f->status == PS_RS_FAILED || regressions ? "h-bad"
        : f->status == PS_RS_SUCCESS           ? "h-good"
                                               : "");
-  html_badge(p, f->status);
+  ps_html_badge(p, f->status);
   if (regressions)
     put(p, " <span class=\"st st-regression\">regression</span>");
   put(p, " <span class=\"what\">Newest DSS results <span class=\"name\">");
   esc(p, f->run);
   put(p, "</span></span> · written ");
-  html_fmt_time(p, f->time_ns);
+  ps_html_fmt_time(p, f->time_ns);
   put(p, " UTC<span class=\"verdicts\">");
   if (!judged) {
     put(p, "<span class=\"v v-none\">no arm comparison (a single arm, or not judged)</span>");
@@ -163,9 +163,9 @@ void html_headline_dss(page *p) {
            c == V_REGRESSION ? "\u25b2 regression" : "\u25c6 improvement");
       esc(p, v->arm);
       put(p, " ");
-      esc(p, html_metric_label(v->metric));
+      esc(p, ps_html_metric_label(v->metric));
       put(p, " ");
-      html_fmt_change(p, v->change_pct);
+      ps_html_fmt_change(p, v->change_pct);
       put(p, " (");
       esc(p, v->series);
       put(p, ")</span>");
@@ -190,7 +190,7 @@ static void section_empty(page *p, const char *why) {
   putf(p, "<p class=\"empty\">%s</p></section>\n", why);
 }
 
-void html_section_runs(page *p) {
+void ps_html_section_runs(page *p) {
   const ps_report_data *d = p->d;
   if (!section_begin(p, "runs", "Runs", "loadgen", "Loadgen runs"))
     return;
@@ -219,11 +219,11 @@ void html_section_runs(page *p) {
     put(p, "</td><td>");
     esc(p, r->test_type ? r->test_type : "–");
     put(p, "</td><td class=\"when\">");
-    html_fmt_time(p, r->start_ns);
+    ps_html_fmt_time(p, r->start_ns);
     put(p, "</td><td class=\"n\">");
-    html_fmt_duration(p, r->duration_s);
+    ps_html_fmt_duration(p, r->duration_s);
     put(p, "</td><td class=\"status\">");
-    html_badge(p, r->status);
+    ps_html_badge(p, r->status);
     if (r->text && r->status != PS_RS_SUCCESS) {
       put(p, "<span class=\"why\">");
       esc(p, r->text);
@@ -231,14 +231,14 @@ void html_section_runs(page *p) {
     }
     put(p, "</td>");
     for (int m = 0; m < PS_REPORT_NMETRICS; m++) {
-      const ps_rverdict *v = html_run_verdict(p, r->name, ps_report_metrics[m].field);
+      const ps_rverdict *v = ps_html_run_verdict(p, r->name, ps_report_metrics[m].field);
       int c = vcode(v);
       putf(p, "<td class=\"n%s\">", c == V_REGRESSION    ? " m-regression"
                                     : c == V_IMPROVEMENT ? " m-improvement"
                                                          : "");
       if (c == V_REGRESSION || c == V_IMPROVEMENT)
         put(p, c == V_REGRESSION ? "\u25b2\u00a0" : "\u25c6\u00a0");
-      html_fmt_num(p, r->metric[m]);
+      ps_html_fmt_num(p, r->metric[m]);
       put(p, "</td>");
     }
     put(p, "<td class=\"verdicts\">");
@@ -251,12 +251,12 @@ void html_section_runs(page *p) {
   put(p, "</tbody></table></div></section>\n");
 }
 
-void html_section_trends(page *p) {
+void ps_html_section_trends(page *p) {
   const ps_report_data *d = p->d;
   if (!section_begin(p, "trends", "Across revisions", "loadgen", "Loadgen runs"))
     return;
   const char *series[MAX_SERIES];
-  size_t ns = html_trend_series(d, series, MAX_SERIES);
+  size_t ns = ps_html_trend_series(d, series, MAX_SERIES);
   if (!ns) {
     section_empty(p, "No successful loadgen run in this range, so no trend.");
     return;
@@ -303,7 +303,7 @@ static void verdict_cell(page *p, const ps_rverdict *v) {
                             : "no change");
 }
 
-void html_section_stages(page *p) {
+void ps_html_section_stages(page *p) {
   const ps_report_data *d = p->d;
   if (!section_begin(p, "stages", "Latest run, stage against stage", "loadgen", "Loadgen runs"))
     return;
@@ -317,9 +317,9 @@ void html_section_stages(page *p) {
   put(p, "</span>");
   if (r) {
     put(p, " ");
-    html_badge(p, r->status);
+    ps_html_badge(p, r->status);
     put(p, " · started ");
-    html_fmt_time(p, r->start_ns);
+    ps_html_fmt_time(p, r->start_ns);
     put(p, " UTC");
   }
   put(p, ". Per stage: loadgen_stage_cycles (per task) and loadgen_stage_blocks "
@@ -353,13 +353,13 @@ void html_section_stages(page *p) {
     put(p, "<tr><td>");
     esc(p, v->stage);
     put(p, "</td><td>");
-    esc(p, html_metric_label(v->metric));
+    esc(p, ps_html_metric_label(v->metric));
     put(p, "</td><td class=\"n\">");
-    html_fmt_num(p, v->value);
+    ps_html_fmt_num(p, v->value);
     put(p, "</td><td class=\"n\">");
-    html_fmt_num(p, v->baseline);
+    ps_html_fmt_num(p, v->baseline);
     put(p, "</td><td class=\"n\">");
-    html_fmt_change(p, v->change_pct);
+    ps_html_fmt_change(p, v->change_pct);
     put(p, "</td>");
     verdict_cell(p, v);
     put(p, "</tr>\n");
@@ -401,13 +401,13 @@ static void html_one_dss(page *p, size_t idx, const dss_test *t) {
     put(p, "</td><td class=\"name\">");
     esc(p, v->reference ? v->reference : "–");
     put(p, "</td><td>");
-    esc(p, html_metric_label(v->metric));
+    esc(p, ps_html_metric_label(v->metric));
     put(p, "</td><td class=\"n\">");
-    html_fmt_num(p, v->value);
+    ps_html_fmt_num(p, v->value);
     put(p, "</td><td class=\"n\">");
-    html_fmt_num(p, v->baseline);
+    ps_html_fmt_num(p, v->baseline);
     put(p, "</td><td class=\"n\">");
-    html_fmt_change(p, v->change_pct);
+    ps_html_fmt_change(p, v->change_pct);
     put(p, "</td><td class=\"n\">");
     if (!isnan(v->variants_agree) && !isnan(v->variants))
       putf(p, "%.0f of %.0f", v->variants_agree, v->variants);
@@ -422,7 +422,7 @@ static void html_one_dss(page *p, size_t idx, const dss_test *t) {
              "yet).</p>\n");
 }
 
-void html_section_dss(page *p) {
+void ps_html_section_dss(page *p) {
   const ps_report_data *d = p->d;
   if (!section_begin(p, "dss", "DSS bench", "dss_bench", "DSS bench results"))
     return;
@@ -435,19 +435,19 @@ void html_section_dss(page *p) {
   for (size_t f = 0; f < d->ndssfiles && !p->rc; f++) {
     const ps_rdssfile *file = &d->dssfiles[f];
     size_t begin, end;
-    html_dss_rows(d, file->run, &begin, &end);
+    ps_html_dss_rows(d, file->run, &begin, &end);
     names tests = {0}, arms = {0};
     for (size_t i = begin; i < end && !p->rc; i++)
-      if (html_names_add(&tests, d->dss[i].test, html_by_name, NULL) ||
-          html_names_add(&arms, d->dss[i].arm, html_by_name, NULL))
+      if (ps_html_names_add(&tests, d->dss[i].test, ps_html_by_name, NULL) ||
+          ps_html_names_add(&arms, d->dss[i].arm, ps_html_by_name, NULL))
         p->rc = -ENOMEM;
     putf(p, "<tr class=\"row-%s\" data-status=\"%s\"><td class=\"name run\">",
          ps_rstatus_name(file->status), ps_rstatus_name(file->status));
     esc(p, file->run);
     put(p, "</td><td class=\"when\">");
-    html_fmt_time(p, file->time_ns);
+    ps_html_fmt_time(p, file->time_ns);
     put(p, "</td><td>");
-    html_badge(p, file->status);
+    ps_html_badge(p, file->status);
     put(p, "</td><td>");
     html_names(p, &tests, ", ");
     put(p, "</td><td class=\"name\">");
@@ -482,12 +482,12 @@ void html_section_dss(page *p) {
     put(p, "<span class=\"name\">");
     esc(p, file->run);
     put(p, "</span> · ");
-    html_fmt_time(p, file->time_ns);
+    ps_html_fmt_time(p, file->time_ns);
     put(p, " UTC · ");
-    html_badge(p, file->status);
+    ps_html_badge(p, file->status);
     put(p, "</summary>\n");
     size_t begin, end;
-    html_dss_rows(d, file->run, &begin, &end);
+    ps_html_dss_rows(d, file->run, &begin, &end);
     if (begin == end)
       put(p, "<p class=\"empty\">No dss_bench points for this file in this range.</p>\n");
     for (size_t i = 0; i < p->ntests; i++)
@@ -498,7 +498,7 @@ void html_section_dss(page *p) {
   put(p, "</section>\n");
 }
 
-void html_section_health(page *p) {
+void ps_html_section_health(page *p) {
   const ps_report_data *d = p->d;
   put(p, "<section id=\"health\"><h2>Agent health</h2>\n");
   const char *err = d->last_error ? d->last_error : d->alert_error;
@@ -510,23 +510,23 @@ void html_section_health(page *p) {
     put(p, "<p class=\"health\"><span class=\"name\">");
     esc(p, h->host);
     put(p, "</span>: last write ");
-    html_fmt_time(p, h->time_ns);
+    ps_html_fmt_time(p, h->time_ns);
     put(p, " UTC");
     if (h->time_ns && d->now_ns > h->time_ns) {
       put(p, " (");
-      html_fmt_duration(p, (double)(d->now_ns - h->time_ns) / 1e9);
+      ps_html_fmt_duration(p, (double)(d->now_ns - h->time_ns) / 1e9);
       put(p, " before this page)");
     }
     put(p, " · ");
-    html_fmt_count(p, h->points_written);
+    ps_html_fmt_count(p, h->points_written);
     put(p, " points written · ");
     double rejected = (isnan(h->records_rejected) ? 0 : h->records_rejected) +
                       (isnan(h->points_rejected) ? 0 : h->points_rejected);
-    html_fmt_count(p, rejected);
+    ps_html_fmt_count(p, rejected);
     put(p, " rejected lines");
     if (!isnan(h->uptime_s)) {
       put(p, " (counted over ");
-      html_fmt_duration(p, h->uptime_s);
+      ps_html_fmt_duration(p, h->uptime_s);
       put(p, " of uptime)");
     }
     if (i + 1 < d->nhealth)

@@ -23,7 +23,7 @@ static int vidx_cmp(const void *a, const void *b) {
 }
 
 /* The verdicts of one run: [*begin, *end) of p->vidx. */
-void html_run_verdicts(const page *p, const char *run, size_t *begin, size_t *end) {
+void ps_html_run_verdicts(const page *p, const char *run, size_t *begin, size_t *end) {
   size_t lo = 0, hi = p->nvidx;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -38,9 +38,9 @@ void html_run_verdicts(const page *p, const char *run, size_t *begin, size_t *en
   *end = lo;
 }
 
-const ps_rverdict *html_run_verdict(const page *p, const char *run, const char *metric) {
+const ps_rverdict *ps_html_run_verdict(const page *p, const char *run, const char *metric) {
   size_t b, e;
-  html_run_verdicts(p, run, &b, &e);
+  ps_html_run_verdicts(p, run, &b, &e);
   for (size_t i = b; i < e; i++)
     if (is_run_level(p->vidx[i]) && strcmp(p->vidx[i]->metric, metric) == 0)
       return p->vidx[i];
@@ -48,7 +48,7 @@ const ps_rverdict *html_run_verdict(const page *p, const char *run, const char *
 }
 
 /* What a person calls a verdict's metric; the field name otherwise. */
-const char *html_metric_label(const char *field) {
+const char *ps_html_metric_label(const char *field) {
   static const struct {
     const char *field, *label;
   } more[] = {
@@ -77,7 +77,7 @@ static int test_type_seen(const ps_report_data *d, size_t upto, const char *tt) 
 }
 
 /* Test types with a successful run, in the order of their newest run. */
-size_t html_trend_series(const ps_report_data *d, const char **out, size_t max) {
+size_t ps_html_trend_series(const ps_report_data *d, const char **out, size_t max) {
   size_t n = 0;
   for (size_t i = 0; i < d->nruns && n < max; i++) {
     const ps_rrun *r = &d->runs[i];
@@ -87,7 +87,7 @@ size_t html_trend_series(const ps_report_data *d, const char **out, size_t max) 
   return n;
 }
 
-int html_by_name(const void *ctx, const char *a, const char *b) {
+int ps_html_by_name(const void *ctx, const char *a, const char *b) {
   (void)ctx;
   return strcmp(a, b);
 }
@@ -105,7 +105,7 @@ static int stage_cmp(const void *ctx, const char *a, const char *b) {
 }
 
 /* Adds x once, keeping the names ordered by cmp. */
-int html_names_add(names *s, const char *x, name_cmp cmp, const void *ctx) {
+int ps_html_names_add(names *s, const char *x, name_cmp cmp, const void *ctx) {
   for (size_t i = 0; i < s->n; i++)
     if (strcmp(s->v[i], x) == 0)
       return 0;
@@ -130,20 +130,20 @@ static int task_cmp(const void *ctx, const char *a, const char *b) {
   return strcmp(a, b);
 }
 
-void html_stage_lists(page *p, names *stages, names *tasks) {
+void ps_html_stage_lists(page *p, names *stages, names *tasks) {
   const ps_report_data *d = p->d;
   for (size_t i = 0; i < d->nstages && !p->rc; i++) {
-    if (html_names_add(stages, d->stages[i].stage, stage_cmp, NULL) ||
-        html_names_add(tasks, d->stages[i].task, task_cmp, NULL))
+    if (ps_html_names_add(stages, d->stages[i].stage, stage_cmp, NULL) ||
+        ps_html_names_add(tasks, d->stages[i].task, task_cmp, NULL))
       p->rc = -ENOMEM;
   }
   for (size_t i = 0; i < d->nblocks && !p->rc; i++)
-    if (html_names_add(stages, d->blocks[i].stage, stage_cmp, NULL))
+    if (ps_html_names_add(stages, d->blocks[i].stage, stage_cmp, NULL))
       p->rc = -ENOMEM;
 }
 
 /* The rows of one results file, [*begin, *end) of d->dss (sorted by run). */
-void html_dss_rows(const ps_report_data *d, const char *run, size_t *begin, size_t *end) {
+void ps_html_dss_rows(const ps_report_data *d, const char *run, size_t *begin, size_t *end) {
   size_t i = 0;
   while (i < d->ndss && strcmp(d->dss[i].run, run) != 0)
     i++;
@@ -210,8 +210,8 @@ static void dss_collect(page *p, size_t file, size_t begin, size_t end, const ch
       continue;
     if (!t->sweep)
       t->sweep = x->sweep;
-    if (html_names_add(&t->variants, x->variant, variant_cmp, t) ||
-        html_names_add(&t->arms, x->arm, arm_cmp, t))
+    if (ps_html_names_add(&t->variants, x->variant, variant_cmp, t) ||
+        ps_html_names_add(&t->arms, x->arm, arm_cmp, t))
       p->rc = -ENOMEM;
   }
 }
@@ -221,7 +221,7 @@ static void prepare_dss(page *p) {
   const ps_report_data *d = p->d;
   for (size_t f = 0; f < d->ndssfiles && !p->rc; f++) {
     size_t begin, end;
-    html_dss_rows(d, d->dssfiles[f].run, &begin, &end);
+    ps_html_dss_rows(d, d->dssfiles[f].run, &begin, &end);
     for (size_t i = begin; i < end && !p->rc; i++) {
       if (i > begin && strcmp(d->dss[i].test, d->dss[i - 1].test) == 0)
         continue; /* rows are sorted by test within a file */
@@ -236,7 +236,7 @@ static void prepare_dss(page *p) {
   }
 }
 
-void html_prepare(page *p) {
+void ps_html_prepare(page *p) {
   const ps_report_data *d = p->d;
   if (d->nverdicts && !(p->vidx = malloc(d->nverdicts * sizeof *p->vidx))) {
     p->rc = -ENOMEM;
@@ -250,7 +250,7 @@ void html_prepare(page *p) {
   prepare_dss(p);
 }
 
-void html_release(page *p) {
+void ps_html_release(page *p) {
   for (size_t i = 0; i < p->ntests; i++) {
     free(p->tests[i].variants.v);
     free(p->tests[i].arms.v);
