@@ -23,6 +23,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/buf.h"
+#include "core/visible.h"
 
 void ps_alert_event_init(ps_alert_event *ev, ps_alert_kind kind) {
   memset(ev, 0, sizeof *ev);
@@ -261,9 +262,15 @@ char *ps_alert_event_json(const ps_alert_event *ev) {
   return text;
 }
 
-/* Slack reads &, < and > as markup (<!channel>, <url|label>). */
-static void slack_escape(ps_buf *b, const char *s) {
-  for (; s && *s; s++) {
+/* Slack reads &, < and > as markup (<!channel>, <url|label>); direction
+ * controls and other controls are shown as their escapes, so a run name
+ * cannot make the message read otherwise (core/visible.h). */
+static void slack_escape(ps_buf *b, const char *raw) {
+  ps_buf shown;
+  ps_buf_init(&shown, 0);
+  if (ps_visible(&shown, raw, PS_VISIBLE_KEEP_LINES) < 0)
+    return;
+  for (const char *s = shown.data; s && *s; s++) {
     if (*s == '&')
       ps_buf_puts(b, "&amp;");
     else if (*s == '<')
@@ -273,6 +280,7 @@ static void slack_escape(ps_buf *b, const char *s) {
     else
       ps_buf_putc(b, *s);
   }
+  ps_buf_free(&shown);
 }
 
 char *ps_alert_event_slack(const ps_alert_event *ev) {

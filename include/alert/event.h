@@ -19,7 +19,9 @@
  *   event, a well-formed id, a source, a run or a text (-EINVAL).
  * - ps_alert_event_slack() is the same event as Slack's incoming-webhook
  *   body {"text": ...}, with '&', '<' and '>' escaped so that a run name
- *   cannot mention a channel or hide a link.
+ *   cannot mention a channel or hide a link, and direction and other
+ *   controls shown as their escapes ("\u202e", core/visible.h) so that it
+ *   cannot make the message read otherwise.
  * - Strings from the data are never interpreted: they are JSON-escaped by
  *   cJSON and go nowhere else.
  */

@@ -151,6 +151,19 @@ static void test_verdict_event_and_slack(void **state) {
   assert_non_null(strstr(text, "cycleAvgDuration: 27.8 against 24.33 (+14.3 %)"));
   cJSON_Delete(o);
   free(slack);
+  /* ... nor read backwards: direction controls are shown, not obeyed */
+  free(ev.text);
+  ev.text = strdup("daily-perf-\xe2\x80\xae" "deliaf-ton failed: Error: \xe2\x80\xaeretfa");
+  free(ev.host);
+  ev.host = strdup("\xe2\x80\xae" "exe.gnp-evil\xe2\x80\xac");
+  slack = ps_alert_event_slack(&ev);
+  o = cJSON_Parse(slack);
+  text = cJSON_GetObjectItem(o, "text")->valuestring;
+  assert_null(strstr(text, "\xe2\x80\xae"));
+  assert_non_null(strstr(text, "on \\u202eexe.gnp-evil\\u202c: daily-perf-\\u202edeliaf-ton "
+                               "failed: Error: \\u202eretfa"));
+  cJSON_Delete(o);
+  free(slack);
   ps_alert_event_free(&ev);
 }
 
