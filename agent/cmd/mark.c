@@ -22,6 +22,7 @@
 #include "influx/lp_encode.h"
 #include "runs/runs.h"
 #include "core/sysexits_ps.h"
+#include "core/visible.h"
 
 static const char mark_usage[] =
     "usage: perfship [-c FILE] mark start|end --run NAME [--source S] [--status S] "
@@ -195,7 +196,12 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
     const char *s = said.data ? said.data : "";
     int retry = 0;
     if (rc == 0 && status_code >= 200 && status_code <= 299) {
-      printf("marker posted: runs %s run=%s status=%s\n", event, run, status);
+      ps_buf shown; /* the name as data, never as direction controls */
+      ps_buf_init(&shown, 0);
+      ps_visible(&shown, run, 0);
+      printf("marker posted: runs %s run=%s status=%s\n", event, shown.data ? shown.data : "",
+             status);
+      ps_buf_free(&shown);
       code = PS_EXIT_OK;
     } else if (rc == 0 && status_code == 404 && cfg->influxdb.api == PS_API_V1 &&
                cfg->influxdb.create_database && !created) {
