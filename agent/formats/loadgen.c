@@ -645,6 +645,29 @@ static void finish_reset(ps_parser *p) {
     ps_buf_free(&p->norm); /* a normalised perf-finish: megabytes */
 }
 
+/* What only a long record needed, given back once it is done: a run's
+ * perf-finish is its last line, and its parser stays open as long as the
+ * file is tracked (the agent's life). Kept, the index (512 KB) and the
+ * tables and arena of every run ever read were most of a long-running
+ * agent's growth (docs/benchmarks.md, "A year of nightly runs"). The next
+ * long record, if one comes, allocates them again. */
+static void release_long(ps_parser *p) {
+  free(p->ix.open);
+  free(p->ix.close);
+  p->ix.open = p->ix.close = NULL;
+  p->ix.cap = p->ix.n = 0;
+  p->ixp = NULL;
+  jtable *tabs[] = {&p->root_tab, &p->stats_tab, &p->stage_tab, &p->item_tab};
+  for (size_t i = 0; i < sizeof tabs / sizeof tabs[0]; i++) {
+    free(tabs[i]->m);
+    memset(tabs[i], 0, sizeof *tabs[i]);
+  }
+  arena_reset(p);
+  free(p->arena);
+  p->arena = NULL;
+  ps_buf_free(&p->norm);
+}
+
 static void loadgen_free(ps_parser *p) {
   if (!p)
     return;
@@ -1151,11 +1174,14 @@ static int finish_continue(ps_parser *p, ps_emitter *em) {
       break;
     case FP_DONE:
       finish_reset(p);
+      release_long(p);
       return 0;
     }
   }
-  if (rc != -EAGAIN)
+  if (rc != -EAGAIN) {
     finish_reset(p);
+    release_long(p);
+  }
   return rc;
 }
 
