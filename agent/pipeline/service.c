@@ -24,6 +24,9 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,17 +81,36 @@ typedef struct ps_pipeline {
   int data_rejected;    /* --once: some input was rejected */
   uint64_t stop_deadline;
   int exit_code;
+  unsigned runs_since_rescan, runs_rescan_before; /* run events: when to trim */
 } ps_pipeline;
 
 /* --- rescans ------------------------------------------------------------- */
 
 static void rescan(ps_pipeline *pl) { pl_router_rescan(&pl->router, pl->watch); }
 
+/* A run's end brings its largest allocations (the perf-finish line's
+ * parse, the verdicts, the report page on the threadpool's own arena); freed,
+ * they stay with the allocator, which then serves later ones from scattered
+ * holes: a live agent grew by about 120 KB a run, for good. Giving free
+ * pages back at the first two rescans after runs ended keeps it where it
+ * started (docs/benchmarks.md, "A year of nightly runs"); it costs a walk
+ * of the heap, well under a millisecond at this size. */
+static void trim_after_runs(ps_pipeline *pl) {
+  if (pl->runs_since_rescan || pl->runs_rescan_before) {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+  }
+  pl->runs_rescan_before = pl->runs_since_rescan;
+  pl->runs_since_rescan = 0;
+}
+
 static void rescan_cb(uv_timer_t *t) {
   ps_pipeline *pl = t->data;
   rescan(pl);
   pl_reader_close_idle(&pl->rd);
   pl_runs_mark_unended(&pl->runs); /* stall detection needs time, not a change */
+  trim_after_runs(pl);
 }
 
 /* --- stopping ------------------------------------------------------------ */
@@ -283,6 +305,7 @@ static void on_reader_idle(void *ctx) { check_done(ctx); }
  * acknowledged). */
 static void on_run_event(void *ctx, const pl_run_event *ev) {
   ps_pipeline *pl = ctx;
+  pl->runs_since_rescan++;
   pl_verdicts_run_ended(&pl->verdicts, ev);
   pl_alerting_run_event(&pl->alerts, ev);
   pl_reporter_run_event(&pl->reporter, ev);
@@ -480,7 +503,21 @@ static int start_stages(ps_pipeline *pl) {
   return 0;
 }
 
+/* The allocator set for a process that lives for months (docs/benchmarks.md,
+ * "A year of nightly runs"): one arena, so what the threadpool's jobs (the
+ * report page, history reads) free is trimmed with the rest instead of
+ * staying in four arenas of their own; and a fixed mmap threshold, so a
+ * run's multi-megabyte buffers are mapped and unmapped whole, not carved
+ * out of the heap after glibc raised the threshold past them. */
+static void allocator_for_a_long_life(void) {
+#ifdef __GLIBC__
+  mallopt(M_ARENA_MAX, 1);
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
+}
+
 int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
+  allocator_for_a_long_life();
   ps_pipeline *pl = calloc(1, sizeof *pl);
   if (!pl)
     return PS_EXIT_SOFTWARE;
