@@ -99,6 +99,14 @@ typedef struct arena_chunk {
   char data[];
 } arena_chunk;
 
+typedef struct lg_scratch {
+  ps_tag tags[LG_MAX_TAGS];
+  ps_field fields[LG_MAX_FIELDS];
+  char keybuf[LG_MAX_FIELDS][LG_KEY_LEN];
+  char tagbuf[4][96];
+  char strbuf[64];
+} lg_scratch;
+
 struct ps_parser {
   int64_t mtime_ns; /* of perf.jsonl when opened: the origin's fallback */
   ps_run_id id;
@@ -131,14 +139,12 @@ struct ps_parser {
   double fin_wall;
   char fin_envelope_stage[24];
 
-  /* scratch for one point */
-  ps_tag tags[LG_MAX_TAGS];
+  /* scratch for one point: 10 KB, allocated by the first line and given
+   * back with the perf-finish (release_long), since a run file's parser
+   * lives as long as the agent tracks the file */
+  lg_scratch *s;
   size_t ntags;
-  ps_field fields[LG_MAX_FIELDS];
   size_t nfields;
-  char keybuf[LG_MAX_FIELDS][LG_KEY_LEN];
-  char tagbuf[4][96];
-  char strbuf[64];
   arena_chunk *arena;
 
   storage_area *areas;
@@ -342,8 +348,8 @@ static void pt_reset(ps_parser *p) {
 static void tag_add(ps_parser *p, const char *key, const char *value) {
   if (!value || !*value || p->ntags >= LG_MAX_TAGS)
     return;
-  p->tags[p->ntags].key = key;
-  p->tags[p->ntags].value = value;
+  p->s->tags[p->ntags].key = key;
+  p->s->tags[p->ntags].value = value;
   p->ntags++;
 }
 
@@ -356,7 +362,7 @@ static void tags_run(ps_parser *p) {
 static ps_field *field_new(ps_parser *p, const char *key, ps_ftype t) {
   if (p->nfields >= LG_MAX_FIELDS)
     return NULL;
-  ps_field *f = &p->fields[p->nfields++];
+  ps_field *f = &p->s->fields[p->nfields++];
   *f = (ps_field){.key = key, .type = t};
   return f;
 }
@@ -419,7 +425,7 @@ static int add_member_field(ps_parser *p, ps_jmember m, const char *const *ints,
   if (prefix) {
     if (p->nfields >= LG_MAX_FIELDS)
       return 0;
-    char *kb = p->keybuf[p->nfields];
+    char *kb = p->s->keybuf[p->nfields];
     int n = snprintf(kb, LG_KEY_LEN, "%s%s", prefix, name);
     if (n < 0 || n >= LG_KEY_LEN)
       return 1;
@@ -469,8 +475,8 @@ static int pt_emit(ps_parser *p, ps_emitter *em, const char *measurement,
     p->skip--;
     return 0;
   }
-  ps_point pt = {measurement, p->tags,    p->ntags,
-                 p->fields,   p->nfields, time_ns};
+  ps_point pt = {measurement, p->s->tags,    p->ntags,
+                 p->s->fields,   p->nfields, time_ns};
   int rc = ps_emit_point(em, &pt);
   if (rc == 0)
     p->accepted++;
@@ -666,6 +672,8 @@ static void release_long(ps_parser *p) {
   free(p->arena);
   p->arena = NULL;
   ps_buf_free(&p->norm);
+  free(p->s);
+  p->s = NULL;
 }
 
 static void loadgen_free(ps_parser *p) {
@@ -682,6 +690,7 @@ static void loadgen_free(ps_parser *p) {
   arena_reset(p); /* down to the first chunk */
   free(p->arena);
   free(p->areas);
+  free(p->s);
   free(p);
 }
 
@@ -775,7 +784,7 @@ static int emit_event(ps_parser *p, ps_emitter *em, ps_jv root, const jtable *ta
 
 static int emit_process(ps_parser *p, ps_emitter *em, ps_jv root,
                         const char *stage, int64_t t) {
-  char *proc = p->tagbuf[0];
+  char *proc = p->s->tagbuf[0];
   pt_reset(p);
   const char *ptype = jv_str(p, obj_get(p, root, "processType"));
   const char *vat = jv_str(p, obj_get(p, root, "vatID"));
@@ -786,11 +795,11 @@ static int emit_process(ps_parser *p, ps_emitter *em, ps_jv root,
   }
   if (strcmp(ptype, "vat") == 0 && vat && vat[0]) {
     if (name && name[0])
-      snprintf(proc, sizeof p->tagbuf[0], "%s:%s", vat, name);
+      snprintf(proc, sizeof p->s->tagbuf[0], "%s:%s", vat, name);
     else
-      snprintf(proc, sizeof p->tagbuf[0], "%s", vat);
+      snprintf(proc, sizeof p->s->tagbuf[0], "%s", vat);
   } else {
-    snprintf(proc, sizeof p->tagbuf[0], "%s", ptype);
+    snprintf(proc, sizeof p->s->tagbuf[0], "%s", ptype);
   }
   pt_reset(p);
   tags_run(p);
@@ -1036,10 +1045,10 @@ static int emit_run(ps_parser *p, ps_emitter *em) {
     /* yargs-parser made an all-digit revision a number; the jq script
      * applies tostring, and so do we */
     if (d == floor(d) && fabs(d) < 1e15)
-      snprintf(p->strbuf, sizeof p->strbuf, "%.0f", d);
+      snprintf(p->s->strbuf, sizeof p->s->strbuf, "%.0f", d);
     else
-      snprintf(p->strbuf, sizeof p->strbuf, "%.17g", d);
-    add_string(p, "sdkRevision", p->strbuf);
+      snprintf(p->s->strbuf, sizeof p->s->strbuf, "%.17g", d);
+    add_string(p, "sdkRevision", p->s->strbuf);
   }
   add_int(p, "sdkCommitTime", obj_get(p, test_data, "sdkCommitTime"));
   add_object_fields(p, table_get(st, "liveBlocksSummary"), INT_SUMMARY, NULL,
@@ -1238,6 +1247,8 @@ static uint64_t record_key(const char *data, size_t len, uint64_t line_no) {
 
 static int loadgen_line(ps_parser *p, const char *data, size_t len,
                         ps_emitter *em) {
+  if (!p->s && !(p->s = malloc(sizeof *p->s)))
+    return -ENOMEM;
   uint64_t hash = (p->fin_active || p->resuming) ? record_key(data, len, em->origin.line) : 0;
   if (p->fin_active) {
     if (len == p->fin_len && hash == p->resume_hash) {
