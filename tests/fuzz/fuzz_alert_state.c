@@ -17,7 +17,7 @@
 #include "alert/ledger.h"
 #include "alert/outbox.h"
 #include "alert/throttle.h"
-#include "pipeline/alerting_clock.h"
+#include "judging/alerting_clock.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,8 +1,8 @@
 /*
  * verdicts_history.c: a loadgen series' runs read back from the server.
- * See include/pipeline/verdicts_history.h.
+ * See include/judging/verdicts.history.h.
  */
-#include "pipeline/verdicts_history.h"
+#include "judging/verdicts_history.h"
 
 #include <errno.h>
 #include <math.h>

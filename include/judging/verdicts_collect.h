@@ -1,5 +1,5 @@
 /*
- * pipeline/verdicts_collect: what the verdicts are computed from, picked
+ * judging/verdicts_collect: what the verdicts are computed from, picked
  * out of the points the sources' parsers give (the delivery's tap) while a
  * run is read, and kept until the run is judged.
  *
@@ -23,8 +23,8 @@
  * - Everything survives a restart through pl_collect_to_json() /
  *   pl_collect_from_json() (a state section).
  */
-#ifndef PS_PIPELINE_VERDICTS_COLLECT_H
-#define PS_PIPELINE_VERDICTS_COLLECT_H
+#ifndef PS_JUDGING_VERDICTS_COLLECT_H
+#define PS_JUDGING_VERDICTS_COLLECT_H
 
 #include <stddef.h>
 #include <stdint.h>

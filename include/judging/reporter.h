@@ -1,5 +1,5 @@
 /*
- * pipeline/reporter: keeps the report page (report.path, docs/report.md)
+ * judging/reporter: keeps the report page (report.path, docs/report.md)
  * current while `perfship run` works.
  *
  * Contract
@@ -23,8 +23,8 @@
  *   a page being made is waited for by the loop, one merely asked for in
  *   service mode is left to the next start.
  */
-#ifndef PS_PIPELINE_REPORTER_H
-#define PS_PIPELINE_REPORTER_H
+#ifndef PS_JUDGING_REPORTER_H
+#define PS_JUDGING_REPORTER_H
 
 #include <stdint.h>
 #include <uv.h>

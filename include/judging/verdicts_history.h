@@ -1,5 +1,5 @@
 /*
- * pipeline/verdicts_history: a series' earlier runs as the server knows
+ * judging/verdicts_history: a series' earlier runs as the server knows
  * them, read back once per series and agent start so that a fresh agent
  * pointed at a server holding months of runs judges against them
  * (docs/verdicts.md, "Where the history comes from").
@@ -21,8 +21,8 @@
  *   run with several rows gives its last. Returns 0, or -EPROTO when the
  *   text is not such an answer.
  */
-#ifndef PS_PIPELINE_VERDICTS_HISTORY_H
-#define PS_PIPELINE_VERDICTS_HISTORY_H
+#ifndef PS_JUDGING_VERDICTS_HISTORY_H
+#define PS_JUDGING_VERDICTS_HISTORY_H
 
 #include <stddef.h>
 #include <stdint.h>

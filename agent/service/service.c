@@ -1,16 +1,17 @@
 /*
  * service.c: `perfship run`: starts the stages, routes path events, handles
- * signals, and stops in order. See include/pipeline/pipeline.h and
+ * signals, and stops in order. See include/service/service.h and
  * docs/architecture.md.
  *
  * Design
  * - One thread, one uv loop. The service owns every stage and wires them
- *   with hooks; stages never call back up into it. Each stage is a file of
- *   its own (registry, router, reader, delivery, commit, runtracker, verdicts,
- *   alerting, reporter, reporting, reload, createdb): this file only
- *   decides what happens when.
- * - Run events and tapped points are dispatched here to the stages that
- *   judge them (on_run_event, on_tap): verdicts, alerting, reporter.
+ *   with hooks; stages never call back up into it. The data path's stages
+ *   are files of their own under agent/pipeline/ (registry, router, reader,
+ *   delivery, commit, runtracker, selfmetrics, createdb), the judges one
+ *   object behind judging/judging.h; this file and reload.c are the only
+ *   ones that see both layers, and only decide what happens when.
+ * - Run events and the judges' points are handed to the judging layer
+ *   (on_run_event, on_tap), which wires its own stages to each other.
  * - Path events (inotify or a scan) go to the router (pipeline/router.h),
  *   which decides what each means for the tracked files.
  * - The loop sleeps when there is nothing to do: the only timers are the
@@ -20,7 +21,7 @@
  *   batched, waits (bounded) for the batches in flight, saves the state and
  *   closes every handle; the loop must then close cleanly.
  */
-#include "pipeline/pipeline.h"
+#include "service/service.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -35,27 +36,25 @@
 #include "core/util.h"
 #include "core/sysexits_ps.h"
 #include "input/watch.h"
-#include "pipeline/alerting.h"
+#include "judging/judging.h"
 #include "pipeline/commit.h"
 #include "pipeline/createdb.h"
 #include "pipeline/delivery.h"
 #include "pipeline/gens.h"
 #include "pipeline/reader.h"
 #include "pipeline/registry.h"
-#include "pipeline/reload.h"
-#include "pipeline/reporter.h"
+#include "service/reload.h"
 #include "pipeline/reporting.h"
 #include "pipeline/router.h"
 #include "pipeline/runtracker.h"
 #include "pipeline/shared.h"
-#include "pipeline/verdicts.h"
 #include "state/state.h"
 
 #define MOD "pipeline"
 #define DRAIN_WAIT_MS 10000
 #define CHECK_MS 1000
 
-typedef struct ps_pipeline {
+typedef struct ps_service {
   pl_shared sh;
   pl_gens gens;
   ps_state saved;
@@ -65,10 +64,8 @@ typedef struct ps_pipeline {
   pl_reader rd;
   pl_runs runs;
   pl_router router;
-  pl_verdicts verdicts;
-  pl_alerting alerts;
+  pl_judging judging;
   pl_report report;
-  pl_reporter reporter;
   pl_createdb createdb;
   ps_watch *watch;
   uv_timer_t rescan_timer, check_timer;
@@ -78,14 +75,14 @@ typedef struct ps_pipeline {
   int data_rejected;    /* --once: some input was rejected */
   uint64_t stop_deadline;
   int exit_code;
-} ps_pipeline;
+} ps_service;
 
 /* --- rescans ------------------------------------------------------------- */
 
-static void rescan(ps_pipeline *pl) { pl_router_rescan(&pl->router, pl->watch); }
+static void rescan(ps_service *pl) { pl_router_rescan(&pl->router, pl->watch); }
 
 static void rescan_cb(uv_timer_t *t) {
-  ps_pipeline *pl = t->data;
+  ps_service *pl = t->data;
   rescan(pl);
   pl_reader_close_idle(&pl->rd);
   pl_runs_mark_unended(&pl->runs); /* stall detection needs time, not a change */
@@ -94,12 +91,12 @@ static void rescan_cb(uv_timer_t *t) {
 /* --- stopping ------------------------------------------------------------ */
 
 static void watch_closed(void *arg) {
-  ps_pipeline *pl = arg;
+  ps_service *pl = arg;
   ps_watch_free(pl->watch);
   pl->watch = NULL;
 }
 
-static void close_all(ps_pipeline *pl) {
+static void close_all(ps_service *pl) {
   if (pl->sh.stopping == 2)
     return;
   pl->sh.stopping = 2;
@@ -113,10 +110,8 @@ static void close_all(ps_pipeline *pl) {
       uv_close(hs[i], NULL);
   pl_reader_close(&pl->rd);
   pl_runs_close(&pl->runs);
-  pl_verdicts_close(&pl->verdicts);
-  pl_alerting_close(&pl->alerts); /* before the delivery: its points are cancelled */
+  pl_judging_close(&pl->judging); /* before the delivery: its points are cancelled */
   pl_report_close(&pl->report);
-  pl_reporter_close(&pl->reporter);
   pl_createdb_close(&pl->createdb);
   pl_commit_close(&pl->commit);
   if (pl->watch)
@@ -130,14 +125,14 @@ static void close_all(ps_pipeline *pl) {
 }
 
 /* --once: everything present is acknowledged; the verdict, then stop. */
-static void finish_once(ps_pipeline *pl) {
+static void finish_once(ps_service *pl) {
   const pl_counters *n = &pl->sh.n;
   if (n->records_rejected + n->points_refused + n->server_rejected) {
     pl->exit_code = PS_EXIT_DATAERR;
     pl->data_rejected = 1;
   }
   /* An event nobody heard of weighs more than a rejected line: 69. */
-  if (pl_alerting_undelivered(&pl->alerts)) {
+  if (pl_judging_undelivered(&pl->judging)) {
     PS_ERROR(MOD, "some alert events could not be delivered (see above); they are kept "
                   "in the state and sent at the next start");
     pl->exit_code = PS_EXIT_UNAVAILABLE;
@@ -148,11 +143,11 @@ static void finish_once(ps_pipeline *pl) {
 
 /* Called whenever something may have finished: a stop that drained, or a
  * --once run with everything present read and acknowledged. */
-static void check_done(ps_pipeline *pl) {
+static void check_done(ps_service *pl) {
   if (pl->sh.stopping == 2)
     return;
   if (pl->sh.stopping == 1) {
-    if (pl_delivery_quiet(&pl->dl) && !pl_alerting_busy(&pl->alerts)) {
+    if (pl_delivery_quiet(&pl->dl) && !pl_judging_busy(&pl->judging)) {
       close_all(pl);
     } else if (uv_now(pl->sh.loop) >= pl->stop_deadline) {
       PS_WARN(MOD,
@@ -170,15 +165,15 @@ static void check_done(ps_pipeline *pl) {
     if (!pl_reader_done(&pl->rd))
       return;
   }
-  if (!pl_verdicts_quiet(&pl->verdicts))
+  if (!pl_judging_quiet(&pl->judging))
     return; /* back here when its verdicts are answered */
   pl_delivery_flush(&pl->dl);
   if (!pl_delivery_quiet(&pl->dl))
     return;
   /* The events what was read raised reach people before the end; their
    * points are aux batches, hence the second look at the delivery. */
-  pl_alerting_finish(&pl->alerts);
-  if (!pl_alerting_done(&pl->alerts) || !pl_delivery_quiet(&pl->dl))
+  pl_judging_finish(&pl->judging);
+  if (!pl_judging_done(&pl->judging) || !pl_delivery_quiet(&pl->dl))
     return;
   if (!pl->final_stats_sent) {
     /* A backfill leaves a heartbeat with its final counters. */
@@ -191,14 +186,14 @@ static void check_done(ps_pipeline *pl) {
 
 static void check_cb(uv_timer_t *t);
 
-static void begin_stop(ps_pipeline *pl, const char *why) {
+static void begin_stop(ps_service *pl, const char *why) {
   if (pl->sh.stopping)
     return;
   PS_INFO(MOD, "%s: sending what is in flight, then stopping", why);
   pl->sh.stopping = 1;
   pl->stop_deadline = uv_now(pl->sh.loop) + DRAIN_WAIT_MS;
   pl_reader_stop(&pl->rd);
-  pl_alerting_hold(&pl->alerts); /* what is in flight finishes; the rest waits */
+  pl_judging_hold(&pl->judging); /* what is in flight finishes; the rest waits */
   uv_timer_stop(&pl->rescan_timer);
   pl_report_stop(&pl->report);
   pl_delivery_flush(&pl->dl);
@@ -209,7 +204,7 @@ static void begin_stop(ps_pipeline *pl, const char *why) {
 /* --once gives up when the server stayed unreachable (or kept refusing)
  * past influxdb.unreachable_deadline_s; a stop's drain is bounded too. */
 static void check_cb(uv_timer_t *t) {
-  ps_pipeline *pl = t->data;
+  ps_service *pl = t->data;
   if (pl->sh.stopping == 1 || !pl->sh.once) {
     check_done(pl);
     return;
@@ -246,101 +241,71 @@ static void check_cb(uv_timer_t *t) {
 /* --- hooks the stages call ------------------------------------------------ */
 
 static void on_answered(void *ctx) {
-  ps_pipeline *pl = ctx;
+  ps_service *pl = ctx;
   pl_reader_resume(&pl->rd);
   check_done(pl);
 }
 
 static void on_missing_database(void *ctx) {
-  ps_pipeline *pl = ctx;
+  ps_service *pl = ctx;
   pl_createdb_start(&pl->createdb, 0);
 }
 
 static void on_reader_idle(void *ctx) { check_done(ctx); }
 
-/* Run events go to every stage that judges runs (their markers were
- * acknowledged). */
+/* Run events go to the judges (their markers were acknowledged). */
 static void on_run_event(void *ctx, const pl_run_event *ev) {
-  ps_pipeline *pl = ctx;
-  pl_verdicts_run_ended(&pl->verdicts, ev);
-  pl_alerting_run_event(&pl->alerts, ev);
-  pl_reporter_run_event(&pl->reporter, ev);
+  ps_service *pl = ctx;
+  pl_judging_run_event(&pl->judging, ev);
 }
 
-/* Every point a source gave, for the stages that judge what was measured:
- * each picks what it needs and returns at once for the rest. */
+/* The points the judges need (judging/judging.h). */
 static void on_tap(void *ctx, const ps_point *p, const ps_source_cfg *src, const char *path) {
-  ps_pipeline *pl = ctx;
-  pl_verdicts_tap(&pl->verdicts, p);
-  pl_alerting_tap(&pl->alerts, p, src, path);
+  ps_service *pl = ctx;
+  pl_judging_point(&pl->judging, p, src, path);
 }
 
-/* A run's verdicts were written: its regressions and improvements are
- * events. */
-static void on_verdicts_judged(void *ctx, const pl_run_verdicts *rv) {
-  ps_pipeline *pl = ctx;
-  pl_alerting_judged(&pl->alerts, rv);
-}
-
-static void on_alerts_settled(void *ctx) { check_done(ctx); }
+static void on_judging_settled(void *ctx) { check_done(ctx); }
 
 static void on_parser_opened(void *ctx, pl_file *f) {
-  ps_pipeline *pl = ctx;
+  ps_service *pl = ctx;
   pl_runs_restore_facts(&pl->runs, f);
 }
 
 static void on_file_at_end(void *ctx, pl_file *f) {
-  ps_pipeline *pl = ctx;
+  ps_service *pl = ctx;
   /* A run's perf.jsonl read so far is the moment to look at the run again. */
   pl_runs_note_path(&pl->runs, f->src, f->cur_path, 1);
 }
 
-/* Verdicts were acknowledged: the report may show them; a --once run may
- * be complete. */
-static void on_verdicts_written(void *ctx) {
-  ps_pipeline *pl = ctx;
-  pl_reporter_request(&pl->reporter, "verdicts written");
-  check_done(pl);
-}
-
 static int reader_busy(void *ctx) {
-  ps_pipeline *pl = ctx;
+  ps_service *pl = ctx;
   return !pl_reader_done(&pl->rd);
 }
 
 static const char *last_error(void *ctx) {
-  ps_pipeline *pl = ctx;
+  ps_service *pl = ctx;
   return pl->saved.nerrors ? pl->saved.errors[pl->saved.nerrors - 1] : NULL;
 }
 
 static void on_report_failed(void *ctx, const char *why) {
-  ps_pipeline *pl = ctx;
+  ps_service *pl = ctx;
   pl_commit_error(&pl->commit, "report: %s", why);
 }
 
 static char *runs_json(void *ctx) {
-  ps_pipeline *pl = ctx;
+  ps_service *pl = ctx;
   return pl_runs_to_json(&pl->runs);
 }
 
-static char *verdicts_json(void *ctx) {
-  ps_pipeline *pl = ctx;
-  return pl_verdicts_to_json(&pl->verdicts);
-}
-
-static char *alerts_json(void *ctx) {
-  ps_pipeline *pl = ctx;
-  return pl_alerting_to_json(&pl->alerts);
-}
-
 static size_t pending_points(void *ctx) {
-  ps_pipeline *pl = ctx;
+  ps_service *pl = ctx;
   return pl_delivery_pending_points(&pl->dl);
 }
 
 /* --- signals and reload ---------------------------------------------------- */
 
-static void reload(ps_pipeline *pl) {
+static void reload(ps_service *pl) {
   const char *file = pl->sh.cfg->file;
   if (!file) {
     PS_INFO(MOD, "SIGHUP: no configuration file to reread");
@@ -363,13 +328,13 @@ static void reload(ps_pipeline *pl) {
   uv_timer_start(&pl->rescan_timer, rescan_cb, (uint64_t)n->watch.rescan_interval_ms,
                  (uint64_t)n->watch.rescan_interval_ms);
   pl_report_start(&pl->report);
-  pl_reporter_request(&pl->reporter, "configuration reread");
+  pl_judging_reconfigured(&pl->judging);
   rescan(pl);
   PS_INFO(MOD, "configuration reread from %s", n->file ? n->file : "defaults");
 }
 
 static void signal_cb(uv_signal_t *h, int signum) {
-  ps_pipeline *pl = h->data;
+  ps_service *pl = h->data;
   if (signum == SIGHUP && pl->sh.once) {
     /* A one-shot run keeps the configuration it started with: its watcher
      * is already closed (nothing new is wanted), so a reload would have
@@ -389,7 +354,7 @@ static void signal_cb(uv_signal_t *h, int signum) {
 
 /* --- start and end ---------------------------------------------------------- */
 
-static int take_state_dir(ps_pipeline *pl, const char *sd, int *lock_fd) {
+static int take_state_dir(ps_service *pl, const char *sd, int *lock_fd) {
   *lock_fd = ps_state_lock(sd, 1);
   if (*lock_fd >= 0)
     return 0;
@@ -415,7 +380,7 @@ static void report_open_handle(uv_handle_t *h, void *arg) {
 
 /* Wires the stages: each gets the shared block and the stages below it,
  * and hooks into this file for what it must tell. */
-static int start_stages(ps_pipeline *pl) {
+static int start_stages(ps_service *pl) {
   pl_registry_init(&pl->reg, &pl->sh, &pl->gens, &pl->saved);
   pl_commit_hooks ch = {pending_points, pl};
   pl_commit_init(&pl->commit, &pl->sh, &pl->reg, &pl->saved, &ch);
@@ -426,9 +391,9 @@ static int start_stages(ps_pipeline *pl) {
     return rc;
   }
   pl_aux_out out = pl_delivery_aux_out(&pl->dl);
-  pl_alerting_hooks ah = {on_alerts_settled, pl};
-  rc = pl_alerting_init(&pl->alerts, &pl->sh, &pl->dl, &pl->rd, &pl->runs, &pl->commit, &out,
-                        &ah);
+  pl_judging_hooks jh = {on_judging_settled, reader_busy, last_error, on_report_failed, pl};
+  rc = pl_judging_init(&pl->judging, &pl->sh, pl->gens.boot.cfg, &pl->dl, &pl->rd, &pl->runs,
+                       &pl->commit, &out, &jh);
   if (rc < 0) {
     pl_delivery_close(&pl->dl);
     pl_commit_close(&pl->commit);
@@ -441,23 +406,14 @@ static int start_stages(ps_pipeline *pl) {
   pl_router_init(&pl->router, &pl->sh, &pl->reg, &pl->rd, &pl->runs);
   pl_runs_from_json(&pl->runs, ps_state_section(&pl->saved, "runs"));
   pl_commit_add_section(&pl->commit, "runs", runs_json, pl);
-  pl_verdicts_hooks vh = {on_verdicts_judged, on_verdicts_written, reader_busy, pl};
-  rc = pl_verdicts_init(&pl->verdicts, &pl->sh, pl->gens.boot.cfg, &out, &vh);
-  if (rc < 0)
-    return rc; /* out of memory at start: the process ends */
-  pl_verdicts_from_json(&pl->verdicts, ps_state_section(&pl->saved, "verdicts"));
-  pl_commit_add_section(&pl->commit, "verdicts", verdicts_json, pl);
-  pl_alerting_from_json(&pl->alerts, ps_state_section(&pl->saved, "alerts"));
-  pl_commit_add_section(&pl->commit, "alerts", alerts_json, pl);
+  pl_judging_restore(&pl->judging, &pl->saved, &pl->commit);
   pl_report_init(&pl->report, &pl->sh, &pl->reg, &pl->dl, &pl->runs);
   pl_createdb_init(&pl->createdb, pl->sh.loop, pl->gens.boot.cfg, &pl->dl, &pl->sh.stopping);
-  pl_reporter_hooks reph = {last_error, on_report_failed, pl};
-  pl_reporter_init(&pl->reporter, &pl->sh, pl->gens.boot.cfg, &reph);
   return 0;
 }
 
-int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
-  ps_pipeline *pl = calloc(1, sizeof *pl);
+int ps_service_run(ps_config *cfg, const ps_service_opts *opts) {
+  ps_service *pl = calloc(1, sizeof *pl);
   if (!pl)
     return PS_EXIT_SOFTWARE;
   const char *sd = cfg->state_dir && cfg->state_dir[0] ? cfg->state_dir : ".";
@@ -506,7 +462,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   }
   ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, pl_router_path, &pl->router);
   pl_createdb_start(&pl->createdb, 1);
-  pl_alerting_start(&pl->alerts);
+  pl_judging_start(&pl->judging);
 
   PS_INFO(MOD, "starting%s: %zu sources, state in %s", pl->sh.once ? " (--once)" : "",
           cfg->nsources, sd);
@@ -514,7 +470,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
   rescan(pl);
   pl->sh.initial_scan = 0;
   pl_report_start(&pl->report);
-  pl_reporter_start(&pl->reporter);
+  pl_judging_scanned(&pl->judging);
   if (!pl->sh.once) {
     if (cfg->watch.rescan_interval_ms > 0)
       uv_timer_start(&pl->rescan_timer, rescan_cb, (uint64_t)cfg->watch.rescan_interval_ms,
@@ -530,8 +486,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
 
   pl_registry_free(&pl->reg);
   pl_runs_free(&pl->runs);
-  pl_verdicts_free(&pl->verdicts);
-  pl_alerting_free(&pl->alerts);
+  pl_judging_free(&pl->judging);
   /* Every handle must be closed by now: one left open is a leak, or a
    * callback that could still run on freed memory, so it fails the run. */
   int loop_rc = uv_loop_close(&loop);

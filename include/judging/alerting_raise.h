@@ -1,5 +1,5 @@
 /*
- * pipeline/alerting_raise: the alert stage's way out (docs/alerts.md):
+ * judging/alerting_raise: the alert stage's way out (docs/alerts.md):
  * whether an event is raised, the outbox, the channels, the
  * `perfship_alert` point, and what of them the state file keeps. The other
  * alert files (alerting_clock.h, alerting_runs.h) build events and hand
@@ -27,8 +27,8 @@
  *   (pl_alert_raiser_to_cjson / _from_cjson). Events waiting for a channel
  *   that is no longer configured are dropped with a warning when read.
  */
-#ifndef PS_PIPELINE_ALERTING_RAISE_H
-#define PS_PIPELINE_ALERTING_RAISE_H
+#ifndef PS_JUDGING_ALERTING_RAISE_H
+#define PS_JUDGING_ALERTING_RAISE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * alerting_runs.c: the alerts about runs. See include/pipeline/alerting_runs.h
+ * alerting_runs.c: the alerts about runs. See include/judging/alerting_runs.h
  * and docs/alerts.md.
  *
  * Design
@@ -9,7 +9,7 @@
  * - Ids are made of what the data says (the run, its marker's time), so an
  *   event heard again after a restart has the id the raiser knows.
  */
-#include "pipeline/alerting_runs.h"
+#include "judging/alerting_runs.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,12 +1,14 @@
 /*
- * pipeline: `perfship run`, the service, on one libuv loop.
+ * service: `perfship run`, on one libuv loop.
  *
  * Contract
  * - sources -> watch -> reader (lines, or whole documents) -> format parser
  *   -> delivery (ps_lp_encode, global tags added -> batch -> sink) -> ack ->
- *   commit (state file). The stages are files of their own under
- *   agent/pipeline/ (docs/architecture.md); this is the whole of the
- *   pipeline's face to the rest of the program.
+ *   commit (state file); beside it the judges (verdicts, alerts, the report
+ *   page). The data path's stages are files of their own under
+ *   agent/pipeline/, the judges' under agent/judging/ (docs/architecture.md);
+ *   the service wires both, and this is its whole face to the rest of the
+ *   program.
  * - An offset (or a document's content hash) is written to the state file
  *   only when every point read before it is acknowledged (influx/batch.h), so a
  *   kill -9 at any moment loses nothing and a restart re-sends at most the
@@ -15,11 +17,11 @@
  *   (parsers get -EAGAIN, core/emit.h) and resumes as batches are acknowledged;
  *   nothing is dropped and memory stays bounded.
  * - `once`: ingest what exists now (documents without waiting to settle),
- *   wait for every acknowledgement, then stop. ps_pipeline_run() returns the
+ *   wait for every acknowledgement, then stop. ps_service_run() returns the
  *   exit code: 0; 65 when some input was rejected (a record, a point, an
  *   over-long line); 69 when the server stayed unreachable past
  *   influxdb.unreachable_deadline_s, or when an alert event could not be
- *   delivered (once only; pipeline/alerting.h); 75 when another agent holds
+ *   delivered (once only; judging/alerting.h); 75 when another agent holds
  *   the state directory; 78 for a configuration problem found at start.
  *   While it runs it reports progress on stderr (a status line redrawn in
  *   place on a terminal, else an info line every 10 s); it ends with one
@@ -39,22 +41,22 @@
  * - Loadgen run folders (runs/runs.h, pipeline/runtracker.h) are evaluated when anything in them
  *   changes, on every rescan (stall detection) and at the end of --once;
  *   markers are sent outside the checkpoints and remembered once acked.
- * - Alerts (pipeline/alerting.h, docs/alerts.md): the agent's own events
+ * - Alerts (judging/alerting.h, docs/alerts.md): the agent's own events
  *   go to the configured channels and as perfship_alert points; --once
  *   delivers the events it raised before it exits.
  * - The loop sleeps when there is nothing to do: the only timers are the
  *   rescan, the flush of a non-empty batch, settling documents, the state
  *   save after an acknowledgement, run evaluations and the self-metrics.
  */
-#ifndef PS_PIPELINE_H
-#define PS_PIPELINE_H
+#ifndef PS_SERVICE_H
+#define PS_SERVICE_H
 
 #include "core/config.h"
 
-typedef struct ps_pipeline_opts {
+typedef struct ps_service_opts {
   int once;
-} ps_pipeline_opts;
+} ps_service_opts;
 
-int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts);
+int ps_service_run(ps_config *cfg, const ps_service_opts *opts);
 
 #endif

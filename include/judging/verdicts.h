@@ -1,10 +1,10 @@
 /*
- * pipeline/verdicts: perfship's own judgement of each run, written as
+ * judging/verdicts: perfship's own judgement of each run, written as
  * `perfship_verdict` points (docs/schema.md; the method: docs/verdicts.md).
  *
  * Contract
  * - Input: every point the sources give (pl_verdicts_tap(), from the
- *   delivery's tap: pipeline/verdicts_collect.h picks what is judged) and
+ *   delivery's tap: judging/verdicts_collect.h picks what is judged) and
  *   every run end the run tracker reports (pl_verdicts_run_ended()).
  * - Loadgen, across revisions: an ended run goes into its series' history
  *   (verdict/ledger.h, saved in the state file), and the series is judged
@@ -12,7 +12,7 @@
  *   (a backfill reads folders in name order) rewrites every later verdict
  *   it changes. Judging waits while the reader has a backlog (one pass
  *   after a backfill, not one per run), and for the series' history on the
- *   server (pipeline/verdicts_history.h), read once per series and start:
+ *   server (judging/verdicts_history.h), read once per series and start:
  *   a server that cannot be reached delays verdicts, never loses them; one
  *   without InfluxQL (VictoriaMetrics) or without the database leaves the
  *   agent's own history.
@@ -31,8 +31,8 @@
  *   the next start (the runs stay unjudged in the state).
  * - Settings are read at start (a reload keeps them).
  */
-#ifndef PS_PIPELINE_VERDICTS_H
-#define PS_PIPELINE_VERDICTS_H
+#ifndef PS_JUDGING_VERDICTS_H
+#define PS_JUDGING_VERDICTS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -41,7 +41,7 @@
 #include "core/config.h"
 #include "pipeline/runtracker.h"
 #include "pipeline/shared.h"
-#include "pipeline/verdicts_collect.h"
+#include "judging/verdicts_collect.h"
 #include "verdict/ledger.h"
 #include "verdict/verdict.h"
 

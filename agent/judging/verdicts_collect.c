@@ -1,6 +1,6 @@
 /*
  * verdicts_collect.c: the judged figures picked out of the points as they
- * pass. See include/pipeline/verdicts_collect.h.
+ * pass. See include/judging/verdicts_collect.h.
  *
  * Design
  * - It runs on the hot path for every point (through the delivery's tap),
@@ -9,7 +9,7 @@
  * - Lists, not tables: an agent holds a few runs in progress and a DSS
  *   file or two at a time.
  */
-#include "pipeline/verdicts_collect.h"
+#include "judging/verdicts_collect.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /*
- * pipeline/alerting_runs: the alerts about runs (docs/alerts.md "Where they
+ * judging/alerting_runs: the alerts about runs (docs/alerts.md "Where they
  * come from"): a run that failed, was interrupted or stalled, and recovered
  * from a stall; a run's regressions and improvements.
  *
@@ -22,8 +22,8 @@
  * - pl_alert_runs_finish() (--once, everything present read): what is
  *   gathered is raised now, and later verdict points at once.
  */
-#ifndef PS_PIPELINE_ALERTING_RUNS_H
-#define PS_PIPELINE_ALERTING_RUNS_H
+#ifndef PS_JUDGING_ALERTING_RUNS_H
+#define PS_JUDGING_ALERTING_RUNS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -32,11 +32,11 @@
 #include "alert/event.h"
 #include "core/config.h"
 #include "core/point.h"
-#include "pipeline/alerting_clock.h"
-#include "pipeline/alerting_raise.h"
+#include "judging/alerting_clock.h"
+#include "judging/alerting_raise.h"
 #include "pipeline/runtracker.h"
 #include "pipeline/shared.h"
-#include "pipeline/verdicts.h"
+#include "judging/verdicts.h"
 
 /* One run's changed metrics, as the verdict stage judged them: every
  * metric carries its direction (ps_alert_metric.improvement). */

@@ -1,8 +1,8 @@
 /*
  * verdicts_send.c: verdict points in aux batches, answered as one.
- * See include/pipeline/verdicts_send.h.
+ * See include/judging/verdicts_send.h.
  */
-#include "pipeline/verdicts_send.h"
+#include "judging/verdicts_send.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /*
- * reload.c: the configuration reread on SIGHUP. See include/pipeline/reload.h.
+ * reload.c: the configuration reread on SIGHUP. See include/service/reload.h.
  */
-#include "pipeline/reload.h"
+#include "service/reload.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -34,7 +34,7 @@ static int strv_differs(char *const *a, size_t na, char *const *b, size_t nb) {
   return 0;
 }
 
-/* The alert channels are built at start (pipeline/alerting.h): the exec
+/* The alert channels are built at start (judging/alerting.h): the exec
  * argv and the webhook stay as they were until a restart. Returns 0 or
  * -ENOMEM; adds the names of what changed to `changed`. */
 static int keep_alert_channels(ps_config *n, const ps_config *run, char *changed, size_t cap) {

@@ -1,6 +1,6 @@
 /*
  * alerting.c: the alert stage as the service sees it. See
- * include/pipeline/alerting.h and docs/alerts.md.
+ * include/judging/alerting.h and docs/alerts.md.
  *
  * Design
  * - It owns the stage's three parts and wires them bottom up: the raiser
@@ -9,7 +9,7 @@
  *   the clock when runs start. What comes in is handed to the part it
  *   concerns; the state section is the parts' members in one object.
  */
-#include "pipeline/alerting.h"
+#include "judging/alerting.h"
 
 #include <string.h>
 

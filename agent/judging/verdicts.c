@@ -1,6 +1,6 @@
 /*
  * verdicts.c: judging runs as they end and writing the verdicts.
- * See include/pipeline/verdicts.h.
+ * See include/judging/verdicts.h.
  *
  * Design
  * - What is still to do lives in data, not in callbacks: a ledger run with
@@ -12,7 +12,7 @@
  * - A pass is one judgement's verdicts, sent as aux batches; its runs are
  *   marked done only when every batch was acknowledged.
  */
-#include "pipeline/verdicts.h"
+#include "judging/verdicts.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "pipeline/verdicts_history.h"
-#include "pipeline/verdicts_send.h"
+#include "judging/verdicts_history.h"
+#include "judging/verdicts_send.h"
 #include "verdict/arm_compare.h"
 #include "verdict/judge.h"
 #include "verdict/stage_drift.h"

@@ -1,5 +1,5 @@
 /*
- * pipeline/alerting: the events perfship raises itself, without Kapacitor
+ * judging/alerting: the events perfship raises itself, without Kapacitor
  * (docs/alerts.md): a failed, interrupted or stalled run and its recovery,
  * a source with no new run, a regression or improvement, a sick agent.
  *
@@ -43,22 +43,22 @@
  * bring (run events, tapped markers and verdicts); this one wires them and
  * is what the service sees.
  */
-#ifndef PS_PIPELINE_ALERTING_H
-#define PS_PIPELINE_ALERTING_H
+#ifndef PS_JUDGING_ALERTING_H
+#define PS_JUDGING_ALERTING_H
 
 #include <stddef.h>
 
 #include "core/config.h"
 #include "core/point.h"
-#include "pipeline/alerting_clock.h"
-#include "pipeline/alerting_raise.h"
-#include "pipeline/alerting_runs.h"
+#include "judging/alerting_clock.h"
+#include "judging/alerting_raise.h"
+#include "judging/alerting_runs.h"
 #include "pipeline/commit.h"
 #include "pipeline/delivery.h"
 #include "pipeline/reader.h"
 #include "pipeline/runtracker.h"
 #include "pipeline/shared.h"
-#include "pipeline/verdicts.h"
+#include "judging/verdicts.h"
 
 typedef struct pl_alerting_hooks {
   void (*settled)(void *ctx);
@@ -87,7 +87,7 @@ void pl_alerting_run_event(pl_alerting *al, const pl_run_event *ev);
 void pl_alerting_tap(pl_alerting *al, const ps_point *p, const ps_source_cfg *src,
                      const char *path);
 void pl_alerting_verdicts(pl_alerting *al, const pl_alert_verdicts *v);
-/* The verdict stage's own verdicts of one run (pipeline/verdicts.h): those
+/* The verdict stage's own verdicts of one run (judging/verdicts.h): those
  * that are a regression or an improvement become pl_alerting_verdicts(). */
 void pl_alerting_judged(pl_alerting *al, const pl_run_verdicts *rv);
 

@@ -1,6 +1,6 @@
 /*
  * reporter.c: the report page kept current by the agent, on the threadpool
- * (include/pipeline/reporter.h).
+ * (include/judging/reporter.h).
  *
  * DESIGN
  * - The pattern of createdb.c: one request struct per page, owned by the
@@ -14,7 +14,7 @@
  *   page is being made only sets `pending`; the page's completion arms the
  *   timer again when something was asked meanwhile.
  */
-#include "pipeline/reporter.h"
+#include "judging/reporter.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * pipeline/reload: rereading the configuration on SIGHUP.
+ * service/reload: rereading the configuration on SIGHUP.
  *
  * Contract
  * - pl_reload_read() loads `file` afresh. On success *out is a new
@@ -11,8 +11,8 @@
  * - Everything else (sources, tags, batch, watch, selfstats, alerts, log
  *   level) is applied by the service to each stage.
  */
-#ifndef PS_PIPELINE_RELOAD_H
-#define PS_PIPELINE_RELOAD_H
+#ifndef PS_SERVICE_RELOAD_H
+#define PS_SERVICE_RELOAD_H
 
 #include "core/config.h"
 

@@ -1,5 +1,5 @@
 /*
- * pipeline/alerting_clock: the alerts that time passing raises
+ * judging/alerting_clock: the alerts that time passing raises
  * (docs/alerts.md "Where they come from"): a source that started no new
  * run for too long (no_new_run), and the agent's own health
  * (agent_unhealthy, agent_recovered) from the sink's statistics and the
@@ -26,15 +26,15 @@
  * - Events go to the raiser (alerting_raise.h). Memory: the "sources" and
  *   "health" members of the stage's state section (to/from cJSON).
  */
-#ifndef PS_PIPELINE_ALERTING_CLOCK_H
-#define PS_PIPELINE_ALERTING_CLOCK_H
+#ifndef PS_JUDGING_ALERTING_CLOCK_H
+#define PS_JUDGING_ALERTING_CLOCK_H
 
 #include <stdint.h>
 #include <uv.h>
 
 #include "alert/health.h"
 #include "core/config.h"
-#include "pipeline/alerting_raise.h"
+#include "judging/alerting_raise.h"
 #include "pipeline/commit.h"
 #include "pipeline/delivery.h"
 #include "pipeline/reader.h"

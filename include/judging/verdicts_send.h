@@ -1,5 +1,5 @@
 /*
- * pipeline/verdicts_send: a list of verdicts out as perfship_verdict points,
+ * judging/verdicts_send: a list of verdicts out as perfship_verdict points,
  * in aux batches (pipeline/shared.h pl_aux_out), answered as one.
  *
  * Contract
@@ -12,8 +12,8 @@
  *   A verdict the encoder refuses is logged and left out.
  * - Returns 0, or -ENOMEM without sending anything and without `done`.
  */
-#ifndef PS_PIPELINE_VERDICTS_SEND_H
-#define PS_PIPELINE_VERDICTS_SEND_H
+#ifndef PS_JUDGING_VERDICTS_SEND_H
+#define PS_JUDGING_VERDICTS_SEND_H
 
 #include "pipeline/shared.h"
 #include "verdict/verdict.h"

@@ -1,6 +1,6 @@
 /*
  * alerting_raise.c: raising and delivering the agent's own alerts. See
- * include/pipeline/alerting_raise.h and docs/alerts.md.
+ * include/judging/alerting_raise.h and docs/alerts.md.
  *
  * Design
  * - alert/ decides nothing about the pipeline: the event and its id, the
@@ -15,7 +15,7 @@
  *   the same id; a crash before it raises it again from the replayed input,
  *   with the same id.
  */
-#include "pipeline/alerting_raise.h"
+#include "judging/alerting_raise.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 /*
  * alerting_clock.c: no_new_run and the agent's health, on a timer. See
- * include/pipeline/alerting_clock.h and docs/alerts.md.
+ * include/judging/alerting_clock.h and docs/alerts.md.
  *
  * Design
  * - The rules are alert/'s (silence.h, health.h); this file gathers what
@@ -11,7 +11,7 @@
  *   sources' silence; it wakes at the nearest no_new_run deadline or a
  *   fraction of unhealthy_after_s, whichever comes first.
  */
-#include "pipeline/alerting_clock.h"
+#include "judging/alerting_clock.h"
 
 #include <inttypes.h>
 #include <math.h>
