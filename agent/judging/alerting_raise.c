@@ -61,7 +61,7 @@ void pl_alert_raise(pl_alert_raiser *r, ps_alert_event *ev, const char *key, int
   const ps_config *cfg = r->sh->cfg;
   const char *name = ps_alert_kind_name(ev->kind);
   int64_t now = now_ns();
-  if (ps_alert_ledger_has(&r->ledger, ev->id)) {
+  if (ps_alert_decided_has(&r->ledger, ev->id)) {
     PS_DEBUG(MOD, "%s %s (%s): raised before", name, ev->run, ev->id);
     ps_alert_event_free(ev);
     return;
@@ -77,7 +77,7 @@ void pl_alert_raise(pl_alert_raiser *r, ps_alert_event *ev, const char *key, int
   uint64_t earlier = 0;
   int pass = ps_alert_throttle_pass(&r->throttle, ev->kind, key, now,
                                     cfg->alerts.min_interval_s, &earlier);
-  ps_alert_ledger_add(&r->ledger, ev->id, now / 1000000000LL);
+  ps_alert_decided_add(&r->ledger, ev->id, now / 1000000000LL);
   if (pass == 0) {
     r->sh->n.alerts_suppressed++;
     PS_INFO(MOD, "%s %s: a repeat within alerts.min_interval_s, not sent: %s", name, key,
@@ -123,13 +123,13 @@ void pl_alert_raise(pl_alert_raiser *r, ps_alert_event *ev, const char *key, int
 }
 
 int pl_alert_raised_before(const pl_alert_raiser *r, const char *id) {
-  return ps_alert_ledger_has(&r->ledger, id);
+  return ps_alert_decided_has(&r->ledger, id);
 }
 
 void pl_alert_raiser_prune(pl_alert_raiser *r) {
   int64_t now = now_ns();
   ps_alert_throttle_prune(&r->throttle, now, r->sh->cfg->alerts.min_interval_s);
-  ps_alert_ledger_prune(&r->ledger, now / 1000000000LL, LEDGER_KEEP_S);
+  ps_alert_decided_prune(&r->ledger, now / 1000000000LL, LEDGER_KEEP_S);
 }
 
 /* --- channels -------------------------------------------------------------------- */
@@ -237,7 +237,7 @@ int pl_alert_raiser_init(pl_alert_raiser *r, pl_shared *sh, pl_commit *commit,
   ps_alert_dispatch_hooks dh = {on_answered, on_changed, on_settled, r};
   ps_alert_dispatch_init(&r->dispatch, sh->loop, &r->box, chans, NCHANNELS, sh->once, &dh);
   ps_alert_throttle_init(&r->throttle);
-  ps_alert_ledger_init(&r->ledger);
+  ps_alert_decided_init(&r->ledger);
   return 0;
 }
 
@@ -254,14 +254,14 @@ void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const cJSON *section) {
             skipped + gone, skipped, gone);
   ps_alert_throttle_from_cjson(&r->throttle,
                                cJSON_GetObjectItemCaseSensitive(section, "throttle"));
-  ps_alert_ledger_from_cjson(&r->ledger, cJSON_GetObjectItemCaseSensitive(section, "seen"));
+  ps_alert_decided_from_cjson(&r->ledger, cJSON_GetObjectItemCaseSensitive(section, "seen"));
   r->sh->n.alerts_pending = r->box.n;
 }
 
 void pl_alert_raiser_to_cjson(pl_alert_raiser *r, cJSON *section) {
   cJSON_AddItemToObject(section, "outbox", ps_outbox_to_cjson(&r->box));
   cJSON_AddItemToObject(section, "throttle", ps_alert_throttle_to_cjson(&r->throttle));
-  cJSON_AddItemToObject(section, "seen", ps_alert_ledger_to_cjson(&r->ledger));
+  cJSON_AddItemToObject(section, "seen", ps_alert_decided_to_cjson(&r->ledger));
 }
 
 /* --- delivery's course ----------------------------------------------------------- */
@@ -298,5 +298,5 @@ void pl_alert_raiser_close(pl_alert_raiser *r) {
 void pl_alert_raiser_free(pl_alert_raiser *r) {
   ps_outbox_free(&r->box);
   ps_alert_throttle_free(&r->throttle);
-  ps_alert_ledger_free(&r->ledger);
+  ps_alert_decided_free(&r->ledger);
 }

@@ -44,7 +44,7 @@
 #include "pipeline/reader.h"
 #include "pipeline/registry.h"
 #include "service/reload.h"
-#include "pipeline/reporting.h"
+#include "pipeline/selfmetrics.h"
 #include "pipeline/router.h"
 #include "pipeline/runtracker.h"
 #include "pipeline/shared.h"
@@ -65,7 +65,7 @@ typedef struct ps_service {
   pl_runs runs;
   pl_router router;
   pl_judging judging;
-  pl_report report;
+  pl_selfmetrics selfmetrics;
   pl_createdb createdb;
   ps_watch *watch;
   uv_timer_t rescan_timer, check_timer;
@@ -111,7 +111,7 @@ static void close_all(ps_service *pl) {
   pl_reader_close(&pl->rd);
   pl_runs_close(&pl->runs);
   pl_judging_close(&pl->judging); /* before the delivery: its points are cancelled */
-  pl_report_close(&pl->report);
+  pl_selfmetrics_close(&pl->selfmetrics);
   pl_createdb_close(&pl->createdb);
   pl_commit_close(&pl->commit);
   if (pl->watch)
@@ -121,7 +121,7 @@ static void close_all(ps_service *pl) {
   const char *verb = pl->end_done                           ? "done"
                      : pl->exit_code == PS_EXIT_UNAVAILABLE ? "gave up"
                                                             : "stopped";
-  pl_report_summary(&pl->report, verb, pl->data_rejected);
+  pl_selfmetrics_summary(&pl->selfmetrics, verb, pl->data_rejected);
 }
 
 /* --once: everything present is acknowledged; the verdict, then stop. */
@@ -178,7 +178,7 @@ static void check_done(ps_service *pl) {
   if (!pl->final_stats_sent) {
     /* A backfill leaves a heartbeat with its final counters. */
     pl->final_stats_sent = 1;
-    if (pl_report_selfstats(&pl->report) == 0)
+    if (pl_selfmetrics_send(&pl->selfmetrics) == 0)
       return; /* back here once it is answered */
   }
   finish_once(pl);
@@ -195,7 +195,7 @@ static void begin_stop(ps_service *pl, const char *why) {
   pl_reader_stop(&pl->rd);
   pl_judging_hold(&pl->judging); /* what is in flight finishes; the rest waits */
   uv_timer_stop(&pl->rescan_timer);
-  pl_report_stop(&pl->report);
+  pl_selfmetrics_stop(&pl->selfmetrics);
   pl_delivery_flush(&pl->dl);
   uv_timer_start(&pl->check_timer, check_cb, 200, 200);
   check_done(pl);
@@ -219,7 +219,7 @@ static void check_cb(uv_timer_t *t) {
     since = pl->dl.last_answer_ms; /* answering, but not accepting (401/404) */
   if (!since || !waiting || now - since <= deadline)
     return;
-  if (pl->final_stats_sent && !pl->dl.bt.inflight_count && pl->report.selfstats_in_flight &&
+  if (pl->final_stats_sent && !pl->dl.bt.inflight_count && pl->selfmetrics.selfstats_in_flight &&
       waiting == 1) {
     /* Only the heartbeat is left: the data's verdict stands. */
     PS_WARN(MOD, "%s: the closing self-metrics point was not acknowledged "
@@ -327,7 +327,7 @@ static void reload(ps_service *pl) {
   ps_watch_set_sources(pl->watch, n->sources, n->nsources);
   uv_timer_start(&pl->rescan_timer, rescan_cb, (uint64_t)n->watch.rescan_interval_ms,
                  (uint64_t)n->watch.rescan_interval_ms);
-  pl_report_start(&pl->report);
+  pl_selfmetrics_start(&pl->selfmetrics);
   pl_judging_reconfigured(&pl->judging);
   rescan(pl);
   PS_INFO(MOD, "configuration reread from %s", n->file ? n->file : "defaults");
@@ -407,7 +407,7 @@ static int start_stages(ps_service *pl) {
   pl_runs_from_json(&pl->runs, ps_state_section(&pl->saved, "runs"));
   pl_commit_add_section(&pl->commit, "runs", runs_json, pl);
   pl_judging_restore(&pl->judging, &pl->saved, &pl->commit);
-  pl_report_init(&pl->report, &pl->sh, &pl->reg, &pl->dl, &pl->runs);
+  pl_selfmetrics_init(&pl->selfmetrics, &pl->sh, &pl->reg, &pl->dl, &pl->runs);
   pl_createdb_init(&pl->createdb, pl->sh.loop, pl->gens.boot.cfg, &pl->dl, &pl->sh.stopping);
   return 0;
 }
@@ -469,7 +469,7 @@ int ps_service_run(ps_config *cfg, const ps_service_opts *opts) {
   pl->sh.initial_scan = 1;
   rescan(pl);
   pl->sh.initial_scan = 0;
-  pl_report_start(&pl->report);
+  pl_selfmetrics_start(&pl->selfmetrics);
   pl_judging_scanned(&pl->judging);
   if (!pl->sh.once) {
     if (cfg->watch.rescan_interval_ms > 0)

@@ -10,7 +10,7 @@
  *   for other measurements), one run's changed metrics from the verdict
  *   stage (pl_alerting_verdicts), and on its own timer the sink's health,
  *   the shared counters of rejected input and each source's silence.
- * - Raising an event: the same id twice is raised once (alert/ledger.h);
+ * - Raising an event: the same id twice is raised once (alert/decided.h);
  *   events not in alerts.on and backfilled ones older than catch_up_s are
  *   not raised (alert/policy.h); a repeat of (event, key) within
  *   min_interval_s is dropped and counted (alert/throttle.h). A raised

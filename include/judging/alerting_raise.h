@@ -7,7 +7,7 @@
  *
  * Contract
  * - pl_alert_raise() takes an event and decides: the same id twice is
- *   raised once (alert/ledger.h); an event not in alerts.on, or whose age
+ *   raised once (alert/decided.h); an event not in alerts.on, or whose age
  *   is judged (`judge_age`) and that happened (`happened_ns`) more than
  *   catch_up_s ago, is not raised (alert/policy.h); a repeat of (event,
  *   `key`) within min_interval_s is dropped and counted (alert/throttle.h),
@@ -36,7 +36,7 @@
 #include "alert/dispatch.h"
 #include "alert/event.h"
 #include "alert/exec.h"
-#include "alert/ledger.h"
+#include "alert/decided.h"
 #include "alert/outbox.h"
 #include "alert/throttle.h"
 #include "alert/webhook.h"
@@ -54,7 +54,7 @@ typedef struct pl_alert_raiser {
   ps_outbox box;
   ps_alert_dispatch dispatch;
   ps_alert_throttle throttle;
-  ps_alert_ledger ledger;
+  ps_alert_decided ledger;
   ps_alert_exec *exec;
   ps_alert_webhook *webhook;
   int64_t last_us; /* the time the last event got */

@@ -1,8 +1,8 @@
 /*
- * reporting.c: self-metrics, progress and the summary.
- * See include/pipeline/reporting.h.
+ * selfmetrics.c: self-metrics, progress and the summary.
+ * See include/pipeline/selfmetrics.h.
  */
-#include "pipeline/reporting.h"
+#include "pipeline/selfmetrics.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,13 +14,13 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "pipeline/reader.h"
-#include "pipeline/selfstats.h"
+#include "pipeline/selfmetrics_point.h"
 
 #define MOD "pipeline"
 #define PROGRESS_TTY_MS 250
 #define PROGRESS_LOG_MS 10000
 
-void pl_report_init(pl_report *rp, pl_shared *sh, pl_registry *reg, pl_delivery *dl,
+void pl_selfmetrics_init(pl_selfmetrics *rp, pl_shared *sh, pl_registry *reg, pl_delivery *dl,
                     pl_runs *runs) {
   memset(rp, 0, sizeof *rp);
   rp->sh = sh;
@@ -33,17 +33,17 @@ void pl_report_init(pl_report *rp, pl_shared *sh, pl_registry *reg, pl_delivery 
 }
 
 static void selfstats_done(void *arg, int acked) {
-  pl_report *rp = arg;
+  pl_selfmetrics *rp = arg;
   (void)acked; /* a lost heartbeat is replaced by the next one */
   rp->selfstats_in_flight = 0;
 }
 
-int pl_report_selfstats(pl_report *rp) {
+int pl_selfmetrics_send(pl_selfmetrics *rp) {
   if (rp->selfstats_in_flight || rp->sh->stopping)
     return -EBUSY;
   const ps_sink_stats *ss = pl_delivery_sink_stats(rp->dl);
   const pl_counters *n = &rp->sh->n;
-  ps_selfstats s = {
+  ps_selfmetrics_counts s = {
       .lines_read = n->lines_read,
       .records_parsed = n->records_parsed,
       .records_rejected = n->records_rejected,
@@ -68,7 +68,7 @@ int pl_report_selfstats(pl_report *rp) {
   clock_gettime(CLOCK_REALTIME, &ts);
   const char *reason = NULL;
   static const ps_origin self = {"perfship self-metrics", 0};
-  if (ps_selfstats_encode(&b->b.body, &s, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+  if (ps_selfmetrics_encode(&b->b.body, &s, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec,
                           rp->dl->tags, rp->dl->ntags, &reason) < 0 ||
       ps_batch_add_line_origin(&b->b, 0, &self) < 0) {
     ps_log_limited(PS_LOG_ERROR, MOD, "selfstats", 300, "self-metrics not encoded: %s",
@@ -85,9 +85,9 @@ int pl_report_selfstats(pl_report *rp) {
   return 0;
 }
 
-static void stats_cb(uv_timer_t *t) { pl_report_selfstats(t->data); }
+static void stats_cb(uv_timer_t *t) { pl_selfmetrics_send(t->data); }
 
-static void progress_text(pl_report *rp, char *out, size_t n, int summary) {
+static void progress_text(pl_selfmetrics *rp, char *out, size_t n, int summary) {
   size_t files = 0, files_done = 0, runs = 0, runs_done = 0;
   for (const pl_file *f = rp->reg->files; f; f = f->next)
     if (!f->retired) {
@@ -118,7 +118,7 @@ static void progress_text(pl_report *rp, char *out, size_t n, int summary) {
 }
 
 static void progress_cb(uv_timer_t *t) {
-  pl_report *rp = t->data;
+  pl_selfmetrics *rp = t->data;
   char text[200];
   progress_text(rp, text, sizeof text, 0);
   if (rp->progress_tty)
@@ -127,7 +127,7 @@ static void progress_cb(uv_timer_t *t) {
     PS_INFO(MOD, "progress: %s", text);
 }
 
-void pl_report_start(pl_report *rp) {
+void pl_selfmetrics_start(pl_selfmetrics *rp) {
   const ps_config *cfg = rp->sh->cfg;
   if (rp->sh->once) {
     rp->progress_tty = isatty(STDERR_FILENO);
@@ -141,9 +141,9 @@ void pl_report_start(pl_report *rp) {
   }
 }
 
-void pl_report_stop(pl_report *rp) { uv_timer_stop(&rp->stats_timer); }
+void pl_selfmetrics_stop(pl_selfmetrics *rp) { uv_timer_stop(&rp->stats_timer); }
 
-void pl_report_summary(pl_report *rp, const char *verb, int warn) {
+void pl_selfmetrics_summary(pl_selfmetrics *rp, const char *verb, int warn) {
   char text[256];
   if (rp->progress_tty) { /* the last state stays on screen */
     progress_text(rp, text, sizeof text, 0);
@@ -157,7 +157,7 @@ void pl_report_summary(pl_report *rp, const char *verb, int warn) {
     PS_INFO(MOD, "%s: %s", verb, text);
 }
 
-void pl_report_close(pl_report *rp) {
+void pl_selfmetrics_close(pl_selfmetrics *rp) {
   uv_handle_t *hs[] = {(uv_handle_t *)&rp->stats_timer, (uv_handle_t *)&rp->progress_timer};
   for (size_t i = 0; i < 2; i++)
     if (!uv_is_closing(hs[i]))

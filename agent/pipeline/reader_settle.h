@@ -1,5 +1,5 @@
 /*
- * pipeline/reader_settle: waiting for a file to stop changing.
+ * reader_settle.h (private to agent/pipeline/reader*.c): waiting for a file to stop changing.
  *
  * Contract
  * - A document (results.json, Locust stats) is read once it has settled:
@@ -11,18 +11,14 @@
  *   to be retired.
  * - pl_reader_arm_settle() sets the one timer to the earliest settle_due;
  *   the timer is stopped when nothing waits or a stop began. Due files are
- *   queued (pipeline/reader_queue.h).
+ *   queued (reader_queue.h).
  */
 #ifndef PS_PIPELINE_READER_SETTLE_H
 #define PS_PIPELINE_READER_SETTLE_H
 
-#include <sys/stat.h>
+#include "pipeline/reader.h"
 
-#include "pipeline/reader_queue.h"
-
-/* A document at its path changed (size or modification time in `st`):
- * read it once it has settled. */
-void pl_reader_doc_changed(pl_reader *rd, pl_file *f, const struct stat *st);
+/* pl_reader_doc_changed() is in pipeline/reader.h. */
 void pl_reader_arm_settle(pl_reader *rd);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * pipeline/reader_lines: reading a line file's new lines, a slice at a time.
+ * reader_lines.h (private to agent/pipeline/reader*.c): reading a line file's new lines, a slice at a time.
  *
  * Contract
  * - pl_reader_lines_turn() gives complete lines of `f` to its parser until
@@ -25,13 +25,12 @@
 
 #include <stddef.h>
 
-#include "pipeline/reader_queue.h"
+#include "pipeline/reader.h"
 
 /* Bytes read from a file at once. */
 #define PL_READ_CHUNK ((size_t)1 << 20)
 
 int pl_reader_lines_turn(pl_reader *rd, pl_file *f, size_t budget, size_t *spent);
-/* Reads the unterminated last line of a complete line file as a line. */
-void pl_reader_read_partial(pl_reader *rd, pl_file *f);
+/* pl_reader_read_partial() is in pipeline/reader.h. */
 
 #endif

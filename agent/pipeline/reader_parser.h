@@ -1,5 +1,5 @@
 /*
- * pipeline/reader_parser: a tracked file's parser, opened when first needed.
+ * reader_parser.h (private to agent/pipeline/reader*.c): a tracked file's parser, opened when first needed.
  *
  * Contract
  * - pl_reader_open_parser() opens the parser of `f` unless it has one. The
@@ -13,7 +13,7 @@
 #ifndef PS_PIPELINE_READER_PARSER_H
 #define PS_PIPELINE_READER_PARSER_H
 
-#include "pipeline/reader_queue.h"
+#include "pipeline/reader.h"
 
 int pl_reader_open_parser(pl_reader *rd, pl_file *f, int fd);
 

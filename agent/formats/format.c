@@ -1,5 +1,5 @@
 /*
- * formats/registry.c: the registry of input formats (include/formats/format.h).
+ * formats/format.c: the table of input formats by id (include/formats/format.h).
  *
  * Formats are looked up by id. The tables are weak references so that the
  * registry does not force every format into a program that needs only one

@@ -1,5 +1,5 @@
 /*
- * pipeline/reader_docs: reading a settled document whole and parsing it.
+ * reader_docs.h (private to agent/pipeline/reader*.c): reading a settled document whole and parsing it.
  *
  * Contract
  * - pl_reader_doc_turn() loads `f` (once settled; see reader_settle.h) and
@@ -16,7 +16,7 @@
 #ifndef PS_PIPELINE_READER_DOCS_H
 #define PS_PIPELINE_READER_DOCS_H
 
-#include "pipeline/reader_queue.h"
+#include "pipeline/reader.h"
 
 int pl_reader_doc_turn(pl_reader *rd, pl_file *f);
 

@@ -1,17 +1,18 @@
 /*
- * selfstats.c: the `perfship` point. See include/pipeline/selfstats.h.
+ * selfmetrics_point.c: the `perfship` point. See
+ * include/pipeline/selfmetrics_point.h.
  *
  * Built as an ordinary ps_point and encoded by the one encoder, so the
  * agent's own data follows the same escaping and typing rules as the rest.
  */
-#include "pipeline/selfstats.h"
+#include "pipeline/selfmetrics_point.h"
 
 #include <string.h>
 #include <unistd.h>
 
 #include "influx/lp_encode.h"
 
-int ps_selfstats_encode(ps_buf *out, const ps_selfstats *s, int64_t time_ns,
+int ps_selfmetrics_encode(ps_buf *out, const ps_selfmetrics_counts *s, int64_t time_ns,
                         const ps_tag *extra, size_t nextra, const char **reason) {
   const struct {
     const char *key;
