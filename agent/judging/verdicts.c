@@ -531,7 +531,8 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
   const char *revision = r && r->revision ? r->revision : v->id.revision;
   int64_t start = r && r->start_ns ? r->start_ns : (v->have_start ? v->start_ns : 0);
   if (series[0]) {
-    ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, LOADGEN, series, vd->series_host, 1);
+    ps_ledger_series *s =
+        ps_ledger_series_get(&vd->ledger, LOADGEN, series, vd->series_host, 1);
     long at = s ? ps_ledger_put(&vd->ledger, s, vd->host, v->id.run, revision, start,
                                 v->status, ev->backfill, r ? r->values : NULL)
                 : -ENOMEM;

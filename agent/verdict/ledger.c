@@ -229,9 +229,10 @@ void ps_ledger_from_json(ps_ledger *l, const cJSON *json, const char *series_hos
   cJSON_ArrayForEach(so, json) {
     const char *source = str_of(so, "source"), *series = str_of(so, "series");
     const char *shost = str_of(so, "host");
-    ps_ledger_series *s =
-        source && series ? ps_ledger_series_get(l, source, series, shost ? shost : series_host, 1)
-                         : NULL;
+    if (!shost)
+      shost = series_host;
+    ps_ledger_series *s = source && series ? ps_ledger_series_get(l, source, series, shost, 1)
+                                           : NULL;
     const cJSON *ro, *runs = s ? cJSON_GetObjectItemCaseSensitive(so, "runs") : NULL;
     cJSON_ArrayForEach(ro, runs) {
       const char *name = str_of(ro, "name"), *start = str_of(ro, "start_ns");

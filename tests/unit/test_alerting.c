@@ -304,7 +304,8 @@ static void test_failed_run_reaches_the_notifier_once(void **state) {
   assert_string_equal(str(o, "text"), "daily-perf-ba4674aa5495 failed after 37m37s (exit code "
                                       "2): Error: Loadgen vault task 25 failed");
   char id[PS_ALERT_ID_LEN + 1];
-  ps_alert_id(id, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "daily-perf-ba4674aa5495", v.start_ns);
+  ps_alert_id(id, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "daily-perf-ba4674aa5495",
+              v.start_ns);
   assert_string_equal(str(o, "id"), id);
   /* the event was in the state file before the notifier ran */
   char path[128];

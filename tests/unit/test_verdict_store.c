@@ -23,22 +23,23 @@
 #include "verdict/ledger.h"
 
 static const char *const METRICS[] = {"cycleAvgDuration", "cycleSuccessRate"};
+#define HA "bench-a" /* the host of the ledger tests' runs */
 
 static void test_ledger_order_and_replace(void **state) {
   (void)state;
   ps_ledger l;
   assert_int_equal(ps_ledger_init(&l, METRICS, 2), 0);
-  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "daily-perf", "bench-a", 1);
+  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "daily-perf", HA, 1);
   assert_non_null(s);
-  assert_ptr_equal(ps_ledger_series_get(&l, "loadgen", "daily-perf", "bench-a", 0), s);
+  assert_ptr_equal(ps_ledger_series_get(&l, "loadgen", "daily-perf", HA, 0), s);
   assert_null(ps_ledger_series_get(&l, "loadgen", "other", "bench-a", 0));
   double v[2] = {24.0, 100.0};
   /* arrival order is not time order */
-  assert_int_equal(ps_ledger_put(&l, s, "bench-a", "c", "ccc", 3000, PS_RUN_STATUS_SUCCESS, 1, v), 0);
-  assert_int_equal(ps_ledger_put(&l, s, "bench-a", "a", "aaa", 1000, PS_RUN_STATUS_SUCCESS, 1, v), 0);
-  assert_int_equal(ps_ledger_put(&l, s, "bench-a", "b", NULL, 2000, PS_RUN_STATUS_FAILED, 0, NULL), 1);
+  assert_int_equal(ps_ledger_put(&l, s, HA, "c", "ccc", 3000, PS_RUN_STATUS_SUCCESS, 1, v), 0);
+  assert_int_equal(ps_ledger_put(&l, s, HA, "a", "aaa", 1000, PS_RUN_STATUS_SUCCESS, 1, v), 0);
+  assert_int_equal(ps_ledger_put(&l, s, HA, "b", NULL, 2000, PS_RUN_STATUS_FAILED, 0, NULL), 1);
   /* same time: by name */
-  assert_int_equal(ps_ledger_put(&l, s, "bench-a", "a2", NULL, 1000, PS_RUN_STATUS_SUCCESS, 1, v), 1);
+  assert_int_equal(ps_ledger_put(&l, s, HA, "a2", NULL, 1000, PS_RUN_STATUS_SUCCESS, 1, v), 1);
   assert_int_equal(s->nruns, 4);
   assert_string_equal(s->runs[0].name, "a");
   assert_string_equal(s->runs[1].name, "a2");
@@ -50,7 +51,7 @@ static void test_ledger_order_and_replace(void **state) {
   s->runs[0].judged = 1;
   uint64_t judged_seq = s->runs[0].put_seq;
   double w[2] = {30.0, NAN};
-  assert_int_equal(ps_ledger_put(&l, s, "bench-a", "a", "aaa", 4000, PS_RUN_STATUS_SUCCESS, 0, w), 3);
+  assert_int_equal(ps_ledger_put(&l, s, HA, "a", "aaa", 4000, PS_RUN_STATUS_SUCCESS, 0, w), 3);
   assert_int_equal(s->nruns, 4);
   assert_string_equal(s->runs[3].name, "a");
   assert_false(s->runs[3].judged);
@@ -58,15 +59,15 @@ static void test_ledger_order_and_replace(void **state) {
   assert_true(s->runs[3].put_seq != judged_seq);
   assert_true(s->runs[3].put_seq > s->runs[2].put_seq);
   assert_true(s->runs[3].values[0] == 30.0);
-  assert_int_equal(ps_ledger_find(s, "bench-a", "b"), 1);
-  assert_int_equal(ps_ledger_find(s, "bench-a", "nope"), -1);
+  assert_int_equal(ps_ledger_find(s, HA, "b"), 1);
+  assert_int_equal(ps_ledger_find(s, HA, "nope"), -1);
   /* a run is (host, name): another machine's run of the same name is
    * another run, and the view says whose each is */
   assert_int_equal(ps_ledger_find(s, "bench-b", "b"), -1);
   assert_int_equal(ps_ledger_put(&l, s, "bench-b", "b", NULL, 2000, PS_RUN_STATUS_SUCCESS, 1, v),
                    2);
   assert_int_equal(s->nruns, 5);
-  assert_int_equal(ps_ledger_find(s, "bench-a", "b"), 1);
+  assert_int_equal(ps_ledger_find(s, HA, "b"), 1);
   assert_int_equal(ps_ledger_find(s, "bench-b", "b"), 2);
   assert_int_equal(s->runs[1].status, PS_RUN_STATUS_FAILED);
   ps_verdict_run view[5];
@@ -85,11 +86,12 @@ static void test_ledger_cap(void **state) {
   (void)state;
   ps_ledger l;
   assert_int_equal(ps_ledger_init(&l, METRICS, 2), 0);
-  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "t", "bench-a", 1);
+  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "t", HA, 1);
   char name[32];
   for (int i = 0; i < PS_LEDGER_MAX_RUNS + 10; i++) {
     snprintf(name, sizeof name, "run-%05d", i);
-    assert_true(ps_ledger_put(&l, s, "bench-a", name, NULL, 1000 + i, PS_RUN_STATUS_SUCCESS, 0, NULL) >= 0);
+    assert_true(ps_ledger_put(&l, s, HA, name, NULL, 1000 + i, PS_RUN_STATUS_SUCCESS, 0, NULL) >=
+                0);
   }
   assert_int_equal(s->nruns, PS_LEDGER_MAX_RUNS);
   assert_string_equal(s->runs[0].name, "run-00010"); /* the oldest went */
@@ -100,10 +102,11 @@ static void test_ledger_json_under_another_metric_list(void **state) {
   (void)state;
   ps_ledger l;
   assert_int_equal(ps_ledger_init(&l, METRICS, 2), 0);
-  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "daily-perf", "bench-a", 1);
+  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "daily-perf", HA, 1);
   double v[2] = {24.5, 98.0};
-  ps_ledger_put(&l, s, "bench-a", "r1", "abc1234", 1700000000123456000LL, PS_RUN_STATUS_SUCCESS, 1, v);
-  ps_ledger_put(&l, s, "bench-a", "r2", NULL, 1700086400123456000LL, PS_RUN_STATUS_INTERRUPTED, 0, NULL);
+  ps_ledger_put(&l, s, HA, "r1", "abc1234", 1700000000123456000LL, PS_RUN_STATUS_SUCCESS, 1, v);
+  ps_ledger_put(&l, s, HA, "r2", NULL, 1700086400123456000LL, PS_RUN_STATUS_INTERRUPTED, 0,
+                NULL);
   s->runs[0].judged = 1;
   cJSON *j = ps_ledger_to_json(&l);
   ps_ledger_free(&l);
@@ -112,7 +115,7 @@ static void test_ledger_json_under_another_metric_list(void **state) {
   assert_int_equal(ps_ledger_init(&l, OTHER, 2), 0);
   ps_ledger_from_json(&l, j, "bench-x", "bench-x");
   cJSON_Delete(j);
-  s = ps_ledger_series_get(&l, "loadgen", "daily-perf", "bench-a", 0);
+  s = ps_ledger_series_get(&l, "loadgen", "daily-perf", HA, 0);
   assert_non_null(s);
   assert_int_equal(s->nruns, 2);
   assert_string_equal(s->runs[0].name, "r1");
@@ -146,7 +149,7 @@ static void test_ledger_json_from_before_hosts(void **state) {
       "{\"name\":\"r2\",\"start_ns\":\"2000\",\"status\":\"success\",\"judged\":false}]}]");
   ps_ledger_from_json(&l, old, "bench-a", "bench-a");
   cJSON_Delete(old);
-  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "daily-perf", "bench-a", 0);
+  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "daily-perf", HA, 0);
   assert_non_null(s);
   assert_int_equal(s->nruns, 1);
   assert_string_equal(s->runs[0].name, "r2");
@@ -220,7 +223,8 @@ static void test_history_query_and_answer(void **state) {
   const char *answer =
       "{\"results\":[{\"statement_id\":0,\"series\":["
       "{\"name\":\"loadgen_run\",\"tags\":{\"host\":\"bench-b\",\"revision\":"
-      "\"9eb37164f6f7\",\"run\":\"daily-perf-9eb37164f6f7\"},\"columns\":[\"time\",\"status\",\"cycleAvgDuration\","
+      "\"9eb37164f6f7\",\"run\":\"daily-perf-9eb37164f6f7\"},"
+      "\"columns\":[\"time\",\"status\",\"cycleAvgDuration\","
       "\"cycleSuccessRate\"],\"values\":[[1647216135581548000,\"success\",24.330188,100]]},"
       "{\"name\":\"loadgen_run\",\"tags\":{\"revision\":\"\",\"run\":\"manual-x\"},"
       "\"columns\":[\"time\",\"cycleSuccessRate\",\"status\"],\"values\":"
