@@ -15,6 +15,7 @@
 #include "judging/verdicts.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -351,6 +352,8 @@ static int window_covered(pl_verdicts *vd, const pl_vseries *vs, int64_t *since)
 typedef struct fetch_ctx {
   pl_verdicts *vd;
   char *source, *series, *host;
+  int64_t since_ns; /* how far back it read */
+  size_t merged;    /* runs it added to the ledger */
 } fetch_ctx;
 
 static void merge_row(void *ctx, const char *host, const char *run, const char *revision,
@@ -369,8 +372,10 @@ static void merge_row(void *ctx, const char *host, const char *run, const char *
              * backfill, being written); its end brings the whole run */
   /* Runs the agent never saw end: `backfill` as their markers would say. */
   long at = ps_ledger_put(l, s, host, run, revision, start_ns, status, 1, values);
-  if (at >= 0)
+  if (at >= 0) {
     s->runs[at].judged = 1;
+    f->merged++;
+  }
 }
 
 static void history_done(void *arg, int rc, const char *json, size_t len, const char *err) {
@@ -381,7 +386,13 @@ static void history_done(void *arg, int rc, const char *json, size_t len, const 
   pl_vseries *vs = series_get(vd, f->source, f->series, f->host);
   if (vs && rc == 0 && pl_history_parse(json, vd->metrics, vd->nmetrics, merge_row, f) < 0)
     rc = -EPROTO;
-  if (vs && rc == 0 && !window_covered(vd, vs, NULL) && vs->span_ns < HISTORY_SPAN_MAX_NS) {
+  int further = vs && rc == 0 && !window_covered(vd, vs, NULL) &&
+                vs->span_ns < HISTORY_SPAN_MAX_NS;
+  if (vs && rc == 0)
+    PS_DEBUG(MOD, "%s%s%s: %zu runs read back from the server since %" PRId64 " ns%s",
+             f->series, f->host[0] ? " on " : "", f->host, f->merged, f->since_ns,
+             further ? "; not a window yet, reading further back" : "");
+  if (further) {
     vs->span_ns *= 2; /* not a window's worth yet: look further back */
   } else if (vs && (rc == 0 || rc == -ENOENT || rc == -EOPNOTSUPP)) {
     if (rc == -EOPNOTSUPP)
@@ -425,6 +436,7 @@ static int fetch_history(pl_verdicts *vd, pl_vseries *vs) {
     rc = -ENOMEM;
   if (rc == 0) {
     f->vd = vd;
+    f->since_ns = since;
     rc = pl_history_fetch(vd->sh->loop, vd->cfg, q.data, history_done, f);
   }
   if (rc < 0 && f) {
