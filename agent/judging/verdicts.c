@@ -47,6 +47,7 @@ struct pl_vseries {
   pl_vseries *next;
   char *source, *series, *host; /* the ledger series' key */
   int64_t span_ns;     /* how far back the next history read looks */
+  int64_t until_ns;    /* where the last read began: the next reads before it */
   int synced;          /* the server's history was merged, or there is none */
   unsigned fails;      /* history reads that failed in a row */
   uint64_t retry_at;   /* uv_now() before which it is not read again */
@@ -394,6 +395,7 @@ static void history_done(void *arg, int rc, const char *json, size_t len, const 
              further ? "; not a window yet, reading further back" : "");
   if (further) {
     vs->span_ns *= 2; /* not a window's worth yet: look further back */
+    vs->until_ns = f->since_ns;
   } else if (vs && (rc == 0 || rc == -ENOENT || rc == -EOPNOTSUPP)) {
     if (rc == -EOPNOTSUPP)
       ps_log_limited(PS_LOG_INFO, MOD, "no-influxql", 3600,
@@ -429,7 +431,7 @@ static int fetch_history(pl_verdicts *vd, pl_vseries *vs) {
   int64_t since = 0;
   window_covered(vd, vs, &since);
   int rc = f ? pl_history_query_text(vs->series, vs->host[0] ? vs->host : NULL, since,
-                                     vd->metrics, vd->nmetrics, &q)
+                                     vs->until_ns, vd->metrics, vd->nmetrics, &q)
              : -ENOMEM;
   if (rc == 0 && (!(f->source = strdup(vs->source)) || !(f->series = strdup(vs->series)) ||
                   !(f->host = strdup(vs->host))))

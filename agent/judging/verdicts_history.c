@@ -17,7 +17,8 @@
 #include "influx/influxql.h"
 
 int pl_history_query_text(const char *series, const char *host, int64_t since_ns,
-                          const char *const *metrics, size_t nmetrics, ps_buf *out) {
+                          int64_t until_ns, const char *const *metrics, size_t nmetrics,
+                          ps_buf *out) {
   int rc = ps_buf_puts(out, "SELECT \"status\"");
   for (size_t i = 0; rc == 0 && i < nmetrics; i++) {
     rc = ps_buf_puts(out, ", ");
@@ -33,10 +34,12 @@ int pl_history_query_text(const char *series, const char *host, int64_t since_ns
     if (rc == 0)
       rc = ps_influxql_quote_string(out, host);
   }
-  char since[48];
-  snprintf(since, sizeof since, " AND time >= %" PRId64, since_ns > 0 ? since_ns : 0);
+  char bounds[96];
+  int n = snprintf(bounds, sizeof bounds, " AND time >= %" PRId64, since_ns > 0 ? since_ns : 0);
+  if (until_ns > 0)
+    snprintf(bounds + n, sizeof bounds - (size_t)n, " AND time < %" PRId64, until_ns);
   if (rc == 0)
-    rc = ps_buf_puts(out, since);
+    rc = ps_buf_puts(out, bounds);
   if (rc == 0)
     rc = ps_buf_puts(out, " GROUP BY \"host\", \"run\", \"revision\"");
   return rc;

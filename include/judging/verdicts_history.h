@@ -8,9 +8,11 @@
  * - pl_history_query_text() builds the InfluxQL for one loadgen series:
  *   the `status` and the judged metrics of `loadgen_run` where `test_type`
  *   is the series and, unless `host` is NULL (verdicts.series_by =
- *   "test_type"), `host` is the host, since `since_ns` (the judge's window
- *   back from the runs to judge: an unbounded read is refused by
- *   InfluxDB 3 once the measurement spans too many files), one group per
+ *   "test_type"), `host` is the host, since `since_ns` and, unless
+ *   `until_ns` is 0, before `until_ns` (the judge's window back from the
+ *   runs to judge, a further read only the slice before the last: an
+ *   unbounded read is refused by InfluxDB 3 once the measurement spans too
+ *   many files), one group per
  *   run, a run being (host, name) (every name from the configuration or
  *   the data is quoted, influx/influxql.h).
  * - pl_history_fetch() runs it on libuv's threadpool (the request blocks
@@ -38,7 +40,8 @@
 #include "runs/runs.h"
 
 int pl_history_query_text(const char *series, const char *host, int64_t since_ns,
-                          const char *const *metrics, size_t nmetrics, ps_buf *out);
+                          int64_t until_ns, const char *const *metrics, size_t nmetrics,
+                          ps_buf *out);
 
 typedef void (*pl_history_done_cb)(void *arg, int rc, const char *json, size_t len,
                                    const char *err);

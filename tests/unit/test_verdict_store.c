@@ -205,7 +205,8 @@ static void test_history_query_and_answer(void **state) {
   ps_buf q;
   ps_buf_init(&q, 0);
   assert_int_equal(
-      pl_history_query_text("daily'perf", "bench'a", 1647216135581548000LL, METRICS, 2, &q), 0);
+      pl_history_query_text("daily'perf", "bench'a", 1647216135581548000LL, 0, METRICS, 2, &q),
+      0);
   assert_string_equal(q.data, "SELECT \"status\", \"cycleAvgDuration\", \"cycleSuccessRate\" "
                               "FROM \"loadgen_run\" WHERE \"test_type\" = 'daily\\'perf' "
                               "AND \"host\" = 'bench\\'a' AND time >= 1647216135581548000 "
@@ -213,9 +214,10 @@ static void test_history_query_and_answer(void **state) {
   ps_buf_free(&q);
   /* verdicts.series_by = "test_type": every host, still bounded in time */
   ps_buf_init(&q, 0);
-  assert_int_equal(pl_history_query_text("daily-perf", NULL, 5, METRICS, 1, &q), 0);
+  /* ... and a further read takes only the slice before the last one */
+  assert_int_equal(pl_history_query_text("daily-perf", NULL, 5, 9, METRICS, 1, &q), 0);
   assert_string_equal(q.data, "SELECT \"status\", \"cycleAvgDuration\" FROM \"loadgen_run\" "
-                              "WHERE \"test_type\" = 'daily-perf' AND time >= 5 "
+                              "WHERE \"test_type\" = 'daily-perf' AND time >= 5 AND time < 9 "
                               "GROUP BY \"host\", \"run\", \"revision\"");
   ps_buf_free(&q);
   /* InfluxDB 1.6.7's answer shape: a series per group, its last row wins;
