@@ -6,7 +6,12 @@
  * (same URL, precision and auth through ps_influx_write_sync). InfluxDB
  * authenticates, then looks the database up, then parses the body, so an
  * empty body answers exactly "would a write be accepted" without storing
- * anything. Exit 0 only when both halves are fine; 78 for a configuration
+ * anything. Then a read (SHOW MEASUREMENTS LIMIT 1, the cheapest statement
+ * that needs READ on the database) the way the agent's readers make it:
+ * credentials that can write but not read, or a v2 bucket InfluxQL cannot
+ * find, fail here rather than as an empty history. A server without
+ * InfluxQL (VictoriaMetrics) passes with a note. Exit 0 only when all of
+ * it is fine; 78 for a configuration
  * problem (including the secrets files), 69 when the server is unreachable or
  * refuses. Nothing here ever prints a secret: only where it comes from.
  */
@@ -84,7 +89,9 @@ static void print_summary(const ps_config *cfg) {
   }
 }
 
-static int probe_write(const ps_config *cfg) {
+/* *db_missing: a v1 database the agent creates at start (create_database),
+ * which the read probe then cannot find either. */
+static int probe_write(const ps_config *cfg, int *db_missing) {
   long status = 0;
   ps_buf answer, shown;
   ps_buf_init(&answer, 0);
@@ -113,6 +120,7 @@ static int probe_write(const ps_config *cfg) {
       printf("write probe: database \"%s\" not found; `perfship run` creates it at "
              "start (create_database = true; the user needs admin rights for that)\n",
              cfg->influxdb.database);
+      *db_missing = 1;
       code = PS_EXIT_OK;
     } else {
       fprintf(stderr, "perfship: write probe: database \"%s\" not found on %s and "
@@ -149,6 +157,51 @@ static int probe_write(const ps_config *cfg) {
   return code;
 }
 
+/* What the readers need (the verdicts' history, the report, `perfship
+ * verdicts`): a write token or user that cannot read passes the write
+ * probe, and every read then fails. */
+static int probe_read(const ps_config *cfg, int db_missing) {
+  const int v2 = cfg->influxdb.api == PS_API_V2;
+  const char *what = v2 ? cfg->influxdb.bucket : cfg->influxdb.database;
+  if (db_missing) {
+    printf("read probe: skipped until the database exists\n");
+    return PS_EXIT_OK;
+  }
+  ps_buf json, err;
+  ps_buf_init(&json, 0);
+  ps_buf_init(&err, 4096);
+  int rc = ps_influx_query(cfg, "SHOW MEASUREMENTS LIMIT 1", &json, &err);
+  int code = PS_EXIT_UNAVAILABLE;
+  const char *said = err.data ? err.data : strerror(-rc);
+  if (rc == 0) {
+    printf("read probe: SHOW MEASUREMENTS answered: %s \"%s\" can be read\n",
+           v2 ? "bucket" : "database", what);
+    code = PS_EXIT_OK;
+  } else if (rc == -EOPNOTSUPP) {
+    /* VictoriaMetrics: writes work; verdicts judge the runs the agent saw */
+    printf("read probe: %s; the agent judges against the runs it saw itself, and "
+           "`perfship report` and `perfship verdicts` cannot read this server\n", said);
+    code = PS_EXIT_OK;
+  } else if (rc == -EACCES) {
+    if (v2)
+      fprintf(stderr, "perfship: read probe: the token can write but not read bucket "
+              "\"%s\" (%s); give it read access to the bucket too: the verdicts' history, "
+              "the report and `perfship verdicts` read it back\n", what, said);
+    else if (nonempty(cfg->influxdb.username))
+      fprintf(stderr, "perfship: read probe: user \"%s\" can write but not read database "
+              "\"%s\" (%s); GRANT ALL ON \"%s\" TO \"%s\" (or READ as well as WRITE): "
+              "the verdicts' history, the report and `perfship verdicts` read it back\n",
+              cfg->influxdb.username, what, said, what, cfg->influxdb.username);
+    else
+      fprintf(stderr, "perfship: read probe: the server refused the read (%s)\n", said);
+  } else {
+    fprintf(stderr, "perfship: read probe: %s\n", said);
+  }
+  ps_buf_free(&json);
+  ps_buf_free(&err);
+  return code;
+}
+
 int ps_cmd_check(int argc, char **argv, ps_config *cfg, int cfg_given) {
   (void)cfg_given;
   if (argc > 1) {
@@ -179,7 +232,12 @@ int ps_cmd_check(int argc, char **argv, ps_config *cfg, int cfg_given) {
   fflush(stdout);
   ps_buf_free(&version);
   ps_buf_free(&err);
-  int code = probe_write(cfg);
+  int db_missing = 0;
+  int code = probe_write(cfg, &db_missing);
+  if (code == PS_EXIT_OK) {
+    fflush(stdout);
+    code = probe_read(cfg, db_missing);
+  }
   if (code == PS_EXIT_OK)
     printf("check: ok\n");
   return code;

@@ -427,11 +427,6 @@ int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err) {
   int rc = 0;
   for (int s = 0; s < PS_RQ_STAGE_CYCLES && rc == 0; s++)
     rc = ask(cfg, d, s, err);
-  if (rc == -ENOENT) { /* no database yet: nothing has been shipped */
-    if (err)
-      ps_buf_reset(err);
-    return ps_report_finish(d);
-  }
   if (rc == 0 && ps_report_shows(d, "loadgen"))
     rc = ps_report_pick_stage_run(d);
   for (int s = PS_RQ_STAGE_CYCLES; d->stage_run && s < PS_REPORT_NSTATEMENTS && rc == 0; s++)

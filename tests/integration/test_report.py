@@ -401,6 +401,9 @@ class ReportCommand(harness.InfluxTestCase):
         self.assertIn("libjs-chart.js", err)
 
     def test_empty_database_page_says_so(self):
+        # an existing database with nothing in it (a missing one is an
+        # error: test_reads.py)
+        self.influx.create_db("nothing_yet")
         cfg = harness.write_config(os.path.join(self.tmp, "empty.cfg"), self.influx.url,
                                    os.path.join(self.tmp, "state"), database="nothing_yet")
         rc, out, err = self.report("-o", "-", cfg=cfg)
