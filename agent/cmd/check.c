@@ -133,17 +133,25 @@ static int probe_write(const ps_config *cfg, int *db_missing) {
             "influxdb.org and influxdb.bucket, and that the server has the v2 API "
             "(else set api = \"v1\")\n", cfg->influxdb.url, said);
   } else if (status == 401 || status == 403) {
-    if (cfg->influxdb.api == PS_API_V2)
-      fprintf(stderr, "perfship: write probe: the server refused the token (HTTP %ld: "
-              "%s); check token_file or PERFSHIP_TOKEN, and that the token may write "
-              "bucket \"%s\"\n", status, said, cfg->influxdb.bucket);
-    else if (nonempty(cfg->influxdb.username))
-      fprintf(stderr, "perfship: write probe: the server refused user \"%s\" (HTTP "
-              "%ld: %s); check influxdb.username and the password in %s, and that the "
-              "user may write database \"%s\"\n", cfg->influxdb.username, status, said,
+    /* 401: the credentials are wrong; 403: right, but without the right */
+    if (cfg->influxdb.api == PS_API_V2 && status == 401)
+      fprintf(stderr, "perfship: write probe: the server refused the token: wrong token "
+              "(HTTP 401: %s); check token_file or PERFSHIP_TOKEN\n", said);
+    else if (cfg->influxdb.api == PS_API_V2)
+      fprintf(stderr, "perfship: write probe: the server refused the token: it lacks the "
+              "right to write bucket \"%s\" (HTTP 403: %s); give it write access\n",
+              cfg->influxdb.bucket, said);
+    else if (nonempty(cfg->influxdb.username) && status == 401)
+      fprintf(stderr, "perfship: write probe: the server refused user \"%s\": wrong user "
+              "or password (HTTP 401: %s); check influxdb.username and the password in "
+              "%s\n", cfg->influxdb.username, said,
               nonempty(cfg->influxdb.password_file) ? cfg->influxdb.password_file
-                                                    : "password_file (none is set)",
-              cfg->influxdb.database);
+                                                    : "password_file (none is set)");
+    else if (nonempty(cfg->influxdb.username))
+      fprintf(stderr, "perfship: write probe: the server refused user \"%s\": the user "
+              "lacks the right to write database \"%s\" (HTTP 403: %s); GRANT WRITE ON "
+              "\"%s\" TO \"%s\" (ALL to read it back too)\n", cfg->influxdb.username,
+              cfg->influxdb.database, said, cfg->influxdb.database, cfg->influxdb.username);
     else
       fprintf(stderr, "perfship: write probe: the server requires authentication "
               "(HTTP %ld: %s); set influxdb.username and influxdb.password_file\n",

@@ -229,13 +229,27 @@ int ps_influx_create_database(const ps_config *cfg, ps_buf *err) {
     if (!ok(c.status) || has_error) {
       rc = refused(c.status) ? -EACCES : -EPROTO;
       if (err) {
-        ps_buf_printf(err, "CREATE DATABASE \"%s\" failed (HTTP %ld: ", db, c.status);
+        /* 401 is the credentials themselves, 403 a user without the right:
+         * two different fixes (docs/operations.md, InfluxDB 1.x) */
+        const char *user = cfg->influxdb.username ? cfg->influxdb.username : "";
+        if (c.status == 401)
+          ps_buf_printf(err, "CREATE DATABASE \"%s\": wrong user or password for user "
+                        "\"%s\" (HTTP 401: ", db, user);
+        else if (c.status == 403)
+          ps_buf_printf(err, "CREATE DATABASE \"%s\": the user \"%s\" lacks the right to "
+                        "create databases (HTTP 403: ", db, user);
+        else
+          ps_buf_printf(err, "CREATE DATABASE \"%s\" failed (HTTP %ld: ", db, c.status);
         ps_influx_answer_text(cfg, c.answer.data, c.answer.len, err);
-        ps_buf_puts(err, rc == -EACCES
-                             ? "); the user needs admin rights to create it; create "
-                               "the database by hand or give influxdb.username an "
-                               "admin user"
-                             : "); create the database by hand");
+        if (c.status == 401)
+          ps_buf_puts(err, "); check influxdb.username and the password in "
+                           "influxdb.password_file");
+        else if (rc == -EACCES)
+          ps_buf_puts(err, "); that needs an admin user: create the database by hand "
+                           "and set influxdb.create_database = false, or give "
+                           "influxdb.username an admin user");
+        else
+          ps_buf_puts(err, "); create the database by hand");
       }
     }
   }

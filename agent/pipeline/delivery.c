@@ -16,8 +16,12 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
 
 #include "core/log.h"
 #include "core/util.h"
@@ -155,6 +159,54 @@ static void sink_missing_database(ps_sink *sink, void *data) {
     d->hooks.missing_database(d->hooks.ctx);
 }
 
+static void when_utc(int64_t t, char *out, size_t n) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  if (!gmtime_r(&tt, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    snprintf(out, n, "?");
+}
+
+/* The sink's trouble episode, for `perfship status` while the agent runs
+ * (docs/operations.md, "Read perfship status"): begun or changed, it is
+ * also one of the last errors; over, it says how long it lasted. */
+static void sink_trouble_cb(ps_sink *sink, void *data) {
+  pl_delivery *d = data;
+  const ps_sink_trouble *t = ps_sink_get_trouble(sink);
+  char since[32];
+  if (t->since_s) {
+    when_utc(t->since_s, since, sizeof since);
+    if (!d->trouble_since_s)
+      d->trouble_since_s = t->since_s;
+    if (t->status)
+      pl_commit_error(d->commit, "server: HTTP %ld (%s) since %s; the data is kept and "
+                      "retried", t->status, t->text, since);
+    else
+      pl_commit_error(d->commit, "server: unreachable (%s) since %s; the data is kept "
+                      "and retried", t->text, since);
+  } else if (d->trouble_since_s) {
+    when_utc(d->trouble_since_s, since, sizeof since);
+    pl_commit_error(d->commit, "server: answers again (it failed since %s)", since);
+    d->trouble_since_s = 0;
+  }
+  pl_commit_moved(d->commit);
+}
+
+/* State section "server": the trouble now, {} when there is none (an
+ * empty object rather than none, so an old episode is not kept). */
+static char *server_json(void *ctx) {
+  pl_delivery *d = ctx;
+  const ps_sink_trouble *t = ps_sink_get_trouble(d->sink);
+  cJSON *o = cJSON_CreateObject();
+  if (o && t && t->since_s) {
+    cJSON_AddNumberToObject(o, "status", (double)t->status);
+    cJSON_AddStringToObject(o, "message", t->text);
+    cJSON_AddNumberToObject(o, "since", (double)t->since_s);
+  }
+  char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+  cJSON_Delete(o);
+  return text;
+}
+
 static int build_tags(pl_delivery *d, const ps_config *cfg) {
   ps_tag *tags = NULL;
   if (cfg->ntags) {
@@ -191,6 +243,8 @@ int pl_delivery_init(pl_delivery *d, pl_shared *sh, pl_registry *reg, pl_commit 
     return rc;
   }
   ps_sink_on_missing_database(d->sink, sink_missing_database);
+  ps_sink_on_trouble(d->sink, sink_trouble_cb);
+  pl_commit_add_section(commit, "server", server_json, d);
   ps_batcher_init(&d->bt, (size_t)cfg->batch.max_points, (size_t)cfg->batch.max_bytes,
                   (size_t)cfg->batch.max_pending_bytes, submit_cb, cursor_committed_cb, d);
   uv_timer_init(sh->loop, &d->flush_timer);

@@ -26,6 +26,10 @@
  *   the `answered` hook runs: the service resumes reading and checks
  *   whether a --once run is complete. The sink's "database not found"
  *   (create_database on) is passed on through `missing_database`.
+ * - The sink's trouble (influx/sink.h ps_sink_trouble: status, message,
+ *   since when) is saved in the state's "server" section with every save,
+ *   and each episode's start, change of status and end is one of the last
+ *   errors, so `perfship status` shows it while the agent runs.
  */
 #ifndef PS_PIPELINE_DELIVERY_H
 #define PS_PIPELINE_DELIVERY_H
@@ -58,6 +62,7 @@ typedef struct pl_delivery {
   pl_commit *commit;
   pl_delivery_hooks hooks;
   ps_sink *sink;
+  int64_t trouble_since_s; /* the sink's current trouble episode began (0: none) */
   ps_batcher bt;
   uv_timer_t flush_timer;
   ps_tag *tags; /* the configuration's global tags */
