@@ -7,7 +7,9 @@
  *   every tracked file (core/emit.h; the emitter's context is the file,
  *   whose `emit_ctx` is the delivery). A point is encoded once with the
  *   global tags (influx/lp_encode.h), straight into the open batch's body, on
- *   behalf of the file's cursor. A point the encoder refuses is counted, logged and
+ *   behalf of the file's cursor (the global tags include `host` = the
+ *   machine's name, gethostname(), unless the configuration's tags set
+ *   it). A point the encoder refuses is counted, logged and
  *   recorded among the state's errors; it is not an error for the parser.
  * - Back-pressure: a point is refused with -EAGAIN when max_pending_bytes
  *   are held (the open batch is sent then if nothing is in flight), or when this loop turn's
@@ -62,6 +64,7 @@ typedef struct pl_delivery {
   pl_commit *commit;
   pl_delivery_hooks hooks;
   ps_sink *sink;
+  char hostname[256];      /* the `host` tag when the configuration sets none */
   int64_t trouble_since_s; /* the sink's current trouble episode began (0: none) */
   ps_batcher bt;
   uv_timer_t flush_timer;
