@@ -276,7 +276,7 @@ void sink_on_too_large(ps_sink *s, piece *p) {
     sink_retry_later(s, p, sink_jittered(s, BACKOFF_FIRST_MS, 1));
 }
 
-void sink_trouble(ps_sink *s, long status, const char *text) {
+void ps_sink_note_trouble(ps_sink *s, long status, const char *text) {
   ps_sink_trouble *t = &s->trouble;
   int news = !t->since_s || t->status != status;
   if (!t->since_s) {
@@ -293,7 +293,7 @@ void sink_trouble(ps_sink *s, long status, const char *text) {
     s->on_trouble(s, s->data);
 }
 
-void sink_trouble_over(ps_sink *s) {
+void ps_sink_trouble_over(ps_sink *s) {
   if (!s->trouble.since_s)
     return;
   s->trouble.since_s = 0;
@@ -342,7 +342,7 @@ static void on_config_error(ps_sink *s, piece *p, long code, const char *msg) {
                  "InfluxDB refused the write (HTTP %ld: %.300s): %s; keeping "
                  "the data and retrying every %.0f s",
                  code, msg, fix, (double)delay / 1000.0);
-  sink_trouble(s, code, msg);
+  ps_sink_note_trouble(s, code, msg);
   sink_retry_later(s, p, delay);
 }
 
@@ -360,7 +360,7 @@ static void on_transient(ps_sink *s, piece *p, long code, const char *what,
                                                       : RETRY_AFTER_MAX_S);
   else
     delay = sink_jittered(s, BACKOFF_FIRST_MS, s->fail_streak);
-  sink_trouble(s, code, what);
+  ps_sink_note_trouble(s, code, what);
   if (code)
     ps_log_limited(PS_LOG_WARNING, MOD, "http-transient", 60,
                    "InfluxDB answered HTTP %ld (%.300s); keeping the data, "
@@ -408,7 +408,7 @@ void sink_transfer_done(ps_sink *s, slot *sl, CURLcode res) {
   if (code >= 200 && code < 300) {
     s->fail_streak = 0;
     s->config_streak = 0;
-    sink_trouble_over(s);
+    ps_sink_trouble_over(s);
     s->stats.points_written += p->l1 - p->l0;
     sink_piece_done(s, p);
     return;
@@ -420,7 +420,7 @@ void sink_transfer_done(ps_sink *s, slot *sl, CURLcode res) {
      * over. (A batch with a bad line may never see a 2xx.) */
     s->fail_streak = 0;
     s->config_streak = 0;
-    sink_trouble_over(s);
+    ps_sink_trouble_over(s);
   }
   if (sink_is_data_error(code, m))
     sink_on_data_error(s, p, m);

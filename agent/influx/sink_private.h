@@ -135,7 +135,7 @@ void sink_on_data_error(ps_sink *s, piece *p, const char *msg);
 /* A 413: halves, or rejects a single line. */
 void sink_on_too_large(ps_sink *s, piece *p);
 /* The trouble episode (ps_sink_trouble): a failed attempt, or the end. */
-void sink_trouble(ps_sink *s, long status, const char *text);
-void sink_trouble_over(ps_sink *s);
+void ps_sink_note_trouble(ps_sink *s, long status, const char *text);
+void ps_sink_trouble_over(ps_sink *s);
 
 #endif
