@@ -63,7 +63,21 @@ void ps_report_data_init(ps_report_data *d, int64_t now_ns, int64_t since_ns,
   d->source = source && source[0] ? strdup(source) : NULL;
 }
 
+int ps_report_set_hosts(ps_report_data *d, const char *const *hosts, size_t n) {
+  if (!n)
+    return 0;
+  if (!(d->hosts = calloc(n, sizeof *d->hosts)))
+    return -ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    if (!(d->hosts[i] = strdup(hosts[i] ? hosts[i] : "")))
+      return -ENOMEM; /* ps_report_data_free() frees what was copied */
+    d->nhosts = i + 1;
+  }
+  return 0;
+}
+
 static void free_run(ps_rrun *r) {
+  free(r->host);
   free(r->name);
   free(r->revision);
   free(r->test_type);
@@ -71,13 +85,14 @@ static void free_run(ps_rrun *r) {
 }
 
 static void free_verdict(ps_rverdict *v) {
-  char *s[] = {v->source, v->series, v->metric, v->run, v->stage, v->arm,
+  char *s[] = {v->host, v->source, v->series, v->metric, v->run, v->stage, v->arm,
                v->reference, v->verdict, v->change_run, v->method, v->revision};
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
     free(s[i]);
 }
 
 static void free_dss(ps_rdss *p) {
+  free(p->host);
   free(p->run);
   free(p->test);
   free(p->arm);
@@ -95,11 +110,14 @@ void ps_report_data_free(ps_report_data *d) {
   for (size_t i = 0; i < d->ndss; i++)
     free_dss(&d->dss[i]);
   for (size_t i = 0; i < d->ndssfiles; i++) {
+    free(d->dssfiles[i].host);
     free(d->dssfiles[i].run);
     free(d->dssfiles[i].text);
   }
-  for (size_t i = 0; i < d->nstage_candidates; i++)
+  for (size_t i = 0; i < d->nstage_candidates; i++) {
+    free(d->stage_candidates[i].host);
     free(d->stage_candidates[i].run);
+  }
   for (size_t i = 0; i < d->nstages; i++) {
     free(d->stages[i].stage);
     free(d->stages[i].task);
@@ -117,7 +135,11 @@ void ps_report_data_free(ps_report_data *d) {
   free(d->blocks);
   free(d->health);
   free(d->source);
+  for (size_t i = 0; i < d->nhosts; i++)
+    free(d->hosts[i]);
+  free(d->hosts);
   free(d->stage_run);
+  free(d->stage_host);
   free(d->last_error);
   free(d->alert_error);
   memset(d, 0, sizeof *d);
@@ -197,6 +219,17 @@ ps_rhealth *ps_report_add_health(ps_report_data *d) {
   return h;
 }
 
+int ps_report_same(const char *a, const char *b) {
+  return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
+ps_rrun *ps_report_find_host_run(ps_report_data *d, const char *host, const char *name) {
+  for (size_t i = 0; name && i < d->nruns; i++)
+    if (strcmp(d->runs[i].name, name) == 0 && ps_report_same(d->runs[i].host, host))
+      return &d->runs[i];
+  return NULL;
+}
+
 ps_rrun *ps_report_find_run(ps_report_data *d, const char *name) {
   for (size_t i = 0; name && i < d->nruns; i++)
     if (strcmp(d->runs[i].name, name) == 0)
@@ -212,15 +245,17 @@ int ps_report_pick_stage_run(ps_report_data *d) {
   const ps_rstamp *best = NULL;
   for (size_t i = 0; i < d->nstage_candidates; i++) {
     const ps_rstamp *c = &d->stage_candidates[i];
-    if (!c->run || !ps_report_find_run(d, c->run))
+    if (!c->run || !ps_report_find_host_run(d, c->host, c->run))
       continue;
     if (!best || c->time_ns > best->time_ns ||
         (c->time_ns == best->time_ns && strcmp(c->run, best->run) < 0))
       best = c;
   }
   free(d->stage_run);
-  d->stage_run = NULL;
-  if (best && !(d->stage_run = strdup(best->run)))
+  free(d->stage_host);
+  d->stage_run = d->stage_host = NULL;
+  if (best && (!(d->stage_run = strdup(best->run)) ||
+               (best->host && !(d->stage_host = strdup(best->host)))))
     return -ENOMEM;
   return 0;
 }
@@ -252,25 +287,29 @@ static int settle_run(ps_rrun *r) {
   return 0;
 }
 
+static int cmp_str(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
+
 static int by_start_desc(const void *a, const void *b) {
   const ps_rrun *x = a, *y = b;
   if (x->start_ns != y->start_ns)
     return x->start_ns > y->start_ns ? -1 : 1;
-  return strcmp(x->name, y->name);
+  int c = strcmp(x->name, y->name);
+  return c ? c : cmp_str(x->host, y->host);
 }
 
 static int by_time_desc(const void *a, const void *b) {
   const ps_rdssfile *x = a, *y = b;
   if (x->time_ns != y->time_ns)
     return x->time_ns > y->time_ns ? -1 : 1;
-  return strcmp(x->run ? x->run : "", y->run ? y->run : "");
+  int c = cmp_str(x->run, y->run);
+  return c ? c : cmp_str(x->host, y->host);
 }
-
-static int cmp_str(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
 
 static int by_dss_key(const void *a, const void *b) {
   const ps_rdss *x = a, *y = b;
-  int c = cmp_str(x->run, y->run);
+  int c = cmp_str(x->host, y->host);
+  if (!c)
+    c = cmp_str(x->run, y->run);
   if (!c)
     c = cmp_str(x->test, y->test);
   if (!c)
@@ -284,9 +323,9 @@ static int by_dss_key(const void *a, const void *b) {
   return c;
 }
 
-static ps_rdssfile *find_dssfile(ps_report_data *d, const char *run) {
+static ps_rdssfile *find_dssfile(ps_report_data *d, const char *host, const char *run) {
   for (size_t i = 0; i < d->ndssfiles; i++)
-    if (cmp_str(d->dssfiles[i].run, run) == 0)
+    if (cmp_str(d->dssfiles[i].run, run) == 0 && ps_report_same(d->dssfiles[i].host, host))
       return &d->dssfiles[i];
   return NULL;
 }
@@ -296,9 +335,10 @@ static ps_rdssfile *find_dssfile(ps_report_data *d, const char *run) {
 static int settle_dss(ps_report_data *d) {
   for (size_t i = 0; i < d->ndss; i++) {
     ps_rdss *p = &d->dss[i];
-    ps_rdssfile *f = find_dssfile(d, p->run);
+    ps_rdssfile *f = find_dssfile(d, p->host, p->run);
     if (!f) {
-      if (!(f = ps_report_add_dssfile(d)) || !(f->run = strdup(p->run ? p->run : "")))
+      if (!(f = ps_report_add_dssfile(d)) || !(f->run = strdup(p->run ? p->run : "")) ||
+          (p->host && !(f->host = strdup(p->host))))
         return -ENOMEM;
       f->status = PS_RS_UNKNOWN;
     }
@@ -308,13 +348,13 @@ static int settle_dss(ps_report_data *d) {
   if (!newest)
     return -ENOMEM;
   for (size_t i = 0; i < d->ndss; i++) {
-    size_t k = (size_t)(find_dssfile(d, d->dss[i].run) - d->dssfiles);
+    size_t k = (size_t)(find_dssfile(d, d->dss[i].host, d->dss[i].run) - d->dssfiles);
     if (d->dss[i].time_ns > newest[k])
       newest[k] = d->dss[i].time_ns;
   }
   size_t kept = 0;
   for (size_t i = 0; i < d->ndss; i++) {
-    size_t k = (size_t)(find_dssfile(d, d->dss[i].run) - d->dssfiles);
+    size_t k = (size_t)(find_dssfile(d, d->dss[i].host, d->dss[i].run) - d->dssfiles);
     if (d->dss[i].time_ns < newest[k]) {
       free_dss(&d->dss[i]);
       continue;
@@ -348,6 +388,7 @@ int ps_report_finish(ps_report_data *d) {
       free_dss(&d->dss[i]);
     d->ndss = 0;
     for (size_t i = 0; i < d->ndssfiles; i++) {
+      free(d->dssfiles[i].host);
       free(d->dssfiles[i].run);
       free(d->dssfiles[i].text);
     }

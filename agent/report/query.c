@@ -31,8 +31,17 @@
 
 /* --- the statements ------------------------------------------------------- */
 
+/* The range, and the hosts the page is narrowed to (quoted: a host tag
+ * is data). */
 static int since(ps_buf *q, const ps_report_data *d) {
-  return ps_buf_printf(q, " WHERE time >= %" PRId64, d->since_ns);
+  int rc = ps_buf_printf(q, " WHERE time >= %" PRId64, d->since_ns);
+  for (size_t i = 0; !rc && i < d->nhosts; i++) {
+    rc = ps_buf_puts(q, i ? " OR \"host\" = " : " AND (\"host\" = ");
+    rc = rc ? rc : ps_influxql_quote_string(q, d->hosts[i]);
+    if (!rc && i + 1 == d->nhosts)
+      rc = ps_buf_putc(q, ')');
+  }
+  return rc;
 }
 
 /* SELECT fields and tags, FROM, the range, and what follows. Tags are
@@ -48,7 +57,7 @@ static int select_from(ps_buf *q, const ps_report_data *d, const char *columns,
 
 static int q_markers(const ps_report_data *d, ps_buf *q) {
   return select_from(q, d, "\"text\", \"exitCode\", \"duration\", \"source\", \"run\", "
-                           "\"revision\", \"event\", \"status\"", "runs", "");
+                           "\"revision\", \"event\", \"status\", \"host\"", "runs", "");
 }
 
 static int q_run_points(const ps_report_data *d, ps_buf *q) {
@@ -59,17 +68,18 @@ static int q_verdicts(const ps_report_data *d, ps_buf *q) {
   return select_from(q, d, "\"verdict\", \"value\", \"baseline\", \"change_pct\", "
                            "\"change_run\", \"baseline_runs\", \"method\", \"p_value\", "
                            "\"variants\", \"variants_agree\", \"revision\", \"source\", "
-                           "\"series\", \"metric\", \"run\", \"stage\", \"arm\", \"reference\"",
+                           "\"series\", \"metric\", \"run\", \"stage\", \"arm\", \"reference\", "
+                           "\"host\"",
                      "perfship_verdict", "");
 }
 
 static int q_stage_candidates(const ps_report_data *d, ps_buf *q) {
-  return select_from(q, d, "last(\"stageIndex\")", "loadgen_stage", " GROUP BY \"run\"");
+  return select_from(q, d, "last(\"stageIndex\")", "loadgen_stage", " GROUP BY \"run\", \"host\"");
 }
 
 static int q_dss(const ps_report_data *d, ps_buf *q) {
   return select_from(q, d, "\"variantIndex\", \"rps_total\", \"p95_ms\", \"errors\", \"run\", "
-                           "\"test\", \"arm\", \"variant\", \"sweep\"", "dss_bench", "");
+                           "\"test\", \"arm\", \"variant\", \"sweep\", \"host\"", "dss_bench", "");
 }
 
 static int q_health(const ps_report_data *d, ps_buf *q) {
@@ -82,7 +92,8 @@ static int q_alert_error(const ps_report_data *d, ps_buf *q) {
                      " AND \"event\" = 'agent_unhealthy' ORDER BY time DESC LIMIT 1");
 }
 
-/* The stage run's rows: its name is data, so it is quoted. */
+/* The stage run's rows, of its host: its name and host are data, so they
+ * are quoted. */
 static int of_stage_run(ps_buf *q, const ps_report_data *d, const char *columns,
                         const char *measurement, const char *filter, const char *group) {
   if (!d->stage_run)
@@ -90,6 +101,10 @@ static int of_stage_run(ps_buf *q, const ps_report_data *d, const char *columns,
   int rc = select_from(q, d, columns, measurement, filter);
   rc = rc ? rc : ps_buf_puts(q, " AND \"run\" = ");
   rc = rc ? rc : ps_influxql_quote_string(q, d->stage_run);
+  if (!rc && d->stage_host) {
+    rc = ps_buf_puts(q, " AND \"host\" = ");
+    rc = rc ? rc : ps_influxql_quote_string(q, d->stage_host);
+  }
   return rc ? rc : ps_buf_puts(q, group);
 }
 
@@ -166,14 +181,20 @@ static void set_num(double *dst, double v) {
     *dst = v;
 }
 
-static ps_rrun *run_named(ps_report_data *d, const char *name) {
-  ps_rrun *r = ps_report_find_run(d, name);
-  return r ? r : ps_report_add_run(d, name);
+/* A run is (host, name): the same folder name on two machines is two
+ * runs. */
+static ps_rrun *run_named(ps_report_data *d, const char *host, const char *name) {
+  ps_rrun *r = ps_report_find_host_run(d, host, name);
+  if (r)
+    return r;
+  if (!(r = ps_report_add_run(d, name)))
+    return NULL;
+  return set_str(&r->host, host) ? NULL : r;
 }
 
 static int on_marker(ps_report_data *d, const row *r) {
   const char *source = tag(r, "source"), *run = tag(r, "run"), *event = tag(r, "event");
-  const char *status = tag(r, "status");
+  const char *status = tag(r, "status"), *host = tag(r, "host");
   int64_t t = time_ns(r);
   if (!source || !run || !event)
     return 0;
@@ -182,10 +203,10 @@ static int on_marker(ps_report_data *d, const row *r) {
       return 0;
     ps_rdssfile *f = NULL;
     for (size_t i = 0; i < d->ndssfiles && !f; i++)
-      if (strcmp(d->dssfiles[i].run, run) == 0)
+      if (strcmp(d->dssfiles[i].run, run) == 0 && ps_report_same(d->dssfiles[i].host, host))
         f = &d->dssfiles[i];
     if (!f) {
-      if (!(f = ps_report_add_dssfile(d)) || set_str(&f->run, run))
+      if (!(f = ps_report_add_dssfile(d)) || set_str(&f->run, run) || set_str(&f->host, host))
         return -ENOMEM;
     } else if (t < f->time_ns) {
       return 0; /* an older version of the file */
@@ -196,7 +217,7 @@ static int on_marker(ps_report_data *d, const row *r) {
   }
   if (strcmp(source, "loadgen") != 0)
     return 0;
-  ps_rrun *x = run_named(d, run);
+  ps_rrun *x = run_named(d, host, run);
   if (!x || set_str(&x->revision, tag(r, "revision")))
     return -ENOMEM;
   if (strcmp(event, "start") == 0) {
@@ -230,7 +251,7 @@ static int on_run_point(ps_report_data *d, const row *r) {
   const char *run = tag(r, "run");
   if (!run)
     return 0;
-  ps_rrun *x = run_named(d, run);
+  ps_rrun *x = run_named(d, tag(r, "host"), run);
   if (!x || set_str(&x->revision, tag(r, "revision")) ||
       set_str(&x->test_type, tag(r, "test_type")))
     return -ENOMEM;
@@ -264,6 +285,7 @@ static int on_verdict(ps_report_data *d, const row *r) {
     char **dst;
     const char *src;
   } s[] = {
+      {&v->host, tag(r, "host")},
       {&v->source, tag(r, "source")},       {&v->series, tag(r, "series")},
       {&v->metric, tag(r, "metric")},       {&v->run, tag(r, "run")},
       {&v->stage, tag(r, "stage")},         {&v->arm, tag(r, "arm")},
@@ -290,7 +312,7 @@ static int on_stage_candidate(ps_report_data *d, const row *r) {
   if (!run)
     return 0;
   ps_rstamp *c = ps_report_add_stage_candidate(d);
-  if (!c || set_str(&c->run, run))
+  if (!c || set_str(&c->run, run) || set_str(&c->host, tag(r, "host")))
     return -ENOMEM;
   c->time_ns = time_ns(r);
   return 0;
@@ -300,7 +322,8 @@ static int on_dss(ps_report_data *d, const row *r) {
   if (!tag(r, "run") || !tag(r, "test") || !tag(r, "arm") || !tag(r, "variant"))
     return 0;
   ps_rdss *p = ps_report_add_dss(d);
-  if (!p || set_str(&p->run, tag(r, "run")) || set_str(&p->test, tag(r, "test")) ||
+  if (!p || set_str(&p->host, tag(r, "host")) || set_str(&p->run, tag(r, "run")) ||
+      set_str(&p->test, tag(r, "test")) ||
       set_str(&p->arm, tag(r, "arm")) || set_str(&p->variant, tag(r, "variant")) ||
       set_str(&p->sweep, tag(r, "sweep")))
     return -ENOMEM;
