@@ -119,6 +119,54 @@ class MissingReads(InfluxTestCase):
         self.assertEqual(rc, 64, out + err)
 
 
+def run_lines(host, run, value, t_s):
+    rev = run.rsplit("-", 1)[1]
+    return [f"runs,event=start,host={host},revision={rev},run={run},source=loadgen,status=running"
+            f" text=\"started\" {t_s * 10**9}",
+            f"loadgen_run,host={host},revision={rev},run={run},test_type=daily-perf "
+            f"cycleAvgDuration={value},status=\"success\",duration=600 {t_s * 10**9}",
+            f"runs,event=end,host={host},revision={rev},run={run},source=loadgen,status=success"
+            f" text=\"ok\",duration=600 {(t_s + 600) * 10**9}"]
+
+
+@unittest.skipUnless(os.path.exists(CHART_JS), "needs libjs-chart.js")
+class ReportHosts(InfluxTestCase):
+    """Two machines, the same run names: the report counts every run of
+    every host, and --host narrows it to one."""
+    tmp_prefix = "perfship-reads-hosts-"
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        now = int(time.time()) - 86400
+        lines = []
+        for i, rev in enumerate(("1111111", "2222222", "3333333")):
+            lines += run_lines("bench-a", f"daily-perf-{rev}", 24.0 + i / 10, now + i * 3600)
+            lines += run_lines("bench-b", f"daily-perf-{rev}", 32.0 + i / 10, now + i * 3600 + 60)
+        lines += run_lines("bench-b", "daily-perf-4444444", 32.5, now + 4 * 3600)
+        cls.influx.create_db("perf")
+        harness.write_lines(cls.influx, "perf", "\n".join(lines))
+        cls.cfg = write_config(os.path.join(cls.tmp, "r.cfg"), cls.influx.url,
+                               os.path.join(cls.tmp, "state"))
+
+    def page(self, *args):
+        rc, out, err = run_perfship(["-c", self.cfg, "report", "-o", "-", "--since", "7d"]
+                                    + list(args))
+        self.assertEqual(rc, 0, err)
+        return out.split("<script", 1)[0]
+
+    def test_every_run_of_every_host(self):
+        body = self.page()
+        self.assertIn("7 loadgen runs", body)
+        one = self.page("--host", "bench-a")
+        self.assertIn("3 loadgen runs", one)
+        self.assertNotIn("daily-perf-4444444", one)
+        both = self.page("--host", "bench-a", "--host", "bench-b")
+        self.assertIn("7 loadgen runs", both)
+        none = self.page("--host", "x' OR 'a'='a")
+        self.assertIn("No loadgen run in this range.", none)
+
+
 class WriteButNotRead(InfluxTestCase):
     """influxd with auth on and a user with WRITE only on the database."""
     tmp_prefix = "perfship-reads-auth-"
