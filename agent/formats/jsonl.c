@@ -836,4 +836,5 @@ const ps_format_ops ps_format_jsonl = {
     .document = NULL,
     .finish = NULL,
     .free = jsonl_free,
+    .source_mapping = 1,
 };

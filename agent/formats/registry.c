@@ -30,3 +30,9 @@ const ps_format_ops *ps_format_ops_get(ps_format_id id) {
   }
   return NULL;
 }
+
+void ps_format_source_rules(ps_format_id id, ps_source_rules *out) {
+  const ps_format_ops *ops = ps_format_ops_get(id);
+  out->mapping = ops && ops->source_mapping;
+  out->has_runs = ops && ops->run_source;
+}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "formats/format.h"
 
 #define MOD "pipeline"
 
@@ -132,7 +133,7 @@ int pl_reload_read(const char *file, const ps_config *running, ps_config **out) 
   ps_config_defaults(n);
   ps_buf err;
   ps_buf_init(&err, 4096);
-  int rc = ps_config_load(n, file, &err);
+  int rc = ps_config_load(n, file, ps_format_source_rules, &err);
   if (rc < 0)
     PS_ERROR(MOD, "SIGHUP: %s; keeping the running configuration",
              err.data ? err.data : "configuration error");

@@ -9,7 +9,9 @@
 - The transport (net/) knows nothing of InfluxDB.
 - The pipeline never branches on a format's id (PS_FMT_*): what a format
   brings (run folders, run markers, backfill) is an entry of its ops table
-  (include/formats/format.h), and the pipeline asks for the entry.
+  (include/formats/format.h), and the pipeline asks for the entry. Nor does
+  core/ beyond its table of format names: the configuration loader asks
+  what a source's format allows through the rules its caller gives.
 - Every header has a source file of its name, except the interfaces that
   many files implement (INTERFACES), so a reader finds a function where its
   header says.
@@ -173,6 +175,21 @@ class StructureTest(unittest.TestCase):
                     self.assertNotIn("PS_FMT_", line,
                                      f"{f}:{n}: the pipeline branches on a format id; ask the "
                                      "format's ops table (formats/format.h) instead")
+
+    def test_core_has_no_format_branches(self):
+        # core/ lists the formats' ids and names (config_keys.c) and nothing
+        # else of them: what a format asks of its sources' configuration is
+        # asked of the formats (ps_source_rules, docs/architecture.md).
+        files = [f for f in source_files() if folder(f) == "core" and f.startswith("agent/")]
+        self.assertIn("agent/core/config.c", files)  # the test sees what it judges
+        for f in files:
+            if f == "agent/core/config_keys.c":
+                continue
+            with open(os.path.join(ROOT, f), encoding="utf-8") as fh:
+                for n, line in enumerate(fh, 1):
+                    self.assertNotIn("PS_FMT_", line,
+                                     f"{f}:{n}: core branches on a format id; ask the "
+                                     "caller's ps_source_rules_fn instead")
 
     def test_headers_match_sources(self):
         for f in source_files():
