@@ -118,6 +118,10 @@ void ps_report_data_free(ps_report_data *d) {
     free(d->stage_candidates[i].host);
     free(d->stage_candidates[i].run);
   }
+  for (size_t i = 0; i < d->nstage_runs; i++) {
+    free(d->stage_runs[i].host);
+    free(d->stage_runs[i].run);
+  }
   for (size_t i = 0; i < d->nstages; i++) {
     free(d->stages[i].stage);
     free(d->stages[i].task);
@@ -131,6 +135,7 @@ void ps_report_data_free(ps_report_data *d) {
   free(d->dss);
   free(d->dssfiles);
   free(d->stage_candidates);
+  free(d->stage_runs);
   free(d->stages);
   free(d->blocks);
   free(d->health);
@@ -241,23 +246,57 @@ int ps_report_shows(const ps_report_data *d, const char *source) {
   return !d->source || strcmp(d->source, source) == 0;
 }
 
+static int by_stamp_desc(const void *a, const void *b) {
+  const ps_rstamp *x = a, *y = b;
+  if (x->time_ns != y->time_ns)
+    return x->time_ns > y->time_ns ? -1 : 1;
+  int c = strcmp(x->host ? x->host : "", y->host ? y->host : "");
+  return c ? c : strcmp(x->run, y->run);
+}
+
+int ps_report_use_stage_run(ps_report_data *d, size_t k) {
+  free(d->stage_run);
+  free(d->stage_host);
+  d->stage_run = d->stage_host = NULL;
+  if (k >= d->nstage_runs)
+    return 0;
+  const ps_rstamp *s = &d->stage_runs[k];
+  d->stage_of = k;
+  if (!(d->stage_run = strdup(s->run)) || (s->host && !(d->stage_host = strdup(s->host))))
+    return -ENOMEM;
+  return 0;
+}
+
+/* One stage run per host, so that no host's stages hide another's. */
 int ps_report_pick_stage_run(ps_report_data *d) {
-  const ps_rstamp *best = NULL;
   for (size_t i = 0; i < d->nstage_candidates; i++) {
     const ps_rstamp *c = &d->stage_candidates[i];
     if (!c->run || !ps_report_find_host_run(d, c->host, c->run))
       continue;
-    if (!best || c->time_ns > best->time_ns ||
-        (c->time_ns == best->time_ns && strcmp(c->run, best->run) < 0))
-      best = c;
+    ps_rstamp *best = NULL;
+    for (size_t k = 0; k < d->nstage_runs && !best; k++)
+      if (ps_report_same(d->stage_runs[k].host, c->host))
+        best = &d->stage_runs[k];
+    if (!best) {
+      if (!(best = PUSH(d, stage_runs)))
+        return -ENOMEM;
+    } else if (c->time_ns < best->time_ns ||
+               (c->time_ns == best->time_ns && strcmp(c->run, best->run) >= 0)) {
+      continue;
+    }
+    char *run = strdup(c->run), *host = c->host ? strdup(c->host) : NULL;
+    if (!run || (c->host && !host)) {
+      free(run);
+      free(host);
+      return -ENOMEM;
+    }
+    free(best->run);
+    free(best->host);
+    *best = (ps_rstamp){host, run, c->time_ns};
   }
-  free(d->stage_run);
-  free(d->stage_host);
-  d->stage_run = d->stage_host = NULL;
-  if (best && (!(d->stage_run = strdup(best->run)) ||
-               (best->host && !(d->stage_host = strdup(best->host)))))
-    return -ENOMEM;
-  return 0;
+  if (d->nstage_runs > 1)
+    qsort(d->stage_runs, d->nstage_runs, sizeof *d->stage_runs, by_stamp_desc);
+  return ps_report_use_stage_run(d, 0);
 }
 
 /* --- settling ----------------------------------------------------------- */

@@ -361,6 +361,7 @@ static int on_stage_cycles(ps_report_data *d, const row *r) {
   ps_rstage *s = ps_report_add_stage(d);
   if (!s || set_str(&s->stage, tag(r, "stage")) || set_str(&s->task, tag(r, "task")))
     return -ENOMEM;
+  s->of = d->stage_of;
   s->cycles = num(r, "cycleCount");
   s->avg_duration = num(r, "avgDuration");
   s->p95_duration = num(r, "p95Duration");
@@ -374,6 +375,7 @@ static int on_stage_blocks(ps_report_data *d, const row *r) {
   ps_rblocks *b = ps_report_add_blocks(d);
   if (!b || set_str(&b->stage, tag(r, "stage")))
     return -ENOMEM;
+  b->of = d->stage_of;
   b->avg_swingset = num(r, "avgSwingsetTime");
   b->avg_block = num(r, "avgBlockDuration");
   b->block_count = num(r, "blockCount");
@@ -452,8 +454,14 @@ int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err) {
     rc = ask(cfg, d, s, err);
   if (rc == 0 && ps_report_shows(d, "loadgen"))
     rc = ps_report_pick_stage_run(d);
-  for (int s = PS_RQ_STAGE_CYCLES; d->stage_run && s < PS_REPORT_NSTATEMENTS && rc == 0; s++)
-    rc = ask(cfg, d, s, err);
+  /* the stages of each host's newest run: two requests per host */
+  for (size_t k = 0; k < d->nstage_runs && rc == 0; k++) {
+    rc = ps_report_use_stage_run(d, k);
+    for (int s = PS_RQ_STAGE_CYCLES; d->stage_run && s < PS_REPORT_NSTATEMENTS && rc == 0; s++)
+      rc = ask(cfg, d, s, err);
+  }
+  if (rc == 0)
+    rc = ps_report_use_stage_run(d, 0);
   if (rc == 0)
     rc = ps_report_finish(d);
   return rc;

@@ -114,14 +114,16 @@ typedef struct ps_rstamp {
   int64_t time_ns;
 } ps_rstamp;
 
-/* loadgen_stage_cycles of the stage run, one row per stage and task. */
+/* loadgen_stage_cycles of a stage run, one row per stage and task. */
 typedef struct ps_rstage {
+  size_t of; /* its stage run: index in d->stage_runs */
   char *stage, *task;
   double cycles, avg_duration, p95_duration, success_rate;
 } ps_rstage;
 
-/* loadgen_stage_blocks (summary onlyLive) of the stage run, per stage. */
+/* loadgen_stage_blocks (summary onlyLive) of a stage run, per stage. */
 typedef struct ps_rblocks {
+  size_t of; /* its stage run: index in d->stage_runs */
   char *stage;
   double avg_swingset, avg_block, block_count;
 } ps_rblocks;
@@ -153,8 +155,14 @@ typedef struct ps_report_data {
   /* Newest stage data per run (loadgen_stage), before the stage run is
    * picked: the candidates. */
   PS_REPORT_ARRAY(ps_rstamp, stage_candidates);
-  char *stage_run;       /* the run whose stages are shown, or NULL */
-  char *stage_host;      /* its host (NULL: none, or no host tag) */
+  /* The runs whose stages are shown: the newest of each host, newest
+   * first. */
+  PS_REPORT_ARRAY(ps_rstamp, stage_runs);
+  /* The stage run the stage statements ask for (the query sets each in
+   * turn; the newest one after ps_report_pick_stage_run()), and its index. */
+  char *stage_run;
+  char *stage_host; /* its host (NULL: no host tag) */
+  size_t stage_of;
   char *last_error;      /* the local agent's last error line, or NULL */
   char *alert_error;     /* the newest agent_unhealthy alert text, or NULL */
   int64_t alert_error_ns;
@@ -184,10 +192,15 @@ ps_rrun *ps_report_find_run(ps_report_data *d, const char *name);
 /* NULL-safe string equality, for host tags that may be absent. */
 int ps_report_same(const char *a, const char *b);
 
-/* The run whose stages the page shows: the newest candidate that is a
- * loadgen run of the page (the same host and name). Sets d->stage_run and
- * d->stage_host (or leaves them NULL). */
+/* The runs whose stages the page shows: of each host, the newest
+ * candidate that is a loadgen run of the page (the same host and name).
+ * Fills d->stage_runs, newest first, and sets d->stage_run and
+ * d->stage_host to the first (or leaves them NULL). */
 int ps_report_pick_stage_run(ps_report_data *d);
+
+/* Makes stage run `k` of d->stage_runs the one the stage statements ask
+ * for. 0 or -ENOMEM. */
+int ps_report_use_stage_run(ps_report_data *d, size_t k);
 
 /* Settles the rows (see the contract). Returns 0 or -ENOMEM. */
 int ps_report_finish(ps_report_data *d);

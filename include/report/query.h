@@ -6,7 +6,7 @@
  * - ps_report_query() runs the statements below one request each: the
  *   runs markers, the loadgen_run points, the verdicts, which runs have
  *   stage data, the DSS bench points, the agent's health; then the stages
- *   of the newest run that has them. Every statement is bounded by
+ *   of each host's newest run that has them. Every statement is bounded by
  *   d->since_ns and, when d->hosts is set, asks for those hosts only;
  *   every statement selects `host`, so a run is (host, run) from its
  *   first row on (report/model.h). The names taken from data (the stage
