@@ -69,12 +69,20 @@ static void print_summary(const ps_config *cfg) {
   else if (access(cfg->state_dir, W_OK) != 0)
     printf(" (not writable by this user)");
   printf("\n");
+  int have_host = 0;
   if (cfg->ntags) {
     printf("tags:");
-    for (size_t i = 0; i < cfg->ntags; i++)
+    for (size_t i = 0; i < cfg->ntags; i++) {
       printf(" %s=%s", cfg->tags[i].key, cfg->tags[i].value);
+      have_host |= strcmp(cfg->tags[i].key, "host") == 0;
+    }
     printf("\n");
   }
+  /* what the agent's points will say (pipeline/delivery.h): two machines
+   * must not show the same */
+  char name[256] = "";
+  if (!have_host && gethostname(name, sizeof name - 1) == 0 && name[0])
+    printf("host: %s (the machine's name; set tags.host for another)\n", name);
   printf("sources: %zu\n", cfg->nsources);
   for (size_t i = 0; i < cfg->nsources; i++) {
     const ps_source_cfg *s = &cfg->sources[i];

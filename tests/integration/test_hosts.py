@@ -30,6 +30,13 @@ class HostTag(InfluxTestCase):
                         f'state_dir = "{self.tmp}/state-{db}";\n{tags}\n'
                         f'sources = ( {{ path = "{src}/*.jsonl"; format = "jsonl"; '
                         'measurement = "m"; time_key = "ts"; } );\n')
+            rc, out, err = run_perfship(["-c", cfg, "check"])
+            self.assertEqual(rc, 0, out + err)
+            if not tags:  # check says which name the agent will use
+                self.assertIn(f"host: {want} (the machine's name", out)
+            else:
+                self.assertIn("tags: host=bench-a", out)
+                self.assertNotIn("the machine's name", out)
             rc, out, err = run_perfship(["-c", cfg, "run", "--once"], timeout=120)
             self.assertEqual(rc, 0, err[-2000:])
             for measurement in ("m", "perfship"):
