@@ -90,6 +90,21 @@ static void origin_from_first(ps_parser *p, ps_jv time_origin, double timestamp)
   p->facts.first_wall_s = p->facts.origin_s + timestamp;
 }
 
+/* The origin from the first line the driver read, so that a parser opened
+ * mid-file (after a restart) knows it; only a complete line is given, a
+ * half-written one might not parse. */
+static void origin_from_head(ps_parser *p, const ps_input_head *head) {
+  if (!head->first_line)
+    return;
+  ps_jv root;
+  int owned;
+  if (lg_read_record(p, head->first_line, head->first_len, &root, &owned) < 0 ||
+      !lg_is_object(root))
+    return;
+  double ts = 0;
+  if (lg_json_finite(lg_obj_get(p, root, "timestamp"), &ts))
+    origin_from_first(p, lg_obj_get(p, root, "timeOrigin"), ts);
+}
 
 /* ---- open / free ---------------------------------------------------------- */
 
@@ -108,22 +123,6 @@ static void loadgen_free(ps_parser *p) {
   free(p->arena);
   free(p->areas);
   free(p);
-}
-
-/* The origin from the first line the driver read, so that a parser opened
- * mid-file (after a restart) knows it; only a complete line is given, a
- * half-written one might not parse. */
-static void origin_from_head(ps_parser *p, const ps_input_head *head) {
-  if (!head->first_line)
-    return;
-  ps_jv root;
-  int owned;
-  if (lg_read_record(p, head->first_line, head->first_len, &root, &owned) < 0 ||
-      !lg_is_object(root))
-    return;
-  double ts = 0;
-  if (lg_json_finite(lg_obj_get(p, root, "timestamp"), &ts))
-    origin_from_first(p, lg_obj_get(p, root, "timeOrigin"), ts);
 }
 
 static int loadgen_open(ps_parser **out, const ps_source_cfg *src,
