@@ -90,6 +90,21 @@ static void origin_from_first(ps_parser *p, ps_jv time_origin, double timestamp)
   p->facts.first_wall_s = p->facts.origin_s + timestamp;
 }
 
+/* The origin from the first line the driver read, so that a parser opened
+ * mid-file (after a restart) knows it; only a complete line is given, a
+ * half-written one might not parse. */
+static void origin_from_head(ps_parser *p, const ps_input_head *head) {
+  if (!head->first_line)
+    return;
+  ps_jv root;
+  int owned;
+  if (lg_read_record(p, head->first_line, head->first_len, &root, &owned) < 0 ||
+      !lg_is_object(root))
+    return;
+  double ts = 0;
+  if (lg_json_finite(lg_obj_get(p, root, "timestamp"), &ts))
+    origin_from_first(p, lg_obj_get(p, root, "timeOrigin"), ts);
+}
 
 /* ---- open / free ---------------------------------------------------------- */
 
@@ -108,22 +123,6 @@ static void loadgen_free(ps_parser *p) {
   free(p->arena);
   free(p->areas);
   free(p);
-}
-
-/* The origin from the first line the driver read, so that a parser opened
- * mid-file (after a restart) knows it; only a complete line is given, a
- * half-written one might not parse. */
-static void origin_from_head(ps_parser *p, const ps_input_head *head) {
-  if (!head->first_line)
-    return;
-  ps_jv root;
-  int owned;
-  if (lg_read_record(p, head->first_line, head->first_len, &root, &owned) < 0 ||
-      !lg_is_object(root))
-    return;
-  double ts = 0;
-  if (lg_json_finite(lg_obj_get(p, root, "timestamp"), &ts))
-    origin_from_first(p, lg_obj_get(p, root, "timeOrigin"), ts);
 }
 
 static int loadgen_open(ps_parser **out, const ps_source_cfg *src,
@@ -209,6 +208,70 @@ static uint64_t record_key(const char *data, size_t len, uint64_t line_no) {
   return mix(h, data + len - KEY_EDGE, KEY_EDGE);
 }
 
+/* What every record carries: its type, its time (from the run's origin),
+ * its stage and elapsed time. */
+typedef struct envelope {
+  const char *type; /* in the arena: valid until the next point starts */
+  double wall;
+  char stage[24];
+  ps_jv elapsed;
+} envelope;
+
+/* Reads the envelope of `root` (through its member table when `tab` is
+ * given) and moves the run's facts on. 1, or 0 after rejecting the record. */
+static int read_envelope(ps_parser *p, ps_emitter *em, ps_jv root, const ps_jtable *tab,
+                         envelope *env) {
+#define ROOT(k) (tab ? ps_jtable_get(tab, (k)) : lg_obj_get(p, root, (k)))
+  lg_pt_reset(p);
+  const char *ty = lg_jv_str(p, ROOT("type"));
+  double ts = 0;
+  int ok = lg_json_finite(ROOT("timestamp"), &ts);
+  if (!ty || !ty[0]) {
+    ps_emit_reject(em, "no \"type\" string");
+    return 0;
+  }
+  if (!ok) {
+    ps_emit_reject(em, "%s: no numeric \"timestamp\"", ty);
+    return 0;
+  }
+  origin_from_first(p, ROOT("timeOrigin"), ts);
+  if (!p->facts.have_origin) {
+    ps_emit_reject(em, "%s: no timeOrigin known for this run", ty);
+    return 0;
+  }
+  env->type = ty;
+  env->wall = p->facts.origin_s + ts;
+  p->facts.have_last_wall = 1;
+  p->facts.last_wall_s = env->wall;
+  lg_stage_tag(ROOT("stage"), env->stage, sizeof env->stage);
+  env->elapsed = ROOT("elapsed");
+#undef ROOT
+  return 1;
+}
+
+/* A streamed record's point; remembers the record when it is refused. */
+static int emit_streamed(ps_parser *p, ps_emitter *em, ps_jv root, const ps_jtable *tab,
+                         const envelope *env, const char *data, size_t len) {
+  int64_t t = ps_seconds_to_ns(env->wall);
+  int rc;
+  if (strcmp(env->type, "perf-chain-process-usage") == 0)
+    rc = lg_emit_process(p, em, root, env->stage, t);
+  else if (strcmp(env->type, "perf-chain-storage-usage") == 0)
+    rc = lg_emit_storage(p, em, root, env->stage, t);
+  else {
+    char *type = strdup(env->type); /* the arena is emptied for the point */
+    if (!type)
+      return -ENOMEM;
+    rc = lg_emit_event(p, em, root, tab, env->elapsed, type, env->stage, t);
+    free(type);
+  }
+  if (rc == -EAGAIN) {
+    p->resuming = 1;
+    p->resume_hash = record_key(data, len, em->origin.line);
+  }
+  return rc;
+}
+
 static int loadgen_line(ps_parser *p, const char *data, size_t len,
                         ps_emitter *em) {
   uint64_t hash = (p->fin_active || p->resuming) ? record_key(data, len, em->origin.line) : 0;
@@ -252,62 +315,21 @@ static int loadgen_line(ps_parser *p, const char *data, size_t len,
   int big = len > 4096;
   if (big && ps_jtable_fill(&p->root_tab, root, p->ixp) < 0)
     return -ENOMEM;
-#define ROOT(k) (big ? ps_jtable_get(&p->root_tab, (k)) : lg_obj_get(p, root, (k)))
-  lg_pt_reset(p);
-  const char *ty = lg_jv_str(p, ROOT("type"));
-  double ts = 0;
-  int ok = lg_json_finite(ROOT("timestamp"), &ts);
-  if (!ty || !ty[0]) {
-    ps_emit_reject(em, "no \"type\" string");
+  envelope env;
+  if (!read_envelope(p, em, root, big ? &p->root_tab : NULL, &env))
     return 0;
-  }
-  if (!ok) {
-    ps_emit_reject(em, "%s: no numeric \"timestamp\"", ty);
-    return 0;
-  }
-  origin_from_first(p, ROOT("timeOrigin"), ts);
-  if (!p->facts.have_origin) {
-    ps_emit_reject(em, "%s: no timeOrigin known for this run", ty);
-    return 0;
-  }
-  double wall = p->facts.origin_s + ts;
-  p->facts.have_last_wall = 1;
-  p->facts.last_wall_s = wall;
-  int64_t t = ps_seconds_to_ns(wall);
-  char stage[24];
-  lg_stage_tag(ROOT("stage"), stage, sizeof stage);
-
-  if (strcmp(ty, "perf-finish") == 0) {
-    if (!big && ps_jtable_fill(&p->root_tab, root, p->ixp) < 0)
-      return -ENOMEM;
-    lg_finish_line fl = {.root = root,
-                         .owned = owned,
-                         .data = data,
-                         .len = len,
-                         .key = hash ? hash : record_key(data, len, em->origin.line),
-                         .wall = wall,
-                         .stage = stage};
-    return lg_finish_start(p, em, &fl);
-  }
-
-  ps_jv elapsed = ROOT("elapsed");
-#undef ROOT
-  if (strcmp(ty, "perf-chain-process-usage") == 0)
-    rc = lg_emit_process(p, em, root, stage, t);
-  else if (strcmp(ty, "perf-chain-storage-usage") == 0)
-    rc = lg_emit_storage(p, em, root, stage, t);
-  else {
-    char *type = strdup(ty); /* the arena is emptied for the point */
-    if (!type)
-      return -ENOMEM;
-    rc = lg_emit_event(p, em, root, big ? &p->root_tab : NULL, elapsed, type, stage, t);
-    free(type);
-  }
-  if (rc == -EAGAIN) {
-    p->resuming = 1;
-    p->resume_hash = record_key(data, len, em->origin.line);
-  }
-  return rc;
+  if (strcmp(env.type, "perf-finish") != 0)
+    return emit_streamed(p, em, root, big ? &p->root_tab : NULL, &env, data, len);
+  if (!big && ps_jtable_fill(&p->root_tab, root, p->ixp) < 0)
+    return -ENOMEM;
+  lg_finish_line fl = {.root = root,
+                       .owned = owned,
+                       .data = data,
+                       .len = len,
+                       .key = hash ? hash : record_key(data, len, em->origin.line),
+                       .wall = env.wall,
+                       .stage = env.stage};
+  return lg_finish_start(p, em, &fl);
 }
 
 const ps_format_ops ps_format_loadgen = {

@@ -157,10 +157,13 @@ static int parse_string_value(lp_cursor *c, ps_field *f, const char **reason) {
 /* An unquoted field value at c->p: 1.x's integer (`i`), unsigned (`u`),
  * float or boolean. 0 or -EINVAL. */
 static int parse_scalar_value(lp_cursor *c, ps_field *f, const char **reason) {
-  const char *v = c->p;
-  while (c->p < c->end && *c->p != ',' && *c->p != ' ')
-    c->p++;
-  size_t n = (size_t)(c->p - v);
+  /* the scan runs on a local pointer: stores through `f` could alias the
+   * cursor, which kept it in memory */
+  const char *v = c->p, *q = v, *end = c->end;
+  while (q < end && *q != ',' && *q != ' ')
+    q++;
+  c->p = q;
+  size_t n = (size_t)(q - v);
   if (n == 0)
     return parse_fail(c, v, reason, "missing field value");
   char last = v[n - 1];
