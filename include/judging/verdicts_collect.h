@@ -1,6 +1,7 @@
 /*
  * judging/verdicts_collect: what the verdicts are computed from, picked
- * out of the points the sources' parsers give (the delivery's tap) while a
+ * out of the points the sources' parsers give (the delivery's tap, only
+ * the measurements pl_collect_measurements() names) while a
  * run is read, and kept until the run is judged.
  *
  * Contract
