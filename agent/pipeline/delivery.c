@@ -51,6 +51,31 @@ static void arm_flush(pl_delivery *d) {
                    0);
 }
 
+/* On the hot path: most points are of a measurement nobody subscribed to,
+ * and most of those fail the first-byte test. */
+static inline int tapped(const pl_tap_set *t, const char *m) {
+  unsigned char c = (unsigned char)m[0];
+  if (!(t->first[c >> 3] & (1u << (c & 7))))
+    return 0;
+  for (size_t i = 0; i < t->n; i++)
+    if (strcmp(t->name[i], m) == 0)
+      return 1;
+  return 0;
+}
+
+int pl_delivery_subscribe(pl_delivery *d, const char *measurement) {
+  pl_tap_set *t = &d->taps;
+  for (size_t i = 0; i < t->n; i++)
+    if (strcmp(t->name[i], measurement) == 0)
+      return 0;
+  if (t->n == PL_TAP_MAX)
+    return -ENOSPC;
+  unsigned char c = (unsigned char)measurement[0];
+  t->first[c >> 3] |= (unsigned char)(1u << (c & 7));
+  t->name[t->n++] = measurement;
+  return 0;
+}
+
 int pl_delivery_point(void *file, const ps_point *p, const ps_origin *o) {
   char where[PATH_MAX + 32];
   pl_file *f = file;
@@ -83,7 +108,7 @@ int pl_delivery_point(void *file, const ps_point *p, const ps_origin *o) {
   if (rc == 0) {
     if (was_empty && d->bt.open && d->bt.open->b.npoints)
       arm_flush(d);
-    if (d->hooks.tap)
+    if (d->hooks.tap && tapped(&d->taps, p->measurement))
       d->hooks.tap(d->hooks.ctx, p, f->src, f->path);
   }
   return rc;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "html_private.h"
+#include "core/figures.h"
 
 static int host_cmp(const char *a, const char *b) {
   return a && b ? strcmp(a, b) : (a != NULL) - (b != NULL);
@@ -64,9 +65,6 @@ const char *ps_html_metric_label(const char *field) {
   static const struct {
     const char *field, *label;
   } more[] = {
-      {"stage_avgDuration", "Cycle avg duration"},
-      {"stage_avgSwingsetTime", "Live swingset time"},
-      {"stage_avgBlockDuration", "Live block time"},
       {"rps_total", "q/s"},
       {"p95_ms", "p95 latency"},
       {"errors", "errors"},
@@ -74,6 +72,9 @@ const char *ps_html_metric_label(const char *field) {
   int i = ps_report_metric_index(field);
   if (i >= 0)
     return ps_report_metrics[i].label;
+  const ps_figure *f = ps_figure_find(field);
+  if (f && f->label)
+    return f->label;
   for (size_t k = 0; field && k < sizeof more / sizeof more[0]; k++)
     if (strcmp(more[k].field, field) == 0)
       return more[k].label;
@@ -160,10 +161,12 @@ int ps_html_names_add(names *s, const char *x, name_cmp cmp, const void *ctx) {
   return 0;
 }
 
+/* The task the stage figures are read from (every task's cycles) first. */
 static int task_cmp(const void *ctx, const char *a, const char *b) {
   (void)ctx;
-  if (strcmp(a, "all") == 0 || strcmp(b, "all") == 0)
-    return strcmp(a, "all") == 0 ? (strcmp(b, "all") == 0 ? 0 : -1) : 1;
+  const char *all = ps_stage_figure(PS_STAGE_FIG_AVG_DURATION)->tag_value;
+  if (strcmp(a, all) == 0 || strcmp(b, all) == 0)
+    return strcmp(a, all) == 0 ? (strcmp(b, all) == 0 ? 0 : -1) : 1;
   return strcmp(a, b);
 }
 

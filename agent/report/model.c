@@ -20,15 +20,7 @@
 
 #include "runs/runs.h"
 
-const ps_report_metric ps_report_metrics[PS_REPORT_NMETRICS] = {
-    {"cycleAvgDuration", "Cycle avg duration", "s", 0},
-    {"cycleSuccessRate", "Cycle success rate", "%", 1},
-    {"live_avgSwingsetTime", "Live swingset time", "s", 0},
-    {"live_avgBlockDuration", "Live block time", "s", 0},
-    {"chainBootstrapDuration", "Chain bootstrap", "s", 0},
-    {"walletDeployDuration", "Wallet deploy", "s", 0},
-    {"loadgenDeployDuration", "Loadgen deploy", "s", 0},
-};
+const ps_report_metric *const ps_report_metrics = ps_figures;
 
 int ps_report_metric_index(const char *field) {
   for (int i = 0; field && i < PS_REPORT_NMETRICS; i++)

@@ -27,6 +27,7 @@
 #include <cjson/cJSON.h>
 
 #include "influx/client.h"
+#include "core/figures.h"
 #include "influx/influxql.h"
 
 /* --- the statements ------------------------------------------------------- */
@@ -61,7 +62,7 @@ static int q_markers(const ps_report_data *d, ps_buf *q) {
 }
 
 static int q_run_points(const ps_report_data *d, ps_buf *q) {
-  return select_from(q, d, "*", "loadgen_run", "");
+  return select_from(q, d, "*", ps_figures[0].measurement, "");
 }
 
 static int q_verdicts(const ps_report_data *d, ps_buf *q) {
@@ -74,7 +75,8 @@ static int q_verdicts(const ps_report_data *d, ps_buf *q) {
 }
 
 static int q_stage_candidates(const ps_report_data *d, ps_buf *q) {
-  return select_from(q, d, "last(\"stageIndex\")", "loadgen_stage", " GROUP BY \"run\", \"host\"");
+  return select_from(q, d, "last(\"stageIndex\")", ps_stage_kind_figure()->measurement,
+                     " GROUP BY \"run\", \"host\"");
 }
 
 static int q_dss(const ps_report_data *d, ps_buf *q) {
@@ -110,14 +112,26 @@ static int of_stage_run(ps_buf *q, const ps_report_data *d, const char *columns,
 
 static int q_stage_cycles(const ps_report_data *d, ps_buf *q) {
   return of_stage_run(q, d, "\"cycleCount\", \"avgDuration\", \"p95Duration\", "
-                            "\"cycleSuccessRate\"", "loadgen_stage_cycles", "",
+                            "\"cycleSuccessRate\"",
+                      ps_stage_figure(PS_STAGE_FIG_AVG_DURATION)->measurement, "",
                       " GROUP BY \"stage\", \"task\"");
 }
 
+/* The stage run's blocks, as the stage figures select them (the live
+ * part: core/figures.h). */
 static int q_stage_blocks(const ps_report_data *d, ps_buf *q) {
-  return of_stage_run(q, d, "\"avgSwingsetTime\", \"avgBlockDuration\", \"blockCount\"",
-                      "loadgen_stage_blocks", " AND \"summary\" = 'onlyLive'",
-                      " GROUP BY \"stage\"");
+  const ps_figure *f = ps_stage_figure(PS_STAGE_FIG_SWINGSET_TIME);
+  ps_buf filter;
+  ps_buf_init(&filter, 64);
+  int rc = ps_buf_puts(&filter, " AND ");
+  rc = rc ? rc : ps_influxql_quote_ident(&filter, f->tag);
+  rc = rc ? rc : ps_buf_puts(&filter, " = ");
+  rc = rc ? rc : ps_influxql_quote_string(&filter, f->tag_value);
+  rc = rc ? rc
+          : of_stage_run(q, d, "\"avgSwingsetTime\", \"avgBlockDuration\", \"blockCount\"",
+                         f->measurement, filter.data, " GROUP BY \"stage\"");
+  ps_buf_free(&filter);
+  return rc;
 }
 
 /* --- reading rows ------------------------------------------------------------ */
@@ -363,7 +377,7 @@ static int on_stage_cycles(ps_report_data *d, const row *r) {
     return -ENOMEM;
   s->of = d->stage_of;
   s->cycles = num(r, "cycleCount");
-  s->avg_duration = num(r, "avgDuration");
+  s->avg_duration = num(r, ps_stage_figure(PS_STAGE_FIG_AVG_DURATION)->field);
   s->p95_duration = num(r, "p95Duration");
   s->success_rate = num(r, "cycleSuccessRate");
   return 0;
@@ -376,8 +390,8 @@ static int on_stage_blocks(ps_report_data *d, const row *r) {
   if (!b || set_str(&b->stage, tag(r, "stage")))
     return -ENOMEM;
   b->of = d->stage_of;
-  b->avg_swingset = num(r, "avgSwingsetTime");
-  b->avg_block = num(r, "avgBlockDuration");
+  b->avg_swingset = num(r, ps_stage_figure(PS_STAGE_FIG_SWINGSET_TIME)->field);
+  b->avg_block = num(r, ps_stage_figure(PS_STAGE_FIG_BLOCK_DURATION)->field);
   b->block_count = num(r, "blockCount");
   return 0;
 }

@@ -3,9 +3,11 @@
  * `perfship_verdict` points (docs/schema.md; the method: docs/verdicts.md).
  *
  * Contract
- * - Input: every point the sources give (pl_verdicts_tap(), from the
- *   delivery's tap: judging/verdicts_collect.h picks what is judged) and
- *   every run end the run tracker reports (pl_verdicts_run_ended()).
+ * - Input: the points of the measurements the judged figures come from
+ *   (pl_verdicts_tap(), from the delivery's tap through the judging face;
+ *   judging/verdicts_collect.h picks what is judged, by the table
+ *   core/figures.h) and every run end the run tracker reports
+ *   (pl_verdicts_run_ended()).
  * - Loadgen, across revisions: an ended run goes into its series' history
  *   (verdict/ledger.h, saved in the state file), and the series is judged
  *   from that run's place to its newest run, so a run that arrives late

@@ -15,9 +15,12 @@
  *   are held (the open batch is sent then if nothing is in flight), or when this loop turn's
  *   point budget is spent (the file is marked `yielded`: it continues first
  *   in the next turn). pl_delivery_new_turn() starts a turn's budget.
- * - A point taken into a batch is also shown to the `tap` hook (after the
- *   encoder accepted it; a point refused for back-pressure is shown when it
- *   is offered again and taken).
+ * - A point taken into a batch is also shown to the `tap` hook when its
+ *   measurement is one subscribed to (pl_delivery_subscribe: the judges
+ *   name what they judge), after the encoder accepted it; a point refused
+ *   for back-pressure is shown when it is offered again and taken. Every
+ *   other point costs one byte test, or a few string compares when its
+ *   first byte is a subscribed name's.
  * - Acknowledgements release checkpoints (influx/batch.h); a file whose
  *   committed offset moved is reported to the commit stage, and a retired
  *   file no batch holds any more is freed through the registry.
@@ -49,20 +52,28 @@
 typedef struct pl_delivery_hooks {
   void (*answered)(void *ctx);
   void (*missing_database)(void *ctx);
-  /* Every point a source's parser gave that was taken into a batch, with
-   * the source and file it came from (NULL: none wanted). Stages that judge
-   * what was measured (verdicts, alerts) look here instead of reading the
-   * data back; it is on the hot path, so it must return at once for
-   * measurements it does not want. */
+  /* The points of the subscribed measurements a source's parser gave that
+   * were taken into a batch, with the source and file they came from
+   * (NULL: none wanted). The judges look here instead of reading the data
+   * back. */
   void (*tap)(void *ctx, const ps_point *p, const ps_source_cfg *src, const char *path);
   void *ctx;
 } pl_delivery_hooks;
+
+/* The measurements whose points go to the tap. */
+#define PL_TAP_MAX 16
+typedef struct pl_tap_set {
+  unsigned char first[32]; /* a bit per first byte of the names */
+  const char *name[PL_TAP_MAX];
+  size_t n;
+} pl_tap_set;
 
 typedef struct pl_delivery {
   pl_shared *sh;
   pl_registry *reg;
   pl_commit *commit;
   pl_delivery_hooks hooks;
+  pl_tap_set taps;
   ps_sink *sink;
   char hostname[256];      /* the `host` tag when the configuration sets none */
   int64_t trouble_since_s; /* the sink's current trouble episode began (0: none) */
@@ -79,6 +90,9 @@ typedef struct pl_delivery {
  * for the life of the pipeline). Returns 0 or a negative errno. */
 int pl_delivery_init(pl_delivery *d, pl_shared *sh, pl_registry *reg, pl_commit *commit,
                      const pl_delivery_hooks *hooks);
+/* Shows the points of `measurement` (static, or outliving the delivery)
+ * to the tap from now on. Returns 0, or -ENOSPC past PL_TAP_MAX names. */
+int pl_delivery_subscribe(pl_delivery *d, const char *measurement);
 /* Applies batch limits and global tags of a reloaded configuration. */
 int pl_delivery_reconfigure(pl_delivery *d, const ps_config *cfg);
 

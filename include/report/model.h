@@ -27,18 +27,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/figures.h"
+
 /* The run-level metrics of loadgen_run the page tabulates and trends: the
- * seven headline metrics the verdicts judge (docs/verdicts.md). */
-#define PS_REPORT_NMETRICS 7
+ * headline figures the verdicts judge, in the order of their rows in
+ * core/figures.h (field, label, unit). */
+#define PS_REPORT_NMETRICS PS_FIGURES_NHEADLINE
 
-typedef struct ps_report_metric {
-  const char *field;  /* loadgen_run field */
-  const char *label;  /* column and chart title */
-  const char *unit;   /* "s" or "%" */
-  int lower_is_worse; /* cycleSuccessRate: a drop is the bad direction */
-} ps_report_metric;
+typedef ps_figure ps_report_metric;
 
-extern const ps_report_metric ps_report_metrics[PS_REPORT_NMETRICS];
+extern const ps_report_metric *const ps_report_metrics;
 /* The metric's index, or -1. */
 int ps_report_metric_index(const char *field);
 
