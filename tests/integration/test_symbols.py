@@ -1,8 +1,9 @@
 """Every function or variable one file of the agent shares with another
-carries the project's prefix: ps_ for a module's own (public or shared
-among its parts, as influx/sink_private.h and report/html_private.h do),
-pl_ for the stages of the pipeline. A generic name (sink_backoff, put)
-would collide with any other code linked into the binary or a test, and a
+carries a prefix: ps_ for a module's own (public, or shared among its
+parts as influx/sink_private.h and report/html_private.h do), or the short
+prefix of a module whose parts share a private header, used by that
+module's files alone (PRIVATE). A generic name (sink_backoff, put) would
+collide with any other code linked into the binary or a test, and a
 search for a module's prefix would miss part of the module.
 
 Reads the symbols the build's core library exports (nm); no server.
@@ -18,7 +19,12 @@ import harness  # noqa: E402
 
 LIBRARY = os.path.join(os.path.dirname(os.path.abspath(harness.PERFSHIP_BIN)),
                        "libperfship_core.a")
-PREFIXES = ("ps_", "pl_")
+# private prefix -> the object files (their names' start) that may define it
+PRIVATE = {
+    "pl_": None,          # the stages of perfship run (pipeline/, judging/, service/)
+    "lg_": ("loadgen",),  # formats/loadgen*.c behind loadgen_private.h
+    "jsonl_": ("jsonl",),  # formats/jsonl*.c behind jsonl_private.h
+}
 
 
 def exported():
@@ -43,11 +49,18 @@ class SymbolsTest(unittest.TestCase):
         self.assertIn("ps_sink_submit", names)  # the test sees what it judges
         self.assertGreater(len(names), 300)
 
-    def test_every_exported_symbol_has_the_prefix(self):
-        bad = [f"{obj}: {sym}" for obj, sym in exported()
-               if not sym.startswith(PREFIXES)]
-        self.assertEqual(bad, [], "exported without the ps_/pl_ prefix (make it static, or "
-                                  "give it its module's prefix)")
+    def test_every_exported_symbol_has_a_prefix(self):
+        bad = []
+        for obj, sym in exported():
+            if sym.startswith("ps_"):
+                continue
+            owner = next((p for p in PRIVATE if sym.startswith(p)), None)
+            if owner is None:
+                bad.append(f"{obj}: {sym}: no prefix (make it static, or give it ps_ and its "
+                           "module's name)")
+            elif PRIVATE[owner] and not obj.startswith(PRIVATE[owner]):
+                bad.append(f"{obj}: {sym}: {owner} is private to {PRIVATE[owner]}*.c")
+        self.assertEqual(bad, [])
 
 
 if __name__ == "__main__":
