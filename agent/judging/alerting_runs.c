@@ -255,11 +255,20 @@ static void on_verdict_point(pl_alert_runs *ar, const ps_point *p) {
     flush_groups(ar);
 }
 
+static const char *const wanted[] = {PS_RUN_MARKER_MEASUREMENT, PS_VERDICT_MEASUREMENT};
+
+size_t pl_alert_runs_measurements(const char **out, size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof wanted / sizeof wanted[0] && n < cap; i++)
+    out[n++] = wanted[i];
+  return n;
+}
+
 void pl_alert_runs_tap(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg *src) {
   const char *m = p->measurement;
-  if (m[0] == 'r' && strcmp(m, "runs") == 0)
+  if (strcmp(m, wanted[0]) == 0)
     on_marker(ar, p, src);
-  else if (m[0] == 'p' && strcmp(m, "perfship_verdict") == 0)
+  else if (strcmp(m, wanted[1]) == 0)
     on_verdict_point(ar, p);
 }
 

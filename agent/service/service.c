@@ -399,6 +399,12 @@ static int start_stages(ps_service *pl) {
     pl_commit_close(&pl->commit);
     return rc;
   }
+  /* The delivery shows the judges only the points they judge (PL_TAP_MAX
+   * is room for all of them, so none is left out). */
+  const char *want[PL_TAP_MAX];
+  size_t nwant = pl_judging_measurements(want, PL_TAP_MAX);
+  for (size_t i = 0; i < nwant; i++)
+    pl_delivery_subscribe(&pl->dl, want[i]);
   pl_reader_hooks rh = {on_parser_opened, on_file_at_end, on_reader_idle, pl};
   pl_reader_init(&pl->rd, &pl->sh, &pl->reg, &pl->dl, &pl->commit, &rh);
   pl_runs_hooks runh = {on_run_event, pl};

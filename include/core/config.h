@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "core/figures.h"
 #include "core/point.h"
 
 typedef enum { PS_API_V1 = 1, PS_API_V2 = 2 } ps_api;
@@ -80,8 +81,7 @@ typedef struct ps_source_cfg {
 
 /* verdicts = { ... } (docs/verdicts.md). Kept in its own block: the alerts
  * and report settings grow beside it. */
-typedef enum { PS_WORSE_HIGHER = 0, PS_WORSE_LOWER } ps_worse;
-typedef enum { PS_CHANGE_PERCENT = 0, PS_CHANGE_POINTS } ps_change_unit;
+/* ps_worse, ps_change_unit: core/figures.h, with the figures' defaults. */
 /* What a series across revisions is: the test type (loadgen) or the test
  * (DSS) on one host, the default because the hardware is part of what is
  * measured, or the test type over every host. */

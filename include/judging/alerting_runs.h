@@ -68,6 +68,9 @@ void pl_alert_runs_init(pl_alert_runs *ar, pl_shared *sh, pl_alert_raiser *raise
 
 void pl_alert_runs_event(pl_alert_runs *ar, const pl_run_event *ev);
 /* Returns at once for measurements other than `runs` and `perfship_verdict`. */
+/* The measurements pl_alert_runs_tap() wants: `runs` markers and
+ * `perfship_verdict` points. Fills up to `cap`; returns how many. */
+size_t pl_alert_runs_measurements(const char **out, size_t cap);
 void pl_alert_runs_tap(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg *src);
 void pl_alert_runs_verdicts(pl_alert_runs *ar, const pl_alert_verdicts *v);
 /* Those of a run's verdicts that are a regression or an improvement

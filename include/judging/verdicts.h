@@ -3,9 +3,11 @@
  * `perfship_verdict` points (docs/schema.md; the method: docs/verdicts.md).
  *
  * Contract
- * - Input: every point the sources give (pl_verdicts_tap(), from the
- *   delivery's tap: judging/verdicts_collect.h picks what is judged) and
- *   every run end the run tracker reports (pl_verdicts_run_ended()).
+ * - Input: the points of the measurements the judged figures come from
+ *   (pl_verdicts_tap(), from the delivery's tap through the judging face;
+ *   judging/verdicts_collect.h picks what is judged, by the table
+ *   core/figures.h) and every run end the run tracker reports
+ *   (pl_verdicts_run_ended()).
  * - A series is the test type (loadgen) or test (DSS) on this agent's host,
  *   or on every host (verdicts.series_by); a run is (host, name). Verdicts
  *   are written only about this host's runs (the point's host is the

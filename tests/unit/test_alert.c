@@ -130,6 +130,35 @@ static void test_verdict_event_and_slack(void **state) {
                       "metrics: cycleAvgDuration +14.3% (27.8 against 24.33), "
                       "live_avgSwingsetTime; the change began with daily-perf-9eb37164f6f7");
   ps_buf_free(&t);
+
+  /* DSS: arms of one run against the reference arm, in the test named */
+  ps_alert_event dss;
+  make_event(&dss, PS_ALERT_REGRESSION, "2026-11-30_dss");
+  ps_alert_set(&dss.series, "rid_isa");
+  ps_alert_metric a1 = {.metric = "rps_total", .arm = "local/dss:pr-1523",
+                        .reference = "interuss/dss:v0.22.0", .have_value = 1,
+                        .have_baseline = 1, .have_change_pct = 1, .value = 880,
+                        .baseline = 1000, .change_pct = -12.0};
+  assert_int_equal(ps_alert_event_add_metric(&dss, &a1), 0);
+  ps_buf_init(&t, 0);
+  assert_int_equal(ps_alert_text_verdict(&t, &dss), 0);
+  assert_string_equal(t.data, "2026-11-30_dss: regression in test rid_isa against the "
+                              "reference arm interuss/dss:v0.22.0 in rps_total of "
+                              "local/dss:pr-1523 -12.0% (880 against 1000)");
+  ps_buf_free(&t);
+  /* two references: each metric names its own */
+  ps_alert_metric a2 = a1;
+  a2.metric = "p95_ms";
+  a2.reference = "interuss/dss:v0.21.0";
+  assert_int_equal(ps_alert_event_add_metric(&dss, &a2), 0);
+  ps_buf_init(&t, 0);
+  assert_int_equal(ps_alert_text_verdict(&t, &dss), 0);
+  assert_null(strstr(t.data, "earlier"));
+  assert_non_null(strstr(t.data, "in test rid_isa in 2 metrics: "));
+  assert_non_null(strstr(t.data, "(880 against 1000 of interuss/dss:v0.21.0)"));
+  ps_buf_free(&t);
+  ps_alert_event_free(&dss);
+
   char *json = ps_alert_event_json(&ev);
   cJSON *o = cJSON_Parse(json);
   cJSON *metrics = cJSON_GetObjectItem(o, "metrics");

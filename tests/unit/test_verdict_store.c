@@ -4,7 +4,8 @@
  * form read back under another metric list), the newest-two-runs test
  * (ps_edivisive_tail_p against hand-computed cases), the server's history
  * answer (pl_history_parse on a real InfluxDB 1.6.7 answer shape) and the
- * figures picked out of passing points (judging/verdicts_collect.c).
+ * figures picked out of passing points (judging/verdicts_collect.c), and
+ * the measurements the judges subscribe to (judging/judging.c).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -17,6 +18,8 @@
 #include <cmocka.h>
 
 #include "core/buf.h"
+#include "core/figures.h"
+#include "judging/judging.h"
 #include "judging/verdicts_collect.h"
 #include "judging/verdicts_history.h"
 #include "verdict/edivisive.h"
@@ -350,6 +353,40 @@ static void test_collect_loadgen_and_dss(void **state) {
   pl_collect_free(&c);
 }
 
+static int has(const char *const *list, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(list[i], name) == 0)
+      return 1;
+  return 0;
+}
+
+/* The delivery hands the judges only what they subscribed to: every
+ * figure's measurement must be among it, once, and all of it must fit the
+ * delivery's set (the service subscribes what this returns). */
+static void test_judges_subscribe_to_their_figures(void **state) {
+  (void)state;
+  const char *m[PL_TAP_MAX + 4];
+  size_t n = pl_judging_measurements(m, PL_TAP_MAX + 4);
+  assert_true(n <= PL_TAP_MAX);
+  for (size_t i = 0; i < ps_nfigures; i++)
+    assert_true(has(m, n, ps_figures[i].measurement));
+  assert_true(has(m, n, "dss_bench"));
+  assert_true(has(m, n, "runs"));
+  assert_true(has(m, n, "perfship_verdict"));
+  assert_false(has(m, n, "loadgen_block")); /* thousands per run, judged by nobody */
+  for (size_t i = 0; i < n; i++)
+    assert_false(has(m, i, m[i]));
+  /* the table's own promises */
+  assert_string_equal(ps_stage_figure(PS_STAGE_FIG_SWINGSET_TIME)->tag_value, "onlyLive");
+  for (int i = 0; i < PS_STAGE_NFIGURES; i++)
+    assert_int_equal(ps_stage_figure((ps_stage_figure_id)i)->scope, PS_FIG_STAGE);
+  for (size_t i = 0; i < PS_FIGURES_NHEADLINE; i++) {
+    assert_int_equal(ps_figures[i].scope, PS_FIG_RUN);
+    assert_non_null(ps_figures[i].label);
+    assert_ptr_equal(ps_figure_find(ps_figures[i].name), &ps_figures[i]);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ledger_order_and_replace),
@@ -359,6 +396,7 @@ int main(void) {
       cmocka_unit_test(test_tail_p_hand_cases),
       cmocka_unit_test(test_history_query_and_answer),
       cmocka_unit_test(test_collect_loadgen_and_dss),
+      cmocka_unit_test(test_judges_subscribe_to_their_figures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
