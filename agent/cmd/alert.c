@@ -58,7 +58,7 @@ static int build_event(ps_alert_event *ev, ps_alert_kind kind, const ps_config *
            "perfship alert test from %s: a sample %s event; nothing happened", host,
            ps_alert_kind_name(kind));
   /* Each test is a new event: a receiver that drops repeated ids keeps it. */
-  ps_alert_id(ev->id, kind, "perfship", "perfship-alert-test", ev->time_ns);
+  ps_alert_id(ev->id, kind, host, "perfship", "perfship-alert-test", ev->time_ns);
   if (ps_alert_set(&ev->host, host) || ps_alert_set(&ev->source, "perfship") ||
       ps_alert_set(&ev->run, "perfship-alert-test") || ps_alert_set(&ev->status, "test") ||
       ps_alert_set(&ev->text, text))

@@ -49,6 +49,7 @@ typedef struct pl_alert_verdicts {
   int backfill;         /* as on the run's markers */
   const ps_alert_metric *metrics;
   size_t nmetrics;
+  const char *host; /* the run's host; NULL: the agent's own */
 } pl_alert_verdicts;
 
 typedef struct pl_verdict_group pl_verdict_group;

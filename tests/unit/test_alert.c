@@ -36,28 +36,32 @@ static void make_event(ps_alert_event *ev, ps_alert_kind kind, const char *run) 
   ps_alert_set(&ev->source, "loadgen");
   ps_alert_set(&ev->run, run);
   ps_alert_set(&ev->text, "daily-perf-x failed");
-  ps_alert_id(ev->id, kind, "loadgen", run, T0);
+  ps_alert_id(ev->id, kind, "bench-1", "loadgen", run, T0);
   ev->time_ns = T0 + 123456000;
 }
 
 static void test_id_is_stable_and_tells_apart(void **state) {
   (void)state;
   char a[PS_ALERT_ID_LEN + 1], b[PS_ALERT_ID_LEN + 1];
-  ps_alert_id(a, PS_ALERT_RUN_FAILED, "loadgen", "daily-perf-ba4674aa5495", T0);
-  ps_alert_id(b, PS_ALERT_RUN_FAILED, "loadgen", "daily-perf-ba4674aa5495", T0);
+  ps_alert_id(a, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "daily-perf-ba4674aa5495", T0);
+  ps_alert_id(b, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "daily-perf-ba4674aa5495", T0);
   assert_string_equal(a, b); /* the same event re-sent: the same id */
   assert_int_equal(strlen(a), PS_ALERT_ID_LEN);
   assert_int_equal(strspn(a, "0123456789abcdef"), PS_ALERT_ID_LEN);
   /* a DSS results folder reused for a new run has a new marker time */
-  ps_alert_id(b, PS_ALERT_RUN_FAILED, "loadgen", "daily-perf-ba4674aa5495", T0 + S);
+  ps_alert_id(b, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "daily-perf-ba4674aa5495", T0 + S);
   assert_string_not_equal(a, b);
-  ps_alert_id(b, PS_ALERT_RUN_STALLED, "loadgen", "daily-perf-ba4674aa5495", T0);
+  ps_alert_id(b, PS_ALERT_RUN_STALLED, "bench-1", "loadgen", "daily-perf-ba4674aa5495", T0);
   assert_string_not_equal(a, b);
-  ps_alert_id(b, PS_ALERT_RUN_FAILED, "dss_bench", "daily-perf-ba4674aa5495", T0);
+  ps_alert_id(b, PS_ALERT_RUN_FAILED, "bench-1", "dss_bench", "daily-perf-ba4674aa5495", T0);
+  assert_string_not_equal(a, b);
+  /* two machines' runs of one name (same revisions, same folder names):
+   * a receiver that drops repeated ids must keep both */
+  ps_alert_id(b, PS_ALERT_RUN_FAILED, "bench-2", "loadgen", "daily-perf-ba4674aa5495", T0);
   assert_string_not_equal(a, b);
   /* the parts are kept apart: ("ab", "c") is not ("a", "bc") */
-  ps_alert_id(a, PS_ALERT_RUN_FAILED, "ab", "c", T0);
-  ps_alert_id(b, PS_ALERT_RUN_FAILED, "a", "bc", T0);
+  ps_alert_id(a, PS_ALERT_RUN_FAILED, "bench-1", "ab", "c", T0);
+  ps_alert_id(b, PS_ALERT_RUN_FAILED, "bench-1", "a", "bc", T0);
   assert_string_not_equal(a, b);
 }
 
@@ -262,7 +266,7 @@ static void test_ledger(void **state) {
   ps_alert_decided l;
   ps_alert_decided_init(&l);
   char id[PS_ALERT_ID_LEN + 1];
-  ps_alert_id(id, PS_ALERT_RUN_FAILED, "loadgen", "r", T0);
+  ps_alert_id(id, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "r", T0);
   assert_false(ps_alert_decided_has(&l, id));
   assert_int_equal(ps_alert_decided_add(&l, id, 1000), 0);
   assert_true(ps_alert_decided_has(&l, id));
@@ -279,12 +283,12 @@ static void test_ledger(void **state) {
   ps_alert_decided_prune(&l, 1001 + 86400, 86400);
   assert_false(ps_alert_decided_has(&l, id));
   for (int i = 0; i < PS_ALERT_DECIDED_MAX + 10; i++) {
-    ps_alert_id(id, PS_ALERT_RUN_FAILED, "loadgen", "r", T0 + i);
+    ps_alert_id(id, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "r", T0 + i);
     ps_alert_decided_add(&l, id, 2000 + i);
   }
   assert_int_equal(l.n, PS_ALERT_DECIDED_MAX);
   assert_true(ps_alert_decided_has(&l, id));
-  ps_alert_id(id, PS_ALERT_RUN_FAILED, "loadgen", "r", T0);
+  ps_alert_id(id, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "r", T0);
   assert_false(ps_alert_decided_has(&l, id)); /* the oldest went first */
   ps_alert_decided_free(&l);
 }
