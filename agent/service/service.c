@@ -278,9 +278,13 @@ static void on_file_at_end(void *ctx, pl_file *f) {
   pl_runs_note_path(&pl->runs, f->src, f->cur_path, 1);
 }
 
+/* The judges wait (bounded) while lines are still to read and while run
+ * markers wait for their answer: a backfill's run ends arrive with the
+ * answers, batch by batch, and a series judged between two of them raised
+ * alerts about a step it saw at the wrong run (docs/verdicts.md). */
 static int reader_busy(void *ctx) {
   ps_service *pl = ctx;
-  return !pl_reader_done(&pl->rd);
+  return !pl_reader_done(&pl->rd) || pl_runs_in_flight(&pl->runs);
 }
 
 static const char *last_error(void *ctx) {

@@ -15,8 +15,9 @@
  *   events); acknowledged verdicts ask for a new report page.
  * - Hooks into the service: `settled` after every alert delivery attempt
  *   and every acknowledged verdict pass (a --once run may be complete);
- *   `busy` while the reader has a backlog (verdicts wait); `last_error`
- *   and `failed` for the report page's health line and the state's errors.
+ *   `busy` while the reader has a backlog or run markers are unanswered
+ *   (verdicts wait); `last_error` and `failed` for the report page's
+ *   health line and the state's errors.
  * - Memory: the state sections "verdicts" and "alerts", restored and
  *   registered with the commit by pl_judging_restore().
  * - Never calls the service; includes only the data path below it
