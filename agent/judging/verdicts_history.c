@@ -159,7 +159,9 @@ int pl_history_parse(const char *json, const char *const *metrics, size_t nmetri
         i++;
       }
       const cJSON *t = time_col >= 0 ? cJSON_GetArrayItem(last, (int)time_col) : NULL;
-      if (!cJSON_IsNumber(t))
+      /* A time no int64 of nanoseconds holds is no point's time (the
+       * fuzz target found 1.6e20 overflowing the rounding below). */
+      if (!cJSON_IsNumber(t) || !(fabs(t->valuedouble) < 9.2e18))
         continue;
       const cJSON *st = status_col >= 0 ? cJSON_GetArrayItem(last, (int)status_col) : NULL;
       for (size_t m = 0; m < nmetrics; m++) {

@@ -23,10 +23,11 @@
  *   calls `done`.
  * - pl_history_parse() reads such an answer and calls `row` once per run:
  *   its host (NULL when its points have none), name, revision (NULL when
- *   absent), start time (the loadgen_run
- *   point's time), status, and one value per metric (NaN when absent). A
- *   run with several rows gives its last. Returns 0, or -EPROTO when the
- *   text is not such an answer.
+ *   absent), start time (the loadgen_run point's time), status, and one
+ *   value per metric (NaN when absent). A run with several rows gives its
+ *   last; a row without a time, or with one no int64 of nanoseconds holds,
+ *   is left out. Returns 0, or -EPROTO when the text is not such an
+ *   answer (tests/fuzz/fuzz_history.c).
  */
 #ifndef PS_JUDGING_VERDICTS_HISTORY_H
 #define PS_JUDGING_VERDICTS_HISTORY_H
