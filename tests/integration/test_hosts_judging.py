@@ -205,6 +205,17 @@ class Loadgen(Machines):
                  e["run"] == step["bench-b"]["run"]]
             self.assertNotEqual(a, b)
 
+        # `perfship verdicts --host` shows one machine's verdicts, with the
+        # runs A and B ran under the same names left out
+        rc, out, err = run_perfship(["-c", self.agent("bench-c", db, res["bench-c"], "loadgen"),
+                                     "verdicts", "--since", "10000d", "--host", "bench-c",
+                                     "--json"])
+        self.assertEqual(rc, 0, err)
+        shown = json.loads(out)
+        self.assertTrue(shown)
+        self.assertEqual({r["host"] for r in shown}, {"bench-c"})
+        self.assertEqual({r["run"] for r in shown}, set(c_names))  # stage drift: every run
+
         # series_by = "test_type": a machine D known to be like the others
         # joins with one run; every host's runs are its baseline (it has
         # none of its own), and it writes about its own run alone, though
