@@ -88,6 +88,8 @@ void pl_judging_finish(pl_judging *j);
 /* Every alert delivery attempt is over; whether one failed (exit 69). */
 int pl_judging_done(const pl_judging *j);
 int pl_judging_undelivered(const pl_judging *j);
+/* Alert events held, not sent, because the state could not be saved. */
+size_t pl_judging_held(const pl_judging *j);
 /* Stopping: no new alert delivery starts; those in flight finish. */
 void pl_judging_hold(pl_judging *j);
 /* Alert delivery attempts in flight. */
