@@ -35,7 +35,7 @@
 #include "pipeline/shared.h"
 #include "state/state.h"
 
-#define PL_COMMIT_MAX_SECTIONS 4
+#define PL_COMMIT_MAX_SECTIONS 8
 #define PL_COMMIT_MAX_SAVED_HOOKS 2
 
 typedef struct pl_commit_hooks {

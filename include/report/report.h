@@ -1,7 +1,7 @@
 /*
  * report: one report page from the configured InfluxDB, start to end, for
  * `perfship report` (cmd/report.c) and the agent's regeneration
- * (pipeline/reporter.h). docs/report.md is the user's view.
+ * (judging/reporter.h). docs/report.md is the user's view.
  *
  * Contract
  * - ps_report_make() reads Chart.js (opts->chart_js), queries the server
@@ -39,6 +39,8 @@ typedef struct ps_report_opts {
   const char *source;     /* "loadgen", "dss_bench" or NULL for both */
   const char *chart_js;   /* path of Chart.js */
   const char *last_error; /* the local agent's last error line, or NULL */
+  const char *const *hosts; /* only these hosts' rows (nhosts); NULL: every host */
+  size_t nhosts;
 } ps_report_opts;
 
 int ps_report_make(const ps_config *cfg, const ps_report_opts *opts, ps_buf *html,

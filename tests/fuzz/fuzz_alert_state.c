@@ -25,10 +25,10 @@
 
 #include "core/buf.h"
 
-#include "alert/ledger.h"
+#include "alert/decided.h"
 #include "alert/outbox.h"
 #include "alert/throttle.h"
-#include "pipeline/alerting_clock.h"
+#include "judging/alerting_clock.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -85,9 +85,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   ps_alert_throttle t;
   ps_alert_throttle_init(&t);
   ps_alert_throttle_from_cjson(&t, cJSON_GetObjectItemCaseSensitive(root, "throttle"), &rt);
-  ps_alert_ledger l;
-  ps_alert_ledger_init(&l);
-  ps_alert_ledger_from_cjson(&l, cJSON_GetObjectItemCaseSensitive(root, "seen"), &rs);
+  ps_alert_decided l;
+  ps_alert_decided_init(&l);
+  ps_alert_decided_from_cjson(&l, cJSON_GetObjectItemCaseSensitive(root, "seen"), &rs);
   pl_alert_clock clock;
   memset(&clock, 0, sizeof clock);
   pl_alert_clock_from_cjson(&clock, root, &rc);
@@ -99,8 +99,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
    * itself a walk over each list (a quadratic one took seconds per list) */
   if (took > 1.0 || kept > 4u << 20 || box.n != PS_OUTBOX_MAX ||
       rb.over != 100000 - PS_OUTBOX_MAX || t.n != PS_ALERT_THROTTLE_MAX ||
-      rt.over != 1000000 - PS_ALERT_THROTTLE_MAX || l.n != PS_ALERT_LEDGER_MAX ||
-      rs.over != 1000000 - PS_ALERT_LEDGER_MAX || !ps_alert_ledger_has(&l, newest) ||
+      rt.over != 1000000 - PS_ALERT_THROTTLE_MAX || l.n != PS_ALERT_DECIDED_MAX ||
+      rs.over != 1000000 - PS_ALERT_DECIDED_MAX || !ps_alert_decided_has(&l, newest) ||
       pl_alert_clock_nsources(&clock) != PL_ALERT_SOURCES_MAX ||
       rc.over != 80000 - PL_ALERT_SOURCES_MAX) {
     fprintf(stderr, "large state section: %.3f s, %zu bytes kept, %zu/%zu/%zu/%zu entries\n",
@@ -109,7 +109,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   }
   ps_outbox_free(&box);
   ps_alert_throttle_free(&t);
-  ps_alert_ledger_free(&l);
+  ps_alert_decided_free(&l);
   pl_alert_clock_free(&clock);
   cJSON_Delete(root);
   return 0;
@@ -151,16 +151,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ps_alert_throttle_prune(&t, 0, 300);
   ps_alert_throttle_free(&t);
 
-  ps_alert_ledger l;
-  ps_alert_ledger_init(&l);
-  ps_alert_ledger_from_cjson(&l, cJSON_GetObjectItemCaseSensitive(root, "seen"), NULL);
-  ps_alert_ledger_from_cjson(&l, root, NULL);
-  if (l.n > PS_ALERT_LEDGER_MAX)
+  ps_alert_decided l;
+  ps_alert_decided_init(&l);
+  ps_alert_decided_from_cjson(&l, cJSON_GetObjectItemCaseSensitive(root, "seen"), NULL);
+  ps_alert_decided_from_cjson(&l, root, NULL);
+  if (l.n > PS_ALERT_DECIDED_MAX)
     abort();
   for (size_t i = 0; i < l.n; i++)
-    if (!ps_alert_ledger_has(&l, l.v[i].id))
+    if (!ps_alert_decided_has(&l, l.v[i].id))
       abort();
-  ps_alert_ledger_free(&l);
+  ps_alert_decided_free(&l);
 
   /* Read without a loop: reading touches neither the timer nor the configuration. */
   pl_alert_clock clock;

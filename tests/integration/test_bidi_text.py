@@ -110,7 +110,8 @@ class BidiText(harness.InfluxTestCase):
         self.assertEqual(b["rawControls"], 0)
         runs = {r["cells"][0]: r for r in self.seen["tables"]["runs"]}
         self.assertIn(shown(RUN), runs)
-        self.assertIn(shown(TEXT), runs[shown(RUN)]["cells"][5])
+        row = runs[shown(RUN)]["cells"]   # run, host, revision, test type, start, duration, status
+        self.assertIn(shown(TEXT), row[6])
         self.assertIn(HEBREW, runs)   # right-to-left letters are shown as they are
         head = " ".join(h["text"] for h in self.seen["texts"]["headlines"])
         self.assertIn(shown(RUN), head)
