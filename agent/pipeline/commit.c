@@ -36,12 +36,41 @@ void pl_commit_init(pl_commit *c, pl_shared *sh, pl_registry *reg, ps_state *sav
   c->timer.data = c;
 }
 
+static void add_error(pl_commit *c, const char *msg);
+
 void pl_commit_error(pl_commit *c, const char *fmt, ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  add_error(c, msg);
+}
+
+/* A flapping server makes an episode a second: had each one its own entry,
+ * they would push the rejected lines (the errors a user must act on) out
+ * of the last errors within seconds. An episode replaces the entry of the
+ * one before it. */
+void pl_commit_episode(pl_commit *c, const char *kind, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ps_state *s = c->saved;
+  size_t klen = strlen(kind), kept = 0;
+  for (size_t i = 0; i < s->nerrors; i++) {
+    const char *text = strchr(s->errors[i], ' '); /* after the stamp */
+    if (text && strncmp(text + 1, kind, klen) == 0)
+      free(s->errors[i]);
+    else
+      s->errors[kept++] = s->errors[i];
+  }
+  s->nerrors = kept;
+  add_error(c, msg);
+}
+
+static void add_error(pl_commit *c, const char *msg) {
   time_t now = time(NULL);
   struct tm tm;
   gmtime_r(&now, &tm);

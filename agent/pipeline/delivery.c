@@ -194,7 +194,8 @@ static void when_utc(int64_t t, char *out, size_t n) {
 
 /* The sink's trouble episode, for `perfship status` while the agent runs
  * (docs/operations.md, "Read perfship status"): begun or changed, it is
- * also one of the last errors; over, it says how long it lasted. */
+ * also one of the last errors; over, it says how long it lasted. One entry
+ * at a time (pl_commit_episode), the newest episode's. */
 static void sink_trouble_cb(ps_sink *sink, void *data) {
   pl_delivery *d = data;
   const ps_sink_trouble *t = ps_sink_get_trouble(sink);
@@ -204,14 +205,17 @@ static void sink_trouble_cb(ps_sink *sink, void *data) {
     if (!d->trouble_since_s)
       d->trouble_since_s = t->since_s;
     if (t->status)
-      pl_commit_error(d->commit, "server: HTTP %ld (%s) since %s; the data is kept and "
-                      "retried", t->status, t->text, since);
+      pl_commit_episode(d->commit, "server: ",
+                        "server: HTTP %ld (%s) since %s; the data is kept and retried",
+                        t->status, t->text, since);
     else
-      pl_commit_error(d->commit, "server: unreachable (%s) since %s; the data is kept "
-                      "and retried", t->text, since);
+      pl_commit_episode(d->commit, "server: ",
+                        "server: unreachable (%s) since %s; the data is kept and retried",
+                        t->text, since);
   } else if (d->trouble_since_s) {
     when_utc(d->trouble_since_s, since, sizeof since);
-    pl_commit_error(d->commit, "server: answers again (it failed since %s)", since);
+    pl_commit_episode(d->commit, "server: ", "server: answers again (it failed since %s)",
+                      since);
     d->trouble_since_s = 0;
   }
   pl_commit_moved(d->commit);

@@ -85,6 +85,10 @@ int pl_commit_failing(const pl_commit *c);
 /* Runs fn(ctx) after every save that succeeded. Returns 0 or -ENOSPC. */
 int pl_commit_on_saved(pl_commit *c, void (*fn)(void *ctx), void *ctx);
 void pl_commit_error(pl_commit *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for an episode of `kind` (a message that starts with it, e.g.
+ * "server: "): it replaces the entry of the kind's episode before it. */
+void pl_commit_episode(pl_commit *c, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void pl_commit_close(pl_commit *c);
 
 #endif
