@@ -495,13 +495,10 @@ static int emit_vat(ps_slog_reducer *r, vat *v, int partial, ps_emitter *em) {
 
 int ps_slog_reduce_finish(ps_slog_reducer *r, int complete, uint64_t bytes, ps_emitter *em) {
   int rc;
-  if (complete) {
-    if ((rc = block_close(r, em)) != 0)
-      return rc;
-  } else {
-    r->b.open = 0; /* its lines may still come: left out */
-    r->ntouched = 0;
-  }
+  /* A stage not complete is a snapshot: its open block may still grow, so
+   * it is left out and left open for the lines still to come. */
+  if (complete && (rc = block_close(r, em)) != 0)
+    return rc;
   if (!r->have_time)
     return 0; /* nothing with a time: no stage to put a point at */
   for (size_t i = 0; i < r->nvats; i++)

@@ -89,6 +89,14 @@ void ps_gzlines_free(ps_gzlines *r) {
 
 const ps_gzlines_status *ps_gzlines_end(const ps_gzlines *r) { return &r->st; }
 
+void ps_gzlines_again(ps_gzlines *r) {
+  if (r->failed || r->st.complete)
+    return;
+  r->eof = 0;
+  r->st.no_trailer = 0;
+  r->st.cut_bytes = 0;
+}
+
 /* More compressed input; keeps the unread rest. 0, or a negative errno. */
 static int fill(ps_gzlines *r) {
   if (r->in_pos > 0) {
@@ -325,8 +333,7 @@ int ps_gzlines_next(ps_gzlines *r, ps_gzline *line) {
       if (r->llen) {
         if (r->st.complete)
           return line_emit(r, line);
-        r->st.cut_bytes = r->llen;
-        line_drop(r);
+        r->st.cut_bytes = r->llen; /* kept: ps_gzlines_again() may finish it */
       }
       return 0;
     }

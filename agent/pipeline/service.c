@@ -47,6 +47,7 @@
 #include "pipeline/reporting.h"
 #include "pipeline/router.h"
 #include "pipeline/runtracker.h"
+#include "pipeline/slogs.h"
 #include "pipeline/shared.h"
 #include "pipeline/verdicts.h"
 #include "state/state.h"
@@ -64,6 +65,7 @@ typedef struct ps_pipeline {
   pl_delivery dl;
   pl_reader rd;
   pl_runs runs;
+  pl_slogs slogs; /* chain slogs of the run folders (pipeline/slogs.h) */
   pl_router router;
   pl_verdicts verdicts;
   pl_alerting alerts;
@@ -113,6 +115,7 @@ static void close_all(ps_pipeline *pl) {
       uv_close(hs[i], NULL);
   pl_reader_close(&pl->rd);
   pl_runs_close(&pl->runs);
+  pl_slogs_close(&pl->slogs);
   pl_verdicts_close(&pl->verdicts);
   pl_alerting_close(&pl->alerts); /* before the delivery: its points are cancelled */
   pl_report_close(&pl->report);
@@ -170,6 +173,8 @@ static void check_done(ps_pipeline *pl) {
     if (!pl_reader_done(&pl->rd))
       return;
   }
+  if (pl_slogs_busy(&pl->slogs))
+    return; /* back here when the slogs are read and acknowledged */
   if (!pl_verdicts_quiet(&pl->verdicts))
     return; /* back here when its verdicts are answered */
   pl_delivery_flush(&pl->dl);
@@ -273,7 +278,18 @@ static void on_tap(void *ctx, const ps_point *p, const ps_source_cfg *src, const
   ps_pipeline *pl = ctx;
   pl_verdicts_tap(&pl->verdicts, p);
   pl_alerting_tap(&pl->alerts, p, src, path);
+  pl_slogs_tap(&pl->slogs, p, path);
 }
+
+/* Every path a scan or event names goes to the router (the files read as
+ * lines or documents) and to the slog reader (the run folders' slogs). */
+static void on_path(void *ctx, const ps_source_cfg *src, const char *path, int content_only) {
+  ps_pipeline *pl = ctx;
+  pl_router_path(&pl->router, src, path, content_only);
+  pl_slogs_note_path(&pl->slogs, src, path);
+}
+
+static char *slogs_json(void *ctx) { return pl_slogs_to_json(&((ps_pipeline *)ctx)->slogs); }
 
 /* A run's verdicts were written: its regressions and improvements are
  * events. */
@@ -439,6 +455,10 @@ static int start_stages(ps_pipeline *pl) {
   pl_runs_hooks runh = {on_run_event, pl};
   pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &out, &pl->commit, &runh);
   pl_router_init(&pl->router, &pl->sh, &pl->reg, &pl->rd, &pl->runs);
+  pl_slogs_hooks slh = {on_reader_idle, pl};
+  pl_slogs_init(&pl->slogs, &pl->sh, &out, &slh);
+  pl_slogs_from_json(&pl->slogs, ps_state_section(&pl->saved, "slogs"));
+  pl_commit_add_section(&pl->commit, "slogs", slogs_json, pl);
   pl_runs_from_json(&pl->runs, ps_state_section(&pl->saved, "runs"));
   pl_commit_add_section(&pl->commit, "runs", runs_json, pl);
   pl_verdicts_hooks vh = {on_verdicts_judged, on_verdicts_written, reader_busy, pl};
@@ -504,7 +524,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
     sigs[i]->data = pl;
     uv_signal_start(sigs[i], signal_cb, signums[i]);
   }
-  ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, pl_router_path, &pl->router);
+  ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, on_path, pl);
   pl_createdb_start(&pl->createdb, 1);
   pl_alerting_start(&pl->alerts);
 
@@ -530,6 +550,7 @@ int ps_pipeline_run(ps_config *cfg, const ps_pipeline_opts *opts) {
 
   pl_registry_free(&pl->reg);
   pl_runs_free(&pl->runs);
+  pl_slogs_free(&pl->slogs);
   pl_verdicts_free(&pl->verdicts);
   pl_alerting_free(&pl->alerts);
   /* Every handle must be closed by now: one left open is a leak, or a

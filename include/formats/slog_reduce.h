@@ -47,7 +47,8 @@ void ps_slog_reduce_set_cycles(ps_slog_reducer *r, int64_t finished);
 int ps_slog_reduce_line(ps_slog_reducer *r, const char *head, size_t head_len,
                         const char *tail, size_t tail_len, uint64_t len, ps_emitter *em);
 /* `complete`: the file ended with its gzip trailer; `bytes`: uncompressed
- * bytes read. */
+ * bytes read. Without `complete` it is a snapshot of what was read, and
+ * more lines may follow (the live agent reads a running stage on). */
 int ps_slog_reduce_finish(ps_slog_reducer *r, int complete, uint64_t bytes, ps_emitter *em);
 void ps_slog_reduce_free(ps_slog_reducer *r);
 

@@ -66,6 +66,10 @@ typedef struct ps_gzlines ps_gzlines;
 /* `window` 0: 64 KiB. Returns 0 or -ENOMEM. The reader does not own fd. */
 int ps_gzlines_open(ps_gzlines **out, int fd, size_t window);
 int ps_gzlines_next(ps_gzlines *r, ps_gzline *line);
+/* After an end that was not complete: the file may have grown, read on
+ * from where the stream stopped (the cut line included). A tailing
+ * reader's only way on, since a gzip stream cannot be entered mid-way. */
+void ps_gzlines_again(ps_gzlines *r);
 const ps_gzlines_status *ps_gzlines_end(const ps_gzlines *r);
 void ps_gzlines_free(ps_gzlines *r);
 
