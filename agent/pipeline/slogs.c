@@ -461,9 +461,17 @@ void pl_slogs_note_path(pl_slogs *t, const ps_source_cfg *src, const char *path)
     if (!(s = stage_add(t, path, folder, stage)))
       return;
   } else if (s->at_end && s->gz) {
-    ps_gzlines_again(s->gz); /* the running stage grew: read on */
-    s->at_end = 0;
-    s->runnable = 1;
+    struct stat now, open_st;
+    if (stat(path, &now) != 0)
+      return; /* gone: what was read stands */
+    if (fstat(s->fd, &open_st) != 0 || now.st_ino != open_st.st_ino ||
+        now.st_dev != open_st.st_dev) {
+      s->restart = 1; /* replaced: the new file from its start */
+    } else {
+      ps_gzlines_again(s->gz); /* the running stage grew: read on */
+      s->at_end = 0;
+      s->runnable = 1;
+    }
   } else if (s->finished && !s->in_flight) {
     s->restart = 1; /* a complete file changed again */
   }
