@@ -50,7 +50,7 @@ ALLOWED = {
 STAGE_ORDER = [
     "shared", "gens", "selfstats", "reload", "registry", "commit", "delivery",
     "createdb", "reader_queue", "reader_parser", "reader_settle",
-    "reader_lines", "reader_docs", "reader", "runtracker", "router", "verdicts_collect", "verdicts_history", "verdicts_send", "verdicts",
+    "reader_lines", "reader_docs", "reader", "runtracker", "slogs", "router", "verdicts_collect", "verdicts_history", "verdicts_send", "verdicts",
     "alerting_raise", "alerting_clock", "alerting_runs", "alerting", "reporter",
     "reporting", "pipeline", "service",
 ]
