@@ -261,7 +261,14 @@ static void on_missing_database(void *ctx) {
   pl_createdb_start(&pl->createdb, 0);
 }
 
-static void on_reader_idle(void *ctx) { check_done(ctx); }
+static void on_reader_idle(void *ctx) {
+  ps_pipeline *pl = ctx;
+  pl_slogs_kick(&pl->slogs); /* slogs wait for the lines (pipeline/slogs.h) */
+  check_done(pl);
+}
+
+static int reader_busy(void *ctx);
+static void on_slogs_idle(void *ctx) { check_done(ctx); }
 
 /* Run events go to every stage that judges runs (their markers were
  * acknowledged). */
@@ -455,7 +462,7 @@ static int start_stages(ps_pipeline *pl) {
   pl_runs_hooks runh = {on_run_event, pl};
   pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &out, &pl->commit, &runh);
   pl_router_init(&pl->router, &pl->sh, &pl->reg, &pl->rd, &pl->runs);
-  pl_slogs_hooks slh = {on_reader_idle, pl};
+  pl_slogs_hooks slh = {on_slogs_idle, reader_busy, pl};
   pl_slogs_init(&pl->slogs, &pl->sh, &out, &slh);
   pl_slogs_from_json(&pl->slogs, ps_state_section(&pl->saved, "slogs"));
   pl_commit_add_section(&pl->commit, "slogs", slogs_json, pl);

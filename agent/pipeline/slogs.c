@@ -68,6 +68,7 @@ struct pl_slog_stage {
   uint64_t size;
   int64_t mtime_ns;
   uint64_t last_snapshot_ms;
+  int snapshot_sent; /* the last read's partial points went out */
   uint64_t last_line;
   ps_emitter em;
 };
@@ -253,7 +254,7 @@ static int reader_open(pl_slog_stage *s) {
   cyc *c = cycles_of(s->t, s->folder, 0);
   s->cycles = c ? c->n[s->stage] : 0;
   ps_slog_reduce_set_cycles(s->red, s->cycles);
-  s->finished = s->at_end = s->failed = s->restart = 0;
+  s->finished = s->at_end = s->failed = s->restart = s->snapshot_sent = 0;
   s->last_snapshot_ms = 0;
   s->last_line = 0;
   s->runnable = 1;
@@ -303,6 +304,11 @@ static void stage_settled(pl_slog_stage *s) {
     stage_free(s);
   } else if (s->restart) {
     wake(t);
+  } else if (s->at_end && s->snapshot_sent) {
+    /* A running stage whose snapshot is acknowledged: a restart that finds
+     * the file as it was has nothing to send again. It stays open here to
+     * read on when the file grows. */
+    done_add(t, s->path, s->size, s->mtime_ns, s->cycles);
   }
   if (!pl_slogs_busy(t) && t->hooks.idle)
     t->hooks.idle(t->hooks.ctx);
@@ -337,16 +343,16 @@ static void read_slice(pl_slog_stage *s) {
     return;
   }
   uint64_t now = uv_now(t->sh->loop);
+  struct stat sb;
+  if (fstat(s->fd, &sb) == 0) { /* what was read: the file as it is now */
+    s->size = (uint64_t)sb.st_size;
+    s->mtime_ns = ps_stat_mtime_ns(&sb);
+  }
   if (st->complete || st->corrupt) {
     /* final: a corrupt file will not mend, reading it again gives the same */
     if (st->corrupt) {
       s->em.origin.line = st->corrupt_line;
       slog_reject(s, &s->em.origin, "corrupt gzip data; the stage is partial");
-    }
-    struct stat sb;
-    if (fstat(s->fd, &sb) == 0) {
-      s->size = (uint64_t)sb.st_size;
-      s->mtime_ns = ps_stat_mtime_ns(&sb);
     }
     s->em.origin.line = 0;
     ps_slog_reduce_finish(s->red, st->complete, st->out_bytes, &s->em);
@@ -358,15 +364,29 @@ static void read_slice(pl_slog_stage *s) {
       s->em.origin.line = 0;
       ps_slog_reduce_finish(s->red, 0, st->out_bytes, &s->em);
       s->last_snapshot_ms = now;
+      s->snapshot_sent = 1;
     }
   }
   send_batch(s);
   stage_settled(s);
 }
 
+void pl_slogs_kick(pl_slogs *t) {
+  if (t->held) {
+    t->held = 0;
+    wake(t);
+  }
+}
+
 static void idle_cb(uv_idle_t *h) {
   pl_slogs *t = h->data;
   int work = 0;
+  if (t->hooks.reader_busy && t->hooks.reader_busy(t->hooks.ctx)) {
+    uv_idle_stop(&t->idle); /* pl_slogs_kick() when the reader is done */
+    t->idle_on = 0;
+    t->held = 1;
+    return;
+  }
   for (pl_slog_stage *s = t->stages, *next; s; s = next) {
     next = s->next;
     if (t->in_flight >= MAX_IN_FLIGHT || t->sh->stopping)
@@ -468,8 +488,11 @@ void pl_slogs_note_path(pl_slogs *t, const ps_source_cfg *src, const char *path)
         now.st_dev != open_st.st_dev) {
       s->restart = 1; /* replaced: the new file from its start */
     } else {
+      if ((uint64_t)now.st_size == s->size && ps_stat_mtime_ns(&now) == s->mtime_ns)
+        return; /* nothing new */
       ps_gzlines_again(s->gz); /* the running stage grew: read on */
       s->at_end = 0;
+      s->snapshot_sent = 0;
       s->runnable = 1;
     }
   } else if (s->finished && !s->in_flight) {

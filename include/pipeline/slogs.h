@@ -20,13 +20,18 @@
  *   keyed by its time from the slog. A stage is remembered as done (path,
  *   size, modification time; state section "slogs") only once every batch
  *   of its complete file was acknowledged; a batch that was not makes the
- *   stage be read again from its start.
+ *   stage be read again from its start. A running stage is remembered
+ *   too once its snapshot is acknowledged, so a restart that finds its file
+ *   unchanged sends nothing again; one that finds it grown reads it again
+ *   from its start.
  * - Growth per cycle needs the stage's finished cycles (perf-finish, which
  *   comes at the run's end): pl_slogs_tap() counts the loadgen_cycle
  *   points with finished=true per run folder and stage; a stage whose
  *   count changed after it was read is read again.
  * - Bad lines and corrupt gzip data are counted as rejected records and
  *   logged as FILE:LINE: reason (rate limited), as the reader does.
+ * - While the hooks say the reader is busy, no slog is read: perf.jsonl
+ *   goes first (its cycles make a second read of each stage unneeded).
  * - pl_slogs_busy(): some stage has lines left to read now or batches in
  *   flight (`run --once` waits for it). The `idle` hook runs when that
  *   becomes false.
@@ -47,6 +52,10 @@ typedef struct pl_slog_cyc pl_slog_cyc;
 
 typedef struct pl_slogs_hooks {
   void (*idle)(void *ctx);
+  /* Lines of sources are still to be read (NULL: never). Slogs wait for
+   * them: perf.jsonl has the cycles their growth needs, and its points
+   * come first. pl_slogs_kick() says they may go on. */
+  int (*reader_busy)(void *ctx);
   void *ctx;
 } pl_slogs_hooks;
 
@@ -59,6 +68,7 @@ typedef struct pl_slogs {
   pl_slog_cyc *cycles;
   uv_idle_t idle;
   int idle_on;
+  int held; /* waiting for the reader (hooks.reader_busy) */
   size_t in_flight; /* batches of every stage */
   int closed;
 } pl_slogs;
@@ -71,6 +81,7 @@ char *pl_slogs_to_json(pl_slogs *t);
 void pl_slogs_note_path(pl_slogs *t, const ps_source_cfg *src, const char *path);
 void pl_slogs_tap(pl_slogs *t, const ps_point *p, const char *path);
 int pl_slogs_busy(const pl_slogs *t);
+void pl_slogs_kick(pl_slogs *t);
 void pl_slogs_close(pl_slogs *t);
 void pl_slogs_free(pl_slogs *t);
 
