@@ -256,6 +256,7 @@ static int on_record(ps_slog_reducer *r, const ps_slog_rec *x, ps_emitter *em) {
     if (!(x->has & PS_SR_HEIGHT) || !(x->has & PS_SR_TIME)) {
       ps_emit_reject(em, "cosmic-swingset-begin-block without blockHeight or time");
       r->bad++;
+      b->lines += b->open; /* a bad line of the open block */
       return 0;
     }
     if (b->open)
