@@ -488,8 +488,9 @@ void pl_slogs_note_path(pl_slogs *t, const ps_source_cfg *src, const char *path)
         now.st_dev != open_st.st_dev) {
       s->restart = 1; /* replaced: the new file from its start */
     } else {
-      if ((uint64_t)now.st_size == s->size && ps_stat_mtime_ns(&now) == s->mtime_ns)
-        return; /* nothing new */
+      if ((uint64_t)now.st_size == s->size && ps_stat_mtime_ns(&now) == s->mtime_ns &&
+          s->snapshot_sent)
+        return; /* nothing new, and what was read is out (else: its snapshot is due) */
       ps_gzlines_again(s->gz); /* the running stage grew: read on */
       s->at_end = 0;
       s->snapshot_sent = 0;
