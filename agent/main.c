@@ -17,6 +17,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/sysexits_ps.h"
+#include "formats/format.h"
 
 #define DEFAULT_CONFIG "/etc/perfship/perfship.cfg"
 
@@ -125,7 +126,7 @@ int main(int argc, char **argv) {
   if (config_path) {
     ps_buf err;
     ps_buf_init(&err, 4096);
-    if (ps_config_load(&cfg, config_path, &err) < 0) {
+    if (ps_config_load(&cfg, config_path, ps_format_source_rules, &err) < 0) {
       fprintf(stderr, "perfship: %s\n", err.data ? err.data : "configuration error");
       ps_buf_free(&err);
       ps_config_free(&cfg);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A month of daily loadgen runs for the backfill benchmark.
 
-    gen_month.py --out DIR [--days 30] [--stages 12] [--stage-minutes 120] [--jobs 2]
+    python3 -m bench.gen_month --out DIR [--days 30] [--stages 12] [--stage-minutes 120] [--jobs 2]
                  [--no-monitor-events]
 
 Each day is the successful scenario of tests/data/loadgen/gen_loadgen.py
@@ -16,11 +16,8 @@ day at full size).
 import argparse
 import multiprocessing
 import os
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "data", "loadgen"))
-import gen_loadgen  # noqa: E402
+import gen_loadgen  # tests/data/loadgen, on the path by bench/__init__.py
 
 DAY = 86400
 FIRST_START = 1647216131

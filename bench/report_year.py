@@ -3,7 +3,7 @@
 nightly loadgen runs plus a hundred DSS bench results files
 (docs/benchmarks.md, "The report page").
 
-    python3 bench/report_year.py [--runs N] [--bin PATH] [--keep]
+    python3 -m bench.report_year [--runs N] [--bin PATH] [--keep]
 
 Starts its own InfluxDB 1.6.7 (tests/integration/harness.py, loopback,
 temporary directory) and writes, as line protocol shaped exactly like the
@@ -20,7 +20,7 @@ Per-block and per-cycle points are left out: the page never reads them.
 
 Then runs `perfship report -o page.html --since 366d` --runs times
 (default 5) and prints the median CPU (user+sys from wait4: the perfship
-process alone), wall time, peak RSS (via /usr/bin/time, as scripts/bench)
+process alone), wall time, peak RSS (bench/measure.py, as scripts/bench)
 and the page's size. The page is kept at --keep.
 """
 import argparse
@@ -28,14 +28,14 @@ import os
 import random
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-import harness  # noqa: E402
-from reportdata import lp_line  # noqa: E402
+import harness  # tests/integration, on the path by bench/__init__.py
+from reportdata import lp_line
+
+from bench import ROOT
+from bench.measure import run_child
 
 DAY = 86400
 NS = 10**9
@@ -164,18 +164,11 @@ def heartbeats(now):
 
 
 def run_once(binary, cfg, page):
-    with tempfile.NamedTemporaryFile(prefix="rss-") as rssf:
-        t0 = time.perf_counter()
-        p = subprocess.Popen(["/usr/bin/time", "-o", rssf.name, "-f", "%M %x", binary, "-c", cfg,
-                              "report", "-o", page, "--since", "366d"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        err = p.stderr.read().decode()
-        rss_kb, rc = (int(x) for x in open(rssf.name).read().split()[-2:])
+    rc, wall, cpu, rss_kb, err = run_child([binary, "-c", cfg, "report", "-o", page,
+                                            "--since", "366d"])
     if rc != 0:
         raise SystemExit(f"perfship report failed ({rc}): {err}")
-    return ru.ru_utime + ru.ru_stime, wall, rss_kb
+    return cpu, wall, rss_kb
 
 
 def main():

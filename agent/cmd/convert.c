@@ -159,23 +159,36 @@ static int convert_file(const ps_format_ops *ops, const ps_source_cfg *src,
   return rc < 0 ? rc : unreadable ? -EINVAL : 0;
 }
 
-int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
-  const char *format = "jsonl";
-  const char *measurement = NULL, *time_key = NULL, *time_unit = NULL;
-  char **tags = calloc((size_t)argc + 1, sizeof *tags);
-  char **fields = calloc((size_t)argc + 1, sizeof *fields);
-  ps_type_decl *types = calloc((size_t)argc + 1, sizeof *types);
-  char **paths = calloc((size_t)argc + 1, sizeof *paths);
-  ps_tag *extra = NULL;
-  size_t ntags = 0, nfields = 0, ntypes = 0, npaths = 0;
-  int exit_code = PS_EXIT_OK;
-  convert_ctx cx = {0};
-  ps_buf_init(&cx.out, 0);
-  if (!tags || !fields || !types || !paths) {
-    exit_code = PS_EXIT_SOFTWARE;
-    goto done;
-  }
+/* What the command line asked for. The arrays have room for every
+ * argument; types[].key are the command's own copies. */
+typedef struct convert_args {
+  const char *format, *measurement, *time_key, *time_unit;
+  char **tags, **fields, **paths;
+  ps_type_decl *types;
+  size_t ntags, nfields, ntypes, npaths;
+} convert_args;
 
+static int args_alloc(convert_args *a, int argc) {
+  memset(a, 0, sizeof *a);
+  a->format = "jsonl";
+  a->tags = calloc((size_t)argc + 1, sizeof *a->tags);
+  a->fields = calloc((size_t)argc + 1, sizeof *a->fields);
+  a->types = calloc((size_t)argc + 1, sizeof *a->types);
+  a->paths = calloc((size_t)argc + 1, sizeof *a->paths);
+  return a->tags && a->fields && a->types && a->paths ? 0 : -ENOMEM;
+}
+
+static void args_free(convert_args *a) {
+  for (size_t t = 0; t < a->ntypes; t++)
+    free(a->types[t].key);
+  free(a->types);
+  free(a->tags);
+  free(a->fields);
+  free(a->paths);
+}
+
+/* PS_EXIT_OK, or the exit code after the usage message. */
+static int parse_args(int argc, char **argv, convert_args *c) {
   int only_paths = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -184,134 +197,122 @@ int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
   ((strcmp(a, name) == 0 && i + 1 < argc && (val = argv[++i])) ||              \
    (strncmp(a, name "=", sizeof name) == 0 && (val = a + sizeof name)))
     if (only_paths || a[0] != '-' || strcmp(a, "-") == 0) {
-      paths[npaths++] = argv[i];
+      c->paths[c->npaths++] = argv[i];
     } else if (strcmp(a, "--") == 0) {
       only_paths = 1;
     } else if ((strcmp(a, "-f") == 0 && i + 1 < argc && (val = argv[++i])) ||
                OPT("--format")) {
-      format = val;
+      c->format = val;
     } else if (OPT("--measurement")) {
-      measurement = val;
+      c->measurement = val;
     } else if (OPT("--tag")) {
-      tags[ntags++] = (char *)val;
+      c->tags[c->ntags++] = (char *)val;
     } else if (OPT("--field")) {
-      fields[nfields++] = (char *)val;
+      c->fields[c->nfields++] = (char *)val;
     } else if (OPT("--type")) {
       const char *eq = strrchr(val, '=');
       ps_ftype type;
-      if (!eq || eq == val || ps_ftype_from_name(eq + 1, &type) != 0) {
-        exit_code = usage("--type wants KEY=TYPE with TYPE one of integer, "
-                          "unsigned, float, string, boolean; got",
-                          val);
-        goto done;
-      }
-      types[ntypes].key = strndup(val, (size_t)(eq - val));
-      types[ntypes++].type = type;
+      if (!eq || eq == val || ps_ftype_from_name(eq + 1, &type) != 0)
+        return usage("--type wants KEY=TYPE with TYPE one of integer, "
+                     "unsigned, float, string, boolean; got",
+                     val);
+      c->types[c->ntypes].key = strndup(val, (size_t)(eq - val));
+      c->types[c->ntypes++].type = type;
     } else if (OPT("--time-key")) {
-      time_key = val;
+      c->time_key = val;
     } else if (OPT("--time-unit")) {
-      time_unit = val;
+      c->time_unit = val;
     } else {
-      exit_code = usage("unknown option or missing value:", a);
-      goto done;
+      return usage("unknown option or missing value:", a);
     }
 #undef OPT
   }
-  if (!npaths) {
-    exit_code = usage("no PATH given", NULL);
-    goto done;
-  }
+  if (!c->npaths)
+    return usage("no PATH given", NULL);
+  return PS_EXIT_OK;
+}
 
-  ps_format_id fid = PS_FMT_JSONL;
-  if (ps_format_from_name(format, &fid) != 0) {
-    exit_code = usage("unknown format (jsonl, lp, loadgen, dss-bench, locust):",
-                      format);
-    goto done;
-  }
-  const ps_format_ops *ops = ps_format_ops_get(fid);
-  if (!ops) {
-    fprintf(stderr, "perfship convert: format %s is not part of this build\n",
-            format);
-    exit_code = PS_EXIT_SOFTWARE;
-    goto done;
-  }
-
-  /* The source mapping: the configuration's first source of this format
-   * (with -c), then the command line on top. */
-  ps_source_cfg src;
-  memset(&src, 0, sizeof src);
-  src.format = fid;
-  src.measurement = "jsonl";
-  if (cfg_given && cfg) {
+/* The source mapping: the configuration's first source of this format
+ * (with -c), then the command line on top. PS_EXIT_OK or an exit code. */
+static int source_mapping(convert_args *c, const ps_config *cfg, ps_format_id fid,
+                          ps_source_cfg *src) {
+  memset(src, 0, sizeof *src);
+  src->format = fid;
+  src->measurement = "jsonl";
+  if (cfg) {
     for (size_t s = 0; s < cfg->nsources; s++)
       if (cfg->sources[s].format == fid) {
-        src = cfg->sources[s];
+        *src = cfg->sources[s];
         break;
       }
   }
+  if (c->measurement)
+    src->measurement = (char *)c->measurement;
+  if (c->ntags) {
+    src->tag_keys = c->tags;
+    src->ntag_keys = c->ntags;
+  }
+  if (c->nfields) {
+    src->field_keys = c->fields;
+    src->nfield_keys = c->nfields;
+  }
+  if (c->ntypes) {
+    /* command-line declarations first: the first match wins */
+    ps_type_decl *all = realloc(c->types, (c->ntypes + src->ntypes + 1) * sizeof *all);
+    if (!all)
+      return PS_EXIT_SOFTWARE;
+    c->types = all;
+    for (size_t t = 0; t < src->ntypes; t++)
+      c->types[c->ntypes + t] = src->types[t];
+    src->types = c->types;
+    src->ntypes += c->ntypes;
+  }
+  if (c->time_key)
+    src->time_key = (char *)c->time_key;
+  if (c->time_unit && ps_time_unit_from_name(c->time_unit, &src->time_unit_exp) != 0)
+    return usage("--time-unit wants s, ms, us or ns; got", c->time_unit);
+  return PS_EXIT_OK;
+}
+
+/* The configuration's global tags, added to every point. 0 or -ENOMEM. */
+static int global_tags(convert_ctx *cx, const ps_config *cfg, ps_tag **extra) {
+  *extra = NULL;
+  if (!cfg || !cfg->ntags)
+    return 0;
+  if (!(*extra = calloc(cfg->ntags, sizeof **extra)))
+    return -ENOMEM;
+  for (size_t t = 0; t < cfg->ntags; t++) {
+    (*extra)[t].key = cfg->tags[t].key;
+    (*extra)[t].value = cfg->tags[t].value;
+  }
+  cx->extra = *extra;
+  cx->nextra = cfg->ntags;
+  return 0;
+}
+
+/* Every path, a run folder at a time for formats that have them. 1 when
+ * one of them could not be read. */
+static int convert_paths(convert_ctx *cx, const convert_args *c, const ps_format_ops *ops,
+                         const ps_source_cfg *src, const ps_config *cfg) {
   /* A run judged by convert is stalled by the same rule as by the agent
    * that reads this configuration, and a line is too long by its limit. */
   int64_t stall_after_s = PS_RUN_STALL_AFTER_DEFAULT_S;
   size_t max_line = 0; /* the reader's default: watch.max_line_bytes' */
-  if (cfg_given && cfg) {
+  if (cfg) {
     if (cfg->alerts.stall_after_s > 0)
       stall_after_s = cfg->alerts.stall_after_s;
     max_line = (size_t)cfg->watch.max_line_bytes;
   }
-  if (measurement)
-    src.measurement = (char *)measurement;
-  if (ntags) {
-    src.tag_keys = tags;
-    src.ntag_keys = ntags;
-  }
-  if (nfields) {
-    src.field_keys = fields;
-    src.nfield_keys = nfields;
-  }
-  if (ntypes) {
-    /* command-line declarations first: the first match wins */
-    ps_type_decl *all = realloc(types, (ntypes + src.ntypes + 1) * sizeof *all);
-    if (!all) {
-      exit_code = PS_EXIT_SOFTWARE;
-      goto done;
-    }
-    types = all;
-    for (size_t t = 0; t < src.ntypes; t++)
-      types[ntypes + t] = src.types[t];
-    src.types = types;
-    src.ntypes += ntypes;
-  }
-  if (time_key)
-    src.time_key = (char *)time_key;
-  if (time_unit && ps_time_unit_from_name(time_unit, &src.time_unit_exp) != 0) {
-    exit_code = usage("--time-unit wants s, ms, us or ns; got", time_unit);
-    goto done;
-  }
-
-  if (cfg_given && cfg && cfg->ntags) {
-    extra = calloc(cfg->ntags, sizeof *extra);
-    if (!extra) {
-      exit_code = PS_EXIT_SOFTWARE;
-      goto done;
-    }
-    for (size_t t = 0; t < cfg->ntags; t++) {
-      extra[t].key = cfg->tags[t].key;
-      extra[t].value = cfg->tags[t].value;
-    }
-    cx.extra = extra;
-    cx.nextra = cfg->ntags;
-  }
-
   int unreadable = 0;
   ps_buf err;
   ps_buf_init(&err, 4096);
-  for (size_t pi = 0; pi < npaths; pi++) {
-    const char *path = paths[pi];
-    ps_emitter em = {.point = on_point, .reject = on_reject, .ctx = &cx,
+  for (size_t pi = 0; pi < c->npaths; pi++) {
+    const char *path = c->paths[pi];
+    ps_emitter em = {.point = on_point, .reject = on_reject, .ctx = cx,
                      .origin = {.file = path, .line = 0}};
     ps_buf_reset(&err);
     if (ops->run_folder) {
-      int rc = ps_run_convert_path(ops, &src, path, (int64_t)time(NULL), stall_after_s,
+      int rc = ps_run_convert_path(ops, src, path, (int64_t)time(NULL), stall_after_s,
                                    max_line, &em, &err);
       if (rc < 0) {
         fprintf(stderr, "perfship convert: %s: %s\n", path,
@@ -320,10 +321,49 @@ int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
       }
       continue;
     }
-    if (convert_file(ops, &src, path, max_line, &em, &err) < 0)
+    if (convert_file(ops, src, path, max_line, &em, &err) < 0)
       unreadable = 1;
   }
   ps_buf_free(&err);
+  return unreadable;
+}
+
+int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
+  const ps_config *conf = cfg_given ? cfg : NULL;
+  convert_args args;
+  ps_tag *extra = NULL;
+  int exit_code = PS_EXIT_OK;
+  convert_ctx cx = {0};
+  ps_buf_init(&cx.out, 0);
+  if (args_alloc(&args, argc) < 0) {
+    exit_code = PS_EXIT_SOFTWARE;
+    goto done;
+  }
+  if ((exit_code = parse_args(argc, argv, &args)) != PS_EXIT_OK)
+    goto done;
+
+  ps_format_id fid = PS_FMT_JSONL;
+  if (ps_format_from_name(args.format, &fid) != 0) {
+    exit_code = usage("unknown format (jsonl, lp, loadgen, dss-bench, locust):",
+                      args.format);
+    goto done;
+  }
+  const ps_format_ops *ops = ps_format_ops_get(fid);
+  if (!ops) {
+    fprintf(stderr, "perfship convert: format %s is not part of this build\n",
+            args.format);
+    exit_code = PS_EXIT_SOFTWARE;
+    goto done;
+  }
+  ps_source_cfg src;
+  if ((exit_code = source_mapping(&args, conf, fid, &src)) != PS_EXIT_OK)
+    goto done;
+  if (global_tags(&cx, conf, &extra) < 0) {
+    exit_code = PS_EXIT_SOFTWARE;
+    goto done;
+  }
+
+  int unreadable = convert_paths(&cx, &args, ops, &src, conf);
   flush_out(&cx);
   if (fflush(stdout) != 0 || cx.write_failed) {
     fprintf(stderr, "perfship convert: writing to stdout failed: %s\n",
@@ -337,12 +377,7 @@ int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
   }
 
 done:
-  for (size_t t = 0; t < ntypes; t++)
-    free(types[t].key);
-  free(types);
-  free(tags);
-  free(fields);
-  free(paths);
+  args_free(&args);
   free(extra);
   ps_buf_free(&cx.out);
   return exit_code;

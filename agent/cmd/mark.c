@@ -72,25 +72,30 @@ static int take_opt(int argc, char **argv, int *i, const char *name,
   return 1;
 }
 
-int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
-  (void)cfg_given;
-  const char *event = NULL, *run = NULL, *source = "manual", *status = NULL,
-             *text = NULL, *timeout_s = "60";
+/* What the command line asked for, checked. */
+typedef struct mark_args {
+  const char *event, *run, *source, *status, *text, *timeout_text;
+  double timeout_s;
+} mark_args;
+
+/* PS_EXIT_OK, or PS_EXIT_USAGE after saying what is wrong. */
+static int parse_args(int argc, char **argv, mark_args *m) {
+  *m = (mark_args){.source = "manual", .timeout_text = "60"};
   int bad = 0;
   for (int i = 1; i < argc && !bad; i++) {
     const char *v = NULL;
     if (take_opt(argc, argv, &i, "--run", &v, &bad))
-      run = v;
+      m->run = v;
     else if (take_opt(argc, argv, &i, "--source", &v, &bad))
-      source = v;
+      m->source = v;
     else if (take_opt(argc, argv, &i, "--status", &v, &bad))
-      status = v;
+      m->status = v;
     else if (take_opt(argc, argv, &i, "--text", &v, &bad))
-      text = v;
+      m->text = v;
     else if (take_opt(argc, argv, &i, "--timeout", &v, &bad))
-      timeout_s = v;
-    else if (!event && (strcmp(argv[i], "start") == 0 || strcmp(argv[i], "end") == 0))
-      event = argv[i];
+      m->timeout_text = v;
+    else if (!m->event && (strcmp(argv[i], "start") == 0 || strcmp(argv[i], "end") == 0))
+      m->event = argv[i];
     else {
       fprintf(stderr, "perfship: mark: unexpected argument '%s'\n%s", argv[i],
               mark_usage);
@@ -99,55 +104,55 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
   }
   if (bad)
     return PS_EXIT_USAGE;
-  if (!event || !run || !run[0]) {
+  if (!m->event || !m->run || !m->run[0]) {
     fprintf(stderr, "perfship: mark: %s\n%s",
-            !event ? "say start or end" : "--run NAME is required", mark_usage);
+            !m->event ? "say start or end" : "--run NAME is required", mark_usage);
     return PS_EXIT_USAGE;
   }
-  if (!source[0]) {
+  if (!m->source[0]) {
     fprintf(stderr, "perfship: mark: --source must not be empty\n");
     return PS_EXIT_USAGE;
   }
-  if (!status)
-    status = strcmp(event, "start") == 0 ? "running" : "success";
+  if (!m->status)
+    m->status = strcmp(m->event, "start") == 0 ? "running" : "success";
   int known = 0;
   for (int k = 0; statuses[k]; k++)
-    known |= strcmp(statuses[k], status) == 0;
+    known |= strcmp(statuses[k], m->status) == 0;
   if (!known) {
     fprintf(stderr, "perfship: mark: --status '%s' is not one of running, success, "
-            "failed, interrupted, stalled\n", status);
+            "failed, interrupted, stalled\n", m->status);
     return PS_EXIT_USAGE;
   }
   char *endp;
-  double timeout = strtod(timeout_s, &endp);
-  if (*endp || !(timeout > 0) || !(timeout <= 31536000)) {
+  m->timeout_s = strtod(m->timeout_text, &endp);
+  if (*endp || !(m->timeout_s > 0) || !(m->timeout_s <= 31536000)) {
     fprintf(stderr, "perfship: mark: --timeout '%s' is not a number of seconds "
-            "above 0 and up to a year\n", timeout_s);
+            "above 0 and up to a year\n", m->timeout_text);
     return PS_EXIT_USAGE;
   }
+  return PS_EXIT_OK;
+}
 
-  int exit_code = ps_cmd_load_secrets(cfg);
-  if (exit_code != PS_EXIT_OK)
-    return exit_code;
-  ps_buf err;
-  ps_buf_init(&err, 4096);
-
+/* The marker as one line of line protocol, with the configuration's
+ * global tags. PS_EXIT_OK, or PS_EXIT_USAGE when it cannot be encoded. */
+static int encode_marker(const ps_config *cfg, const mark_args *m, ps_buf *line) {
   ps_tag tags[5];
   size_t ntags = 0;
-  tags[ntags++] = (ps_tag){"source", source};
-  tags[ntags++] = (ps_tag){"run", run};
-  const char *revision = ps_run_revision(run);
+  tags[ntags++] = (ps_tag){"source", m->source};
+  tags[ntags++] = (ps_tag){"run", m->run};
+  const char *revision = ps_run_revision(m->run);
   if (revision)
     tags[ntags++] = (ps_tag){"revision", revision};
-  tags[ntags++] = (ps_tag){"event", event};
-  tags[ntags++] = (ps_tag){"status", status};
+  tags[ntags++] = (ps_tag){"event", m->event};
+  tags[ntags++] = (ps_tag){"status", m->status};
   ps_buf deftext;
   ps_buf_init(&deftext, 0);
+  const char *text = m->text;
   if (!text) {
-    if (strcmp(event, "start") == 0)
-      ps_buf_printf(&deftext, "%s started (marked by hand)", run);
+    if (strcmp(m->event, "start") == 0)
+      ps_buf_printf(&deftext, "%s started (marked by hand)", m->run);
     else
-      ps_buf_printf(&deftext, "%s ended: %s (marked by hand)", run, status);
+      ps_buf_printf(&deftext, "%s ended: %s (marked by hand)", m->run, m->status);
     text = deftext.data ? deftext.data : "";
   }
   ps_field fields[2] = {ps_field_string("text", text, strlen(text)),
@@ -157,23 +162,73 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
   ps_tag *extra = cfg->ntags ? calloc(cfg->ntags, sizeof *extra) : NULL;
   for (size_t i = 0; extra && i < cfg->ntags; i++)
     extra[i] = (ps_tag){cfg->tags[i].key, cfg->tags[i].value};
-  ps_buf line;
-  ps_buf_init(&line, 0);
   const char *reason = NULL;
-  int rc = ps_lp_encode(&line, &pt, extra, extra ? cfg->ntags : 0, &reason);
+  int rc = ps_lp_encode(line, &pt, extra, extra ? cfg->ntags : 0, &reason);
   free(extra);
   ps_buf_free(&deftext);
   if (rc < 0) {
     fprintf(stderr, "perfship: mark: cannot encode the marker: %s; change --run, "
             "--source or --text\n", reason ? reason : strerror(-rc));
-    ps_buf_free(&line);
-    ps_buf_free(&err);
     return PS_EXIT_USAGE;
   }
+  return PS_EXIT_OK;
+}
 
+/* What one answer means for the marker. */
+typedef enum post_step { POST_DONE, POST_RETRY, POST_AGAIN } post_step;
+
+/* Judges one write's answer (rc, HTTP status, the server's words `s`),
+ * says what the user must know, and sets *code when it ends the command.
+ * A 404 the agent may repair is repaired once (*created). */
+static post_step judge_answer(const ps_config *cfg, const ps_config *attempt,
+                              const mark_args *m, int rc, long status_code, const char *s,
+                              int *created, int *code) {
+  if (rc == 0 && status_code >= 200 && status_code <= 299) {
+    printf("marker posted: runs %s run=%s status=%s\n", m->event, m->run, m->status);
+    *code = PS_EXIT_OK;
+  } else if (rc == 0 && status_code == 404 && cfg->influxdb.api == PS_API_V1 &&
+             cfg->influxdb.create_database && !*created) {
+    ps_buf err;
+    ps_buf_init(&err, 4096);
+    int crc = ps_influx_create_database(attempt, &err);
+    *created = crc == 0;
+    post_step step = POST_AGAIN; /* the database exists now: post again at once */
+    if (crc == -EIO) {
+      step = POST_RETRY;
+    } else if (crc < 0) {
+      fprintf(stderr, "perfship: mark: %s\n", err.data ? err.data : "");
+      *code = PS_EXIT_UNAVAILABLE;
+      step = POST_DONE;
+    }
+    ps_buf_free(&err);
+    return step;
+  } else if (rc == 0 && (status_code == 401 || status_code == 403)) {
+    fprintf(stderr, "perfship: mark: the server refused the credentials (HTTP %ld: "
+            "%s); check influxdb.username/password_file (v1) or the token (v2), then "
+            "run `perfship check`\n", status_code, s);
+  } else if (rc == 0 && status_code == 404) {
+    fprintf(stderr, "perfship: mark: the database or bucket does not exist (HTTP "
+            "404: %s); create it or set influxdb.create_database = true\n", s);
+  } else if (rc == 0 && (status_code == 400 || status_code == 422)) {
+    fprintf(stderr, "perfship: mark: the server rejected the marker (HTTP %ld: %s)\n",
+            status_code, s);
+    *code = PS_EXIT_DATAERR;
+  } else if (rc == 0 && status_code >= 300 && status_code < 500 &&
+             status_code != 408 && status_code != 429) {
+    fprintf(stderr, "perfship: mark: the server answered HTTP %ld (%s); see its log\n",
+            status_code, s);
+  } else {
+    return POST_RETRY;
+  }
+  return POST_DONE;
+}
+
+/* Posts the line until it is stored, refused for good, or --timeout has
+ * passed. Returns the exit code. */
+static int post_marker(const ps_config *cfg, const mark_args *m, const ps_buf *line) {
   /* Each request may take no longer than what is left of --timeout. */
   ps_config attempt = *cfg;
-  double deadline = mono_s() + timeout, backoff = 0.2;
+  double deadline = mono_s() + m->timeout_s, backoff = 0.2;
   int code = PS_EXIT_UNAVAILABLE, created = 0;
   ps_buf answer;
   ps_buf_init(&answer, 0);
@@ -185,7 +240,7 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
                                                           : cfg->influxdb.timeout_ms;
     long status_code = 0;
     ps_buf_reset(&answer);
-    rc = ps_influx_write_sync(&attempt, line.data, line.len, &status_code, &answer);
+    int rc = ps_influx_write_sync(&attempt, line->data, line->len, &status_code, &answer);
     ps_buf said;
     ps_buf_init(&said, 0);
     if (answer.data)
@@ -193,43 +248,12 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
     while (said.len && said.data[said.len - 1] == '\n')
       ps_buf_truncate(&said, said.len - 1);
     const char *s = said.data ? said.data : "";
-    int retry = 0;
-    if (rc == 0 && status_code >= 200 && status_code <= 299) {
-      printf("marker posted: runs %s run=%s status=%s\n", event, run, status);
-      code = PS_EXIT_OK;
-    } else if (rc == 0 && status_code == 404 && cfg->influxdb.api == PS_API_V1 &&
-               cfg->influxdb.create_database && !created) {
-      ps_buf_reset(&err);
-      int crc = ps_influx_create_database(&attempt, &err);
-      created = crc == 0;
-      if (crc == -EIO)
-        retry = 1;
-      else if (crc < 0) {
-        fprintf(stderr, "perfship: mark: %s\n", err.data ? err.data : "");
-        code = PS_EXIT_UNAVAILABLE;
-      } else {
-        ps_buf_free(&said);
-        continue; /* the database exists now: post again at once */
-      }
-    } else if (rc == 0 && (status_code == 401 || status_code == 403)) {
-      fprintf(stderr, "perfship: mark: the server refused the credentials (HTTP %ld: "
-              "%s); check influxdb.username/password_file (v1) or the token (v2), then "
-              "run `perfship check`\n", status_code, s);
-    } else if (rc == 0 && status_code == 404) {
-      fprintf(stderr, "perfship: mark: the database or bucket does not exist (HTTP "
-              "404: %s); create it or set influxdb.create_database = true\n", s);
-    } else if (rc == 0 && (status_code == 400 || status_code == 422)) {
-      fprintf(stderr, "perfship: mark: the server rejected the marker (HTTP %ld: %s)\n",
-              status_code, s);
-      code = PS_EXIT_DATAERR;
-    } else if (rc == 0 && status_code >= 300 && status_code < 500 &&
-               status_code != 408 && status_code != 429) {
-      fprintf(stderr, "perfship: mark: the server answered HTTP %ld (%s); see its log\n",
-              status_code, s);
-    } else {
-      retry = 1;
+    post_step step = judge_answer(cfg, &attempt, m, rc, status_code, s, &created, &code);
+    if (step == POST_AGAIN) {
+      ps_buf_free(&said);
+      continue;
     }
-    if (!retry) {
+    if (step == POST_DONE) {
       ps_buf_free(&said);
       break;
     }
@@ -239,11 +263,11 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
         fprintf(stderr, "perfship: mark: the server at %s stayed unreachable for %s s "
                 "(last: %s); the marker was not posted. Start the server or fix "
                 "influxdb.url, or give a longer --timeout\n", cfg->influxdb.url,
-                timeout_s, s);
+                m->timeout_text, s);
       else
         fprintf(stderr, "perfship: mark: the server at %s kept failing for %s s "
                 "(last: HTTP %ld %s); the marker was not posted. See the server's log, "
-                "or give a longer --timeout\n", cfg->influxdb.url, timeout_s,
+                "or give a longer --timeout\n", cfg->influxdb.url, m->timeout_text,
                 status_code, s);
       ps_buf_free(&said);
       break;
@@ -253,7 +277,22 @@ int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
     backoff = backoff * 2 > 5 ? 5 : backoff * 2;
   }
   ps_buf_free(&answer);
-  ps_buf_free(&line);
-  ps_buf_free(&err);
   return code;
+}
+
+int ps_cmd_mark(int argc, char **argv, ps_config *cfg, int cfg_given) {
+  (void)cfg_given;
+  mark_args m;
+  int exit_code = parse_args(argc, argv, &m);
+  if (exit_code != PS_EXIT_OK)
+    return exit_code;
+  if ((exit_code = ps_cmd_load_secrets(cfg)) != PS_EXIT_OK)
+    return exit_code;
+  ps_buf line;
+  ps_buf_init(&line, 0);
+  exit_code = encode_marker(cfg, &m, &line);
+  if (exit_code == PS_EXIT_OK)
+    exit_code = post_marker(cfg, &m, &line);
+  ps_buf_free(&line);
+  return exit_code;
 }

@@ -1,18 +1,18 @@
 /*
  * cmd/run.c: `perfship run [--once]`. Parses the options, loads the
  * secrets (the sink needs them; nothing else does), then hands over to the
- * pipeline, which owns the loop until it stops.
+ * service (service/service.h), which owns the loop until it stops.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "pipeline/pipeline.h"
+#include "service/service.h"
 #include "core/sysexits_ps.h"
 
 int ps_cmd_run(int argc, char **argv, ps_config *cfg, int cfg_given) {
   (void)cfg_given;
-  ps_pipeline_opts opts = {0};
+  ps_service_opts opts = {0};
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--once") == 0) {
       opts.once = 1;
@@ -29,5 +29,5 @@ int ps_cmd_run(int argc, char **argv, ps_config *cfg, int cfg_given) {
   int rc = ps_cmd_load_secrets(cfg);
   if (rc != PS_EXIT_OK)
     return rc;
-  return ps_pipeline_run(cfg, &opts);
+  return ps_service_run(cfg, &opts);
 }

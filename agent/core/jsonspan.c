@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/jsontext.h"
@@ -386,11 +387,11 @@ int ps_jkey_is_escaped(ps_jv key, const char *s, size_t n) {
   return m == n && memcmp(tmp, s, m) == 0;
 }
 
-int ps_jv_get(ps_jv obj, const char *key, ps_jv *out) {
+int ps_jv_get_ix(ps_jv obj, const char *key, const ps_jindex *ix, ps_jv *out) {
   out->p = out->end = NULL;
   if (ps_jv_kind(obj) != PS_JV_OBJECT)
     return 0;
-  ps_jiter it = ps_jv_iter(obj);
+  ps_jiter it = ps_jv_iter_ix(obj, ix);
   ps_jmember m;
   while (ps_jiter_next(&it, &m))
     if (m.key.p && ps_jkey_is(m.key, key)) {
@@ -398,4 +399,34 @@ int ps_jv_get(ps_jv obj, const char *key, ps_jv *out) {
       return 1;
     }
   return 0;
+}
+
+int ps_jv_get(ps_jv obj, const char *key, ps_jv *out) { return ps_jv_get_ix(obj, key, NULL, out); }
+
+/* ---- member tables ------------------------------------------------------ */
+
+int ps_jtable_fill(ps_jtable *t, ps_jv container, const ps_jindex *ix) {
+  t->n = 0;
+  ps_jiter it = ps_jv_iter_ix(container, ix);
+  ps_jmember m;
+  while (ps_jiter_next(&it, &m)) {
+    if (t->n == t->cap) {
+      size_t cap = t->cap ? t->cap * 2 : 32;
+      ps_jmember *n = realloc(t->m, cap * sizeof *n);
+      if (!n)
+        return -ENOMEM;
+      t->m = n;
+      t->cap = cap;
+    }
+    t->m[t->n++] = m;
+  }
+  return 0;
+}
+
+void ps_jtable_free(ps_jtable *t) {
+  if (!t)
+    return;
+  free(t->m);
+  t->m = NULL;
+  t->n = t->cap = 0;
 }

@@ -4,19 +4,8 @@
  * docs/schema.md "Generic sources").
  *
  * Design
- * - A small JSON reader made for this job instead of a tree library: it
- *   walks the line once and records each scalar as a leaf (flattened key,
- *   kind, value), with no allocation per value. A tree parser spent most of
- *   `convert`'s time in malloc, free and a locale-aware strtod per number;
- *   here numbers go through ps_lp_decimal (exact fast path, strtod only for
- *   long or extreme numbers). It is differentially fuzzed against cJSON
- *   (tests/fuzz/fuzz_jsonl.c).
- * - Every number keeps its own text, so declared integers beyond 2^53 and
- *   nanosecond timestamps are read exactly, never through a double.
- * - Nested objects are flattened with '.', arrays are checked for syntax
- *   and skipped (counted, logged at debug level): line protocol has no
- *   arrays, and inventing index names would create fields nobody asked
- *   for.
+ * - The line is read by the format's own JSON reader (jsonl_read.c) into
+ *   leaves: every scalar with its flattened key; this file maps them.
  * - Types are fixed per key (docs/schema.md): a number is a float unless
  *   `types` declares the key. `null`, and the NaN / Infinity that Python's
  *   json module writes, mean "absent" (docs/schema.md), so those fields are left
@@ -30,49 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/format.h"
-#include "core/jsontext.h"
-#include "core/log.h"
 #include "influx/lp_encode.h"
 #include "influx/numfmt.h"
-
-#define TWO53 9007199254740992.0
-#define MAX_DEPTH 512
-
-enum { JV_NULL, JV_FALSE, JV_TRUE, JV_NUM, JV_STR };
-
-/* Whether a number's text is already what the encoder would write for it
- * (ps_field.text), so it is copied instead of formatted. */
-enum num_form {
-  NUM_FORM_OTHER = 0, /* formatted from the value */
-  NUM_FORM_WHOLE15,   /* integer digits, at most 15: an integer, or a whole float + ".0" */
-  NUM_FORM_WHOLE18,   /* 16 to 18 integer digits: an integer only */
-  NUM_FORM_DECIMAL,   /* a float written the shortest way (see read_number) */
-};
-
-typedef struct leaf {
-  size_t key_off;
-  int kind;
-  double num;
-  const char *num_text; /* the number as written */
-  size_t num_len;
-  enum num_form num_form;
-  size_t str_off, str_len; /* unescaped string in the parser's text */
-} leaf;
-
-struct ps_parser {
-  const ps_source_cfg *src;
-  ps_buf text; /* flattened keys, unescaped strings, formatted tag values */
-  leaf *leaves;
-  size_t nleaves, leaves_cap;
-  ps_tag *tags;
-  size_t tags_cap;
-  ps_field *fields;
-  size_t fields_cap;
-  ps_field *sort_tmp;
-  size_t sort_tmp_cap;
-  unsigned long arrays_skipped;
-};
+#include "jsonl_private.h"
 
 static ps_input_kind jsonl_input_kind(const ps_source_cfg *src,
                                       const char *path) {
@@ -105,365 +54,6 @@ static void jsonl_free(ps_parser *p) {
   free(p->fields);
   free(p->sort_tmp);
   free(p);
-}
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap)
-    return 0;
-  size_t c = *cap ? *cap : 16;
-  while (c < need)
-    c *= 2;
-  void *n = realloc(*arr, c * elem);
-  if (!n)
-    return -ENOMEM;
-  *arr = n;
-  *cap = c;
-  return 0;
-}
-
-/* ------------------------------------------------------------ JSON reader */
-
-typedef struct jreader {
-  ps_parser *p;
-  const char *s, *end;
-  const char *err;    /* reason of the first error */
-  const char *err_at; /* where it is */
-  int depth;
-} jreader;
-
-static int jfail(jreader *r, const char *at, const char *why) {
-  if (!r->err) {
-    r->err = why;
-    r->err_at = at;
-  }
-  return -EINVAL;
-}
-
-static void skip_ws(jreader *r) {
-  while (r->s < r->end &&
-         (*r->s == ' ' || *r->s == '\t' || *r->s == '\n' || *r->s == '\r'))
-    r->s++;
-}
-
-#define PS_LITTLE_ENDIAN (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-
-/* Non-zero exactly when one of the eight bytes of x (little-endian) is 0;
- * its lowest set bit is the top bit of the first such byte (a flag above
- * it may be a borrow's false alarm, never one below). */
-static inline uint64_t has_zero_byte(uint64_t x) {
-  return (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL;
-}
-
-/* The bytes that end a plain run inside a string: '"', '\\' and NUL. */
-static const unsigned char str_stop[256] = {['"'] = 1, ['\\'] = 1, [0] = 1};
-
-/* Reads a string at r->s ('"'), appending it unescaped (and NUL-terminated)
- * to the text buffer; *len excludes the NUL. */
-static int read_string(jreader *r, size_t *len) {
-  ps_buf *t = &r->p->text;
-  const char *q = r->s + 1;
-  /* unescaped text is never longer than the rest of the line */
-  if (ps_buf_reserve(t, (size_t)(r->end - q) + 1))
-    return jfail(r, r->s, "out of memory");
-  char *w = t->data + t->len, *w0 = w;
-  const char *end = r->end;
-  for (;;) {
-    /* The plain run, copied eight bytes a step: each step finds the first
-     * '"', '\\' or NUL among them (the lowest flag of has_zero_byte is
-     * exact) and copies all eight, the bytes past the stop being written
-     * over or left past the text's end. The text has room: it was reserved
-     * for the rest of the line. Keys and values are short, so a scan and
-     * a memcpy call cost more than the bytes. */
-    while (PS_LITTLE_ENDIAN && end - q >= 8) {
-      uint64_t x, stop;
-      memcpy(&x, q, 8);
-      memcpy(w, &x, 8);
-      stop = has_zero_byte(x) | has_zero_byte(x ^ 0x2222222222222222ULL) |
-             has_zero_byte(x ^ 0x5c5c5c5c5c5c5c5cULL);
-      if (stop) {
-        unsigned k = (unsigned)__builtin_ctzll(stop) / 8;
-        q += k;
-        w += k;
-        break;
-      }
-      w += 8;
-      q += 8;
-    }
-    while (q < end && !str_stop[(unsigned char)*q])
-      *w++ = *q++;
-    if (q >= end)
-      return jfail(r, r->s, "unterminated string");
-    /* caught here, not by a memchr over every string afterwards: no
-     * escape can produce a NUL (\u0000 is refused below) */
-    if (*q == '\0')
-      return jfail(r, r->s, "NUL byte in a string");
-    if (*q == '"')
-      break;
-    /* escape: every reason points at its backslash */
-    unsigned cp;
-    const char *why = NULL, *next = ps_json_escape(q, r->end, &cp, &why);
-    if (!next)
-      return jfail(r, q, why);
-    if (cp == 0)
-      return jfail(r, q, "NUL character (\\u0000) in a string");
-    q = next;
-    w = ps_utf8_put(w, cp);
-  }
-  *len = (size_t)(w - w0);
-  *w++ = '\0';
-  t->len = (size_t)(w - t->data);
-  r->s = q + 1;
-  return 0;
-}
-
-/* JSON number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
- * The digits are taken apart while the syntax is checked, so a number
- * whose mantissa is an exact double needs no second look
- * (ps_decimal_exact); the others go through ps_lp_decimal.
- *
- * The same pass decides the number's form. A decimal without exponent
- * whose text is already the shortest round trip in the encoder's layout
- * (ps_fmt_double: Python's repr) is NUM_FORM_DECIMAL: at most 15
- * significant digits (DBL_DIG: no shorter decimal reaches the same
- * double, so the shortest one is the text itself), no trailing zero in
- * the fraction but a lone "0" (5.0), at most three zeros after "0."
- * (repr writes 1e-05 from 0.00001 on), and not -0. JSON already forbids
- * leading zeros. */
-static int read_number(jreader *r, leaf *l) {
-  const char *q = r->s, *st = q, *end = r->end;
-  uint64_t m = 0;
-  int neg = 0, sig = 0, exp10 = 0;
-  l->num_form = NUM_FORM_OTHER;
-  if (q < end && *q == '-') {
-    neg = 1;
-    q++;
-  }
-  if (q >= end || *q < '0' || *q > '9')
-    return jfail(r, st, "bad number");
-  /* m wraps beyond 19 digits; sig > 19 sends those to ps_lp_decimal */
-  unsigned d;
-  size_t int_digits = 1;
-  if (*q == '0') {
-    q++;
-  } else {
-    const char *a = q;
-    for (; q < end && (d = (unsigned)(unsigned char)*q - '0') <= 9; q++)
-      m = m * 10 + d;
-    sig = (int)(q - a);
-    int_digits = (size_t)sig;
-  }
-  enum num_form form = int_digits <= 15 ? NUM_FORM_WHOLE15
-                       : int_digits <= 18 ? NUM_FORM_WHOLE18 : NUM_FORM_OTHER;
-  if (q < end && *q == '.') {
-    q++;
-    if (q >= end || *q < '0' || *q > '9')
-      return jfail(r, q, "bad number");
-    const char *frac = q;
-    if (!m) /* leading zeros of the fraction are not significant */
-      for (; q < end && *q == '0'; q++)
-        exp10--;
-    size_t zeros = (size_t)(q - frac);
-    const char *a = q;
-    for (; q < end && (d = (unsigned)(unsigned char)*q - '0') <= 9; q++)
-      m = m * 10 + d;
-    sig += (int)(q - a);
-    exp10 -= (int)(q - a);
-    size_t frac_digits = (size_t)(q - frac);
-    form = int_digits <= 15 && sig <= 15 && zeros <= 3 &&
-                   (q[-1] != '0' || frac_digits == 1)
-               ? NUM_FORM_DECIMAL
-               : NUM_FORM_OTHER;
-  }
-  if (neg && !m)
-    form = NUM_FORM_OTHER; /* -0, -0.0: left to the formatter */
-  if (q < end && (*q == 'e' || *q == 'E')) {
-    form = NUM_FORM_OTHER;
-    q++;
-    int eneg = 0, e = 0;
-    if (q < end && (*q == '+' || *q == '-'))
-      eneg = *q++ == '-';
-    if (q >= end || *q < '0' || *q > '9')
-      return jfail(r, q, "bad number");
-    for (; q < end && *q >= '0' && *q <= '9'; q++)
-      if (e <= 400)
-        e = e * 10 + (*q - '0'); /* beyond that only the syntax matters */
-    exp10 += eneg ? -e : e;
-  }
-  l->num_text = st;
-  l->num_len = (size_t)(q - st);
-  l->num_form = form;
-  double *v = &l->num;
-  size_t *n = &l->num_len;
-  if (sig > 19 || !ps_decimal_exact(m, exp10, neg, v)) {
-    int rc = ps_lp_decimal(st, *n, v);
-    if (rc == -ERANGE)
-      return jfail(r, st, "number too large for a double");
-    if (rc)
-      return jfail(r, st, "bad number");
-  }
-  r->s = q;
-  return 0;
-}
-
-static int read_value(jreader *r, size_t key_off, int record);
-
-/* An object whose members' keys are prefixed with text[pfx_off, +pfx_len)
- * (pfx_len 0 at the top). */
-static int read_object(jreader *r, size_t pfx_off, size_t pfx_len,
-                       int record) {
-  ps_parser *p = r->p;
-  if (++r->depth > MAX_DEPTH)
-    return jfail(r, r->s, "nesting too deep");
-  r->s++; /* '{' */
-  skip_ws(r);
-  if (r->s < r->end && *r->s == '}') {
-    r->s++;
-    r->depth--;
-    return 0;
-  }
-  for (;;) {
-    skip_ws(r);
-    if (r->s >= r->end || *r->s != '"')
-      return jfail(r, r->s, "expected a key");
-    size_t key_off = p->text.len;
-    if (pfx_len) {
-      if (ps_buf_reserve(&p->text, pfx_len + 1))
-        return jfail(r, r->s, "out of memory");
-      memcpy(p->text.data + p->text.len, p->text.data + pfx_off, pfx_len);
-      p->text.data[p->text.len + pfx_len] = '.';
-      p->text.len += pfx_len + 1;
-    }
-    size_t klen;
-    int rc = read_string(r, &klen);
-    if (rc)
-      return rc;
-    skip_ws(r);
-    if (r->s >= r->end || *r->s != ':')
-      return jfail(r, r->s, "expected ':'");
-    r->s++;
-    skip_ws(r);
-    rc = read_value(r, key_off, record);
-    if (rc)
-      return rc;
-    if (!record)
-      ps_buf_truncate(&p->text, key_off);
-    skip_ws(r);
-    if (r->s < r->end && *r->s == ',') {
-      r->s++;
-      continue;
-    }
-    if (r->s < r->end && *r->s == '}') {
-      r->s++;
-      r->depth--;
-      return 0;
-    }
-    return jfail(r, r->s, "expected ',' or '}'");
-  }
-}
-
-static int read_array(jreader *r) {
-  if (++r->depth > MAX_DEPTH)
-    return jfail(r, r->s, "nesting too deep");
-  r->s++; /* '[' */
-  skip_ws(r);
-  if (r->s < r->end && *r->s == ']') {
-    r->s++;
-    r->depth--;
-    return 0;
-  }
-  for (;;) {
-    skip_ws(r);
-    size_t mark = r->p->text.len;
-    int rc = read_value(r, mark, 0);
-    ps_buf_truncate(&r->p->text, mark);
-    if (rc)
-      return rc;
-    skip_ws(r);
-    if (r->s < r->end && *r->s == ',') {
-      r->s++;
-      continue;
-    }
-    if (r->s < r->end && *r->s == ']') {
-      r->s++;
-      r->depth--;
-      return 0;
-    }
-    return jfail(r, r->s, "expected ',' or ']'");
-  }
-}
-
-static int literal(jreader *r, const char *word, size_t n) {
-  if ((size_t)(r->end - r->s) < n || memcmp(r->s, word, n) != 0)
-    return jfail(r, r->s, "unexpected character");
-  r->s += n;
-  return 0;
-}
-
-/* A value whose (flattened) key starts at text offset key_off; leaves are
- * recorded only when `record` (not inside arrays). */
-static int read_value(jreader *r, size_t key_off, int record) {
-  ps_parser *p = r->p;
-  if (r->s >= r->end)
-    return jfail(r, r->s, "expected a value");
-  leaf l = {.key_off = key_off};
-  int rc;
-  switch (*r->s) {
-  case '{': {
-    /* the key without its NUL; none for an object inside an array */
-    size_t klen = p->text.len > key_off ? p->text.len - key_off - 1 : 0;
-    return read_object(r, key_off, klen, record);
-  }
-  case '[':
-    if (record)
-      p->arrays_skipped++;
-    return read_array(r);
-  case '"':
-    l.kind = JV_STR;
-    l.str_off = p->text.len;
-    rc = read_string(r, &l.str_len);
-    break;
-  case 't':
-    l.kind = JV_TRUE;
-    rc = literal(r, "true", 4);
-    break;
-  case 'f':
-    l.kind = JV_FALSE;
-    rc = literal(r, "false", 5);
-    break;
-  case 'n':
-    l.kind = JV_NULL;
-    rc = literal(r, "null", 4);
-    break;
-  case 'N':
-    /* not JSON, but Python's json module writes it; docs/schema.md: absent */
-    l.kind = JV_NULL;
-    rc = literal(r, "NaN", 3);
-    break;
-  case 'I':
-    l.kind = JV_NULL;
-    rc = literal(r, "Infinity", 8);
-    break;
-  case '-':
-    if (r->end - r->s > 1 && r->s[1] == 'I') {
-      r->s++;
-      l.kind = JV_NULL;
-      rc = literal(r, "Infinity", 8);
-      break;
-    }
-    l.kind = JV_NUM;
-    rc = read_number(r, &l);
-    break;
-  default:
-    l.kind = JV_NUM;
-    rc = read_number(r, &l);
-    break;
-  }
-  if (rc || !record)
-    return rc;
-  if (grow((void **)&p->leaves, &p->leaves_cap, p->nleaves + 1, sizeof(leaf)))
-    return jfail(r, r->s, "out of memory");
-  p->leaves[p->nleaves++] = l;
-  return 0;
 }
 
 /* Exact integer from JSON number text; -EINVAL if it has a fraction or an
@@ -653,53 +243,101 @@ static void number_text(ps_field *f, const leaf *l) {
   }
 }
 
-static int jsonl_line(ps_parser *p, const char *data, size_t len,
-                      ps_emitter *em) {
-  const ps_source_cfg *src = p->src;
-  size_t i = 0;
-  while (i < len && (data[i] == ' ' || data[i] == '\t'))
-    i++;
-  if (i == len)
-    return 0; /* blank lines carry nothing; not worth a reject */
+/* A tag's value: strings as they are, booleans as words, numbers as
+ * labels (3, not 3.0) formatted into the parser's text, which has room. */
+static const char *tag_value(ps_parser *p, const leaf *l) {
+  if (l->kind == JV_STR)
+    return p->text.data + l->str_off;
+  if (l->kind == JV_TRUE || l->kind == JV_FALSE)
+    return l->kind == JV_TRUE ? "true" : "false";
+  char *w = p->text.data + p->text.len;
+  double d = l->num;
+  size_t n = d == floor(d) && fabs(d) < TWO53 ? ps_fmt_int64((int64_t)d, w)
+                                             : ps_fmt_double(d, w);
+  p->text.len += n + 1;
+  return w;
+}
 
-  p->nleaves = 0;
-  ps_buf_reset(&p->text);
-  unsigned long arrays_before = p->arrays_skipped;
-  jreader r = {.p = p, .s = data + i, .end = data + len};
-  if (data[i] != '{') {
-    ps_emit_reject(em, "column %zu: not a JSON object", i + 1);
-    return 0;
+/* A field of a key without a declared type: numbers are floats, strings
+ * and booleans as they are. */
+static void plain_field(ps_field *f, const leaf *l, const char *text) {
+  if (l->kind == JV_NUM) {
+    f->type = PS_F_FLOAT;
+    f->v.f = l->num;
+    number_text(f, l);
+  } else if (l->kind == JV_STR) {
+    f->type = PS_F_STRING;
+    f->v.s.p = text + l->str_off;
+    f->v.s.n = l->str_len;
+  } else {
+    f->type = PS_F_BOOL;
+    f->v.b = l->kind == JV_TRUE;
   }
-  int rc = read_object(&r, 0, 0, 1);
-  if (rc == 0) {
-    skip_ws(&r);
-    if (r.s != r.end) {
-      ps_emit_reject(em, "column %zu: trailing text after the JSON value",
-                     (size_t)(r.s - data) + 1);
-      return 0;
+}
+
+/* A field of a key declared `decl`: 1 when the value is one, else 0 after
+ * rejecting the line with what the value is. */
+static int declared_field(ps_field *f, const leaf *l, const char *text, ps_ftype decl,
+                          ps_emitter *em) {
+  static const char *type_word[] = {"float", "integer", "unsigned", "boolean", "string"};
+  int ok = 0;
+  const char *why = NULL;
+  switch (decl) {
+  case PS_F_FLOAT:
+    ok = l->kind == JV_NUM;
+    f->v.f = l->num;
+    break;
+  case PS_F_INT:
+    if (l->kind == JV_NUM) {
+      int e = exact_i64(l, &f->v.i);
+      ok = e == 0;
+      why = e == -EINVAL ? "has a fraction"
+            : e == -EDOM ? "is beyond 2^53 in exponent form, so its "
+                           "digits are not known exactly"
+                         : "does not fit a 64-bit integer";
     }
+    break;
+  case PS_F_UINT:
+    if (l->kind == JV_NUM) {
+      int e = exact_u64(l, &f->v.u);
+      ok = e == 0;
+      why = e == -EINVAL ? "has a fraction"
+            : e == -EDOM ? "is beyond 2^53 in exponent form, so its "
+                           "digits are not known exactly"
+                         : "does not fit an unsigned 64-bit integer";
+    }
+    break;
+  case PS_F_BOOL:
+    ok = l->kind == JV_TRUE || l->kind == JV_FALSE;
+    f->v.b = l->kind == JV_TRUE;
+    break;
+  case PS_F_STRING:
+    ok = l->kind == JV_STR;
+    f->v.s.p = text + l->str_off;
+    f->v.s.n = l->str_len;
+    break;
   }
-  if (rc) {
-    if (r.err && strcmp(r.err, "out of memory") == 0)
-      return -ENOMEM;
-    ps_emit_reject(em, "column %zu: malformed JSON (%s)",
-                   (size_t)(r.err_at - data) + 1, r.err ? r.err : "?");
+  if (!ok) {
+    unsigned ti = (unsigned)decl < 5 ? (unsigned)decl : 0;
+    if (why)
+      ps_emit_reject(em, "field '%s' is declared %s but its value %s", f->key,
+                     type_word[ti], why);
+    else
+      ps_emit_reject(em, "field '%s' is declared %s but holds %s", f->key,
+                     type_word[ti], json_kind(l));
     return 0;
   }
+  f->type = decl;
+  if (l->kind == JV_NUM)
+    number_text(f, l);
+  return 1;
+}
 
-  if (p->arrays_skipped != arrays_before)
-    PS_DEBUG("jsonl", "%s:%llu: %lu array value(s) skipped (line protocol "
-                      "has no arrays)",
-             em->origin.file ? em->origin.file : "-",
-             (unsigned long long)em->origin.line,
-             p->arrays_skipped - arrays_before);
-  if (ps_buf_reserve(&p->text, 32 * p->nleaves + 1) ||
-      grow((void **)&p->tags, &p->tags_cap, p->nleaves, sizeof(ps_tag)) ||
-      grow((void **)&p->fields, &p->fields_cap, p->nleaves, sizeof(ps_field)))
-    return -ENOMEM;
-
+/* The leaves as the point's time, tags and fields, by the source's
+ * mapping. 1 with them in *pt; 0 when the line was rejected. */
+static int map_leaves(ps_parser *p, ps_emitter *em, ps_point *pt) {
+  const ps_source_cfg *src = p->src;
   char *text = p->text.data; /* final: nothing appends past the reserve */
-  ps_point pt = {.measurement = src->measurement ? src->measurement : "jsonl"};
   size_t ntags = 0, nfields = 0;
   int have_time = 0;
   for (size_t k = 0; k < p->nleaves; k++) {
@@ -709,7 +347,7 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
       continue;
     if (src->time_key && key_eq(key, src->time_key)) {
       const char *why = NULL;
-      if (leaf_time(p, l, &pt.time_ns, &why)) {
+      if (leaf_time(p, l, &pt->time_ns, &why)) {
         ps_emit_reject(em, "time key '%s' %s", key, why);
         return 0;
       }
@@ -719,20 +357,7 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
     if (in_list(src->tag_keys, src->ntag_keys, key)) {
       ps_tag *t = &p->tags[ntags++];
       t->key = key;
-      if (l->kind == JV_STR) {
-        t->value = text + l->str_off;
-      } else if (l->kind == JV_TRUE || l->kind == JV_FALSE) {
-        t->value = l->kind == JV_TRUE ? "true" : "false";
-      } else {
-        /* a tag is a label: 3, not 3.0 */
-        char *w = text + p->text.len;
-        double d = l->num;
-        size_t n = d == floor(d) && fabs(d) < TWO53
-                       ? ps_fmt_int64((int64_t)d, w)
-                       : ps_fmt_double(d, w);
-        p->text.len += n + 1;
-        t->value = w;
-      }
+      t->value = tag_value(p, l);
       continue;
     }
     if (src->nfield_keys && !in_list(src->field_keys, src->nfield_keys, key))
@@ -740,74 +365,10 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
     ps_field *f = &p->fields[nfields];
     *f = (ps_field){.key = key};
     ps_ftype decl;
-    if (!declared_type(src, key, &decl)) {
-      if (l->kind == JV_NUM) {
-        f->type = PS_F_FLOAT;
-        f->v.f = l->num;
-        number_text(f, l);
-      } else if (l->kind == JV_STR) {
-        f->type = PS_F_STRING;
-        f->v.s.p = text + l->str_off;
-        f->v.s.n = l->str_len;
-      } else {
-        f->type = PS_F_BOOL;
-        f->v.b = l->kind == JV_TRUE;
-      }
-      nfields++;
-      continue;
-    }
-    static const char *type_word[] = {"float", "integer", "unsigned",
-                                      "boolean", "string"};
-    int ok = 0;
-    const char *why = NULL;
-    switch (decl) {
-    case PS_F_FLOAT:
-      ok = l->kind == JV_NUM;
-      f->v.f = l->num;
-      break;
-    case PS_F_INT:
-      if (l->kind == JV_NUM) {
-        int e = exact_i64(l, &f->v.i);
-        ok = e == 0;
-        why = e == -EINVAL ? "has a fraction"
-              : e == -EDOM ? "is beyond 2^53 in exponent form, so its "
-                             "digits are not known exactly"
-                           : "does not fit a 64-bit integer";
-      }
-      break;
-    case PS_F_UINT:
-      if (l->kind == JV_NUM) {
-        int e = exact_u64(l, &f->v.u);
-        ok = e == 0;
-        why = e == -EINVAL ? "has a fraction"
-              : e == -EDOM ? "is beyond 2^53 in exponent form, so its "
-                             "digits are not known exactly"
-                           : "does not fit an unsigned 64-bit integer";
-      }
-      break;
-    case PS_F_BOOL:
-      ok = l->kind == JV_TRUE || l->kind == JV_FALSE;
-      f->v.b = l->kind == JV_TRUE;
-      break;
-    case PS_F_STRING:
-      ok = l->kind == JV_STR;
-      f->v.s.p = text + l->str_off;
-      f->v.s.n = l->str_len;
-      break;
-    }
-    if (!ok) {
-      unsigned ti = (unsigned)decl < 5 ? (unsigned)decl : 0;
-      if (why)
-        ps_emit_reject(em, "field '%s' is declared %s but its value %s", key,
-                       type_word[ti], why);
-      else
-        ps_emit_reject(em, "field '%s' is declared %s but holds %s", key,
-                       type_word[ti], json_kind(l));
+    if (!declared_type(src, key, &decl))
+      plain_field(f, l, text);
+    else if (!declared_field(f, l, text, decl, em))
       return 0;
-    }
-    f->type = decl;
-    if (l->kind == JV_NUM)
-      number_text(f, l);
     nfields++;
   }
   if (!have_time) {
@@ -818,12 +379,28 @@ static int jsonl_line(ps_parser *p, const char *data, size_t len,
                          "the line has no timestamp");
     return 0;
   }
-  if (ps_lp_sort_fields(p->fields, nfields, &p->sort_tmp, &p->sort_tmp_cap))
+  pt->tags = p->tags;
+  pt->ntags = ntags;
+  pt->fields = p->fields;
+  pt->nfields = nfields;
+  return 1;
+}
+
+static int jsonl_line(ps_parser *p, const char *data, size_t len,
+                      ps_emitter *em) {
+  int rc = jsonl_read_line(p, data, len, em);
+  if (rc <= 0)
+    return rc;
+  /* room for every leaf as a tag or field, and a formatted tag value each */
+  if (ps_buf_reserve(&p->text, 32 * p->nleaves + 1) ||
+      jsonl_grow((void **)&p->tags, &p->tags_cap, p->nleaves, sizeof(ps_tag)) ||
+      jsonl_grow((void **)&p->fields, &p->fields_cap, p->nleaves, sizeof(ps_field)))
     return -ENOMEM;
-  pt.tags = p->tags;
-  pt.ntags = ntags;
-  pt.fields = p->fields;
-  pt.nfields = nfields;
+  ps_point pt = {.measurement = p->src->measurement ? p->src->measurement : "jsonl"};
+  if (!map_leaves(p, em, &pt))
+    return 0;
+  if (ps_lp_sort_fields(p->fields, pt.nfields, &p->sort_tmp, &p->sort_tmp_cap))
+    return -ENOMEM;
   return ps_emit_point(em, &pt);
 }
 
@@ -836,4 +413,6 @@ const ps_format_ops ps_format_jsonl = {
     .document = NULL,
     .finish = NULL,
     .free = jsonl_free,
+    .source_mapping = 1,
 };
+

@@ -128,7 +128,7 @@ static void on_xfer_done(ps_http_xfer *x, int status, CURLcode result) {
     return;
   }
   s->depth++;
-  sink_transfer_done(s, sl, result);
+  ps_sink_transfer_done(s, sl, result);
   pump(s);
   leave(s);
 }
@@ -136,7 +136,7 @@ static void on_xfer_done(ps_http_xfer *x, int status, CURLcode result) {
 static int start_piece(ps_sink *s, slot *sl, piece *p) {
   tracked *t = p->t;
   sl->errbuf[0] = '\0';
-  size_t a = sink_line_start(t, p->l0), b = sink_line_start(t, p->l1);
+  size_t a = ps_sink_line_start(t, p->l0), b = ps_sink_line_start(t, p->l1);
   const char *body = t->batch->body.data ? t->batch->body.data + a : "";
   size_t len = b - a;
   if (s->gzip) {
@@ -174,14 +174,14 @@ static void pump(ps_sink *s) {
     slot *sl = &s->slots[i];
     if (sl->p)
       continue;
-    piece *p = sink_queue_pop(s);
+    piece *p = ps_sink_queue_pop(s);
     int rc = start_piece(s, sl, p);
     if (rc) {
       /* Out of memory or a curl failure: keep the piece, try again soon. */
       PS_ERROR(MOD, "cannot start a request (%s); retrying", strerror(-rc));
-      sink_queue_push_front(s, p);
+      ps_sink_queue_push_front(s, p);
       s->fail_streak++;
-      sink_backoff(s, sink_jittered(s, BACKOFF_FIRST_MS, s->fail_streak));
+      ps_sink_backoff(s, ps_sink_jittered(s, BACKOFF_FIRST_MS, s->fail_streak));
       pump(s);
       return;
     }
@@ -237,11 +237,11 @@ static void teardown(ps_sink *s) {
    * pieces), now or once the transport's own caller has unwound. */
   ps_http_loop_close(s->http, on_http_closed, s);
   piece *p;
-  while ((p = sink_queue_pop(s)))
+  while ((p = ps_sink_queue_pop(s)))
     free(p);
   while (s->batches) {
     tracked *t = s->batches;
-    sink_tracked_unlink(s, t);
+    ps_sink_tracked_unlink(s, t);
     ps_batch *b = t->batch;
     size_t rejected = t->rejected;
     free(t->offsets);
@@ -360,7 +360,7 @@ int ps_sink_submit(ps_sink *s, ps_batch *b) {
   t->batch = b;
   if (b->npoints) {
     t->nlines = b->npoints;
-  } else if (sink_index_lines(t)) {
+  } else if (ps_sink_index_lines(t)) {
     free(t->offsets);
     free(t);
     free(p);
@@ -375,7 +375,7 @@ int ps_sink_submit(ps_sink *s, ps_batch *b) {
     s->batches->prev = t;
   s->batches = t;
   s->nbatches++;
-  sink_queue_push_back(s, p);
+  ps_sink_queue_push_back(s, p);
   if (!s->depth) {
     s->depth++;
     pump(s);

@@ -15,7 +15,7 @@
  *   (docs/design-notes.md, "The HTTP answer matrix").
  * - Nothing is dropped on the sink's own judgement: only a line the server
  *   refused as data is given up, and it is reported with its origin.
- * - Back-off is server-wide (sink_retry_later); transient failures grow it
+ * - Back-off is server-wide (ps_sink_retry_later); transient failures grow it
  *   once per round of attempts, configuration errors start slower.
  */
 #include <errno.h>
@@ -35,7 +35,7 @@ static const char *MOD = "sink";
 
 /* The line's text without its newline. */
 static void line_text(const tracked *t, size_t i, const char **p, size_t *len) {
-  size_t a = sink_line_start(t, i), b = sink_line_start(t, i + 1);
+  size_t a = ps_sink_line_start(t, i), b = ps_sink_line_start(t, i + 1);
   while (b > a && (t->batch->body.data[b - 1] == '\n' ||
                    t->batch->body.data[b - 1] == '\r'))
     b--;
@@ -58,7 +58,7 @@ static void reject_line(ps_sink *s, tracked *t, size_t i, const char *reason) {
     s->on_reject(s, &o, txt, len, reason);
 }
 
-char *sink_answer_message(const ps_buf *answer) {
+char *ps_sink_answer_message(const ps_buf *answer) {
   if (!answer->len)
     return strdup("(empty answer)");
   cJSON *j = cJSON_ParseWithLength(answer->data, answer->len);
@@ -87,7 +87,7 @@ static void trim_reason(char *msg) {
     *d = 0;
 }
 
-bool sink_is_data_error(long code, const char *msg) {
+bool ps_sink_is_data_error(long code, const char *msg) {
   if (code == 422)
     return true;
   return code == 400 &&
@@ -203,20 +203,20 @@ static void reject_piece(ps_sink *s, piece *p, const char *msg) {
   for (size_t i = p->l0; i < p->l1; i++)
     reject_line(s, p->t, i, reason ? reason : msg);
   free(reason);
-  sink_piece_done(s, p);
+  ps_sink_piece_done(s, p);
 }
 
-void sink_on_data_error(ps_sink *s, piece *p, const char *msg) {
+void ps_sink_on_data_error(ps_sink *s, piece *p, const char *msg) {
   tracked *t = p->t;
-  if (sink_index_lines(t) < 0) {
-    sink_retry_later(s, p, sink_jittered(s, BACKOFF_FIRST_MS, 1));
+  if (ps_sink_index_lines(t) < 0) {
+    ps_sink_retry_later(s, p, ps_sink_jittered(s, BACKOFF_FIRST_MS, 1));
     return;
   }
   bool all_matched;
   piece *runs;
   long named = reject_named_lines(s, p, msg, &all_matched, &runs);
   if (named < 0) {
-    sink_retry_later(s, p, sink_jittered(s, BACKOFF_FIRST_MS, 1));
+    ps_sink_retry_later(s, p, ps_sink_jittered(s, BACKOFF_FIRST_MS, 1));
     return;
   }
   if (named > 0) {
@@ -242,7 +242,7 @@ void sink_on_data_error(ps_sink *s, piece *p, const char *msg) {
       if (!s->queue_tail)
         s->queue_tail = last;
     }
-    sink_piece_done(s, p);
+    ps_sink_piece_done(s, p);
     return;
   }
   /* 1.x counts what it refused: when that is every line of the piece (a
@@ -254,13 +254,13 @@ void sink_on_data_error(ps_sink *s, piece *p, const char *msg) {
     return;
   }
   /* No line named (type conflicts, 2.x's 422): bisect. */
-  if (sink_split_piece(s, p))
-    sink_retry_later(s, p, sink_jittered(s, BACKOFF_FIRST_MS, 1));
+  if (ps_sink_split_piece(s, p))
+    ps_sink_retry_later(s, p, ps_sink_jittered(s, BACKOFF_FIRST_MS, 1));
 }
 
-void sink_on_too_large(ps_sink *s, piece *p) {
-  if (sink_index_lines(p->t) < 0) {
-    sink_retry_later(s, p, sink_jittered(s, BACKOFF_FIRST_MS, 1));
+void ps_sink_on_too_large(ps_sink *s, piece *p) {
+  if (ps_sink_index_lines(p->t) < 0) {
+    ps_sink_retry_later(s, p, ps_sink_jittered(s, BACKOFF_FIRST_MS, 1));
     return;
   }
   if (p->l1 - p->l0 <= 1) {
@@ -268,16 +268,16 @@ void sink_on_too_large(ps_sink *s, piece *p) {
       reject_line(s, p->t, p->l0,
                   "the server refuses this line as too large (413); raise "
                   "its max-body-size");
-    sink_piece_done(s, p);
+    ps_sink_piece_done(s, p);
     return;
   }
-  if (sink_split_piece(s, p))
-    sink_retry_later(s, p, sink_jittered(s, BACKOFF_FIRST_MS, 1));
+  if (ps_sink_split_piece(s, p))
+    ps_sink_retry_later(s, p, ps_sink_jittered(s, BACKOFF_FIRST_MS, 1));
 }
 
 static void on_config_error(ps_sink *s, piece *p, long code, const char *msg) {
   s->config_streak++;
-  uint64_t delay = sink_jittered(s, CONFIG_BACKOFF_FIRST_MS, s->config_streak);
+  uint64_t delay = ps_sink_jittered(s, CONFIG_BACKOFF_FIRST_MS, s->config_streak);
   char key[32];
   snprintf(key, sizeof key, "http-%ld", code);
   const char *fix;
@@ -312,7 +312,7 @@ static void on_config_error(ps_sink *s, piece *p, long code, const char *msg) {
                  "InfluxDB refused the write (HTTP %ld: %.300s): %s; keeping "
                  "the data and retrying every %.0f s",
                  code, msg, fix, (double)delay / 1000.0);
-  sink_retry_later(s, p, delay);
+  ps_sink_retry_later(s, p, delay);
 }
 
 static void on_transient(ps_sink *s, piece *p, long code, const char *what,
@@ -328,7 +328,7 @@ static void on_transient(ps_sink *s, piece *p, long code, const char *what,
     delay = 1000 * (retry_after_s < RETRY_AFTER_MAX_S ? retry_after_s
                                                       : RETRY_AFTER_MAX_S);
   else
-    delay = sink_jittered(s, BACKOFF_FIRST_MS, s->fail_streak);
+    delay = ps_sink_jittered(s, BACKOFF_FIRST_MS, s->fail_streak);
   if (code)
     ps_log_limited(PS_LOG_WARNING, MOD, "http-transient", 60,
                    "InfluxDB answered HTTP %ld (%.300s); keeping the data, "
@@ -339,10 +339,10 @@ static void on_transient(ps_sink *s, piece *p, long code, const char *what,
                    "cannot reach InfluxDB (%s); keeping the data, retrying "
                    "in %.1f s",
                    what, (double)delay / 1000.0);
-  sink_retry_later(s, p, delay);
+  ps_sink_retry_later(s, p, delay);
 }
 
-void sink_transfer_done(ps_sink *s, slot *sl, CURLcode res) {
+void ps_sink_transfer_done(ps_sink *s, slot *sl, CURLcode res) {
   piece *p = sl->p;
   sl->p = NULL;
   long code = 0;
@@ -377,21 +377,21 @@ void sink_transfer_done(ps_sink *s, slot *sl, CURLcode res) {
     s->fail_streak = 0;
     s->config_streak = 0;
     s->stats.points_written += p->l1 - p->l0;
-    sink_piece_done(s, p);
+    ps_sink_piece_done(s, p);
     return;
   }
-  char *msg = sink_answer_message(&sl->answer);
+  char *msg = ps_sink_answer_message(&sl->answer);
   const char *m = msg ? msg : "";
-  if (sink_is_data_error(code, m) || code == 413) {
+  if (ps_sink_is_data_error(code, m) || code == 413) {
     /* The server works and judged the data: whatever failed before is
      * over. (A batch with a bad line may never see a 2xx.) */
     s->fail_streak = 0;
     s->config_streak = 0;
   }
-  if (sink_is_data_error(code, m))
-    sink_on_data_error(s, p, m);
+  if (ps_sink_is_data_error(code, m))
+    ps_sink_on_data_error(s, p, m);
   else if (code == 413)
-    sink_on_too_large(s, p);
+    ps_sink_on_too_large(s, p);
   else if (code == 429 || code == 503)
     on_transient(s, p, code, m, (uint64_t)retry_after);
   else if ((code >= 400 && code < 500) ||

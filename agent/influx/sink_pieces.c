@@ -19,8 +19,8 @@ static uint64_t rng_next(ps_sink *s) {
 }
 
 /* Line starts are needed only inside a piece (splits, rejected lines), and
- * sink_index_lines() has found them by then; a whole batch is [0, len). */
-size_t sink_line_start(const tracked *t, size_t i) {
+ * ps_sink_index_lines() has found them by then; a whole batch is [0, len). */
+size_t ps_sink_line_start(const tracked *t, size_t i) {
   if (i >= t->nlines)
     return t->batch->body.len;
   if (i == 0 || !t->offsets)
@@ -28,7 +28,7 @@ size_t sink_line_start(const tracked *t, size_t i) {
   return t->offsets[i];
 }
 
-void sink_queue_push_back(ps_sink *s, piece *p) {
+void ps_sink_queue_push_back(ps_sink *s, piece *p) {
   p->next = NULL;
   if (s->queue_tail)
     s->queue_tail->next = p;
@@ -37,14 +37,14 @@ void sink_queue_push_back(ps_sink *s, piece *p) {
   s->queue_tail = p;
 }
 
-void sink_queue_push_front(ps_sink *s, piece *p) {
+void ps_sink_queue_push_front(ps_sink *s, piece *p) {
   p->next = s->queue_head;
   s->queue_head = p;
   if (!s->queue_tail)
     s->queue_tail = p;
 }
 
-piece *sink_queue_pop(ps_sink *s) {
+piece *ps_sink_queue_pop(ps_sink *s) {
   piece *p = s->queue_head;
   if (p) {
     s->queue_head = p->next;
@@ -55,7 +55,7 @@ piece *sink_queue_pop(ps_sink *s) {
   return p;
 }
 
-void sink_tracked_unlink(ps_sink *s, tracked *t) {
+void ps_sink_tracked_unlink(ps_sink *s, tracked *t) {
   if (t->prev)
     t->prev->next = t->next;
   else
@@ -65,13 +65,13 @@ void sink_tracked_unlink(ps_sink *s, tracked *t) {
   s->nbatches--;
 }
 
-void sink_backoff(ps_sink *s, uint64_t delay_ms) {
+void ps_sink_backoff(ps_sink *s, uint64_t delay_ms) {
   uint64_t at = uv_now(s->loop) + delay_ms;
   if (at > s->resume_at)
     s->resume_at = at;
 }
 
-uint64_t sink_jittered(ps_sink *s, uint64_t first, unsigned streak) {
+uint64_t ps_sink_jittered(ps_sink *s, uint64_t first, unsigned streak) {
   uint64_t d = first;
   for (unsigned i = 1; i < streak && d < BACKOFF_MAX_MS; i++)
     d *= 2;
@@ -82,12 +82,12 @@ uint64_t sink_jittered(ps_sink *s, uint64_t first, unsigned streak) {
   return d > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : d;
 }
 
-void sink_piece_done(ps_sink *s, piece *p) {
+void ps_sink_piece_done(ps_sink *s, piece *p) {
   tracked *t = p->t;
   free(p);
   if (--t->open_pieces)
     return;
-  sink_tracked_unlink(s, t);
+  ps_sink_tracked_unlink(s, t);
   s->stats.batches_sent++;
   ps_batch *b = t->batch;
   size_t rejected = t->rejected;
@@ -98,7 +98,7 @@ void sink_piece_done(ps_sink *s, piece *p) {
 }
 
 /* Splits p into [l0, m) and [m, l1) at the head of the queue. */
-int sink_split_piece(ps_sink *s, piece *p) {
+int ps_sink_split_piece(ps_sink *s, piece *p) {
   piece *q = malloc(sizeof *q);
   if (!q)
     return -ENOMEM;
@@ -108,15 +108,15 @@ int sink_split_piece(ps_sink *s, piece *p) {
   q->l1 = p->l1;
   p->l1 = m;
   p->t->open_pieces++;
-  sink_queue_push_front(s, q);
-  sink_queue_push_front(s, p);
+  ps_sink_queue_push_front(s, q);
+  ps_sink_queue_push_front(s, p);
   return 0;
 }
 
-void sink_retry_later(ps_sink *s, piece *p, uint64_t delay_ms) {
+void ps_sink_retry_later(ps_sink *s, piece *p, uint64_t delay_ms) {
   s->stats.http_retries++;
-  sink_queue_push_front(s, p);
-  sink_backoff(s, delay_ms);
+  ps_sink_queue_push_front(s, p);
+  ps_sink_backoff(s, delay_ms);
 }
 
 /* Line starts, found once a piece must be cut or read line by line: a
@@ -124,7 +124,7 @@ void sink_retry_later(ps_sink *s, piece *p, uint64_t delay_ms) {
  * every line is counted; else exactly nlines starts are recorded (a body
  * with fewer lines gives empty ones at its end, so no piece can reach past
  * it). */
-int sink_index_lines(tracked *t) {
+int ps_sink_index_lines(tracked *t) {
   if (t->offsets)
     return 0;
   const ps_buf *body = &t->batch->body;

@@ -48,7 +48,7 @@ typedef struct piece {
 struct tracked {
   ps_batch *batch;
   size_t nlines;
-  size_t *offsets; /* line starts, once a piece needs them (sink_index_lines) */
+  size_t *offsets; /* line starts, once a piece needs them (ps_sink_index_lines) */
   size_t open_pieces;
   size_t rejected;
   tracked *prev, *next;
@@ -99,38 +99,38 @@ struct ps_sink {
 };
 
 /* sink_pieces.c */
-void sink_queue_push_back(ps_sink *s, piece *p);
-void sink_queue_push_front(ps_sink *s, piece *p);
-piece *sink_queue_pop(ps_sink *s);
+void ps_sink_queue_push_back(ps_sink *s, piece *p);
+void ps_sink_queue_push_front(ps_sink *s, piece *p);
+piece *ps_sink_queue_pop(ps_sink *s);
 /* Finds the line starts (once). 0 or -ENOMEM. */
-int sink_index_lines(tracked *t);
-size_t sink_line_start(const tracked *t, size_t i);
+int ps_sink_index_lines(tracked *t);
+size_t ps_sink_line_start(const tracked *t, size_t i);
 /* A piece is over (stored or rejected): frees it, and finishes its batch
  * (done callback) when it was the last. */
-void sink_piece_done(ps_sink *s, piece *p);
+void ps_sink_piece_done(ps_sink *s, piece *p);
 /* Splits p into [l0, m) and [m, l1) at the head of the queue. */
-int sink_split_piece(ps_sink *s, piece *p);
+int ps_sink_split_piece(ps_sink *s, piece *p);
 /* Back to the head of the queue; nothing starts for delay_ms. */
-void sink_retry_later(ps_sink *s, piece *p, uint64_t delay_ms);
+void ps_sink_retry_later(ps_sink *s, piece *p, uint64_t delay_ms);
 /* first * 2^(streak-1), capped, plus up to 25 % jitter. */
-uint64_t sink_jittered(ps_sink *s, uint64_t first, unsigned streak);
+uint64_t ps_sink_jittered(ps_sink *s, uint64_t first, unsigned streak);
 /* Nothing starts before delay_ms from now (a later resume_at stays). */
-void sink_backoff(ps_sink *s, uint64_t delay_ms);
+void ps_sink_backoff(ps_sink *s, uint64_t delay_ms);
 /* Takes a finished batch out of the list of those in flight. */
-void sink_tracked_unlink(ps_sink *s, tracked *t);
+void ps_sink_tracked_unlink(ps_sink *s, tracked *t);
 
 /* sink_answer.c */
 /* Reads the finished transfer of sl (curl's result `res`) and decides the
  * fate of its piece. */
-void sink_transfer_done(ps_sink *s, slot *sl, CURLcode res);
+void ps_sink_transfer_done(ps_sink *s, slot *sl, CURLcode res);
 /* The server's message: "error" (1.x) or "message" (2.x) of a JSON answer,
  * else the raw text. malloc'ed; NULL when out of memory. */
-char *sink_answer_message(const ps_buf *answer);
-bool sink_is_data_error(long code, const char *msg);
+char *ps_sink_answer_message(const ps_buf *answer);
+bool ps_sink_is_data_error(long code, const char *msg);
 /* A 400/422 about the data: rejects what the server named, resends or
  * bisects the rest. */
-void sink_on_data_error(ps_sink *s, piece *p, const char *msg);
+void ps_sink_on_data_error(ps_sink *s, piece *p, const char *msg);
 /* A 413: halves, or rejects a single line. */
-void sink_on_too_large(ps_sink *s, piece *p);
+void ps_sink_on_too_large(ps_sink *s, piece *p);
 
 #endif

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pipeline/reader_docs.h"
-#include "pipeline/reader_lines.h"
-#include "pipeline/reader_queue.h"
+#include "reader_docs.h"
+#include "reader_lines.h"
+#include "reader_queue.h"
 
 /* Input parsed per loop turn. Between turns the loop answers the server:
  * at 4 MB a turn took ~25 ms, longer than InfluxDB needs for a 5,000-point

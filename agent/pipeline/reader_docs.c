@@ -1,8 +1,8 @@
 /*
  * reader_docs.c: documents read whole once settled. See
- * include/pipeline/reader_docs.h.
+ * agent/pipeline/reader_docs.h.
  */
-#include "pipeline/reader_docs.h"
+#include "reader_docs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "pipeline/reader_parser.h"
+#include "reader_parser.h"
 
 /* Loads the settled document; 0 when there is nothing (new) to parse. */
 static int load_doc(pl_reader *rd, pl_file *f) {

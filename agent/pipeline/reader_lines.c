@@ -1,8 +1,8 @@
 /*
  * reader_lines.c: line files in budgeted slices. See
- * include/pipeline/reader_lines.h.
+ * agent/pipeline/reader_lines.h.
  */
-#include "pipeline/reader_lines.h"
+#include "reader_lines.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -13,9 +13,9 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "pipeline/reader_parser.h"
-#include "pipeline/reader_queue.h"
-#include "pipeline/reader_settle.h"
+#include "reader_parser.h"
+#include "reader_queue.h"
+#include "reader_settle.h"
 
 static void restart_file(pl_reader *rd, pl_file *f, const char *why) {
   PS_WARN("tail", "%s: %s; reading it again from the beginning", f->path, why);

@@ -1,8 +1,8 @@
 /*
  * reader_parser.c: opening a tracked file's parser. See
- * include/pipeline/reader_parser.h.
+ * agent/pipeline/reader_parser.h.
  */
-#include "pipeline/reader_parser.h"
+#include "reader_parser.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /*
- * reader_queue.c: the reader's work queue. See include/pipeline/reader_queue.h.
+ * reader_queue.c: the reader's work queue. See agent/pipeline/reader_queue.h.
  */
-#include "pipeline/reader_queue.h"
+#include "reader_queue.h"
 
 #include <stddef.h>
 

@@ -1,13 +1,13 @@
 /*
  * reader_settle.c: settling documents and files gone from their path. See
- * include/pipeline/reader_settle.h.
+ * agent/pipeline/reader_settle.h.
  */
-#include "pipeline/reader_settle.h"
+#include "reader_settle.h"
 
 #include <stdint.h>
 
 #include "core/util.h"
-#include "pipeline/reader_queue.h"
+#include "reader_queue.h"
 
 static void settle_cb(uv_timer_t *t) {
   pl_reader *rd = t->data;

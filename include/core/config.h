@@ -7,6 +7,9 @@
  * - ps_config_load() rejects unknown keys, wrong types and bad values. On
  *   error it returns a negative errno and writes one message to `err`, of the
  *   form "FILE:LINE: what is wrong; what to do", naming the key.
+ * - What depends on a source's format (which keys it takes, whether its
+ *   files are runs) is asked of the caller's ps_source_rules_fn; core names
+ *   no format but by its id and name.
  * - All strings in ps_config are owned by it (copied out of libconfig) and
  *   freed by ps_config_free(), which accepts NULL and half-loaded configs.
  * - Secrets (password, token) are read from the files named here or from
@@ -207,8 +210,20 @@ typedef struct ps_config {
   ps_log_level log_level;
 } ps_config;
 
+/* What a source's format says of its configuration. The loader names no
+ * format: it asks this of the caller, and the formats' ops tables answer
+ * (formats/format.h: ps_format_source_rules), so core stays below formats. */
+typedef struct ps_source_rules {
+  int mapping;  /* the jsonl mapping keys (measurement ... types) are this
+                   format's, and its sources need a time_key */
+  int has_runs; /* its files are runs: no_new_run_after_s applies */
+} ps_source_rules;
+typedef void (*ps_source_rules_fn)(ps_format_id format, ps_source_rules *out);
+
 void ps_config_defaults(ps_config *c);
-int ps_config_load(ps_config *c, const char *path, ps_buf *err);
+/* `rules` answers for each source's format; NULL skips the checks that
+ * depend on a format (for callers that load no sources' formats). */
+int ps_config_load(ps_config *c, const char *path, ps_source_rules_fn rules, ps_buf *err);
 /* Reads password_file / token_file / PERFSHIP_TOKEN. Refuses a secret file
  * that group or others can read or write (mode & 077), naming the file. */
 int ps_config_load_secrets(ps_config *c, ps_buf *err);

@@ -21,6 +21,10 @@
  * - Members of an object come in document order, duplicates included;
  *   ps_jv_get() finds the first with a key, comparing unescaped keys as
  *   bytes (what cJSON_GetObjectItemCaseSensitive does).
+ * - An object looked up many times is read once into a member table
+ *   (ps_jtable): a lookup is then a walk over its members' spans, not a
+ *   skip over their bytes. The table is the only thing here that
+ *   allocates; it borrows the text, so the text outlives its use.
  * - Strings are unescaped into the caller's buffer, NUL-terminated.
  *   Numbers are handed out as their text: converting them is the caller's
  *   (influx/numfmt.h), so a declared integer can be read exactly.
@@ -92,6 +96,8 @@ int ps_jiter_next(ps_jiter *it, ps_jmember *m);
 /* The first member of `obj` named `key`; 0 and a NONE value when there is
  * none or `obj` is not an object. */
 int ps_jv_get(ps_jv obj, const char *key, ps_jv *out);
+/* The same, skipping the indexed containers by lookup. */
+int ps_jv_get_ix(ps_jv obj, const char *key, const ps_jindex *ix, ps_jv *out);
 /* Does the (raw) key span spell `s` once unescaped? Inline for the common
  * case: a key without escapes is equal only when it has the same bytes,
  * and escapes only make a key's text longer than what it spells. */
@@ -103,6 +109,29 @@ static inline int ps_jkey_is(ps_jv key, const char *s) {
   /* longer, so only escapes could make it equal: one starts the key, or
    * the first byte already matches */
   return kl > n && (key.p[0] == s[0] || key.p[0] == '\\') && ps_jkey_is_escaped(key, s, n);
+}
+
+/* The members of a container in document order (an array's elements have
+ * no key). {0} is an empty table; the caller frees it with
+ * ps_jtable_free(). */
+typedef struct ps_jtable {
+  ps_jmember *m;
+  size_t n, cap;
+} ps_jtable;
+
+/* Empties `t` and fills it with the members of `container` (none for a
+ * scalar or a NONE value), skipping by `ix` (NULL: none). 0 or -ENOMEM
+ * (the table then holds the first members only). */
+int ps_jtable_fill(ps_jtable *t, ps_jv container, const ps_jindex *ix);
+void ps_jtable_free(ps_jtable *t);
+/* The first member named `key`; a NONE value when there is none. Inline:
+ * perf-finish asks a table a dozen times per point. */
+static inline ps_jv ps_jtable_get(const ps_jtable *t, const char *key) {
+  for (size_t i = 0; i < t->n; i++)
+    if (t->m[i].key.p && ps_jkey_is(t->m[i].key, key))
+      return t->m[i].val;
+  ps_jv none = {NULL, NULL};
+  return none;
 }
 
 /* Appends the unescaped text of a string value (or of a key span) and a

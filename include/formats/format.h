@@ -94,10 +94,18 @@ typedef struct ps_format_ops {
    * is expected of it (alerts.no_new_run_after_s does not apply). */
   const char *run_source;
   const char *run_title;
+  /* The format reads a source's jsonl mapping (measurement, tag_keys,
+   * field_keys, time_key, time_unit, types; core/config.h): its sources may
+   * set those keys and need a time_key. 0 for every other format. */
+  int source_mapping;
 } ps_format_ops;
 
 /* The ops of a format, or NULL for an unknown id. */
 const ps_format_ops *ps_format_ops_get(ps_format_id id);
+/* What the configuration loader asks of a source's format, answered from
+ * its ops (source_mapping; runs: run_source): the ps_source_rules_fn that
+ * every ps_config_load() of a file with sources is given. */
+void ps_format_source_rules(ps_format_id id, ps_source_rules *out);
 
 /* Each format module exports its ops table. */
 extern const ps_format_ops ps_format_jsonl;

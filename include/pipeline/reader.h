@@ -25,14 +25,45 @@
  *   tracker restores facts learned before a restart); `at_end` when a line
  *   file was read to the end of what exists (a run may be judged now);
  *   `idle` when the queue ran empty (a --once run may be complete).
+ *
+ * Its parts are files of their own beside reader.c, with private headers
+ * there (agent/pipeline/reader_*.h, used by reader*.c only): the work queue
+ * (reader_queue), opening a file's parser (reader_parser), waiting for a
+ * file to settle (reader_settle), line files (reader_lines) and documents
+ * (reader_docs). What other stages call of them is declared here, with the
+ * part that defines it.
  */
 #ifndef PS_PIPELINE_READER_H
 #define PS_PIPELINE_READER_H
 
-/* The reader's face: its state and the parts its users call directly. */
-#include "pipeline/reader_lines.h"  /* pl_reader_read_partial */
-#include "pipeline/reader_queue.h"  /* pl_reader_enqueue */
-#include "pipeline/reader_settle.h" /* pl_reader_doc_changed */
+#include <sys/stat.h>
+#include <uv.h>
+
+#include "pipeline/commit.h"
+#include "pipeline/delivery.h"
+#include "pipeline/registry.h"
+#include "pipeline/shared.h"
+
+typedef struct pl_reader_hooks {
+  void (*parser_opened)(void *ctx, pl_file *f);
+  void (*at_end)(void *ctx, pl_file *f);
+  void (*idle)(void *ctx);
+  void *ctx;
+} pl_reader_hooks;
+
+/* The stage's state, shared by every reader*.c. */
+typedef struct pl_reader {
+  pl_shared *sh;
+  pl_registry *reg;
+  pl_delivery *dl;
+  pl_commit *commit;
+  pl_reader_hooks hooks;
+  pl_file *q_head, *q_tail;
+  int maybe_paused; /* a file was paused since pl_reader_resume() last looked */
+  uv_idle_t work; /* runs `turn` while a file is queued */
+  uv_idle_cb turn;
+  uv_timer_t settle_timer;
+} pl_reader;
 
 void pl_reader_init(pl_reader *rd, pl_shared *sh, pl_registry *reg, pl_delivery *dl,
                     pl_commit *commit, const pl_reader_hooks *hooks);
@@ -46,5 +77,15 @@ int pl_reader_file_done(const pl_file *f);
 /* Stops reading (a stop began). */
 void pl_reader_stop(pl_reader *rd);
 void pl_reader_close(pl_reader *rd);
+
+/* reader_queue.c: queues a file at the end (no-op when it is retired,
+ * already queued, or a stop began) and starts the reader's turn. */
+void pl_reader_enqueue(pl_reader *rd, pl_file *f);
+/* reader_lines.c: reads the unterminated last line of a complete line
+ * file as a line. */
+void pl_reader_read_partial(pl_reader *rd, pl_file *f);
+/* reader_settle.c: a document at its path changed (size or modification
+ * time in `st`): read it once it has settled. */
+void pl_reader_doc_changed(pl_reader *rd, pl_file *f, const struct stat *st);
 
 #endif

@@ -10,16 +10,11 @@
  *   (report/model.h) to `out`. Every string from the data goes through
  *   ps_html_escape() (text and attribute values) or ps_json_string() (the
  *   JSON data block); nothing else from the data reaches the page.
- * - ps_html_escape() writes & < > " ' as character references and the
- *   rest unchanged.
- * - ps_json_string() writes a JSON string literal that is also inert
- *   inside a <script> element: besides JSON's own escapes it writes < > &
- *   and U+2028/U+2029 as \u escapes, so the data can neither end its
- *   script element nor open a comment in it, and reads the same in any
- *   JavaScript parser.
- * - ps_report_script_ok() says whether a text can be inlined as a script
- *   (or style) element verbatim: it must not contain "</script", "</style"
- *   or "<!--" in any case. Chart.js is checked every time it is read.
+ * - The escapes and the check that an asset can be inlined are
+ *   report/html_escape.h (included here); Chart.js, the page's script and
+ *   its style are checked every time a page is made.
+ * - ps_report_chart_data() appends the charts' data alone (the JSON the
+ *   page's script reads), as the page holds it.
  * - Returns 0, -ENOMEM / -E2BIG from the buffer, or -EINVAL when an asset
  *   cannot be inlined safely (the page is not written then).
  */
@@ -29,6 +24,7 @@
 #include <stddef.h>
 
 #include "core/buf.h"
+#include "report/html_escape.h"
 #include "report/model.h"
 
 typedef struct ps_report_assets {
@@ -38,11 +34,6 @@ typedef struct ps_report_assets {
   const char *database;  /* shown in the header; NULL: not shown */
 } ps_report_assets;
 
-int ps_html_escape(ps_buf *out, const char *s);
-int ps_json_string(ps_buf *out, const char *s);
-int ps_report_script_ok(const char *text, size_t len);
-
-/* The charts' data (the JSON the page's script reads), alone: for tests. */
 int ps_report_chart_data(const ps_report_data *d, ps_buf *out);
 
 int ps_report_render(const ps_report_data *d, const ps_report_assets *a, ps_buf *out);

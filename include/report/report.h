@@ -1,7 +1,7 @@
 /*
  * report: one report page from the configured InfluxDB, start to end, for
  * `perfship report` (cmd/report.c) and the agent's regeneration
- * (pipeline/reporter.h). docs/report.md is the user's view.
+ * (judging/reporter.h). docs/report.md is the user's view.
  *
  * Contract
  * - ps_report_make() reads Chart.js (opts->chart_js), queries the server

@@ -14,10 +14,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "alert/ledger.h"
+#include "alert/decided.h"
 #include "alert/outbox.h"
 #include "alert/throttle.h"
-#include "pipeline/alerting_clock.h"
+#include "judging/alerting_clock.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -62,14 +62,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ps_alert_throttle_prune(&t, 0, 300);
   ps_alert_throttle_free(&t);
 
-  ps_alert_ledger l;
-  ps_alert_ledger_init(&l);
-  ps_alert_ledger_from_cjson(&l, cJSON_GetObjectItemCaseSensitive(root, "seen"));
-  ps_alert_ledger_from_cjson(&l, root);
+  ps_alert_decided l;
+  ps_alert_decided_init(&l);
+  ps_alert_decided_from_cjson(&l, cJSON_GetObjectItemCaseSensitive(root, "seen"));
+  ps_alert_decided_from_cjson(&l, root);
   for (size_t i = 0; i < l.n; i++)
-    if (!ps_alert_ledger_has(&l, l.v[i].id))
+    if (!ps_alert_decided_has(&l, l.v[i].id))
       abort();
-  ps_alert_ledger_free(&l);
+  ps_alert_decided_free(&l);
 
   /* Read without a loop: reading touches neither the timer nor the configuration. */
   pl_alert_clock clock;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "formats/format.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -35,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ps_config_defaults(&c);
   ps_buf err;
   ps_buf_init(&err, 4096);
-  int rc = ps_config_load(&c, path, &err);
+  int rc = ps_config_load(&c, path, ps_format_source_rules, &err);
   if (rc < 0 && (!err.data || err.len == 0))
     abort(); /* every failure must say why */
   if (rc == 0) {

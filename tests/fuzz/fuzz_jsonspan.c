@@ -6,6 +6,8 @@
  * the same order, and ps_jv_get() finding the member cJSON finds. The
  * walk goes once without an index and once with one of a depth and size
  * taken from the first input byte (so indexed and walked skips meet).
+ * A member found by name is also found, the same span, by the indexed
+ * lookup (ps_jv_get_ix) and in the object's member table (ps_jtable).
  */
 #include <errno.h>
 #include <math.h>
@@ -82,6 +84,17 @@ static void same(ps_jv v, const cJSON *c, const ps_jindex *ix, ps_buf *scratch, 
           if (!want || !ps_jv_get(v, child->string, &got))
             __builtin_trap();
           same(got, want, ix, scratch, depth + 1);
+          ps_jv by_ix;
+          ps_jtable tab = {0};
+          if (!ps_jv_get_ix(v, child->string, ix, &by_ix) || by_ix.p != got.p ||
+              by_ix.end != got.end)
+            __builtin_trap();
+          if (ps_jtable_fill(&tab, v, ix) == 0) {
+            ps_jv in_tab = ps_jtable_get(&tab, child->string);
+            if (in_tab.p != got.p || in_tab.end != got.end)
+              __builtin_trap();
+          }
+          ps_jtable_free(&tab);
         }
       }
       same(m.val, child, ix, scratch, depth + 1);

@@ -73,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       ps_buf_append(&b.body, nul + 1, size - alen - 1))
     abort();
   t->batch = &b;
-  if (sink_index_lines(t))
+  if (ps_sink_index_lines(t))
     abort();
   body_lines = t->nlines;
   t->open_pieces = 1;
@@ -84,18 +84,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   p->l1 = t->nlines;
   p->next = NULL;
 
-  char *msg = sink_answer_message(&answer);
+  char *msg = ps_sink_answer_message(&answer);
   if (!msg)
     abort();
-  if (sink_is_data_error(code, msg))
-    sink_on_data_error(&s, p, msg);
+  if (ps_sink_is_data_error(code, msg))
+    ps_sink_on_data_error(&s, p, msg);
   else
-    sink_on_too_large(&s, p);
+    ps_sink_on_too_large(&s, p);
   free(msg);
 
   size_t queued = 0, npieces = 0;
   piece *q;
-  while ((q = sink_queue_pop(&s))) {
+  while ((q = ps_sink_queue_pop(&s))) {
     if (q->t != t || q->l0 >= q->l1 || q->l1 > body_lines)
       abort();
     queued += q->l1 - q->l0;

@@ -20,9 +20,9 @@ class Backfill(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="perfship-backfill-")
         cls.runs = os.path.join(cls.tmp, "results")
-        subprocess.run([sys.executable, os.path.join(harness.SOURCE_DIR, "bench", "gen_month.py"),
+        subprocess.run([sys.executable, "-m", "bench.gen_month",
                         "--out", cls.runs, "--days", "3", "--stage-minutes", "5"],
-                       check=True, stdout=subprocess.DEVNULL)
+                       cwd=harness.SOURCE_DIR, check=True, stdout=subprocess.DEVNULL)
         cls.influx = harness.InfluxServer().start()
 
     @classmethod

@@ -57,9 +57,9 @@ class OnceSighup(InfluxTestCase):
         for name in os.listdir(live):
             os.utime(os.path.join(live, name))
         cls.history = os.path.join(cls.tmp, "history")
-        subprocess.run([sys.executable, os.path.join(SOURCE_DIR, "bench", "gen_month.py"),
+        subprocess.run([sys.executable, "-m", "bench.gen_month",
                         "--out", cls.history, "--days", "4", "--stage-minutes", "12"],
-                       check=True, stdout=subprocess.DEVNULL)
+                       cwd=SOURCE_DIR, check=True, stdout=subprocess.DEVNULL)
         cls.proxy = FaultProxy(cls.influx.port, seed=1).start()
         cls.addClassCleanup(cls.proxy.stop)
         cls.runs = 0

@@ -4,12 +4,21 @@
 - Folders depend only downward, in the order of the data flow: a folder
   includes only the folders ALLOWED lists for it (so a new dependency is a
   decision made here, next to the picture, not an accident).
-- The stages of agent/pipeline/ include only stages below them
-  (STAGE_ORDER): stages never call back up into the service.
+- `perfship run` is three layers in three folders: service -> judging ->
+  pipeline, never back (LAYERS). The data path (agent/pipeline/) includes
+  nothing of the judges or the service, the judges nothing of the service,
+  and the service sees the judges through their one face (JUDGING_FACE).
+- Within each layer, a stage includes only stages below it (STAGE_ORDER):
+  stages never call back up into the service.
+- A stage's parts share private headers beside their sources
+  (agent/pipeline/reader_queue.h, agent/influx/sink_private.h), which no
+  other folder includes.
 - The transport (net/) knows nothing of InfluxDB.
-- The pipeline never branches on a format's id (PS_FMT_*): what a format
-  brings (run folders, run markers, backfill) is an entry of its ops table
-  (include/formats/format.h), and the pipeline asks for the entry.
+- Neither the data path nor the judges branch on a format's id (PS_FMT_*):
+  what a format brings (run folders, run markers, backfill) is an entry of
+  its ops table (include/formats/format.h), and they ask for the entry. Nor
+  does core/ beyond its table of format names: the configuration loader
+  asks what a source's format allows through the rules its caller gives.
 - Every header has a source file of its name, except the interfaces that
   many files implement (INTERFACES), so a reader finds a function where its
   header says.
@@ -39,28 +48,49 @@ ALLOWED = {
     "verdict": {"core", "runs"},
     "alert": {"core", "net", "runs"},
     "report": {"core", "influx", "runs", "verdict"},
-    "pipeline": {"core", "net", "influx", "runs", "formats", "input", "state",
-                 "verdict", "alert", "report"},
+    "pipeline": {"core", "net", "influx", "runs", "formats", "input", "state"},
+    "judging": {"core", "influx", "runs", "formats", "state", "verdict", "alert",
+                "report", "pipeline"},
+    "service": {"core", "formats", "input", "state", "pipeline", "judging"},
     "cmd": {"core", "net", "influx", "runs", "formats", "input", "state",
-            "verdict", "alert", "report", "pipeline"},
+            "verdict", "alert", "report", "service"},
 }
 
-# The stages of agent/pipeline/, bottom first: each includes only earlier
-# ones. A new stage gets its place here.
-STAGE_ORDER = [
-    "shared", "gens", "selfstats", "reload", "registry", "commit", "delivery",
-    "createdb", "reader_queue", "reader_parser", "reader_settle",
-    "reader_lines", "reader_docs", "reader", "runtracker", "slogs", "router", "verdicts_collect", "verdicts_history", "verdicts_send", "verdicts",
-    "alerting_raise", "alerting_clock", "alerting_runs", "alerting", "reporter",
-    "reporting", "pipeline", "service",
-]
+# The layers of `perfship run`, bottom first: a layer includes only those
+# before it (docs/architecture.md draws them).
+LAYERS = ["pipeline", "judging", "service"]
+
+# The one header of the judges the service may include.
+JUDGING_FACE = "include/judging/judging.h"
+
+# The stages of each layer, bottom first: each includes only earlier ones
+# of its layer. A new stage gets its place here.
+STAGE_ORDER = {
+    "pipeline": [
+        "shared", "gens", "selfmetrics_point", "registry", "commit", "delivery",
+        "createdb", "reader", "runtracker", "slogs", "router", "selfmetrics",
+    ],
+    "judging": [
+        "verdicts_collect", "verdicts_history", "verdicts_send", "verdicts",
+        "alerting_raise", "alerting_clock", "alerting_runs", "alerting",
+        "reporter", "judging",
+    ],
+    "service": ["reload", "service"],
+}
+
+# The parts of a stage: files of their own beside the stage's source, with
+# private headers there (agent/pipeline/reader_queue.h), one stage to the
+# others. Among themselves the parts of a stage are free.
+STAGE_PARTS = {
+    "reader_queue": "reader", "reader_parser": "reader", "reader_settle": "reader",
+    "reader_lines": "reader", "reader_docs": "reader",
+}
 
 # Headers many files implement, or that only declare types.
 INTERFACES = {
     "include/cmd/cmd.h",              # one file per command
     "include/core/sysexits_ps.h",     # constants
     "include/formats/format.h",       # one file per format
-    "include/pipeline/pipeline.h",    # the face of agent/pipeline/ (service.c)
     "include/report/assets.h",        # the page's script and style, generated at build time
 }
 
@@ -100,10 +130,34 @@ def graph():
 
 
 def stage(path):
-    if folder(path) != "pipeline":
+    """(layer, stage) of a file of a layer of `perfship run`, else None."""
+    layer = folder(path)
+    if layer not in STAGE_ORDER:
         return None
     name = os.path.splitext(os.path.basename(path))[0]
-    return name
+    return layer, STAGE_PARTS.get(name, name)
+
+
+def layer_violations(g):
+    """Every include that runs up or across the layers: a data-path file
+    that includes a judge or the service, a judge that includes the
+    service, the service including a judge other than by its face."""
+    out = []
+    for f, deps in g.items():
+        src = folder(f)
+        if src not in LAYERS:
+            continue
+        for d in deps:
+            dst = folder(d)
+            if dst not in LAYERS or dst == src:
+                continue
+            if LAYERS.index(dst) > LAYERS.index(src):
+                out.append(f"{f} includes {d}: {src}/ is below {dst}/ and never "
+                           "includes it")
+            elif src == "service" and dst == "judging" and d != JUDGING_FACE:
+                out.append(f"{f} includes {d}: the service sees the judges only "
+                           f"through {JUDGING_FACE}")
+    return out
 
 
 class StructureTest(unittest.TestCase):
@@ -112,7 +166,11 @@ class StructureTest(unittest.TestCase):
         # everything).
         g = graph()
         self.assertIn("include/influx/endpoint.h", g["agent/influx/client.c"])
-        self.assertIn("include/pipeline/registry.h", g["include/pipeline/reader_queue.h"])
+        self.assertIn("include/pipeline/registry.h", g["include/pipeline/reader.h"])
+        self.assertIn("agent/pipeline/reader_queue.h", g["agent/pipeline/reader.c"])
+        self.assertIn("include/pipeline/reader.h", g["agent/pipeline/reader_queue.h"])
+        self.assertIn(JUDGING_FACE, g["agent/service/service.c"])
+        self.assertIn("include/pipeline/runtracker.h", g["include/judging/verdicts.h"])
         self.assertGreater(sum(len(v) for v in g.values()), 150)
 
     def test_no_include_circle(self):
@@ -145,18 +203,46 @@ class StructureTest(unittest.TestCase):
                     self.assertIn(dst, ALLOWED[src],
                                   f"{f} includes {d}: {src}/ may not depend on {dst}/")
 
+    def test_layers_never_call_back_up(self):
+        self.assertEqual(layer_violations(graph()), [])
+
+    def test_layer_check_sees_a_violation(self):
+        # The check above fails when the rule is broken (a check that
+        # cannot fail would pass a tree that breaks it).
+        bad = {
+            "agent/pipeline/delivery.c": ["include/judging/verdicts.h"],
+            "agent/judging/verdicts.c": ["include/service/service.h"],
+            "agent/service/service.c": ["include/judging/alerting.h", JUDGING_FACE],
+            "agent/judging/alerting.c": ["include/pipeline/delivery.h"],
+        }
+        found = layer_violations(bad)
+        self.assertEqual(len(found), 3, found)
+        self.assertTrue(found[0].startswith("agent/pipeline/delivery.c includes"))
+
     def test_stages_never_call_back_up(self):
         for f, deps in graph().items():
             s = stage(f)
             if s is None:
                 continue
-            self.assertIn(s, STAGE_ORDER, f"{f}: a new stage needs its place in STAGE_ORDER")
+            layer, name = s
+            order = STAGE_ORDER[layer]
+            self.assertIn(name, order,
+                          f"{f}: a new stage needs its place in STAGE_ORDER[{layer!r}]")
             for d in deps:
                 t = stage(d)
-                if t and t != s:
-                    self.assertIn(t, STAGE_ORDER, f"{d}: not in STAGE_ORDER")
-                    self.assertLess(STAGE_ORDER.index(t), STAGE_ORDER.index(s),
+                if t and t[0] == layer and t[1] != name:
+                    self.assertIn(t[1], order, f"{d}: not in STAGE_ORDER[{layer!r}]")
+                    self.assertLess(order.index(t[1]), order.index(name),
                                     f"{f} includes {d}: a stage includes only those below it")
+
+    def test_private_headers_stay_home(self):
+        # A header beside its sources (agent/<folder>/x.h) is private to
+        # that folder; what other folders need is in include/.
+        for f, deps in graph().items():
+            for d in deps:
+                if d.startswith("agent/") and d.endswith(".h"):
+                    self.assertEqual(os.path.dirname(d), os.path.dirname(f),
+                                     f"{f} includes {d}, private to its folder")
 
     def test_net_knows_nothing_of_influxdb(self):
         for f, deps in graph().items():
@@ -164,15 +250,32 @@ class StructureTest(unittest.TestCase):
                 self.assertEqual([d for d in deps if folder(d) == "influx"], [],
                                  f"{f} includes the InfluxDB client")
 
-    def test_pipeline_has_no_format_branches(self):
-        files = [f for f in source_files() if folder(f) == "pipeline"]
-        self.assertIn("agent/pipeline/alerting.c", files)  # the test sees what it judges
+    def test_layers_have_no_format_branches(self):
+        files = [f for f in source_files() if folder(f) in LAYERS]
+        # the test sees what it judges
+        self.assertIn("agent/pipeline/delivery.c", files)
+        self.assertIn("agent/judging/alerting_clock.c", files)
         for f in files:
             with open(os.path.join(ROOT, f), encoding="utf-8") as fh:
                 for n, line in enumerate(fh, 1):
                     self.assertNotIn("PS_FMT_", line,
-                                     f"{f}:{n}: the pipeline branches on a format id; ask the "
+                                     f"{f}:{n}: {folder(f)}/ branches on a format id; ask the "
                                      "format's ops table (formats/format.h) instead")
+
+    def test_core_has_no_format_branches(self):
+        # core/ lists the formats' ids and names (config_keys.c) and nothing
+        # else of them: what a format asks of its sources' configuration is
+        # asked of the formats (ps_source_rules, docs/architecture.md).
+        files = [f for f in source_files() if folder(f) == "core" and f.startswith("agent/")]
+        self.assertIn("agent/core/config.c", files)  # the test sees what it judges
+        for f in files:
+            if f == "agent/core/config_keys.c":
+                continue
+            with open(os.path.join(ROOT, f), encoding="utf-8") as fh:
+                for n, line in enumerate(fh, 1):
+                    self.assertNotIn("PS_FMT_", line,
+                                     f"{f}:{n}: core branches on a format id; ask the "
+                                     "caller's ps_source_rules_fn instead")
 
     def test_headers_match_sources(self):
         for f in source_files():

@@ -36,6 +36,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "formats/format.h"
 #include "influx/sink.h"
 
 static ps_config cfg;
@@ -150,7 +151,7 @@ int main(int argc, char **argv) {
   if (config_file) {
     ps_buf err;
     ps_buf_init(&err, 0);
-    if (ps_config_load(&cfg, config_file, &err) ||
+    if (ps_config_load(&cfg, config_file, ps_format_source_rules, &err) ||
         ps_config_load_secrets(&cfg, &err)) {
       fprintf(stderr, "sink_driver: %s\n", err.data ? err.data : "bad config");
       ps_buf_free(&err);

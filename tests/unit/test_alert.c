@@ -20,7 +20,7 @@
 
 #include "alert/event.h"
 #include "alert/health.h"
-#include "alert/ledger.h"
+#include "alert/decided.h"
 #include "alert/outbox.h"
 #include "alert/policy.h"
 #include "alert/silence.h"
@@ -230,34 +230,34 @@ static void test_throttle(void **state) {
 
 static void test_ledger(void **state) {
   (void)state;
-  ps_alert_ledger l;
-  ps_alert_ledger_init(&l);
+  ps_alert_decided l;
+  ps_alert_decided_init(&l);
   char id[PS_ALERT_ID_LEN + 1];
   ps_alert_id(id, PS_ALERT_RUN_FAILED, "loadgen", "r", T0);
-  assert_false(ps_alert_ledger_has(&l, id));
-  assert_int_equal(ps_alert_ledger_add(&l, id, 1000), 0);
-  assert_true(ps_alert_ledger_has(&l, id));
-  assert_int_equal(ps_alert_ledger_add(&l, "short", 1000), -EINVAL);
-  cJSON *j = ps_alert_ledger_to_cjson(&l);
-  ps_alert_ledger_free(&l);
-  ps_alert_ledger_init(&l);
-  ps_alert_ledger_from_cjson(&l, j);
+  assert_false(ps_alert_decided_has(&l, id));
+  assert_int_equal(ps_alert_decided_add(&l, id, 1000), 0);
+  assert_true(ps_alert_decided_has(&l, id));
+  assert_int_equal(ps_alert_decided_add(&l, "short", 1000), -EINVAL);
+  cJSON *j = ps_alert_decided_to_cjson(&l);
+  ps_alert_decided_free(&l);
+  ps_alert_decided_init(&l);
+  ps_alert_decided_from_cjson(&l, j);
   cJSON_Delete(j);
-  assert_true(ps_alert_ledger_has(&l, id));
+  assert_true(ps_alert_decided_has(&l, id));
   /* bounded by age and by count */
-  ps_alert_ledger_prune(&l, 1000 + 86400, 86400);
-  assert_true(ps_alert_ledger_has(&l, id));
-  ps_alert_ledger_prune(&l, 1001 + 86400, 86400);
-  assert_false(ps_alert_ledger_has(&l, id));
-  for (int i = 0; i < PS_ALERT_LEDGER_MAX + 10; i++) {
+  ps_alert_decided_prune(&l, 1000 + 86400, 86400);
+  assert_true(ps_alert_decided_has(&l, id));
+  ps_alert_decided_prune(&l, 1001 + 86400, 86400);
+  assert_false(ps_alert_decided_has(&l, id));
+  for (int i = 0; i < PS_ALERT_DECIDED_MAX + 10; i++) {
     ps_alert_id(id, PS_ALERT_RUN_FAILED, "loadgen", "r", T0 + i);
-    ps_alert_ledger_add(&l, id, 2000 + i);
+    ps_alert_decided_add(&l, id, 2000 + i);
   }
-  assert_int_equal(l.n, PS_ALERT_LEDGER_MAX);
-  assert_true(ps_alert_ledger_has(&l, id));
+  assert_int_equal(l.n, PS_ALERT_DECIDED_MAX);
+  assert_true(ps_alert_decided_has(&l, id));
   ps_alert_id(id, PS_ALERT_RUN_FAILED, "loadgen", "r", T0);
-  assert_false(ps_alert_ledger_has(&l, id)); /* the oldest went first */
-  ps_alert_ledger_free(&l);
+  assert_false(ps_alert_decided_has(&l, id)); /* the oldest went first */
+  ps_alert_decided_free(&l);
 }
 
 static void test_catch_up_rule(void **state) {

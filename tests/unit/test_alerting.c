@@ -1,5 +1,5 @@
 /*
- * Unit tests of the alerting stage (agent/pipeline/alerting*.c) on a real
+ * Unit tests of the alerting stage (agent/judging/alerting*.c) on a real
  * loop, with its real exec channel (a script that appends what it reads to
  * a file, and copies the state file it finds when it runs) and its
  * perfship_alert points captured in place of the delivery (pl_aux_out),
@@ -30,7 +30,7 @@
 #include <uv.h>
 
 #include "influx/lp_encode.h"
-#include "pipeline/alerting.h"
+#include "judging/alerting.h"
 #include "pipeline/gens.h"
 
 #include "aux_capture.h"

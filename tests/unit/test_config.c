@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "formats/format.h"
 
 #ifndef PS_SOURCE_DIR
 #define PS_SOURCE_DIR PS_TEST_DATA "/../.."
@@ -55,7 +56,7 @@ static void expect_error(const char *text, ...) {
   ps_config_defaults(&c);
   ps_buf err;
   ps_buf_init(&err, 4096);
-  int rc = ps_config_load(&c, path, &err);
+  int rc = ps_config_load(&c, path, ps_format_source_rules, &err);
   if (rc >= 0)
     fail_msg("expected an error for:\n%s", text);
   assert_non_null(err.data);
@@ -74,7 +75,7 @@ static void load_ok(const char *text, ps_config *c) {
   ps_config_defaults(c);
   ps_buf err;
   ps_buf_init(&err, 4096);
-  int rc = ps_config_load(c, path, &err);
+  int rc = ps_config_load(c, path, ps_format_source_rules, &err);
   if (rc < 0)
     fail_msg("unexpected error: %s", err.data);
   ps_buf_free(&err);
@@ -149,7 +150,7 @@ static void test_sample_loads(void **state) {
   ps_config_defaults(&c);
   ps_buf err;
   ps_buf_init(&err, 4096);
-  int rc = ps_config_load(&c, PS_SOURCE_DIR "/config/perfship.cfg", &err);
+  int rc = ps_config_load(&c, PS_SOURCE_DIR "/config/perfship.cfg", ps_format_source_rules, &err);
   if (rc < 0)
     fail_msg("sample: %s", err.data);
   assert_int_equal(c.nsources, 3);
@@ -334,7 +335,7 @@ static void test_ranges(void **state) {
     ps_config_defaults(&c);
     ps_buf err;
     ps_buf_init(&err, 4096);
-    assert_true(ps_config_load(&c, path, &err) < 0);
+    assert_true(ps_config_load(&c, path, ps_format_source_rules, &err) < 0);
     assert_non_null(strstr(err.data, "credentials"));
     assert_null(strstr(err.data, "s3cret"));
     ps_buf_free(&err);
@@ -375,10 +376,10 @@ static void test_parse_errors_and_missing_file(void **state) {
   ps_buf_init(&err, 4096);
   char path[300];
   snprintf(path, sizeof path, "%s/does-not-exist.cfg", tmpdir);
-  assert_int_equal(ps_config_load(&c, path, &err), -ENOENT);
+  assert_int_equal(ps_config_load(&c, path, ps_format_source_rules, &err), -ENOENT);
   assert_non_null(strstr(err.data, path));
   ps_buf_reset(&err);
-  assert_true(ps_config_load(&c, tmpdir, &err) < 0);
+  assert_true(ps_config_load(&c, tmpdir, ps_format_source_rules, &err) < 0);
   assert_non_null(strstr(err.data, "directory"));
   ps_buf_free(&err);
   ps_config_free(&c);
@@ -529,7 +530,7 @@ static void test_verdicts_defaults(void **state) {
   ps_config_defaults(&c);
   ps_buf err;
   ps_buf_init(&err, 4096);
-  if (ps_config_load(&c, PS_SOURCE_DIR "/config/perfship.cfg", &err) < 0)
+  if (ps_config_load(&c, PS_SOURCE_DIR "/config/perfship.cfg", ps_format_source_rules, &err) < 0)
     fail_msg("sample: %s", err.data);
   expect_verdict_defaults(&c.verdicts);
   ps_buf_free(&err);
@@ -718,7 +719,7 @@ static void test_alerts(void **state) {
     ps_config_defaults(&c);
     ps_buf err;
     ps_buf_init(&err, 4096);
-    assert_true(ps_config_load(&c, path, &err) < 0);
+    assert_true(ps_config_load(&c, path, ps_format_source_rules, &err) < 0);
     assert_null(strstr(err.data, "secret-part"));
     ps_buf_free(&err);
     ps_config_free(&c);

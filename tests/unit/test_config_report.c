@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "formats/format.h"
 
 static char tmpdir[256];
 
@@ -43,7 +44,7 @@ static int load(const char *text, ps_config *c, ps_buf *err) {
   fclose(f);
   ps_config_defaults(c);
   ps_buf_init(err, 4096);
-  return ps_config_load(c, path, err);
+  return ps_config_load(c, path, ps_format_source_rules, err);
 }
 
 static void expect_error(const char *text, const char *line, const char *needle) {

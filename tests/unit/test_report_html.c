@@ -1,7 +1,7 @@
 /*
- * test_report_html: the report page's writer (report/html.h): escaping in
- * HTML and in the inline JSON, the Content-Security-Policy hashes, the
- * numbers the charts get, and sections without data. The page is checked
+ * test_report_html: the report page's writer (report/html.h): hostile
+ * names in the page and its JSON block, the Content-Security-Policy
+ * hashes, the numbers the charts get, and sections without data. The page is checked
  * in a real browser by tests/integration/test_report.py; this is what can
  * be pinned byte for byte.
  */
@@ -28,54 +28,10 @@
 #define HOSTILE2 "x</script><script>alert(2)</script>-abcdef1"
 #define FAKE_CHART_JS "/* Chart.js stand-in */ window.Chart = function () {};"
 
-static void escaped(const char *in, const char *want) {
-  ps_buf b;
-  ps_buf_init(&b, 0);
-  assert_int_equal(ps_html_escape(&b, in), 0);
-  assert_string_equal(b.data ? b.data : "", want);
-  ps_buf_free(&b);
-}
-
-static void test_html_escape(void **state) {
+/* The escapes and the inline check alone are tests/unit/test_html_escape.c;
+ * here: the page's own script and style pass, as built into the binary. */
+static void test_page_assets_can_be_inlined(void **state) {
   (void)state;
-  escaped(HOSTILE, "&lt;img src=x onerror=alert(1)&gt;");
-  escaped("a&b \"q\" 'p'", "a&amp;b &quot;q&quot; &#39;p&#39;");
-  escaped("plain ü", "plain ü");
-  escaped("", "");
-}
-
-static void json_of(const char *in, const char *want) {
-  ps_buf b;
-  ps_buf_init(&b, 0);
-  assert_int_equal(ps_json_string(&b, in), 0);
-  assert_string_equal(b.data, want);
-  /* and it reads back as the same text */
-  cJSON *j = cJSON_Parse(b.data);
-  assert_non_null(j);
-  assert_string_equal(j->valuestring, in);
-  cJSON_Delete(j);
-  ps_buf_free(&b);
-}
-
-static void test_json_string_is_inert_in_script(void **state) {
-  (void)state;
-  json_of("</script><!--", "\"\\u003c/script\\u003e\\u003c!--\"");
-  json_of("a\"b\\c", "\"a\\\"b\\\\c\"");
-  json_of("tab\tline\n", "\"tab\\u0009line\\u000a\"");
-  json_of("x & y", "\"x \\u0026 y\"");
-  /* U+2028 and U+2029 end a line in older JavaScript parsers */
-  json_of("a\xe2\x80\xa8" "b\xe2\x80\xa9", "\"a\\u2028b\\u2029\"");
-  json_of("\xe2\x80\x94 dash", "\"\xe2\x80\x94 dash\"");
-}
-
-static void test_script_ok(void **state) {
-  (void)state;
-  const char *bad[] = {"a</script>b", "a</SCRIPT b", "x<!--y", "</style>"};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-    assert_false(ps_report_script_ok(bad[i], strlen(bad[i])));
-  const char *good = "if (a < b && c > d) s = '<scr' + 'ipt>';";
-  assert_true(ps_report_script_ok(good, strlen(good)));
-  /* the page's own script and style pass, as built into the binary */
   assert_true(ps_report_script_ok(ps_report_page_js, ps_report_page_js_len));
   assert_true(ps_report_script_ok(ps_report_page_css, ps_report_page_css_len));
   assert_int_equal(strlen(ps_report_page_js), ps_report_page_js_len);
@@ -233,9 +189,7 @@ static void test_refuses_what_would_end_its_script(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_html_escape),
-      cmocka_unit_test(test_json_string_is_inert_in_script),
-      cmocka_unit_test(test_script_ok),
+      cmocka_unit_test(test_page_assets_can_be_inlined),
       cmocka_unit_test(test_page),
       cmocka_unit_test(test_sections_without_data_say_so),
       cmocka_unit_test(test_refuses_what_would_end_its_script),

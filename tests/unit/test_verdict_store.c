@@ -4,7 +4,7 @@
  * form read back under another metric list), the newest-two-runs test
  * (ps_edivisive_tail_p against hand-computed cases), the server's history
  * answer (pl_history_parse on a real InfluxDB 1.6.7 answer shape) and the
- * figures picked out of passing points (pipeline/verdicts_collect.c).
+ * figures picked out of passing points (judging/verdicts_collect.c).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -17,8 +17,8 @@
 #include <cmocka.h>
 
 #include "core/buf.h"
-#include "pipeline/verdicts_collect.h"
-#include "pipeline/verdicts_history.h"
+#include "judging/verdicts_collect.h"
+#include "judging/verdicts_history.h"
 #include "verdict/edivisive.h"
 #include "verdict/ledger.h"
 

@@ -1,0 +1,165 @@
+/*
+ * config_verdicts.c: verdicts.metrics (docs/verdicts.md), whose members are
+ * not keys of a table but the loadgen_run fields a verdict judges, each a
+ * group of the per-metric keys (config_keys.c); and the check between
+ * verdicts' own keys.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libconfig.h>
+
+#include "config_private.h"
+
+/* The loadgen_run fields a verdict can judge: its numeric run-level figures
+ * (docs/schema.md, "loadgen_run"), so that a misspelt metric is an error
+ * with a suggestion instead of a metric that never has a value. */
+static const ps_cfg_key verdict_metric_fields[] = {
+    {.name = "duration"},
+    {.name = "chainBootstrapDuration"},
+    {.name = "walletDeployDuration"},
+    {.name = "loadgenDeployDuration"},
+    {.name = "totalBlockCount"},
+    {.name = "cycleSuccessRate"},
+    {.name = "cycleAvgDuration"},
+    {.name = "live_blockCount"},
+    {.name = "live_avgLag"},
+    {.name = "live_avgBlockDuration"},
+    {.name = "live_avgChainBlockDuration"},
+    {.name = "live_avgIdleTime"},
+    {.name = "live_avgCosmosTime"},
+    {.name = "live_avgSwingsetTime"},
+    {.name = "live_avgProcessingTime"},
+    {.name = "live_avgDeliveries"},
+    {.name = "live_avgComputrons"},
+    {.name = "live_avgSwingsetPercentage"},
+    {.name = "live_avgProcessingPercentage"},
+    {.name = NULL}};
+
+/* The seven headline metrics. Why these minimum effects: docs/verdicts.md,
+ * "Step 2" (5 % is half the change the nightly run must catch; a success
+ * rate is compared in points, so 100 -> 90 is 10, not 10 %). */
+static const struct {
+  const char *name;
+  ps_worse worse;
+  double min_change;
+  ps_change_unit unit;
+} verdict_metric_defaults[] = {
+    {"cycleAvgDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
+    {"cycleSuccessRate", PS_WORSE_LOWER, 2.0, PS_CHANGE_POINTS},
+    {"live_avgSwingsetTime", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
+    {"live_avgBlockDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
+    {"chainBootstrapDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
+    {"walletDeployDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
+    {"loadgenDeployDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
+};
+
+void ps_cfg_verdict_metrics_defaults(ps_verdicts_cfg *v) {
+  v->metrics = NULL;
+  v->nmetrics = 0;
+  size_t n = sizeof verdict_metric_defaults / sizeof verdict_metric_defaults[0];
+  v->metrics = calloc(n, sizeof *v->metrics);
+  for (size_t i = 0; v->metrics && i < n; i++) {
+    ps_verdict_metric_cfg *m = &v->metrics[v->nmetrics];
+    m->name = strdup(verdict_metric_defaults[i].name);
+    if (!m->name)
+      break;
+    m->worse = verdict_metric_defaults[i].worse;
+    m->min_change = verdict_metric_defaults[i].min_change;
+    m->unit = verdict_metric_defaults[i].unit;
+    m->enabled = 1;
+    v->nmetrics++;
+  }
+}
+
+void ps_cfg_verdict_metrics_free(ps_verdicts_cfg *v) {
+  for (size_t i = 0; v->metrics && i < v->nmetrics; i++)
+    free(v->metrics[i].name);
+  free(v->metrics);
+  v->metrics = NULL;
+  v->nmetrics = 0;
+}
+
+const ps_verdict_metric_cfg *ps_verdict_metric_find(const ps_verdicts_cfg *v,
+                                                    const char *name) {
+  for (size_t i = 0; v && name && i < v->nmetrics; i++)
+    if (strcmp(v->metrics[i].name, name) == 0)
+      return &v->metrics[i];
+  return NULL;
+}
+
+/* verdicts.metrics = { NAME = { ... }; ... }: a name among the defaults
+ * changes only the keys given; another loadgen_run field is added, and must
+ * then say which direction is worse. */
+int ps_cfg_apply_verdict_metrics(ps_cfg_loader *L, const config_setting_t *s,
+                                 const ps_cfg_key *k, const char *key, void *base) {
+  if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+    return ps_cfg_fail(L, s, "key '%s': expected %s, e.g. metrics = { cycleAvgDuration = { "
+                       "min_change = 8.0; }; };, got %s", key, k->doc,
+                       ps_cfg_type_word(config_setting_type(s)));
+  ps_verdicts_cfg *v = (ps_verdicts_cfg *)((char *)base + k->offset);
+  for (int i = 0; i < config_setting_length(s); i++) {
+    const config_setting_t *g = config_setting_get_elem(s, (unsigned)i);
+    const char *name = config_setting_name(g);
+    ps_buf where;
+    ps_buf_init(&where, 0);
+    ps_buf_printf(&where, "%s.%s", key, name);
+    const char *w = where.data ? where.data : name;
+    int rc = 0;
+    ps_verdict_metric_cfg *m = (ps_verdict_metric_cfg *)ps_verdict_metric_find(v, name);
+    const ps_cfg_key *field = verdict_metric_fields;
+    while (field->name && strcmp(field->name, name) != 0)
+      field++;
+    if (!field->name) {
+      const char *near = ps_cfg_nearest_key(verdict_metric_fields, name);
+      if (near)
+        rc = ps_cfg_fail(L, g, "key '%s': '%s' is not a loadgen_run field a verdict can "
+                         "judge; did you mean '%s'?", w, name, near);
+      else
+        rc = ps_cfg_fail(L, g, "key '%s': '%s' is not a loadgen_run field a verdict can "
+                         "judge; use one of the numeric run fields of docs/schema.md "
+                         "(e.g. live_avgLag)", w, name);
+    } else if (config_setting_type(g) != CONFIG_TYPE_GROUP) {
+      rc = ps_cfg_fail(L, g, "key '%s': expected a group, e.g. %s = { worse = \"higher\"; "
+                       "min_change = 5.0; };, got %s", w, name,
+                       ps_cfg_type_word(config_setting_type(g)));
+    } else if (!m && !config_setting_get_member(g, "worse")) {
+      rc = ps_cfg_fail(L, g, "key '%s': %s is not judged by default, so say which "
+                       "direction is a regression: add worse = \"higher\"; or worse = "
+                       "\"lower\";", w, name);
+    } else if (!m) {
+      ps_verdict_metric_cfg *grown =
+          realloc(v->metrics, (v->nmetrics + 1) * sizeof *v->metrics);
+      if (!grown) {
+        rc = ps_cfg_fail(L, g, "out of memory");
+      } else {
+        v->metrics = grown;
+        m = &v->metrics[v->nmetrics];
+        memset(m, 0, sizeof *m);
+        m->name = strdup(name);
+        ps_cfg_defaults(k->sub, m);
+        if (m->name)
+          v->nmetrics++;
+        else
+          rc = ps_cfg_fail(L, g, "out of memory");
+      }
+    }
+    if (!rc)
+      rc = ps_cfg_walk_group(L, g, k->sub, m, w);
+    ps_buf_free(&where);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+int ps_cfg_check_verdicts(ps_cfg_loader *L, const config_setting_t *root) {
+  const ps_verdicts_cfg *v = &L->c->verdicts;
+  if (v->window_runs < v->min_runs)
+    return ps_cfg_fail(L, config_setting_get_member(root, "verdicts"),
+                       "key 'verdicts.window_runs': %lld is less than verdicts.min_runs "
+                       "(%lld), so no run would ever get a verdict; raise window_runs or "
+                       "lower min_runs", (long long)v->window_runs, (long long)v->min_runs);
+  return 0;
+}

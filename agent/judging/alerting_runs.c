@@ -1,0 +1,351 @@
+/*
+ * alerting_runs.c: the alerts about runs. See include/judging/alerting_runs.h
+ * and docs/alerts.md.
+ *
+ * Design
+ * - A run's verdicts arrive as several points (one per metric); a timer
+ *   (`gather`) waits a moment after a tapped verdict point, so that they
+ *   become one event.
+ * - Ids are made of what the data says (the run, its marker's time), so an
+ *   event heard again after a restart has the id the raiser knows.
+ */
+#include "judging/alerting_runs.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alert/text.h"
+#include "runs/runs.h"
+
+#define GATHER_MS 1000
+
+struct pl_verdict_group {
+  pl_verdict_group *next;
+  char *source, *series, *run, *revision;
+  int64_t time_ns;
+  int backfill;
+  ps_alert_event metrics; /* only its metrics are used */
+};
+
+/* --- run events (the run tracker) ---------------------------------------------- */
+
+static void fill_from_view(ps_alert_event *ev, const ps_run_view *v) {
+  ps_alert_set(&ev->source, PS_RUN_MARKER_SOURCE);
+  ps_alert_set(&ev->run, v->id.run);
+  ps_alert_set(&ev->series, v->id.test_type);
+  ps_alert_set(&ev->test_type, v->id.test_type);
+  ps_alert_set(&ev->revision, v->id.revision);
+  ps_alert_set(&ev->status, v->state == PS_RUN_RUNNING ? "running"
+                                                        : ps_run_status_name(v->status));
+}
+
+static int64_t view_marker_ns(const ps_run_view *v) {
+  return v->have_start ? v->start_ns : v->end_ns;
+}
+
+static void raise_run(pl_alert_runs *ar, ps_alert_kind kind, const ps_run_view *v,
+                      int judge_age, int64_t happened_ns) {
+  ps_alert_event ev;
+  ps_alert_event_init(&ev, kind);
+  fill_from_view(&ev, v);
+  ps_buf text;
+  ps_buf_init(&text, 0);
+  ps_alert_text_run(&text, kind, v);
+  ev.text = text.data;
+  ps_alert_id(ev.id, kind, PS_RUN_MARKER_SOURCE, v->id.run, view_marker_ns(v));
+  if (!ev.run || !ev.text) {
+    ps_alert_event_free(&ev);
+    return;
+  }
+  pl_alert_raise(ar->raiser, &ev, v->id.run, judge_age, happened_ns);
+}
+
+/* run_recovered pairs with a run_stalled that was raised. */
+static void raise_recovered(pl_alert_runs *ar, const ps_run_view *v) {
+  char stall_id[PS_ALERT_ID_LEN + 1];
+  ps_alert_id(stall_id, PS_ALERT_RUN_STALLED, PS_RUN_MARKER_SOURCE, v->id.run,
+              view_marker_ns(v));
+  if (pl_alert_raised_before(ar->raiser, stall_id))
+    raise_run(ar, PS_ALERT_RUN_RECOVERED, v, 0, 0);
+}
+
+void pl_alert_runs_event(pl_alert_runs *ar, const pl_run_event *ev) {
+  const ps_run_view *v = ev->view;
+  if (v->have_start)
+    pl_alert_clock_run_started_in(ar->clock, ev->folder, v->start_ns / 1000000000LL);
+  switch (ev->kind) {
+  case PL_RUN_STARTED:
+    break;
+  case PL_RUN_ENDED:
+    if (ev->after_stall)
+      raise_recovered(ar, v);
+    if (v->status == PS_RUN_STATUS_FAILED || v->status == PS_RUN_STATUS_INTERRUPTED)
+      raise_run(ar,
+                v->status == PS_RUN_STATUS_FAILED ? PS_ALERT_RUN_FAILED
+                                                  : PS_ALERT_RUN_INTERRUPTED,
+                v, ev->backfill, v->end_ns);
+    break;
+  case PL_RUN_STALLED:
+    /* A stall found when the folder was first judged may be an old,
+     * abandoned run: its age is judged like a backfill's. */
+    raise_run(ar, PS_ALERT_RUN_STALLED, v, 1, v->end_ns);
+    break;
+  case PL_RUN_RESUMED:
+    raise_recovered(ar, v);
+    break;
+  }
+}
+
+/* --- tapped points -------------------------------------------------------------- */
+
+/* A string field as a NUL-terminated copy, or NULL. */
+static char *field_str(const ps_point *p, const char *key) {
+  const ps_field *f = ps_point_field(p, key);
+  if (!f || f->type != PS_F_STRING)
+    return NULL;
+  char *s = malloc(f->v.s.n + 1);
+  if (s) {
+    memcpy(s, f->v.s.p, f->v.s.n);
+    s[f->v.s.n] = '\0';
+  }
+  return s;
+}
+
+static int field_num(const ps_point *p, const char *key, double *out) {
+  *out = ps_point_number(p, key);
+  return !isnan(*out);
+}
+
+static int field_bool(const ps_point *p, const char *key) {
+  const ps_field *f = ps_point_field(p, key);
+  return f && f->type == PS_F_BOOL && f->v.b;
+}
+
+/* A `runs` marker a source gave (DSS bench, or written in an lp file). */
+static void on_marker(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg *src) {
+  const char *source = ps_point_tag(p, "source"), *run = ps_point_tag(p, "run");
+  const char *event = ps_point_tag(p, "event"), *status = ps_point_tag(p, "status");
+  if (!source || !run || !event)
+    return;
+  pl_alert_clock_run_started(ar->clock, src, p->time_ns / 1000000000LL);
+  /* The run tracker's markers: its events come richer. */
+  if (strcmp(event, "end") != 0 || !status || strcmp(source, PS_RUN_MARKER_SOURCE) == 0)
+    return;
+  ps_alert_kind kind;
+  if (strcmp(status, "failed") == 0)
+    kind = PS_ALERT_RUN_FAILED;
+  else if (strcmp(status, "interrupted") == 0)
+    kind = PS_ALERT_RUN_INTERRUPTED;
+  else if (strcmp(status, "stalled") == 0)
+    kind = PS_ALERT_RUN_STALLED;
+  else
+    return;
+  ps_alert_event ev;
+  ps_alert_event_init(&ev, kind);
+  ps_alert_set(&ev.source, source);
+  ps_alert_set(&ev.run, run);
+  ps_alert_set(&ev.revision, ps_point_tag(p, "revision"));
+  ps_alert_set(&ev.status, status);
+  ev.text = field_str(p, "text");
+  if (!ev.text || !ev.text[0]) {
+    free(ev.text);
+    ev.text = NULL;
+    if (asprintf(&ev.text, "%s %s", run, status) < 0)
+      ev.text = NULL;
+  }
+  ps_alert_id(ev.id, kind, source, run, p->time_ns);
+  if (!ev.source || !ev.run || !ev.text) {
+    ps_alert_event_free(&ev);
+    return;
+  }
+  pl_alert_raise(ar->raiser, &ev, run, field_bool(p, "backfill"), p->time_ns);
+}
+
+static void group_free(pl_verdict_group *g) {
+  free(g->source);
+  free(g->series);
+  free(g->run);
+  free(g->revision);
+  ps_alert_event_free(&g->metrics);
+  free(g);
+}
+
+static void flush_groups(pl_alert_runs *ar) {
+  pl_verdict_group *g = ar->groups;
+  ar->groups = NULL;
+  while (g) {
+    pl_verdict_group *next = g->next;
+    pl_alert_verdicts v = {g->source, g->series,  g->run, g->revision, g->time_ns,
+                           g->backfill, g->metrics.metrics, g->metrics.nmetrics};
+    pl_alert_runs_verdicts(ar, &v);
+    group_free(g);
+    g = next;
+  }
+}
+
+static void gather_cb(uv_timer_t *t) { flush_groups(t->data); }
+
+/* A perfship_verdict point a source gave: gathered per run for a moment. */
+static void on_verdict_point(pl_alert_runs *ar, const ps_point *p) {
+  char *verdict = field_str(p, "verdict");
+  int improvement = verdict && strcmp(verdict, "improvement") == 0;
+  int regression = verdict && strcmp(verdict, "regression") == 0;
+  free(verdict);
+  const char *source = ps_point_tag(p, "source"), *run = ps_point_tag(p, "run");
+  const char *metric = ps_point_tag(p, "metric");
+  char *method = field_str(p, "method");
+  int stage_drift = method && strcmp(method, "stage_drift") == 0;
+  free(method);
+  if ((!improvement && !regression) || stage_drift || !source || !run || !metric)
+    return;
+  pl_verdict_group *g = ar->groups;
+  while (g && !(g->time_ns == p->time_ns && !strcmp(g->run, run) && !strcmp(g->source, source)))
+    g = g->next;
+  if (!g) {
+    if (!(g = calloc(1, sizeof *g)))
+      return;
+    g->time_ns = p->time_ns;
+    g->backfill = field_bool(p, "backfill");
+    g->revision = field_str(p, "revision");
+    if (ps_alert_set(&g->source, source) || ps_alert_set(&g->run, run) ||
+        ps_alert_set(&g->series, ps_point_tag(p, "series"))) {
+      group_free(g);
+      return;
+    }
+    g->next = ar->groups;
+    ar->groups = g;
+  }
+  char *change_run = field_str(p, "change_run");
+  ps_alert_metric m = {
+      .metric = (char *)metric,
+      .stage = (char *)ps_point_tag(p, "stage"),
+      .arm = (char *)ps_point_tag(p, "arm"),
+      .reference = (char *)ps_point_tag(p, "reference"),
+      .change_run = change_run,
+      .improvement = improvement,
+  };
+  m.have_value = field_num(p, "value", &m.value);
+  m.have_baseline = field_num(p, "baseline", &m.baseline);
+  m.have_change_pct = field_num(p, "change_pct", &m.change_pct);
+  ps_alert_event_add_metric(&g->metrics, &m);
+  free(change_run);
+  if (!ar->sh->once || !ar->finished)
+    uv_timer_start(&ar->gather, gather_cb, GATHER_MS, 0);
+  else
+    flush_groups(ar);
+}
+
+void pl_alert_runs_tap(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg *src) {
+  const char *m = p->measurement;
+  if (m[0] == 'r' && strcmp(m, "runs") == 0)
+    on_marker(ar, p, src);
+  else if (m[0] == 'p' && strcmp(m, "perfship_verdict") == 0)
+    on_verdict_point(ar, p);
+}
+
+void pl_alert_runs_verdicts(pl_alert_runs *ar, const pl_alert_verdicts *v) {
+  static const ps_alert_kind kinds[2] = {PS_ALERT_REGRESSION, PS_ALERT_IMPROVEMENT};
+  for (int dir = 0; dir < 2; dir++) {
+    ps_alert_event ev;
+    ps_alert_event_init(&ev, kinds[dir]);
+    for (size_t i = 0; i < v->nmetrics; i++)
+      if (!v->metrics[i].improvement == !dir)
+        ps_alert_event_add_metric(&ev, &v->metrics[i]);
+    if (!ev.nmetrics) {
+      ps_alert_event_free(&ev);
+      continue;
+    }
+    ps_alert_set(&ev.source, v->source);
+    ps_alert_set(&ev.run, v->run);
+    ps_alert_set(&ev.series, v->series);
+    /* The run tracker's runs are series by their test type. */
+    if (v->source && strcmp(v->source, PS_RUN_MARKER_SOURCE) == 0)
+      ps_alert_set(&ev.test_type, v->series);
+    ps_alert_set(&ev.revision, v->revision);
+    ps_alert_set(&ev.status, ps_alert_kind_name(kinds[dir]));
+    ps_buf text;
+    ps_buf_init(&text, 0);
+    ps_alert_text_verdict(&text, &ev);
+    ev.text = text.data;
+    ps_alert_id(ev.id, kinds[dir], v->source, v->run, v->time_ns);
+    if (!ev.source || !ev.run || !ev.text) {
+      ps_alert_event_free(&ev);
+      continue;
+    }
+    pl_alert_raise(ar->raiser, &ev, v->run, v->backfill, v->time_ns);
+  }
+}
+
+void pl_alert_runs_judged(pl_alert_runs *ar, const pl_run_verdicts *rv) {
+  ps_alert_metric *m = calloc(rv->n ? rv->n : 1, sizeof *m);
+  char (*stages)[24] = calloc(rv->n ? rv->n : 1, sizeof *stages);
+  size_t n = 0;
+  for (size_t i = 0; m && stages && i < rv->n; i++) {
+    const ps_verdict *v = &rv->v[i];
+    /* Stage drift is expected of a long run (docs/verdicts.md): it is a
+     * verdict on the dashboards and the report, not a page every night. */
+    if (v->verdict == PS_VERDICT_NONE || v->method == PS_METHOD_STAGE_DRIFT)
+      continue;
+    double pct = ps_verdict_change_pct(v->value, v->baseline);
+    if (v->stage >= 0)
+      snprintf(stages[n], sizeof stages[n], "%d", v->stage);
+    m[n] = (ps_alert_metric){
+        .metric = (char *)v->metric,
+        .stage = v->stage >= 0 ? stages[n] : NULL,
+        .arm = (char *)v->arm,
+        .reference = (char *)v->reference,
+        .change_run = v->change_run && strcmp(v->change_run, v->run) ? (char *)v->change_run
+                                                                      : NULL,
+        .improvement = v->verdict == PS_VERDICT_IMPROVEMENT,
+        .have_value = !isnan(v->value),
+        .have_baseline = !isnan(v->baseline),
+        .have_change_pct = !isnan(pct),
+        .value = v->value,
+        .baseline = v->baseline,
+        .change_pct = pct,
+    };
+    n++;
+  }
+  if (n) {
+    pl_alert_verdicts av = {rv->source, rv->series, rv->run, rv->revision, rv->time_ns,
+                            rv->backfill, m, n};
+    pl_alert_runs_verdicts(ar, &av);
+  }
+  free(m);
+  free(stages);
+}
+
+/* --- start and end ---------------------------------------------------------------- */
+
+void pl_alert_runs_init(pl_alert_runs *ar, pl_shared *sh, pl_alert_raiser *raiser,
+                        pl_alert_clock *clock) {
+  memset(ar, 0, sizeof *ar);
+  ar->sh = sh;
+  ar->raiser = raiser;
+  ar->clock = clock;
+  uv_timer_init(sh->loop, &ar->gather);
+  ar->gather.data = ar;
+}
+
+void pl_alert_runs_finish(pl_alert_runs *ar) {
+  ar->finished = 1;
+  uv_timer_stop(&ar->gather);
+  flush_groups(ar);
+}
+
+int pl_alert_runs_idle(const pl_alert_runs *ar) { return !ar->groups; }
+
+void pl_alert_runs_close(pl_alert_runs *ar) {
+  if (!uv_is_closing((uv_handle_t *)&ar->gather))
+    uv_close((uv_handle_t *)&ar->gather, NULL);
+}
+
+void pl_alert_runs_free(pl_alert_runs *ar) {
+  for (pl_verdict_group *g = ar->groups, *next; g; g = next) {
+    next = g->next;
+    group_free(g);
+  }
+  ar->groups = NULL;
+}

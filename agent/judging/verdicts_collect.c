@@ -1,0 +1,471 @@
+/*
+ * verdicts_collect.c: the judged figures picked out of the points as they
+ * pass. See include/judging/verdicts_collect.h.
+ *
+ * Design
+ * - It runs on the hot path for every point (through the delivery's tap),
+ *   so the measurement name is tested by its first bytes before anything
+ *   else; only a handful of points per run go further.
+ * - Lists, not tables: an agent holds a few runs in progress and a DSS
+ *   file or two at a time.
+ */
+#include "judging/verdicts_collect.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void pl_collect_init(pl_collect *c, const char *const *metrics, size_t nmetrics) {
+  memset(c, 0, sizeof *c);
+  c->metrics = metrics;
+  c->nmetrics = nmetrics;
+}
+
+static void run_free(pl_lg_run *r) {
+  if (!r)
+    return;
+  free(r->run);
+  free(r->series);
+  free(r->revision);
+  free(r->values);
+  free(r->stages);
+  free(r);
+}
+
+static void doc_free(pl_dss_doc *d) {
+  for (size_t i = 0; i < d->ntests; i++) {
+    pl_dss_test *t = &d->tests[i];
+    for (size_t j = 0; j < t->narms; j++) {
+      free(t->arms[j].label);
+      free(t->arms[j].rps_total);
+      free(t->arms[j].p95_ms);
+      free(t->arms[j].errors);
+    }
+    free(t->arms);
+    free(t->test);
+  }
+  free(d->tests);
+  free(d->run);
+  free(d);
+}
+
+void pl_collect_free(pl_collect *c) {
+  for (pl_lg_run *r = c->runs, *n; r; r = n) {
+    n = r->next;
+    run_free(r);
+  }
+  for (pl_dss_doc *d = c->docs, *n; d; d = n) {
+    n = d->next;
+    doc_free(d);
+  }
+  c->runs = NULL;
+  c->docs = NULL;
+}
+
+static int set_str(char **dst, const char *s) {
+  if (!s || (*dst && strcmp(*dst, s) == 0))
+    return 0;
+  char *c = strdup(s);
+  if (!c)
+    return -ENOMEM;
+  free(*dst);
+  *dst = c;
+  return 0;
+}
+
+static pl_lg_run *run_get(pl_collect *c, const char *run) {
+  for (pl_lg_run *r = c->runs; r; r = r->next)
+    if (strcmp(r->run, run) == 0)
+      return r;
+  pl_lg_run *r = calloc(1, sizeof *r);
+  if (!r || !(r->run = strdup(run)) ||
+      !(r->values = malloc((c->nmetrics ? c->nmetrics : 1) * sizeof *r->values))) {
+    run_free(r);
+    return NULL;
+  }
+  for (size_t i = 0; i < c->nmetrics; i++)
+    r->values[i] = NAN;
+  r->next = c->runs;
+  c->runs = r;
+  return r;
+}
+
+static ps_stage_figures *stage_get(pl_lg_run *r, int stage) {
+  for (size_t i = 0; i < r->nstages; i++)
+    if (r->stages[i].stage == stage)
+      return &r->stages[i];
+  if (r->nstages == r->stages_cap) {
+    size_t cap = r->stages_cap ? r->stages_cap * 2 : 8;
+    ps_stage_figures *n = realloc(r->stages, cap * sizeof *n);
+    if (!n)
+      return NULL;
+    r->stages = n;
+    r->stages_cap = cap;
+  }
+  ps_stage_figures *s = &r->stages[r->nstages++];
+  *s = (ps_stage_figures){stage, 0, NAN, NAN, NAN};
+  return s;
+}
+
+static void loadgen_point(pl_collect *c, const ps_point *p) {
+  const char *run = ps_point_tag(p, "run"), *stage_tag = ps_point_tag(p, "stage");
+  if (!run)
+    return;
+  const char *m = p->measurement + 7; /* after "loadgen" */
+  if (strcmp(m, "_run") == 0) {
+    pl_lg_run *r = run_get(c, run);
+    if (!r || set_str(&r->series, ps_point_tag(p, "test_type")) < 0 ||
+        set_str(&r->revision, ps_point_tag(p, "revision")) < 0)
+      return;
+    r->start_ns = p->time_ns;
+    for (size_t i = 0; i < c->nmetrics; i++) {
+      double v = ps_point_number(p, c->metrics[i]);
+      if (!isnan(v))
+        r->values[i] = v;
+    }
+    return;
+  }
+  if (!stage_tag || strncmp(m, "_stage", 6) != 0)
+    return;
+  char *end;
+  long stage = strtol(stage_tag, &end, 10);
+  if (*end || stage < 0 || stage > 100000)
+    return;
+  m += 6;
+  const char *kind = m[0] == '_' ? ps_point_tag(p, m[1] == 'c' ? "task" : "summary") : NULL;
+  int wanted = m[0] == '\0' || (strcmp(m, "_cycles") == 0 && kind && !strcmp(kind, "all")) ||
+               (strcmp(m, "_blocks") == 0 && kind && !strcmp(kind, "onlyLive"));
+  if (!wanted)
+    return;
+  pl_lg_run *r = run_get(c, run);
+  ps_stage_figures *s = r ? stage_get(r, (int)stage) : NULL;
+  if (!s)
+    return;
+  if (m[0] == '\0') {
+    const ps_field *f = ps_point_field(p, "loadgen");
+    if (f && f->type == PS_F_BOOL)
+      s->loadgen = f->v.b;
+  } else if (m[1] == 'c') {
+    s->avg_duration = ps_point_number(p, "avgDuration");
+  } else {
+    s->avg_swingset_time = ps_point_number(p, "avgSwingsetTime");
+    s->avg_block_duration = ps_point_number(p, "avgBlockDuration");
+  }
+}
+
+/* The DSS file being read for `run` (a new one once its marker was seen:
+ * a rewritten results.json is a new run of the same name). */
+static pl_dss_doc *doc_get(pl_collect *c, const char *run) {
+  for (pl_dss_doc *d = c->docs; d; d = d->next)
+    if (!d->ended && strcmp(d->run, run) == 0)
+      return d;
+  pl_dss_doc *d = calloc(1, sizeof *d);
+  if (!d || !(d->run = strdup(run))) {
+    free(d);
+    return NULL;
+  }
+  d->next = c->docs;
+  c->docs = d;
+  return d;
+}
+
+static int grow(double **a, size_t have, size_t want) {
+  double *n = realloc(*a, want * sizeof *n);
+  if (!n)
+    return -ENOMEM;
+  for (size_t i = have; i < want; i++)
+    n[i] = NAN;
+  *a = n;
+  return 0;
+}
+
+static void dss_point(pl_collect *c, const ps_point *p) {
+  const char *run = ps_point_tag(p, "run"), *test = ps_point_tag(p, "test"), *arm = ps_point_tag(p, "arm");
+  const ps_field *idx = ps_point_field(p, "variantIndex");
+  if (!run || !test || !arm || !idx || idx->type != PS_F_INT || idx->v.i < 0 ||
+      idx->v.i > 100000)
+    return;
+  pl_dss_doc *d = doc_get(c, run);
+  if (!d)
+    return;
+  pl_dss_test *t = NULL;
+  for (size_t i = 0; i < d->ntests && !t; i++)
+    if (strcmp(d->tests[i].test, test) == 0)
+      t = &d->tests[i];
+  if (!t) {
+    pl_dss_test *n = realloc(d->tests, (d->ntests + 1) * sizeof *n);
+    if (!n)
+      return;
+    d->tests = n;
+    t = &d->tests[d->ntests];
+    memset(t, 0, sizeof *t);
+    if (!(t->test = strdup(test)))
+      return;
+    d->ntests++;
+  }
+  pl_dss_arm *a = NULL;
+  for (size_t i = 0; i < t->narms && !a; i++)
+    if (strcmp(t->arms[i].label, arm) == 0)
+      a = &t->arms[i];
+  if (!a) { /* arms keep file order: the first is the reference */
+    pl_dss_arm *n = realloc(t->arms, (t->narms + 1) * sizeof *n);
+    if (!n)
+      return;
+    t->arms = n;
+    a = &t->arms[t->narms];
+    memset(a, 0, sizeof *a);
+    if (!(a->label = strdup(arm)) || (t->nvariants && (grow(&a->rps_total, 0, t->nvariants) ||
+                                                       grow(&a->p95_ms, 0, t->nvariants) ||
+                                                       grow(&a->errors, 0, t->nvariants)))) {
+      free(a->label);
+      free(a->rps_total);
+      free(a->p95_ms);
+      return;
+    }
+    t->narms++;
+  }
+  size_t v = (size_t)idx->v.i;
+  if (v >= t->nvariants) {
+    for (size_t i = 0; i < t->narms; i++)
+      if (grow(&t->arms[i].rps_total, t->nvariants, v + 1) ||
+          grow(&t->arms[i].p95_ms, t->nvariants, v + 1) ||
+          grow(&t->arms[i].errors, t->nvariants, v + 1))
+        return; /* nvariants stays: the arrays are at least that long */
+    t->nvariants = v + 1;
+  }
+  a->rps_total[v] = ps_point_number(p, "rps_total");
+  a->p95_ms[v] = ps_point_number(p, "p95_ms");
+  a->errors[v] = ps_point_number(p, "errors");
+}
+
+int pl_collect_point(pl_collect *c, const ps_point *p, pl_dss_doc **doc) {
+  const char *m = p->measurement;
+  if (m[0] == 'l' && strncmp(m, "loadgen_", 8) == 0) {
+    loadgen_point(c, p);
+  } else if (m[0] == 'd' && strcmp(m, "dss_bench") == 0) {
+    dss_point(c, p);
+  } else if (m[0] == 'r' && strcmp(m, "runs") == 0) {
+    const char *source = ps_point_tag(p, "source"), *run = ps_point_tag(p, "run");
+    if (!source || strcmp(source, "dss_bench") != 0 || !run)
+      return PL_COLLECT_NONE;
+    pl_dss_doc *d = doc_get(c, run);
+    if (!d)
+      return PL_COLLECT_NONE;
+    const ps_field *bf = ps_point_field(p, "backfill");
+    d->ended = 1;
+    d->time_ns = p->time_ns;
+    d->backfill = bf && bf->type == PS_F_BOOL && bf->v.b;
+    *doc = d;
+    return PL_COLLECT_DSS_ENDED;
+  }
+  return PL_COLLECT_NONE;
+}
+
+pl_lg_run *pl_collect_find_run(pl_collect *c, const char *run) {
+  for (pl_lg_run *r = c->runs; r; r = r->next)
+    if (strcmp(r->run, run) == 0)
+      return r;
+  return NULL;
+}
+
+void pl_collect_drop_run(pl_collect *c, pl_lg_run *r) {
+  for (pl_lg_run **pp = &c->runs; *pp; pp = &(*pp)->next)
+    if (*pp == r) {
+      *pp = r->next;
+      run_free(r);
+      return;
+    }
+}
+
+void pl_collect_drop_dss(pl_collect *c, pl_dss_doc *doc) {
+  for (pl_dss_doc **pp = &c->docs; *pp; pp = &(*pp)->next)
+    if (*pp == doc) {
+      *pp = doc->next;
+      doc_free(doc);
+      return;
+    }
+}
+
+/* --- persistence ------------------------------------------------------------ */
+
+static cJSON *numbers(const double *v, size_t n) {
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; a && i < n; i++)
+    cJSON_AddItemToArray(a, isnan(v[i]) ? cJSON_CreateNull() : cJSON_CreateNumber(v[i]));
+  return a;
+}
+
+static void read_numbers(const cJSON *a, double *v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const cJSON *x = cJSON_GetArrayItem(a, (int)i);
+    v[i] = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+  }
+}
+
+static cJSON *run_json(const pl_collect *c, const pl_lg_run *r) {
+  cJSON *o = cJSON_CreateObject();
+  char t[24];
+  snprintf(t, sizeof t, "%" PRId64, r->start_ns);
+  cJSON_AddStringToObject(o, "run", r->run);
+  if (r->series)
+    cJSON_AddStringToObject(o, "series", r->series);
+  if (r->revision)
+    cJSON_AddStringToObject(o, "revision", r->revision);
+  cJSON_AddStringToObject(o, "start_ns", t);
+  if (r->ended) {
+    cJSON_AddBoolToObject(o, "ended", 1);
+    cJSON_AddNumberToObject(o, "status", r->status);
+    cJSON_AddBoolToObject(o, "backfill", r->backfill);
+  }
+  cJSON *vals = cJSON_AddObjectToObject(o, "values");
+  for (size_t i = 0; vals && i < c->nmetrics; i++)
+    if (!isnan(r->values[i]))
+      cJSON_AddNumberToObject(vals, c->metrics[i], r->values[i]);
+  cJSON *st = cJSON_AddArrayToObject(o, "stages");
+  for (size_t i = 0; st && i < r->nstages; i++) {
+    const ps_stage_figures *s = &r->stages[i];
+    double f[5] = {s->stage, s->loadgen, s->avg_duration, s->avg_swingset_time,
+                   s->avg_block_duration};
+    cJSON_AddItemToArray(st, numbers(f, 5));
+  }
+  return o;
+}
+
+static cJSON *doc_json(const pl_dss_doc *d) {
+  cJSON *o = cJSON_CreateObject();
+  char t[24];
+  snprintf(t, sizeof t, "%" PRId64, d->time_ns);
+  cJSON_AddStringToObject(o, "run", d->run);
+  cJSON_AddBoolToObject(o, "ended", d->ended);
+  cJSON_AddStringToObject(o, "time_ns", t);
+  cJSON_AddBoolToObject(o, "backfill", d->backfill);
+  cJSON *tests = cJSON_AddArrayToObject(o, "tests");
+  for (size_t i = 0; tests && i < d->ntests; i++) {
+    const pl_dss_test *te = &d->tests[i];
+    cJSON *to = cJSON_CreateObject();
+    cJSON_AddStringToObject(to, "test", te->test);
+    cJSON *arms = cJSON_AddArrayToObject(to, "arms");
+    for (size_t j = 0; arms && j < te->narms; j++) {
+      cJSON *ao = cJSON_CreateObject();
+      cJSON_AddStringToObject(ao, "arm", te->arms[j].label);
+      cJSON_AddItemToObject(ao, "rps_total", numbers(te->arms[j].rps_total, te->nvariants));
+      cJSON_AddItemToObject(ao, "p95_ms", numbers(te->arms[j].p95_ms, te->nvariants));
+      cJSON_AddItemToObject(ao, "errors", numbers(te->arms[j].errors, te->nvariants));
+      cJSON_AddItemToArray(arms, ao);
+    }
+    cJSON_AddItemToArray(tests, to);
+  }
+  return o;
+}
+
+cJSON *pl_collect_to_json(const pl_collect *c) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON *runs = cJSON_AddArrayToObject(o, "runs");
+  for (const pl_lg_run *r = c->runs; runs && r; r = r->next)
+    cJSON_AddItemToArray(runs, run_json(c, r));
+  cJSON *docs = cJSON_AddArrayToObject(o, "dss");
+  for (const pl_dss_doc *d = c->docs; docs && d; d = d->next)
+    cJSON_AddItemToArray(docs, doc_json(d));
+  return o;
+}
+
+static const char *str_of(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void run_from_json(pl_collect *c, const cJSON *o) {
+  const char *run = str_of(o, "run"), *t = str_of(o, "start_ns");
+  pl_lg_run *r = run && t ? run_get(c, run) : NULL;
+  if (!r || set_str(&r->series, str_of(o, "series")) < 0 ||
+      set_str(&r->revision, str_of(o, "revision")) < 0)
+    return;
+  r->start_ns = strtoll(t, NULL, 10);
+  r->ended = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ended"));
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive(o, "status");
+  r->status = cJSON_IsNumber(status) ? status->valueint : 0;
+  r->backfill = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "backfill"));
+  const cJSON *vals = cJSON_GetObjectItemCaseSensitive(o, "values");
+  for (size_t i = 0; i < c->nmetrics; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(vals, c->metrics[i]);
+    r->values[i] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+  }
+  const cJSON *s;
+  cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "stages")) {
+    double f[5];
+    read_numbers(s, f, 5);
+    ps_stage_figures *st = isnan(f[0]) ? NULL : stage_get(r, (int)f[0]);
+    if (st)
+      *st = (ps_stage_figures){(int)f[0], f[1] == 1, f[2], f[3], f[4]};
+  }
+}
+
+static void doc_from_json(pl_collect *c, const cJSON *o) {
+  const char *run = str_of(o, "run"), *t = str_of(o, "time_ns");
+  if (!run || !t)
+    return;
+  pl_dss_doc *d = calloc(1, sizeof *d);
+  if (!d || !(d->run = strdup(run))) {
+    free(d);
+    return;
+  }
+  d->ended = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ended"));
+  d->time_ns = strtoll(t, NULL, 10);
+  d->backfill = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "backfill"));
+  const cJSON *tests = cJSON_GetObjectItemCaseSensitive(o, "tests");
+  size_t nt = (size_t)cJSON_GetArraySize(tests);
+  d->tests = calloc(nt ? nt : 1, sizeof *d->tests);
+  d->next = c->docs;
+  c->docs = d;
+  const cJSON *to, *list = d->tests ? tests : NULL;
+  cJSON_ArrayForEach(to, list) {
+    const char *name = str_of(to, "test");
+    const cJSON *arms = cJSON_GetObjectItemCaseSensitive(to, "arms");
+    size_t na = (size_t)cJSON_GetArraySize(arms);
+    pl_dss_test *te = &d->tests[d->ntests];
+    if (!name || !(te->test = strdup(name)) ||
+        !(te->arms = calloc(na ? na : 1, sizeof *te->arms))) {
+      free(te->test);
+      te->test = NULL;
+      continue;
+    }
+    d->ntests++;
+    const cJSON *ao;
+    cJSON_ArrayForEach(ao, arms) {
+      const cJSON *rps = cJSON_GetObjectItemCaseSensitive(ao, "rps_total");
+      size_t nv = (size_t)cJSON_GetArraySize(rps);
+      pl_dss_arm *a = &te->arms[te->narms];
+      const char *label = str_of(ao, "arm");
+      if (!label || (te->narms && nv != te->nvariants))
+        continue;
+      te->nvariants = nv;
+      a->label = strdup(label);
+      a->rps_total = malloc((nv ? nv : 1) * sizeof(double));
+      a->p95_ms = malloc((nv ? nv : 1) * sizeof(double));
+      a->errors = malloc((nv ? nv : 1) * sizeof(double));
+      if (!a->label || !a->rps_total || !a->p95_ms || !a->errors) {
+        free(a->label);
+        free(a->rps_total);
+        free(a->p95_ms);
+        free(a->errors);
+        memset(a, 0, sizeof *a);
+        continue;
+      }
+      read_numbers(rps, a->rps_total, nv);
+      read_numbers(cJSON_GetObjectItemCaseSensitive(ao, "p95_ms"), a->p95_ms, nv);
+      read_numbers(cJSON_GetObjectItemCaseSensitive(ao, "errors"), a->errors, nv);
+      te->narms++;
+    }
+  }
+}
+
+void pl_collect_from_json(pl_collect *c, const cJSON *json) {
+  const cJSON *o;
+  cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(json, "runs"))
+    run_from_json(c, o);
+  cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(json, "dss"))
+    doc_from_json(c, o);
+}

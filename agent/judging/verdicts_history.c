@@ -1,0 +1,168 @@
+/*
+ * verdicts_history.c: a loadgen series' runs read back from the server.
+ * See include/judging/verdicts.history.h.
+ */
+#include "judging/verdicts_history.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "influx/client.h"
+#include "influx/influxql.h"
+
+int pl_history_query_text(const char *series, const char *const *metrics, size_t nmetrics,
+                          ps_buf *out) {
+  int rc = ps_buf_puts(out, "SELECT \"status\"");
+  for (size_t i = 0; rc == 0 && i < nmetrics; i++) {
+    rc = ps_buf_puts(out, ", ");
+    if (rc == 0)
+      rc = ps_influxql_quote_ident(out, metrics[i]);
+  }
+  if (rc == 0)
+    rc = ps_buf_puts(out, " FROM \"loadgen_run\" WHERE \"test_type\" = ");
+  if (rc == 0)
+    rc = ps_influxql_quote_string(out, series);
+  if (rc == 0)
+    rc = ps_buf_puts(out, " GROUP BY \"run\", \"revision\"");
+  return rc;
+}
+
+/* --- on the threadpool --------------------------------------------------- */
+
+typedef struct fetch_req {
+  uv_work_t work;
+  ps_config cfg; /* shallow copy of the sink's: its strings outlive us */
+  char *influxql;
+  pl_history_done_cb done;
+  void *arg;
+  int rc;
+  ps_buf json, err;
+} fetch_req;
+
+static void fetch_work(uv_work_t *w) {
+  fetch_req *r = w->data;
+  r->rc = ps_influx_query(&r->cfg, r->influxql, &r->json, &r->err);
+}
+
+static void fetch_done(uv_work_t *w, int status) {
+  fetch_req *r = w->data;
+  int rc = status < 0 ? -ECANCELED : r->rc;
+  r->done(r->arg, rc, r->json.data ? r->json.data : "", r->json.len,
+          r->err.data ? r->err.data : NULL);
+  ps_buf_free(&r->json);
+  ps_buf_free(&r->err);
+  free(r->influxql);
+  free(r);
+}
+
+int pl_history_fetch(uv_loop_t *loop, const ps_config *cfg, const char *influxql,
+                     pl_history_done_cb done, void *arg) {
+  fetch_req *r = calloc(1, sizeof *r);
+  if (!r || !(r->influxql = strdup(influxql))) {
+    free(r);
+    return -ENOMEM;
+  }
+  r->cfg = *cfg;
+  r->done = done;
+  r->arg = arg;
+  ps_buf_init(&r->json, PS_INFLUX_QUERY_MAX_BYTES);
+  ps_buf_init(&r->err, 2048);
+  r->work.data = r;
+  int rc = uv_queue_work(loop, &r->work, fetch_work, fetch_done);
+  if (rc < 0) {
+    free(r->influxql);
+    free(r);
+  }
+  return rc;
+}
+
+/* --- reading the answer ----------------------------------------------------- */
+
+static ps_run_status status_named(const char *s) {
+  if (!s)
+    return PS_RUN_STATUS_NONE;
+  if (strcmp(s, "success") == 0)
+    return PS_RUN_STATUS_SUCCESS;
+  if (strcmp(s, "failed") == 0)
+    return PS_RUN_STATUS_FAILED;
+  if (strcmp(s, "interrupted") == 0)
+    return PS_RUN_STATUS_INTERRUPTED;
+  if (strcmp(s, "stalled") == 0)
+    return PS_RUN_STATUS_STALLED;
+  return PS_RUN_STATUS_NONE;
+}
+
+static const char *tag_of(const cJSON *series, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(series, "tags"), key);
+  return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
+}
+
+int pl_history_parse(const char *json, const char *const *metrics, size_t nmetrics,
+                     pl_history_row_cb row, void *ctx) {
+  cJSON *root = cJSON_Parse(json);
+  const cJSON *results = cJSON_GetObjectItemCaseSensitive(root, "results");
+  if (!cJSON_IsArray(results)) {
+    cJSON_Delete(root);
+    return -EPROTO;
+  }
+  double *values = malloc((nmetrics ? nmetrics : 1) * sizeof *values);
+  long *col = malloc((nmetrics ? nmetrics : 1) * sizeof *col);
+  if (!values || !col) {
+    free(values);
+    free(col);
+    cJSON_Delete(root);
+    return -ENOMEM;
+  }
+  const cJSON *res;
+  cJSON_ArrayForEach(res, results) {
+    const cJSON *series;
+    cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(res, "series")) {
+      const char *run = tag_of(series, "run");
+      const cJSON *cols = cJSON_GetObjectItemCaseSensitive(series, "columns");
+      const cJSON *rows = cJSON_GetObjectItemCaseSensitive(series, "values");
+      const cJSON *last = rows ? cJSON_GetArrayItem(rows, cJSON_GetArraySize(rows) - 1) : NULL;
+      if (!run || !cJSON_IsArray(cols) || !cJSON_IsArray(last))
+        continue;
+      long time_col = -1, status_col = -1, i = 0;
+      for (size_t m = 0; m < nmetrics; m++)
+        col[m] = -1;
+      const cJSON *c;
+      cJSON_ArrayForEach(c, cols) {
+        if (cJSON_IsString(c)) {
+          if (strcmp(c->valuestring, "time") == 0)
+            time_col = i;
+          else if (strcmp(c->valuestring, "status") == 0)
+            status_col = i;
+          for (size_t m = 0; m < nmetrics; m++)
+            if (strcmp(c->valuestring, metrics[m]) == 0)
+              col[m] = i;
+        }
+        i++;
+      }
+      const cJSON *t = time_col >= 0 ? cJSON_GetArrayItem(last, (int)time_col) : NULL;
+      if (!cJSON_IsNumber(t))
+        continue;
+      const cJSON *st = status_col >= 0 ? cJSON_GetArrayItem(last, (int)status_col) : NULL;
+      for (size_t m = 0; m < nmetrics; m++) {
+        const cJSON *v = col[m] >= 0 ? cJSON_GetArrayItem(last, (int)col[m]) : NULL;
+        values[m] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+      }
+      /* A JSON number is a double: near 1.7e18 ns it is off by up to 128.
+       * Times from the data are whole microseconds (core/point.h), so
+       * rounding to the microsecond gives the point's time back exactly:
+       * a verdict must land on it to overwrite the earlier verdict. */
+      int64_t start_ns = (int64_t)llround(t->valuedouble / 1000.0) * 1000;
+      row(ctx, run, tag_of(series, "revision"), start_ns,
+          status_named(cJSON_IsString(st) ? st->valuestring : NULL), values);
+    }
+  }
+  free(values);
+  free(col);
+  cJSON_Delete(root);
+  return 0;
+}

@@ -1,0 +1,204 @@
+/*
+ * report/html_charts.c: the charts' data, the one JSON block the page's
+ * script reads (html_private.h; its shape is docs/report.md's). Every
+ * string goes through jstr(); numbers are the shortest text that reads
+ * back as the same double (influx/numfmt.h), so a chart holds exactly what
+ * InfluxDB answered.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "html_private.h"
+
+static double run_x_ms(const ps_rrun *r) {
+  int64_t ns = r->run_point_ns ? r->run_point_ns : r->start_ns;
+  return (double)(ns / 1000) / 1000.0;
+}
+
+static void json_trends(page *p) {
+  const ps_report_data *d = p->d;
+  const char *series[MAX_SERIES];
+  size_t ns = ps_html_trend_series(d, series, MAX_SERIES);
+  put(p, "\"trends\":[");
+  for (size_t s = 0; s < ns; s++) {
+    put(p, s ? ",{\"series\":" : "{\"series\":");
+    jstr(p, series[s]);
+    /* oldest first: the runs are newest first */
+    const char *keys[] = {"x", "run", "rev"};
+    for (int k = 0; k < 3; k++) {
+      putf(p, ",\"%s\":[", keys[k]);
+      int first = 1;
+      for (size_t i = d->nruns; i-- > 0;) {
+        const ps_rrun *r = &d->runs[i];
+        if (r->status != PS_RS_SUCCESS || !same(r->test_type, series[s]))
+          continue;
+        put(p, first ? "" : ",");
+        first = 0;
+        if (k == 0)
+          jnum(p, run_x_ms(r));
+        else
+          jstr(p, k == 1 ? r->name : r->revision);
+      }
+      put(p, "]");
+    }
+    put(p, ",\"metrics\":[");
+    for (int m = 0; m < PS_REPORT_NMETRICS; m++) {
+      const ps_report_metric *pm = &ps_report_metrics[m];
+      putf(p, "%s{\"field\":\"%s\",\"label\":\"%s\",\"unit\":\"%s\"", m ? "," : "", pm->field,
+           pm->label, pm->unit);
+      for (int k = 0; k < 3; k++) {
+        putf(p, ",\"%c\":[", "yvc"[k]);
+        int first = 1;
+        for (size_t i = d->nruns; i-- > 0;) {
+          const ps_rrun *r = &d->runs[i];
+          if (r->status != PS_RS_SUCCESS || !same(r->test_type, series[s]))
+            continue;
+          put(p, first ? "" : ",");
+          first = 0;
+          const ps_rverdict *v = k ? ps_html_run_verdict(p, r->name, pm->field) : NULL;
+          if (k == 0)
+            jnum(p, r->metric[m]);
+          else if (k == 1)
+            putf(p, "%d", vcode(v));
+          else
+            jnum(p, v ? v->change_pct : NAN);
+        }
+        put(p, "]");
+      }
+      put(p, "}");
+    }
+    put(p, "],\"bad\":[");
+    int first = 1;
+    for (size_t i = d->nruns; i-- > 0;) {
+      const ps_rrun *r = &d->runs[i];
+      if (!bad_status(r->status) || !same(r->test_type, series[s]) || !r->start_ns)
+        continue;
+      put(p, first ? "{\"x\":" : ",{\"x\":");
+      first = 0;
+      jnum(p, run_x_ms(r));
+      put(p, ",\"run\":");
+      jstr(p, r->name);
+      putf(p, ",\"status\":\"%s\"}", ps_rstatus_name(r->status));
+    }
+    put(p, "]}");
+  }
+  put(p, "]");
+}
+
+/* The names as a JSON array of strings. */
+static void json_names(page *p, const names *n) {
+  put(p, "[");
+  for (size_t i = 0; i < n->n; i++) {
+    put(p, i ? "," : "");
+    jstr(p, n->v[i]);
+  }
+  put(p, "]");
+}
+
+static void json_stages(page *p) {
+  const ps_report_data *d = p->d;
+  if (!d->stage_run || (!d->nstages && !d->nblocks)) {
+    put(p, "\"stages\":null");
+    return;
+  }
+  names stages = {0}, tasks = {0};
+  ps_html_stage_lists(p, &stages, &tasks);
+  put(p, "\"stages\":{\"run\":");
+  jstr(p, d->stage_run);
+  put(p, ",\"stages\":");
+  json_names(p, &stages);
+  put(p, ",\"tasks\":[");
+  for (size_t t = 0; t < tasks.n; t++) {
+    put(p, t ? ",{\"task\":" : "{\"task\":");
+    jstr(p, tasks.v[t]);
+    for (int k = 0; k < 2; k++) {
+      put(p, k ? ",\"duration\":[" : ",\"cycles\":[");
+      for (size_t s = 0; s < stages.n; s++) {
+        double v = NAN;
+        for (size_t i = 0; i < d->nstages; i++)
+          if (strcmp(d->stages[i].stage, stages.v[s]) == 0 &&
+              strcmp(d->stages[i].task, tasks.v[t]) == 0)
+            v = k ? d->stages[i].avg_duration : d->stages[i].cycles;
+        put(p, s ? "," : "");
+        jnum(p, v);
+      }
+      put(p, "]");
+    }
+    put(p, "}");
+  }
+  put(p, "]");
+  for (int k = 0; k < 2; k++) {
+    put(p, k ? ",\"block\":[" : ",\"swingset\":[");
+    for (size_t s = 0; s < stages.n; s++) {
+      double v = NAN;
+      for (size_t i = 0; i < d->nblocks; i++)
+        if (strcmp(d->blocks[i].stage, stages.v[s]) == 0)
+          v = k ? d->blocks[i].avg_block : d->blocks[i].avg_swingset;
+      put(p, s ? "," : "");
+      jnum(p, v);
+    }
+    put(p, "]");
+  }
+  put(p, "}");
+  free(stages.v);
+  free(tasks.v);
+}
+
+static double dss_value(const dss_test *t, const char *arm, const char *variant, int field) {
+  for (size_t i = t->begin; i < t->end; i++) {
+    const ps_rdss *x = &t->d->dss[i];
+    if (same(x->test, t->test) && same(x->arm, arm) && same(x->variant, variant))
+      return field == 0 ? x->rps : field == 1 ? x->p95 : x->errors;
+  }
+  return NAN;
+}
+
+static void json_one_dss(page *p, size_t idx, const dss_test *t) {
+  put(p, idx ? ",{\"run\":" : "{\"run\":");
+  jstr(p, t->run);
+  put(p, ",\"test\":");
+  jstr(p, t->test);
+  put(p, ",\"sweep\":");
+  jstr(p, t->sweep);
+  put(p, ",\"variants\":");
+  json_names(p, &t->variants);
+  put(p, ",\"arms\":[");
+  static const char *const fields[] = {"rps", "p95", "errors"};
+  for (size_t a = 0; a < t->arms.n; a++) {
+    put(p, a ? ",{\"arm\":" : "{\"arm\":");
+    jstr(p, t->arms.v[a]);
+    for (int f = 0; f < 3; f++) {
+      putf(p, ",\"%s\":[", fields[f]);
+      for (size_t v = 0; v < t->variants.n; v++) {
+        put(p, v ? "," : "");
+        jnum(p, dss_value(t, t->arms.v[a], t->variants.v[v], f));
+      }
+      put(p, "]");
+    }
+    put(p, "}");
+  }
+  put(p, "]}");
+}
+
+void ps_html_json_all(page *p) {
+  putf(p, "{\"v\":1,\"generated\":");
+  jnum(p, (double)(p->d->now_ns / 1000000));
+  put(p, ",");
+  json_trends(p);
+  put(p, ",");
+  json_stages(p);
+  put(p, ",\"dss\":[");
+  for (size_t i = 0; i < p->ntests; i++)
+    json_one_dss(p, i, &p->tests[i]);
+  put(p, "]}");
+}
+
+int ps_report_chart_data(const ps_report_data *d, ps_buf *out) {
+  page p = {.out = out, .d = d};
+  ps_html_prepare(&p);
+  ps_html_json_all(&p);
+  ps_html_release(&p);
+  return p.rc;
+}

@@ -1,0 +1,538 @@
+/*
+ * report/html_sections.c: the headlines and the sections of the page as
+ * HTML (html_private.h): runs, trends, stages, DSS bench, agent health.
+ * Every string from the data goes through esc(); a section without data
+ * says so in one line (docs/report.md).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "html_private.h"
+
+/* "Cycle avg duration +14.3 %" with the verdict's word, for lists. */
+static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
+  int c = vcode(v);
+  putf(p, "<span class=\"v v-%s\" title=\"", c == V_REGRESSION ? "regression" : "improvement");
+  esc(p, v->verdict);
+  put(p, ": value ");
+  ps_html_fmt_num(p, v->value);
+  put(p, " against ");
+  ps_html_fmt_num(p, v->baseline);
+  if (v->change_run && strcmp(v->change_run, v->run) != 0) {
+    put(p, "; change began at ");
+    esc(p, v->change_run);
+  }
+  putf(p, "\">%s ", c == V_REGRESSION ? "\u25b2 regression" : "\u25c6 improvement");
+  if (with_stage && v->stage) {
+    put(p, "stage ");
+    esc(p, v->stage);
+    put(p, " ");
+  }
+  esc(p, ps_html_metric_label(v->metric));
+  put(p, " ");
+  ps_html_fmt_change(p, v->change_pct);
+  put(p, "</span>");
+}
+
+/* What the loadgen verdicts of a run say, in a few words: the changes, or
+ * how many metrics were judged unchanged. Returns the count of regressions. */
+static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
+  int judged = 0, changes = 0, regressions = 0;
+  size_t b, e;
+  ps_html_run_verdicts(p, r->name, &b, &e);
+  for (size_t i = b; i < e; i++) {
+    const ps_rverdict *v = p->vidx[i];
+    if (is_dss(v))
+      continue;
+    int c = vcode(v);
+    judged += !v->stage;
+    if (c == V_REGRESSION || c == V_IMPROVEMENT) {
+      if (changes++)
+        put(p, sep);
+      verdict_item(p, v, 1);
+      regressions += c == V_REGRESSION;
+    }
+  }
+  if (!changes && judged)
+    putf(p, "<span class=\"v v-none\">no change in %d metric%s</span>", judged,
+         judged == 1 ? "" : "s");
+  else if (!changes)
+    put(p, "<span class=\"v v-none\">not judged</span>");
+  return regressions;
+}
+
+/* The names as HTML text, `sep` (markup) between them. */
+static void html_names(page *p, const names *n, const char *sep) {
+  for (size_t i = 0; i < n->n; i++) {
+    put(p, i ? sep : "");
+    esc(p, n->v[i]);
+  }
+}
+
+void ps_html_headline_run(page *p, const ps_rrun *r, const char *what, const char *id) {
+  int regressions = 0, improvements = 0;
+  size_t b, e;
+  ps_html_run_verdicts(p, r->name, &b, &e);
+  for (size_t i = b; i < e; i++)
+    if (!is_dss(p->vidx[i])) {
+      regressions += vcode(p->vidx[i]) == V_REGRESSION;
+      improvements += vcode(p->vidx[i]) == V_IMPROVEMENT;
+    }
+  const char *cls = r->status == PS_RS_FAILED                            ? "h-bad"
+                    : bad_status(r->status)                              ? "h-warn"
+                    : r->status == PS_RS_RUNNING                         ? "h-run"
+                    : r->status == PS_RS_SUCCESS && regressions          ? "h-bad"
+                    : r->status == PS_RS_SUCCESS                         ? "h-good"
+                                                                         : "";
+  putf(p, "<div class=\"headline %s\" id=\"%s\">", cls, id);
+  ps_html_badge(p, r->status);
+  if (r->status == PS_RS_SUCCESS && regressions)
+    put(p, " <span class=\"st st-regression\">regression</span>");
+  putf(p, " <span class=\"what\">%s <span class=\"name\">", what);
+  esc(p, r->name);
+  put(p, "</span></span>");
+  if (r->revision) {
+    put(p, " · revision ");
+    esc(p, r->revision);
+  }
+  put(p, " · started ");
+  ps_html_fmt_time(p, r->start_ns);
+  put(p, " UTC");
+  if (!isnan(r->duration_s)) {
+    put(p, " · ");
+    ps_html_fmt_duration(p, r->duration_s);
+  }
+  put(p, "<span class=\"verdicts\">");
+  if (bad_status(r->status) || (r->status != PS_RS_SUCCESS && r->text)) {
+    esc(p, r->text ? r->text : "no error line was recorded");
+  } else if (r->status == PS_RS_RUNNING) {
+    put(p, "Still running: judged when it ends.");
+  } else {
+    if (regressions)
+      putf(p, "<b>%d regression%s</b>: ", regressions, regressions == 1 ? "" : "s");
+    else if (improvements)
+      putf(p, "%d improvement%s: ", improvements, improvements == 1 ? "" : "s");
+    run_verdict_summary(p, r, " · ");
+  }
+  put(p, "</span></div>\n");
+}
+
+void ps_html_headline_dss(page *p) {
+  const ps_report_data *d = p->d;
+  if (!d->ndssfiles)
+    return;
+  const ps_rdssfile *f = &d->dssfiles[0];
+  int regressions = 0, improvements = 0, judged = 0;
+  for (size_t i = 0; i < d->nverdicts; i++)
+    if (is_dss(&d->verdicts[i]) && same(d->verdicts[i].run, f->run)) {
+      judged++;
+      regressions += vcode(&d->verdicts[i]) == V_REGRESSION;
+      improvements += vcode(&d->verdicts[i]) == V_IMPROVEMENT;
+    }
+  putf(p, "<div class=\"headline %s\" id=\"headline-dss\">",
+       f->status == PS_RS_FAILED || regressions ? "h-bad"
+       : f->status == PS_RS_SUCCESS           ? "h-good"
+                                              : "");
+  ps_html_badge(p, f->status);
+  if (regressions)
+    put(p, " <span class=\"st st-regression\">regression</span>");
+  put(p, " <span class=\"what\">Newest DSS results <span class=\"name\">");
+  esc(p, f->run);
+  put(p, "</span></span> · written ");
+  ps_html_fmt_time(p, f->time_ns);
+  put(p, " UTC<span class=\"verdicts\">");
+  if (!judged) {
+    put(p, "<span class=\"v v-none\">no arm comparison (a single arm, or not judged)</span>");
+  } else if (!regressions && !improvements) {
+    putf(p, "<span class=\"v v-none\">no change in %d arm comparison%s</span>", judged,
+         judged == 1 ? "" : "s");
+  } else {
+    int n = 0;
+    if (regressions)
+      putf(p, "<b>%d regression%s</b>: ", regressions, regressions == 1 ? "" : "s");
+    for (size_t i = 0; i < d->nverdicts; i++) {
+      const ps_rverdict *v = &d->verdicts[i];
+      int c = vcode(v);
+      if (!is_dss(v) || !same(v->run, f->run) || (c != V_REGRESSION && c != V_IMPROVEMENT))
+        continue;
+      if (n++)
+        put(p, " · ");
+      putf(p, "<span class=\"v v-%s\">%s ", c == V_REGRESSION ? "regression" : "improvement",
+           c == V_REGRESSION ? "\u25b2 regression" : "\u25c6 improvement");
+      esc(p, v->arm);
+      put(p, " ");
+      esc(p, ps_html_metric_label(v->metric));
+      put(p, " ");
+      ps_html_fmt_change(p, v->change_pct);
+      put(p, " (");
+      esc(p, v->series);
+      put(p, ")</span>");
+    }
+  }
+  put(p, "</span></div>\n");
+}
+
+/* Opens a section. When the page leaves out `format` (--source), the
+ * section is closed at once with a note naming `what`, and 0 returned. */
+static int section_begin(page *p, const char *id, const char *title, const char *format,
+                         const char *what) {
+  putf(p, "<section id=\"%s\"><h2>%s</h2>\n", id, title);
+  if (ps_report_shows(p->d, format))
+    return 1;
+  putf(p, "<p class=\"empty\">%s are not part of this page (--source).</p></section>\n", what);
+  return 0;
+}
+
+/* Closes a section that has nothing to show, saying why. */
+static void section_empty(page *p, const char *why) {
+  putf(p, "<p class=\"empty\">%s</p></section>\n", why);
+}
+
+void ps_html_section_runs(page *p) {
+  const ps_report_data *d = p->d;
+  if (!section_begin(p, "runs", "Runs", "loadgen", "Loadgen runs"))
+    return;
+  if (!d->nruns) {
+    section_empty(p, "No loadgen run in this range.");
+    return;
+  }
+  putf(p, "<p class=\"note\">%zu loadgen run%s, newest first. Times in UTC. Metrics of "
+          "loadgen_run; a coloured value is a verdict (\u25b2 regression, \u25c6 "
+          "improvement).</p>\n",
+       d->nruns, d->nruns == 1 ? "" : "s");
+  put(p, "<div class=\"scroll\"><table id=\"runs-table\"><thead><tr><th>Run</th>"
+         "<th>Revision</th><th>Test type</th><th>Start</th><th class=\"n\">Duration</th>"
+         "<th>Status</th>");
+  for (int m = 0; m < PS_REPORT_NMETRICS; m++)
+    putf(p, "<th class=\"n\">%s (%s)</th>", ps_report_metrics[m].label,
+         ps_report_metrics[m].unit);
+  put(p, "<th>Verdicts</th></tr></thead>\n<tbody>\n");
+  for (size_t i = 0; i < d->nruns && !p->rc; i++) {
+    const ps_rrun *r = &d->runs[i];
+    putf(p, "<tr class=\"row-%s\" data-status=\"%s\"><td class=\"name run\">",
+         ps_rstatus_name(r->status), ps_rstatus_name(r->status));
+    esc(p, r->name);
+    put(p, "</td><td class=\"name rev\">");
+    esc(p, r->revision ? r->revision : "–");
+    put(p, "</td><td>");
+    esc(p, r->test_type ? r->test_type : "–");
+    put(p, "</td><td class=\"when\">");
+    ps_html_fmt_time(p, r->start_ns);
+    put(p, "</td><td class=\"n\">");
+    ps_html_fmt_duration(p, r->duration_s);
+    put(p, "</td><td class=\"status\">");
+    ps_html_badge(p, r->status);
+    if (r->text && r->status != PS_RS_SUCCESS) {
+      put(p, "<span class=\"why\">");
+      esc(p, r->text);
+      put(p, "</span>");
+    }
+    put(p, "</td>");
+    for (int m = 0; m < PS_REPORT_NMETRICS; m++) {
+      const ps_rverdict *v = ps_html_run_verdict(p, r->name, ps_report_metrics[m].field);
+      int c = vcode(v);
+      putf(p, "<td class=\"n%s\">", c == V_REGRESSION    ? " m-regression"
+                                    : c == V_IMPROVEMENT ? " m-improvement"
+                                                         : "");
+      if (c == V_REGRESSION || c == V_IMPROVEMENT)
+        put(p, c == V_REGRESSION ? "\u25b2\u00a0" : "\u25c6\u00a0");
+      ps_html_fmt_num(p, r->metric[m]);
+      put(p, "</td>");
+    }
+    put(p, "<td class=\"verdicts\">");
+    if (r->status == PS_RS_SUCCESS)
+      run_verdict_summary(p, r, "<br>");
+    else
+      put(p, "<span class=\"v v-none\">–</span>");
+    put(p, "</td></tr>\n");
+  }
+  put(p, "</tbody></table></div></section>\n");
+}
+
+void ps_html_section_trends(page *p) {
+  const ps_report_data *d = p->d;
+  if (!section_begin(p, "trends", "Across revisions", "loadgen", "Loadgen runs"))
+    return;
+  const char *series[MAX_SERIES];
+  size_t ns = ps_html_trend_series(d, series, MAX_SERIES);
+  if (!ns) {
+    section_empty(p, "No successful loadgen run in this range, so no trend.");
+    return;
+  }
+  put(p, "<p class=\"key\">Each point is a successful run (x: its start, labelled by revision "
+         "when there are few). <span class=\"k-reg\">\u25b2 red: regression</span> · "
+         "<span class=\"k-imp\">\u25c6 green: improvement</span> · "
+         "<span class=\"k-reg\">\u2715</span> on the axis: a failed, interrupted or stalled "
+         "run.</p>\n");
+  for (size_t s = 0; s < ns; s++) {
+    int nruns = 0;
+    for (size_t i = 0; i < d->nruns; i++)
+      nruns += d->runs[i].status == PS_RS_SUCCESS && same(d->runs[i].test_type, series[s]);
+    put(p, "<h3>");
+    esc(p, series[s]);
+    putf(p, " <span class=\"meta\">(%d successful run%s)</span></h3>\n<div class=\"charts\">\n",
+         nruns, nruns == 1 ? "" : "s");
+    for (int m = 0; m < PS_REPORT_NMETRICS; m++) {
+      int have = 0;
+      for (size_t i = 0; i < d->nruns && !have; i++)
+        have = d->runs[i].status == PS_RS_SUCCESS && same(d->runs[i].test_type, series[s]) &&
+               !isnan(d->runs[i].metric[m]);
+      putf(p, "<figure><figcaption>%s (%s)</figcaption>", ps_report_metrics[m].label,
+           ps_report_metrics[m].unit);
+      if (have)
+        putf(p, "<div class=\"chart\"><canvas data-chart=\"trend\" data-series=\"%zu\" "
+                "data-metric=\"%d\" role=\"img\" aria-label=\"%s over the runs\"></canvas></div>",
+             s, m, ps_report_metrics[m].label);
+      else
+        put(p, "<p class=\"empty\">No run holds this metric.</p>");
+      put(p, "</figure>\n");
+    }
+    put(p, "</div>\n");
+  }
+  put(p, "</section>\n");
+}
+
+static void verdict_cell(page *p, const ps_rverdict *v) {
+  int c = vcode(v);
+  putf(p, "<td><span class=\"v v-%s\">%s</span></td>",
+       c == V_REGRESSION ? "regression" : c == V_IMPROVEMENT ? "improvement" : "none",
+       c == V_REGRESSION    ? "\u25b2 regression"
+       : c == V_IMPROVEMENT ? "\u25c6 improvement"
+                            : "no change");
+}
+
+void ps_html_section_stages(page *p) {
+  const ps_report_data *d = p->d;
+  if (!section_begin(p, "stages", "Latest run, stage against stage", "loadgen", "Loadgen runs"))
+    return;
+  if (!d->stage_run || (!d->nstages && !d->nblocks)) {
+    section_empty(p, "No run in this range has stage data yet.");
+    return;
+  }
+  const ps_rrun *r = ps_report_find_run((ps_report_data *)d, d->stage_run);
+  put(p, "<p>Run <span class=\"name\" id=\"stage-run\">");
+  esc(p, d->stage_run);
+  put(p, "</span>");
+  if (r) {
+    put(p, " ");
+    ps_html_badge(p, r->status);
+    put(p, " · started ");
+    ps_html_fmt_time(p, r->start_ns);
+    put(p, " UTC");
+  }
+  put(p, ". Per stage: loadgen_stage_cycles (per task) and loadgen_stage_blocks "
+         "(onlyLive).</p>\n<div class=\"charts\">\n");
+  if (d->nstages) {
+    put(p, "<figure><figcaption>Cycles per stage and task</figcaption><div class=\"chart\">"
+           "<canvas data-chart=\"stage-cycles\" role=\"img\" aria-label=\"cycles per stage\">"
+           "</canvas></div></figure>\n"
+           "<figure><figcaption>Cycle avg duration per stage and task (s)</figcaption>"
+           "<div class=\"chart\"><canvas data-chart=\"stage-duration\" role=\"img\" "
+           "aria-label=\"cycle duration per stage\"></canvas></div></figure>\n");
+  } else {
+    put(p, "<p class=\"empty\">No cycle summaries for this run (no loadgen stage).</p>\n");
+  }
+  if (d->nblocks)
+    put(p, "<figure><figcaption>Live blocks per stage: avg swingset time and block time (s)"
+           "</figcaption><div class=\"chart\"><canvas data-chart=\"stage-blocks\" role=\"img\" "
+           "aria-label=\"live block times per stage\"></canvas></div></figure>\n");
+  else
+    put(p, "<p class=\"empty\">No live block summaries for this run.</p>\n");
+  put(p, "</div>\n<h3>Stage drift</h3>\n");
+  int n = 0;
+  for (size_t i = 0; i < d->nverdicts && !p->rc; i++) {
+    const ps_rverdict *v = &d->verdicts[i];
+    if (!v->stage || is_dss(v) || strcmp(v->run, d->stage_run) != 0)
+      continue;
+    if (!n++)
+      put(p, "<table id=\"drift-table\"><thead><tr><th>Stage</th><th>Metric</th>"
+             "<th class=\"n\">Value</th><th class=\"n\">First loadgen stage</th>"
+             "<th class=\"n\">Change</th><th>Verdict</th></tr></thead><tbody>\n");
+    put(p, "<tr><td>");
+    esc(p, v->stage);
+    put(p, "</td><td>");
+    esc(p, ps_html_metric_label(v->metric));
+    put(p, "</td><td class=\"n\">");
+    ps_html_fmt_num(p, v->value);
+    put(p, "</td><td class=\"n\">");
+    ps_html_fmt_num(p, v->baseline);
+    put(p, "</td><td class=\"n\">");
+    ps_html_fmt_change(p, v->change_pct);
+    put(p, "</td>");
+    verdict_cell(p, v);
+    put(p, "</tr>\n");
+  }
+  put(p, n ? "</tbody></table>\n"
+           : "<p class=\"empty\">No stage-drift verdicts for this run.</p>\n");
+  put(p, "</section>\n");
+}
+
+static void html_one_dss(page *p, size_t idx, const dss_test *t) {
+  put(p, "<h4>test ");
+  esc(p, t->test);
+  if (t->sweep) {
+    put(p, " <span class=\"meta\">sweep ");
+    esc(p, t->sweep);
+    put(p, "</span>");
+  }
+  putf(p, "</h4>\n<div class=\"charts\"><figure><figcaption>q/s (rps_total) per arm; failed "
+          "actions as bars (right axis)</figcaption><div class=\"chart\"><canvas "
+          "data-chart=\"dss-rps\" data-dss=\"%zu\" role=\"img\" aria-label=\"requests per "
+          "second per variant\"></canvas></div></figure>\n<figure><figcaption>p95 latency (ms) "
+          "per arm</figcaption><div class=\"chart\"><canvas data-chart=\"dss-p95\" "
+          "data-dss=\"%zu\" role=\"img\" aria-label=\"p95 latency per variant\"></canvas></div>"
+          "</figure></div>\n",
+       idx, idx);
+  const ps_report_data *d = p->d;
+  int n = 0;
+  for (size_t i = 0; i < d->nverdicts && !p->rc; i++) {
+    const ps_rverdict *v = &d->verdicts[i];
+    if (!is_dss(v) || !same(v->run, t->run) || !same(v->series, t->test))
+      continue;
+    if (!n++)
+      put(p, "<table class=\"arm-verdicts\"><thead><tr><th>Arm</th><th>Against</th>"
+             "<th>Metric</th><th class=\"n\">Arm</th><th class=\"n\">Reference</th>"
+             "<th class=\"n\">Change</th><th class=\"n\">Variants agreeing</th><th>Verdict</th>"
+             "</tr></thead><tbody>\n");
+    put(p, "<tr><td class=\"name\">");
+    esc(p, v->arm);
+    put(p, "</td><td class=\"name\">");
+    esc(p, v->reference ? v->reference : "–");
+    put(p, "</td><td>");
+    esc(p, ps_html_metric_label(v->metric));
+    put(p, "</td><td class=\"n\">");
+    ps_html_fmt_num(p, v->value);
+    put(p, "</td><td class=\"n\">");
+    ps_html_fmt_num(p, v->baseline);
+    put(p, "</td><td class=\"n\">");
+    ps_html_fmt_change(p, v->change_pct);
+    put(p, "</td><td class=\"n\">");
+    if (!isnan(v->variants_agree) && !isnan(v->variants))
+      putf(p, "%.0f of %.0f", v->variants_agree, v->variants);
+    else
+      put(p, "–");
+    put(p, "</td>");
+    verdict_cell(p, v);
+    put(p, "</tr>\n");
+  }
+  put(p, n ? "</tbody></table>\n"
+           : "<p class=\"empty\">No arm verdicts for this test (a single arm, or not judged "
+             "yet).</p>\n");
+}
+
+void ps_html_section_dss(page *p) {
+  const ps_report_data *d = p->d;
+  if (!section_begin(p, "dss", "DSS bench", "dss_bench", "DSS bench results"))
+    return;
+  if (!d->ndssfiles) {
+    section_empty(p, "No DSS bench results in this range.");
+    return;
+  }
+  put(p, "<table id=\"dss-table\"><thead><tr><th>Results</th><th>Written (UTC)</th>"
+         "<th>Status</th><th>Tests</th><th>Arms</th><th>Verdicts</th></tr></thead><tbody>\n");
+  for (size_t f = 0; f < d->ndssfiles && !p->rc; f++) {
+    const ps_rdssfile *file = &d->dssfiles[f];
+    size_t begin, end;
+    ps_html_dss_rows(d, file->run, &begin, &end);
+    names tests = {0}, arms = {0};
+    for (size_t i = begin; i < end && !p->rc; i++)
+      if (ps_html_names_add(&tests, d->dss[i].test, ps_html_by_name, NULL) ||
+          ps_html_names_add(&arms, d->dss[i].arm, ps_html_by_name, NULL))
+        p->rc = -ENOMEM;
+    putf(p, "<tr class=\"row-%s\" data-status=\"%s\"><td class=\"name run\">",
+         ps_rstatus_name(file->status), ps_rstatus_name(file->status));
+    esc(p, file->run);
+    put(p, "</td><td class=\"when\">");
+    ps_html_fmt_time(p, file->time_ns);
+    put(p, "</td><td>");
+    ps_html_badge(p, file->status);
+    put(p, "</td><td>");
+    html_names(p, &tests, ", ");
+    put(p, "</td><td class=\"name\">");
+    html_names(p, &arms, "<br>");
+    put(p, "</td><td>");
+    int reg = 0, imp = 0, judged = 0;
+    for (size_t i = 0; i < d->nverdicts; i++)
+      if (is_dss(&d->verdicts[i]) && same(d->verdicts[i].run, file->run)) {
+        judged++;
+        reg += vcode(&d->verdicts[i]) == V_REGRESSION;
+        imp += vcode(&d->verdicts[i]) == V_IMPROVEMENT;
+      }
+    if (reg)
+      putf(p, "<span class=\"v v-regression\">\u25b2 %d regression%s</span> ", reg,
+           reg == 1 ? "" : "s");
+    if (imp)
+      putf(p, "<span class=\"v v-improvement\">\u25c6 %d improvement%s</span> ", imp,
+           imp == 1 ? "" : "s");
+    if (judged && !reg && !imp)
+      putf(p, "<span class=\"v v-none\">no change (%d)</span>", judged);
+    if (!judged)
+      put(p, "<span class=\"v v-none\">not judged</span>");
+    put(p, "</td></tr>\n");
+    free(tests.v);
+    free(arms.v);
+  }
+  put(p, "</tbody></table>\n");
+  for (size_t f = 0; f < d->ndssfiles && !p->rc; f++) {
+    const ps_rdssfile *file = &d->dssfiles[f];
+    /* the newest few open; the rest one click away, drawn when opened */
+    put(p, f < 3 ? "<details open><summary>" : "<details><summary>");
+    put(p, "<span class=\"name\">");
+    esc(p, file->run);
+    put(p, "</span> · ");
+    ps_html_fmt_time(p, file->time_ns);
+    put(p, " UTC · ");
+    ps_html_badge(p, file->status);
+    put(p, "</summary>\n");
+    size_t begin, end;
+    ps_html_dss_rows(d, file->run, &begin, &end);
+    if (begin == end)
+      put(p, "<p class=\"empty\">No dss_bench points for this file in this range.</p>\n");
+    for (size_t i = 0; i < p->ntests; i++)
+      if (p->tests[i].file == f)
+        html_one_dss(p, i, &p->tests[i]);
+    put(p, "</details>\n");
+  }
+  put(p, "</section>\n");
+}
+
+void ps_html_section_health(page *p) {
+  const ps_report_data *d = p->d;
+  put(p, "<section id=\"health\"><h2>Agent health</h2>\n");
+  const char *err = d->last_error ? d->last_error : d->alert_error;
+  if (!d->nhealth)
+    put(p, "<p class=\"health empty\">No self-metrics (measurement perfship) in this range: "
+           "no agent has written to this database lately.");
+  for (size_t i = 0; i < d->nhealth; i++) {
+    const ps_rhealth *h = &d->health[i];
+    put(p, "<p class=\"health\"><span class=\"name\">");
+    esc(p, h->host);
+    put(p, "</span>: last write ");
+    ps_html_fmt_time(p, h->time_ns);
+    put(p, " UTC");
+    if (h->time_ns && d->now_ns > h->time_ns) {
+      put(p, " (");
+      ps_html_fmt_duration(p, (double)(d->now_ns - h->time_ns) / 1e9);
+      put(p, " before this page)");
+    }
+    put(p, " · ");
+    ps_html_fmt_count(p, h->points_written);
+    put(p, " points written · ");
+    double rejected = (isnan(h->records_rejected) ? 0 : h->records_rejected) +
+                      (isnan(h->points_rejected) ? 0 : h->points_rejected);
+    ps_html_fmt_count(p, rejected);
+    put(p, " rejected lines");
+    if (!isnan(h->uptime_s)) {
+      put(p, " (counted over ");
+      ps_html_fmt_duration(p, h->uptime_s);
+      put(p, " of uptime)");
+    }
+    if (i + 1 < d->nhealth)
+      put(p, "</p>\n");
+  }
+  put(p, " · last error: ");
+  esc(p, err ? err : "none");
+  put(p, "</p>\n</section>\n");
+}

@@ -1,0 +1,4 @@
+"""python3 -m bench: the benchmarks (bench/run.py)."""
+from bench.run import main
+
+main()

@@ -1,0 +1,105 @@
+/*
+ * judging/alerting: the events perfship raises itself, without Kapacitor
+ * (docs/alerts.md): a failed, interrupted or stalled run and its recovery,
+ * a source with no new run, a regression or improvement, a sick agent.
+ *
+ * Contract
+ * - What it hears: run events of the run tracker (pl_alerting_run_event,
+ *   wired by the service), every point a source gave (pl_alerting_tap: DSS
+ *   `runs` end markers and `perfship_verdict` points; it returns at once
+ *   for other measurements), one run's changed metrics from the verdict
+ *   stage (pl_alerting_verdicts), and on its own timer the sink's health,
+ *   the shared counters of rejected input and each source's silence.
+ * - Raising an event: the same id twice is raised once (alert/decided.h);
+ *   events not in alerts.on and backfilled ones older than catch_up_s are
+ *   not raised (alert/policy.h); a repeat of (event, key) within
+ *   min_interval_s is dropped and counted (alert/throttle.h). A raised
+ *   event goes into the outbox, which is saved in the state file before
+ *   anything is sent, then to each configured channel (exec, webhook) and
+ *   as a `perfship_alert` point through `out`. It leaves the outbox once
+ *   every channel delivered it; until then it is retried with back-off,
+ *   across restarts.
+ * - no_new_run: per source whose format's files are runs (ops->run_source:
+ *   loadgen, dss-bench), from the later of its last
+ *   known run start and when the agent began watching it (both saved),
+ *   once per silence. It is judged only once the backlog present at start
+ *   has been read and its runs judged, or two rescans passed (`rd`, `runs`:
+ *   NULL for none), so a restart does not mistake runs not yet re-read for
+ *   silence.
+ * - --once (sh->once): every event, old or new, is tried once on every
+ *   channel and never retried by this process. pl_alerting_finish() raises
+ *   what is due once everything present was read (verdicts gathered from
+ *   points, rejected input, silent sources); pl_alerting_done() says when
+ *   every attempt is over, pl_alerting_undelivered() whether one failed
+ *   (the service exits 69).
+ * - The `settled` hook runs after every delivery attempt, so the service
+ *   can look whether it is done. The stage never calls the service.
+ * - Its memory (outbox, throttle, ledger, sources, health) is one JSON
+ *   section of the state file: pl_alerting_to_json / pl_alerting_from_json.
+ *
+ * Its files, bottom first (each uses only those before it):
+ * alerting_raise.h raises and delivers an event; alerting_clock.h raises
+ * what time passing brings (no_new_run, health); alerting_runs.h what runs
+ * bring (run events, tapped markers and verdicts); this one wires them and
+ * is what the service sees.
+ */
+#ifndef PS_JUDGING_ALERTING_H
+#define PS_JUDGING_ALERTING_H
+
+#include <stddef.h>
+
+#include "core/config.h"
+#include "core/point.h"
+#include "judging/alerting_clock.h"
+#include "judging/alerting_raise.h"
+#include "judging/alerting_runs.h"
+#include "pipeline/commit.h"
+#include "pipeline/delivery.h"
+#include "pipeline/reader.h"
+#include "pipeline/runtracker.h"
+#include "pipeline/shared.h"
+#include "judging/verdicts.h"
+
+typedef struct pl_alerting_hooks {
+  void (*settled)(void *ctx);
+  void *ctx;
+} pl_alerting_hooks;
+
+typedef struct pl_alerting {
+  pl_shared *sh;
+  pl_alert_raiser raiser; /* owns the outbox and the channels */
+  pl_alert_clock clock;   /* no_new_run, health */
+  pl_alert_runs runs;     /* run events, markers, verdicts */
+} pl_alerting;
+
+/* Builds the channels of sh->cfg (alerts.exec, alerts.webhook: they apply
+ * until a restart). Returns 0 or a negative errno (a channel that cannot
+ * be made). */
+int pl_alerting_init(pl_alerting *al, pl_shared *sh, pl_delivery *dl, pl_reader *rd,
+                     pl_runs *runs, pl_commit *commit, const pl_aux_out *out,
+                     const pl_alerting_hooks *hooks);
+void pl_alerting_from_json(pl_alerting *al, const char *text);
+char *pl_alerting_to_json(pl_alerting *al);
+/* Starts the timers and sends what a previous agent left undelivered. */
+void pl_alerting_start(pl_alerting *al);
+
+void pl_alerting_run_event(pl_alerting *al, const pl_run_event *ev);
+void pl_alerting_tap(pl_alerting *al, const ps_point *p, const ps_source_cfg *src,
+                     const char *path);
+void pl_alerting_verdicts(pl_alerting *al, const pl_alert_verdicts *v);
+/* The verdict stage's own verdicts of one run (judging/verdicts.h): those
+ * that are a regression or an improvement become pl_alerting_verdicts(). */
+void pl_alerting_judged(pl_alerting *al, const pl_run_verdicts *rv);
+
+void pl_alerting_finish(pl_alerting *al);
+int pl_alerting_done(const pl_alerting *al);
+int pl_alerting_undelivered(const pl_alerting *al);
+/* Stopping: no new delivery starts; those in flight finish. */
+void pl_alerting_hold(pl_alerting *al);
+/* Delivery attempts in flight. */
+size_t pl_alerting_busy(const pl_alerting *al);
+
+void pl_alerting_close(pl_alerting *al);
+void pl_alerting_free(pl_alerting *al);
+
+#endif

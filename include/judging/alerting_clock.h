@@ -1,0 +1,83 @@
+/*
+ * judging/alerting_clock: the alerts that time passing raises
+ * (docs/alerts.md "Where they come from"): a source that started no new
+ * run for too long (no_new_run), and the agent's own health
+ * (agent_unhealthy, agent_recovered) from the sink's statistics and the
+ * shared counters of rejected input.
+ *
+ * Contract
+ * - The sources it watches are the configured ones whose format says its
+ *   files are runs (ops->run_source, formats/format.h), matched to the
+ *   configuration at every look (a reload may change them). A source is
+ *   known by its format and path and is watched from when it is first seen.
+ * - pl_alert_clock_run_started() and pl_alert_clock_run_started_in() hear
+ *   that a run started (the run alerts tell it); a start later than any
+ *   known begins a new silence (alert/silence.h), and the timer is moved
+ *   to its deadline.
+ * - Silence is judged only once the backlog present at start has been read
+ *   and its runs judged, or two rescans passed (`rd`, `runs`: NULL for
+ *   none), so a restart does not mistake runs not yet re-read for silence.
+ *   Health follows alert/health.h; `dl` NULL: no server to judge (tests).
+ * - One timer judges them; it wakes at the nearest no_new_run deadline or a
+ *   quarter of unhealthy_after_s, whichever comes first, and now and then
+ *   prunes the raiser's memory. In --once (sh->once) it judges the server
+ *   only: pl_alert_clock_finish() judges rejected input and silence once,
+ *   when everything present was read.
+ * - Events go to the raiser (alerting_raise.h). Memory: the "sources" and
+ *   "health" members of the stage's state section (to/from cJSON).
+ */
+#ifndef PS_JUDGING_ALERTING_CLOCK_H
+#define PS_JUDGING_ALERTING_CLOCK_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "alert/health.h"
+#include "core/config.h"
+#include "judging/alerting_raise.h"
+#include "pipeline/commit.h"
+#include "pipeline/delivery.h"
+#include "pipeline/reader.h"
+#include "pipeline/runtracker.h"
+#include "pipeline/shared.h"
+
+struct cJSON;
+
+typedef struct pl_alert_source pl_alert_source;
+
+typedef struct pl_alert_clock {
+  pl_shared *sh;
+  pl_alert_raiser *raiser;
+  pl_delivery *dl; /* sink health; NULL: none */
+  pl_reader *rd;
+  pl_runs *runs;
+  pl_commit *commit;
+  pl_alert_source *sources;
+  ps_alert_health health;
+  uv_timer_t tick;
+  int armed; /* the backlog at start was read: silence means silence */
+  int held;  /* stopping: the timer stays stopped */
+  int ticks;
+} pl_alert_clock;
+
+void pl_alert_clock_init(pl_alert_clock *c, pl_shared *sh, pl_alert_raiser *raiser,
+                         pl_delivery *dl, pl_reader *rd, pl_runs *runs, pl_commit *commit);
+void pl_alert_clock_from_cjson(pl_alert_clock *c, const struct cJSON *section);
+/* Adds its members to `section`. */
+void pl_alert_clock_to_cjson(pl_alert_clock *c, struct cJSON *section);
+/* Starts the timer. */
+void pl_alert_clock_start(pl_alert_clock *c);
+
+/* A run of source `src` started at `start_s` (unix seconds). */
+void pl_alert_clock_run_started(pl_alert_clock *c, const ps_source_cfg *src, int64_t start_s);
+/* A run in run folder `folder` started: its source is the one of run
+ * folders (ops->run_folder) whose path (up to a wildcard) holds it. */
+void pl_alert_clock_run_started_in(pl_alert_clock *c, const char *folder, int64_t start_s);
+
+/* --once: everything present was read. */
+void pl_alert_clock_finish(pl_alert_clock *c);
+void pl_alert_clock_hold(pl_alert_clock *c);
+void pl_alert_clock_close(pl_alert_clock *c);
+void pl_alert_clock_free(pl_alert_clock *c);
+
+#endif

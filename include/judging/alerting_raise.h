@@ -1,0 +1,95 @@
+/*
+ * judging/alerting_raise: the alert stage's way out (docs/alerts.md):
+ * whether an event is raised, the outbox, the channels, the
+ * `perfship_alert` point, and what of them the state file keeps. The other
+ * alert files (alerting_clock.h, alerting_runs.h) build events and hand
+ * them here; this file knows nothing of where they came from.
+ *
+ * Contract
+ * - pl_alert_raise() takes an event and decides: the same id twice is
+ *   raised once (alert/decided.h); an event not in alerts.on, or whose age
+ *   is judged (`judge_age`) and that happened (`happened_ns`) more than
+ *   catch_up_s ago, is not raised (alert/policy.h); a repeat of (event,
+ *   `key`) within min_interval_s is dropped and counted (alert/throttle.h),
+ *   and the next one sent says how many were.
+ * - A raised event gets a time of its own (no two alike, so their points
+ *   stay apart) and the host (the `host` tag, else the machine's name),
+ *   goes into the outbox, which is saved with the offsets (pl_commit_save)
+ *   before anything is sent, then to each configured channel (exec,
+ *   webhook) and as a `perfship_alert` point through `out`. It leaves the
+ *   outbox once every channel delivered it; until then it is retried with
+ *   back-off, across restarts. In --once (sh->once) every channel is tried
+ *   once, and never again by this process.
+ * - `settled` runs after every delivery attempt; it is all this file calls
+ *   of its owner.
+ * - Memory: the outbox, the throttle and the ledger are the "outbox",
+ *   "throttle" and "seen" members of the stage's state section
+ *   (pl_alert_raiser_to_cjson / _from_cjson). Events waiting for a channel
+ *   that is no longer configured are dropped with a warning when read.
+ */
+#ifndef PS_JUDGING_ALERTING_RAISE_H
+#define PS_JUDGING_ALERTING_RAISE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alert/dispatch.h"
+#include "alert/event.h"
+#include "alert/exec.h"
+#include "alert/decided.h"
+#include "alert/outbox.h"
+#include "alert/throttle.h"
+#include "alert/webhook.h"
+#include "pipeline/commit.h"
+#include "pipeline/shared.h"
+
+struct cJSON;
+
+typedef struct pl_alert_raiser {
+  pl_shared *sh;
+  pl_commit *commit;
+  pl_aux_out out;
+  void (*settled)(void *ctx);
+  void *settled_ctx;
+  ps_outbox box;
+  ps_alert_dispatch dispatch;
+  ps_alert_throttle throttle;
+  ps_alert_decided ledger;
+  ps_alert_exec *exec;
+  ps_alert_webhook *webhook;
+  int64_t last_us; /* the time the last event got */
+} pl_alert_raiser;
+
+/* Builds the channels of sh->cfg (alerts.exec, alerts.webhook: they apply
+ * until a restart). Returns 0 or a negative errno (a channel that cannot
+ * be made; nothing is left to close). */
+int pl_alert_raiser_init(pl_alert_raiser *r, pl_shared *sh, pl_commit *commit,
+                         const pl_aux_out *out, void (*settled)(void *ctx), void *settled_ctx);
+void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const struct cJSON *section);
+/* Adds its members to `section`. */
+void pl_alert_raiser_to_cjson(pl_alert_raiser *r, struct cJSON *section);
+
+/* Takes `ev` (freed or kept, in every case). `key` is the min_interval_s
+ * key; `judge_age`: the catch-up rule applies, `happened_ns` is when. */
+void pl_alert_raise(pl_alert_raiser *r, ps_alert_event *ev, const char *key, int judge_age,
+                    int64_t happened_ns);
+/* Whether the event `id` was raised (or decided against) before. */
+int pl_alert_raised_before(const pl_alert_raiser *r, const char *id);
+/* Forgets repeats and ids too old to matter (call now and then). */
+void pl_alert_raiser_prune(pl_alert_raiser *r);
+
+/* Sends what waits (what a previous agent left, with `log_waiting`). */
+void pl_alert_raiser_kick(pl_alert_raiser *r, int log_waiting);
+/* No event waits for a channel. */
+int pl_alert_raiser_idle(const pl_alert_raiser *r);
+/* An event was not delivered to a person's channel (exec, webhook). */
+int pl_alert_raiser_failed(const pl_alert_raiser *r);
+/* Delivery attempts in flight. */
+size_t pl_alert_raiser_busy(const pl_alert_raiser *r);
+/* Stopping: no new delivery starts; those in flight finish. */
+void pl_alert_raiser_hold(pl_alert_raiser *r);
+
+void pl_alert_raiser_close(pl_alert_raiser *r);
+void pl_alert_raiser_free(pl_alert_raiser *r);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * judging/alerting_runs: the alerts about runs (docs/alerts.md "Where they
+ * come from"): a run that failed, was interrupted or stalled, and recovered
+ * from a stall; a run's regressions and improvements.
+ *
+ * Contract
+ * - Run folders: the run tracker's events (pl_alert_runs_event): an end
+ *   with status failed or interrupted, a stall, new data or an end after a
+ *   stall (run_recovered, only when run_stalled was raised for the run).
+ * - Other runs: the `runs` end markers a source gives (pl_alert_runs_tap,
+ *   from the delivery's tap); the run tracker's own markers (source
+ *   PS_RUN_MARKER_SOURCE) are left to its events, which come richer. Every
+ *   marker's time is a run start for the clock (no_new_run).
+ * - Verdicts: `perfship_verdict` points a source gives, gathered per run
+ *   for a second so that one run's points make one event; the verdict
+ *   stage's own verdicts of a run (pl_alert_runs_judged), without stage
+ *   drift. Each becomes at most one regression and one improvement event
+ *   (pl_alert_runs_verdicts).
+ * - Events go to the raiser (alerting_raise.h), keyed by the run for
+ *   min_interval_s; those about something found already over (a backfill,
+ *   a stall found when the folder was first judged) are judged by age.
+ * - pl_alert_runs_finish() (--once, everything present read): what is
+ *   gathered is raised now, and later verdict points at once.
+ */
+#ifndef PS_JUDGING_ALERTING_RUNS_H
+#define PS_JUDGING_ALERTING_RUNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "alert/event.h"
+#include "core/config.h"
+#include "core/point.h"
+#include "judging/alerting_clock.h"
+#include "judging/alerting_raise.h"
+#include "pipeline/runtracker.h"
+#include "pipeline/shared.h"
+#include "judging/verdicts.h"
+
+/* One run's changed metrics, as the verdict stage judged them: every
+ * metric carries its direction (ps_alert_metric.improvement). */
+typedef struct pl_alert_verdicts {
+  const char *source; /* as the runs markers write it: "loadgen", "dss_bench" */
+  const char *series;
+  const char *run;
+  const char *revision; /* NULL when none */
+  int64_t time_ns;      /* the verdict points' time */
+  int backfill;         /* as on the run's markers */
+  const ps_alert_metric *metrics;
+  size_t nmetrics;
+} pl_alert_verdicts;
+
+typedef struct pl_verdict_group pl_verdict_group;
+
+typedef struct pl_alert_runs {
+  pl_shared *sh;
+  pl_alert_raiser *raiser;
+  pl_alert_clock *clock;
+  pl_verdict_group *groups; /* tapped verdict points, per run */
+  uv_timer_t gather;
+  int finished; /* pl_alert_runs_finish() ran */
+} pl_alert_runs;
+
+void pl_alert_runs_init(pl_alert_runs *ar, pl_shared *sh, pl_alert_raiser *raiser,
+                        pl_alert_clock *clock);
+
+void pl_alert_runs_event(pl_alert_runs *ar, const pl_run_event *ev);
+/* Returns at once for measurements other than `runs` and `perfship_verdict`. */
+void pl_alert_runs_tap(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg *src);
+void pl_alert_runs_verdicts(pl_alert_runs *ar, const pl_alert_verdicts *v);
+/* Those of a run's verdicts that are a regression or an improvement
+ * become pl_alert_runs_verdicts(). */
+void pl_alert_runs_judged(pl_alert_runs *ar, const pl_run_verdicts *rv);
+
+void pl_alert_runs_finish(pl_alert_runs *ar);
+/* No verdict point waits to be gathered. */
+int pl_alert_runs_idle(const pl_alert_runs *ar);
+void pl_alert_runs_close(pl_alert_runs *ar);
+void pl_alert_runs_free(pl_alert_runs *ar);
+
+#endif

@@ -1,0 +1,97 @@
+/*
+ * judging/verdicts: perfship's own judgement of each run, written as
+ * `perfship_verdict` points (docs/schema.md; the method: docs/verdicts.md).
+ *
+ * Contract
+ * - Input: every point the sources give (pl_verdicts_tap(), from the
+ *   delivery's tap: judging/verdicts_collect.h picks what is judged) and
+ *   every run end the run tracker reports (pl_verdicts_run_ended()).
+ * - Loadgen, across revisions: an ended run goes into its series' history
+ *   (verdict/ledger.h, saved in the state file), and the series is judged
+ *   from that run's place to its newest run, so a run that arrives late
+ *   (a backfill reads folders in name order) rewrites every later verdict
+ *   it changes. Judging waits while the reader has a backlog (one pass
+ *   after a backfill, not one per run), and for the series' history on the
+ *   server (judging/verdicts_history.h), read once per series and start:
+ *   a server that cannot be reached delays verdicts, never loses them; one
+ *   without InfluxQL (VictoriaMetrics) or without the database leaves the
+ *   agent's own history.
+ * - Loadgen, within a run: a successful run's stages against its first
+ *   loadgen stage, once, when it ends. DSS bench: a results file's arms
+ *   against its reference arm, when its end marker passes.
+ * - Verdict points go through `out` (aux batches). Until every batch of a
+ *   pass is acknowledged, the runs it judged stay unjudged in the state: a
+ *   crash judges them again (the points overwrite themselves; the same
+ *   history gives the same points).
+ * - Hooks: `judged` once per run whose verdicts a pass wrote, when they are
+ *   sent (the alert stage raises regression/improvement events from it);
+ *   `written` when a pass was acknowledged (the report may be rewritten).
+ * - pl_verdicts_quiet(): nothing waits to be judged or sent (a --once run
+ *   may end). In --once, a history the server cannot give now is left for
+ *   the next start (the runs stay unjudged in the state).
+ * - Settings are read at start (a reload keeps them).
+ */
+#ifndef PS_JUDGING_VERDICTS_H
+#define PS_JUDGING_VERDICTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "core/config.h"
+#include "pipeline/runtracker.h"
+#include "pipeline/shared.h"
+#include "judging/verdicts_collect.h"
+#include "verdict/ledger.h"
+#include "verdict/verdict.h"
+
+/* One run's verdicts of a pass, for the alert stage. */
+typedef struct pl_run_verdicts {
+  const char *source, *series, *run, *revision;
+  int64_t time_ns;
+  int backfill;
+  const ps_verdict *v; /* this run's verdicts (all metrics and methods) */
+  size_t n;
+} pl_run_verdicts;
+
+typedef struct pl_verdicts_hooks {
+  void (*judged)(void *ctx, const pl_run_verdicts *rv);
+  void (*written)(void *ctx);
+  /* Nonzero while the reader has a backlog: judging waits (bounded). */
+  int (*busy)(void *ctx);
+  void *ctx;
+} pl_verdicts_hooks;
+
+typedef struct pl_vseries pl_vseries;
+typedef struct pl_vpass pl_vpass;
+
+typedef struct pl_verdicts {
+  pl_shared *sh;
+  const ps_config *cfg; /* the configuration at start: settings and the server */
+  pl_aux_out out;
+  pl_verdicts_hooks hooks;
+  const char **metrics; /* the judged loadgen_run fields, in cfg order */
+  size_t nmetrics;
+  ps_ledger ledger;
+  pl_collect collect;
+  pl_vseries *series; /* judging state per series */
+  pl_vpass *passes;   /* passes in flight */
+  uv_timer_t timer;
+  int fetching;      /* a history query is on the threadpool */
+  uint64_t busy_since;
+} pl_verdicts;
+
+int pl_verdicts_init(pl_verdicts *vd, pl_shared *sh, const ps_config *cfg,
+                     const pl_aux_out *out, const pl_verdicts_hooks *hooks);
+/* Restores the state section "verdicts" (pl_verdicts_to_json); NULL is fine. */
+void pl_verdicts_from_json(pl_verdicts *vd, const char *text);
+char *pl_verdicts_to_json(pl_verdicts *vd);
+
+void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p);
+void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev);
+
+int pl_verdicts_quiet(const pl_verdicts *vd);
+void pl_verdicts_close(pl_verdicts *vd);
+void pl_verdicts_free(pl_verdicts *vd);
+
+#endif

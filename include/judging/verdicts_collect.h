@@ -1,0 +1,95 @@
+/*
+ * judging/verdicts_collect: what the verdicts are computed from, picked
+ * out of the points the sources' parsers give (the delivery's tap) while a
+ * run is read, and kept until the run is judged.
+ *
+ * Contract
+ * - pl_collect_point() looks at one point and returns at once unless it is
+ *   one of: `loadgen_run` (the run's judged metrics, its series =
+ *   `test_type`, revision, and start = the point's time),
+ *   `loadgen_stage` (`loadgen`), `loadgen_stage_cycles` with task=all
+ *   (`avgDuration`), `loadgen_stage_blocks` with summary=onlyLive
+ *   (`avgSwingsetTime`, `avgBlockDuration`), `dss_bench` (per test, arm and
+ *   variant: `rps_total`, `p95_ms`, `errors`, in file order), or the `runs`
+ *   end marker of a DSS bench results file (source=dss_bench), which ends
+ *   that file: the function then returns the file's tables, complete
+ *   (PL_COLLECT_DSS_ENDED). Names and values are copied.
+ * - A loadgen run's values wait here until its end is known (the run
+ *   tracker's event, pl_collect_find_run()); an ended run with stage figures
+ *   stays until pl_collect_drop_run() (after its stage verdicts were
+ *   acknowledged), as a DSS file's tables stay until pl_collect_drop_dss(),
+ *   so a crash in between judges them again.
+ * - Points seen twice (a replay after a restart) overwrite what was there.
+ * - Everything survives a restart through pl_collect_to_json() /
+ *   pl_collect_from_json() (a state section).
+ */
+#ifndef PS_JUDGING_VERDICTS_COLLECT_H
+#define PS_JUDGING_VERDICTS_COLLECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/point.h"
+#include "verdict/stage_drift.h"
+
+typedef struct pl_lg_run {
+  struct pl_lg_run *next;
+  char *run, *series, *revision; /* series/revision NULL when unknown */
+  int64_t start_ns;              /* 0 until the loadgen_run point was seen */
+  double *values;                /* one per judged metric; NaN = absent */
+  ps_stage_figures *stages;
+  size_t nstages, stages_cap;
+  /* Set when the run ended (the run tracker said so): its stage drift is
+   * judged, then it goes. */
+  int ended;
+  int status; /* ps_run_status */
+  int backfill;
+  int in_flight;
+} pl_lg_run;
+
+typedef struct pl_dss_arm {
+  char *label;
+  double *rps_total, *p95_ms, *errors; /* per variant index; NaN = absent */
+} pl_dss_arm;
+
+typedef struct pl_dss_test {
+  char *test;
+  pl_dss_arm *arms;
+  size_t narms, nvariants;
+} pl_dss_test;
+
+typedef struct pl_dss_doc {
+  struct pl_dss_doc *next;
+  char *run;
+  pl_dss_test *tests;
+  size_t ntests;
+  int ended; /* its `runs` marker was seen */
+  int64_t time_ns;
+  int backfill;
+  int in_flight; /* its verdicts are being sent */
+} pl_dss_doc;
+
+typedef struct pl_collect {
+  const char *const *metrics; /* the judged loadgen_run fields */
+  size_t nmetrics;
+  pl_lg_run *runs;
+  pl_dss_doc *docs;
+} pl_collect;
+
+enum { PL_COLLECT_NONE = 0, PL_COLLECT_DSS_ENDED = 1 };
+
+void pl_collect_init(pl_collect *c, const char *const *metrics, size_t nmetrics);
+void pl_collect_free(pl_collect *c);
+/* *doc is set when the result is PL_COLLECT_DSS_ENDED. */
+int pl_collect_point(pl_collect *c, const ps_point *p, pl_dss_doc **doc);
+/* The values of loadgen run `run`, or NULL. */
+pl_lg_run *pl_collect_find_run(pl_collect *c, const char *run);
+void pl_collect_drop_run(pl_collect *c, pl_lg_run *r);
+void pl_collect_drop_dss(pl_collect *c, pl_dss_doc *doc);
+
+cJSON *pl_collect_to_json(const pl_collect *c);
+void pl_collect_from_json(pl_collect *c, const cJSON *json);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * judging/verdicts_history: a series' earlier runs as the server knows
+ * them, read back once per series and agent start so that a fresh agent
+ * pointed at a server holding months of runs judges against them
+ * (docs/verdicts.md, "Where the history comes from").
+ *
+ * Contract
+ * - pl_history_query_text() builds the InfluxQL for one loadgen series:
+ *   the `status` and the judged metrics of `loadgen_run` where `test_type`
+ *   is the series, one group per run (every name from the configuration or
+ *   the data is quoted, influx/influxql.h).
+ * - pl_history_fetch() runs it on libuv's threadpool (the request blocks
+ *   for up to influxdb.timeout_ms) with the sink's configuration, and calls
+ *   `done` on the loop with the client's return code (influx/client.h: 0,
+ *   -EIO unreachable, -ENOENT no database yet, -EOPNOTSUPP no InfluxQL,
+ *   ...) and the answer. A failed start returns a negative errno and never
+ *   calls `done`.
+ * - pl_history_parse() reads such an answer and calls `row` once per run:
+ *   its name, revision (NULL when absent), start time (the loadgen_run
+ *   point's time), status, and one value per metric (NaN when absent). A
+ *   run with several rows gives its last. Returns 0, or -EPROTO when the
+ *   text is not such an answer.
+ */
+#ifndef PS_JUDGING_VERDICTS_HISTORY_H
+#define PS_JUDGING_VERDICTS_HISTORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "core/buf.h"
+#include "core/config.h"
+#include "runs/runs.h"
+
+int pl_history_query_text(const char *series, const char *const *metrics, size_t nmetrics,
+                          ps_buf *out);
+
+typedef void (*pl_history_done_cb)(void *arg, int rc, const char *json, size_t len,
+                                   const char *err);
+
+int pl_history_fetch(uv_loop_t *loop, const ps_config *cfg, const char *influxql,
+                     pl_history_done_cb done, void *arg);
+
+typedef void (*pl_history_row_cb)(void *ctx, const char *run, const char *revision,
+                                  int64_t start_ns, ps_run_status status, const double *values);
+
+int pl_history_parse(const char *json, const char *const *metrics, size_t nmetrics,
+                     pl_history_row_cb row, void *ctx);
+
+#endif
