@@ -5,6 +5,7 @@ in the middle of a slog loses and doubles nothing.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,8 +14,8 @@ import unittest
 import zlib
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (DATA_DIR, Agent, InfluxTestCase, convert, wait_until,  # noqa: E402
-                     write_config, write_lines)
+from harness import (DATA_DIR, Agent, InfluxTestCase, convert, run_perfship,  # noqa: E402
+                     wait_until, write_config, write_lines)
 
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
 SLOG = ("loadgen_slog_block", "loadgen_slog_vat", "loadgen_slog_stage")
@@ -59,6 +60,13 @@ class SlogLive(InfluxTestCase):
             out[key] = r
         return out
 
+    @staticmethod
+    def written(agent):
+        """Points the last run of the agent wrote (its summary line; the log
+        is appended to by every start)."""
+        got = re.findall(r"done: .*?, (\d+) points written", agent.output())
+        return int(got[-1])
+
     def converted_db(self, folder, db):
         rc, out, err = convert("loadgen", [folder])
         self.assertIn(rc, (0, 65), err)
@@ -90,6 +98,16 @@ class SlogLive(InfluxTestCase):
         # a second start reads no complete stage again: nothing to do, same data
         agent = Agent(self.config("live1"), ["--once"]).start()
         self.assertEqual(agent.wait(180), 0, agent.output()[-2000:])
+        self.assertEqual(self.written(agent), 1)  # the heartbeat alone
+        self.assert_same("conv1", "live1", run)
+        # forgetting the run folder forgets its slogs too: read again, same data
+        cfg = self.config("live1")
+        rc, out, err = run_perfship(["-c", cfg, "forget", os.path.join(self.results, run)])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("3 slog stages", out)
+        agent = Agent(cfg, ["--once"]).start()
+        self.assertEqual(agent.wait(180), 0, agent.output()[-2000:])
+        self.assertGreater(self.written(agent), 1)
         self.assert_same("conv1", "live1", run)
 
     def test_running_stage_partial_then_complete(self):
