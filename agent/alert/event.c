@@ -2,7 +2,7 @@
  * alert/event.c: the event, its id and its JSON (include/alert/event.h).
  *
  * Design
- * - The id hashes the four identifying parts, each followed by a NUL so
+ * - The id hashes the five identifying parts, each followed by a NUL so
  *   that ("ab", "c") and ("a", "bc") differ, twice: FNV-1a 64 forwards and
  *   backwards with different seeds, printed as 32 hex digits. No secret is
  *   involved; the id only has to be stable and not collide among the few
@@ -102,15 +102,15 @@ static uint64_t fnv_backward(uint64_t h, const char *p, size_t n) {
   return h;
 }
 
-void ps_alert_id(char out[PS_ALERT_ID_LEN + 1], ps_alert_kind kind, const char *source,
-                 const char *run, int64_t marker_ns) {
+void ps_alert_id(char out[PS_ALERT_ID_LEN + 1], ps_alert_kind kind, const char *host,
+                 const char *source, const char *run, int64_t marker_ns) {
   ps_buf b;
   ps_buf_init(&b, 0);
   char when[32];
   snprintf(when, sizeof when, "%" PRId64, marker_ns);
-  const char *parts[] = {ps_alert_kind_name(kind), source ? source : "", run ? run : "",
-                         when};
-  for (size_t i = 0; i < 4; i++)
+  const char *parts[] = {ps_alert_kind_name(kind), host ? host : "", source ? source : "",
+                         run ? run : "", when};
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     if (ps_buf_puts(&b, parts[i]) < 0 || ps_buf_putc(&b, '\0') < 0)
       break;
   /* Out of memory above leaves a shorter text: still a stable hash of it. */

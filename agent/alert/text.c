@@ -44,7 +44,8 @@ int ps_alert_text_run(ps_buf *out, ps_alert_kind kind, const ps_run_view *v) {
   }
 }
 
-static int put_metric(ps_buf *out, const ps_alert_metric *m) {
+/* ref: the reference arm the line already named (NULL: none). */
+static int put_metric(ps_buf *out, const ps_alert_metric *m, const char *ref) {
   int rc = ps_buf_puts(out, m->metric);
   if (m->stage)
     rc |= ps_buf_printf(out, " of stage %s", m->stage);
@@ -54,14 +55,38 @@ static int put_metric(ps_buf *out, const ps_alert_metric *m) {
     rc |= ps_buf_printf(out, " %+.1f%%", m->change_pct);
   if (m->have_value && m->have_baseline)
     rc |= ps_buf_printf(out, " (%.6g against %.6g%s%s)", m->value, m->baseline,
-                        m->reference ? " of " : "", m->reference ? m->reference : "");
+                        m->reference && !ref ? " of " : "",
+                        m->reference && !ref ? m->reference : "");
   return rc ? -ENOMEM : 0;
+}
+
+/* The reference arm when every metric is an arm comparison against the
+ * same one (a DSS test), else NULL. */
+static const char *one_reference(const ps_alert_event *ev) {
+  const char *ref = NULL;
+  for (size_t i = 0; i < ev->nmetrics; i++) {
+    const ps_alert_metric *m = &ev->metrics[i];
+    if (!m->arm || !m->reference || (ref && strcmp(ref, m->reference)))
+      return NULL;
+    ref = m->reference;
+  }
+  return ref;
 }
 
 int ps_alert_text_verdict(ps_buf *out, const ps_alert_event *ev) {
   const char *word = ev->kind == PS_ALERT_IMPROVEMENT ? "improvement" : "regression";
   int rc = ps_buf_printf(out, "%s: %s", ev->run ? ev->run : "?", word);
-  if (ev->series)
+  /* A DSS verdict compares arms of one run, not the run with earlier ones
+   * (docs/verdicts.md): the text names the test and the reference arm. */
+  const char *ref = one_reference(ev);
+  int arms = 0;
+  for (size_t i = 0; i < ev->nmetrics; i++)
+    arms |= ev->metrics[i].arm != NULL;
+  if (arms && ev->series)
+    rc |= ps_buf_printf(out, " in test %s", ev->series);
+  if (ref)
+    rc |= ps_buf_printf(out, " against the reference arm %s", ref);
+  else if (!arms && ev->series)
     rc |= ps_buf_printf(out, " against earlier %s runs", ev->series);
   if (ev->nmetrics == 1)
     rc |= ps_buf_puts(out, " in ");
@@ -71,7 +96,7 @@ int ps_alert_text_verdict(ps_buf *out, const ps_alert_event *ev) {
   for (size_t i = 0; i < ev->nmetrics; i++) {
     if (i)
       rc |= ps_buf_puts(out, ", ");
-    rc |= put_metric(out, &ev->metrics[i]);
+    rc |= put_metric(out, &ev->metrics[i], ref);
     if (ev->metrics[i].change_run && (!ev->run || strcmp(ev->metrics[i].change_run, ev->run)))
       since = ev->metrics[i].change_run;
   }

@@ -22,6 +22,7 @@
 #include "alert/exec.h"
 #include "alert/webhook.h"
 #include "cmd/cmd.h"
+#include "core/figures.h"
 #include "core/sysexits_ps.h"
 
 typedef struct probe {
@@ -57,13 +58,14 @@ static int build_event(ps_alert_event *ev, ps_alert_kind kind, const ps_config *
            "perfship alert test from %s: a sample %s event; nothing happened", host,
            ps_alert_kind_name(kind));
   /* Each test is a new event: a receiver that drops repeated ids keeps it. */
-  ps_alert_id(ev->id, kind, "perfship", "perfship-alert-test", ev->time_ns);
+  ps_alert_id(ev->id, kind, host, "perfship", "perfship-alert-test", ev->time_ns);
   if (ps_alert_set(&ev->host, host) || ps_alert_set(&ev->source, "perfship") ||
       ps_alert_set(&ev->run, "perfship-alert-test") || ps_alert_set(&ev->status, "test") ||
       ps_alert_set(&ev->text, text))
     return -ENOMEM;
   if (kind == PS_ALERT_REGRESSION || kind == PS_ALERT_IMPROVEMENT) {
-    ps_alert_metric m = {.metric = "cycleAvgDuration", .improvement = kind == PS_ALERT_IMPROVEMENT,
+    /* the first headline figure; the event copies it */
+    ps_alert_metric m = {.metric = (char *)ps_figures[0].name, .improvement = kind == PS_ALERT_IMPROVEMENT,
                          .have_value = 1, .have_baseline = 1, .have_change_pct = 1,
                          .value = kind == PS_ALERT_IMPROVEMENT ? 21.2 : 27.8, .baseline = 24.33};
     m.change_pct = (m.value - m.baseline) / m.baseline * 100.0;

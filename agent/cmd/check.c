@@ -6,7 +6,12 @@
  * (same URL, precision and auth through ps_influx_write_sync). InfluxDB
  * authenticates, then looks the database up, then parses the body, so an
  * empty body answers exactly "would a write be accepted" without storing
- * anything. Exit 0 only when both halves are fine; 78 for a configuration
+ * anything. Then a read (SHOW MEASUREMENTS LIMIT 1, the cheapest statement
+ * that needs READ on the database) the way the agent's readers make it:
+ * credentials that can write but not read, or a v2 bucket InfluxQL cannot
+ * find, fail here rather than as an empty history. A server without
+ * InfluxQL (VictoriaMetrics) passes with a note. Exit 0 only when all of
+ * it is fine; 78 for a configuration
  * problem (including the secrets files), 69 when the server is unreachable or
  * refuses. Nothing here ever prints a secret: only where it comes from.
  */
@@ -64,12 +69,20 @@ static void print_summary(const ps_config *cfg) {
   else if (access(cfg->state_dir, W_OK) != 0)
     printf(" (not writable by this user)");
   printf("\n");
+  int have_host = 0;
   if (cfg->ntags) {
     printf("tags:");
-    for (size_t i = 0; i < cfg->ntags; i++)
+    for (size_t i = 0; i < cfg->ntags; i++) {
       printf(" %s=%s", cfg->tags[i].key, cfg->tags[i].value);
+      have_host |= strcmp(cfg->tags[i].key, "host") == 0;
+    }
     printf("\n");
   }
+  /* what the agent's points will say (pipeline/delivery.h): two machines
+   * must not show the same */
+  char name[256] = "";
+  if (!have_host && gethostname(name, sizeof name - 1) == 0 && name[0])
+    printf("host: %s (the machine's name; set tags.host for another)\n", name);
   printf("sources: %zu\n", cfg->nsources);
   for (size_t i = 0; i < cfg->nsources; i++) {
     const ps_source_cfg *s = &cfg->sources[i];
@@ -84,7 +97,9 @@ static void print_summary(const ps_config *cfg) {
   }
 }
 
-static int probe_write(const ps_config *cfg) {
+/* *db_missing: a v1 database the agent creates at start (create_database),
+ * which the read probe then cannot find either. */
+static int probe_write(const ps_config *cfg, int *db_missing) {
   long status = 0;
   ps_buf answer, shown;
   ps_buf_init(&answer, 0);
@@ -113,6 +128,7 @@ static int probe_write(const ps_config *cfg) {
       printf("write probe: database \"%s\" not found; `perfship run` creates it at "
              "start (create_database = true; the user needs admin rights for that)\n",
              cfg->influxdb.database);
+      *db_missing = 1;
       code = PS_EXIT_OK;
     } else {
       fprintf(stderr, "perfship: write probe: database \"%s\" not found on %s and "
@@ -125,17 +141,25 @@ static int probe_write(const ps_config *cfg) {
             "influxdb.org and influxdb.bucket, and that the server has the v2 API "
             "(else set api = \"v1\")\n", cfg->influxdb.url, said);
   } else if (status == 401 || status == 403) {
-    if (cfg->influxdb.api == PS_API_V2)
-      fprintf(stderr, "perfship: write probe: the server refused the token (HTTP %ld: "
-              "%s); check token_file or PERFSHIP_TOKEN, and that the token may write "
-              "bucket \"%s\"\n", status, said, cfg->influxdb.bucket);
-    else if (nonempty(cfg->influxdb.username))
-      fprintf(stderr, "perfship: write probe: the server refused user \"%s\" (HTTP "
-              "%ld: %s); check influxdb.username and the password in %s, and that the "
-              "user may write database \"%s\"\n", cfg->influxdb.username, status, said,
+    /* 401: the credentials are wrong; 403: right, but without the right */
+    if (cfg->influxdb.api == PS_API_V2 && status == 401)
+      fprintf(stderr, "perfship: write probe: the server refused the token: wrong token "
+              "(HTTP 401: %s); check token_file or PERFSHIP_TOKEN\n", said);
+    else if (cfg->influxdb.api == PS_API_V2)
+      fprintf(stderr, "perfship: write probe: the server refused the token: it lacks the "
+              "right to write bucket \"%s\" (HTTP 403: %s); give it write access\n",
+              cfg->influxdb.bucket, said);
+    else if (nonempty(cfg->influxdb.username) && status == 401)
+      fprintf(stderr, "perfship: write probe: the server refused user \"%s\": wrong user "
+              "or password (HTTP 401: %s); check influxdb.username and the password in "
+              "%s\n", cfg->influxdb.username, said,
               nonempty(cfg->influxdb.password_file) ? cfg->influxdb.password_file
-                                                    : "password_file (none is set)",
-              cfg->influxdb.database);
+                                                    : "password_file (none is set)");
+    else if (nonempty(cfg->influxdb.username))
+      fprintf(stderr, "perfship: write probe: the server refused user \"%s\": the user "
+              "lacks the right to write database \"%s\" (HTTP 403: %s); GRANT WRITE ON "
+              "\"%s\" TO \"%s\" (ALL to read it back too)\n", cfg->influxdb.username,
+              cfg->influxdb.database, said, cfg->influxdb.database, cfg->influxdb.username);
     else
       fprintf(stderr, "perfship: write probe: the server requires authentication "
               "(HTTP %ld: %s); set influxdb.username and influxdb.password_file\n",
@@ -146,6 +170,51 @@ static int probe_write(const ps_config *cfg) {
   }
   ps_buf_free(&answer);
   ps_buf_free(&shown);
+  return code;
+}
+
+/* What the readers need (the verdicts' history, the report, `perfship
+ * verdicts`): a write token or user that cannot read passes the write
+ * probe, and every read then fails. */
+static int probe_read(const ps_config *cfg, int db_missing) {
+  const int v2 = cfg->influxdb.api == PS_API_V2;
+  const char *what = v2 ? cfg->influxdb.bucket : cfg->influxdb.database;
+  if (db_missing) {
+    printf("read probe: skipped until the database exists\n");
+    return PS_EXIT_OK;
+  }
+  ps_buf json, err;
+  ps_buf_init(&json, 0);
+  ps_buf_init(&err, 4096);
+  int rc = ps_influx_query(cfg, "SHOW MEASUREMENTS LIMIT 1", &json, &err);
+  int code = PS_EXIT_UNAVAILABLE;
+  const char *said = err.data ? err.data : strerror(-rc);
+  if (rc == 0) {
+    printf("read probe: SHOW MEASUREMENTS answered: %s \"%s\" can be read\n",
+           v2 ? "bucket" : "database", what);
+    code = PS_EXIT_OK;
+  } else if (rc == -EOPNOTSUPP) {
+    /* VictoriaMetrics: writes work; verdicts judge the runs the agent saw */
+    printf("read probe: %s; the agent judges against the runs it saw itself, and "
+           "`perfship report` and `perfship verdicts` cannot read this server\n", said);
+    code = PS_EXIT_OK;
+  } else if (rc == -EACCES) {
+    if (v2)
+      fprintf(stderr, "perfship: read probe: the token can write but not read bucket "
+              "\"%s\" (%s); give it read access to the bucket too: the verdicts' history, "
+              "the report and `perfship verdicts` read it back\n", what, said);
+    else if (nonempty(cfg->influxdb.username))
+      fprintf(stderr, "perfship: read probe: user \"%s\" can write but not read database "
+              "\"%s\" (%s); GRANT ALL ON \"%s\" TO \"%s\" (or READ as well as WRITE): "
+              "the verdicts' history, the report and `perfship verdicts` read it back\n",
+              cfg->influxdb.username, what, said, what, cfg->influxdb.username);
+    else
+      fprintf(stderr, "perfship: read probe: the server refused the read (%s)\n", said);
+  } else {
+    fprintf(stderr, "perfship: read probe: %s\n", said);
+  }
+  ps_buf_free(&json);
+  ps_buf_free(&err);
   return code;
 }
 
@@ -179,7 +248,12 @@ int ps_cmd_check(int argc, char **argv, ps_config *cfg, int cfg_given) {
   fflush(stdout);
   ps_buf_free(&version);
   ps_buf_free(&err);
-  int code = probe_write(cfg);
+  int db_missing = 0;
+  int code = probe_write(cfg, &db_missing);
+  if (code == PS_EXIT_OK) {
+    fflush(stdout);
+    code = probe_read(cfg, db_missing);
+  }
   if (code == PS_EXIT_OK)
     printf("check: ok\n");
   return code;

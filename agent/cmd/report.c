@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -25,10 +26,12 @@
 #include "state/state.h"
 
 static const char report_usage[] =
-    "usage: perfship [-c FILE] report -o FILE.html [--since DURATION] [--source S]\n"
+    "usage: perfship [-c FILE] report -o FILE.html [--since DURATION] [--source S] "
+    "[--host H]...\n"
     "  -o, --output FILE   where to write the page (\"-\": standard output)\n"
     "  --since DURATION    how far back: 90d (default: report.since_days), 12h, 2w, ...\n"
-    "  --source S          only \"loadgen\" or only \"dss_bench\"\n";
+    "  --source S          only \"loadgen\" or only \"dss_bench\"\n"
+    "  --host H            only machine H (its host tag); repeatable (default: every host)\n";
 
 /* "--name VALUE" or "--name=VALUE"; returns 1 when argv[*i] is that option. */
 static int take_opt(int argc, char **argv, int *i, const char *name, const char *alias,
@@ -63,9 +66,18 @@ static const char *local_last_error(const ps_config *cfg, ps_state *st) {
   return st->nerrors ? st->errors[st->nerrors - 1] : NULL;
 }
 
+static int make_page(ps_config *cfg, const char *out, const char *since, const char *source,
+                     const char **hosts, size_t nhosts);
+
 int ps_cmd_report(int argc, char **argv, ps_config *cfg, int cfg_given) {
   (void)cfg_given;
   const char *out = NULL, *since = NULL, *source = NULL;
+  const char **hosts = calloc((size_t)(argc > 0 ? argc : 1), sizeof *hosts);
+  size_t nhosts = 0;
+  if (!hosts) {
+    fprintf(stderr, "perfship: report: out of memory\n");
+    return PS_EXIT_SOFTWARE;
+  }
   int bad = 0;
   for (int i = 1; i < argc && !bad; i++) {
     const char *v = NULL;
@@ -75,16 +87,32 @@ int ps_cmd_report(int argc, char **argv, ps_config *cfg, int cfg_given) {
       since = v;
     else if (take_opt(argc, argv, &i, "--source", NULL, &v, &bad))
       source = v;
+    else if (take_opt(argc, argv, &i, "--host", NULL, &v, &bad))
+      hosts[nhosts++] = v;
     else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
       fputs(report_usage, stdout);
+      free(hosts);
       return PS_EXIT_OK;
     } else {
       fprintf(stderr, "perfship: report: unexpected argument '%s'\n%s", argv[i], report_usage);
       bad = 1;
     }
   }
-  if (bad)
-    return PS_EXIT_USAGE;
+  int code = bad ? PS_EXIT_USAGE : PS_EXIT_OK;
+  for (size_t h = 0; !bad && h < nhosts; h++)
+    if (!hosts[h][0] || strchr(hosts[h], '\r')) {
+      fprintf(stderr, "perfship: report: --host needs a machine's host tag, not '%s'\n%s",
+              hosts[h], report_usage);
+      code = PS_EXIT_USAGE;
+    }
+  if (code == PS_EXIT_OK)
+    code = make_page(cfg, out, since, source, hosts, nhosts);
+  free(hosts);
+  return code;
+}
+
+static int make_page(ps_config *cfg, const char *out, const char *since, const char *source,
+                     const char **hosts, size_t nhosts) {
   if (!out || !out[0]) {
     fprintf(stderr, "perfship: report: say where to write the page with -o FILE.html\n%s",
             report_usage);
@@ -115,6 +143,8 @@ int ps_cmd_report(int argc, char **argv, ps_config *cfg, int cfg_given) {
       .source = source,
       .chart_js = cfg->report.chart_js,
       .last_error = local_last_error(cfg, &st),
+      .hosts = hosts,
+      .nhosts = nhosts,
   };
   ps_buf html, err;
   ps_buf_init(&html, 0);

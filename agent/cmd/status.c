@@ -3,8 +3,9 @@
  * and safe while the agent runs (the state file is replaced atomically).
  * Per file: the acknowledged offset against the current size, so "behind"
  * is what a restart would send again; then the pending points at the last
- * save and the last errors. Nothing here can hold a secret: the state never
- * stores one.
+ * save, whether the server answers (status code, message, since when) and
+ * the last errors. Nothing here can hold a secret: the state never stores
+ * one.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,9 +15,50 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "cmd/cmd.h"
 #include "state/state.h"
 #include "core/sysexits_ps.h"
+
+/* The agent's trouble with the server at its last save (the "server"
+ * section the delivery keeps: include/pipeline/delivery.h). The agent
+ * saves when an episode begins, changes or ends, so while it runs this is
+ * now. */
+static void print_server(const ps_state *s, int running) {
+  const char *json = ps_state_section(s, "server");
+  if (!json)
+    return; /* saved by an agent from before the section */
+  cJSON *o = cJSON_Parse(json);
+  const cJSON *since = cJSON_GetObjectItemCaseSensitive(o, "since");
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive(o, "status");
+  const cJSON *msg = cJSON_GetObjectItemCaseSensitive(o, "message");
+  if (!cJSON_IsNumber(since) || since->valuedouble <= 0) {
+    printf("server: %s\n", running ? "answering" : "was answering when the agent stopped");
+    cJSON_Delete(o);
+    return;
+  }
+  char when[32] = "?";
+  time_t t = (time_t)since->valuedouble;
+  struct tm tm;
+  if (gmtime_r(&t, &tm))
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  long code = cJSON_IsNumber(status) ? (long)status->valuedouble : 0;
+  printf("server: %s since %s: ", running ? "failing" : "was failing when the agent stopped,",
+         when);
+  if (code)
+    printf("HTTP %ld", code);
+  else
+    printf("unreachable");
+  if (cJSON_IsString(msg) && msg->valuestring[0]) {
+    fputs(" (", stdout);
+    for (const char *c = msg->valuestring; *c; c++) /* server text: no control bytes */
+      putchar((unsigned char)*c < 0x20 || *c == 0x7f ? ' ' : *c);
+    putchar(')');
+  }
+  printf("; the data is kept and retried\n");
+  cJSON_Delete(o);
+}
 
 int ps_cmd_status(int argc, char **argv, ps_config *cfg, int cfg_given) {
   (void)cfg_given;
@@ -63,6 +105,7 @@ int ps_cmd_status(int argc, char **argv, ps_config *cfg, int cfg_given) {
              f->line, have ? "replaced" : "missing");
     }
   }
+  print_server(&s, lock == -EWOULDBLOCK);
   printf("last errors: %zu\n", s.nerrors);
   for (size_t i = 0; i < s.nerrors; i++)
     printf("  %s\n", s.errors[i]);

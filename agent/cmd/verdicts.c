@@ -9,8 +9,9 @@
  *   first, then by the size of the change.
  * - Text from the data (run names, series, arms) is printed without control
  *   characters, so a hostile name cannot forge lines or escape sequences.
- * - Exit: 0; 64 usage; 69 the server could not be reached or answered
- *   nothing usable (or has no InfluxQL endpoint: VictoriaMetrics).
+ * - Exit: 0; 64 usage; 69 the server could not be reached, refused, has
+ *   no such database (or bucket mapping: the message names it), answered
+ *   nothing usable, or has no InfluxQL endpoint (VictoriaMetrics).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -46,8 +47,9 @@ typedef struct table {
 static int usage(const char *msg) {
   if (msg)
     fprintf(stderr, "perfship verdicts: %s\n", msg);
-  fputs("usage: perfship [-c FILE] verdicts [--source S] [--series NAME] [--since DURATION] "
-        "[--json]\n"
+  fputs("usage: perfship [-c FILE] verdicts [--source S] [--series NAME] [--host H]... "
+        "[--since DURATION] [--json]\n"
+        "  --host H: only the verdicts of machine H (its `host` tag); repeatable\n"
         "  DURATION: a number with s, m, h, d or w (default 7d)\n",
         stderr);
   return PS_EXIT_USAGE;
@@ -117,8 +119,8 @@ static void print_table(const table *t, const char *since) {
          reg, reg == 1 ? "" : "s", imp, imp == 1 ? "" : "s");
   if (!t->n)
     return;
-  printf("%-11s %9s  %-36s %-16s %-30s %12s %12s  %s\n", "VERDICT", "CHANGE", "WHAT", "SERIES",
-         "RUN", "VALUE", "BASELINE", "CHANGE BEGAN IN");
+  printf("%-11s %9s  %-16s %-36s %-16s %-30s %12s %12s  %s\n", "VERDICT", "CHANGE", "HOST",
+         "WHAT", "SERIES", "RUN", "VALUE", "BASELINE", "CHANGE BEGAN IN");
   for (size_t i = 0; i < t->n; i++) {
     const row *r = &t->rows[i];
     char what[256];
@@ -134,6 +136,10 @@ static void print_table(const table *t, const char *since) {
     if (!isnan(r->change_pct))
       snprintf(change, sizeof change, "%+.1f %%", r->change_pct);
     printf("%-11s %9s  ", r->verdict ? r->verdict : "?", change);
+    /* one run name can be on several machines: the host tells them apart */
+    const char *host = cell_str(t, r, "host");
+    put_clean(host && host[0] ? host : "-", 16);
+    putchar(' ');
     put_clean(what, 36);
     putchar(' ');
     put_clean(cell_str(t, r, "series"), 16);
@@ -182,6 +188,12 @@ static void print_json(const table *t) {
 int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   (void)cfg_given;
   const char *source = NULL, *series = NULL, *since = "7d";
+  const char **hosts = calloc((size_t)(argc > 0 ? argc : 1), sizeof *hosts);
+  size_t nhosts = 0;
+  if (!hosts) {
+    fprintf(stderr, "perfship verdicts: out of memory\n");
+    return PS_EXIT_SOFTWARE;
+  }
   int64_t since_s = DEFAULT_SINCE_S;
   int json = 0;
   for (int i = 1; i < argc; i++) {
@@ -193,17 +205,24 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
       source = argv[++i];
     } else if (!strcmp(a, "--series") && has_value) {
       series = argv[++i];
+    } else if (!strcmp(a, "--host") && has_value) {
+      hosts[nhosts++] = argv[++i];
     } else if (!strcmp(a, "--since") && has_value) {
       since = argv[++i];
-      if (ps_parse_duration_s(since, &since_s) < 0)
+      if (ps_parse_duration_s(since, &since_s) < 0) {
+        free(hosts);
         return usage("--since: not a duration (examples: 36h, 7d, 2w)");
+      }
     } else {
+      free(hosts);
       return usage(a[0] == '-' ? "unknown option or missing value" : "unexpected operand");
     }
   }
   int rc = ps_cmd_load_secrets(cfg);
-  if (rc != PS_EXIT_OK)
+  if (rc != PS_EXIT_OK) {
+    free(hosts);
     return rc;
+  }
   ps_buf q, answer, err;
   ps_buf_init(&q, 0);
   ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
@@ -215,16 +234,17 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     ok = ps_buf_puts(&q, " AND \"source\" = ") == 0 && ps_influxql_quote_string(&q, source) == 0;
   if (ok && series)
     ok = ps_buf_puts(&q, " AND \"series\" = ") == 0 && ps_influxql_quote_string(&q, series) == 0;
+  for (size_t h = 0; ok && h < nhosts; h++)
+    ok = ps_buf_puts(&q, h ? " OR \"host\" = " : " AND (\"host\" = ") == 0 &&
+         ps_influxql_quote_string(&q, hosts[h]) == 0 &&
+         (h + 1 < nhosts || ps_buf_putc(&q, ')') == 0);
   if (!ok) {
     fprintf(stderr, "perfship verdicts: a name holds a character InfluxQL cannot carry\n");
     rc = PS_EXIT_USAGE;
     goto out;
   }
   int qrc = ps_influx_query(cfg, q.data, &answer, &err);
-  if (qrc == -ENOENT) { /* no database yet: nothing was judged */
-    ps_buf_reset(&answer);
-    ps_buf_puts(&answer, "{\"results\":[{}]}");
-  } else if (qrc < 0) {
+  if (qrc < 0) { /* a missing database too: "0 verdicts" would hide it */
     fprintf(stderr, "perfship verdicts: %s\n", err.data ? err.data : strerror(-qrc));
     rc = PS_EXIT_UNAVAILABLE;
     goto out;
@@ -254,6 +274,7 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   free(t.rows);
   cJSON_Delete(root);
 out:
+  free(hosts);
   ps_buf_free(&q);
   ps_buf_free(&answer);
   ps_buf_free(&err);

@@ -51,6 +51,8 @@ static const ps_cfg_enum worse_names[] = {
     {"higher", PS_WORSE_HIGHER}, {"lower", PS_WORSE_LOWER}, {NULL, 0}};
 static const ps_cfg_enum change_unit_names[] = {
     {"percent", PS_CHANGE_PERCENT}, {"points", PS_CHANGE_POINTS}, {NULL, 0}};
+static const ps_cfg_enum series_by_names[] = {
+    {"host", PS_SERIES_BY_HOST}, {"test_type", PS_SERIES_BY_TEST_TYPE}, {NULL, 0}};
 
 int ps_cfg_enum_lookup(const ps_cfg_enum *t, const char *name, int *out) {
   if (!name)
@@ -265,6 +267,9 @@ static const ps_cfg_key verdicts_keys[] = {
      .min = 4, .max = 1000, .def_int = 5, .doc = "successful runs before the first verdict"},
     {.name = "window_runs", .kind = PS_K_INT, .offset = CFG(verdicts.window_runs),
      .min = 4, .max = 1000, .def_int = 60, .doc = "the newest runs a verdict looks at"},
+    {.name = "series_by", .kind = PS_K_ENUM, .offset = CFG(verdicts.series_by),
+     .names = series_by_names, .def_int = PS_SERIES_BY_HOST,
+     .doc = "\"host\" (a series per host) or \"test_type\" (every host together)"},
     {.name = "metrics", .kind = PS_K_VMETRICS, .offset = CFG(verdicts),
      .sub = verdict_metric_keys,
      .doc = "a group of metric = { worse = ...; min_change = ...; } groups"},

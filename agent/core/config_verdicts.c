@@ -11,63 +11,36 @@
 #include <libconfig.h>
 
 #include "config_private.h"
+#include "core/figures.h"
 
-/* The loadgen_run fields a verdict can judge: its numeric run-level figures
- * (docs/schema.md, "loadgen_run"), so that a misspelt metric is an error
- * with a suggestion instead of a metric that never has a value. */
-static const ps_cfg_key verdict_metric_fields[] = {
-    {.name = "duration"},
-    {.name = "chainBootstrapDuration"},
-    {.name = "walletDeployDuration"},
-    {.name = "loadgenDeployDuration"},
-    {.name = "totalBlockCount"},
-    {.name = "cycleSuccessRate"},
-    {.name = "cycleAvgDuration"},
-    {.name = "live_blockCount"},
-    {.name = "live_avgLag"},
-    {.name = "live_avgBlockDuration"},
-    {.name = "live_avgChainBlockDuration"},
-    {.name = "live_avgIdleTime"},
-    {.name = "live_avgCosmosTime"},
-    {.name = "live_avgSwingsetTime"},
-    {.name = "live_avgProcessingTime"},
-    {.name = "live_avgDeliveries"},
-    {.name = "live_avgComputrons"},
-    {.name = "live_avgSwingsetPercentage"},
-    {.name = "live_avgProcessingPercentage"},
-    {.name = NULL}};
-
-/* The seven headline metrics. Why these minimum effects: docs/verdicts.md,
- * "Step 2" (5 % is half the change the nightly run must catch; a success
- * rate is compared in points, so 100 -> 90 is 10, not 10 %). */
-static const struct {
-  const char *name;
-  ps_worse worse;
-  double min_change;
-  ps_change_unit unit;
-} verdict_metric_defaults[] = {
-    {"cycleAvgDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
-    {"cycleSuccessRate", PS_WORSE_LOWER, 2.0, PS_CHANGE_POINTS},
-    {"live_avgSwingsetTime", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
-    {"live_avgBlockDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
-    {"chainBootstrapDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
-    {"walletDeployDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
-    {"loadgenDeployDuration", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT},
-};
+/* The loadgen_run fields a verdict can judge: the run rows of the figures
+ * table (core/figures.h), as a key table, so that a misspelt metric gets
+ * the same suggestion as a misspelt key. Filled once; the same every time. */
+static const ps_cfg_key *verdict_metric_fields(void) {
+  static ps_cfg_key fields[64];
+  if (!fields[0].name) {
+    size_t n = 0;
+    for (size_t i = 0; i < ps_nfigures && n + 1 < sizeof fields / sizeof fields[0]; i++)
+      if (ps_figures[i].scope == PS_FIG_RUN)
+        fields[n++].name = ps_figures[i].name;
+  }
+  return fields;
+}
 
 void ps_cfg_verdict_metrics_defaults(ps_verdicts_cfg *v) {
   v->metrics = NULL;
   v->nmetrics = 0;
-  size_t n = sizeof verdict_metric_defaults / sizeof verdict_metric_defaults[0];
+  /* The headline figures, with their defaults (core/figures.h). */
+  size_t n = PS_FIGURES_NHEADLINE;
   v->metrics = calloc(n, sizeof *v->metrics);
   for (size_t i = 0; v->metrics && i < n; i++) {
     ps_verdict_metric_cfg *m = &v->metrics[v->nmetrics];
-    m->name = strdup(verdict_metric_defaults[i].name);
+    m->name = strdup(ps_figures[i].name);
     if (!m->name)
       break;
-    m->worse = verdict_metric_defaults[i].worse;
-    m->min_change = verdict_metric_defaults[i].min_change;
-    m->unit = verdict_metric_defaults[i].unit;
+    m->worse = ps_figures[i].worse;
+    m->min_change = ps_figures[i].min_change;
+    m->unit = ps_figures[i].change_unit;
     m->enabled = 1;
     v->nmetrics++;
   }
@@ -108,11 +81,11 @@ int ps_cfg_apply_verdict_metrics(ps_cfg_loader *L, const config_setting_t *s,
     const char *w = where.data ? where.data : name;
     int rc = 0;
     ps_verdict_metric_cfg *m = (ps_verdict_metric_cfg *)ps_verdict_metric_find(v, name);
-    const ps_cfg_key *field = verdict_metric_fields;
+    const ps_cfg_key *field = verdict_metric_fields();
     while (field->name && strcmp(field->name, name) != 0)
       field++;
     if (!field->name) {
-      const char *near = ps_cfg_nearest_key(verdict_metric_fields, name);
+      const char *near = ps_cfg_nearest_key(verdict_metric_fields(), name);
       if (near)
         rc = ps_cfg_fail(L, g, "key '%s': '%s' is not a loadgen_run field a verdict can "
                          "judge; did you mean '%s'?", w, name, near);

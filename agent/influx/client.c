@@ -229,13 +229,27 @@ int ps_influx_create_database(const ps_config *cfg, ps_buf *err) {
     if (!ok(c.status) || has_error) {
       rc = refused(c.status) ? -EACCES : -EPROTO;
       if (err) {
-        ps_buf_printf(err, "CREATE DATABASE \"%s\" failed (HTTP %ld: ", db, c.status);
+        /* 401 is the credentials themselves, 403 a user without the right:
+         * two different fixes (docs/operations.md, InfluxDB 1.x) */
+        const char *user = cfg->influxdb.username ? cfg->influxdb.username : "";
+        if (c.status == 401)
+          ps_buf_printf(err, "CREATE DATABASE \"%s\": wrong user or password for user "
+                        "\"%s\" (HTTP 401: ", db, user);
+        else if (c.status == 403)
+          ps_buf_printf(err, "CREATE DATABASE \"%s\": the user \"%s\" lacks the right to "
+                        "create databases (HTTP 403: ", db, user);
+        else
+          ps_buf_printf(err, "CREATE DATABASE \"%s\" failed (HTTP %ld: ", db, c.status);
         ps_influx_answer_text(cfg, c.answer.data, c.answer.len, err);
-        ps_buf_puts(err, rc == -EACCES
-                             ? "); the user needs admin rights to create it; create "
-                               "the database by hand or give influxdb.username an "
-                               "admin user"
-                             : "); create the database by hand");
+        if (c.status == 401)
+          ps_buf_puts(err, "); check influxdb.username and the password in "
+                           "influxdb.password_file");
+        else if (rc == -EACCES)
+          ps_buf_puts(err, "); that needs an admin user: create the database by hand "
+                           "and set influxdb.create_database = false, or give "
+                           "influxdb.username an admin user");
+        else
+          ps_buf_puts(err, "); create the database by hand");
       }
     }
   }
@@ -283,6 +297,48 @@ static const char *what_to_check(const ps_config *cfg) {
                "may read the database";
 }
 
+/* The database a read names: influxdb.database (v1), or the bucket's
+ * database part (v2; influx/endpoint.h reads "db/rp" as db and rp). */
+static void read_database(const ps_config *cfg, ps_buf *out) {
+  if (cfg->influxdb.api != PS_API_V2) {
+    ps_buf_puts(out, cfg->influxdb.database ? cfg->influxdb.database : "");
+    return;
+  }
+  const char *b = cfg->influxdb.bucket ? cfg->influxdb.bucket : "";
+  ps_buf_append(out, b, strcspn(b, "/"));
+}
+
+/* "database not found" on a read: an error that names the database and
+ * what to do, never "nothing yet" (docs/operations.md, "Reads"). For the
+ * v2 API the usual cause is a bucket without a DBRP mapping: InfluxDB 2.x
+ * answers InfluxQL only for mapped buckets, and the same words. */
+static void say_not_found(const ps_config *cfg, const char *where, long status,
+                          const char *text, ps_buf *err) {
+  if (!err)
+    return;
+  ps_buf db;
+  ps_buf_init(&db, 0);
+  read_database(cfg, &db);
+  const char *name = db.data ? db.data : "";
+  ps_buf_printf(err, "database \"%s\" not found on %.*s (HTTP %ld: ", name, url_len(where),
+                where, status);
+  if (text)
+    ps_influx_redact(cfg, text, strlen(text), err);
+  if (cfg->influxdb.api == PS_API_V2) {
+    const char *slash = cfg->influxdb.bucket ? strchr(cfg->influxdb.bucket, '/') : NULL;
+    ps_buf_printf(err, "); InfluxQL reads need bucket \"%s\" mapped to a database and "
+                  "retention policy: on InfluxDB 2.x `influx v1 dbrp create --db %s --rp "
+                  "%s --bucket-id <bucket-id> --default`; on InfluxDB 1.8 write the bucket "
+                  "as \"database/retention-policy\"",
+                  cfg->influxdb.bucket ? cfg->influxdb.bucket : "", name,
+                  slash && slash[1] ? slash + 1 : "autogen");
+  } else {
+    ps_buf_printf(err, "); check influxdb.database, or create it (CREATE DATABASE \"%s\")",
+                  name);
+  }
+  ps_buf_free(&db);
+}
+
 int ps_influx_query(const ps_config *cfg, const char *influxql, ps_buf *json,
                     ps_buf *err) {
   if (!influxql || !json)
@@ -328,7 +384,9 @@ int ps_influx_query(const ps_config *cfg, const char *influxql, ps_buf *json,
   if (e || !ok(c.status) || !j) {
     const char *text = cJSON_IsString(e) ? e->valuestring : NULL;
     rc = text && strstr(text, "database not found") ? -ENOENT : -EPROTO;
-    if (err) {
+    if (rc == -ENOENT) {
+      say_not_found(cfg, where, c.status, text, err);
+    } else if (err) {
       ps_buf_printf(err, "%.*s answered HTTP %ld: ", url_len(where), where, c.status);
       if (text)
         ps_influx_redact(cfg, text, strlen(text), err);

@@ -17,6 +17,7 @@
 #include "influx/endpoint.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -71,8 +72,23 @@ int ps_influx_query_url(const ps_config *cfg, int with_db, ps_buf *url) {
   int rc = put_base(cfg, url, "/query?epoch=ns");
   if (rc || !with_db)
     return rc;
-  if (cfg->influxdb.api == PS_API_V2)
-    return put_param(url, "db", cfg->influxdb.bucket);
+  if (cfg->influxdb.api == PS_API_V2) {
+    /* A bucket spelt "db/rp" (InfluxDB 1.8's v2 API names its database
+     * and retention policy that way, docs/operations.md) is a database
+     * and a retention policy to /query, which has no bucket names. */
+    const char *b = cfg->influxdb.bucket ? cfg->influxdb.bucket : "";
+    const char *slash = strchr(b, '/');
+    if (!slash)
+      return put_param(url, "db", b);
+    char *db = strndup(b, (size_t)(slash - b));
+    if (!db)
+      return -ENOMEM;
+    rc = put_param(url, "db", db);
+    free(db);
+    if (!rc && has(slash + 1))
+      rc = put_param(url, "rp", slash + 1);
+    return rc;
+  }
   rc = put_param(url, "db", cfg->influxdb.database);
   if (!rc && has(cfg->influxdb.retention_policy))
     rc = put_param(url, "rp", cfg->influxdb.retention_policy);

@@ -13,7 +13,7 @@
  * - Back-off is server-wide: a failure sets `resume_at`, and no piece starts
  *   before it. One uv timer wakes the dispatcher; nothing polls. A failed
  *   piece goes back to the head of the queue so order is roughly kept.
- * - A user callback (done, on_reject, missing_db) may close the sink;
+ * - A user callback (done, on_reject, missing_db, on_trouble) may close the sink;
  *   teardown then waits until the code that called the callback has
  *   unwound (`depth`), as the transport does for its own callbacks.
  * - Closing: the transport is closed first (its transfers come back
@@ -341,6 +341,15 @@ void ps_sink_hold(ps_sink *s, int hold) {
 void ps_sink_on_missing_database(ps_sink *s, void (*cb)(ps_sink *s, void *data)) {
   if (s)
     s->missing_db = cb;
+}
+
+void ps_sink_on_trouble(ps_sink *s, void (*cb)(ps_sink *s, void *data)) {
+  if (s)
+    s->on_trouble = cb;
+}
+
+const ps_sink_trouble *ps_sink_get_trouble(const ps_sink *s) {
+  return s ? &s->trouble : NULL;
 }
 
 int ps_sink_submit(ps_sink *s, ps_batch *b) {

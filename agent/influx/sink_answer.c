@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -275,6 +276,33 @@ void ps_sink_on_too_large(ps_sink *s, piece *p) {
     ps_sink_retry_later(s, p, ps_sink_jittered(s, BACKOFF_FIRST_MS, 1));
 }
 
+void ps_sink_note_trouble(ps_sink *s, long status, const char *text) {
+  ps_sink_trouble *t = &s->trouble;
+  int news = !t->since_s || t->status != status;
+  if (!t->since_s) {
+    int64_t now = (int64_t)time(NULL);
+    t->since_s = now > 0 ? now : 1;
+  }
+  t->status = status;
+  /* one line of at most sizeof text: a 1.x answer can name many lines */
+  size_t n = 0;
+  for (const char *c = text ? text : ""; *c && n + 1 < sizeof t->text; c++)
+    t->text[n++] = *c == '\n' || *c == '\r' || *c == '\t' ? ' ' : *c;
+  t->text[n] = '\0';
+  if (news && s->on_trouble)
+    s->on_trouble(s, s->data);
+}
+
+void ps_sink_trouble_over(ps_sink *s) {
+  if (!s->trouble.since_s)
+    return;
+  s->trouble.since_s = 0;
+  if (s->on_trouble)
+    s->on_trouble(s, s->data);
+  s->trouble.status = 0;
+  s->trouble.text[0] = '\0';
+}
+
 static void on_config_error(ps_sink *s, piece *p, long code, const char *msg) {
   s->config_streak++;
   uint64_t delay = ps_sink_jittered(s, CONFIG_BACKOFF_FIRST_MS, s->config_streak);
@@ -283,12 +311,14 @@ static void on_config_error(ps_sink *s, piece *p, long code, const char *msg) {
   const char *fix;
   if (code == 401)
     fix = s->api == PS_API_V2
-              ? "check influxdb.token_file (or PERFSHIP_TOKEN)"
-              : "check influxdb.username and influxdb.password_file";
+              ? "wrong token: check influxdb.token_file (or PERFSHIP_TOKEN)"
+              : "wrong user or password: check influxdb.username and "
+                "influxdb.password_file";
   else if (code == 403)
     fix = s->api == PS_API_V2
-              ? "give the token write access to the bucket"
-              : "grant the user WRITE on the database";
+              ? "the token lacks the right to write the bucket: give it write access"
+              : "the user lacks the right to write the database: GRANT WRITE (or "
+                "ALL) on it";
   else if (strstr(msg, "retention policy not found"))
     fix = "create the retention policy or correct "
           "influxdb.retention_policy";
@@ -312,6 +342,7 @@ static void on_config_error(ps_sink *s, piece *p, long code, const char *msg) {
                  "InfluxDB refused the write (HTTP %ld: %.300s): %s; keeping "
                  "the data and retrying every %.0f s",
                  code, msg, fix, (double)delay / 1000.0);
+  ps_sink_note_trouble(s, code, msg);
   ps_sink_retry_later(s, p, delay);
 }
 
@@ -329,6 +360,7 @@ static void on_transient(ps_sink *s, piece *p, long code, const char *what,
                                                       : RETRY_AFTER_MAX_S);
   else
     delay = ps_sink_jittered(s, BACKOFF_FIRST_MS, s->fail_streak);
+  ps_sink_note_trouble(s, code, what);
   if (code)
     ps_log_limited(PS_LOG_WARNING, MOD, "http-transient", 60,
                    "InfluxDB answered HTTP %ld (%.300s); keeping the data, "
@@ -376,6 +408,7 @@ void ps_sink_transfer_done(ps_sink *s, slot *sl, CURLcode res) {
   if (code >= 200 && code < 300) {
     s->fail_streak = 0;
     s->config_streak = 0;
+    ps_sink_trouble_over(s);
     s->stats.points_written += p->l1 - p->l0;
     ps_sink_piece_done(s, p);
     return;
@@ -387,6 +420,7 @@ void ps_sink_transfer_done(ps_sink *s, slot *sl, CURLcode res) {
      * over. (A batch with a bad line may never see a 2xx.) */
     s->fail_streak = 0;
     s->config_streak = 0;
+    ps_sink_trouble_over(s);
   }
   if (ps_sink_is_data_error(code, m))
     ps_sink_on_data_error(s, p, m);

@@ -93,6 +93,8 @@ struct ps_sink {
   bool held;      /* ps_sink_hold: nothing starts until released */
   bool create_db; /* v1 with influxdb.create_database on */
   void (*missing_db)(ps_sink *s, void *data);
+  ps_sink_trouble trouble;
+  void (*on_trouble)(ps_sink *s, void *data);
   int pending_closes;
   void (*closed)(void *arg);
   void *closed_arg;
@@ -132,5 +134,8 @@ bool ps_sink_is_data_error(long code, const char *msg);
 void ps_sink_on_data_error(ps_sink *s, piece *p, const char *msg);
 /* A 413: halves, or rejects a single line. */
 void ps_sink_on_too_large(ps_sink *s, piece *p);
+/* The trouble episode (ps_sink_trouble): a failed attempt, or the end. */
+void ps_sink_note_trouble(ps_sink *s, long status, const char *text);
+void ps_sink_trouble_over(ps_sink *s);
 
 #endif

@@ -111,7 +111,9 @@ static void raise_agent(pl_alert_clock *c, ps_alert_kind kind, const char *statu
   ps_alert_set(&ev.run, "agent");
   ps_alert_set(&ev.status, status);
   ev.text = text;
-  ps_alert_id(ev.id, kind, "perfship", id_part, since_s * 1000000000LL);
+  char host[256];
+  ps_alert_id(ev.id, kind, ps_config_host(c->sh->cfg, host, sizeof host), "perfship", id_part,
+              since_s * 1000000000LL);
   if (!ev.source || !ev.run || !ev.text) {
     ps_alert_event_free(&ev);
     return;
@@ -218,7 +220,9 @@ static int64_t check_silence(pl_alert_clock *c) {
                              now - began, s->silence.last_start_s,
                              s->silence.watching_since_s);
     ev.text = t.data;
-    ps_alert_id(ev.id, PS_ALERT_NO_NEW_RUN, source, s->cfg->path, began * 1000000000LL);
+    char host[256];
+    ps_alert_id(ev.id, PS_ALERT_NO_NEW_RUN, ps_config_host(c->sh->cfg, host, sizeof host),
+                source, s->cfg->path, began * 1000000000LL);
     if (!ev.source || !ev.run || !ev.text) {
       ps_alert_event_free(&ev);
       continue;

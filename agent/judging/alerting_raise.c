@@ -102,7 +102,8 @@ void pl_alert_raise(pl_alert_raiser *r, ps_alert_event *ev, const char *key, int
   ev->time_ns = (us > r->last_us ? us : r->last_us + 1) * 1000;
   r->last_us = ev->time_ns / 1000;
   char host[256];
-  ps_alert_set(&ev->host, host_of(r, host, sizeof host));
+  if (!ev->host) /* a run's event carries the run's host (its id hashes it) */
+    ps_alert_set(&ev->host, host_of(r, host, sizeof host));
   PS_INFO(MOD, "%s: %s (id %s)", name, ev->text, ev->id);
   size_t dropped_before = r->box.dropped;
   ps_outbox_entry *e = ps_outbox_add(&r->box, ev, channels_live(r), ps_alert_now_ms());

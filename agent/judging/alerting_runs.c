@@ -23,7 +23,7 @@
 
 struct pl_verdict_group {
   pl_verdict_group *next;
-  char *source, *series, *run, *revision;
+  char *host, *source, *series, *run, *revision;
   int64_t time_ns;
   int backfill;
   ps_alert_event metrics; /* only its metrics are used */
@@ -54,7 +54,9 @@ static void raise_run(pl_alert_runs *ar, ps_alert_kind kind, const ps_run_view *
   ps_buf_init(&text, 0);
   ps_alert_text_run(&text, kind, v);
   ev.text = text.data;
-  ps_alert_id(ev.id, kind, PS_RUN_MARKER_SOURCE, v->id.run, view_marker_ns(v));
+  char host[256];
+  ps_alert_id(ev.id, kind, ps_config_host(ar->sh->cfg, host, sizeof host),
+              PS_RUN_MARKER_SOURCE, v->id.run, view_marker_ns(v));
   if (!ev.run || !ev.text) {
     ps_alert_event_free(&ev);
     return;
@@ -65,8 +67,9 @@ static void raise_run(pl_alert_runs *ar, ps_alert_kind kind, const ps_run_view *
 /* run_recovered pairs with a run_stalled that was raised. */
 static void raise_recovered(pl_alert_runs *ar, const ps_run_view *v) {
   char stall_id[PS_ALERT_ID_LEN + 1];
-  ps_alert_id(stall_id, PS_ALERT_RUN_STALLED, PS_RUN_MARKER_SOURCE, v->id.run,
-              view_marker_ns(v));
+  char host[256];
+  ps_alert_id(stall_id, PS_ALERT_RUN_STALLED, ps_config_host(ar->sh->cfg, host, sizeof host),
+              PS_RUN_MARKER_SOURCE, v->id.run, view_marker_ns(v));
   if (pl_alert_raised_before(ar->raiser, stall_id))
     raise_run(ar, PS_ALERT_RUN_RECOVERED, v, 0, 0);
 }
@@ -144,6 +147,11 @@ static void on_marker(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg 
     return;
   ps_alert_event ev;
   ps_alert_event_init(&ev, kind);
+  char own[256];
+  const char *host = ps_point_tag(p, "host");
+  if (!host)
+    host = ps_config_host(ar->sh->cfg, own, sizeof own);
+  ps_alert_set(&ev.host, host);
   ps_alert_set(&ev.source, source);
   ps_alert_set(&ev.run, run);
   ps_alert_set(&ev.revision, ps_point_tag(p, "revision"));
@@ -155,8 +163,8 @@ static void on_marker(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg 
     if (asprintf(&ev.text, "%s %s", run, status) < 0)
       ev.text = NULL;
   }
-  ps_alert_id(ev.id, kind, source, run, p->time_ns);
-  if (!ev.source || !ev.run || !ev.text) {
+  ps_alert_id(ev.id, kind, host, source, run, p->time_ns);
+  if (!ev.host || !ev.source || !ev.run || !ev.text) {
     ps_alert_event_free(&ev);
     return;
   }
@@ -164,6 +172,7 @@ static void on_marker(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg 
 }
 
 static void group_free(pl_verdict_group *g) {
+  free(g->host);
   free(g->source);
   free(g->series);
   free(g->run);
@@ -177,8 +186,9 @@ static void flush_groups(pl_alert_runs *ar) {
   ar->groups = NULL;
   while (g) {
     pl_verdict_group *next = g->next;
-    pl_alert_verdicts v = {g->source, g->series,  g->run, g->revision, g->time_ns,
-                           g->backfill, g->metrics.metrics, g->metrics.nmetrics};
+    pl_alert_verdicts v = {g->source,   g->series,         g->run,
+                           g->revision, g->time_ns,        g->backfill,
+                           g->metrics.metrics, g->metrics.nmetrics, g->host};
     pl_alert_runs_verdicts(ar, &v);
     group_free(g);
     g = next;
@@ -200,8 +210,15 @@ static void on_verdict_point(pl_alert_runs *ar, const ps_point *p) {
   free(method);
   if ((!improvement && !regression) || stage_drift || !source || !run || !metric)
     return;
+  /* A verdict point names its run by (host, name): two machines' runs of
+   * one name are two events. */
+  char own[256];
+  const char *host = ps_point_tag(p, "host");
+  if (!host)
+    host = ps_config_host(ar->sh->cfg, own, sizeof own);
   pl_verdict_group *g = ar->groups;
-  while (g && !(g->time_ns == p->time_ns && !strcmp(g->run, run) && !strcmp(g->source, source)))
+  while (g && !(g->time_ns == p->time_ns && !strcmp(g->run, run) &&
+                !strcmp(g->source, source) && !strcmp(g->host, host)))
     g = g->next;
   if (!g) {
     if (!(g = calloc(1, sizeof *g)))
@@ -209,7 +226,8 @@ static void on_verdict_point(pl_alert_runs *ar, const ps_point *p) {
     g->time_ns = p->time_ns;
     g->backfill = field_bool(p, "backfill");
     g->revision = field_str(p, "revision");
-    if (ps_alert_set(&g->source, source) || ps_alert_set(&g->run, run) ||
+    if (ps_alert_set(&g->host, host) || ps_alert_set(&g->source, source) ||
+        ps_alert_set(&g->run, run) ||
         ps_alert_set(&g->series, ps_point_tag(p, "series"))) {
       group_free(g);
       return;
@@ -237,11 +255,20 @@ static void on_verdict_point(pl_alert_runs *ar, const ps_point *p) {
     flush_groups(ar);
 }
 
+static const char *const wanted[] = {PS_RUN_MARKER_MEASUREMENT, PS_VERDICT_MEASUREMENT};
+
+size_t pl_alert_runs_measurements(const char **out, size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof wanted / sizeof wanted[0] && n < cap; i++)
+    out[n++] = wanted[i];
+  return n;
+}
+
 void pl_alert_runs_tap(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg *src) {
   const char *m = p->measurement;
-  if (m[0] == 'r' && strcmp(m, "runs") == 0)
+  if (strcmp(m, wanted[0]) == 0)
     on_marker(ar, p, src);
-  else if (m[0] == 'p' && strcmp(m, "perfship_verdict") == 0)
+  else if (strcmp(m, wanted[1]) == 0)
     on_verdict_point(ar, p);
 }
 
@@ -257,6 +284,9 @@ void pl_alert_runs_verdicts(pl_alert_runs *ar, const pl_alert_verdicts *v) {
       ps_alert_event_free(&ev);
       continue;
     }
+    char own[256];
+    const char *host = v->host ? v->host : ps_config_host(ar->sh->cfg, own, sizeof own);
+    ps_alert_set(&ev.host, host);
     ps_alert_set(&ev.source, v->source);
     ps_alert_set(&ev.run, v->run);
     ps_alert_set(&ev.series, v->series);
@@ -269,8 +299,8 @@ void pl_alert_runs_verdicts(pl_alert_runs *ar, const pl_alert_verdicts *v) {
     ps_buf_init(&text, 0);
     ps_alert_text_verdict(&text, &ev);
     ev.text = text.data;
-    ps_alert_id(ev.id, kinds[dir], v->source, v->run, v->time_ns);
-    if (!ev.source || !ev.run || !ev.text) {
+    ps_alert_id(ev.id, kinds[dir], host, v->source, v->run, v->time_ns);
+    if (!ev.host || !ev.source || !ev.run || !ev.text) {
       ps_alert_event_free(&ev);
       continue;
     }
@@ -309,8 +339,9 @@ void pl_alert_runs_judged(pl_alert_runs *ar, const pl_run_verdicts *rv) {
     n++;
   }
   if (n) {
-    pl_alert_verdicts av = {rv->source, rv->series, rv->run, rv->revision, rv->time_ns,
-                            rv->backfill, m, n};
+    pl_alert_verdicts av = {rv->source,  rv->series, rv->run, rv->revision,
+                            rv->time_ns, rv->backfill, m,     n,
+                            rv->host};
     pl_alert_runs_verdicts(ar, &av);
   }
   free(m);

@@ -100,6 +100,20 @@ void pl_judging_reconfigured(pl_judging *j) {
   pl_reporter_request(&j->reporter, "configuration reread");
 }
 
+size_t pl_judging_measurements(const char **out, size_t cap) {
+  size_t n = pl_collect_measurements(out, cap);
+  const char *more[4];
+  size_t k = pl_alert_runs_measurements(more, 4);
+  for (size_t i = 0; i < k; i++) {
+    size_t j = 0;
+    while (j < n && strcmp(out[j], more[i]) != 0)
+      j++;
+    if (j == n && n < cap)
+      out[n++] = more[i];
+  }
+  return n;
+}
+
 /* Run events go to every judge of runs (their markers were acknowledged). */
 void pl_judging_run_event(pl_judging *j, const pl_run_event *ev) {
   pl_verdicts_run_ended(&j->verdicts, ev);

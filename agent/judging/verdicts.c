@@ -15,7 +15,10 @@
 #include "judging/verdicts.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,10 +35,19 @@
 #define BUSY_WAIT_MAX_MS 30000
 #define HISTORY_RETRY_FIRST_MS 2000
 #define HISTORY_RETRY_MAX_MS 60000
+/* The first history read looks this far back from the runs to judge, each
+ * further read twice as far, until the window is full or the span covers
+ * any history a database can hold (docs/verdicts.md, "Where the history
+ * comes from": every read is bounded in time). */
+#define DAY_NS (86400LL * 1000000000LL)
+#define HISTORY_SPAN_FIRST_NS (30 * DAY_NS)
+#define HISTORY_SPAN_MAX_NS (7680 * DAY_NS)
 
 struct pl_vseries {
   pl_vseries *next;
-  char *source, *series;
+  char *source, *series, *host; /* the ledger series' key */
+  int64_t span_ns;     /* how far back the next history read looks */
+  int64_t until_ns;    /* where the last read began: the next reads before it */
   int synced;          /* the server's history was merged, or there is none */
   unsigned fails;      /* history reads that failed in a row */
   uint64_t retry_at;   /* uv_now() before which it is not read again */
@@ -49,8 +61,8 @@ struct pl_vpass {
   pl_verdicts *vd;
   pass_kind kind;
   int failed; /* judging it went wrong: nothing is marked done */
-  char *source, *series; /* PASS_SERIES: whose runs to mark */
-  char **runs;           /* PASS_SERIES: the runs judged */
+  char *source, *series, *host; /* PASS_SERIES: whose runs to mark */
+  char **runs, **hosts;  /* PASS_SERIES: the runs judged, (host, name) */
   uint64_t *put_seqs;    /* PASS_SERIES: and which of their puts */
   size_t nruns;
   pl_lg_run *ended;      /* PASS_STAGES: the run judged */
@@ -91,6 +103,9 @@ int pl_verdicts_init(pl_verdicts *vd, pl_shared *sh, const ps_config *cfg,
   for (size_t i = 0; i < v->nmetrics; i++)
     vd->metrics[i] = v->metrics[i].name;
   vd->nmetrics = v->nmetrics;
+  char buf[sizeof vd->host];
+  snprintf(vd->host, sizeof vd->host, "%s", ps_config_host(cfg, buf, sizeof buf));
+  vd->series_host = v->series_by == PS_SERIES_BY_HOST ? vd->host : "";
   int rc = ps_ledger_init(&vd->ledger, vd->metrics, vd->nmetrics);
   if (rc < 0) {
     free(vd->metrics);
@@ -102,17 +117,23 @@ int pl_verdicts_init(pl_verdicts *vd, pl_shared *sh, const ps_config *cfg,
   return 0;
 }
 
-static pl_vseries *series_get(pl_verdicts *vd, const char *source, const char *series) {
+static pl_vseries *series_get(pl_verdicts *vd, const char *source, const char *series,
+                              const char *host) {
   for (pl_vseries *s = vd->series; s; s = s->next)
-    if (strcmp(s->source, source) == 0 && strcmp(s->series, series) == 0)
+    if (strcmp(s->source, source) == 0 && strcmp(s->series, series) == 0 &&
+        strcmp(s->host, host) == 0)
       return s;
   pl_vseries *s = calloc(1, sizeof *s);
-  if (!s || !(s->source = strdup(source)) || !(s->series = strdup(series))) {
-    if (s)
+  if (!s || !(s->source = strdup(source)) || !(s->series = strdup(series)) ||
+      !(s->host = strdup(host))) {
+    if (s) {
       free(s->source);
+      free(s->series);
+    }
     free(s);
     return NULL;
   }
+  s->span_ns = HISTORY_SPAN_FIRST_NS;
   s->next = vd->series;
   vd->series = s;
   return s;
@@ -121,9 +142,13 @@ static pl_vseries *series_get(pl_verdicts *vd, const char *source, const char *s
 /* --- sending a pass ------------------------------------------------------------ */
 
 static void pass_free(pl_vpass *p) {
-  for (size_t i = 0; i < p->nruns; i++)
+  for (size_t i = 0; i < p->nruns; i++) {
     free(p->runs[i]);
+    free(p->hosts[i]);
+  }
   free(p->runs);
+  free(p->hosts);
+  free(p->host);
   free(p->put_seqs);
   free(p->source);
   free(p->series);
@@ -142,9 +167,10 @@ static void pass_finished(void *arg, int ok) {
     }
   if (ok && !p->failed) {
     if (p->kind == PASS_SERIES) {
-      ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, p->source, p->series, 0);
+      ps_ledger_series *s =
+          ps_ledger_series_get(&vd->ledger, p->source, p->series, p->host, 0);
       for (size_t i = 0; s && i < p->nruns; i++) {
-        long at = ps_ledger_find(s, p->runs[i]);
+        long at = ps_ledger_find(s, p->hosts[i], p->runs[i]);
         /* A run put again while the pass was out (its own end replacing
          * what the server said of it mid-backfill) was not judged. */
         if (at >= 0 && s->runs[at].put_seq == p->put_seqs[i])
@@ -180,7 +206,7 @@ static void send_pass(pl_verdicts *vd, pl_vpass *p, const ps_verdict_list *l) {
     if (i + 1 < l->n && strcmp(l->v[i + 1].run, v->run) == 0)
       continue; /* the hook gets a run's verdicts together */
     pl_run_verdicts rv = {v->source, v->series, v->run, v->revision, v->time_ns,
-                          v->backfill, &l->v[first], i + 1 - first};
+                          v->backfill, &l->v[first], i + 1 - first, vd->host};
     vd->hooks.judged(vd->hooks.ctx, &rv);
     first = i + 1;
   }
@@ -199,11 +225,13 @@ static int judge_series(pl_verdicts *vd, ps_ledger_series *s) {
   ps_verdict_run *view = malloc(s->nruns * sizeof *view);
   pl_vpass *p = calloc(1, sizeof *p);
   char **names = calloc(s->nruns - from, sizeof *names);
+  char **hosts = calloc(s->nruns - from, sizeof *hosts);
   uint64_t *put_seqs = calloc(s->nruns - from, sizeof *put_seqs);
-  if (!view || !p || !names || !put_seqs) {
+  if (!view || !p || !names || !hosts || !put_seqs) {
     free(view);
     free(p);
     free(names);
+    free(hosts);
     free(put_seqs);
     return -ENOMEM;
   }
@@ -212,15 +240,31 @@ static int judge_series(pl_verdicts *vd, ps_ledger_series *s) {
   ps_verdict_list l;
   ps_verdict_list_init(&l);
   int rc = ps_verdict_judge(&vd->cfg->verdicts, &vs, from, &l);
+  /* Another host's runs (verdicts.series_by = "test_type") are history
+   * only: the point's host is this agent's, so it writes about its own. */
+  size_t kept = 0;
+  for (size_t i = 0; i < l.n; i++)
+    if (!l.v[i].host || strcmp(l.v[i].host, vd->host) == 0)
+      l.v[kept++] = l.v[i];
+  l.n = kept;
   p->kind = PASS_SERIES;
   p->source = strdup(s->source);
   p->series = strdup(s->series);
+  p->host = strdup(s->host);
   p->runs = names;
+  p->hosts = hosts;
   p->put_seqs = put_seqs;
-  for (size_t i = from; i < s->nruns; i++)
-    if ((names[p->nruns] = strdup(s->runs[i].name)))
+  for (size_t i = from; i < s->nruns; i++) {
+    names[p->nruns] = strdup(s->runs[i].name);
+    hosts[p->nruns] = strdup(s->runs[i].host);
+    if (names[p->nruns] && hosts[p->nruns])
       put_seqs[p->nruns++] = s->runs[i].put_seq;
-  if (rc < 0 || !p->source || !p->series) {
+    else {
+      free(names[p->nruns]);
+      free(hosts[p->nruns]);
+    }
+  }
+  if (rc < 0 || !p->source || !p->series || !p->host) {
     ps_log_limited(PS_LOG_ERROR, MOD, "judge", 60, "%s: cannot judge (%s)", s->series,
                    strerror(rc < 0 ? -rc : ENOMEM));
     p->failed = 1;
@@ -234,8 +278,8 @@ static int judge_series(pl_verdicts *vd, ps_ledger_series *s) {
 }
 
 static void judge_stages(pl_verdicts *vd, pl_lg_run *r) {
-  ps_verdict_run run = {r->run, r->revision, r->start_ns, (ps_run_status)r->status, r->backfill,
-                        r->values};
+  ps_verdict_run run = {r->run,       r->revision, r->start_ns, (ps_run_status)r->status,
+                        r->backfill, r->values,   vd->host};
   ps_verdict_list l;
   ps_verdict_list_init(&l);
   pl_vpass *p = calloc(1, sizeof *p);
@@ -271,7 +315,7 @@ static void judge_dss(pl_verdicts *vd, pl_dss_doc *d) {
       arms[j] = (ps_dss_arm){t->arms[j].label, t->arms[j].rps_total, t->arms[j].p95_ms,
                              t->arms[j].errors};
     ps_dss_test dt = {t->test, d->run, d->time_ns, d->backfill, arms, t->narms, t->nvariants};
-    if (t->narms > 1 && ps_arm_compare(&vd->cfg->verdicts, "dss_bench", &dt, &l) < 0)
+    if (t->narms > 1 && ps_arm_compare(&vd->cfg->verdicts, PL_COLLECT_DSS, &dt, &l) < 0)
       p->failed = 1;
     free(arms);
   }
@@ -281,25 +325,58 @@ static void judge_dss(pl_verdicts *vd, pl_dss_doc *d) {
 
 /* --- the server's history --------------------------------------------------- */
 
+/* Whether the ledger holds a whole window (window_runs successful runs)
+ * before the series' first run to judge, and the time a history read has
+ * to go back to: that window's first run when it does, else the first run
+ * to judge less the series' span. */
+static int window_covered(pl_verdicts *vd, const pl_vseries *vs, int64_t *since) {
+  ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, vs->source, vs->series, vs->host, 0);
+  size_t from = 0, have = 0;
+  while (s && from < s->nruns && s->runs[from].judged)
+    from++;
+  int64_t first = s && from < s->nruns ? s->runs[from].start_ns : INT64_MAX, oldest = first;
+  for (size_t i = from; s && i > 0 && have < (size_t)vd->cfg->verdicts.window_runs; i--)
+    if (s->runs[i - 1].status == PS_RUN_STATUS_SUCCESS) {
+      have++;
+      oldest = s->runs[i - 1].start_ns;
+    }
+  int covered = have >= (size_t)vd->cfg->verdicts.window_runs;
+  if (since) {
+    int64_t back = first == INT64_MAX ? 0 : first - vs->span_ns;
+    *since = covered ? oldest : back;
+    if (*since <= 0)
+      *since = 1;
+  }
+  return covered;
+}
+
 typedef struct fetch_ctx {
   pl_verdicts *vd;
-  char *source, *series;
+  char *source, *series, *host;
+  int64_t since_ns; /* how far back it read */
+  size_t merged;    /* runs it added to the ledger */
 } fetch_ctx;
 
-static void merge_row(void *ctx, const char *run, const char *revision, int64_t start_ns,
-                      ps_run_status status, const double *values) {
+static void merge_row(void *ctx, const char *host, const char *run, const char *revision,
+                      int64_t start_ns, ps_run_status status, const double *values) {
   fetch_ctx *f = ctx;
   ps_ledger *l = &f->vd->ledger;
-  ps_ledger_series *s = ps_ledger_series_get(l, f->source, f->series, 1);
-  if (!s || ps_ledger_find(s, run) >= 0)
+  if (!host)
+    host = "";
+  if (f->host[0] && strcmp(host, f->host) != 0)
+    return; /* a series per host holds that host's runs alone */
+  ps_ledger_series *s = ps_ledger_series_get(l, f->source, f->series, f->host, 1);
+  if (!s || ps_ledger_find(s, host, run) >= 0)
     return; /* what this agent saw itself stays as it saw it */
   if (status == PS_RUN_STATUS_NONE)
     return; /* half a run: its status point is not in yet (this agent's own
              * backfill, being written); its end brings the whole run */
   /* Runs the agent never saw end: `backfill` as their markers would say. */
-  long at = ps_ledger_put(l, s, run, revision, start_ns, status, 1, values);
-  if (at >= 0)
+  long at = ps_ledger_put(l, s, host, run, revision, start_ns, status, 1, values);
+  if (at >= 0) {
     s->runs[at].judged = 1;
+    f->merged++;
+  }
 }
 
 static void history_done(void *arg, int rc, const char *json, size_t len, const char *err) {
@@ -307,10 +384,19 @@ static void history_done(void *arg, int rc, const char *json, size_t len, const 
   pl_verdicts *vd = f->vd;
   (void)len;
   vd->fetching = 0;
-  pl_vseries *vs = series_get(vd, f->source, f->series);
+  pl_vseries *vs = series_get(vd, f->source, f->series, f->host);
   if (vs && rc == 0 && pl_history_parse(json, vd->metrics, vd->nmetrics, merge_row, f) < 0)
     rc = -EPROTO;
-  if (vs && (rc == 0 || rc == -ENOENT || rc == -EOPNOTSUPP)) {
+  int further = vs && rc == 0 && !window_covered(vd, vs, NULL) &&
+                vs->span_ns < HISTORY_SPAN_MAX_NS;
+  if (vs && rc == 0)
+    PS_DEBUG(MOD, "%s%s%s: %zu runs read back from the server since %" PRId64 " ns%s",
+             f->series, f->host[0] ? " on " : "", f->host, f->merged, f->since_ns,
+             further ? "; not a window yet, reading further back" : "");
+  if (further) {
+    vs->span_ns *= 2; /* not a window's worth yet: look further back */
+    vs->until_ns = f->since_ns;
+  } else if (vs && (rc == 0 || rc == -ENOENT || rc == -EOPNOTSUPP)) {
     if (rc == -EOPNOTSUPP)
       ps_log_limited(PS_LOG_INFO, MOD, "no-influxql", 3600,
                      "the server has no InfluxQL query endpoint: %s is judged against the "
@@ -333,6 +419,7 @@ static void history_done(void *arg, int rc, const char *json, size_t len, const 
   }
   free(f->source);
   free(f->series);
+  free(f->host);
   free(f);
   arm(vd, 0);
 }
@@ -341,16 +428,23 @@ static int fetch_history(pl_verdicts *vd, pl_vseries *vs) {
   ps_buf q;
   ps_buf_init(&q, 0);
   fetch_ctx *f = calloc(1, sizeof *f);
-  int rc = f ? pl_history_query_text(vs->series, vd->metrics, vd->nmetrics, &q) : -ENOMEM;
-  if (rc == 0 && (!(f->source = strdup(vs->source)) || !(f->series = strdup(vs->series))))
+  int64_t since = 0;
+  window_covered(vd, vs, &since);
+  int rc = f ? pl_history_query_text(vs->series, vs->host[0] ? vs->host : NULL, since,
+                                     vs->until_ns, vd->metrics, vd->nmetrics, &q)
+             : -ENOMEM;
+  if (rc == 0 && (!(f->source = strdup(vs->source)) || !(f->series = strdup(vs->series)) ||
+                  !(f->host = strdup(vs->host))))
     rc = -ENOMEM;
   if (rc == 0) {
     f->vd = vd;
+    f->since_ns = since;
     rc = pl_history_fetch(vd->sh->loop, vd->cfg, q.data, history_done, f);
   }
   if (rc < 0 && f) {
     free(f->source);
     free(f->series);
+    free(f->host);
     free(f);
   }
   ps_buf_free(&q);
@@ -403,7 +497,7 @@ static void timer_cb(uv_timer_t *t) {
     ps_ledger_series *s = &vd->ledger.series[i];
     if (!series_dirty(s) || series_in_flight(vd, s))
       continue;
-    pl_vseries *vs = series_get(vd, s->source, s->series);
+    pl_vseries *vs = series_get(vd, s->source, s->series, s->host);
     if (!vs)
       continue;
     if (!vs->synced) {
@@ -431,6 +525,11 @@ static void timer_cb(uv_timer_t *t) {
 
 void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p) {
   pl_dss_doc *doc = NULL;
+  /* A point that names another host (line protocol passed through) is
+   * about that host's run: this agent's verdicts are about its own. */
+  const char *host = ps_point_tag(p, "host");
+  if (host && strcmp(host, vd->host) != 0)
+    return;
   if (pl_collect_point(&vd->collect, p, &doc) == PL_COLLECT_DSS_ENDED) {
     vd->sh->state_dirty = 1;
     arm(vd, gather_ms(vd));
@@ -446,9 +545,10 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
   const char *revision = r && r->revision ? r->revision : v->id.revision;
   int64_t start = r && r->start_ns ? r->start_ns : (v->have_start ? v->start_ns : 0);
   if (series[0]) {
-    ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, LOADGEN, series, 1);
-    long at = s ? ps_ledger_put(&vd->ledger, s, v->id.run, revision, start, v->status,
-                                ev->backfill, r ? r->values : NULL)
+    ps_ledger_series *s =
+        ps_ledger_series_get(&vd->ledger, LOADGEN, series, vd->series_host, 1);
+    long at = s ? ps_ledger_put(&vd->ledger, s, vd->host, v->id.run, revision, start,
+                                v->status, ev->backfill, r ? r->values : NULL)
                 : -ENOMEM;
     if (at < 0)
       PS_ERROR(MOD, "%s: out of memory; not judged", v->id.run);
@@ -482,7 +582,8 @@ int pl_verdicts_quiet(const pl_verdicts *vd) {
       continue;
     const pl_vseries *vs = NULL;
     for (const pl_vseries *x = vd->series; x && !vs; x = x->next)
-      if (!strcmp(x->source, s->source) && !strcmp(x->series, s->series))
+      if (!strcmp(x->source, s->source) && !strcmp(x->series, s->series) &&
+          !strcmp(x->host, s->host))
         vs = x;
     if (!vs || !vs->waiting_server)
       return 0;
@@ -507,7 +608,8 @@ void pl_verdicts_from_json(pl_verdicts *vd, const char *text) {
   cJSON *o = text ? cJSON_Parse(text) : NULL;
   if (!o)
     return;
-  ps_ledger_from_json(&vd->ledger, cJSON_GetObjectItemCaseSensitive(o, "history"));
+  ps_ledger_from_json(&vd->ledger, cJSON_GetObjectItemCaseSensitive(o, "history"),
+                      vd->series_host, vd->host);
   pl_collect_from_json(&vd->collect, cJSON_GetObjectItemCaseSensitive(o, "pending"));
   cJSON_Delete(o);
   arm(vd, JUDGE_DELAY_MS); /* whatever was left undone */
@@ -527,6 +629,7 @@ void pl_verdicts_free(pl_verdicts *vd) {
     n = s->next;
     free(s->source);
     free(s->series);
+    free(s->host);
     free(s);
   }
   pl_collect_free(&vd->collect);

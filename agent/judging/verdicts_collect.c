@@ -3,9 +3,12 @@
  * pass. See include/judging/verdicts_collect.h.
  *
  * Design
- * - It runs on the hot path for every point (through the delivery's tap),
- *   so the measurement name is tested by its first bytes before anything
- *   else; only a handful of points per run go further.
+ * - What is picked, and where from, is the figures table (core/figures.h):
+ *   the run's metrics are the configured loadgen_run fields, a stage's
+ *   figures the table's stage rows, each with its tag selector.
+ * - It sees only the points of the measurements it subscribed to
+ *   (pl_collect_measurements, checked by the delivery), so no first-byte
+ *   tricks here: a handful of points per run arrive.
  * - Lists, not tables: an agent holds a few runs in progress and a DSS
  *   file or two at a time.
  */
@@ -22,6 +25,7 @@ void pl_collect_init(pl_collect *c, const char *const *metrics, size_t nmetrics)
   memset(c, 0, sizeof *c);
   c->metrics = metrics;
   c->nmetrics = nmetrics;
+  c->run_measurement = ps_figures[0].measurement;
 }
 
 static void run_free(pl_lg_run *r) {
@@ -110,12 +114,13 @@ static ps_stage_figures *stage_get(pl_lg_run *r, int stage) {
   return s;
 }
 
+/* A point of a figure's measurement (core/figures.h): the run's judged
+ * metrics, or a stage's figures when the point passes their selector. */
 static void loadgen_point(pl_collect *c, const ps_point *p) {
   const char *run = ps_point_tag(p, "run"), *stage_tag = ps_point_tag(p, "stage");
   if (!run)
     return;
-  const char *m = p->measurement + 7; /* after "loadgen" */
-  if (strcmp(m, "_run") == 0) {
+  if (strcmp(p->measurement, c->run_measurement) == 0) {
     pl_lg_run *r = run_get(c, run);
     if (!r || set_str(&r->series, ps_point_tag(p, "test_type")) < 0 ||
         set_str(&r->revision, ps_point_tag(p, "revision")) < 0)
@@ -128,32 +133,36 @@ static void loadgen_point(pl_collect *c, const ps_point *p) {
     }
     return;
   }
-  if (!stage_tag || strncmp(m, "_stage", 6) != 0)
+  if (!stage_tag)
+    return;
+  /* The rows this point feeds: the stage kind, or stage figures. */
+  const ps_figure *kind = ps_stage_kind_figure();
+  int is_kind = strcmp(p->measurement, kind->measurement) == 0, fig[PS_STAGE_NFIGURES], any = 0;
+  for (int i = 0; i < PS_STAGE_NFIGURES; i++) {
+    const ps_figure *f = ps_stage_figure((ps_stage_figure_id)i);
+    fig[i] = strcmp(p->measurement, f->measurement) == 0 &&
+             ps_figure_selects(f, f->tag ? ps_point_tag(p, f->tag) : NULL);
+    any |= fig[i];
+  }
+  if (!is_kind && !any)
     return;
   char *end;
   long stage = strtol(stage_tag, &end, 10);
   if (*end || stage < 0 || stage > 100000)
     return;
-  m += 6;
-  const char *kind = m[0] == '_' ? ps_point_tag(p, m[1] == 'c' ? "task" : "summary") : NULL;
-  int wanted = m[0] == '\0' || (strcmp(m, "_cycles") == 0 && kind && !strcmp(kind, "all")) ||
-               (strcmp(m, "_blocks") == 0 && kind && !strcmp(kind, "onlyLive"));
-  if (!wanted)
-    return;
   pl_lg_run *r = run_get(c, run);
   ps_stage_figures *s = r ? stage_get(r, (int)stage) : NULL;
   if (!s)
     return;
-  if (m[0] == '\0') {
-    const ps_field *f = ps_point_field(p, "loadgen");
+  if (is_kind) {
+    const ps_field *f = ps_point_field(p, kind->field);
     if (f && f->type == PS_F_BOOL)
       s->loadgen = f->v.b;
-  } else if (m[1] == 'c') {
-    s->avg_duration = ps_point_number(p, "avgDuration");
-  } else {
-    s->avg_swingset_time = ps_point_number(p, "avgSwingsetTime");
-    s->avg_block_duration = ps_point_number(p, "avgBlockDuration");
   }
+  for (int i = 0; i < PS_STAGE_NFIGURES; i++)
+    if (fig[i])
+      *ps_stage_figure_at(s, (ps_stage_figure_id)i) =
+          ps_point_number(p, ps_stage_figure((ps_stage_figure_id)i)->field);
 }
 
 /* The DSS file being read for `run` (a new one once its marker was seen:
@@ -243,13 +252,11 @@ static void dss_point(pl_collect *c, const ps_point *p) {
 
 int pl_collect_point(pl_collect *c, const ps_point *p, pl_dss_doc **doc) {
   const char *m = p->measurement;
-  if (m[0] == 'l' && strncmp(m, "loadgen_", 8) == 0) {
-    loadgen_point(c, p);
-  } else if (m[0] == 'd' && strcmp(m, "dss_bench") == 0) {
+  if (strcmp(m, PL_COLLECT_DSS) == 0) {
     dss_point(c, p);
-  } else if (m[0] == 'r' && strcmp(m, "runs") == 0) {
+  } else if (strcmp(m, PS_RUN_MARKER_MEASUREMENT) == 0) {
     const char *source = ps_point_tag(p, "source"), *run = ps_point_tag(p, "run");
-    if (!source || strcmp(source, "dss_bench") != 0 || !run)
+    if (!source || strcmp(source, PL_COLLECT_DSS) != 0 || !run)
       return PL_COLLECT_NONE;
     pl_dss_doc *d = doc_get(c, run);
     if (!d)
@@ -260,8 +267,24 @@ int pl_collect_point(pl_collect *c, const ps_point *p, pl_dss_doc **doc) {
     d->backfill = bf && bf->type == PS_F_BOOL && bf->v.b;
     *doc = d;
     return PL_COLLECT_DSS_ENDED;
+  } else {
+    loadgen_point(c, p);
   }
   return PL_COLLECT_NONE;
+}
+
+size_t pl_collect_measurements(const char **out, size_t cap) {
+  size_t n = 0;
+  const char *extra[] = {PL_COLLECT_DSS, PS_RUN_MARKER_MEASUREMENT};
+  for (size_t i = 0; i < ps_nfigures + 2; i++) {
+    const char *m = i < ps_nfigures ? ps_figures[i].measurement : extra[i - ps_nfigures];
+    size_t j = 0;
+    while (j < n && strcmp(out[j], m) != 0)
+      j++;
+    if (j == n && n < cap)
+      out[n++] = m;
+  }
+  return n;
 }
 
 pl_lg_run *pl_collect_find_run(pl_collect *c, const char *run) {

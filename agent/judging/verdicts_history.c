@@ -5,7 +5,9 @@
 #include "judging/verdicts_history.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +16,8 @@
 #include "influx/client.h"
 #include "influx/influxql.h"
 
-int pl_history_query_text(const char *series, const char *const *metrics, size_t nmetrics,
+int pl_history_query_text(const char *series, const char *host, int64_t since_ns,
+                          int64_t until_ns, const char *const *metrics, size_t nmetrics,
                           ps_buf *out) {
   int rc = ps_buf_puts(out, "SELECT \"status\"");
   for (size_t i = 0; rc == 0 && i < nmetrics; i++) {
@@ -26,8 +29,19 @@ int pl_history_query_text(const char *series, const char *const *metrics, size_t
     rc = ps_buf_puts(out, " FROM \"loadgen_run\" WHERE \"test_type\" = ");
   if (rc == 0)
     rc = ps_influxql_quote_string(out, series);
+  if (rc == 0 && host) {
+    rc = ps_buf_puts(out, " AND \"host\" = ");
+    if (rc == 0)
+      rc = ps_influxql_quote_string(out, host);
+  }
+  char bounds[96];
+  int n = snprintf(bounds, sizeof bounds, " AND time >= %" PRId64, since_ns > 0 ? since_ns : 0);
+  if (until_ns > 0)
+    snprintf(bounds + n, sizeof bounds - (size_t)n, " AND time < %" PRId64, until_ns);
   if (rc == 0)
-    rc = ps_buf_puts(out, " GROUP BY \"run\", \"revision\"");
+    rc = ps_buf_puts(out, bounds);
+  if (rc == 0)
+    rc = ps_buf_puts(out, " GROUP BY \"host\", \"run\", \"revision\"");
   return rc;
 }
 
@@ -157,7 +171,7 @@ int pl_history_parse(const char *json, const char *const *metrics, size_t nmetri
        * rounding to the microsecond gives the point's time back exactly:
        * a verdict must land on it to overwrite the earlier verdict. */
       int64_t start_ns = (int64_t)llround(t->valuedouble / 1000.0) * 1000;
-      row(ctx, run, tag_of(series, "revision"), start_ns,
+      row(ctx, tag_of(series, "host"), run, tag_of(series, "revision"), start_ns,
           status_named(cJSON_IsString(st) ? st->valuestring : NULL), values);
     }
   }

@@ -16,8 +16,13 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "core/log.h"
 #include "core/util.h"
@@ -44,6 +49,31 @@ static void arm_flush(pl_delivery *d) {
   if (!uv_is_active((uv_handle_t *)&d->flush_timer))
     uv_timer_start(&d->flush_timer, flush_cb, (uint64_t)d->sh->cfg->batch.flush_interval_ms,
                    0);
+}
+
+/* On the hot path: most points are of a measurement nobody subscribed to,
+ * and most of those fail the first-byte test. */
+static inline int tapped(const pl_tap_set *t, const char *m) {
+  unsigned char c = (unsigned char)m[0];
+  if (!(t->first[c >> 3] & (1u << (c & 7))))
+    return 0;
+  for (size_t i = 0; i < t->n; i++)
+    if (strcmp(t->name[i], m) == 0)
+      return 1;
+  return 0;
+}
+
+int pl_delivery_subscribe(pl_delivery *d, const char *measurement) {
+  pl_tap_set *t = &d->taps;
+  for (size_t i = 0; i < t->n; i++)
+    if (strcmp(t->name[i], measurement) == 0)
+      return 0;
+  if (t->n == PL_TAP_MAX)
+    return -ENOSPC;
+  unsigned char c = (unsigned char)measurement[0];
+  t->first[c >> 3] |= (unsigned char)(1u << (c & 7));
+  t->name[t->n++] = measurement;
+  return 0;
 }
 
 int pl_delivery_point(void *file, const ps_point *p, const ps_origin *o) {
@@ -78,7 +108,7 @@ int pl_delivery_point(void *file, const ps_point *p, const ps_origin *o) {
   if (rc == 0) {
     if (was_empty && d->bt.open && d->bt.open->b.npoints)
       arm_flush(d);
-    if (d->hooks.tap)
+    if (d->hooks.tap && tapped(&d->taps, p->measurement))
       d->hooks.tap(d->hooks.ctx, p, f->src, f->path);
   }
   return rc;
@@ -155,20 +185,77 @@ static void sink_missing_database(ps_sink *sink, void *data) {
     d->hooks.missing_database(d->hooks.ctx);
 }
 
-static int build_tags(pl_delivery *d, const ps_config *cfg) {
-  ps_tag *tags = NULL;
-  if (cfg->ntags) {
-    tags = calloc(cfg->ntags, sizeof *tags);
-    if (!tags)
-      return -ENOMEM;
-    for (size_t i = 0; i < cfg->ntags; i++) {
-      tags[i].key = cfg->tags[i].key;
-      tags[i].value = cfg->tags[i].value;
-    }
+static void when_utc(int64_t t, char *out, size_t n) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  if (!gmtime_r(&tt, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    snprintf(out, n, "?");
+}
+
+/* The sink's trouble episode, for `perfship status` while the agent runs
+ * (docs/operations.md, "Read perfship status"): begun or changed, it is
+ * also one of the last errors; over, it says how long it lasted. */
+static void sink_trouble_cb(ps_sink *sink, void *data) {
+  pl_delivery *d = data;
+  const ps_sink_trouble *t = ps_sink_get_trouble(sink);
+  char since[32];
+  if (t->since_s) {
+    when_utc(t->since_s, since, sizeof since);
+    if (!d->trouble_since_s)
+      d->trouble_since_s = t->since_s;
+    if (t->status)
+      pl_commit_error(d->commit, "server: HTTP %ld (%s) since %s; the data is kept and "
+                      "retried", t->status, t->text, since);
+    else
+      pl_commit_error(d->commit, "server: unreachable (%s) since %s; the data is kept "
+                      "and retried", t->text, since);
+  } else if (d->trouble_since_s) {
+    when_utc(d->trouble_since_s, since, sizeof since);
+    pl_commit_error(d->commit, "server: answers again (it failed since %s)", since);
+    d->trouble_since_s = 0;
   }
+  pl_commit_moved(d->commit);
+}
+
+/* State section "server": the trouble now, {} when there is none (an
+ * empty object rather than none, so an old episode is not kept). */
+static char *server_json(void *ctx) {
+  pl_delivery *d = ctx;
+  const ps_sink_trouble *t = ps_sink_get_trouble(d->sink);
+  cJSON *o = cJSON_CreateObject();
+  if (o && t && t->since_s) {
+    cJSON_AddNumberToObject(o, "status", (double)t->status);
+    cJSON_AddStringToObject(o, "message", t->text);
+    cJSON_AddNumberToObject(o, "since", (double)t->since_s);
+  }
+  char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+  cJSON_Delete(o);
+  return text;
+}
+
+/* The global tags, and `host` = the machine's name when the configuration
+ * sets none: a machine is part of what is measured, and two agents that
+ * share a database must not write one series (docs/schema.md). */
+static int build_tags(pl_delivery *d, const ps_config *cfg) {
+  int have_host = 0;
+  for (size_t i = 0; i < cfg->ntags; i++)
+    have_host |= strcmp(cfg->tags[i].key, "host") == 0;
+  if (!have_host && !d->hostname[0] &&
+      (gethostname(d->hostname, sizeof d->hostname - 1) < 0 || !d->hostname[0]))
+    snprintf(d->hostname, sizeof d->hostname, "unknown");
+  size_t n = cfg->ntags + !have_host;
+  ps_tag *tags = calloc(n, sizeof *tags);
+  if (!tags)
+    return -ENOMEM;
+  for (size_t i = 0; i < cfg->ntags; i++) {
+    tags[i].key = cfg->tags[i].key;
+    tags[i].value = cfg->tags[i].value;
+  }
+  if (!have_host)
+    tags[cfg->ntags] = (ps_tag){"host", d->hostname};
   free(d->tags);
   d->tags = tags;
-  d->ntags = cfg->ntags;
+  d->ntags = n;
   return 0;
 }
 
@@ -191,6 +278,8 @@ int pl_delivery_init(pl_delivery *d, pl_shared *sh, pl_registry *reg, pl_commit 
     return rc;
   }
   ps_sink_on_missing_database(d->sink, sink_missing_database);
+  ps_sink_on_trouble(d->sink, sink_trouble_cb);
+  pl_commit_add_section(commit, "server", server_json, d);
   ps_batcher_init(&d->bt, (size_t)cfg->batch.max_points, (size_t)cfg->batch.max_bytes,
                   (size_t)cfg->batch.max_pending_bytes, submit_cb, cursor_committed_cb, d);
   uv_timer_init(sh->loop, &d->flush_timer);

@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "core/sha256.h"
 #include "html_private.h"
@@ -32,6 +33,33 @@ static void csp_hash(page *p, const char *text, size_t len) {
   char b64[PS_SHA256_B64_LEN + 1];
   ps_sha256_base64(text, len, b64);
   putf(p, " 'sha256-%s'", b64);
+}
+
+/* The newest run of each machine (and its newest ended one while it
+ * runs): one machine's night never hides another's. */
+static void headlines_runs(page *p) {
+  const ps_report_data *d = p->d;
+  const char *hosts[MAX_HOSTS];
+  size_t nh = ps_html_run_hosts(d, hosts, MAX_HOSTS);
+  for (size_t h = 0; h < nh; h++) {
+    char id[40], ended[40];
+    snprintf(id, sizeof id, h ? "headline-loadgen-%zu" : "headline-loadgen", h);
+    snprintf(ended, sizeof ended, h ? "headline-ended-%zu" : "headline-ended", h);
+    size_t i = 0;
+    while (i < d->nruns && !same_host(d->runs[i].host, hosts[h]))
+      i++;
+    if (i == d->nruns)
+      continue;
+    ps_html_headline_run(p, &d->runs[i], "Newest run", id);
+    if (d->runs[i].status != PS_RS_RUNNING)
+      continue;
+    for (size_t k = i + 1; k < d->nruns; k++)
+      if (same_host(d->runs[k].host, hosts[h]) && d->runs[k].status != PS_RS_RUNNING &&
+          d->runs[k].status != PS_RS_UNKNOWN) {
+        ps_html_headline_run(p, &d->runs[k], "Newest ended run", ended);
+        break;
+      }
+  }
 }
 
 int ps_report_render(const ps_report_data *d, const ps_report_assets *a, ps_buf *out) {
@@ -74,13 +102,7 @@ int ps_report_render(const ps_report_data *d, const ps_report_assets *a, ps_buf 
   }
   put(&p, "</p>\n");
   if (d->nruns) {
-    ps_html_headline_run(&p, &d->runs[0], "Newest run", "headline-loadgen");
-    if (d->runs[0].status == PS_RS_RUNNING)
-      for (size_t i = 1; i < d->nruns; i++)
-        if (d->runs[i].status != PS_RS_RUNNING && d->runs[i].status != PS_RS_UNKNOWN) {
-          ps_html_headline_run(&p, &d->runs[i], "Newest ended run", "headline-ended");
-          break;
-        }
+    headlines_runs(&p);
   } else if (ps_report_shows(d, "loadgen")) {
     put(&p, "<div class=\"headline\" id=\"headline-loadgen\">No loadgen run in this range."
             "</div>\n");

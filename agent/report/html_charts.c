@@ -17,14 +17,20 @@ static double run_x_ms(const ps_rrun *r) {
   return (double)(ns / 1000) / 1000.0;
 }
 
+static int of_trend(const ps_rrun *r, const trend_key *k) {
+  return same(r->test_type, k->test_type) && same_host(r->host, k->host);
+}
+
 static void json_trends(page *p) {
   const ps_report_data *d = p->d;
-  const char *series[MAX_SERIES];
+  trend_key series[MAX_SERIES];
   size_t ns = ps_html_trend_series(d, series, MAX_SERIES);
   put(p, "\"trends\":[");
   for (size_t s = 0; s < ns; s++) {
     put(p, s ? ",{\"series\":" : "{\"series\":");
-    jstr(p, series[s]);
+    jstr(p, series[s].test_type);
+    put(p, ",\"host\":");
+    jstr(p, series[s].host);
     /* oldest first: the runs are newest first */
     const char *keys[] = {"x", "run", "rev"};
     for (int k = 0; k < 3; k++) {
@@ -32,7 +38,7 @@ static void json_trends(page *p) {
       int first = 1;
       for (size_t i = d->nruns; i-- > 0;) {
         const ps_rrun *r = &d->runs[i];
-        if (r->status != PS_RS_SUCCESS || !same(r->test_type, series[s]))
+        if (r->status != PS_RS_SUCCESS || !of_trend(r, &series[s]))
           continue;
         put(p, first ? "" : ",");
         first = 0;
@@ -53,11 +59,11 @@ static void json_trends(page *p) {
         int first = 1;
         for (size_t i = d->nruns; i-- > 0;) {
           const ps_rrun *r = &d->runs[i];
-          if (r->status != PS_RS_SUCCESS || !same(r->test_type, series[s]))
+          if (r->status != PS_RS_SUCCESS || !of_trend(r, &series[s]))
             continue;
           put(p, first ? "" : ",");
           first = 0;
-          const ps_rverdict *v = k ? ps_html_run_verdict(p, r->name, pm->field) : NULL;
+          const ps_rverdict *v = k ? ps_html_run_verdict(p, r->host, r->name, pm->field) : NULL;
           if (k == 0)
             jnum(p, r->metric[m]);
           else if (k == 1)
@@ -73,7 +79,7 @@ static void json_trends(page *p) {
     int first = 1;
     for (size_t i = d->nruns; i-- > 0;) {
       const ps_rrun *r = &d->runs[i];
-      if (!bad_status(r->status) || !same(r->test_type, series[s]) || !r->start_ns)
+      if (!bad_status(r->status) || !of_trend(r, &series[s]) || !r->start_ns)
         continue;
       put(p, first ? "{\"x\":" : ",{\"x\":");
       first = 0;
@@ -97,16 +103,15 @@ static void json_names(page *p, const names *n) {
   put(p, "]");
 }
 
-static void json_stages(page *p) {
+/* One stage run (d->stage_runs[of]): its stages, tasks and figures. */
+static void json_stage_run(page *p, size_t of) {
   const ps_report_data *d = p->d;
-  if (!d->stage_run || (!d->nstages && !d->nblocks)) {
-    put(p, "\"stages\":null");
-    return;
-  }
   names stages = {0}, tasks = {0};
-  ps_html_stage_lists(p, &stages, &tasks);
-  put(p, "\"stages\":{\"run\":");
-  jstr(p, d->stage_run);
+  ps_html_stage_lists(p, of, &stages, &tasks);
+  put(p, of ? ",{\"run\":" : "{\"run\":");
+  jstr(p, d->stage_runs[of].run);
+  put(p, ",\"host\":");
+  jstr(p, d->stage_runs[of].host);
   put(p, ",\"stages\":");
   json_names(p, &stages);
   put(p, ",\"tasks\":[");
@@ -118,7 +123,7 @@ static void json_stages(page *p) {
       for (size_t s = 0; s < stages.n; s++) {
         double v = NAN;
         for (size_t i = 0; i < d->nstages; i++)
-          if (strcmp(d->stages[i].stage, stages.v[s]) == 0 &&
+          if (d->stages[i].of == of && strcmp(d->stages[i].stage, stages.v[s]) == 0 &&
               strcmp(d->stages[i].task, tasks.v[t]) == 0)
             v = k ? d->stages[i].avg_duration : d->stages[i].cycles;
         put(p, s ? "," : "");
@@ -134,7 +139,7 @@ static void json_stages(page *p) {
     for (size_t s = 0; s < stages.n; s++) {
       double v = NAN;
       for (size_t i = 0; i < d->nblocks; i++)
-        if (strcmp(d->blocks[i].stage, stages.v[s]) == 0)
+        if (d->blocks[i].of == of && strcmp(d->blocks[i].stage, stages.v[s]) == 0)
           v = k ? d->blocks[i].avg_block : d->blocks[i].avg_swingset;
       put(p, s ? "," : "");
       jnum(p, v);
@@ -144,6 +149,15 @@ static void json_stages(page *p) {
   put(p, "}");
   free(stages.v);
   free(tasks.v);
+}
+
+/* Every host's newest stage run, in the order the page shows them. */
+static void json_stages(page *p) {
+  const ps_report_data *d = p->d;
+  put(p, "\"stages\":[");
+  for (size_t k = 0; k < d->nstage_runs; k++)
+    json_stage_run(p, k);
+  put(p, "]");
 }
 
 static double dss_value(const dss_test *t, const char *arm, const char *variant, int field) {
@@ -158,6 +172,8 @@ static double dss_value(const dss_test *t, const char *arm, const char *variant,
 static void json_one_dss(page *p, size_t idx, const dss_test *t) {
   put(p, idx ? ",{\"run\":" : "{\"run\":");
   jstr(p, t->run);
+  put(p, ",\"host\":");
+  jstr(p, t->host);
   put(p, ",\"test\":");
   jstr(p, t->test);
   put(p, ",\"sweep\":");

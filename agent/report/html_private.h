@@ -33,8 +33,10 @@
 #include "report/html_escape.h"
 #include "report/model.h"
 
-/* Test types the trends show at most. */
+/* Trends (test type and host) the page shows at most. */
 #define MAX_SERIES 64
+/* Hosts the headlines name at most. */
+#define MAX_HOSTS 64
 
 /* A sorted set of names that the model owns (not copied). */
 typedef struct names {
@@ -46,6 +48,7 @@ typedef int (*name_cmp)(const void *ctx, const char *a, const char *b);
 
 /* One test of one DSS results file, as the page shows it. */
 typedef struct dss_test {
+  const char *host; /* the file's machine (NULL: no host tag) */
   const char *run, *test, *sweep;
   const char *reference; /* the arm the verdicts compare with, or NULL */
   size_t begin, end;     /* the file's rows in d->dss */
@@ -117,6 +120,14 @@ static inline void jnum(page *p, double v) {
 
 static inline int same(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
+/* Hosts: two absent ones are the same (data written without a host tag). */
+static inline int same_host(const char *a, const char *b) { return ps_report_same(a, b); }
+
+/* A trend: one test type on one host, never two hosts on one line. */
+typedef struct trend_key {
+  const char *test_type, *host;
+} trend_key;
+
 static inline int bad_status(ps_rstatus s) {
   return s == PS_RS_FAILED || s == PS_RS_INTERRUPTED || s == PS_RS_STALLED;
 }
@@ -155,14 +166,23 @@ void ps_html_badge(page *p, ps_rstatus s);
  * ps_html_release() frees what it made, also after a failure. */
 void ps_html_prepare(page *p);
 void ps_html_release(page *p);
-void ps_html_run_verdicts(const page *p, const char *run, size_t *begin, size_t *end);
-const ps_rverdict *ps_html_run_verdict(const page *p, const char *run, const char *metric);
+/* A run's verdicts are those of its host and name (report/model.h). */
+void ps_html_run_verdicts(const page *p, const char *host, const char *run, size_t *begin,
+                          size_t *end);
+const ps_rverdict *ps_html_run_verdict(const page *p, const char *host, const char *run,
+                                       const char *metric);
 const char *ps_html_metric_label(const char *field);
-size_t ps_html_trend_series(const ps_report_data *d, const char **out, size_t max);
+size_t ps_html_trend_series(const ps_report_data *d, trend_key *out, size_t max);
+/* The hosts of the runs (or of the DSS files), in the order of their newest
+ * one; NULL stands for rows without a host tag. */
+size_t ps_html_run_hosts(const ps_report_data *d, const char **out, size_t max);
+size_t ps_html_dss_hosts(const ps_report_data *d, const char **out, size_t max);
 int ps_html_by_name(const void *ctx, const char *a, const char *b);
 int ps_html_names_add(names *s, const char *x, name_cmp cmp, const void *ctx);
-void ps_html_stage_lists(page *p, names *stages, names *tasks);
-void ps_html_dss_rows(const ps_report_data *d, const char *run, size_t *begin, size_t *end);
+/* The stages and tasks of stage run `of` (d->stage_runs). */
+void ps_html_stage_lists(page *p, size_t of, names *stages, names *tasks);
+void ps_html_dss_rows(const ps_report_data *d, const char *host, const char *run,
+                      size_t *begin, size_t *end);
 
 /* --- html_charts.c: the JSON block ---------------------------------------------- */
 

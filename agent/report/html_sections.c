@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +42,7 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
 static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
   int judged = 0, changes = 0, regressions = 0;
   size_t b, e;
-  ps_html_run_verdicts(p, r->name, &b, &e);
+  ps_html_run_verdicts(p, r->host, r->name, &b, &e);
   for (size_t i = b; i < e; i++) {
     const ps_rverdict *v = p->vidx[i];
     if (is_dss(v))
@@ -74,7 +75,7 @@ static void html_names(page *p, const names *n, const char *sep) {
 void ps_html_headline_run(page *p, const ps_rrun *r, const char *what, const char *id) {
   int regressions = 0, improvements = 0;
   size_t b, e;
-  ps_html_run_verdicts(p, r->name, &b, &e);
+  ps_html_run_verdicts(p, r->host, r->name, &b, &e);
   for (size_t i = b; i < e; i++)
     if (!is_dss(p->vidx[i])) {
       regressions += vcode(p->vidx[i]) == V_REGRESSION;
@@ -93,6 +94,11 @@ void ps_html_headline_run(page *p, const ps_rrun *r, const char *what, const cha
   putf(p, " <span class=\"what\">%s <span class=\"name\">", what);
   esc(p, r->name);
   put(p, "</span></span>");
+  if (r->host) {
+    put(p, " on <span class=\"name host\">");
+    esc(p, r->host);
+    put(p, "</span>");
+  }
   if (r->revision) {
     put(p, " · revision ");
     esc(p, r->revision);
@@ -119,28 +125,38 @@ void ps_html_headline_run(page *p, const ps_rrun *r, const char *what, const cha
   put(p, "</span></div>\n");
 }
 
-void ps_html_headline_dss(page *p) {
+/* Is verdict v about DSS results file f (its host and name)? */
+static int of_dssfile(const ps_rverdict *v, const ps_rdssfile *f) {
+  return is_dss(v) && same(v->run, f->run) && same_host(v->host, f->host);
+}
+
+/* The newest results file of one machine. */
+static void headline_dss_file(page *p, const ps_rdssfile *f, const char *id) {
   const ps_report_data *d = p->d;
-  if (!d->ndssfiles)
-    return;
-  const ps_rdssfile *f = &d->dssfiles[0];
   int regressions = 0, improvements = 0, judged = 0;
   for (size_t i = 0; i < d->nverdicts; i++)
-    if (is_dss(&d->verdicts[i]) && same(d->verdicts[i].run, f->run)) {
+    if (of_dssfile(&d->verdicts[i], f)) {
       judged++;
       regressions += vcode(&d->verdicts[i]) == V_REGRESSION;
       improvements += vcode(&d->verdicts[i]) == V_IMPROVEMENT;
     }
-  putf(p, "<div class=\"headline %s\" id=\"headline-dss\">",
+  putf(p, "<div class=\"headline %s\" id=\"%s\">",
        f->status == PS_RS_FAILED || regressions ? "h-bad"
        : f->status == PS_RS_SUCCESS           ? "h-good"
-                                              : "");
+                                              : "",
+       id);
   ps_html_badge(p, f->status);
   if (regressions)
     put(p, " <span class=\"st st-regression\">regression</span>");
   put(p, " <span class=\"what\">Newest DSS results <span class=\"name\">");
   esc(p, f->run);
-  put(p, "</span></span> · written ");
+  put(p, "</span></span>");
+  if (f->host) {
+    put(p, " on <span class=\"name host\">");
+    esc(p, f->host);
+    put(p, "</span>");
+  }
+  put(p, " · written ");
   ps_html_fmt_time(p, f->time_ns);
   put(p, " UTC<span class=\"verdicts\">");
   if (!judged) {
@@ -155,7 +171,7 @@ void ps_html_headline_dss(page *p) {
     for (size_t i = 0; i < d->nverdicts; i++) {
       const ps_rverdict *v = &d->verdicts[i];
       int c = vcode(v);
-      if (!is_dss(v) || !same(v->run, f->run) || (c != V_REGRESSION && c != V_IMPROVEMENT))
+      if (!of_dssfile(v, f) || (c != V_REGRESSION && c != V_IMPROVEMENT))
         continue;
       if (n++)
         put(p, " · ");
@@ -172,6 +188,22 @@ void ps_html_headline_dss(page *p) {
     }
   }
   put(p, "</span></div>\n");
+}
+
+/* One headline per machine: its newest results file. */
+void ps_html_headline_dss(page *p) {
+  const ps_report_data *d = p->d;
+  const char *hosts[MAX_HOSTS];
+  size_t nh = ps_html_dss_hosts(d, hosts, MAX_HOSTS);
+  for (size_t h = 0; h < nh; h++) {
+    char id[40];
+    snprintf(id, sizeof id, h ? "headline-dss-%zu" : "headline-dss", h);
+    for (size_t f = 0; f < d->ndssfiles; f++)
+      if (same_host(d->dssfiles[f].host, hosts[h])) {
+        headline_dss_file(p, &d->dssfiles[f], id);
+        break;
+      }
+  }
 }
 
 /* Opens a section. When the page leaves out `format` (--source), the
@@ -203,7 +235,7 @@ void ps_html_section_runs(page *p) {
           "improvement).</p>\n",
        d->nruns, d->nruns == 1 ? "" : "s");
   put(p, "<div class=\"scroll\"><table id=\"runs-table\"><thead><tr><th>Run</th>"
-         "<th>Revision</th><th>Test type</th><th>Start</th><th class=\"n\">Duration</th>"
+         "<th>Host</th><th>Revision</th><th>Test type</th><th>Start</th><th class=\"n\">Duration</th>"
          "<th>Status</th>");
   for (int m = 0; m < PS_REPORT_NMETRICS; m++)
     putf(p, "<th class=\"n\">%s (%s)</th>", ps_report_metrics[m].label,
@@ -214,6 +246,8 @@ void ps_html_section_runs(page *p) {
     putf(p, "<tr class=\"row-%s\" data-status=\"%s\"><td class=\"name run\">",
          ps_rstatus_name(r->status), ps_rstatus_name(r->status));
     esc(p, r->name);
+    put(p, "</td><td class=\"name host\">");
+    esc(p, r->host ? r->host : "–");
     put(p, "</td><td class=\"name rev\">");
     esc(p, r->revision ? r->revision : "–");
     put(p, "</td><td>");
@@ -231,7 +265,8 @@ void ps_html_section_runs(page *p) {
     }
     put(p, "</td>");
     for (int m = 0; m < PS_REPORT_NMETRICS; m++) {
-      const ps_rverdict *v = ps_html_run_verdict(p, r->name, ps_report_metrics[m].field);
+      const ps_rverdict *v =
+          ps_html_run_verdict(p, r->host, r->name, ps_report_metrics[m].field);
       int c = vcode(v);
       putf(p, "<td class=\"n%s\">", c == V_REGRESSION    ? " m-regression"
                                     : c == V_IMPROVEMENT ? " m-improvement"
@@ -251,33 +286,42 @@ void ps_html_section_runs(page *p) {
   put(p, "</tbody></table></div></section>\n");
 }
 
+static int of_trend(const ps_rrun *r, const trend_key *k) {
+  return same(r->test_type, k->test_type) && same_host(r->host, k->host);
+}
+
 void ps_html_section_trends(page *p) {
   const ps_report_data *d = p->d;
   if (!section_begin(p, "trends", "Across revisions", "loadgen", "Loadgen runs"))
     return;
-  const char *series[MAX_SERIES];
+  trend_key series[MAX_SERIES];
   size_t ns = ps_html_trend_series(d, series, MAX_SERIES);
   if (!ns) {
     section_empty(p, "No successful loadgen run in this range, so no trend.");
     return;
   }
-  put(p, "<p class=\"key\">Each point is a successful run (x: its start, labelled by revision "
-         "when there are few). <span class=\"k-reg\">\u25b2 red: regression</span> · "
+  put(p, "<p class=\"key\">One group of charts per test type and machine (a machine's "
+         "hardware is part of what is measured: no line mixes two). Each point is a "
+         "successful run (x: its start, labelled by revision when there are few). <span class=\"k-reg\">\u25b2 red: regression</span> · "
          "<span class=\"k-imp\">\u25c6 green: improvement</span> · "
          "<span class=\"k-reg\">\u2715</span> on the axis: a failed, interrupted or stalled "
          "run.</p>\n");
   for (size_t s = 0; s < ns; s++) {
     int nruns = 0;
     for (size_t i = 0; i < d->nruns; i++)
-      nruns += d->runs[i].status == PS_RS_SUCCESS && same(d->runs[i].test_type, series[s]);
+      nruns += d->runs[i].status == PS_RS_SUCCESS && of_trend(&d->runs[i], &series[s]);
     put(p, "<h3>");
-    esc(p, series[s]);
+    esc(p, series[s].test_type);
+    if (series[s].host) {
+      put(p, " on ");
+      esc(p, series[s].host);
+    }
     putf(p, " <span class=\"meta\">(%d successful run%s)</span></h3>\n<div class=\"charts\">\n",
          nruns, nruns == 1 ? "" : "s");
     for (int m = 0; m < PS_REPORT_NMETRICS; m++) {
       int have = 0;
       for (size_t i = 0; i < d->nruns && !have; i++)
-        have = d->runs[i].status == PS_RS_SUCCESS && same(d->runs[i].test_type, series[s]) &&
+        have = d->runs[i].status == PS_RS_SUCCESS && of_trend(&d->runs[i], &series[s]) &&
                !isnan(d->runs[i].metric[m]);
       putf(p, "<figure><figcaption>%s (%s)</figcaption>", ps_report_metrics[m].label,
            ps_report_metrics[m].unit);
@@ -303,17 +347,32 @@ static void verdict_cell(page *p, const ps_rverdict *v) {
                             : "no change");
 }
 
-void ps_html_section_stages(page *p) {
+/* Rows of stage run `of`? */
+static int stage_rows(const ps_report_data *d, size_t of, int *cycles, int *blocks) {
+  *cycles = *blocks = 0;
+  for (size_t i = 0; i < d->nstages; i++)
+    *cycles |= d->stages[i].of == of;
+  for (size_t i = 0; i < d->nblocks; i++)
+    *blocks |= d->blocks[i].of == of;
+  return *cycles || *blocks;
+}
+
+/* One machine's newest run with stage data: its charts and its drift. */
+static void html_stage_run(page *p, size_t of, int first) {
   const ps_report_data *d = p->d;
-  if (!section_begin(p, "stages", "Latest run, stage against stage", "loadgen", "Loadgen runs"))
-    return;
-  if (!d->stage_run || (!d->nstages && !d->nblocks)) {
-    section_empty(p, "No run in this range has stage data yet.");
-    return;
+  const ps_rstamp *sr = &d->stage_runs[of];
+  int have_cycles, have_blocks;
+  stage_rows(d, of, &have_cycles, &have_blocks);
+  const ps_rrun *r = ps_report_find_host_run((ps_report_data *)d, sr->host, sr->run);
+  char id[40];
+  if (sr->host) {
+    put(p, "<h3>");
+    esc(p, sr->host);
+    put(p, "</h3>\n");
   }
-  const ps_rrun *r = ps_report_find_run((ps_report_data *)d, d->stage_run);
-  put(p, "<p>Run <span class=\"name\" id=\"stage-run\">");
-  esc(p, d->stage_run);
+  snprintf(id, sizeof id, first ? "stage-run" : "stage-run-%zu", of);
+  putf(p, "<p>Run <span class=\"name\" id=\"%s\">", id);
+  esc(p, sr->run);
   put(p, "</span>");
   if (r) {
     put(p, " ");
@@ -324,32 +383,37 @@ void ps_html_section_stages(page *p) {
   }
   put(p, ". Per stage: loadgen_stage_cycles (per task) and loadgen_stage_blocks "
          "(onlyLive).</p>\n<div class=\"charts\">\n");
-  if (d->nstages) {
-    put(p, "<figure><figcaption>Cycles per stage and task</figcaption><div class=\"chart\">"
-           "<canvas data-chart=\"stage-cycles\" role=\"img\" aria-label=\"cycles per stage\">"
-           "</canvas></div></figure>\n"
-           "<figure><figcaption>Cycle avg duration per stage and task (s)</figcaption>"
-           "<div class=\"chart\"><canvas data-chart=\"stage-duration\" role=\"img\" "
-           "aria-label=\"cycle duration per stage\"></canvas></div></figure>\n");
+  if (have_cycles) {
+    putf(p, "<figure><figcaption>Cycles per stage and task</figcaption><div class=\"chart\">"
+            "<canvas data-chart=\"stage-cycles\" data-stage=\"%zu\" role=\"img\" "
+            "aria-label=\"cycles per stage\"></canvas></div></figure>\n"
+            "<figure><figcaption>Cycle avg duration per stage and task (s)</figcaption>"
+            "<div class=\"chart\"><canvas data-chart=\"stage-duration\" data-stage=\"%zu\" "
+            "role=\"img\" aria-label=\"cycle duration per stage\"></canvas></div></figure>\n",
+         of, of);
   } else {
     put(p, "<p class=\"empty\">No cycle summaries for this run (no loadgen stage).</p>\n");
   }
-  if (d->nblocks)
-    put(p, "<figure><figcaption>Live blocks per stage: avg swingset time and block time (s)"
-           "</figcaption><div class=\"chart\"><canvas data-chart=\"stage-blocks\" role=\"img\" "
-           "aria-label=\"live block times per stage\"></canvas></div></figure>\n");
+  if (have_blocks)
+    putf(p, "<figure><figcaption>Live blocks per stage: avg swingset time and block time (s)"
+            "</figcaption><div class=\"chart\"><canvas data-chart=\"stage-blocks\" "
+            "data-stage=\"%zu\" role=\"img\" aria-label=\"live block times per stage\">"
+            "</canvas></div></figure>\n",
+         of);
   else
     put(p, "<p class=\"empty\">No live block summaries for this run.</p>\n");
   put(p, "</div>\n<h3>Stage drift</h3>\n");
   int n = 0;
   for (size_t i = 0; i < d->nverdicts && !p->rc; i++) {
     const ps_rverdict *v = &d->verdicts[i];
-    if (!v->stage || is_dss(v) || strcmp(v->run, d->stage_run) != 0)
+    if (!v->stage || is_dss(v) || strcmp(v->run, sr->run) != 0 || !same_host(v->host, sr->host))
       continue;
-    if (!n++)
-      put(p, "<table id=\"drift-table\"><thead><tr><th>Stage</th><th>Metric</th>"
-             "<th class=\"n\">Value</th><th class=\"n\">First loadgen stage</th>"
-             "<th class=\"n\">Change</th><th>Verdict</th></tr></thead><tbody>\n");
+    if (!n++) {
+      snprintf(id, sizeof id, first ? "drift-table" : "drift-table-%zu", of);
+      putf(p, "<table id=\"%s\" class=\"drift\"><thead><tr><th>Stage</th><th>Metric</th>"
+              "<th class=\"n\">Value</th><th class=\"n\">First loadgen stage</th>"
+              "<th class=\"n\">Change</th><th>Verdict</th></tr></thead><tbody>\n", id);
+    }
     put(p, "<tr><td>");
     esc(p, v->stage);
     put(p, "</td><td>");
@@ -366,6 +430,20 @@ void ps_html_section_stages(page *p) {
   }
   put(p, n ? "</tbody></table>\n"
            : "<p class=\"empty\">No stage-drift verdicts for this run.</p>\n");
+}
+
+void ps_html_section_stages(page *p) {
+  const ps_report_data *d = p->d;
+  if (!section_begin(p, "stages", "Latest run, stage against stage", "loadgen", "Loadgen runs"))
+    return;
+  int shown = 0, c, b;
+  for (size_t k = 0; k < d->nstage_runs && !p->rc; k++)
+    if (stage_rows(d, k, &c, &b))
+      html_stage_run(p, k, !shown++);
+  if (!shown) {
+    section_empty(p, "No run in this range has stage data yet.");
+    return;
+  }
   put(p, "</section>\n");
 }
 
@@ -389,7 +467,8 @@ static void html_one_dss(page *p, size_t idx, const dss_test *t) {
   int n = 0;
   for (size_t i = 0; i < d->nverdicts && !p->rc; i++) {
     const ps_rverdict *v = &d->verdicts[i];
-    if (!is_dss(v) || !same(v->run, t->run) || !same(v->series, t->test))
+    if (!is_dss(v) || !same(v->run, t->run) || !same_host(v->host, t->host) ||
+        !same(v->series, t->test))
       continue;
     if (!n++)
       put(p, "<table class=\"arm-verdicts\"><thead><tr><th>Arm</th><th>Against</th>"
@@ -430,12 +509,12 @@ void ps_html_section_dss(page *p) {
     section_empty(p, "No DSS bench results in this range.");
     return;
   }
-  put(p, "<table id=\"dss-table\"><thead><tr><th>Results</th><th>Written (UTC)</th>"
+  put(p, "<table id=\"dss-table\"><thead><tr><th>Results</th><th>Host</th><th>Written (UTC)</th>"
          "<th>Status</th><th>Tests</th><th>Arms</th><th>Verdicts</th></tr></thead><tbody>\n");
   for (size_t f = 0; f < d->ndssfiles && !p->rc; f++) {
     const ps_rdssfile *file = &d->dssfiles[f];
     size_t begin, end;
-    ps_html_dss_rows(d, file->run, &begin, &end);
+    ps_html_dss_rows(d, file->host, file->run, &begin, &end);
     names tests = {0}, arms = {0};
     for (size_t i = begin; i < end && !p->rc; i++)
       if (ps_html_names_add(&tests, d->dss[i].test, ps_html_by_name, NULL) ||
@@ -444,6 +523,8 @@ void ps_html_section_dss(page *p) {
     putf(p, "<tr class=\"row-%s\" data-status=\"%s\"><td class=\"name run\">",
          ps_rstatus_name(file->status), ps_rstatus_name(file->status));
     esc(p, file->run);
+    put(p, "</td><td class=\"name host\">");
+    esc(p, file->host ? file->host : "–");
     put(p, "</td><td class=\"when\">");
     ps_html_fmt_time(p, file->time_ns);
     put(p, "</td><td>");
@@ -455,7 +536,7 @@ void ps_html_section_dss(page *p) {
     put(p, "</td><td>");
     int reg = 0, imp = 0, judged = 0;
     for (size_t i = 0; i < d->nverdicts; i++)
-      if (is_dss(&d->verdicts[i]) && same(d->verdicts[i].run, file->run)) {
+      if (of_dssfile(&d->verdicts[i], file)) {
         judged++;
         reg += vcode(&d->verdicts[i]) == V_REGRESSION;
         imp += vcode(&d->verdicts[i]) == V_IMPROVEMENT;
@@ -485,9 +566,14 @@ void ps_html_section_dss(page *p) {
     ps_html_fmt_time(p, file->time_ns);
     put(p, " UTC · ");
     ps_html_badge(p, file->status);
+    if (file->host) {
+      put(p, " · on <span class=\"name host\">");
+      esc(p, file->host);
+      put(p, "</span>");
+    }
     put(p, "</summary>\n");
     size_t begin, end;
-    ps_html_dss_rows(d, file->run, &begin, &end);
+    ps_html_dss_rows(d, file->host, file->run, &begin, &end);
     if (begin == end)
       put(p, "<p class=\"empty\">No dss_bench points for this file in this range.</p>\n");
     for (size_t i = 0; i < p->ntests; i++)

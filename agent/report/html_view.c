@@ -11,10 +11,21 @@
 #include <string.h>
 
 #include "html_private.h"
+#include "core/figures.h"
+
+static int host_cmp(const char *a, const char *b) {
+  return a && b ? strcmp(a, b) : (a != NULL) - (b != NULL);
+}
+
+/* (host, run) against a verdict's. */
+static int key_cmp(const ps_rverdict *v, const char *host, const char *run) {
+  int c = host_cmp(v->host, host);
+  return c ? c : strcmp(v->run, run);
+}
 
 static int vidx_cmp(const void *a, const void *b) {
   const ps_rverdict *x = *(const ps_rverdict *const *)a, *y = *(const ps_rverdict *const *)b;
-  int c = strcmp(x->run, y->run);
+  int c = key_cmp(x, y->host, y->run);
   if (!c)
     c = strcmp(x->metric, y->metric);
   if (!c)
@@ -23,24 +34,26 @@ static int vidx_cmp(const void *a, const void *b) {
 }
 
 /* The verdicts of one run: [*begin, *end) of p->vidx. */
-void ps_html_run_verdicts(const page *p, const char *run, size_t *begin, size_t *end) {
+void ps_html_run_verdicts(const page *p, const char *host, const char *run, size_t *begin,
+                          size_t *end) {
   size_t lo = 0, hi = p->nvidx;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (strcmp(p->vidx[mid]->run, run) < 0)
+    if (key_cmp(p->vidx[mid], host, run) < 0)
       lo = mid + 1;
     else
       hi = mid;
   }
   *begin = lo;
-  while (lo < p->nvidx && strcmp(p->vidx[lo]->run, run) == 0)
+  while (lo < p->nvidx && key_cmp(p->vidx[lo], host, run) == 0)
     lo++;
   *end = lo;
 }
 
-const ps_rverdict *ps_html_run_verdict(const page *p, const char *run, const char *metric) {
+const ps_rverdict *ps_html_run_verdict(const page *p, const char *host, const char *run,
+                                       const char *metric) {
   size_t b, e;
-  ps_html_run_verdicts(p, run, &b, &e);
+  ps_html_run_verdicts(p, host, run, &b, &e);
   for (size_t i = b; i < e; i++)
     if (is_run_level(p->vidx[i]) && strcmp(p->vidx[i]->metric, metric) == 0)
       return p->vidx[i];
@@ -52,9 +65,6 @@ const char *ps_html_metric_label(const char *field) {
   static const struct {
     const char *field, *label;
   } more[] = {
-      {"stage_avgDuration", "Cycle avg duration"},
-      {"stage_avgSwingsetTime", "Live swingset time"},
-      {"stage_avgBlockDuration", "Live block time"},
       {"rps_total", "q/s"},
       {"p95_ms", "p95 latency"},
       {"errors", "errors"},
@@ -62,28 +72,56 @@ const char *ps_html_metric_label(const char *field) {
   int i = ps_report_metric_index(field);
   if (i >= 0)
     return ps_report_metrics[i].label;
+  const ps_figure *f = ps_figure_find(field);
+  if (f && f->label)
+    return f->label;
   for (size_t k = 0; field && k < sizeof more / sizeof more[0]; k++)
     if (strcmp(more[k].field, field) == 0)
       return more[k].label;
   return field;
 }
 
-static int test_type_seen(const ps_report_data *d, size_t upto, const char *tt) {
+static int trend_seen(const ps_report_data *d, size_t upto, const ps_rrun *r) {
   for (size_t i = 0; i < upto; i++)
     if (d->runs[i].status == PS_RS_SUCCESS && d->runs[i].test_type &&
-        strcmp(d->runs[i].test_type, tt) == 0)
+        strcmp(d->runs[i].test_type, r->test_type) == 0 && same_host(d->runs[i].host, r->host))
       return 1;
   return 0;
 }
 
-/* Test types with a successful run, in the order of their newest run. */
-size_t ps_html_trend_series(const ps_report_data *d, const char **out, size_t max) {
+/* (test type, host) with a successful run, in the order of their newest
+ * run: hardware is part of what is measured, so each machine has its own
+ * line (docs/report.md). */
+size_t ps_html_trend_series(const ps_report_data *d, trend_key *out, size_t max) {
   size_t n = 0;
   for (size_t i = 0; i < d->nruns && n < max; i++) {
     const ps_rrun *r = &d->runs[i];
-    if (r->status == PS_RS_SUCCESS && r->test_type && !test_type_seen(d, i, r->test_type))
-      out[n++] = r->test_type;
+    if (r->status == PS_RS_SUCCESS && r->test_type && !trend_seen(d, i, r))
+      out[n++] = (trend_key){r->test_type, r->host};
   }
+  return n;
+}
+
+static int host_listed(const char **v, size_t n, const char *host) {
+  for (size_t i = 0; i < n; i++)
+    if (same_host(v[i], host))
+      return 1;
+  return 0;
+}
+
+size_t ps_html_run_hosts(const ps_report_data *d, const char **out, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < d->nruns && n < max; i++)
+    if (!host_listed(out, n, d->runs[i].host))
+      out[n++] = d->runs[i].host;
+  return n;
+}
+
+size_t ps_html_dss_hosts(const ps_report_data *d, const char **out, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < d->ndssfiles && n < max; i++)
+    if (!host_listed(out, n, d->dssfiles[i].host))
+      out[n++] = d->dssfiles[i].host;
   return n;
 }
 
@@ -123,41 +161,49 @@ int ps_html_names_add(names *s, const char *x, name_cmp cmp, const void *ctx) {
   return 0;
 }
 
+/* The task the stage figures are read from (every task's cycles) first. */
 static int task_cmp(const void *ctx, const char *a, const char *b) {
   (void)ctx;
-  if (strcmp(a, "all") == 0 || strcmp(b, "all") == 0)
-    return strcmp(a, "all") == 0 ? (strcmp(b, "all") == 0 ? 0 : -1) : 1;
+  const char *all = ps_stage_figure(PS_STAGE_FIG_AVG_DURATION)->tag_value;
+  if (strcmp(a, all) == 0 || strcmp(b, all) == 0)
+    return strcmp(a, all) == 0 ? (strcmp(b, all) == 0 ? 0 : -1) : 1;
   return strcmp(a, b);
 }
 
-void ps_html_stage_lists(page *p, names *stages, names *tasks) {
+void ps_html_stage_lists(page *p, size_t of, names *stages, names *tasks) {
   const ps_report_data *d = p->d;
   for (size_t i = 0; i < d->nstages && !p->rc; i++) {
+    if (d->stages[i].of != of)
+      continue;
     if (ps_html_names_add(stages, d->stages[i].stage, stage_cmp, NULL) ||
         ps_html_names_add(tasks, d->stages[i].task, task_cmp, NULL))
       p->rc = -ENOMEM;
   }
   for (size_t i = 0; i < d->nblocks && !p->rc; i++)
-    if (ps_html_names_add(stages, d->blocks[i].stage, stage_cmp, NULL))
+    if (d->blocks[i].of == of && ps_html_names_add(stages, d->blocks[i].stage, stage_cmp, NULL))
       p->rc = -ENOMEM;
 }
 
-/* The rows of one results file, [*begin, *end) of d->dss (sorted by run). */
-void ps_html_dss_rows(const ps_report_data *d, const char *run, size_t *begin, size_t *end) {
+/* The rows of one results file, [*begin, *end) of d->dss (sorted by host
+ * and run). */
+void ps_html_dss_rows(const ps_report_data *d, const char *host, const char *run,
+                      size_t *begin, size_t *end) {
   size_t i = 0;
-  while (i < d->ndss && strcmp(d->dss[i].run, run) != 0)
+  while (i < d->ndss && !(strcmp(d->dss[i].run, run) == 0 && same_host(d->dss[i].host, host)))
     i++;
   *begin = i;
-  while (i < d->ndss && strcmp(d->dss[i].run, run) == 0)
+  while (i < d->ndss && strcmp(d->dss[i].run, run) == 0 && same_host(d->dss[i].host, host))
     i++;
   *end = i;
 }
 
 /* The reference arm of a file's test, as its verdicts name it. */
-static const char *dss_reference(const ps_report_data *d, const char *run, const char *test) {
+static const char *dss_reference(const ps_report_data *d, const char *host, const char *run,
+                                 const char *test) {
   for (size_t i = 0; i < d->nverdicts; i++) {
     const ps_rverdict *v = &d->verdicts[i];
-    if (is_dss(v) && v->reference && same(v->run, run) && same(v->series, test))
+    if (is_dss(v) && v->reference && same(v->run, run) && same_host(v->host, host) &&
+        same(v->series, test))
       return v->reference;
   }
   return NULL;
@@ -198,12 +244,13 @@ static void dss_collect(page *p, size_t file, size_t begin, size_t end, const ch
   const ps_report_data *d = p->d;
   memset(t, 0, sizeof *t);
   t->d = d;
+  t->host = d->dss[begin].host;
   t->run = d->dss[begin].run;
   t->test = test;
   t->begin = begin;
   t->end = end;
   t->file = file;
-  t->reference = dss_reference(d, t->run, test);
+  t->reference = dss_reference(d, t->host, t->run, test);
   for (size_t i = begin; i < end && !p->rc; i++) {
     const ps_rdss *x = &d->dss[i];
     if (strcmp(x->test, test) != 0)
@@ -221,7 +268,7 @@ static void prepare_dss(page *p) {
   const ps_report_data *d = p->d;
   for (size_t f = 0; f < d->ndssfiles && !p->rc; f++) {
     size_t begin, end;
-    ps_html_dss_rows(d, d->dssfiles[f].run, &begin, &end);
+    ps_html_dss_rows(d, d->dssfiles[f].host, d->dssfiles[f].run, &begin, &end);
     for (size_t i = begin; i < end && !p->rc; i++) {
       if (i > begin && strcmp(d->dss[i].test, d->dss[i - 1].test) == 0)
         continue; /* rows are sorted by test within a file */

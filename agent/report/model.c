@@ -20,15 +20,7 @@
 
 #include "runs/runs.h"
 
-const ps_report_metric ps_report_metrics[PS_REPORT_NMETRICS] = {
-    {"cycleAvgDuration", "Cycle avg duration", "s", 0},
-    {"cycleSuccessRate", "Cycle success rate", "%", 1},
-    {"live_avgSwingsetTime", "Live swingset time", "s", 0},
-    {"live_avgBlockDuration", "Live block time", "s", 0},
-    {"chainBootstrapDuration", "Chain bootstrap", "s", 0},
-    {"walletDeployDuration", "Wallet deploy", "s", 0},
-    {"loadgenDeployDuration", "Loadgen deploy", "s", 0},
-};
+const ps_report_metric *const ps_report_metrics = ps_figures;
 
 int ps_report_metric_index(const char *field) {
   for (int i = 0; field && i < PS_REPORT_NMETRICS; i++)
@@ -63,7 +55,21 @@ void ps_report_data_init(ps_report_data *d, int64_t now_ns, int64_t since_ns,
   d->source = source && source[0] ? strdup(source) : NULL;
 }
 
+int ps_report_set_hosts(ps_report_data *d, const char *const *hosts, size_t n) {
+  if (!n)
+    return 0;
+  if (!(d->hosts = calloc(n, sizeof *d->hosts)))
+    return -ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    if (!(d->hosts[i] = strdup(hosts[i] ? hosts[i] : "")))
+      return -ENOMEM; /* ps_report_data_free() frees what was copied */
+    d->nhosts = i + 1;
+  }
+  return 0;
+}
+
 static void free_run(ps_rrun *r) {
+  free(r->host);
   free(r->name);
   free(r->revision);
   free(r->test_type);
@@ -71,13 +77,14 @@ static void free_run(ps_rrun *r) {
 }
 
 static void free_verdict(ps_rverdict *v) {
-  char *s[] = {v->source, v->series, v->metric, v->run, v->stage, v->arm,
+  char *s[] = {v->host, v->source, v->series, v->metric, v->run, v->stage, v->arm,
                v->reference, v->verdict, v->change_run, v->method, v->revision};
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
     free(s[i]);
 }
 
 static void free_dss(ps_rdss *p) {
+  free(p->host);
   free(p->run);
   free(p->test);
   free(p->arm);
@@ -95,11 +102,18 @@ void ps_report_data_free(ps_report_data *d) {
   for (size_t i = 0; i < d->ndss; i++)
     free_dss(&d->dss[i]);
   for (size_t i = 0; i < d->ndssfiles; i++) {
+    free(d->dssfiles[i].host);
     free(d->dssfiles[i].run);
     free(d->dssfiles[i].text);
   }
-  for (size_t i = 0; i < d->nstage_candidates; i++)
+  for (size_t i = 0; i < d->nstage_candidates; i++) {
+    free(d->stage_candidates[i].host);
     free(d->stage_candidates[i].run);
+  }
+  for (size_t i = 0; i < d->nstage_runs; i++) {
+    free(d->stage_runs[i].host);
+    free(d->stage_runs[i].run);
+  }
   for (size_t i = 0; i < d->nstages; i++) {
     free(d->stages[i].stage);
     free(d->stages[i].task);
@@ -113,11 +127,16 @@ void ps_report_data_free(ps_report_data *d) {
   free(d->dss);
   free(d->dssfiles);
   free(d->stage_candidates);
+  free(d->stage_runs);
   free(d->stages);
   free(d->blocks);
   free(d->health);
   free(d->source);
+  for (size_t i = 0; i < d->nhosts; i++)
+    free(d->hosts[i]);
+  free(d->hosts);
   free(d->stage_run);
+  free(d->stage_host);
   free(d->last_error);
   free(d->alert_error);
   memset(d, 0, sizeof *d);
@@ -197,6 +216,17 @@ ps_rhealth *ps_report_add_health(ps_report_data *d) {
   return h;
 }
 
+int ps_report_same(const char *a, const char *b) {
+  return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
+ps_rrun *ps_report_find_host_run(ps_report_data *d, const char *host, const char *name) {
+  for (size_t i = 0; name && i < d->nruns; i++)
+    if (strcmp(d->runs[i].name, name) == 0 && ps_report_same(d->runs[i].host, host))
+      return &d->runs[i];
+  return NULL;
+}
+
 ps_rrun *ps_report_find_run(ps_report_data *d, const char *name) {
   for (size_t i = 0; name && i < d->nruns; i++)
     if (strcmp(d->runs[i].name, name) == 0)
@@ -208,21 +238,57 @@ int ps_report_shows(const ps_report_data *d, const char *source) {
   return !d->source || strcmp(d->source, source) == 0;
 }
 
-int ps_report_pick_stage_run(ps_report_data *d) {
-  const ps_rstamp *best = NULL;
-  for (size_t i = 0; i < d->nstage_candidates; i++) {
-    const ps_rstamp *c = &d->stage_candidates[i];
-    if (!c->run || !ps_report_find_run(d, c->run))
-      continue;
-    if (!best || c->time_ns > best->time_ns ||
-        (c->time_ns == best->time_ns && strcmp(c->run, best->run) < 0))
-      best = c;
-  }
+static int by_stamp_desc(const void *a, const void *b) {
+  const ps_rstamp *x = a, *y = b;
+  if (x->time_ns != y->time_ns)
+    return x->time_ns > y->time_ns ? -1 : 1;
+  int c = strcmp(x->host ? x->host : "", y->host ? y->host : "");
+  return c ? c : strcmp(x->run, y->run);
+}
+
+int ps_report_use_stage_run(ps_report_data *d, size_t k) {
   free(d->stage_run);
-  d->stage_run = NULL;
-  if (best && !(d->stage_run = strdup(best->run)))
+  free(d->stage_host);
+  d->stage_run = d->stage_host = NULL;
+  if (k >= d->nstage_runs)
+    return 0;
+  const ps_rstamp *s = &d->stage_runs[k];
+  d->stage_of = k;
+  if (!(d->stage_run = strdup(s->run)) || (s->host && !(d->stage_host = strdup(s->host))))
     return -ENOMEM;
   return 0;
+}
+
+/* One stage run per host, so that no host's stages hide another's. */
+int ps_report_pick_stage_run(ps_report_data *d) {
+  for (size_t i = 0; i < d->nstage_candidates; i++) {
+    const ps_rstamp *c = &d->stage_candidates[i];
+    if (!c->run || !ps_report_find_host_run(d, c->host, c->run))
+      continue;
+    ps_rstamp *best = NULL;
+    for (size_t k = 0; k < d->nstage_runs && !best; k++)
+      if (ps_report_same(d->stage_runs[k].host, c->host))
+        best = &d->stage_runs[k];
+    if (!best) {
+      if (!(best = PUSH(d, stage_runs)))
+        return -ENOMEM;
+    } else if (c->time_ns < best->time_ns ||
+               (c->time_ns == best->time_ns && strcmp(c->run, best->run) >= 0)) {
+      continue;
+    }
+    char *run = strdup(c->run), *host = c->host ? strdup(c->host) : NULL;
+    if (!run || (c->host && !host)) {
+      free(run);
+      free(host);
+      return -ENOMEM;
+    }
+    free(best->run);
+    free(best->host);
+    *best = (ps_rstamp){host, run, c->time_ns};
+  }
+  if (d->nstage_runs > 1)
+    qsort(d->stage_runs, d->nstage_runs, sizeof *d->stage_runs, by_stamp_desc);
+  return ps_report_use_stage_run(d, 0);
 }
 
 /* --- settling ----------------------------------------------------------- */
@@ -252,25 +318,29 @@ static int settle_run(ps_rrun *r) {
   return 0;
 }
 
+static int cmp_str(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
+
 static int by_start_desc(const void *a, const void *b) {
   const ps_rrun *x = a, *y = b;
   if (x->start_ns != y->start_ns)
     return x->start_ns > y->start_ns ? -1 : 1;
-  return strcmp(x->name, y->name);
+  int c = strcmp(x->name, y->name);
+  return c ? c : cmp_str(x->host, y->host);
 }
 
 static int by_time_desc(const void *a, const void *b) {
   const ps_rdssfile *x = a, *y = b;
   if (x->time_ns != y->time_ns)
     return x->time_ns > y->time_ns ? -1 : 1;
-  return strcmp(x->run ? x->run : "", y->run ? y->run : "");
+  int c = cmp_str(x->run, y->run);
+  return c ? c : cmp_str(x->host, y->host);
 }
-
-static int cmp_str(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
 
 static int by_dss_key(const void *a, const void *b) {
   const ps_rdss *x = a, *y = b;
-  int c = cmp_str(x->run, y->run);
+  int c = cmp_str(x->host, y->host);
+  if (!c)
+    c = cmp_str(x->run, y->run);
   if (!c)
     c = cmp_str(x->test, y->test);
   if (!c)
@@ -284,9 +354,9 @@ static int by_dss_key(const void *a, const void *b) {
   return c;
 }
 
-static ps_rdssfile *find_dssfile(ps_report_data *d, const char *run) {
+static ps_rdssfile *find_dssfile(ps_report_data *d, const char *host, const char *run) {
   for (size_t i = 0; i < d->ndssfiles; i++)
-    if (cmp_str(d->dssfiles[i].run, run) == 0)
+    if (cmp_str(d->dssfiles[i].run, run) == 0 && ps_report_same(d->dssfiles[i].host, host))
       return &d->dssfiles[i];
   return NULL;
 }
@@ -296,9 +366,10 @@ static ps_rdssfile *find_dssfile(ps_report_data *d, const char *run) {
 static int settle_dss(ps_report_data *d) {
   for (size_t i = 0; i < d->ndss; i++) {
     ps_rdss *p = &d->dss[i];
-    ps_rdssfile *f = find_dssfile(d, p->run);
+    ps_rdssfile *f = find_dssfile(d, p->host, p->run);
     if (!f) {
-      if (!(f = ps_report_add_dssfile(d)) || !(f->run = strdup(p->run ? p->run : "")))
+      if (!(f = ps_report_add_dssfile(d)) || !(f->run = strdup(p->run ? p->run : "")) ||
+          (p->host && !(f->host = strdup(p->host))))
         return -ENOMEM;
       f->status = PS_RS_UNKNOWN;
     }
@@ -308,13 +379,13 @@ static int settle_dss(ps_report_data *d) {
   if (!newest)
     return -ENOMEM;
   for (size_t i = 0; i < d->ndss; i++) {
-    size_t k = (size_t)(find_dssfile(d, d->dss[i].run) - d->dssfiles);
+    size_t k = (size_t)(find_dssfile(d, d->dss[i].host, d->dss[i].run) - d->dssfiles);
     if (d->dss[i].time_ns > newest[k])
       newest[k] = d->dss[i].time_ns;
   }
   size_t kept = 0;
   for (size_t i = 0; i < d->ndss; i++) {
-    size_t k = (size_t)(find_dssfile(d, d->dss[i].run) - d->dssfiles);
+    size_t k = (size_t)(find_dssfile(d, d->dss[i].host, d->dss[i].run) - d->dssfiles);
     if (d->dss[i].time_ns < newest[k]) {
       free_dss(&d->dss[i]);
       continue;
@@ -348,6 +419,7 @@ int ps_report_finish(ps_report_data *d) {
       free_dss(&d->dss[i]);
     d->ndss = 0;
     for (size_t i = 0; i < d->ndssfiles; i++) {
+      free(d->dssfiles[i].host);
       free(d->dssfiles[i].run);
       free(d->dssfiles[i].text);
     }

@@ -45,7 +45,8 @@
 
   var VERDICT_WORD = { 1: 'regression', 2: 'improvement', 3: 'no change' };
 
-  // --- across revisions: one metric of one test type over its successful runs
+  // --- across revisions: one metric of one test type on one machine over its
+  // successful runs (never two machines on one line)
   function trend(canvas) {
     var s = data.trends[+canvas.dataset.series];
     var m = s.metrics[+canvas.dataset.metric];
@@ -117,9 +118,9 @@
     };
   }
 
-  // --- the newest run, stage against stage
-  function stageBars(field, unit) {
-    var s = data.stages;
+  // --- each machine's newest run, stage against stage
+  function stageBars(canvas, field, unit) {
+    var s = data.stages[+canvas.dataset.stage];
     return {
       type: 'bar',
       data: {
@@ -132,8 +133,8 @@
     };
   }
 
-  function stageBlocks() {
-    var s = data.stages;
+  function stageBlocks(canvas) {
+    var s = data.stages[+canvas.dataset.stage];
     return {
       type: 'bar',
       data: {
@@ -182,8 +183,8 @@
 
   var BUILD = {
     'trend': trend,
-    'stage-cycles': function () { return stageBars('cycles', 'cycles'); },
-    'stage-duration': function () { return stageBars('duration', 's'); },
+    'stage-cycles': function (c) { return stageBars(c, 'cycles', 'cycles'); },
+    'stage-duration': function (c) { return stageBars(c, 'duration', 's'); },
     'stage-blocks': stageBlocks,
     'dss-rps': function (c) { return dss(c, 'rps', 'q/s'); },
     'dss-p95': function (c) { return dss(c, 'p95', 'p95 ms'); }

@@ -27,12 +27,22 @@
 #include <cjson/cJSON.h>
 
 #include "influx/client.h"
+#include "core/figures.h"
 #include "influx/influxql.h"
 
 /* --- the statements ------------------------------------------------------- */
 
+/* The range, and the hosts the page is narrowed to (quoted: a host tag
+ * is data). */
 static int since(ps_buf *q, const ps_report_data *d) {
-  return ps_buf_printf(q, " WHERE time >= %" PRId64, d->since_ns);
+  int rc = ps_buf_printf(q, " WHERE time >= %" PRId64, d->since_ns);
+  for (size_t i = 0; !rc && i < d->nhosts; i++) {
+    rc = ps_buf_puts(q, i ? " OR \"host\" = " : " AND (\"host\" = ");
+    rc = rc ? rc : ps_influxql_quote_string(q, d->hosts[i]);
+    if (!rc && i + 1 == d->nhosts)
+      rc = ps_buf_putc(q, ')');
+  }
+  return rc;
 }
 
 /* SELECT fields and tags, FROM, the range, and what follows. Tags are
@@ -48,28 +58,30 @@ static int select_from(ps_buf *q, const ps_report_data *d, const char *columns,
 
 static int q_markers(const ps_report_data *d, ps_buf *q) {
   return select_from(q, d, "\"text\", \"exitCode\", \"duration\", \"source\", \"run\", "
-                           "\"revision\", \"event\", \"status\"", "runs", "");
+                           "\"revision\", \"event\", \"status\", \"host\"", "runs", "");
 }
 
 static int q_run_points(const ps_report_data *d, ps_buf *q) {
-  return select_from(q, d, "*", "loadgen_run", "");
+  return select_from(q, d, "*", ps_figures[0].measurement, "");
 }
 
 static int q_verdicts(const ps_report_data *d, ps_buf *q) {
   return select_from(q, d, "\"verdict\", \"value\", \"baseline\", \"change_pct\", "
                            "\"change_run\", \"baseline_runs\", \"method\", \"p_value\", "
                            "\"variants\", \"variants_agree\", \"revision\", \"source\", "
-                           "\"series\", \"metric\", \"run\", \"stage\", \"arm\", \"reference\"",
+                           "\"series\", \"metric\", \"run\", \"stage\", \"arm\", \"reference\", "
+                           "\"host\"",
                      "perfship_verdict", "");
 }
 
 static int q_stage_candidates(const ps_report_data *d, ps_buf *q) {
-  return select_from(q, d, "last(\"stageIndex\")", "loadgen_stage", " GROUP BY \"run\"");
+  return select_from(q, d, "last(\"stageIndex\")", ps_stage_kind_figure()->measurement,
+                     " GROUP BY \"run\", \"host\"");
 }
 
 static int q_dss(const ps_report_data *d, ps_buf *q) {
   return select_from(q, d, "\"variantIndex\", \"rps_total\", \"p95_ms\", \"errors\", \"run\", "
-                           "\"test\", \"arm\", \"variant\", \"sweep\"", "dss_bench", "");
+                           "\"test\", \"arm\", \"variant\", \"sweep\", \"host\"", "dss_bench", "");
 }
 
 static int q_health(const ps_report_data *d, ps_buf *q) {
@@ -82,7 +94,8 @@ static int q_alert_error(const ps_report_data *d, ps_buf *q) {
                      " AND \"event\" = 'agent_unhealthy' ORDER BY time DESC LIMIT 1");
 }
 
-/* The stage run's rows: its name is data, so it is quoted. */
+/* The stage run's rows, of its host: its name and host are data, so they
+ * are quoted. */
 static int of_stage_run(ps_buf *q, const ps_report_data *d, const char *columns,
                         const char *measurement, const char *filter, const char *group) {
   if (!d->stage_run)
@@ -90,19 +103,35 @@ static int of_stage_run(ps_buf *q, const ps_report_data *d, const char *columns,
   int rc = select_from(q, d, columns, measurement, filter);
   rc = rc ? rc : ps_buf_puts(q, " AND \"run\" = ");
   rc = rc ? rc : ps_influxql_quote_string(q, d->stage_run);
+  if (!rc && d->stage_host) {
+    rc = ps_buf_puts(q, " AND \"host\" = ");
+    rc = rc ? rc : ps_influxql_quote_string(q, d->stage_host);
+  }
   return rc ? rc : ps_buf_puts(q, group);
 }
 
 static int q_stage_cycles(const ps_report_data *d, ps_buf *q) {
   return of_stage_run(q, d, "\"cycleCount\", \"avgDuration\", \"p95Duration\", "
-                            "\"cycleSuccessRate\"", "loadgen_stage_cycles", "",
+                            "\"cycleSuccessRate\"",
+                      ps_stage_figure(PS_STAGE_FIG_AVG_DURATION)->measurement, "",
                       " GROUP BY \"stage\", \"task\"");
 }
 
+/* The stage run's blocks, as the stage figures select them (the live
+ * part: core/figures.h). */
 static int q_stage_blocks(const ps_report_data *d, ps_buf *q) {
-  return of_stage_run(q, d, "\"avgSwingsetTime\", \"avgBlockDuration\", \"blockCount\"",
-                      "loadgen_stage_blocks", " AND \"summary\" = 'onlyLive'",
-                      " GROUP BY \"stage\"");
+  const ps_figure *f = ps_stage_figure(PS_STAGE_FIG_SWINGSET_TIME);
+  ps_buf filter;
+  ps_buf_init(&filter, 64);
+  int rc = ps_buf_puts(&filter, " AND ");
+  rc = rc ? rc : ps_influxql_quote_ident(&filter, f->tag);
+  rc = rc ? rc : ps_buf_puts(&filter, " = ");
+  rc = rc ? rc : ps_influxql_quote_string(&filter, f->tag_value);
+  rc = rc ? rc
+          : of_stage_run(q, d, "\"avgSwingsetTime\", \"avgBlockDuration\", \"blockCount\"",
+                         f->measurement, filter.data, " GROUP BY \"stage\"");
+  ps_buf_free(&filter);
+  return rc;
 }
 
 /* --- reading rows ------------------------------------------------------------ */
@@ -166,14 +195,20 @@ static void set_num(double *dst, double v) {
     *dst = v;
 }
 
-static ps_rrun *run_named(ps_report_data *d, const char *name) {
-  ps_rrun *r = ps_report_find_run(d, name);
-  return r ? r : ps_report_add_run(d, name);
+/* A run is (host, name): the same folder name on two machines is two
+ * runs. */
+static ps_rrun *run_named(ps_report_data *d, const char *host, const char *name) {
+  ps_rrun *r = ps_report_find_host_run(d, host, name);
+  if (r)
+    return r;
+  if (!(r = ps_report_add_run(d, name)))
+    return NULL;
+  return set_str(&r->host, host) ? NULL : r;
 }
 
 static int on_marker(ps_report_data *d, const row *r) {
   const char *source = tag(r, "source"), *run = tag(r, "run"), *event = tag(r, "event");
-  const char *status = tag(r, "status");
+  const char *status = tag(r, "status"), *host = tag(r, "host");
   int64_t t = time_ns(r);
   if (!source || !run || !event)
     return 0;
@@ -182,10 +217,10 @@ static int on_marker(ps_report_data *d, const row *r) {
       return 0;
     ps_rdssfile *f = NULL;
     for (size_t i = 0; i < d->ndssfiles && !f; i++)
-      if (strcmp(d->dssfiles[i].run, run) == 0)
+      if (strcmp(d->dssfiles[i].run, run) == 0 && ps_report_same(d->dssfiles[i].host, host))
         f = &d->dssfiles[i];
     if (!f) {
-      if (!(f = ps_report_add_dssfile(d)) || set_str(&f->run, run))
+      if (!(f = ps_report_add_dssfile(d)) || set_str(&f->run, run) || set_str(&f->host, host))
         return -ENOMEM;
     } else if (t < f->time_ns) {
       return 0; /* an older version of the file */
@@ -196,7 +231,7 @@ static int on_marker(ps_report_data *d, const row *r) {
   }
   if (strcmp(source, "loadgen") != 0)
     return 0;
-  ps_rrun *x = run_named(d, run);
+  ps_rrun *x = run_named(d, host, run);
   if (!x || set_str(&x->revision, tag(r, "revision")))
     return -ENOMEM;
   if (strcmp(event, "start") == 0) {
@@ -230,7 +265,7 @@ static int on_run_point(ps_report_data *d, const row *r) {
   const char *run = tag(r, "run");
   if (!run)
     return 0;
-  ps_rrun *x = run_named(d, run);
+  ps_rrun *x = run_named(d, tag(r, "host"), run);
   if (!x || set_str(&x->revision, tag(r, "revision")) ||
       set_str(&x->test_type, tag(r, "test_type")))
     return -ENOMEM;
@@ -264,6 +299,7 @@ static int on_verdict(ps_report_data *d, const row *r) {
     char **dst;
     const char *src;
   } s[] = {
+      {&v->host, tag(r, "host")},
       {&v->source, tag(r, "source")},       {&v->series, tag(r, "series")},
       {&v->metric, tag(r, "metric")},       {&v->run, tag(r, "run")},
       {&v->stage, tag(r, "stage")},         {&v->arm, tag(r, "arm")},
@@ -290,7 +326,7 @@ static int on_stage_candidate(ps_report_data *d, const row *r) {
   if (!run)
     return 0;
   ps_rstamp *c = ps_report_add_stage_candidate(d);
-  if (!c || set_str(&c->run, run))
+  if (!c || set_str(&c->run, run) || set_str(&c->host, tag(r, "host")))
     return -ENOMEM;
   c->time_ns = time_ns(r);
   return 0;
@@ -300,7 +336,8 @@ static int on_dss(ps_report_data *d, const row *r) {
   if (!tag(r, "run") || !tag(r, "test") || !tag(r, "arm") || !tag(r, "variant"))
     return 0;
   ps_rdss *p = ps_report_add_dss(d);
-  if (!p || set_str(&p->run, tag(r, "run")) || set_str(&p->test, tag(r, "test")) ||
+  if (!p || set_str(&p->host, tag(r, "host")) || set_str(&p->run, tag(r, "run")) ||
+      set_str(&p->test, tag(r, "test")) ||
       set_str(&p->arm, tag(r, "arm")) || set_str(&p->variant, tag(r, "variant")) ||
       set_str(&p->sweep, tag(r, "sweep")))
     return -ENOMEM;
@@ -338,8 +375,9 @@ static int on_stage_cycles(ps_report_data *d, const row *r) {
   ps_rstage *s = ps_report_add_stage(d);
   if (!s || set_str(&s->stage, tag(r, "stage")) || set_str(&s->task, tag(r, "task")))
     return -ENOMEM;
+  s->of = d->stage_of;
   s->cycles = num(r, "cycleCount");
-  s->avg_duration = num(r, "avgDuration");
+  s->avg_duration = num(r, ps_stage_figure(PS_STAGE_FIG_AVG_DURATION)->field);
   s->p95_duration = num(r, "p95Duration");
   s->success_rate = num(r, "cycleSuccessRate");
   return 0;
@@ -351,8 +389,9 @@ static int on_stage_blocks(ps_report_data *d, const row *r) {
   ps_rblocks *b = ps_report_add_blocks(d);
   if (!b || set_str(&b->stage, tag(r, "stage")))
     return -ENOMEM;
-  b->avg_swingset = num(r, "avgSwingsetTime");
-  b->avg_block = num(r, "avgBlockDuration");
+  b->of = d->stage_of;
+  b->avg_swingset = num(r, ps_stage_figure(PS_STAGE_FIG_SWINGSET_TIME)->field);
+  b->avg_block = num(r, ps_stage_figure(PS_STAGE_FIG_BLOCK_DURATION)->field);
   b->block_count = num(r, "blockCount");
   return 0;
 }
@@ -427,15 +466,16 @@ int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err) {
   int rc = 0;
   for (int s = 0; s < PS_RQ_STAGE_CYCLES && rc == 0; s++)
     rc = ask(cfg, d, s, err);
-  if (rc == -ENOENT) { /* no database yet: nothing has been shipped */
-    if (err)
-      ps_buf_reset(err);
-    return ps_report_finish(d);
-  }
   if (rc == 0 && ps_report_shows(d, "loadgen"))
     rc = ps_report_pick_stage_run(d);
-  for (int s = PS_RQ_STAGE_CYCLES; d->stage_run && s < PS_REPORT_NSTATEMENTS && rc == 0; s++)
-    rc = ask(cfg, d, s, err);
+  /* the stages of each host's newest run: two requests per host */
+  for (size_t k = 0; k < d->nstage_runs && rc == 0; k++) {
+    rc = ps_report_use_stage_run(d, k);
+    for (int s = PS_RQ_STAGE_CYCLES; d->stage_run && s < PS_REPORT_NSTATEMENTS && rc == 0; s++)
+      rc = ask(cfg, d, s, err);
+  }
+  if (rc == 0)
+    rc = ps_report_use_stage_run(d, 0);
   if (rc == 0)
     rc = ps_report_finish(d);
   return rc;

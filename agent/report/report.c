@@ -64,7 +64,8 @@ int ps_report_make(const ps_config *cfg, const ps_report_opts *opts, ps_buf *htm
   ps_report_data_init(&d, opts->now_ns, since, opts->source);
   int result = PS_REPORT_OK;
   if ((opts->source && !d.source) ||
-      (opts->last_error && !(d.last_error = strdup(opts->last_error)))) {
+      (opts->last_error && !(d.last_error = strdup(opts->last_error))) ||
+      ps_report_set_hosts(&d, opts->hosts, opts->nhosts) < 0) {
     result = PS_REPORT_NOMEM;
     goto out;
   }

@@ -373,7 +373,7 @@ static int emit_marker(const ps_run_view *v, int backfill, int end,
     fields[nf++] = ps_field_int("exitCode", v->exit_code);
   if (end && v->have_duration)
     fields[nf++] = ps_field_float("duration", v->duration_s);
-  ps_point p = {"runs", tags, nt, fields, nf, end ? v->end_ns : v->start_ns};
+  ps_point p = {PS_RUN_MARKER_MEASUREMENT, tags, nt, fields, nf, end ? v->end_ns : v->start_ns};
   return ps_emit_point(em, &p);
 }
 

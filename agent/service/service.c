@@ -65,6 +65,7 @@ typedef struct ps_service {
   pl_reader rd;
   pl_runs runs;
   pl_slogs slogs; /* chain slogs of the run folders (pipeline/slogs.h) */
+  int judges_cycles; /* the judges subscribe to PL_SLOGS_TAP too */
   pl_router router;
   pl_judging judging;
   pl_selfmetrics selfmetrics;
@@ -274,8 +275,12 @@ static void on_run_event(void *ctx, const pl_run_event *ev) {
 /* The points the judges need (judging/judging.h). */
 static void on_tap(void *ctx, const ps_point *p, const ps_source_cfg *src, const char *path) {
   ps_service *pl = ctx;
+  if (strcmp(p->measurement, PL_SLOGS_TAP) == 0) {
+    pl_slogs_tap(&pl->slogs, p, path);
+    if (!pl->judges_cycles)
+      return; /* subscribed for the slog reader alone */
+  }
   pl_judging_point(&pl->judging, p, src, path);
-  pl_slogs_tap(&pl->slogs, p, path);
 }
 
 /* Every path a scan or event names goes to the router (the files read as
@@ -422,6 +427,18 @@ static int start_stages(ps_service *pl) {
     pl_commit_close(&pl->commit);
     return rc;
   }
+  /* The delivery shows the judges only the points they judge (PL_TAP_MAX
+   * is room for all of them, so none is left out). */
+  const char *want[PL_TAP_MAX];
+  size_t nwant = pl_judging_measurements(want, PL_TAP_MAX);
+  for (size_t i = 0; i < nwant; i++) {
+    pl_delivery_subscribe(&pl->dl, want[i]);
+    if (strcmp(want[i], PL_SLOGS_TAP) == 0)
+      pl->judges_cycles = 1;
+  }
+  /* and the slog reader its stages' finished cycles (pipeline/slogs.h) */
+  if (pl_delivery_subscribe(&pl->dl, PL_SLOGS_TAP) < 0)
+    PS_WARN(MOD, "no room to tap %s: slog growth per cycle needs convert", PL_SLOGS_TAP);
   pl_reader_hooks rh = {on_parser_opened, on_file_at_end, on_reader_idle, pl};
   pl_reader_init(&pl->rd, &pl->sh, &pl->reg, &pl->dl, &pl->commit, &rh);
   pl_runs_hooks runh = {on_run_event, pl};

@@ -294,6 +294,7 @@ static int judge_metric(metric_ctx *c, size_t from, ps_verdict_list *out) {
     v.series = c->s->series;
     v.metric = c->mc->name;
     v.run = r->name;
+    v.host = r->host;
     v.method = PS_METHOD_EDIVISIVE;
     v.value = value_at(c, j);
     v.revision = r->revision;

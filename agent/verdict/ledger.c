@@ -20,6 +20,7 @@
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
 static void run_free(ps_ledger_run *r) {
+  free(r->host);
   free(r->name);
   free(r->revision);
   free(r->values);
@@ -49,6 +50,7 @@ void ps_ledger_free(ps_ledger *l) {
     free(s->runs);
     free(s->source);
     free(s->series);
+    free(s->host);
   }
   free(l->series);
   for (size_t i = 0; i < l->nmetrics; i++)
@@ -58,9 +60,12 @@ void ps_ledger_free(ps_ledger *l) {
 }
 
 ps_ledger_series *ps_ledger_series_get(ps_ledger *l, const char *source, const char *series,
-                                       int create) {
+                                       const char *host, int create) {
+  if (!host)
+    host = "";
   for (size_t i = 0; i < l->nseries; i++)
-    if (strcmp(l->series[i].source, source) == 0 && strcmp(l->series[i].series, series) == 0)
+    if (strcmp(l->series[i].source, source) == 0 && strcmp(l->series[i].series, series) == 0 &&
+        strcmp(l->series[i].host, host) == 0)
       return &l->series[i];
   if (!create)
     return NULL;
@@ -76,18 +81,22 @@ ps_ledger_series *ps_ledger_series_get(ps_ledger *l, const char *source, const c
   memset(s, 0, sizeof *s);
   s->source = strdup(source);
   s->series = strdup(series);
-  if (!s->source || !s->series) {
+  s->host = strdup(host);
+  if (!s->source || !s->series || !s->host) {
     free(s->source);
     free(s->series);
+    free(s->host);
     return NULL;
   }
   l->nseries++;
   return s;
 }
 
-long ps_ledger_find(const ps_ledger_series *s, const char *name) {
+long ps_ledger_find(const ps_ledger_series *s, const char *host, const char *name) {
+  if (!host)
+    host = "";
   for (size_t i = 0; i < s->nruns; i++)
-    if (strcmp(s->runs[i].name, name) == 0)
+    if (strcmp(s->runs[i].name, name) == 0 && strcmp(s->runs[i].host, host) == 0)
       return (long)i;
   return -1;
 }
@@ -98,13 +107,15 @@ static int run_before(int64_t start_ns, const char *name, const ps_ledger_run *r
   return strcmp(name, r->name) < 0;
 }
 
-long ps_ledger_put(ps_ledger *l, ps_ledger_series *s, const char *name, const char *revision,
-                   int64_t start_ns, ps_run_status status, int backfill, const double *values) {
+long ps_ledger_put(ps_ledger *l, ps_ledger_series *s, const char *host, const char *name,
+                   const char *revision, int64_t start_ns, ps_run_status status, int backfill,
+                   const double *values) {
   ps_ledger_run r = {0};
+  r.host = strdup(host ? host : "");
   r.name = strdup(name);
   r.revision = dup_or_null(revision && revision[0] ? revision : NULL);
   r.values = malloc((l->nmetrics ? l->nmetrics : 1) * sizeof *r.values);
-  if (!r.name || (revision && revision[0] && !r.revision) || !r.values) {
+  if (!r.host || !r.name || (revision && revision[0] && !r.revision) || !r.values) {
     run_free(&r);
     return -ENOMEM;
   }
@@ -114,7 +125,7 @@ long ps_ledger_put(ps_ledger *l, ps_ledger_series *s, const char *name, const ch
   r.status = status;
   r.backfill = backfill;
   r.put_seq = ++l->last_put_seq;
-  long old = ps_ledger_find(s, name);
+  long old = ps_ledger_find(s, r.host, name);
   if (old >= 0) { /* replaced: it may move */
     run_free(&s->runs[old]);
     memmove(&s->runs[old], &s->runs[old + 1], (s->nruns - (size_t)old - 1) * sizeof r);
@@ -147,7 +158,7 @@ void ps_ledger_view(const ps_ledger_series *s, ps_verdict_run *out) {
   for (size_t i = 0; i < s->nruns; i++) {
     const ps_ledger_run *r = &s->runs[i];
     out[i] = (ps_verdict_run){r->name, r->revision, r->start_ns, r->status, r->backfill,
-                              r->values};
+                              r->values, r->host};
   }
 }
 
@@ -159,6 +170,7 @@ static cJSON *run_to_json(const ps_ledger *l, const ps_ledger_run *r) {
     return NULL;
   char t[24];
   snprintf(t, sizeof t, "%" PRId64, r->start_ns);
+  cJSON_AddStringToObject(o, "host", r->host);
   cJSON_AddStringToObject(o, "name", r->name);
   if (r->revision)
     cJSON_AddStringToObject(o, "revision", r->revision);
@@ -182,6 +194,7 @@ cJSON *ps_ledger_to_json(const ps_ledger *l) {
       break;
     cJSON_AddStringToObject(o, "source", s->source);
     cJSON_AddStringToObject(o, "series", s->series);
+    cJSON_AddStringToObject(o, "host", s->host);
     cJSON *runs = cJSON_AddArrayToObject(o, "runs");
     for (size_t j = 0; runs && j < s->nruns; j++) {
       cJSON *r = run_to_json(l, &s->runs[j]);
@@ -207,30 +220,38 @@ static const char *str_of(const cJSON *o, const char *key) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-void ps_ledger_from_json(ps_ledger *l, const cJSON *json) {
+void ps_ledger_from_json(ps_ledger *l, const cJSON *json, const char *series_host,
+                         const char *run_host) {
   const cJSON *so;
   double *values = malloc((l->nmetrics ? l->nmetrics : 1) * sizeof *values);
   if (!values)
     return;
   cJSON_ArrayForEach(so, json) {
     const char *source = str_of(so, "source"), *series = str_of(so, "series");
-    ps_ledger_series *s = source && series ? ps_ledger_series_get(l, source, series, 1) : NULL;
+    const char *shost = str_of(so, "host");
+    if (!shost)
+      shost = series_host;
+    ps_ledger_series *s = source && series ? ps_ledger_series_get(l, source, series, shost, 1)
+                                           : NULL;
     const cJSON *ro, *runs = s ? cJSON_GetObjectItemCaseSensitive(so, "runs") : NULL;
     cJSON_ArrayForEach(ro, runs) {
       const char *name = str_of(ro, "name"), *start = str_of(ro, "start_ns");
-      if (!name || !start)
-        continue;
+      const char *host = str_of(ro, "host");
+      int judged = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ro, "judged"));
+      if (!name || !start || (!host && judged))
+        continue; /* without a host: the server gives it again, with its host */
       const cJSON *vo = cJSON_GetObjectItemCaseSensitive(ro, "values");
       for (size_t i = 0; i < l->nmetrics; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(vo, l->metrics[i]);
         values[i] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
       }
-      long at = ps_ledger_put(l, s, name, str_of(ro, "revision"), strtoll(start, NULL, 10),
+      long at = ps_ledger_put(l, s, host ? host : run_host, name, str_of(ro, "revision"),
+                              strtoll(start, NULL, 10),
                               status_from_name(str_of(ro, "status")),
                               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ro, "backfill")),
                               values);
       if (at >= 0)
-        s->runs[at].judged = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ro, "judged"));
+        s->runs[at].judged = judged;
     }
   }
   free(values);

@@ -6,20 +6,24 @@
  * - No statistics beyond a threshold: a run has a handful of stages, each
  *   already an average over hundreds of blocks or cycles, so the stage
  *   figure is the evidence and the question is only how far it moved.
- * - All three figures are durations, so slower is worse for each.
+ * - Which direction is worse is the figure's row (core/figures.h): all
+ *   three are durations, so slower is worse for each.
  */
 #include "verdict/stage_drift.h"
 
 #include <math.h>
 
-static const struct {
-  const char *metric;
-  size_t offset;
-} drift_metrics[] = {
-    {"stage_avgDuration", offsetof(ps_stage_figures, avg_duration)},
-    {"stage_avgSwingsetTime", offsetof(ps_stage_figures, avg_swingset_time)},
-    {"stage_avgBlockDuration", offsetof(ps_stage_figures, avg_block_duration)},
+/* Where each stage figure (core/figures.h, ps_stage_figure_id) is kept;
+ * its name is the table's. */
+static const size_t slot[PS_STAGE_NFIGURES] = {
+    [PS_STAGE_FIG_AVG_DURATION] = offsetof(ps_stage_figures, avg_duration),
+    [PS_STAGE_FIG_SWINGSET_TIME] = offsetof(ps_stage_figures, avg_swingset_time),
+    [PS_STAGE_FIG_BLOCK_DURATION] = offsetof(ps_stage_figures, avg_block_duration),
 };
+
+double *ps_stage_figure_at(ps_stage_figures *s, ps_stage_figure_id id) {
+  return (double *)((char *)s + slot[id]);
+}
 
 static double figure(const ps_stage_figures *s, size_t offset) {
   return *(const double *)((const char *)s + offset);
@@ -47,15 +51,15 @@ int ps_stage_drift(const ps_verdicts_cfg *cfg, const char *source, const char *s
     if (!next)
       break;
     after = next->stage;
-    for (size_t m = 0; m < sizeof drift_metrics / sizeof drift_metrics[0]; m++) {
-      double base = figure(first, drift_metrics[m].offset);
-      double value = figure(next, drift_metrics[m].offset);
+    for (int m = 0; m < PS_STAGE_NFIGURES; m++) {
+      double base = figure(first, slot[m]);
+      double value = figure(next, slot[m]);
       if (!isfinite(base) || !isfinite(value))
         continue;
       ps_verdict v = ps_verdict_blank();
       v.source = source;
       v.series = series;
-      v.metric = drift_metrics[m].metric;
+      v.metric = ps_stage_figure((ps_stage_figure_id)m)->name;
       v.run = run->name;
       v.stage = next->stage;
       v.method = PS_METHOD_STAGE_DRIFT;
@@ -67,7 +71,7 @@ int ps_stage_drift(const ps_verdicts_cfg *cfg, const char *source, const char *s
       v.time_ns = run->start_ns;
       if (base != 0.0 &&
           ps_verdict_beyond(value, base, cfg->stage_drift_pct, PS_CHANGE_PERCENT))
-        v.verdict = ps_verdict_direction(value, base, PS_WORSE_HIGHER);
+        v.verdict = ps_verdict_direction(value, base, ps_stage_figure((ps_stage_figure_id)m)->worse);
       int rc = ps_verdict_list_push(out, &v);
       if (rc)
         return rc;

@@ -6,11 +6,13 @@
  * Contract
  * - A ps_alert_event owns every string it points to (NULL for "not
  *   known"); ps_alert_event_free() frees them and accepts a zeroed event.
- * - ps_alert_id() is a pure function of (event, source, run, the run's
- *   marker time): the same event raised again, after a restart or a
+ * - ps_alert_id() is a pure function of (event, host, source, run, the
+ *   run's marker time): the same event raised again, after a restart or a
  *   replayed input, has the same id, so a receiver can drop the copy; a
  *   DSS results folder reused for a new run has a new marker time and so a
- *   new id. 32 lowercase hex digits.
+ *   new id, and two machines' runs of the same name (same revisions, same
+ *   folder names) have two ids, so a receiver that drops repeated ids
+ *   keeps both. 32 lowercase hex digits.
  * - ps_alert_event_to_cjson() builds the object sent to every channel:
  *   id, event, time (RFC 3339, UTC), host, source, run, series, test_type,
  *   revision, status, text, suppressed, metrics; keys whose value is not
@@ -75,8 +77,8 @@ int ps_alert_event_add_metric(ps_alert_event *ev, const ps_alert_metric *m);
  * left zeroed. */
 void ps_alert_event_move(ps_alert_event *to, ps_alert_event *from);
 
-void ps_alert_id(char out[PS_ALERT_ID_LEN + 1], ps_alert_kind kind, const char *source,
-                 const char *run, int64_t marker_ns);
+void ps_alert_id(char out[PS_ALERT_ID_LEN + 1], ps_alert_kind kind, const char *host,
+                 const char *source, const char *run, int64_t marker_ns);
 /* "2024-03-16T00:41:45Z" for a time in ns (UTC, whole seconds). */
 void ps_alert_rfc3339(char *buf, size_t n, int64_t time_ns);
 

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "core/figures.h"
 #include "core/point.h"
 
 typedef enum { PS_API_V1 = 1, PS_API_V2 = 2 } ps_api;
@@ -80,8 +81,11 @@ typedef struct ps_source_cfg {
 
 /* verdicts = { ... } (docs/verdicts.md). Kept in its own block: the alerts
  * and report settings grow beside it. */
-typedef enum { PS_WORSE_HIGHER = 0, PS_WORSE_LOWER } ps_worse;
-typedef enum { PS_CHANGE_PERCENT = 0, PS_CHANGE_POINTS } ps_change_unit;
+/* ps_worse, ps_change_unit: core/figures.h, with the figures' defaults. */
+/* What a series across revisions is: the test type (loadgen) or the test
+ * (DSS) on one host, the default because the hardware is part of what is
+ * measured, or the test type over every host. */
+typedef enum { PS_SERIES_BY_HOST = 0, PS_SERIES_BY_TEST_TYPE } ps_series_by;
 
 /* One loadgen_run field judged across revisions. */
 typedef struct ps_verdict_metric_cfg {
@@ -96,6 +100,7 @@ typedef struct ps_verdicts_cfg {
   double significance;   /* a change point counts when its p-value is <= this */
   int64_t min_runs;      /* successful runs a series needs before any verdict */
   int64_t window_runs;   /* the newest runs a verdict looks at */
+  ps_series_by series_by; /* a series per host (default) or per test type */
   ps_verdict_metric_cfg *metrics; /* the seven defaults, then the file's own */
   size_t nmetrics;
   double stage_drift_pct; /* a stage this far from the first loadgen stage */
@@ -246,6 +251,10 @@ int ps_time_unit_from_name(const char *name, int *exp_out);
 /* A source's default values (measurement "jsonl", unit s, ...). */
 void ps_source_defaults(ps_source_cfg *s);
 void ps_source_free(ps_source_cfg *s);
+/* The host this agent's points are about: the `host` of the global tags,
+ * else the machine's name (gethostname(); "unknown" when it has none),
+ * written into `buf` (`n` bytes) when it is not the configuration's. */
+const char *ps_config_host(const ps_config *c, char *buf, size_t n);
 /* The configured metric named `name`, or NULL. */
 const ps_verdict_metric_cfg *ps_verdict_metric_find(const ps_verdicts_cfg *v,
                                                     const char *name);

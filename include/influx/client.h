@@ -24,10 +24,14 @@
  * - ps_influx_query(): runs InfluxQL over /query (a POST form, so the query
  *   is never in a URL): v1 with `db`, `rp` when set, `epoch=ns` and HTTP
  *   Basic auth; v2 and later through their v1-compatible /query with the
- *   token and `db` = the bucket. On success appends the server's JSON to
- *   `json` ({"results":[{"statement_id":0,"series":[...]}]}; times are
- *   integer nanoseconds). Besides the codes above: -ENOENT the server says
- *   the database does not exist (so the caller may read "nothing yet");
+ *   token and `db` = the bucket (`db/rp` as db and rp: influx/endpoint.h).
+ *   On success appends the server's JSON to `json`
+ *   ({"results":[{"statement_id":0,"series":[...]}]}; times are integer
+ *   nanoseconds). Besides the codes above: -ENOENT the server says the
+ *   database does not exist, with `err` naming the database and what to do
+ *   (for v2: map the bucket to a database and retention policy). It is an
+ *   error for every reader: only an agent that just created the database
+ *   itself may read it as "nothing yet";
  *   -EOPNOTSUPP the server has no InfluxQL endpoint (VictoriaMetrics answers
  *   every /query with a canned database list; others 404); -E2BIG the
  *   answer is over PS_INFLUX_QUERY_MAX_BYTES (ask for less). An InfluxQL

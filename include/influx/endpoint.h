@@ -10,9 +10,11 @@
  * - ps_influx_write_url(): v1 `/write?precision=n&db=DB[&rp=RP]`, v2
  *   `/api/v2/write?precision=ns&org=ORG&bucket=BUCKET`. Precision is always
  *   nanoseconds, spelled per API. ps_influx_query_url(): `/query?epoch=ns`
- *   plus, when `with_db`, `&db=DB[&rp=RP]` (v1) or `&db=BUCKET` (v2, whose
- *   v1-compatible /query maps a bucket by name). Every value is
- *   percent-encoded. Both append to `url`: 0 or -ENOMEM.
+ *   plus, when `with_db`, `&db=DB[&rp=RP]` (v1) or, for v2, `&db=BUCKET`
+ *   (the v1-compatible /query of 2.x finds a bucket through its DBRP
+ *   mapping by that name) and for a bucket of the form `DB/RP` (1.8's v2
+ *   API) `&db=DB&rp=RP`. Every value is percent-encoded. Both append to
+ *   `url`: 0 or -ENOMEM.
  * - ps_influx_headers_init(): the request headers (the content type,
  *   "Expect:" so curl does not wait for a 100-continue, Content-Encoding
  *   when `gzip`, and for v2 "Authorization: Token ..."). The token line is

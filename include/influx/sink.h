@@ -74,4 +74,20 @@ void ps_sink_hold(ps_sink *sink, int hold);
  * answered 404 "database not found"; the write itself is retried as usual. */
 void ps_sink_on_missing_database(ps_sink *sink, void (*cb)(ps_sink *sink, void *data));
 
+/* The server's trouble as an operator asks about it (`perfship status`):
+ * what the last failed attempt got and since when the writes fail. An
+ * episode begins with a failed attempt (any answer kept for a retry, or
+ * no answer) and ends with an answer that shows the server works (2xx, or
+ * a judgement of the data: a rejected line, 413). */
+typedef struct ps_sink_trouble {
+  long status;    /* HTTP status of the last failed attempt; 0: no answer */
+  char text[256]; /* the server's message, or curl's words; one line */
+  int64_t since_s; /* unix time of the episode's first failure; 0: none now */
+} ps_sink_trouble;
+
+const ps_sink_trouble *ps_sink_get_trouble(const ps_sink *sink);
+/* Called (with the sink's data) when an episode begins, when its status
+ * changes, and when it ends (since_s 0 then); not for every retry. */
+void ps_sink_on_trouble(ps_sink *sink, void (*cb)(ps_sink *sink, void *data));
+
 #endif

@@ -5,10 +5,11 @@
  *
  * Contract
  * - What it hears: run events of the run tracker (pl_alerting_run_event,
- *   wired by the service), every point a source gave (pl_alerting_tap: DSS
- *   `runs` end markers and `perfship_verdict` points; it returns at once
- *   for other measurements), one run's changed metrics from the verdict
- *   stage (pl_alerting_verdicts), and on its own timer the sink's health,
+ *   through the judging face, judging/judging.h), the points of the
+ *   measurements it subscribed to (pl_alerting_tap: DSS `runs` end markers
+ *   and `perfship_verdict` points, pl_alert_runs_measurements), one run's
+ *   changed metrics from the verdict stage (pl_alerting_judged, wired by
+ *   the face), and on its own timer the sink's health,
  *   the shared counters of rejected input and each source's silence.
  * - Raising an event: the same id twice is raised once (alert/decided.h);
  *   events not in alerts.on and backfilled ones older than catch_up_s are
@@ -33,7 +34,8 @@
  *   every attempt is over, pl_alerting_undelivered() whether one failed
  *   (the service exits 69).
  * - The `settled` hook runs after every delivery attempt, so the service
- *   can look whether it is done. The stage never calls the service.
+ *   (through the face) can look whether it is done. The stage never calls
+ *   the service.
  * - Its memory (outbox, throttle, ledger, sources, health) is one JSON
  *   section of the state file: pl_alerting_to_json / pl_alerting_from_json.
  *
@@ -41,7 +43,7 @@
  * alerting_raise.h raises and delivers an event; alerting_clock.h raises
  * what time passing brings (no_new_run, health); alerting_runs.h what runs
  * bring (run events, tapped markers and verdicts); this one wires them and
- * is what the service sees.
+ * is what the judging face (judging/judging.h) sees.
  */
 #ifndef PS_JUDGING_ALERTING_H
 #define PS_JUDGING_ALERTING_H

@@ -49,6 +49,7 @@ typedef struct pl_alert_verdicts {
   int backfill;         /* as on the run's markers */
   const ps_alert_metric *metrics;
   size_t nmetrics;
+  const char *host; /* the run's host; NULL: the agent's own */
 } pl_alert_verdicts;
 
 typedef struct pl_verdict_group pl_verdict_group;
@@ -67,6 +68,9 @@ void pl_alert_runs_init(pl_alert_runs *ar, pl_shared *sh, pl_alert_raiser *raise
 
 void pl_alert_runs_event(pl_alert_runs *ar, const pl_run_event *ev);
 /* Returns at once for measurements other than `runs` and `perfship_verdict`. */
+/* The measurements pl_alert_runs_tap() wants: `runs` markers and
+ * `perfship_verdict` points. Fills up to `cap`; returns how many. */
+size_t pl_alert_runs_measurements(const char **out, size_t cap);
 void pl_alert_runs_tap(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg *src);
 void pl_alert_runs_verdicts(pl_alert_runs *ar, const pl_alert_verdicts *v);
 /* Those of a run's verdicts that are a regression or an improvement

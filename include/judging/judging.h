@@ -6,7 +6,9 @@
  * Contract
  * - In: the run tracker's run events (pl_judging_run_event) and the points
  *   the judges need (pl_judging_point), wired by the service to the
- *   delivery's tap; out: verdict and alert points through `out` (aux
+ *   delivery's tap, subscribed to the measurements pl_judging_measurements()
+ *   names (the figures table's sources, core/figures.h; DSS bench results;
+ *   run markers; verdict points a source gives); out: verdict and alert points through `out` (aux
  *   batches), alert events through the channels, the report page.
  * - Inside, and only here, the judges are wired to each other: a run's
  *   judged verdicts go to the alert stage (regression and improvement
@@ -69,6 +71,10 @@ void pl_judging_start(pl_judging *j);
 void pl_judging_scanned(pl_judging *j);
 /* The configuration was reread: the report page follows it. */
 void pl_judging_reconfigured(pl_judging *j);
+
+/* The measurements the judges want to see, without repeats (static
+ * strings). Fills up to `cap`; returns how many. */
+size_t pl_judging_measurements(const char **out, size_t cap);
 
 void pl_judging_run_event(pl_judging *j, const pl_run_event *ev);
 void pl_judging_point(pl_judging *j, const ps_point *p, const ps_source_cfg *src,

@@ -3,9 +3,10 @@
  * current while `perfship run` works.
  *
  * Contract
- * - pl_reporter_request() asks for a new page; the verdict stage calls it
- *   after it wrote a run's verdicts, the service on each run event
- *   (pl_reporter_run_event: a run started, ended, stalled or resumed).
+ * - pl_reporter_request() asks for a new page; the judging face
+ *   (judging/judging.h) calls it when a run's verdicts were acknowledged
+ *   and after a reload, and on each run event (pl_reporter_run_event: a
+ *   run started, ended, stalled or resumed).
  *   Requests are merged: a page is written PL_REPORTER_SETTLE_MS after the
  *   first one (so a run's end and its verdicts make one page), and never
  *   sooner than report.min_interval_s after the previous page began; what

@@ -3,17 +3,26 @@
  * `perfship_verdict` points (docs/schema.md; the method: docs/verdicts.md).
  *
  * Contract
- * - Input: every point the sources give (pl_verdicts_tap(), from the
- *   delivery's tap: judging/verdicts_collect.h picks what is judged) and
- *   every run end the run tracker reports (pl_verdicts_run_ended()).
+ * - Input: the points of the measurements the judged figures come from
+ *   (pl_verdicts_tap(), from the delivery's tap through the judging face;
+ *   judging/verdicts_collect.h picks what is judged, by the table
+ *   core/figures.h) and every run end the run tracker reports
+ *   (pl_verdicts_run_ended()).
+ * - A series is the test type (loadgen) or test (DSS) on this agent's host,
+ *   or on every host (verdicts.series_by); a run is (host, name). Verdicts
+ *   are written only about this host's runs (the point's host is the
+ *   agent's global tag); a tapped point that names another host is not
+ *   judged, and other hosts' runs read back are history only.
  * - Loadgen, across revisions: an ended run goes into its series' history
  *   (verdict/ledger.h, saved in the state file), and the series is judged
  *   from that run's place to its newest run, so a run that arrives late
  *   (a backfill reads folders in name order) rewrites every later verdict
  *   it changes. Judging waits while the reader has a backlog (one pass
  *   after a backfill, not one per run), and for the series' history on the
- *   server (judging/verdicts_history.h), read once per series and start:
- *   a server that cannot be reached delays verdicts, never loses them; one
+ *   server (judging/verdicts_history.h), read once per series and start
+ *   and back only as far as the judge's window needs (a span from the runs
+ *   to judge, doubled until the window is full): a server that cannot be
+ *   reached delays verdicts, never loses them; one
  *   without InfluxQL (VictoriaMetrics) or without the database leaves the
  *   agent's own history.
  * - Loadgen, within a run: a successful run's stages against its first
@@ -52,6 +61,7 @@ typedef struct pl_run_verdicts {
   int backfill;
   const ps_verdict *v; /* this run's verdicts (all metrics and methods) */
   size_t n;
+  const char *host; /* the run's: always the agent's own */
 } pl_run_verdicts;
 
 typedef struct pl_verdicts_hooks {
@@ -72,6 +82,8 @@ typedef struct pl_verdicts {
   pl_verdicts_hooks hooks;
   const char **metrics; /* the judged loadgen_run fields, in cfg order */
   size_t nmetrics;
+  char host[256];          /* this agent's host (core/config.h ps_config_host) */
+  const char *series_host; /* the ledger's series key: host, or "" for every host */
   ps_ledger ledger;
   pl_collect collect;
   pl_vseries *series; /* judging state per series */

@@ -1,19 +1,21 @@
 /*
  * judging/verdicts_collect: what the verdicts are computed from, picked
- * out of the points the sources' parsers give (the delivery's tap) while a
+ * out of the points the sources' parsers give (the delivery's tap, only
+ * the measurements pl_collect_measurements() names) while a
  * run is read, and kept until the run is judged.
  *
  * Contract
- * - pl_collect_point() looks at one point and returns at once unless it is
- *   one of: `loadgen_run` (the run's judged metrics, its series =
- *   `test_type`, revision, and start = the point's time),
- *   `loadgen_stage` (`loadgen`), `loadgen_stage_cycles` with task=all
- *   (`avgDuration`), `loadgen_stage_blocks` with summary=onlyLive
- *   (`avgSwingsetTime`, `avgBlockDuration`), `dss_bench` (per test, arm and
- *   variant: `rps_total`, `p95_ms`, `errors`, in file order), or the `runs`
- *   end marker of a DSS bench results file (source=dss_bench), which ends
- *   that file: the function then returns the file's tables, complete
- *   (PL_COLLECT_DSS_ENDED). Names and values are copied.
+ * - pl_collect_measurements() names the measurements it wants to see: the
+ *   sources of the figures table (core/figures.h), `dss_bench` and the
+ *   `runs` markers. The delivery hands it only their points.
+ * - pl_collect_point() looks at one such point: `loadgen_run` (the run's
+ *   judged metrics, its series = `test_type`, revision, and start = the
+ *   point's time), a stage point that passes a stage figure's selector (its
+ *   figures) or the stage kind's (`loadgen`), `dss_bench` (per test, arm
+ *   and variant: `rps_total`, `p95_ms`, `errors`, in file order), or the
+ *   `runs` end marker of a DSS bench results file (source=dss_bench),
+ *   which ends that file: the function then returns the file's tables,
+ *   complete (PL_COLLECT_DSS_ENDED). Names and values are copied.
  * - A loadgen run's values wait here until its end is known (the run
  *   tracker's event, pl_collect_find_run()); an ended run with stage figures
  *   stays until pl_collect_drop_run() (after its stage verdicts were
@@ -31,7 +33,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/figures.h"
 #include "core/point.h"
+#include "runs/runs.h"
 #include "verdict/stage_drift.h"
 
 typedef struct pl_lg_run {
@@ -71,15 +75,22 @@ typedef struct pl_dss_doc {
   int in_flight; /* its verdicts are being sent */
 } pl_dss_doc;
 
+/* The DSS bench's measurement, and its markers' source. */
+#define PL_COLLECT_DSS "dss_bench"
+
 typedef struct pl_collect {
   const char *const *metrics; /* the judged loadgen_run fields */
   size_t nmetrics;
+  const char *run_measurement; /* of the run figures (core/figures.h) */
   pl_lg_run *runs;
   pl_dss_doc *docs;
 } pl_collect;
 
 enum { PL_COLLECT_NONE = 0, PL_COLLECT_DSS_ENDED = 1 };
 
+/* Fills `out` with up to `cap` measurement names (static); returns how
+ * many. */
+size_t pl_collect_measurements(const char **out, size_t cap);
 void pl_collect_init(pl_collect *c, const char *const *metrics, size_t nmetrics);
 void pl_collect_free(pl_collect *c);
 /* *doc is set when the result is PL_COLLECT_DSS_ENDED. */

@@ -7,7 +7,13 @@
  * Contract
  * - pl_history_query_text() builds the InfluxQL for one loadgen series:
  *   the `status` and the judged metrics of `loadgen_run` where `test_type`
- *   is the series, one group per run (every name from the configuration or
+ *   is the series and, unless `host` is NULL (verdicts.series_by =
+ *   "test_type"), `host` is the host, since `since_ns` and, unless
+ *   `until_ns` is 0, before `until_ns` (the judge's window back from the
+ *   runs to judge, a further read only the slice before the last: an
+ *   unbounded read is refused by InfluxDB 3 once the measurement spans too
+ *   many files), one group per
+ *   run, a run being (host, name) (every name from the configuration or
  *   the data is quoted, influx/influxql.h).
  * - pl_history_fetch() runs it on libuv's threadpool (the request blocks
  *   for up to influxdb.timeout_ms) with the sink's configuration, and calls
@@ -16,7 +22,8 @@
  *   ...) and the answer. A failed start returns a negative errno and never
  *   calls `done`.
  * - pl_history_parse() reads such an answer and calls `row` once per run:
- *   its name, revision (NULL when absent), start time (the loadgen_run
+ *   its host (NULL when its points have none), name, revision (NULL when
+ *   absent), start time (the loadgen_run
  *   point's time), status, and one value per metric (NaN when absent). A
  *   run with several rows gives its last. Returns 0, or -EPROTO when the
  *   text is not such an answer.
@@ -32,7 +39,8 @@
 #include "core/config.h"
 #include "runs/runs.h"
 
-int pl_history_query_text(const char *series, const char *const *metrics, size_t nmetrics,
+int pl_history_query_text(const char *series, const char *host, int64_t since_ns,
+                          int64_t until_ns, const char *const *metrics, size_t nmetrics,
                           ps_buf *out);
 
 typedef void (*pl_history_done_cb)(void *arg, int rc, const char *json, size_t len,
@@ -41,7 +49,8 @@ typedef void (*pl_history_done_cb)(void *arg, int rc, const char *json, size_t l
 int pl_history_fetch(uv_loop_t *loop, const ps_config *cfg, const char *influxql,
                      pl_history_done_cb done, void *arg);
 
-typedef void (*pl_history_row_cb)(void *ctx, const char *run, const char *revision,
+typedef void (*pl_history_row_cb)(void *ctx, const char *host, const char *run,
+                                  const char *revision,
                                   int64_t start_ns, ps_run_status status, const double *values);
 
 int pl_history_parse(const char *json, const char *const *metrics, size_t nmetrics,

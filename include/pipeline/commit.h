@@ -27,7 +27,7 @@
 #include "pipeline/shared.h"
 #include "state/state.h"
 
-#define PL_COMMIT_MAX_SECTIONS 4
+#define PL_COMMIT_MAX_SECTIONS 6
 
 typedef struct pl_commit_hooks {
   /* Points read but not yet acknowledged, for `status`. */

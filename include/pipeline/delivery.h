@@ -7,15 +7,20 @@
  *   every tracked file (core/emit.h; the emitter's context is the file,
  *   whose `emit_ctx` is the delivery). A point is encoded once with the
  *   global tags (influx/lp_encode.h), straight into the open batch's body, on
- *   behalf of the file's cursor. A point the encoder refuses is counted, logged and
+ *   behalf of the file's cursor (the global tags include `host` = the
+ *   machine's name, gethostname(), unless the configuration's tags set
+ *   it). A point the encoder refuses is counted, logged and
  *   recorded among the state's errors; it is not an error for the parser.
  * - Back-pressure: a point is refused with -EAGAIN when max_pending_bytes
  *   are held (the open batch is sent then if nothing is in flight), or when this loop turn's
  *   point budget is spent (the file is marked `yielded`: it continues first
  *   in the next turn). pl_delivery_new_turn() starts a turn's budget.
- * - A point taken into a batch is also shown to the `tap` hook (after the
- *   encoder accepted it; a point refused for back-pressure is shown when it
- *   is offered again and taken).
+ * - A point taken into a batch is also shown to the `tap` hook when its
+ *   measurement is one subscribed to (pl_delivery_subscribe: the judges
+ *   name what they judge), after the encoder accepted it; a point refused
+ *   for back-pressure is shown when it is offered again and taken. Every
+ *   other point costs one byte test, or a few string compares when its
+ *   first byte is a subscribed name's.
  * - Acknowledgements release checkpoints (influx/batch.h); a file whose
  *   committed offset moved is reported to the commit stage, and a retired
  *   file no batch holds any more is freed through the registry.
@@ -26,6 +31,10 @@
  *   the `answered` hook runs: the service resumes reading and checks
  *   whether a --once run is complete. The sink's "database not found"
  *   (create_database on) is passed on through `missing_database`.
+ * - The sink's trouble (influx/sink.h ps_sink_trouble: status, message,
+ *   since when) is saved in the state's "server" section with every save,
+ *   and each episode's start, change of status and end is one of the last
+ *   errors, so `perfship status` shows it while the agent runs.
  */
 #ifndef PS_PIPELINE_DELIVERY_H
 #define PS_PIPELINE_DELIVERY_H
@@ -43,21 +52,31 @@
 typedef struct pl_delivery_hooks {
   void (*answered)(void *ctx);
   void (*missing_database)(void *ctx);
-  /* Every point a source's parser gave that was taken into a batch, with
-   * the source and file it came from (NULL: none wanted). Stages that judge
-   * what was measured (verdicts, alerts) look here instead of reading the
-   * data back; it is on the hot path, so it must return at once for
-   * measurements it does not want. */
+  /* The points of the subscribed measurements a source's parser gave that
+   * were taken into a batch, with the source and file they came from
+   * (NULL: none wanted). The judges look here instead of reading the data
+   * back. */
   void (*tap)(void *ctx, const ps_point *p, const ps_source_cfg *src, const char *path);
   void *ctx;
 } pl_delivery_hooks;
+
+/* The measurements whose points go to the tap. */
+#define PL_TAP_MAX 16
+typedef struct pl_tap_set {
+  unsigned char first[32]; /* a bit per first byte of the names */
+  const char *name[PL_TAP_MAX];
+  size_t n;
+} pl_tap_set;
 
 typedef struct pl_delivery {
   pl_shared *sh;
   pl_registry *reg;
   pl_commit *commit;
   pl_delivery_hooks hooks;
+  pl_tap_set taps;
   ps_sink *sink;
+  char hostname[256];      /* the `host` tag when the configuration sets none */
+  int64_t trouble_since_s; /* the sink's current trouble episode began (0: none) */
   ps_batcher bt;
   uv_timer_t flush_timer;
   ps_tag *tags; /* the configuration's global tags */
@@ -71,6 +90,9 @@ typedef struct pl_delivery {
  * for the life of the pipeline). Returns 0 or a negative errno. */
 int pl_delivery_init(pl_delivery *d, pl_shared *sh, pl_registry *reg, pl_commit *commit,
                      const pl_delivery_hooks *hooks);
+/* Shows the points of `measurement` (static, or outliving the delivery)
+ * to the tap from now on. Returns 0, or -ENOSPC past PL_TAP_MAX names. */
+int pl_delivery_subscribe(pl_delivery *d, const char *measurement);
 /* Applies batch limits and global tags of a reloaded configuration. */
 int pl_delivery_reconfigure(pl_delivery *d, const ps_config *cfg);
 

@@ -46,6 +46,9 @@
 #include "core/point.h"
 #include "pipeline/shared.h"
 
+/* The measurement pl_slogs_tap() wants: subscribe it (pipeline/delivery.h). */
+#define PL_SLOGS_TAP "loadgen_cycle"
+
 typedef struct pl_slog_stage pl_slog_stage;
 typedef struct pl_slog_done pl_slog_done;
 typedef struct pl_slog_cyc pl_slog_cyc;

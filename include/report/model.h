@@ -15,6 +15,11 @@
  *   (report/html.h) reads a finished model and never changes it.
  * - Strings are kept exactly as the server sent them (they may hold any
  *   text a run folder or an arm label can); escaping is the writer's job.
+ * - Every row keeps its `host` tag (NULL: the point had none). A run is
+ *   (host, name): two bench machines run folders of the same names, and
+ *   their runs, verdicts, DSS files and stages are never merged
+ *   (docs/report.md). `hosts`, when set, narrows the page to those hosts
+ *   (the query asks for nothing else).
  */
 #ifndef PS_REPORT_MODEL_H
 #define PS_REPORT_MODEL_H
@@ -22,18 +27,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/figures.h"
+
 /* The run-level metrics of loadgen_run the page tabulates and trends: the
- * seven headline metrics the verdicts judge (docs/verdicts.md). */
-#define PS_REPORT_NMETRICS 7
+ * headline figures the verdicts judge, in the order of their rows in
+ * core/figures.h (field, label, unit). */
+#define PS_REPORT_NMETRICS PS_FIGURES_NHEADLINE
 
-typedef struct ps_report_metric {
-  const char *field;  /* loadgen_run field */
-  const char *label;  /* column and chart title */
-  const char *unit;   /* "s" or "%" */
-  int lower_is_worse; /* cycleSuccessRate: a drop is the bad direction */
-} ps_report_metric;
+typedef ps_figure ps_report_metric;
 
-extern const ps_report_metric ps_report_metrics[PS_REPORT_NMETRICS];
+extern const ps_report_metric *const ps_report_metrics;
 /* The metric's index, or -1. */
 int ps_report_metric_index(const char *field);
 
@@ -52,6 +55,7 @@ ps_rstatus ps_rstatus_from_name(const char *name);
 
 /* One loadgen run: its `runs` markers and its `loadgen_run` point. */
 typedef struct ps_rrun {
+  char *host; /* NULL: no host tag */
   char *name;
   char *revision;  /* NULL when unknown */
   char *test_type; /* NULL when unknown */
@@ -72,6 +76,7 @@ typedef struct ps_rrun {
 
 /* One perfship_verdict point. */
 typedef struct ps_rverdict {
+  char *host;
   char *source, *series, *metric, *run;
   char *stage;            /* stage drift; NULL otherwise */
   char *arm, *reference;  /* DSS; NULL otherwise */
@@ -84,6 +89,7 @@ typedef struct ps_rverdict {
 
 /* One dss_bench point (a test, arm and variant of a results file). */
 typedef struct ps_rdss {
+  char *host;
   char *run, *test, *arm, *variant, *sweep;
   int64_t time_ns;
   double variant_index, rps, p95, errors;
@@ -91,6 +97,7 @@ typedef struct ps_rdss {
 
 /* A DSS results file as its `runs` marker tells it. */
 typedef struct ps_rdssfile {
+  char *host;
   char *run;
   int64_t time_ns;
   ps_rstatus status;
@@ -100,18 +107,21 @@ typedef struct ps_rdssfile {
 /* A run and a time: the newest loadgen_stage point of a run, from which
  * the stage run is picked. */
 typedef struct ps_rstamp {
+  char *host;
   char *run;
   int64_t time_ns;
 } ps_rstamp;
 
-/* loadgen_stage_cycles of the stage run, one row per stage and task. */
+/* loadgen_stage_cycles of a stage run, one row per stage and task. */
 typedef struct ps_rstage {
+  size_t of; /* its stage run: index in d->stage_runs */
   char *stage, *task;
   double cycles, avg_duration, p95_duration, success_rate;
 } ps_rstage;
 
-/* loadgen_stage_blocks (summary onlyLive) of the stage run, per stage. */
+/* loadgen_stage_blocks (summary onlyLive) of a stage run, per stage. */
 typedef struct ps_rblocks {
+  size_t of; /* its stage run: index in d->stage_runs */
   char *stage;
   double avg_swingset, avg_block, block_count;
 } ps_rblocks;
@@ -131,6 +141,8 @@ typedef struct ps_report_data {
   int64_t now_ns;   /* when the page was made */
   int64_t since_ns; /* the oldest time it shows */
   char *source;     /* only this source's sections ("loadgen", "dss_bench"); NULL all */
+  char **hosts;     /* only these hosts (nhosts of them); NULL: every host */
+  size_t nhosts;
   PS_REPORT_ARRAY(ps_rrun, runs);
   PS_REPORT_ARRAY(ps_rverdict, verdicts);
   PS_REPORT_ARRAY(ps_rdss, dss);
@@ -141,7 +153,14 @@ typedef struct ps_report_data {
   /* Newest stage data per run (loadgen_stage), before the stage run is
    * picked: the candidates. */
   PS_REPORT_ARRAY(ps_rstamp, stage_candidates);
-  char *stage_run;       /* the run whose stages are shown, or NULL */
+  /* The runs whose stages are shown: the newest of each host, newest
+   * first. */
+  PS_REPORT_ARRAY(ps_rstamp, stage_runs);
+  /* The stage run the stage statements ask for (the query sets each in
+   * turn; the newest one after ps_report_pick_stage_run()), and its index. */
+  char *stage_run;
+  char *stage_host; /* its host (NULL: no host tag) */
+  size_t stage_of;
   char *last_error;      /* the local agent's last error line, or NULL */
   char *alert_error;     /* the newest agent_unhealthy alert text, or NULL */
   int64_t alert_error_ns;
@@ -149,6 +168,8 @@ typedef struct ps_report_data {
 
 void ps_report_data_init(ps_report_data *d, int64_t now_ns, int64_t since_ns,
                          const char *source);
+/* Narrows the page to these hosts (copied). 0 or -ENOMEM. */
+int ps_report_set_hosts(ps_report_data *d, const char *const *hosts, size_t n);
 void ps_report_data_free(ps_report_data *d);
 
 /* Appends a zeroed element (numbers NAN) and returns it, or NULL (ENOMEM). */
@@ -161,12 +182,23 @@ ps_rblocks *ps_report_add_blocks(ps_report_data *d);
 ps_rhealth *ps_report_add_health(ps_report_data *d);
 ps_rstamp *ps_report_add_stage_candidate(ps_report_data *d);
 
-/* The run of that name, or NULL. */
+/* The run of that name on that host (NULL: a run without host tag), or
+ * NULL. */
+ps_rrun *ps_report_find_host_run(ps_report_data *d, const char *host, const char *name);
+/* The first run of that name, whatever its host, or NULL. */
 ps_rrun *ps_report_find_run(ps_report_data *d, const char *name);
+/* NULL-safe string equality, for host tags that may be absent. */
+int ps_report_same(const char *a, const char *b);
 
-/* The run whose stages the page shows: the newest candidate that is a
- * loadgen run of the page. Sets d->stage_run (or leaves it NULL). */
+/* The runs whose stages the page shows: of each host, the newest
+ * candidate that is a loadgen run of the page (the same host and name).
+ * Fills d->stage_runs, newest first, and sets d->stage_run and
+ * d->stage_host to the first (or leaves them NULL). */
 int ps_report_pick_stage_run(ps_report_data *d);
+
+/* Makes stage run `k` of d->stage_runs the one the stage statements ask
+ * for. 0 or -ENOMEM. */
+int ps_report_use_stage_run(ps_report_data *d, size_t k);
 
 /* Settles the rows (see the contract). Returns 0 or -ENOMEM. */
 int ps_report_finish(ps_report_data *d);

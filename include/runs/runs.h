@@ -58,6 +58,8 @@
  * loadgen format's ops->run_source, and how the agent's alerts name the
  * runs the run tracker follows. */
 #define PS_RUN_MARKER_SOURCE "loadgen"
+/* The measurement of every run marker (docs/schema.md "runs"). */
+#define PS_RUN_MARKER_MEASUREMENT "runs"
 
 /* What the loadgen parser learned from perf.jsonl. Times are epoch seconds
  * as read from the data (rounded to the microsecond only when turned into

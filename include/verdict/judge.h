@@ -4,7 +4,8 @@
  * "Across revisions").
  *
  * Contract
- * - A series is the runs of one `test_type`, sorted by (start time, name):
+ * - A series is the runs of one `test_type` (on one host, or on every host:
+ *   verdicts.series_by; a run is (host, name)), sorted by (start time, name):
  *   ps_verdict_runs_sort() puts them in that order, ps_verdict_judge()
  *   refuses (-EINVAL) any other. Runs that did not succeed may be in the
  *   list: they get no verdict and are in no baseline.
@@ -47,6 +48,7 @@ typedef struct ps_verdict_run {
   ps_run_status status;  /* only PS_RUN_STATUS_SUCCESS is judged */
   int backfill;          /* as on the run's markers */
   const double *values;  /* cfg->nmetrics values; NaN = absent */
+  const char *host;      /* the host tag of its points; NULL: the agent's own */
 } ps_verdict_run;
 
 typedef struct ps_verdict_series {

@@ -4,12 +4,15 @@
  * history comes from").
  *
  * Contract
- * - A series is (source, series name): a loadgen `test_type`. Its runs are
- *   kept in (start time, name) order, the order ps_verdict_judge() wants;
- *   a run is identified by its name, and putting a run again replaces it
- *   (values, status and start time may have changed) and moves it to its
- *   place. The index it lands at is returned: verdicts from there on may
- *   change.
+ * - A series is (source, series name, host): a loadgen `test_type` on one
+ *   host, or on every host when its host is "" (verdicts.series_by,
+ *   docs/verdicts.md "A series is per host"). Its runs are kept in (start
+ *   time, name) order, the order ps_verdict_judge() wants; a run is
+ *   identified by (host, name), since two machines running the same
+ *   revisions name their run folders alike, and putting a run again
+ *   replaces it (values, status and start time may have changed) and
+ *   moves it to its place. The index it lands at is returned: verdicts
+ *   from there on may change.
  * - Values are kept per metric *name* (docs/schema.md field names): the
  *   ledger is built for a list of metric names, and a saved ledger read with
  *   another list keeps the values of the names both know.
@@ -24,7 +27,11 @@
  *   more than any verdict window looks back.
  * - ps_ledger_to_json()/ps_ledger_from_json() write and read the whole
  *   ledger as a cJSON value for the state file; reading skips what it does
- *   not understand, so a damaged section loses runs, never the agent.
+ *   not understand, so a damaged section loses runs, never the agent. A
+ *   state saved before runs had hosts holds runs read from the server
+ *   without theirs: its series are taken as `series_host`'s, its unjudged
+ *   runs (the agent's own, waiting) as `run_host`'s, and its judged runs
+ *   are left out, to be read back from the server with their hosts.
  * - No I/O, no globals. Strings are copied in.
  */
 #ifndef PS_VERDICT_LEDGER_H
@@ -41,6 +48,7 @@
 #define PS_LEDGER_MAX_RUNS 2000
 
 typedef struct ps_ledger_run {
+  char *host;     /* the host tag of the run's points */
   char *name;
   char *revision; /* NULL when unknown */
   int64_t start_ns;
@@ -54,6 +62,7 @@ typedef struct ps_ledger_run {
 typedef struct ps_ledger_series {
   char *source;
   char *series;
+  char *host; /* "" = every host's runs */
   ps_ledger_run *runs;
   size_t nruns, cap;
 } ps_ledger_series;
@@ -71,19 +80,21 @@ void ps_ledger_free(ps_ledger *l);
 
 /* The series, created when `create` (NULL when absent or out of memory). */
 ps_ledger_series *ps_ledger_series_get(ps_ledger *l, const char *source, const char *series,
-                                       int create);
+                                       const char *host, int create);
 /* Puts a run (values: nmetrics entries, NaN = absent; copied). Returns the
  * index it now has, or a negative errno. */
-long ps_ledger_put(ps_ledger *l, ps_ledger_series *s, const char *name, const char *revision,
-                   int64_t start_ns, ps_run_status status, int backfill, const double *values);
-/* The index of the run named `name`, or -1. */
-long ps_ledger_find(const ps_ledger_series *s, const char *name);
+long ps_ledger_put(ps_ledger *l, ps_ledger_series *s, const char *host, const char *name,
+                   const char *revision, int64_t start_ns, ps_run_status status, int backfill,
+                   const double *values);
+/* The index of the run (host, name), or -1. */
+long ps_ledger_find(const ps_ledger_series *s, const char *host, const char *name);
 
 /* The series as the judge reads it: `out` gets s->nruns entries borrowing
  * the ledger's strings and values (valid until the ledger changes). */
 void ps_ledger_view(const ps_ledger_series *s, ps_verdict_run *out);
 
 cJSON *ps_ledger_to_json(const ps_ledger *l);
-void ps_ledger_from_json(ps_ledger *l, const cJSON *json);
+void ps_ledger_from_json(ps_ledger *l, const cJSON *json, const char *series_host,
+                         const char *run_host);
 
 #endif

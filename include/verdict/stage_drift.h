@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "core/config.h"
+#include "core/figures.h"
 #include "verdict/judge.h"
 #include "verdict/verdict.h"
 
@@ -34,6 +35,9 @@ typedef struct ps_stage_figures {
   double avg_swingset_time;  /* live blocks of the stage, s */
   double avg_block_duration; /* live blocks of the stage, s */
 } ps_stage_figures;
+
+/* The figure `id` of a stage (core/figures.h, ps_stage_figure_id). */
+double *ps_stage_figure_at(ps_stage_figures *s, ps_stage_figure_id id);
 
 int ps_stage_drift(const ps_verdicts_cfg *cfg, const char *source, const char *series,
                    const ps_verdict_run *run, const ps_stage_figures *stages, size_t n,

@@ -48,6 +48,9 @@ typedef struct ps_verdict {
   const char *series; /* the loadgen test_type, or the DSS test */
   const char *metric;
   const char *run;
+  /* Not a tag: the point's host is the agent's global tag, so a driver
+   * writes only the verdicts about its own host's runs (NULL: its own). */
+  const char *host;
   int stage;              /* stage drift: the compared stage; else -1 */
   const char *arm;        /* arm_compare only */
   const char *reference;  /* arm_compare only */

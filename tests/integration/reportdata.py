@@ -193,9 +193,11 @@ class ReportData:
                           "revision": row.get("revision", ""), "backfill": True}
                 if base:
                     fields["change_pct"] = round((value - base) / base * 100, 2)
+                # no host tag: the converted runs carry none either, and a
+                # run's verdicts are those of its host (docs/report.md)
                 self.lines.append(lp_line("perfship_verdict", {
-                    "source": "loadgen", "series": "nightly", "metric": m, "run": run,
-                    "host": "test"}, fields, t))
+                    "source": "loadgen", "series": "nightly", "metric": m, "run": run},
+                    fields, t))
         newest = ok[-1]
         t = points[newest]["time"]
         blocks = self.influx.query(self.db, "SELECT avgSwingsetTime FROM loadgen_stage_blocks "
@@ -214,7 +216,7 @@ class ReportData:
                 self.drift[stage] = verdict
                 self.lines.append(lp_line("perfship_verdict", {
                     "source": "loadgen", "series": "nightly", "metric": "stage_avgSwingsetTime",
-                    "run": newest, "stage": stage, "host": "test"},
+                    "run": newest, "stage": stage},
                     {"verdict": verdict, "value": v, "baseline": first, "change_pct": pct,
                      "change_run": newest, "baseline_runs": 1, "method": "stage_drift",
                      "revision": points[newest].get("revision", ""), "backfill": True}, t))
@@ -225,7 +227,7 @@ class ReportData:
             self.lines.append(lp_line("perfship_verdict", {
                 "source": "dss_bench", "series": test, "metric": "rps_total",
                 "run": "latency_compare_images", "arm": "local/dss:pr-1523",
-                "reference": "interuss/dss:v0.23.0-rc2", "host": "test"},
+                "reference": "interuss/dss:v0.23.0-rc2"},
                 {"verdict": "regression" if test == "rid_isa" else "none", "value": 30.1,
                  "baseline": 34.2, "change_pct": -11.99, "change_run": "latency_compare_images",
                  "baseline_runs": 1, "method": "arm_compare", "variants": 11,

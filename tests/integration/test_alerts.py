@@ -11,7 +11,7 @@ What a user would check:
   new run within a short no_new_run_after_s, a regression from hand-written
   verdict points over generated histories, the server down longer than
   unhealthy_after_s: each yields exactly the expected events, with the ids
-  computed here from what InfluxDB holds (event, source, run, marker time);
+  computed here from what InfluxDB holds (event, host, source, run, marker time);
 - the receiver answering 500 for a while, then 200: delivered once it
   recovers;
 - kill -9 of the agent at random moments (seeded) while events are
@@ -53,9 +53,10 @@ OLD_OK = "daily-perf-9eb37164f6f7"
 SLOWER = "daily-perf-1cb7c2d80874"       # bundled: the same run ~12 % slower
 
 
-def alert_id(event, source, run, marker_ns):
-    """The event id as docs/alerts.md defines it, computed independently."""
-    data = b"".join(p.encode() + b"\0" for p in (event, source, run, str(marker_ns)))
+def alert_id(event, source, run, marker_ns, host="test"):
+    """The event id as docs/alerts.md defines it, computed independently
+    (`host`: write_config's)."""
+    data = b"".join(p.encode() + b"\0" for p in (event, host, source, run, str(marker_ns)))
     mask = (1 << 64) - 1
     h1 = 0xcbf29ce484222325
     for c in data:

@@ -117,11 +117,12 @@ class QueryTest(harness.InfluxTestCase):
         self.assertEqual(out["errno"], "EPROTO")
         out = query(self.influx.url, "SELECT mean(usage) FROM cpu WHERE host = 1 GROUP BY x(")
         self.assertEqual(out["errno"], "EPROTO")
-        # a database that does not exist is named as such (callers read it
-        # as "nothing yet")
+        # a database that does not exist is an error of its own that names
+        # it and says what to do
         out = query(self.influx.url, "SELECT * FROM cpu", db="nope")
         self.assertEqual(out["errno"], "ENOENT")
-        self.assertIn("database not found", out["err"])
+        self.assertIn('database "nope" not found', out["err"])
+        self.assertIn('CREATE DATABASE "nope"', out["err"])
 
     def test_quoted_values_select_only_their_rows(self):
         tags = 0

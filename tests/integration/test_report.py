@@ -133,13 +133,13 @@ class ReportInBrowser(harness.InfluxTestCase):
         runs = {r["cells"][0]: r for r in self.seen["tables"]["runs"]}
         self.assertIn(HOSTILE_RUN, runs)
         self.assertIn(self.fx.hostile_folder, runs)
-        self.assertEqual(runs[self.fx.hostile_folder]["cells"][2], HOSTILE_TEST_TYPE)
+        self.assertEqual(runs[self.fx.hostile_folder]["cells"][3], HOSTILE_TEST_TYPE)
         failed_nightly = self.fx.nightly[4]
-        self.assertIn(HOSTILE_ERROR, runs[failed_nightly]["cells"][5])
+        self.assertIn(HOSTILE_ERROR, runs[failed_nightly]["cells"][6])
         self.assertIn(HOSTILE_TEST_TYPE + " (1 successful run)", t["trendHeadings"])
         dss = {r["cells"][0]: r for r in self.seen["tables"]["dss"]}
         self.assertIn(HOSTILE_DSS, dss)
-        self.assertIn(HOSTILE_ARM, dss[HOSTILE_DSS]["cells"][4])
+        self.assertIn(HOSTILE_ARM, dss[HOSTILE_DSS]["cells"][5])
         # the hostile run reached the charts' data too, as a string
         bad = [p["run"] for c in self.seen["charts"] if c["kind"] == "trend"
                for p in c["datasets"][1]["data"]]
@@ -154,7 +154,7 @@ class ReportInBrowser(harness.InfluxTestCase):
                 self.assertEqual(runs[name]["status"], status)
                 self.assertTrue(runs[name]["badgeText"] == status, runs[name])
         # newest first
-        starts = [r["cells"][3] for r in self.seen["tables"]["runs"]]
+        starts = [r["cells"][4] for r in self.seen["tables"]["runs"]]
         self.assertEqual(starts, sorted(starts, reverse=True))
 
     def test_failed_run_is_marked_failed_in_word_and_colour(self):
@@ -162,7 +162,7 @@ class ReportInBrowser(harness.InfluxTestCase):
         for name in ("daily-perf-ba4674aa5495", self.fx.nightly[4]):
             self.assertEqual(runs[name]["badgeText"], "failed")
             self.assertIn("st-failed", runs[name]["badgeClass"])
-            self.assertIn("Error:", runs[name]["cells"][5])
+            self.assertIn("Error:", runs[name]["cells"][6])
         self.assertEqual(runs["daily-perf-31400797d904"]["badgeText"], "stalled")
         self.assertEqual(runs["manual-7102939"]["badgeText"], "interrupted")
 
@@ -401,6 +401,9 @@ class ReportCommand(harness.InfluxTestCase):
         self.assertIn("libjs-chart.js", err)
 
     def test_empty_database_page_says_so(self):
+        # an existing database with nothing in it (a missing one is an
+        # error: test_reads.py)
+        self.influx.create_db("nothing_yet")
         cfg = harness.write_config(os.path.join(self.tmp, "empty.cfg"), self.influx.url,
                                    os.path.join(self.tmp, "state"), database="nothing_yet")
         rc, out, err = self.report("-o", "-", cfg=cfg)

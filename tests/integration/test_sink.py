@@ -388,7 +388,7 @@ class SinkTest(unittest.TestCase):
                         proc.kill()
                         proc.wait()
                 self.assertEqual(proc.returncode, 0, err)
-                self.assertIn("grant the user WRITE", err.decode())
+                self.assertIn("the user lacks the right to write the database", err.decode())
                 self.assertNotIn("wr1ter-pw", (out + err).decode())
                 rows = secured.query("locked", "SELECT v FROM m", **admin)
                 self.assertEqual(sorted((r["time"], r["v"]) for r in rows), expected(200))

@@ -19,6 +19,9 @@
   its ops table (include/formats/format.h), and they ask for the entry. Nor
   does core/ beyond its table of format names: the configuration loader
   asks what a source's format allows through the rules its caller gives.
+- The judged figures are written once (agent/core/figures.c): no other
+  file of agent/ spells a figure's name or a selector's value, except the
+  producers of the data (formats/, runs/), whose fields they are.
 - Every header has a source file of its name, except the interfaces that
   many files implement (INTERFACES), so a reader finds a function where its
   header says.
@@ -93,6 +96,31 @@ INTERFACES = {
     "include/formats/format.h",       # one file per format
     "include/report/assets.h",        # the page's script and style, generated at build time
 }
+
+
+# The one table of the judged figures, and who may spell their names too:
+# the producers of the data (their fields are the data's). NOT_YET: files
+# another branch of the same restructuring is splitting; they keep their
+# own copy until that lands (then this set is emptied).
+FIGURES = "agent/core/figures.c"
+FIGURE_PRODUCERS = ("agent/formats/", "agent/runs/")
+FIGURES_NOT_YET = set()
+# The same word as a figure, meaning something else: the stage cycles' own
+# success rate (a field of loadgen_stage_cycles the report shows).
+FIGURES_HOMONYMS = {("agent/report/query.c", "cycleSuccessRate")}
+
+
+def figure_strings():
+    with open(os.path.join(ROOT, FIGURES), encoding="utf-8") as fh:
+        text = fh.read()
+    # the headline figures and the stage figures' verdict names (the other
+    # run fields are also the run's own facts the report reads)
+    names = set(re.findall(r'\bHEAD\("([^"]+)"', text))
+    names |= {"stage_" + n for n in re.findall(r'\bSTAGE_FIG\("([^"]+)"', text)}
+    # selectors: #define LIVE "summary", "onlyLive" (the value; tag keys
+    # such as `task` are also identity tags the report groups by)
+    values = set(re.findall(r'^#define \w+ "\w+", "(\w+)"$', text, re.M))
+    return names, values
 
 
 def source_files():
@@ -276,6 +304,25 @@ class StructureTest(unittest.TestCase):
                     self.assertNotIn("PS_FMT_", line,
                                      f"{f}:{n}: core branches on a format id; ask the "
                                      "caller's ps_source_rules_fn instead")
+
+    def test_figures_written_once(self):
+        names, values = figure_strings()
+        # the test sees what it judges
+        self.assertIn("cycleAvgDuration", names)
+        self.assertIn("stage_avgSwingsetTime", names)
+        self.assertIn("onlyLive", values)
+        for f in source_files():
+            if (not f.startswith("agent/") or f == FIGURES or f in FIGURES_NOT_YET
+                    or f.startswith(FIGURE_PRODUCERS)):
+                continue
+            with open(os.path.join(ROOT, f), encoding="utf-8") as fh:
+                for n, line in enumerate(fh, 1):
+                    for lit in re.findall(r'"((?:[^"\\]|\\.)*)"', line):
+                        if (f, lit) in FIGURES_HOMONYMS:
+                            continue
+                        self.assertNotIn(lit, names | values,
+                                         f"{f}:{n}: \"{lit}\" is a judged figure's name or "
+                                         f"selector; read it from the table ({FIGURES})")
 
     def test_headers_match_sources(self):
         for f in source_files():

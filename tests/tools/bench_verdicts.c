@@ -77,7 +77,7 @@ static void history_alloc(history *h, size_t n, size_t nmetrics) {
     snprintf(h->names[i], sizeof h->names[i], "daily-perf-%012llx",
              (unsigned long long)(next_u64() & 0xffffffffffffULL));
     h->runs[i] = (ps_verdict_run){h->names[i], h->names[i] + 11, (int64_t)i * DAY_NS,
-                                  PS_RUN_STATUS_SUCCESS, 0, h->values + i * nmetrics};
+                                  PS_RUN_STATUS_SUCCESS, 0, h->values + i * nmetrics, NULL};
   }
 }
 

@@ -36,28 +36,32 @@ static void make_event(ps_alert_event *ev, ps_alert_kind kind, const char *run) 
   ps_alert_set(&ev->source, "loadgen");
   ps_alert_set(&ev->run, run);
   ps_alert_set(&ev->text, "daily-perf-x failed");
-  ps_alert_id(ev->id, kind, "loadgen", run, T0);
+  ps_alert_id(ev->id, kind, "bench-1", "loadgen", run, T0);
   ev->time_ns = T0 + 123456000;
 }
 
 static void test_id_is_stable_and_tells_apart(void **state) {
   (void)state;
   char a[PS_ALERT_ID_LEN + 1], b[PS_ALERT_ID_LEN + 1];
-  ps_alert_id(a, PS_ALERT_RUN_FAILED, "loadgen", "daily-perf-ba4674aa5495", T0);
-  ps_alert_id(b, PS_ALERT_RUN_FAILED, "loadgen", "daily-perf-ba4674aa5495", T0);
+  ps_alert_id(a, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "daily-perf-ba4674aa5495", T0);
+  ps_alert_id(b, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "daily-perf-ba4674aa5495", T0);
   assert_string_equal(a, b); /* the same event re-sent: the same id */
   assert_int_equal(strlen(a), PS_ALERT_ID_LEN);
   assert_int_equal(strspn(a, "0123456789abcdef"), PS_ALERT_ID_LEN);
   /* a DSS results folder reused for a new run has a new marker time */
-  ps_alert_id(b, PS_ALERT_RUN_FAILED, "loadgen", "daily-perf-ba4674aa5495", T0 + S);
+  ps_alert_id(b, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "daily-perf-ba4674aa5495", T0 + S);
   assert_string_not_equal(a, b);
-  ps_alert_id(b, PS_ALERT_RUN_STALLED, "loadgen", "daily-perf-ba4674aa5495", T0);
+  ps_alert_id(b, PS_ALERT_RUN_STALLED, "bench-1", "loadgen", "daily-perf-ba4674aa5495", T0);
   assert_string_not_equal(a, b);
-  ps_alert_id(b, PS_ALERT_RUN_FAILED, "dss_bench", "daily-perf-ba4674aa5495", T0);
+  ps_alert_id(b, PS_ALERT_RUN_FAILED, "bench-1", "dss_bench", "daily-perf-ba4674aa5495", T0);
+  assert_string_not_equal(a, b);
+  /* two machines' runs of one name (same revisions, same folder names):
+   * a receiver that drops repeated ids must keep both */
+  ps_alert_id(b, PS_ALERT_RUN_FAILED, "bench-2", "loadgen", "daily-perf-ba4674aa5495", T0);
   assert_string_not_equal(a, b);
   /* the parts are kept apart: ("ab", "c") is not ("a", "bc") */
-  ps_alert_id(a, PS_ALERT_RUN_FAILED, "ab", "c", T0);
-  ps_alert_id(b, PS_ALERT_RUN_FAILED, "a", "bc", T0);
+  ps_alert_id(a, PS_ALERT_RUN_FAILED, "bench-1", "ab", "c", T0);
+  ps_alert_id(b, PS_ALERT_RUN_FAILED, "bench-1", "a", "bc", T0);
   assert_string_not_equal(a, b);
 }
 
@@ -126,6 +130,35 @@ static void test_verdict_event_and_slack(void **state) {
                       "metrics: cycleAvgDuration +14.3% (27.8 against 24.33), "
                       "live_avgSwingsetTime; the change began with daily-perf-9eb37164f6f7");
   ps_buf_free(&t);
+
+  /* DSS: arms of one run against the reference arm, in the test named */
+  ps_alert_event dss;
+  make_event(&dss, PS_ALERT_REGRESSION, "2026-11-30_dss");
+  ps_alert_set(&dss.series, "rid_isa");
+  ps_alert_metric a1 = {.metric = "rps_total", .arm = "local/dss:pr-1523",
+                        .reference = "interuss/dss:v0.22.0", .have_value = 1,
+                        .have_baseline = 1, .have_change_pct = 1, .value = 880,
+                        .baseline = 1000, .change_pct = -12.0};
+  assert_int_equal(ps_alert_event_add_metric(&dss, &a1), 0);
+  ps_buf_init(&t, 0);
+  assert_int_equal(ps_alert_text_verdict(&t, &dss), 0);
+  assert_string_equal(t.data, "2026-11-30_dss: regression in test rid_isa against the "
+                              "reference arm interuss/dss:v0.22.0 in rps_total of "
+                              "local/dss:pr-1523 -12.0% (880 against 1000)");
+  ps_buf_free(&t);
+  /* two references: each metric names its own */
+  ps_alert_metric a2 = a1;
+  a2.metric = "p95_ms";
+  a2.reference = "interuss/dss:v0.21.0";
+  assert_int_equal(ps_alert_event_add_metric(&dss, &a2), 0);
+  ps_buf_init(&t, 0);
+  assert_int_equal(ps_alert_text_verdict(&t, &dss), 0);
+  assert_null(strstr(t.data, "earlier"));
+  assert_non_null(strstr(t.data, "in test rid_isa in 2 metrics: "));
+  assert_non_null(strstr(t.data, "(880 against 1000 of interuss/dss:v0.21.0)"));
+  ps_buf_free(&t);
+  ps_alert_event_free(&dss);
+
   char *json = ps_alert_event_json(&ev);
   cJSON *o = cJSON_Parse(json);
   cJSON *metrics = cJSON_GetObjectItem(o, "metrics");
@@ -233,7 +266,7 @@ static void test_ledger(void **state) {
   ps_alert_decided l;
   ps_alert_decided_init(&l);
   char id[PS_ALERT_ID_LEN + 1];
-  ps_alert_id(id, PS_ALERT_RUN_FAILED, "loadgen", "r", T0);
+  ps_alert_id(id, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "r", T0);
   assert_false(ps_alert_decided_has(&l, id));
   assert_int_equal(ps_alert_decided_add(&l, id, 1000), 0);
   assert_true(ps_alert_decided_has(&l, id));
@@ -250,12 +283,12 @@ static void test_ledger(void **state) {
   ps_alert_decided_prune(&l, 1001 + 86400, 86400);
   assert_false(ps_alert_decided_has(&l, id));
   for (int i = 0; i < PS_ALERT_DECIDED_MAX + 10; i++) {
-    ps_alert_id(id, PS_ALERT_RUN_FAILED, "loadgen", "r", T0 + i);
+    ps_alert_id(id, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "r", T0 + i);
     ps_alert_decided_add(&l, id, 2000 + i);
   }
   assert_int_equal(l.n, PS_ALERT_DECIDED_MAX);
   assert_true(ps_alert_decided_has(&l, id));
-  ps_alert_id(id, PS_ALERT_RUN_FAILED, "loadgen", "r", T0);
+  ps_alert_id(id, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "r", T0);
   assert_false(ps_alert_decided_has(&l, id)); /* the oldest went first */
   ps_alert_decided_free(&l);
 }

@@ -77,7 +77,7 @@ static void event(ps_alert_event *ev, const char *run) {
   ps_alert_set(&ev->source, "loadgen");
   ps_alert_set(&ev->run, run);
   ps_alert_set(&ev->text, "it failed");
-  ps_alert_id(ev->id, PS_ALERT_RUN_FAILED, "loadgen", run, 1);
+  ps_alert_id(ev->id, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", run, 1);
   ev->time_ns = 1700000000000000000LL;
 }
 

@@ -304,7 +304,8 @@ static void test_failed_run_reaches_the_notifier_once(void **state) {
   assert_string_equal(str(o, "text"), "daily-perf-ba4674aa5495 failed after 37m37s (exit code "
                                       "2): Error: Loadgen vault task 25 failed");
   char id[PS_ALERT_ID_LEN + 1];
-  ps_alert_id(id, PS_ALERT_RUN_FAILED, "loadgen", "daily-perf-ba4674aa5495", v.start_ns);
+  ps_alert_id(id, PS_ALERT_RUN_FAILED, "bench-1", "loadgen", "daily-perf-ba4674aa5495",
+              v.start_ns);
   assert_string_equal(str(o, "id"), id);
   /* the event was in the state file before the notifier ran */
   char path[128];
@@ -474,12 +475,12 @@ static void test_verdicts_one_event_per_run(void **state) {
   assert_string_equal(str(cJSON_GetArrayItem(m, 1), "metric"), "live_avgSwingsetTime");
   assert_true(cJSON_GetObjectItem(cJSON_GetArrayItem(m, 0), "baseline")->valuedouble == 24.33);
   char id[PS_ALERT_ID_LEN + 1];
-  ps_alert_id(id, PS_ALERT_REGRESSION, "loadgen", run, t);
+  ps_alert_id(id, PS_ALERT_REGRESSION, "bench-1", "loadgen", run, t);
   assert_string_equal(str(o, "id"), id);
   cJSON_Delete(o);
   /* the verdict stage's own call: the same run again is not raised twice */
   ps_alert_metric mm = {.metric = "cycleAvgDuration", .have_value = 1, .value = 27.8};
-  pl_alert_verdicts vv = {"loadgen", "daily-perf", run, "1cb7c2d80874", t, 0, &mm, 1};
+  pl_alert_verdicts vv = {"loadgen", "daily-perf", run, "1cb7c2d80874", t, 0, &mm, 1, NULL};
   pl_alerting_verdicts(&fx->al, &vv);
   settle(fx);
   assert_int_equal(count_received(fx, NULL), 1);

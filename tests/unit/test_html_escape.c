@@ -154,8 +154,8 @@ static void test_json_every_dangerous_character(void **state) {
  * comment in it or start another script. */
 static void test_json_inside_a_script_element(void **state) {
   (void)state;
-  const char *hostile[] = {"</script><script>alert(1)</script>", "</SCRIPT >", "<!--",
-                           "<script>", "x</script", "-->"};
+  const char *hostile[] = {
+      "</script><script>alert(1)</script>", "</SCRIPT >", "<!--", "<script>", "x</script", "-->"};
   for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
     ps_buf b;
     ps_buf_init(&b, 0);
@@ -238,12 +238,12 @@ static void test_long_strings_and_a_full_buffer(void **state) {
 
 static void test_script_ok(void **state) {
   (void)state;
-  const char *bad[] = {"a</script>b", "a</SCRIPT b", "</ScRiPt", "x<!--y", "</style>",
-                       "</STYLE", "end</script"};
+  const char *bad[] = {"a</script>b", "a</SCRIPT b", "</ScRiPt",   "x<!--y",
+                       "</style>",    "</STYLE",     "end</script"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     assert_false(ps_report_script_ok(bad[i], strlen(bad[i])));
-  const char *good[] = {"if (a < b && c > d) s = '<scr' + 'ipt>';", "x</scrip", "<", "<!-",
-                        "</ script>", ""};
+  const char *good[] = {
+      "if (a < b && c > d) s = '<scr' + 'ipt>';", "x</scrip", "<", "<!-", "</ script>", ""};
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
     assert_true(ps_report_script_ok(good[i], strlen(good[i])));
   /* the length is what counts: a bad text past it is not looked at */

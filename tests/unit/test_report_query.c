@@ -37,24 +37,24 @@ static const ps_rrun *run(ps_report_data *d, const char *name) {
 /* The runs markers, as InfluxDB answers PS_RQ_MARKERS (tags as columns). */
 static const char markers[] =
     "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"runs\",\"columns\":[\"time\","
-    "\"text\",\"exitCode\",\"duration\",\"source\",\"run\",\"revision\",\"event\",\"status\"],"
+    "\"text\",\"exitCode\",\"duration\",\"source\",\"run\",\"revision\",\"event\",\"status\",\"host\"],"
     "\"values\":["
     /* a run that stalled and later ended: the real end wins */
     "[1647216100000000000,\"started\",null,null,\"loadgen\",\"daily-aaaaaaa\",\"aaaaaaa\",\"start\","
-    "\"running\"],"
+    "\"running\",\"bench-1\"],"
     "[1647216200000000000,\"stalled\",null,null,\"loadgen\",\"daily-aaaaaaa\",\"aaaaaaa\",\"end\","
-    "\"stalled\"],"
+    "\"stalled\",\"bench-1\"],"
     "[1647216300000000000,\"Error: boom\",2,120.5,\"loadgen\",\"daily-aaaaaaa\",\"aaaaaaa\",\"end\","
-    "\"failed\"],"
+    "\"failed\",\"bench-1\"],"
     /* a run with only a start marker and a stall: stalled */
-    "[1647216000000000000,\"s\",null,null,\"loadgen\",\"manual-1234567\",null,\"start\",\"running\"],"
+    "[1647216000000000000,\"s\",null,null,\"loadgen\",\"manual-1234567\",null,\"start\",\"running\",\"bench-1\"],"
     "[1647217000000000000,\"no file changed\",null,null,\"loadgen\",\"manual-1234567\",null,\"end\","
-    "\"stalled\"],"
+    "\"stalled\",\"bench-1\"],"
     /* a DSS results file, written twice: the newer marker wins */
-    "[1700000100000000000,\"new\",null,null,\"dss_bench\",\"cmp\",null,\"end\",\"failed\"],"
-    "[1700000000000000000,\"old\",null,null,\"dss_bench\",\"cmp\",null,\"end\",\"success\"],"
+    "[1700000100000000000,\"new\",null,null,\"dss_bench\",\"cmp\",null,\"end\",\"failed\",\"bench-1\"],"
+    "[1700000000000000000,\"old\",null,null,\"dss_bench\",\"cmp\",null,\"end\",\"success\",\"bench-1\"],"
     /* a source the page does not show */
-    "[1700000000000000000,\"x\",null,null,\"manual\",\"by-hand\",null,\"end\",\"success\"]"
+    "[1700000000000000000,\"x\",null,null,\"manual\",\"by-hand\",null,\"end\",\"success\",\"bench-1\"]"
     "]}]}]}";
 
 /* loadgen_run points, as InfluxDB answers `SELECT *` (PS_RQ_RUN_POINTS). */
@@ -160,11 +160,11 @@ static void test_stage_run_and_its_query(void **state) {
    * (outside the range) is no candidate */
   parse(&d, PS_RQ_STAGE_CANDIDATES,
         "{\"results\":[{\"statement_id\":0,\"series\":["
-        "{\"name\":\"loadgen_stage\",\"tags\":{\"run\":\"daily-aaaaaaa\"},\"columns\":[\"time\","
+        "{\"name\":\"loadgen_stage\",\"tags\":{\"run\":\"daily-aaaaaaa\",\"host\":\"bench-1\"},\"columns\":[\"time\","
         "\"last\"],\"values\":[[1647216250000000000,5]]},"
-        "{\"name\":\"loadgen_stage\",\"tags\":{\"run\":\"daily-bbbbbbb\"},\"columns\":[\"time\","
+        "{\"name\":\"loadgen_stage\",\"tags\":{\"run\":\"daily-bbbbbbb\",\"host\":\"bench-1\"},\"columns\":[\"time\","
         "\"last\"],\"values\":[[1647216240000000000,5]]},"
-        "{\"name\":\"loadgen_stage\",\"tags\":{\"run\":\"elsewhere\"},\"columns\":[\"time\","
+        "{\"name\":\"loadgen_stage\",\"tags\":{\"run\":\"elsewhere\",\"host\":\"bench-1\"},\"columns\":[\"time\","
         "\"last\"],\"values\":[[1747216240000000000,5]]}]}]}");
   assert_int_equal(ps_report_pick_stage_run(&d), 0);
   assert_string_equal(d.stage_run, "daily-aaaaaaa");
@@ -200,6 +200,66 @@ static void test_source_filter(void **state) {
   ps_report_data_free(&d);
 }
 
+/* Two bench machines, the same folder names: runs, DSS files and stage
+ * runs are (host, name), never merged; --host narrows every statement. */
+static void test_two_hosts_never_merge(void **state) {
+  (void)state;
+  static const char points[] =
+      "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"loadgen_run\",\"columns\":"
+      "[\"time\",\"cycleAvgDuration\",\"host\",\"revision\",\"run\",\"status\",\"test_type\"],"
+      "\"values\":["
+      "[1647216100000000000,24.5,\"bench-a\",\"aaaaaaa\",\"daily-aaaaaaa\",\"success\",\"daily\"],"
+      "[1647216200000000000,32.7,\"bench-b\",\"aaaaaaa\",\"daily-aaaaaaa\",\"success\",\"daily\"]"
+      "]}]}]}";
+  static const char dss[] =
+      "{\"results\":[{\"statement_id\":0,\"series\":[{\"name\":\"dss_bench\",\"columns\":"
+      "[\"time\",\"variantIndex\",\"rps_total\",\"p95_ms\",\"errors\",\"run\",\"test\",\"arm\","
+      "\"variant\",\"sweep\",\"host\"],\"values\":["
+      "[1700000000000000000,0,100,5,0,\"cmp\",\"rid_isa\",\"a\",\"v0\",null,\"bench-a\"],"
+      "[1700000500000000000,0,70,9,0,\"cmp\",\"rid_isa\",\"a\",\"v0\",null,\"bench-b\"]"
+      "]}]}]}";
+  static const char stages[] =
+      "{\"results\":[{\"statement_id\":0,\"series\":["
+      "{\"name\":\"loadgen_stage\",\"tags\":{\"run\":\"daily-aaaaaaa\",\"host\":\"bench-a\"},"
+      "\"columns\":[\"time\",\"last\"],\"values\":[[1647216100000000000,3]]},"
+      "{\"name\":\"loadgen_stage\",\"tags\":{\"run\":\"daily-aaaaaaa\",\"host\":\"bench-b\"},"
+      "\"columns\":[\"time\",\"last\"],\"values\":[[1647216900000000000,3]]}]}]}";
+  ps_report_data d;
+  ps_report_data_init(&d, 1800000000000000000LL, 0, NULL);
+  parse(&d, PS_RQ_RUN_POINTS, points);
+  parse(&d, PS_RQ_DSS, dss);
+  parse(&d, PS_RQ_STAGE_CANDIDATES, stages);
+  assert_int_equal(ps_report_finish(&d), 0);
+  assert_int_equal(d.nruns, 2);
+  const ps_rrun *a = ps_report_find_host_run(&d, "bench-a", "daily-aaaaaaa");
+  const ps_rrun *b = ps_report_find_host_run(&d, "bench-b", "daily-aaaaaaa");
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_true(a->metric[0] == 24.5 && b->metric[0] == 32.7);
+  /* a rewritten file on one machine is not a newer version of the other's */
+  assert_int_equal(d.ndssfiles, 2);
+  assert_int_equal(d.ndss, 2);
+  assert_int_equal(ps_report_pick_stage_run(&d), 0);
+  assert_string_equal(d.stage_run, "daily-aaaaaaa");
+  assert_string_equal(d.stage_host, "bench-b");
+  ps_buf q;
+  ps_buf_init(&q, 0);
+  assert_int_equal(ps_report_statements(&d, PS_RQ_STAGE_CYCLES, &q), 0);
+  assert_non_null(strstr(q.data, "\"run\" = 'daily-aaaaaaa' AND \"host\" = 'bench-b'"));
+  ps_buf_reset(&q);
+  /* --host: every statement asks for those hosts only, quoted */
+  const char *const hosts[] = {"bench-a", "x' OR 'a'='a"};
+  assert_int_equal(ps_report_set_hosts(&d, hosts, 2), 0);
+  for (int st = 0; st < PS_REPORT_NSTATEMENTS; st++) {
+    ps_buf_reset(&q);
+    assert_int_equal(ps_report_statements(&d, st, &q), 0);
+    assert_non_null(strstr(q.data, " AND (\"host\" = 'bench-a' OR \"host\" = 'x\\' OR "
+                                   "\\'a\\'=\\'a')"));
+  }
+  ps_buf_free(&q);
+  ps_report_data_free(&d);
+}
+
 static void test_shapes_it_does_not_know(void **state) {
   (void)state;
   static const char *const odd[] = {
@@ -230,6 +290,7 @@ int main(void) {
       cmocka_unit_test(test_rewritten_dss_file_shows_newest),
       cmocka_unit_test(test_stage_run_and_its_query),
       cmocka_unit_test(test_source_filter),
+      cmocka_unit_test(test_two_hosts_never_merge),
       cmocka_unit_test(test_shapes_it_does_not_know),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -76,7 +76,7 @@ static const ps_verdict *find(const ps_verdict_list *l, const char *metric, int 
 }
 
 static const ps_verdict_run fixture_run = {RUN, "9eb37164f6f7", 1647216135581548000LL,
-                                           PS_RUN_STATUS_SUCCESS, 1, NULL};
+                                           PS_RUN_STATUS_SUCCESS, 1, NULL, NULL};
 
 static void test_fixture_run_drifts_in_swingset_time(void **state) {
   (void)state;
@@ -150,7 +150,7 @@ static void test_order_gaps_and_status(void **state) {
       {0, 0, NAN, 0.5, 5.0},
       {2, 1, 8.9, 0.2, NAN},
   };
-  ps_verdict_run run = {"manual-7102939", NULL, 1, PS_RUN_STATUS_SUCCESS, 0, NULL};
+  ps_verdict_run run = {"manual-7102939", NULL, 1, PS_RUN_STATUS_SUCCESS, 0, NULL, NULL};
   ps_verdict_list l;
   ps_verdict_list_init(&l);
   assert_int_equal(ps_stage_drift(&cfg.verdicts, "loadgen", "manual", &run, st, 4, &l), 0);

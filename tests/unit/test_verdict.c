@@ -83,7 +83,7 @@ static void make_history(history *h, size_t n, uint64_t seed, double (*level)(in
                                           : base_value[m] * lv * (1.0 + 0.03 * noise(&rng));
     }
     h->runs[i] = (ps_verdict_run){h->names[i], h->revs[i], T0_NS + (int64_t)i * DAY_NS,
-                                  PS_RUN_STATUS_SUCCESS, 0, h->values[i]};
+                                  PS_RUN_STATUS_SUCCESS, 0, h->values[i], NULL};
   }
 }
 

@@ -4,7 +4,8 @@
  * form read back under another metric list), the newest-two-runs test
  * (ps_edivisive_tail_p against hand-computed cases), the server's history
  * answer (pl_history_parse on a real InfluxDB 1.6.7 answer shape) and the
- * figures picked out of passing points (judging/verdicts_collect.c).
+ * figures picked out of passing points (judging/verdicts_collect.c), and
+ * the measurements the judges subscribe to (judging/judging.c).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -17,28 +18,31 @@
 #include <cmocka.h>
 
 #include "core/buf.h"
+#include "core/figures.h"
+#include "judging/judging.h"
 #include "judging/verdicts_collect.h"
 #include "judging/verdicts_history.h"
 #include "verdict/edivisive.h"
 #include "verdict/ledger.h"
 
 static const char *const METRICS[] = {"cycleAvgDuration", "cycleSuccessRate"};
+#define HA "bench-a" /* the host of the ledger tests' runs */
 
 static void test_ledger_order_and_replace(void **state) {
   (void)state;
   ps_ledger l;
   assert_int_equal(ps_ledger_init(&l, METRICS, 2), 0);
-  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "daily-perf", 1);
+  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "daily-perf", HA, 1);
   assert_non_null(s);
-  assert_ptr_equal(ps_ledger_series_get(&l, "loadgen", "daily-perf", 0), s);
-  assert_null(ps_ledger_series_get(&l, "loadgen", "other", 0));
+  assert_ptr_equal(ps_ledger_series_get(&l, "loadgen", "daily-perf", HA, 0), s);
+  assert_null(ps_ledger_series_get(&l, "loadgen", "other", "bench-a", 0));
   double v[2] = {24.0, 100.0};
   /* arrival order is not time order */
-  assert_int_equal(ps_ledger_put(&l, s, "c", "ccc", 3000, PS_RUN_STATUS_SUCCESS, 1, v), 0);
-  assert_int_equal(ps_ledger_put(&l, s, "a", "aaa", 1000, PS_RUN_STATUS_SUCCESS, 1, v), 0);
-  assert_int_equal(ps_ledger_put(&l, s, "b", NULL, 2000, PS_RUN_STATUS_FAILED, 0, NULL), 1);
+  assert_int_equal(ps_ledger_put(&l, s, HA, "c", "ccc", 3000, PS_RUN_STATUS_SUCCESS, 1, v), 0);
+  assert_int_equal(ps_ledger_put(&l, s, HA, "a", "aaa", 1000, PS_RUN_STATUS_SUCCESS, 1, v), 0);
+  assert_int_equal(ps_ledger_put(&l, s, HA, "b", NULL, 2000, PS_RUN_STATUS_FAILED, 0, NULL), 1);
   /* same time: by name */
-  assert_int_equal(ps_ledger_put(&l, s, "a2", NULL, 1000, PS_RUN_STATUS_SUCCESS, 1, v), 1);
+  assert_int_equal(ps_ledger_put(&l, s, HA, "a2", NULL, 1000, PS_RUN_STATUS_SUCCESS, 1, v), 1);
   assert_int_equal(s->nruns, 4);
   assert_string_equal(s->runs[0].name, "a");
   assert_string_equal(s->runs[1].name, "a2");
@@ -50,7 +54,7 @@ static void test_ledger_order_and_replace(void **state) {
   s->runs[0].judged = 1;
   uint64_t judged_seq = s->runs[0].put_seq;
   double w[2] = {30.0, NAN};
-  assert_int_equal(ps_ledger_put(&l, s, "a", "aaa", 4000, PS_RUN_STATUS_SUCCESS, 0, w), 3);
+  assert_int_equal(ps_ledger_put(&l, s, HA, "a", "aaa", 4000, PS_RUN_STATUS_SUCCESS, 0, w), 3);
   assert_int_equal(s->nruns, 4);
   assert_string_equal(s->runs[3].name, "a");
   assert_false(s->runs[3].judged);
@@ -58,12 +62,26 @@ static void test_ledger_order_and_replace(void **state) {
   assert_true(s->runs[3].put_seq != judged_seq);
   assert_true(s->runs[3].put_seq > s->runs[2].put_seq);
   assert_true(s->runs[3].values[0] == 30.0);
-  assert_int_equal(ps_ledger_find(s, "b"), 1);
-  assert_int_equal(ps_ledger_find(s, "nope"), -1);
-  ps_verdict_run view[4];
+  assert_int_equal(ps_ledger_find(s, HA, "b"), 1);
+  assert_int_equal(ps_ledger_find(s, HA, "nope"), -1);
+  /* a run is (host, name): another machine's run of the same name is
+   * another run, and the view says whose each is */
+  assert_int_equal(ps_ledger_find(s, "bench-b", "b"), -1);
+  assert_int_equal(ps_ledger_put(&l, s, "bench-b", "b", NULL, 2000, PS_RUN_STATUS_SUCCESS, 1, v),
+                   2);
+  assert_int_equal(s->nruns, 5);
+  assert_int_equal(ps_ledger_find(s, HA, "b"), 1);
+  assert_int_equal(ps_ledger_find(s, "bench-b", "b"), 2);
+  assert_int_equal(s->runs[1].status, PS_RUN_STATUS_FAILED);
+  ps_verdict_run view[5];
   ps_ledger_view(s, view);
-  assert_string_equal(view[2].name, "c");
-  assert_int_equal(view[2].start_ns, 3000);
+  assert_string_equal(view[2].host, "bench-b");
+  assert_string_equal(view[1].host, "bench-a");
+  assert_string_equal(view[3].name, "c");
+  assert_int_equal(view[3].start_ns, 3000);
+  /* the same test type on another host is another series */
+  assert_null(ps_ledger_series_get(&l, "loadgen", "daily-perf", "bench-b", 0));
+  assert_ptr_not_equal(ps_ledger_series_get(&l, "loadgen", "daily-perf", "", 1), s);
   ps_ledger_free(&l);
 }
 
@@ -71,11 +89,12 @@ static void test_ledger_cap(void **state) {
   (void)state;
   ps_ledger l;
   assert_int_equal(ps_ledger_init(&l, METRICS, 2), 0);
-  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "t", 1);
+  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "t", HA, 1);
   char name[32];
   for (int i = 0; i < PS_LEDGER_MAX_RUNS + 10; i++) {
     snprintf(name, sizeof name, "run-%05d", i);
-    assert_true(ps_ledger_put(&l, s, name, NULL, 1000 + i, PS_RUN_STATUS_SUCCESS, 0, NULL) >= 0);
+    assert_true(ps_ledger_put(&l, s, HA, name, NULL, 1000 + i, PS_RUN_STATUS_SUCCESS, 0, NULL) >=
+                0);
   }
   assert_int_equal(s->nruns, PS_LEDGER_MAX_RUNS);
   assert_string_equal(s->runs[0].name, "run-00010"); /* the oldest went */
@@ -86,22 +105,24 @@ static void test_ledger_json_under_another_metric_list(void **state) {
   (void)state;
   ps_ledger l;
   assert_int_equal(ps_ledger_init(&l, METRICS, 2), 0);
-  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "daily-perf", 1);
+  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "daily-perf", HA, 1);
   double v[2] = {24.5, 98.0};
-  ps_ledger_put(&l, s, "r1", "abc1234", 1700000000123456000LL, PS_RUN_STATUS_SUCCESS, 1, v);
-  ps_ledger_put(&l, s, "r2", NULL, 1700086400123456000LL, PS_RUN_STATUS_INTERRUPTED, 0, NULL);
+  ps_ledger_put(&l, s, HA, "r1", "abc1234", 1700000000123456000LL, PS_RUN_STATUS_SUCCESS, 1, v);
+  ps_ledger_put(&l, s, HA, "r2", NULL, 1700086400123456000LL, PS_RUN_STATUS_INTERRUPTED, 0,
+                NULL);
   s->runs[0].judged = 1;
   cJSON *j = ps_ledger_to_json(&l);
   ps_ledger_free(&l);
   /* read with one metric renamed away and one added */
   static const char *const OTHER[] = {"cycleSuccessRate", "walletDeployDuration"};
   assert_int_equal(ps_ledger_init(&l, OTHER, 2), 0);
-  ps_ledger_from_json(&l, j);
+  ps_ledger_from_json(&l, j, "bench-x", "bench-x");
   cJSON_Delete(j);
-  s = ps_ledger_series_get(&l, "loadgen", "daily-perf", 0);
+  s = ps_ledger_series_get(&l, "loadgen", "daily-perf", HA, 0);
   assert_non_null(s);
   assert_int_equal(s->nruns, 2);
   assert_string_equal(s->runs[0].name, "r1");
+  assert_string_equal(s->runs[0].host, "bench-a"); /* saved hosts win over the defaults */
   assert_true(s->runs[0].start_ns == 1700000000123456000LL); /* exact, not through a double */
   assert_string_equal(s->runs[0].revision, "abc1234");
   assert_true(s->runs[0].values[0] == 98.0);
@@ -113,8 +134,30 @@ static void test_ledger_json_under_another_metric_list(void **state) {
   /* garbage is skipped, not fatal */
   cJSON *bad = cJSON_Parse("[{\"source\":\"loadgen\"},{\"source\":1,\"series\":[]},"
                            "{\"source\":\"x\",\"series\":\"y\",\"runs\":[{\"name\":3}]}]");
-  ps_ledger_from_json(&l, bad);
+  ps_ledger_from_json(&l, bad, "bench-a", "bench-a");
   cJSON_Delete(bad);
+  ps_ledger_free(&l);
+}
+
+/* A state saved before runs had hosts: its judged runs may be other
+ * machines' runs read from the server, so they go (the server gives them
+ * again with their hosts); its unjudged runs are this agent's own, waiting. */
+static void test_ledger_json_from_before_hosts(void **state) {
+  (void)state;
+  ps_ledger l;
+  assert_int_equal(ps_ledger_init(&l, METRICS, 2), 0);
+  cJSON *old = cJSON_Parse(
+      "[{\"source\":\"loadgen\",\"series\":\"daily-perf\",\"runs\":["
+      "{\"name\":\"r1\",\"start_ns\":\"1000\",\"status\":\"success\",\"judged\":true},"
+      "{\"name\":\"r2\",\"start_ns\":\"2000\",\"status\":\"success\",\"judged\":false}]}]");
+  ps_ledger_from_json(&l, old, "bench-a", "bench-a");
+  cJSON_Delete(old);
+  ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "daily-perf", HA, 0);
+  assert_non_null(s);
+  assert_int_equal(s->nruns, 1);
+  assert_string_equal(s->runs[0].name, "r2");
+  assert_string_equal(s->runs[0].host, "bench-a");
+  assert_false(s->runs[0].judged);
   ps_ledger_free(&l);
 }
 
@@ -140,17 +183,18 @@ static void test_tail_p_hand_cases(void **state) {
 }
 
 typedef struct got_row {
-  char run[32], rev[32];
+  char host[32], run[32], rev[32];
   int64_t start;
   ps_run_status status;
   double v0, v1;
 } got_row;
 
-static void on_row(void *ctx, const char *run, const char *revision, int64_t start_ns,
-                   ps_run_status status, const double *values) {
+static void on_row(void *ctx, const char *host, const char *run, const char *revision,
+                   int64_t start_ns, ps_run_status status, const double *values) {
   got_row *g = ctx;
   while (g->run[0])
     g++;
+  snprintf(g->host, sizeof g->host, "%s", host ? host : "-");
   snprintf(g->run, sizeof g->run, "%s", run);
   snprintf(g->rev, sizeof g->rev, "%s", revision ? revision : "-");
   g->start = start_ns;
@@ -163,17 +207,29 @@ static void test_history_query_and_answer(void **state) {
   (void)state;
   ps_buf q;
   ps_buf_init(&q, 0);
-  assert_int_equal(pl_history_query_text("daily'perf", METRICS, 2, &q), 0);
+  assert_int_equal(
+      pl_history_query_text("daily'perf", "bench'a", 1647216135581548000LL, 0, METRICS, 2, &q),
+      0);
   assert_string_equal(q.data, "SELECT \"status\", \"cycleAvgDuration\", \"cycleSuccessRate\" "
                               "FROM \"loadgen_run\" WHERE \"test_type\" = 'daily\\'perf' "
-                              "GROUP BY \"run\", \"revision\"");
+                              "AND \"host\" = 'bench\\'a' AND time >= 1647216135581548000 "
+                              "GROUP BY \"host\", \"run\", \"revision\"");
+  ps_buf_free(&q);
+  /* verdicts.series_by = "test_type": every host, still bounded in time */
+  ps_buf_init(&q, 0);
+  /* ... and a further read takes only the slice before the last one */
+  assert_int_equal(pl_history_query_text("daily-perf", NULL, 5, 9, METRICS, 1, &q), 0);
+  assert_string_equal(q.data, "SELECT \"status\", \"cycleAvgDuration\" FROM \"loadgen_run\" "
+                              "WHERE \"test_type\" = 'daily-perf' AND time >= 5 AND time < 9 "
+                              "GROUP BY \"host\", \"run\", \"revision\"");
   ps_buf_free(&q);
   /* InfluxDB 1.6.7's answer shape: a series per group, its last row wins;
    * a time near 1.7e18 ns comes back exactly after the microsecond rounding */
   const char *answer =
       "{\"results\":[{\"statement_id\":0,\"series\":["
-      "{\"name\":\"loadgen_run\",\"tags\":{\"revision\":\"9eb37164f6f7\",\"run\":"
-      "\"daily-perf-9eb37164f6f7\"},\"columns\":[\"time\",\"status\",\"cycleAvgDuration\","
+      "{\"name\":\"loadgen_run\",\"tags\":{\"host\":\"bench-b\",\"revision\":"
+      "\"9eb37164f6f7\",\"run\":\"daily-perf-9eb37164f6f7\"},"
+      "\"columns\":[\"time\",\"status\",\"cycleAvgDuration\","
       "\"cycleSuccessRate\"],\"values\":[[1647216135581548000,\"success\",24.330188,100]]},"
       "{\"name\":\"loadgen_run\",\"tags\":{\"revision\":\"\",\"run\":\"manual-x\"},"
       "\"columns\":[\"time\",\"cycleSuccessRate\",\"status\"],\"values\":"
@@ -181,11 +237,13 @@ static void test_history_query_and_answer(void **state) {
   got_row rows[4];
   memset(rows, 0, sizeof rows);
   assert_int_equal(pl_history_parse(answer, METRICS, 2, on_row, rows), 0);
+  assert_string_equal(rows[0].host, "bench-b");
   assert_string_equal(rows[0].run, "daily-perf-9eb37164f6f7");
   assert_string_equal(rows[0].rev, "9eb37164f6f7");
   assert_true(rows[0].start == 1647216135581548000LL);
   assert_int_equal(rows[0].status, PS_RUN_STATUS_SUCCESS);
   assert_true(rows[0].v0 == 24.330188 && rows[0].v1 == 100.0);
+  assert_string_equal(rows[1].host, "-"); /* points without a host tag */
   assert_string_equal(rows[1].run, "manual-x");
   assert_string_equal(rows[1].rev, "-");
   assert_true(rows[1].start == 1647302702000001000LL);
@@ -295,14 +353,50 @@ static void test_collect_loadgen_and_dss(void **state) {
   pl_collect_free(&c);
 }
 
+static int has(const char *const *list, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(list[i], name) == 0)
+      return 1;
+  return 0;
+}
+
+/* The delivery hands the judges only what they subscribed to: every
+ * figure's measurement must be among it, once, and all of it must fit the
+ * delivery's set (the service subscribes what this returns). */
+static void test_judges_subscribe_to_their_figures(void **state) {
+  (void)state;
+  const char *m[PL_TAP_MAX + 4];
+  size_t n = pl_judging_measurements(m, PL_TAP_MAX + 4);
+  assert_true(n <= PL_TAP_MAX);
+  for (size_t i = 0; i < ps_nfigures; i++)
+    assert_true(has(m, n, ps_figures[i].measurement));
+  assert_true(has(m, n, "dss_bench"));
+  assert_true(has(m, n, "runs"));
+  assert_true(has(m, n, "perfship_verdict"));
+  assert_false(has(m, n, "loadgen_block")); /* thousands per run, judged by nobody */
+  for (size_t i = 0; i < n; i++)
+    assert_false(has(m, i, m[i]));
+  /* the table's own promises */
+  assert_string_equal(ps_stage_figure(PS_STAGE_FIG_SWINGSET_TIME)->tag_value, "onlyLive");
+  for (int i = 0; i < PS_STAGE_NFIGURES; i++)
+    assert_int_equal(ps_stage_figure((ps_stage_figure_id)i)->scope, PS_FIG_STAGE);
+  for (size_t i = 0; i < PS_FIGURES_NHEADLINE; i++) {
+    assert_int_equal(ps_figures[i].scope, PS_FIG_RUN);
+    assert_non_null(ps_figures[i].label);
+    assert_ptr_equal(ps_figure_find(ps_figures[i].name), &ps_figures[i]);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ledger_order_and_replace),
       cmocka_unit_test(test_ledger_cap),
       cmocka_unit_test(test_ledger_json_under_another_metric_list),
+      cmocka_unit_test(test_ledger_json_from_before_hosts),
       cmocka_unit_test(test_tail_p_hand_cases),
       cmocka_unit_test(test_history_query_and_answer),
       cmocka_unit_test(test_collect_loadgen_and_dss),
+      cmocka_unit_test(test_judges_subscribe_to_their_figures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
