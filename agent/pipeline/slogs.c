@@ -254,6 +254,7 @@ static int reader_open(pl_slog_stage *s) {
   cyc *c = cycles_of(s->t, s->folder, 0);
   s->cycles = c ? c->n[s->stage] : 0;
   ps_slog_reduce_set_cycles(s->red, s->cycles);
+  PS_DEBUG(MOD, "%s: read from its start (finished cycles %" PRId64 ")", s->path, s->cycles);
   s->finished = s->at_end = s->failed = s->restart = s->snapshot_sent = 0;
   s->last_snapshot_ms = 0;
   s->last_line = 0;

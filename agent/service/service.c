@@ -169,6 +169,7 @@ static void check_done(ps_service *pl) {
     if (!pl_reader_done(&pl->rd))
       return;
   }
+  pl_slogs_kick(&pl->slogs); /* every run's cycles are known now (slogs_wait) */
   if (pl_slogs_busy(&pl->slogs))
     return; /* back here when the slogs are read and acknowledged */
   if (!pl_judging_quiet(&pl->judging))
@@ -263,8 +264,15 @@ static void on_reader_idle(void *ctx) {
   check_done(pl);
 }
 
-static int reader_busy(void *ctx);
 static void on_slogs_idle(void *ctx) { check_done(ctx); }
+
+/* Slogs wait for the lines, and in --once for the closing evaluation of
+ * the runs too: it reads an ended run's unterminated perf-finish, whose
+ * cycles the stages' growth needs (else each stage is read twice). */
+static int slogs_wait(void *ctx) {
+  ps_service *pl = ctx;
+  return !pl_reader_done(&pl->rd) || (pl->sh.once && !pl->runs.final);
+}
 
 /* Run events go to the judges (their markers were acknowledged). */
 static void on_run_event(void *ctx, const pl_run_event *ev) {
@@ -444,7 +452,7 @@ static int start_stages(ps_service *pl) {
   pl_runs_hooks runh = {on_run_event, pl};
   pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &out, &pl->commit, &runh);
   pl_router_init(&pl->router, &pl->sh, &pl->reg, &pl->rd, &pl->runs);
-  pl_slogs_hooks slh = {on_slogs_idle, reader_busy, pl};
+  pl_slogs_hooks slh = {on_slogs_idle, slogs_wait, pl};
   pl_slogs_init(&pl->slogs, &pl->sh, &out, &slh);
   pl_slogs_from_json(&pl->slogs, ps_state_section(&pl->saved, "slogs"));
   pl_commit_add_section(&pl->commit, "slogs", slogs_json, pl);
