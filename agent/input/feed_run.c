@@ -123,7 +123,7 @@ static int convert_run(const ps_format_ops *ops, const ps_source_cfg *src,
   rc = ps_run_emit_markers(&view, view.state == PS_RUN_ENDED,
                            PS_RUN_MARK_START | PS_RUN_MARK_END, em);
   if (rc == 0)
-    rc = ps_slog_feed_folder(folder, cycles, view.state == PS_RUN_ENDED, em, err);
+    rc = ps_slog_feed_folder(folder, cycles, em, err);
 out:
   free(cycles);
   em->origin.file = saved_file;

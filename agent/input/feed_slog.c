@@ -66,7 +66,7 @@ int ps_slog_stage_of(const char *path) {
 }
 
 int ps_slog_feed_stage(const char *path, const ps_run_id *id, int stage, int64_t cycles,
-                       int run_ended, ps_emitter *em, int *complete, ps_buf *err) {
+                       ps_emitter *em, int *complete, ps_buf *err) {
   *complete = 0;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) { /* one unreadable stage stops no other */
@@ -110,11 +110,9 @@ int ps_slog_feed_stage(const char *path, const ps_run_id *id, int stage, int64_t
       em->origin.line = st->corrupt_line;
       ps_emit_reject(em, "corrupt gzip data (%s); %u stretch%s skipped, the stage is partial",
                      st->message, st->corrupt, st->corrupt == 1 ? "" : "es");
-    } else if (!st->complete && run_ended) {
-      em->origin.line = l.line_no + 1;
-      ps_emit_reject(em, "the gzip stream ends without its trailer although the run "
-                         "ended: the stage is partial");
     }
+    /* No trailer is no reject, also when the run ended: a killed runner
+     * leaves its stage so, and the stage point says partial=true. */
     int done = got == 0 && st->complete;
     *complete = done;
     em->origin.line = 0;
@@ -135,8 +133,8 @@ static int by_stage(const struct dirent **a, const struct dirent **b) {
   return ps_slog_stage_of((*a)->d_name) - ps_slog_stage_of((*b)->d_name);
 }
 
-int ps_slog_feed_folder(const char *folder, const ps_slog_cycles *cycles, int run_ended,
-                        ps_emitter *em, ps_buf *err) {
+int ps_slog_feed_folder(const char *folder, const ps_slog_cycles *cycles, ps_emitter *em,
+                        ps_buf *err) {
   /* the run is the folder's own name, also when it was given as "." */
   ps_run_id id;
   char *real = realpath(folder, NULL);
@@ -156,8 +154,8 @@ int ps_slog_feed_folder(const char *folder, const ps_slog_cycles *cycles, int ru
     if (rc == 0 && asprintf(&path, "%s/%s", folder, names[i]->d_name) < 0)
       rc = -ENOMEM;
     if (rc == 0)
-      rc = ps_slog_feed_stage(path, &id, stage, cycles ? cycles->finished[stage] : 0,
-                              run_ended, em, &complete, err);
+      rc = ps_slog_feed_stage(path, &id, stage, cycles ? cycles->finished[stage] : 0, em,
+                              &complete, err);
     free(path);
     free(names[i]);
   }

@@ -9,9 +9,9 @@
  *   input/gzlines.h and the reducer, with em->origin set to the file and
  *   each line, and says in *complete whether the file ended with its
  *   trailer. Bad lines are rejects through `em`; so is a corrupt stretch
- *   of the gzip stream (at the line where it broke), and, when
- *   `run_ended`, a stream without its trailer (a killed runner: the stage
- *   stays partial). A stage still being written is not a reject.
+ *   of the gzip stream (at the line where it broke). A stream without its
+ *   trailer (a stage still being written, or a killed runner's) is no
+ *   reject: its stage point says partial=true.
  * - ps_slog_feed_folder() does that for every chain-stage-N.slog.gz of
  *   `folder` in stage order, the run named after the folder (resolved, so
  *   "." names it too: runs.h ps_run_id_from_name). client-stage-N.slog.gz is not read (it has
@@ -47,8 +47,8 @@ void ps_slog_cycles_tap(ps_slog_cycles *t, ps_emitter *inner);
 int ps_slog_stage_of(const char *path);
 
 int ps_slog_feed_stage(const char *path, const ps_run_id *id, int stage, int64_t cycles,
-                       int run_ended, ps_emitter *em, int *complete, ps_buf *err);
-int ps_slog_feed_folder(const char *folder, const ps_slog_cycles *cycles, int run_ended,
-                        ps_emitter *em, ps_buf *err);
+                       ps_emitter *em, int *complete, ps_buf *err);
+int ps_slog_feed_folder(const char *folder, const ps_slog_cycles *cycles, ps_emitter *em,
+                        ps_buf *err);
 
 #endif
