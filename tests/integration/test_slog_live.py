@@ -14,6 +14,7 @@ import unittest
 import zlib
 
 sys.path.insert(0, os.path.dirname(__file__))
+from faultproxy import FaultProxy  # noqa: E402
 from harness import (DATA_DIR, Agent, InfluxTestCase, convert, run_perfship,  # noqa: E402
                      wait_until, write_config, write_lines)
 
@@ -42,10 +43,10 @@ class SlogLive(InfluxTestCase):
         self.results = os.path.join(self.dir, "results")
         os.makedirs(self.results)
 
-    def config(self, db):
+    def config(self, db, url=None):
         state = os.path.join(self.dir, "state")
         os.makedirs(state, exist_ok=True)
-        return write_config(os.path.join(self.dir, "perfship.cfg"), self.influx.url, state,
+        return write_config(os.path.join(self.dir, "perfship.cfg"), url or self.influx.url, state,
                             sources=f'{{ path = "{self.results}"; format = "loadgen"; }}',
                             extra=GROUPS, database=db)
 
@@ -164,14 +165,18 @@ class SlogLive(InfluxTestCase):
         shutil.move(folder, dst)
         self.converted_db(dst, "conv3")
         total = self.influx.count("conv3", "loadgen_slog_block")
-        agent = Agent(self.config("live3")).start()
-        try:
-            wait_until(lambda: "live3" in str(self.influx.query_raw("SHOW DATABASES")) and
-                       self.influx.count("live3", "loadgen_slog_block") > 0,
-                       timeout=60, what="the first slog blocks")
-            part = self.influx.count("live3", "loadgen_slog_block")
-        finally:
-            agent.kill()  # SIGKILL
+        # every write answered late: the reading waits for its batches, so
+        # the kill lands in the middle of the stage, not after it
+        with FaultProxy(upstream_port=self.influx.port) as proxy:
+            proxy.add_rule("delay", seconds=0.3, count=100000, path="/write")
+            agent = Agent(self.config("live3", url=proxy.url)).start()
+            try:
+                wait_until(lambda: "live3" in str(self.influx.query_raw("SHOW DATABASES")) and
+                           self.influx.count("live3", "loadgen_slog_block") > 0,
+                           timeout=60, what="the first slog blocks")
+                part = self.influx.count("live3", "loadgen_slog_block")
+            finally:
+                agent.kill()  # SIGKILL
         self.assertLess(part, total, "killed before the stage was read whole")
         agent = Agent(self.config("live3"), ["--once"]).start()
         self.assertEqual(agent.wait(300), 0, agent.output()[-2000:])
