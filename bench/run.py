@@ -24,6 +24,9 @@ and measures, each case --runs times (default 3; medians printed):
               new run against a 365-run history x 7 metrics, and every verdict
               of that year recomputed, with window_runs 60 (and 365); once, a
               newest-first backfill that judges at every arrival
+  slog        (opt-in) a ~1 GB stage slog reduced, side by side with gzip -dc
+              of the same file, and peak RSS with 8 MB lines (bench/slog_bench.py;
+              no server; --quick: 64 MB)
   backfill    (opt-in) six full-size daily loadgen runs of the current
               runner's shape (no chain monitor records), run --once against
               bench/plain_client.py posting the same points as LP over 2
@@ -48,11 +51,13 @@ from bench.context import Bench, build
 from bench.inputs import (JSONL_SOURCE, STATS_CONVERT, STATS_SOURCE, TS_CONVERT, issue_stats_files,
                           loadgen_dir, loadgen_lp, stats_files)
 from bench.live import case_latency_idle, case_scale
+from bench.measure import figure, record
+from bench.slog_bench import case_slog
 from bench.summary import summary
 
 ALL_CASES = ["convert", "plain", "e2e", "gzip", "bigline", "scale", "latency", "idle",
              "verdicts"]
-OPT_IN = ["backfill"]
+OPT_IN = ["backfill", "slog"]
 
 
 def main():
@@ -85,7 +90,9 @@ def main():
     try:
         if "verdicts" in cases:
             case_verdicts(b, args.quick)
-        if set(cases) <= {"verdicts"}:
+        if "slog" in cases:  # its own module, no server (bench/slog_bench.py)
+            case_slog(b.bin, data, 64 if args.quick else 1024, args.runs, figure, record)
+        if set(cases) <= {"verdicts", "slog"}:
             summary()
             return
         gjsonl, glp = issue_stats_files(b, data, lines)

@@ -43,6 +43,33 @@ static size_t forget_runs(ps_state *s, const char *path) {
   return dropped;
 }
 
+/* Drops the slog reader's memory of stages read whole at or under `path`
+ * (state section "slogs", pipeline/slogs.h), so their slogs are read
+ * again too. Returns how many were dropped. */
+static size_t forget_slogs(ps_state *s, const char *path) {
+  const char *text = ps_state_section(s, "slogs");
+  cJSON *root = text ? cJSON_Parse(text) : NULL;
+  cJSON *done = cJSON_GetObjectItemCaseSensitive(root, "done");
+  size_t dropped = 0;
+  cJSON *item = cJSON_IsArray(done) ? done->child : NULL;
+  while (item) {
+    cJSON *next = item->next;
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(item, "path");
+    if (cJSON_IsString(p) && ps_path_under(p->valuestring, path)) {
+      cJSON_Delete(cJSON_DetachItemViaPointer(done, item));
+      dropped++;
+    }
+    item = next;
+  }
+  if (dropped) {
+    char *out = cJSON_PrintUnformatted(root);
+    if (out && ps_state_set_section(s, "slogs", out) < 0)
+      free(out);
+  }
+  cJSON_Delete(root);
+  return dropped;
+}
+
 int ps_cmd_forget(int argc, char **argv, ps_config *cfg, int cfg_given) {
   (void)cfg_given;
   if (argc < 2) {
@@ -64,16 +91,20 @@ int ps_cmd_forget(int argc, char **argv, ps_config *cfg, int cfg_given) {
   for (int i = 1; i < argc; i++) {
     size_t n = ps_state_forget(&s, argv[i]);
     size_t runs = forget_runs(&s, argv[i]);
+    size_t slogs = forget_slogs(&s, argv[i]);
     char real[PATH_MAX];
     if (realpath(argv[i], real) && strcmp(real, argv[i]) != 0) {
       n += ps_state_forget(&s, real);
       runs += forget_runs(&s, real);
+      slogs += forget_slogs(&s, real);
     }
     printf("%s: forgot %zu file%s", argv[i], n, n == 1 ? "" : "s");
     if (runs)
       printf(" and %zu run folder%s", runs, runs == 1 ? "" : "s");
+    if (slogs)
+      printf(" and %zu slog stage%s", slogs, slogs == 1 ? "" : "s");
     printf("\n");
-    total += n + runs;
+    total += n + runs + slogs;
   }
   int rc = PS_EXIT_OK;
   if (total && s.existed) {

@@ -27,6 +27,7 @@
 #include <cjson/cJSON.h>
 
 #include "input/feed.h"
+#include "input/feed_slog.h"
 
 /* Without the queue's exit_code, a complete perf-finish is the run's end
  * (runs.h), even as an unterminated last line. */
@@ -76,6 +77,7 @@ static int convert_run(const ps_format_ops *ops, const ps_source_cfg *src,
   }
   int rc = 0, fd = -1;
   ps_parser *p = NULL;
+  ps_slog_cycles *cycles = NULL;
   ps_feed_last last;
   ps_buf_init(&last.text, 0);
   const char *saved_file = em->origin.file;
@@ -92,7 +94,14 @@ static int convert_run(const ps_format_ops *ops, const ps_source_cfg *src,
   if ((rc = open_parser(ops, src, fd, perf, &p, err)) != 0)
     goto out;
   em->origin.file = perf;
-  rc = ps_feed_fd(fd, ops, p, em, UINT64_MAX, max_line, &last);
+  /* the slog figures want each stage's finished cycles (input/feed_slog.h) */
+  cycles = calloc(1, sizeof *cycles);
+  if (!cycles) {
+    rc = -ENOMEM;
+    goto out;
+  }
+  ps_slog_cycles_tap(cycles, em);
+  rc = ps_feed_fd(fd, ops, p, &cycles->em, UINT64_MAX, max_line, &last);
   if (rc) {
     ps_buf_printf(err, "%s: %s", perf, strerror(-rc));
     goto out;
@@ -104,7 +113,8 @@ static int convert_run(const ps_format_ops *ops, const ps_source_cfg *src,
   if (last.text.len &&
       (view.state == PS_RUN_ENDED ||
        (!view.have_exit_file && is_perf_finish(last.text.data, last.text.len)))) {
-    if ((rc = ps_feed_line(ops, p, em, last.text.data, last.text.len, last.line_no)) != 0)
+    if ((rc = ps_feed_line(ops, p, &cycles->em, last.text.data, last.text.len,
+                           last.line_no)) != 0)
       goto out;
     if ((rc = ps_run_evaluate(folder, now_s, stall_after_s, ops->run_facts(p), &view,
                               err)) != 0)
@@ -112,7 +122,10 @@ static int convert_run(const ps_format_ops *ops, const ps_source_cfg *src,
   }
   rc = ps_run_emit_markers(&view, view.state == PS_RUN_ENDED,
                            PS_RUN_MARK_START | PS_RUN_MARK_END, em);
+  if (rc == 0)
+    rc = ps_slog_feed_folder(folder, cycles, em, err);
 out:
+  free(cycles);
   em->origin.file = saved_file;
   if (fd >= 0)
     close(fd);

@@ -50,6 +50,7 @@
 #include "pipeline/selfmetrics.h"
 #include "pipeline/router.h"
 #include "pipeline/runtracker.h"
+#include "pipeline/slogs.h"
 #include "pipeline/shared.h"
 #include "state/state.h"
 
@@ -66,6 +67,8 @@ typedef struct ps_service {
   pl_delivery dl;
   pl_reader rd;
   pl_runs runs;
+  pl_slogs slogs; /* chain slogs of the run folders (pipeline/slogs.h) */
+  int judges_cycles; /* the judges subscribe to PL_SLOGS_TAP too */
   pl_router router;
   pl_judging judging;
   pl_selfmetrics selfmetrics;
@@ -132,6 +135,7 @@ static void close_all(ps_service *pl) {
       uv_close(hs[i], NULL);
   pl_reader_close(&pl->rd);
   pl_runs_close(&pl->runs);
+  pl_slogs_close(&pl->slogs);
   pl_judging_close(&pl->judging); /* before the delivery: its points are cancelled */
   pl_selfmetrics_close(&pl->selfmetrics);
   pl_createdb_close(&pl->createdb);
@@ -208,6 +212,9 @@ static void check_done(ps_service *pl) {
     if (!pl_reader_done(&pl->rd))
       return;
   }
+  pl_slogs_kick(&pl->slogs); /* every run's cycles are known now (slogs_wait) */
+  if (pl_slogs_busy(&pl->slogs))
+    return; /* back here when the slogs are read and acknowledged */
   if (!pl_judging_quiet(&pl->judging))
     return; /* back here when its verdicts are answered */
   pl_delivery_flush(&pl->dl);
@@ -294,7 +301,21 @@ static void on_missing_database(void *ctx) {
   pl_createdb_start(&pl->createdb, 0);
 }
 
-static void on_reader_idle(void *ctx) { check_done(ctx); }
+static void on_reader_idle(void *ctx) {
+  ps_service *pl = ctx;
+  pl_slogs_kick(&pl->slogs); /* slogs wait for the lines (pipeline/slogs.h) */
+  check_done(pl);
+}
+
+static void on_slogs_idle(void *ctx) { check_done(ctx); }
+
+/* Slogs wait for the lines, and in --once for the closing evaluation of
+ * the runs too: it reads an ended run's unterminated perf-finish, whose
+ * cycles the stages' growth needs (else each stage is read twice). */
+static int slogs_wait(void *ctx) {
+  ps_service *pl = ctx;
+  return !pl_reader_done(&pl->rd) || (pl->sh.once && !pl->runs.final);
+}
 
 /* Run events go to the judges (their markers were acknowledged). */
 static void on_run_event(void *ctx, const pl_run_event *ev) {
@@ -306,8 +327,23 @@ static void on_run_event(void *ctx, const pl_run_event *ev) {
 /* The points the judges need (judging/judging.h). */
 static void on_tap(void *ctx, const ps_point *p, const ps_source_cfg *src, const char *path) {
   ps_service *pl = ctx;
+  if (strcmp(p->measurement, PL_SLOGS_TAP) == 0) {
+    pl_slogs_tap(&pl->slogs, p, path);
+    if (!pl->judges_cycles)
+      return; /* subscribed for the slog reader alone */
+  }
   pl_judging_point(&pl->judging, p, src, path);
 }
+
+/* Every path a scan or event names goes to the router (the files read as
+ * lines or documents) and to the slog reader (the run folders' slogs). */
+static void on_path(void *ctx, const ps_source_cfg *src, const char *path, int content_only) {
+  ps_service *pl = ctx;
+  pl_router_path(&pl->router, src, path, content_only);
+  pl_slogs_note_path(&pl->slogs, src, path);
+}
+
+static char *slogs_json(void *ctx) { return pl_slogs_to_json(&((ps_service *)ctx)->slogs); }
 
 static void on_judging_settled(void *ctx) { check_done(ctx); }
 
@@ -454,13 +490,23 @@ static int start_stages(ps_service *pl) {
    * is room for all of them, so none is left out). */
   const char *want[PL_TAP_MAX];
   size_t nwant = pl_judging_measurements(want, PL_TAP_MAX);
-  for (size_t i = 0; i < nwant; i++)
+  for (size_t i = 0; i < nwant; i++) {
     pl_delivery_subscribe(&pl->dl, want[i]);
+    if (strcmp(want[i], PL_SLOGS_TAP) == 0)
+      pl->judges_cycles = 1;
+  }
+  /* and the slog reader its stages' finished cycles (pipeline/slogs.h) */
+  if (pl_delivery_subscribe(&pl->dl, PL_SLOGS_TAP) < 0)
+    PS_WARN(MOD, "no room to tap %s: slog growth per cycle needs convert", PL_SLOGS_TAP);
   pl_reader_hooks rh = {on_parser_opened, on_file_at_end, on_reader_idle, pl};
   pl_reader_init(&pl->rd, &pl->sh, &pl->reg, &pl->dl, &pl->commit, &rh);
   pl_runs_hooks runh = {on_run_event, pl};
   pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &out, &pl->commit, &runh);
   pl_router_init(&pl->router, &pl->sh, &pl->reg, &pl->rd, &pl->runs);
+  pl_slogs_hooks slh = {on_slogs_idle, slogs_wait, pl};
+  pl_slogs_init(&pl->slogs, &pl->sh, &out, &slh);
+  pl_slogs_from_json(&pl->slogs, ps_state_section(&pl->saved, "slogs"));
+  pl_commit_add_section(&pl->commit, "slogs", slogs_json, pl);
   pl_runs_from_json(&pl->runs, ps_state_section(&pl->saved, "runs"));
   pl_commit_add_section(&pl->commit, "runs", runs_json, pl);
   pl_judging_restore(&pl->judging, &pl->saved, &pl->commit);
@@ -531,7 +577,7 @@ int ps_service_run(ps_config *cfg, const ps_service_opts *opts) {
     sigs[i]->data = pl;
     uv_signal_start(sigs[i], signal_cb, signums[i]);
   }
-  ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, pl_router_path, &pl->router);
+  ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, on_path, pl);
   pl_createdb_start(&pl->createdb, 1);
   pl_judging_start(&pl->judging);
 
@@ -557,6 +603,7 @@ int ps_service_run(ps_config *cfg, const ps_service_opts *opts) {
 
   pl_registry_free(&pl->reg);
   pl_runs_free(&pl->runs);
+  pl_slogs_free(&pl->slogs);
   pl_judging_free(&pl->judging);
   /* Every handle must be closed by now: one left open is a leak, or a
    * callback that could still run on freed memory, so it fails the run. */

@@ -71,7 +71,7 @@ JUDGING_FACE = "include/judging/judging.h"
 STAGE_ORDER = {
     "pipeline": [
         "shared", "gens", "selfmetrics_point", "registry", "commit", "delivery",
-        "createdb", "reader", "runtracker", "router", "selfmetrics",
+        "createdb", "reader", "runtracker", "slogs", "router", "selfmetrics",
     ],
     "judging": [
         "verdicts_collect", "verdicts_history", "verdicts_send", "verdicts",

@@ -1,0 +1,573 @@
+/*
+ * formats/slog_reduce.c: a stage's slog lines into block, vat and stage
+ * figures. See include/formats/slog_reduce.h; every figure is defined in
+ * docs/schema.md "Slog figures", and this file follows that text.
+ *
+ * Design
+ * - One pass, nothing re-read: a gzip stream has no random access, so
+ *   everything a figure needs is kept as it passes (sums, the last and
+ *   largest counters, per vat the delivery seconds for its p95 and the
+ *   running moments of its per-block trend).
+ * - The vat of a syscall is nearly always the vat of the line before, so
+ *   the last vat looked up is tried first.
+ */
+#include "formats/slog_reduce.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/point.h"
+#include "formats/slog_scan.h"
+
+typedef struct vat {
+  char id[PS_SLOG_VAT_MAX];
+  char name[PS_SLOG_NAME_MAX];
+  int64_t deliveries, boyd_deliveries, syscalls, imports, exports, drops, snapshots;
+  double seconds, boyd_seconds, computrons;
+  int have_snapshot_size;
+  double snapshot_size;
+  double *vals; /* delivery seconds, for the p95 */
+  size_t nvals, capvals;
+  /* this block */
+  uint64_t blk_seq;
+  double blk_seconds;
+  /* the trend: running means and co-moments of (height, block seconds) */
+  int64_t tn;
+  double tmx, tmy, tcxy, tm2x;
+} vat;
+
+typedef struct block {
+  int open;
+  int64_t height;
+  double time;
+  int64_t lines, cranks, deliveries, boyd_deliveries, syscalls;
+  double computrons, seconds, boyd_seconds;
+  int have_commit, have_rss, have_heap;
+  double commit_seconds, rss, heap_used;
+  unsigned counters_has;
+  double counters[PS_SLOG_NCOUNTERS];
+} block;
+
+struct ps_slog_reducer {
+  char run[256], test_type[256], revision[64], stage[32];
+  int64_t cycles;
+  ps_slog_era era;
+  int have_time;
+  double time; /* the stage's: its first line's */
+  int64_t lines, skipped, bad, blocks, cranks, deliveries, boyd_deliveries, syscalls;
+  int64_t imports, exports, drops, snapshots, kernel_stats;
+  double computrons, seconds, boyd_seconds;
+  /* blocks: first and last begin-block time; delivery seconds of the
+   * blocks that a later begin-block closed */
+  int have_first_begin;
+  double first_begin, last_begin, closed_block_seconds;
+  unsigned kc_has;
+  double kc_first[PS_SLOG_NCOUNTERS], kc_last[PS_SLOG_NCOUNTERS], kc_max[PS_SLOG_NCOUNTERS];
+  /* the deliver line before a deliver-result */
+  int have_deliver;
+  double deliver_time;
+  int deliver_boyd;
+  int have_commit_start;
+  double commit_start;
+  block b;
+  uint64_t blk_seq;
+  vat *vats;
+  size_t nvats, capvats, last_vat;
+  size_t *touched; /* vats with deliveries in the open block */
+  size_t ntouched, captouched;
+};
+
+static void copy_str(char *dst, size_t n, const char *src) {
+  snprintf(dst, n, "%s", src ? src : "");
+}
+
+int ps_slog_reduce_new(ps_slog_reducer **out, const char *run, const char *test_type,
+                       const char *revision, const char *stage) {
+  ps_slog_reducer *r = calloc(1, sizeof *r);
+  if (!r)
+    return -ENOMEM;
+  copy_str(r->run, sizeof r->run, run);
+  copy_str(r->test_type, sizeof r->test_type, test_type);
+  copy_str(r->revision, sizeof r->revision, revision);
+  copy_str(r->stage, sizeof r->stage, stage);
+  *out = r;
+  return 0;
+}
+
+void ps_slog_reduce_set_cycles(ps_slog_reducer *r, int64_t finished) { r->cycles = finished; }
+
+void ps_slog_reduce_free(ps_slog_reducer *r) {
+  if (!r)
+    return;
+  for (size_t i = 0; i < r->nvats; i++)
+    free(r->vats[i].vals);
+  free(r->vats);
+  free(r->touched);
+  free(r);
+}
+
+/* ---- points ----------------------------------------------------------- */
+
+#define MAX_FIELDS 64
+
+typedef struct pt {
+  ps_tag tags[5];
+  size_t ntags;
+  ps_field f[MAX_FIELDS];
+  size_t nf;
+} pt;
+
+static void pt_tags(ps_slog_reducer *r, pt *p, const char *vat_id) {
+  p->ntags = 0;
+  p->nf = 0;
+  const char *keys[] = {"run", "test_type", "revision", "stage"};
+  const char *vals[] = {r->run, r->test_type, r->revision, r->stage};
+  for (int i = 0; i < 4; i++)
+    if (vals[i][0])
+      p->tags[p->ntags++] = (ps_tag){keys[i], vals[i]};
+  if (vat_id)
+    p->tags[p->ntags++] = (ps_tag){"vat", vat_id};
+}
+
+static void f_int(pt *p, const char *k, int64_t v) {
+  if (p->nf < MAX_FIELDS)
+    p->f[p->nf++] = ps_field_int(k, v);
+}
+
+static void f_float(pt *p, const char *k, double v) {
+  if (p->nf < MAX_FIELDS && isfinite(v))
+    p->f[p->nf++] = ps_field_float(k, v);
+}
+
+/* A number that is a count in the data (computrons, bytes, counters):
+ * an integer field when it is one, as docs/schema.md types them. */
+static void f_count(pt *p, const char *k, double v) {
+  if (isfinite(v) && v == floor(v) && fabs(v) < 9.0e15)
+    f_int(p, k, (int64_t)v);
+}
+
+static int pt_emit(pt *p, const char *m, double t, ps_emitter *em) {
+  ps_point pp = {.measurement = m, .tags = p->tags, .ntags = p->ntags, .fields = p->f,
+                 .nfields = p->nf, .time_ns = ps_seconds_to_ns(t)};
+  return ps_emit_point(em, &pp);
+}
+
+/* ---- vats -------------------------------------------------------------- */
+
+static vat *vat_get(ps_slog_reducer *r, const char *id, ps_emitter *em) {
+  if (r->nvats && strcmp(r->vats[r->last_vat].id, id) == 0)
+    return &r->vats[r->last_vat];
+  for (size_t i = 0; i < r->nvats; i++)
+    if (strcmp(r->vats[i].id, id) == 0) {
+      r->last_vat = i;
+      return &r->vats[i];
+    }
+  if (r->nvats >= PS_SLOG_MAX_VATS) {
+    ps_emit_reject(em, "more than %d vats in one stage; this line's vat is not counted",
+                   PS_SLOG_MAX_VATS);
+    return NULL;
+  }
+  if (r->nvats == r->capvats) {
+    size_t cap = r->capvats ? r->capvats * 2 : 32;
+    vat *nv = realloc(r->vats, cap * sizeof *nv);
+    if (!nv)
+      return NULL;
+    r->vats = nv;
+    r->capvats = cap;
+  }
+  vat *v = &r->vats[r->nvats];
+  memset(v, 0, sizeof *v);
+  copy_str(v->id, sizeof v->id, id);
+  r->last_vat = r->nvats++;
+  return v;
+}
+
+static int vat_touch(ps_slog_reducer *r, vat *v) {
+  if (v->blk_seq == r->blk_seq + 1)
+    return 0;
+  v->blk_seq = r->blk_seq + 1; /* +1: 0 means never */
+  v->blk_seconds = 0;
+  if (r->ntouched == r->captouched) {
+    size_t cap = r->captouched ? r->captouched * 2 : 16;
+    size_t *nt = realloc(r->touched, cap * sizeof *nt);
+    if (!nt)
+      return -ENOMEM;
+    r->touched = nt;
+    r->captouched = cap;
+  }
+  r->touched[r->ntouched++] = (size_t)(v - r->vats);
+  return 0;
+}
+
+/* ---- blocks ------------------------------------------------------------ */
+
+static int block_close(ps_slog_reducer *r, ps_emitter *em) {
+  block *b = &r->b;
+  if (!b->open)
+    return 0;
+  for (size_t i = 0; i < r->ntouched; i++) {
+    vat *v = &r->vats[r->touched[i]];
+    double x = (double)b->height, y = v->blk_seconds;
+    v->tn++;
+    double dx = x - v->tmx;
+    v->tmx += dx / (double)v->tn;
+    v->tmy += (y - v->tmy) / (double)v->tn;
+    v->tcxy += dx * (y - v->tmy);
+    v->tm2x += dx * (x - v->tmx);
+  }
+  r->ntouched = 0;
+  r->blk_seq++;
+  r->blocks++;
+  pt p;
+  pt_tags(r, &p, NULL);
+  f_int(&p, "blockHeight", b->height);
+  f_int(&p, "cranks", b->cranks);
+  f_int(&p, "deliveries", b->deliveries);
+  f_count(&p, "computrons", b->computrons);
+  f_float(&p, "deliverySeconds", b->seconds);
+  f_int(&p, "boydDeliveries", b->boyd_deliveries);
+  f_float(&p, "boydSeconds", b->boyd_seconds);
+  f_int(&p, "syscalls", b->syscalls);
+  f_int(&p, "lines", b->lines);
+  if (b->have_commit)
+    f_float(&p, "commitSeconds", b->commit_seconds);
+  if (b->have_rss)
+    f_count(&p, "rssBytes", b->rss);
+  if (b->have_heap)
+    f_count(&p, "heapUsedBytes", b->heap_used);
+  for (int i = 0; i < PS_SLOG_NCOUNTERS; i++)
+    if (b->counters_has & (1u << i))
+      f_count(&p, ps_slog_counter_names[i], b->counters[i]);
+  b->open = 0;
+  return pt_emit(&p, "loadgen_slog_block", b->time, em);
+}
+
+/* ---- lines ------------------------------------------------------------- */
+
+static int on_record(ps_slog_reducer *r, const ps_slog_rec *x, ps_emitter *em) {
+  block *b = &r->b;
+  vat *v = NULL;
+  int rc;
+  switch (x->type) {
+  case PS_SLOG_BEGIN_BLOCK:
+    if (!(x->has & PS_SR_HEIGHT) || !(x->has & PS_SR_TIME)) {
+      ps_emit_reject(em, "cosmic-swingset-begin-block without blockHeight or time");
+      r->bad++;
+      b->lines += b->open; /* a bad line of the open block */
+      return 0;
+    }
+    if (b->open)
+      r->closed_block_seconds += b->seconds;
+    if ((rc = block_close(r, em)) != 0)
+      return rc;
+    memset(b, 0, sizeof *b);
+    b->open = 1;
+    b->height = x->height;
+    b->time = x->time;
+    b->lines = 1;
+    if (!r->have_first_begin) {
+      r->have_first_begin = 1;
+      r->first_begin = x->time;
+    }
+    r->last_begin = x->time;
+    return 0;
+  case PS_SLOG_CRANK_FINISH:
+    if (!x->routing) {
+      r->cranks++;
+      b->cranks += b->open;
+    }
+    return 0;
+  case PS_SLOG_DELIVER:
+    if (x->has & PS_SR_REPLAY && x->replay)
+      return 0;
+    r->have_deliver = (x->has & PS_SR_TIME) != 0;
+    r->deliver_time = x->time;
+    r->deliver_boyd = x->boyd;
+    return 0;
+  case PS_SLOG_DELIVER_RESULT: {
+    if (x->has & PS_SR_REPLAY && x->replay)
+      return 0;
+    double s = 0;
+    if (x->has & PS_SR_SECONDS)
+      s = x->seconds;
+    else if (r->have_deliver && (x->has & PS_SR_TIME))
+      s = x->time - r->deliver_time;
+    int boyd = r->deliver_boyd;
+    double comp = (x->has & PS_SR_COMPUTE) ? x->compute : 0;
+    r->have_deliver = 0;
+    r->deliver_boyd = 0;
+    r->deliveries++;
+    r->seconds += s;
+    r->computrons += comp;
+    if (boyd) {
+      r->boyd_deliveries++;
+      r->boyd_seconds += s;
+    }
+    if (b->open) {
+      b->deliveries++;
+      b->seconds += s;
+      b->computrons += comp;
+      if (boyd) {
+        b->boyd_deliveries++;
+        b->boyd_seconds += s;
+      }
+    }
+    if (!(x->has & PS_SR_VAT) || !(v = vat_get(r, x->vat, em)))
+      return 0;
+    v->deliveries++;
+    v->seconds += s;
+    v->computrons += comp;
+    if (boyd) {
+      v->boyd_deliveries++;
+      v->boyd_seconds += s;
+    }
+    if (v->nvals == v->capvals) {
+      size_t cap = v->capvals ? v->capvals * 2 : 64;
+      double *nv = realloc(v->vals, cap * sizeof *nv);
+      if (!nv)
+        return -ENOMEM;
+      v->vals = nv;
+      v->capvals = cap;
+    }
+    v->vals[v->nvals++] = s;
+    if (b->open) {
+      if ((rc = vat_touch(r, v)) != 0)
+        return rc;
+      v->blk_seconds += s;
+    }
+    return 0;
+  }
+  case PS_SLOG_SYSCALL:
+    if (x->has & PS_SR_REPLAY && x->replay)
+      return 0;
+    r->syscalls++;
+    b->syscalls += b->open;
+    if ((x->has & PS_SR_VAT) && (v = vat_get(r, x->vat, em)))
+      v->syscalls++;
+    return 0;
+  case PS_SLOG_CLIST:
+    if (x->clist_mode == PS_SLOG_CLIST_IMPORT)
+      r->imports++;
+    else if (x->clist_mode == PS_SLOG_CLIST_EXPORT)
+      r->exports++;
+    else if (x->clist_mode == PS_SLOG_CLIST_DROP)
+      r->drops++;
+    if ((x->has & PS_SR_VAT) && (v = vat_get(r, x->vat, em))) {
+      v->imports += x->clist_mode == PS_SLOG_CLIST_IMPORT;
+      v->exports += x->clist_mode == PS_SLOG_CLIST_EXPORT;
+      v->drops += x->clist_mode == PS_SLOG_CLIST_DROP;
+    }
+    return 0;
+  case PS_SLOG_KERNEL_STATS:
+    r->kernel_stats++;
+    for (int i = 0; i < PS_SLOG_NCOUNTERS; i++) {
+      if (!(x->counters_has & (1u << i)))
+        continue;
+      double c = x->counters[i];
+      if (!(r->kc_has & (1u << i))) {
+        r->kc_first[i] = c;
+        r->kc_max[i] = c;
+      }
+      if (c > r->kc_max[i])
+        r->kc_max[i] = c;
+      r->kc_last[i] = c;
+      r->kc_has |= 1u << i;
+      if (b->open) {
+        b->counters[i] = c;
+        b->counters_has |= 1u << i;
+      }
+    }
+    return 0;
+  case PS_SLOG_COMMIT_START:
+    r->have_commit_start = (x->has & PS_SR_TIME) != 0;
+    r->commit_start = x->time;
+    return 0;
+  case PS_SLOG_COMMIT_FINISH:
+    if (b->open) {
+      if (x->has & PS_SR_SECONDS) {
+        b->commit_seconds = x->seconds;
+        b->have_commit = 1;
+      } else if (r->have_commit_start && (x->has & PS_SR_TIME)) {
+        b->commit_seconds = x->time - r->commit_start;
+        b->have_commit = 1;
+      }
+    }
+    r->have_commit_start = 0;
+    return 0;
+  case PS_SLOG_AFTER_COMMIT:
+    if (b->open) {
+      if (x->has & PS_SR_RSS) {
+        b->rss = x->rss;
+        b->have_rss = 1;
+      }
+      if (x->has & PS_SR_HEAP_USED) {
+        b->heap_used = x->heap_used;
+        b->have_heap = 1;
+      }
+    }
+    return 0;
+  case PS_SLOG_SNAPSHOT:
+    r->snapshots++;
+    if ((x->has & PS_SR_VAT) && (v = vat_get(r, x->vat, em))) {
+      v->snapshots++;
+      if (x->has & PS_SR_SNAPSHOT_SIZE) {
+        v->snapshot_size = x->snapshot_size;
+        v->have_snapshot_size = 1;
+      }
+    }
+    return 0;
+  case PS_SLOG_CREATE_VAT:
+    if ((x->has & PS_SR_VAT) && (v = vat_get(r, x->vat, em)) && (x->has & PS_SR_NAME))
+      copy_str(v->name, sizeof v->name, x->name);
+    return 0;
+  default:
+    return 0;
+  }
+}
+
+int ps_slog_reduce_line(ps_slog_reducer *r, const char *head, size_t head_len,
+                        const char *tail, size_t tail_len, uint64_t len, ps_emitter *em) {
+  ps_slog_rec x;
+  const char *why = NULL;
+  r->lines++;
+  int rc = ps_slog_scan(head, head_len, tail, tail_len, len > head_len, !r->have_time, &x, &why);
+  if (rc < 0) {
+    r->bad++;
+    r->b.lines += r->b.open;
+    ps_emit_reject(em, "not a slog event: %s", why ? why : "unreadable");
+    return 0;
+  }
+  if (x.era != PS_SLOG_ERA_UNKNOWN && r->era == PS_SLOG_ERA_UNKNOWN)
+    r->era = x.era;
+  if (!r->have_time && (x.has & PS_SR_TIME) && isfinite(x.time)) {
+    r->have_time = 1;
+    r->time = x.time;
+  }
+  if (rc == 0) {
+    r->skipped++;
+    r->b.lines += r->b.open;
+    return 0;
+  }
+  rc = on_record(r, &x, em);
+  if (x.type != PS_SLOG_BEGIN_BLOCK)
+    r->b.lines += r->b.open;
+  return rc;
+}
+
+/* ---- the end ----------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int emit_vat(ps_slog_reducer *r, vat *v, int partial, ps_emitter *em) {
+  pt p;
+  pt_tags(r, &p, v->id);
+  if (v->name[0])
+    p.f[p.nf++] = ps_field_string("name", v->name, strlen(v->name));
+  f_int(&p, "deliveries", v->deliveries);
+  f_float(&p, "deliverySeconds", v->seconds);
+  if (v->deliveries > 0) {
+    f_float(&p, "deliverySecondsMean", v->seconds / (double)v->deliveries);
+    qsort(v->vals, v->nvals, sizeof *v->vals, cmp_double);
+    size_t rank = (size_t)ceil(0.95 * (double)v->nvals); /* nearest rank */
+    f_float(&p, "deliverySecondsP95", v->vals[rank ? rank - 1 : 0]);
+  }
+  f_count(&p, "computrons", v->computrons);
+  f_int(&p, "boydDeliveries", v->boyd_deliveries);
+  f_float(&p, "boydSeconds", v->boyd_seconds);
+  f_int(&p, "syscalls", v->syscalls);
+  f_int(&p, "clistImports", v->imports);
+  f_int(&p, "clistExports", v->exports);
+  f_int(&p, "clistDrops", v->drops);
+  f_int(&p, "heapSnapshots", v->snapshots);
+  if (v->have_snapshot_size)
+    f_count(&p, "lastSnapshotBytes", v->snapshot_size);
+  f_int(&p, "trendBlocks", v->tn);
+  if (v->tn >= PS_SLOG_TREND_MIN_BLOCKS && v->tm2x > 0)
+    f_float(&p, "deliverySecondsSlope", v->tcxy / v->tm2x);
+  p.f[p.nf++] = ps_field_bool("partial", partial);
+  return pt_emit(&p, "loadgen_slog_vat", r->time, em);
+}
+
+int ps_slog_reduce_finish(ps_slog_reducer *r, int complete, uint64_t bytes, ps_emitter *em) {
+  int rc;
+  /* A stage not complete is a snapshot: its open block may still grow, so
+   * it is left out and left open for the lines still to come. */
+  if (complete && (rc = block_close(r, em)) != 0)
+    return rc;
+  if (!r->have_time)
+    return 0; /* nothing with a time: no stage to put a point at */
+  for (size_t i = 0; i < r->nvats; i++)
+    if ((rc = emit_vat(r, &r->vats[i], !complete, em)) != 0)
+      return rc;
+  pt p;
+  pt_tags(r, &p, NULL);
+  const char *era = r->era == PS_SLOG_ERA_TIME_FIRST   ? "time-first"
+                    : r->era == PS_SLOG_ERA_TYPE_FIRST ? "type-first"
+                                                       : "";
+  if (era[0])
+    p.f[p.nf++] = ps_field_string("era", era, strlen(era));
+  p.f[p.nf++] = ps_field_bool("partial", !complete);
+  f_int(&p, "lines", r->lines);
+  f_int(&p, "skippedLines", r->skipped);
+  f_int(&p, "badLines", r->bad);
+  f_int(&p, "bytes", (int64_t)bytes);
+  f_int(&p, "blocks", r->blocks);
+  f_int(&p, "vats", (int64_t)r->nvats);
+  f_int(&p, "cranks", r->cranks);
+  f_int(&p, "deliveries", r->deliveries);
+  f_count(&p, "computrons", r->computrons);
+  f_float(&p, "deliverySeconds", r->seconds);
+  f_int(&p, "boydDeliveries", r->boyd_deliveries);
+  f_float(&p, "boydSeconds", r->boyd_seconds);
+  if (r->seconds > 0)
+    f_float(&p, "boydShare", r->boyd_seconds / r->seconds);
+  f_int(&p, "syscalls", r->syscalls);
+  f_int(&p, "clistImports", r->imports);
+  f_int(&p, "clistExports", r->exports);
+  f_int(&p, "clistDrops", r->drops);
+  f_int(&p, "heapSnapshots", r->snapshots);
+  f_int(&p, "kernelStats", r->kernel_stats);
+  if (r->have_first_begin && r->last_begin > r->first_begin) {
+    double wall = r->last_begin - r->first_begin;
+    f_float(&p, "wallSeconds", wall);
+    f_float(&p, "swingsetUtilisation", r->closed_block_seconds / wall);
+  }
+  static const char *const start_k[PS_SLOG_NCOUNTERS] = {
+      "kernelObjectsStart", "kernelPromisesStart", "kpUnresolvedStart", "clistEntriesStart",
+      "promiseQueuesLengthStart", "runQueueLengthStart", "vatsStart"};
+  static const char *const end_k[PS_SLOG_NCOUNTERS] = {
+      "kernelObjectsEnd", "kernelPromisesEnd", "kpUnresolvedEnd", "clistEntriesEnd",
+      "promiseQueuesLengthEnd", "runQueueLengthEnd", "vatsEnd"};
+  static const char *const max_k[PS_SLOG_NCOUNTERS] = {
+      "kernelObjectsMax", "kernelPromisesMax", "kpUnresolvedMax", "clistEntriesMax",
+      "promiseQueuesLengthMax", "runQueueLengthMax", "vatsMax"};
+  for (int i = 0; i < PS_SLOG_NCOUNTERS; i++)
+    if (r->kc_has & (1u << i)) {
+      f_count(&p, start_k[i], r->kc_first[i]);
+      f_count(&p, end_k[i], r->kc_last[i]);
+      f_count(&p, max_k[i], r->kc_max[i]);
+    }
+  if (r->cycles > 0) {
+    double n = (double)r->cycles;
+    f_int(&p, "finishedCycles", r->cycles);
+    if (r->kc_has & (1u << PS_SLOG_KERNEL_OBJECTS))
+      f_float(&p, "kernelObjectsPerCycle",
+              (r->kc_last[PS_SLOG_KERNEL_OBJECTS] - r->kc_first[PS_SLOG_KERNEL_OBJECTS]) / n);
+    if (r->kc_has & (1u << PS_SLOG_KP_UNRESOLVED))
+      f_float(&p, "kpUnresolvedPerCycle",
+              (r->kc_last[PS_SLOG_KP_UNRESOLVED] - r->kc_first[PS_SLOG_KP_UNRESOLVED]) / n);
+    if (r->kc_has & (1u << PS_SLOG_CLIST_ENTRIES))
+      f_float(&p, "clistEntriesPerCycle",
+              (r->kc_last[PS_SLOG_CLIST_ENTRIES] - r->kc_first[PS_SLOG_CLIST_ENTRIES]) / n);
+    else
+      f_float(&p, "clistEntriesPerCycle",
+              (double)(r->imports + r->exports - r->drops) / n);
+  }
+  return pt_emit(&p, "loadgen_slog_stage", r->time, em);
+}
