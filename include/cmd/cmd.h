@@ -11,8 +11,8 @@
  * - Each returns a process exit code (sysexits_ps.h) and prints its own
  *   errors.
  */
-#ifndef PS_CMD_H
-#define PS_CMD_H
+#ifndef PS_CMD_CMD_H
+#define PS_CMD_CMD_H
 
 #include "core/config.h"
 

@@ -11,8 +11,8 @@
  *   so the contents can be handed to string functions and cJSON directly.
  * - Functions return 0 or a negative errno; a failed call changes nothing.
  */
-#ifndef PS_BUF_H
-#define PS_BUF_H
+#ifndef PS_CORE_BUF_H
+#define PS_CORE_BUF_H
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -15,8 +15,8 @@
  * - Secrets (password, token) are read from the files named here or from
  *   PERFSHIP_TOKEN by ps_config_load_secrets(); they are never printed.
  */
-#ifndef PS_CONFIG_H
-#define PS_CONFIG_H
+#ifndef PS_CORE_CONFIG_H
+#define PS_CORE_CONFIG_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -26,8 +26,8 @@
  *   named `time`, ...) is not an error for the parser: the driver reports it as
  *   a rejected point with its origin and returns 0.
  */
-#ifndef PS_EMIT_H
-#define PS_EMIT_H
+#ifndef PS_CORE_EMIT_H
+#define PS_CORE_EMIT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -29,8 +29,8 @@
  *   Numbers are handed out as their text: converting them is the caller's
  *   (influx/numfmt.h), so a declared integer can be read exactly.
  */
-#ifndef PS_JSONSPAN_H
-#define PS_JSONSPAN_H
+#ifndef PS_CORE_JSONSPAN_H
+#define PS_CORE_JSONSPAN_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -21,8 +21,8 @@
  *   NULL with a reason (static text) in *why when `why` is given. \u0000
  *   is not refused here (cp 0): callers that cannot store it say so.
  */
-#ifndef PS_JSONTEXT_H
-#define PS_JSONTEXT_H
+#ifndef PS_CORE_JSONTEXT_H
+#define PS_CORE_JSONTEXT_H
 
 #include <stddef.h>
 

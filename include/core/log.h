@@ -15,8 +15,8 @@
  *   below itself, so the two never mix. ps_log_status_done() leaves the
  *   current text in place with a newline and forgets it.
  */
-#ifndef PS_LOG_H
-#define PS_LOG_H
+#ifndef PS_CORE_LOG_H
+#define PS_CORE_LOG_H
 
 #include "core/config.h"
 

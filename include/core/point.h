@@ -19,8 +19,8 @@
  *   round 4); everyone else leaves it NULL. A producer that fills a field
  *   member by member starts from a zeroed field for that reason.
  */
-#ifndef PS_POINT_H
-#define PS_POINT_H
+#ifndef PS_CORE_POINT_H
+#define PS_CORE_POINT_H
 
 #include <stddef.h>
 #include <stdint.h>

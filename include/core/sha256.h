@@ -10,8 +10,8 @@
  *   'sha256-...' takes, and the form browsers compare against.
  * - Not for secrets: nothing here is constant-time or wiped.
  */
-#ifndef PS_SHA256_H
-#define PS_SHA256_H
+#ifndef PS_CORE_SHA256_H
+#define PS_CORE_SHA256_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /*
  * sysexits_ps: the exit codes of perfship(1), named once.
  */
-#ifndef PS_SYSEXITS_H
-#define PS_SYSEXITS_H
+#ifndef PS_CORE_SYSEXITS_PS_H
+#define PS_CORE_SYSEXITS_PS_H
 
 #define PS_EXIT_OK 0
 #define PS_EXIT_USAGE 64

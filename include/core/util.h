@@ -20,8 +20,8 @@
  *   file. Both return 0 or a negative errno; on failure `out` holds no
  *   data a caller may use.
  */
-#ifndef PS_UTIL_H
-#define PS_UTIL_H
+#ifndef PS_CORE_UTIL_H
+#define PS_CORE_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -19,8 +19,8 @@
  *   returns 0 or the buffer's -ENOMEM / -E2BIG. ps_visible_needed() says whether `s` holds
  *   anything to show.
  */
-#ifndef PS_VISIBLE_H
-#define PS_VISIBLE_H
+#ifndef PS_CORE_VISIBLE_H
+#define PS_CORE_VISIBLE_H
 
 #include <stddef.h>
 

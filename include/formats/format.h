@@ -25,8 +25,8 @@
  *   caller asks whether an entry is there.
  * - Parsers never block and never do network I/O.
  */
-#ifndef PS_FORMAT_H
-#define PS_FORMAT_H
+#ifndef PS_FORMATS_FORMAT_H
+#define PS_FORMATS_FORMAT_H
 
 #include <stddef.h>
 #include <stdint.h>

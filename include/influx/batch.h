@@ -44,8 +44,8 @@
  *   4 KiB written.
  * - No libuv here: timers belong to the caller, so this logic is testable.
  */
-#ifndef PS_BATCH_H
-#define PS_BATCH_H
+#ifndef PS_INFLUX_BATCH_H
+#define PS_INFLUX_BATCH_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -27,8 +27,8 @@
  *   callback with status -ECANCELED, not acknowledged) and calls `closed`
  *   once every handle is closed; the loop can then be closed.
  */
-#ifndef PS_SINK_H
-#define PS_SINK_H
+#ifndef PS_INFLUX_SINK_H
+#define PS_INFLUX_SINK_H
 
 #include <stddef.h>
 #include <stdint.h>

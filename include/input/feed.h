@@ -28,8 +28,8 @@
  *   emitter failed); em->origin.file is the caller's.
  * - Memory: one read chunk plus the longest line (at most max_line).
  */
-#ifndef PS_FEED_H
-#define PS_FEED_H
+#ifndef PS_INPUT_FEED_H
+#define PS_INPUT_FEED_H
 
 #include <stddef.h>
 #include <stdint.h>

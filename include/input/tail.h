@@ -27,8 +27,8 @@
  * keeps its identity (its first fp_len bytes are unchanged); a file truncated
  * or rewritten in place (copytruncate, same length or not) does not.
  */
-#ifndef PS_TAIL_H
-#define PS_TAIL_H
+#ifndef PS_INPUT_TAIL_H
+#define PS_INPUT_TAIL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -23,8 +23,8 @@
  * - Directories that disappeared lose their handle at the next scan.
  * - ps_watch_close() closes every handle; `closed` runs when all are closed.
  */
-#ifndef PS_WATCH_H
-#define PS_WATCH_H
+#ifndef PS_INPUT_WATCH_H
+#define PS_INPUT_WATCH_H
 
 #include <stddef.h>
 #include <uv.h>

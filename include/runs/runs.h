@@ -43,8 +43,8 @@
  * `exitCode` (and `success=false` when no perf-finish was read), which
  * InfluxDB merges into the parser's loadgen_run point of the same series.
  */
-#ifndef PS_RUNS_H
-#define PS_RUNS_H
+#ifndef PS_RUNS_RUNS_H
+#define PS_RUNS_RUNS_H
 
 #include <stdint.h>
 

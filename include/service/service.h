@@ -48,8 +48,8 @@
  *   rescan, the flush of a non-empty batch, settling documents, the state
  *   save after an acknowledgement, run evaluations and the self-metrics.
  */
-#ifndef PS_SERVICE_H
-#define PS_SERVICE_H
+#ifndef PS_SERVICE_SERVICE_H
+#define PS_SERVICE_SERVICE_H
 
 #include "core/config.h"
 

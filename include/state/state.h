@@ -21,8 +21,8 @@
  * - Run as root on a state directory owned by another user, the files of
  *   the directory are left to that user, not to root (ps_state_adopt).
  */
-#ifndef PS_STATE_H
-#define PS_STATE_H
+#ifndef PS_STATE_STATE_H
+#define PS_STATE_STATE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -29,8 +29,8 @@
  *   - No verdict for a metric with no variant to compare.
  * - Strings are borrowed from the input (verdict.h). Returns 0 or -ENOMEM.
  */
-#ifndef PS_ARM_COMPARE_H
-#define PS_ARM_COMPARE_H
+#ifndef PS_VERDICT_ARM_COMPARE_H
+#define PS_VERDICT_ARM_COMPARE_H
 
 #include <stddef.h>
 #include <stdint.h>

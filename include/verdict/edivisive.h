@@ -36,8 +36,8 @@
  *   run (Biometrika 1991), which is exact for the decision.
  * - Returns 0, or -EINVAL (n above the capacity, bad parameters).
  */
-#ifndef PS_EDIVISIVE_H
-#define PS_EDIVISIVE_H
+#ifndef PS_VERDICT_EDIVISIVE_H
+#define PS_VERDICT_EDIVISIVE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -31,8 +31,8 @@
  * - Returns 0, -EINVAL (unsorted runs, a bad configuration), or -ENOMEM;
  *   on error `out` holds what was appended before it.
  */
-#ifndef PS_JUDGE_H
-#define PS_JUDGE_H
+#ifndef PS_VERDICT_JUDGE_H
+#define PS_VERDICT_JUDGE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -18,8 +18,8 @@
  *   at 0 gives none (no relative change exists).
  * - Strings are borrowed from the input (verdict.h). Returns 0 or -ENOMEM.
  */
-#ifndef PS_STAGE_DRIFT_H
-#define PS_STAGE_DRIFT_H
+#ifndef PS_VERDICT_STAGE_DRIFT_H
+#define PS_VERDICT_STAGE_DRIFT_H
 
 #include <stddef.h>
 

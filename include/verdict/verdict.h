@@ -19,8 +19,8 @@
  *   0, or a negative errno (-EAGAIN: not taken, emit the same verdict again).
  * - No I/O, no globals; the list grows with malloc and is freed by its owner.
  */
-#ifndef PS_VERDICT_H
-#define PS_VERDICT_H
+#ifndef PS_VERDICT_VERDICT_H
+#define PS_VERDICT_VERDICT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -324,6 +324,22 @@ class StructureTest(unittest.TestCase):
                                          f"{f}:{n}: \"{lit}\" is a judged figure's name or "
                                          f"selector; read it from the table ({FIGURES})")
 
+    def test_one_header_guard_scheme(self):
+        # PS_<FOLDER>_<NAME>_H, from the header's path below include/ or
+        # agent/, so a guard never needs a decision and two never collide.
+        seen = {}
+        for f in source_files():
+            if not f.endswith(".h"):
+                continue
+            with open(os.path.join(ROOT, f), encoding="utf-8") as fh:
+                m = re.search(r"^#ifndef (\w+)\n#define \1\b", fh.read(), re.M)
+            self.assertIsNotNone(m, f"{f}: no include guard")
+            rel = f.split("/", 1)[1][:-2]
+            want = "PS_" + re.sub(r"[^A-Za-z0-9]", "_", rel).upper() + "_H"
+            self.assertEqual(m.group(1), want, f"{f}: the guard is {want}")
+            self.assertNotIn(want, seen, f"{f} and {seen.get(want)} share a guard")
+            seen[want] = f
+
     def test_headers_match_sources(self):
         for f in source_files():
             if f.startswith("include/") and f not in INTERFACES:
