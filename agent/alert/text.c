@@ -57,6 +57,8 @@ static int put_metric(ps_buf *out, const ps_alert_metric *m, const char *ref) {
     rc |= ps_buf_printf(out, " (%.6g against %.6g%s%s)", m->value, m->baseline,
                         m->reference && !ref ? " of " : "",
                         m->reference && !ref ? m->reference : "");
+  if (m->against)
+    rc |= ps_buf_printf(out, " against the %s level", m->against);
   return rc ? -ENOMEM : 0;
 }
 
@@ -102,6 +104,17 @@ int ps_alert_text_verdict(ps_buf *out, const ps_alert_event *ev) {
   }
   if (since)
     rc |= ps_buf_printf(out, "; the change began with %s", since);
+  /* One revision range per line: the first metric that has one (the
+   * metrics of one run's change share it, docs/verdicts.md). */
+  for (size_t i = 0; i < ev->nmetrics; i++) {
+    const ps_alert_metric *m = &ev->metrics[i];
+    if (!m->good_revision || !m->bad_revision)
+      continue;
+    rc |= ps_buf_printf(out, "; revisions %s..%s", m->good_revision, m->bad_revision);
+    if (m->compare_url)
+      rc |= ps_buf_printf(out, ": %s", m->compare_url);
+    break;
+  }
   return rc ? -ENOMEM : 0;
 }
 
