@@ -649,6 +649,14 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
   arm(vd, gather_ms(vd));
 }
 
+static const pl_vseries *vseries_find(const pl_verdicts *vd, const char *source,
+                                      const char *series, const char *host) {
+  for (const pl_vseries *x = vd->series; x; x = x->next)
+    if (!strcmp(x->source, source) && !strcmp(x->series, series) && !strcmp(x->host, host))
+      return x;
+  return NULL;
+}
+
 int pl_verdicts_quiet(const pl_verdicts *vd) {
   if (vd->passes || vd->fetching)
     return 0;
@@ -662,19 +670,11 @@ int pl_verdicts_quiet(const pl_verdicts *vd) {
     const ps_ledger_series *s = &vd->ledger.series[i];
     if (!series_dirty(s))
       continue;
-    const pl_vseries *vs = NULL;
+    const pl_vseries *vs = vseries_find(vd, s->source, s->series, s->host);
     /* A synced candidate series waits on the series it is judged against. */
     const char *against = candidate_against(vd, s->source, s->series);
-    for (int pass = 0; pass < 2 && (!vs || (vs->synced && against)); pass++) {
-      const char *name = pass ? against : s->series;
-      if (!name)
-        break;
-      vs = NULL;
-      for (const pl_vseries *x = vd->series; x && !vs; x = x->next)
-        if (!strcmp(x->source, s->source) && !strcmp(x->series, name) &&
-            !strcmp(x->host, s->host))
-          vs = x;
-    }
+    if (vs && vs->synced && against)
+      vs = vseries_find(vd, s->source, against, s->host);
     if (!vs || !vs->waiting_server)
       return 0;
   }
