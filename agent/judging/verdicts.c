@@ -618,6 +618,24 @@ void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p) {
   }
 }
 
+/* A run of a series candidates are judged against arrived (late, in a
+ * backfill): the candidates that started after it saw another level, so
+ * they are judged again, as a late run of their own series would cause. */
+static void rejudge_candidates(pl_verdicts *vd, const char *series, int64_t start_ns) {
+  for (size_t i = 0; i < vd->ledger.nseries; i++) {
+    ps_ledger_series *c = &vd->ledger.series[i];
+    const char *against = candidate_against(vd, c->source, c->series);
+    if (!against || strcmp(against, series) != 0 || strcmp(c->host, vd->series_host) != 0)
+      continue;
+    for (size_t k = 0; k < c->nruns; k++)
+      if (c->runs[k].start_ns >= start_ns) {
+        /* a new put_seq: a pass still out judged the old level */
+        c->runs[k].judged = 0;
+        c->runs[k].put_seq = ++vd->ledger.last_put_seq;
+      }
+  }
+}
+
 void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
   if (ev->kind != PL_RUN_ENDED)
     return;
@@ -634,6 +652,8 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
                 : -ENOMEM;
     if (at < 0)
       PS_ERROR(MOD, "%s: out of memory; not judged", v->id.run);
+    else
+      rejudge_candidates(vd, series, start);
   }
   if (r && v->status == PS_RUN_STATUS_SUCCESS && r->nstages) {
     /* Stage drift needs no history; the run stays (and is saved) until its
