@@ -581,6 +581,12 @@ static void timer_cb(uv_timer_t *t) {
       free(source);
       free(host);
       s = &vd->ledger.series[i];
+      /* and for the verdicts of that series' runs it knows: the level a
+       * candidate is judged against is the one they speak of */
+      if (as && (series_dirty(as) || series_in_flight(vd, as))) {
+        next = JUDGE_DELAY_MS;
+        continue;
+      }
       if (avs && !avs->synced) {
         if (avs->waiting_server)
           continue;
