@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "html_private.h"
 
 /* "Cycle avg duration +14.3 %" with the verdict's word, for lists. */
@@ -35,6 +36,25 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
   put(p, " ");
   ps_html_fmt_change(p, v->change_pct);
   put(p, "</span>");
+  if (!v->good_revision || !v->bad_revision)
+    return;
+  /* The revision range, a link with verdicts.compare_url: built with the
+   * revisions percent-encoded and http(s) only (core/util.h), then escaped
+   * like any attribute (docs/report.md). */
+  ps_buf link;
+  ps_buf_init(&link, 0);
+  int linked = ps_compare_url(&link, p->d->compare_url, v->good_revision, v->bad_revision) == 0;
+  put(p, " <span class=\"range\">");
+  if (linked) {
+    put(p, "<a href=\"");
+    esc(p, link.data);
+    put(p, "\" rel=\"noopener noreferrer\">");
+  }
+  txt(p, v->good_revision);
+  put(p, "..");
+  txt(p, v->bad_revision);
+  put(p, linked ? "</a></span>" : "</span>");
+  ps_buf_free(&link);
 }
 
 /* What the loadgen verdicts of a run say, in a few words: the changes, or

@@ -25,6 +25,8 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import DATA_DIR, InfluxTestCase, free_port, run_perfship, write_config  # noqa: E402
 from test_verdicts import DAY, make_history  # noqa: E402
+from test_report import CHART_JS, CHROMIUM, open_in_browser  # noqa: E402
+from test_report import Receiver as Probe  # noqa: E402
 
 sys.path.insert(0, os.path.join(DATA_DIR, "loadgen"))
 
@@ -212,7 +214,25 @@ alerts = {{ webhook = {{ url = "{self.hook.url}"; timeout_ms = 5000; }};
         self.report_check(cfg, link)
 
     def report_check(self, cfg, link):
-        """Hook for the report's own check (test below, once the page shows it)."""
+        """The report, in the browser: the regression shows its revision range
+        as a link to the compare page, which the page's CSP lets through as a
+        link (it loads nothing)."""
+        if not (os.path.exists(CHROMIUM) and os.path.exists(CHART_JS)):
+            self.skipTest("needs Debian's chromium and libjs-chart.js (scripts/deps --test)")
+        page = os.path.join(self.tmp, "report.html")
+        rc, out, err = run_perfship(["-c", cfg, "report", "-o", page, "--since", "10000d"])
+        self.assertEqual(rc, 0, err)
+        probe = Probe()
+        try:
+            seen = open_in_browser(page, os.path.join(self.tmp, "shot.png"), probe.url)
+        finally:
+            probe.close()
+        good, bad = link.rsplit("/", 1)[1].split("...")
+        ranges = seen["texts"]["ranges"]
+        self.assertIn({"text": f"{good}..{bad}", "href": link}, ranges)
+        self.assertTrue(all(r["href"] is None or r["href"].startswith("https://")
+                            for r in ranges), ranges)
+        self.assertEqual(seen["texts"]["violations"], [])
 
 
 if __name__ == "__main__":
