@@ -157,6 +157,17 @@ static int parse(runs *rs, const ps_verdicts_cfg *v, const char *json) {
   return rc;
 }
 
+int ps_cmd_candidate_parse(const ps_verdicts_cfg *v, const char *json, size_t *nruns) {
+  runs rs = {0};
+  int rc = parse(&rs, v, json);
+  *nruns = rs.n;
+  for (size_t i = 0; rc == 0 && i < rs.n; i++)
+    if (!rs.r[i].name || rs.r[i].values != &rs.values[i * v->nmetrics])
+      rc = -EPROTO;
+  runs_free(&rs);
+  return rc;
+}
+
 static int ask(const ps_config *cfg, const ps_buf *q, runs *rs) {
   ps_buf answer, err;
   ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
