@@ -142,7 +142,7 @@ alerts = {{ webhook = {{ url = "{self.hook.url}"; timeout_ms = 5000; }};
         link = COMPARE.format(good=m["good_revision"], bad=revs[slow])
         self.assertEqual(m["against"], "daily-perf")
         self.assertEqual(m["compare_url"], link)
-        self.assertIn("against the daily-perf level", regs[0]["text"])
+        self.assertIn(f"{slow}: regression against the current daily-perf level", regs[0]["text"])
         self.assertIn(link, regs[0]["text"])
 
     def test_candidate_asked_for(self):
