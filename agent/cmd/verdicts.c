@@ -118,8 +118,8 @@ static void put_clean(const char *s, int width) {
  * verdicts.compare_url link (docs/verdicts.md, "The revision range"). */
 static void put_range(const table *t, const row *r, const char *tmpl) {
   const char *good = cell_str(t, r, "good_revision"), *bad = cell_str(t, r, "bad_revision");
-  if (!good || !bad)
-    return;
+  if (!good || !bad || !good[0] || !bad[0])
+    return; /* "" is written for no range (docs/schema.md) */
   fputs("            revisions ", stdout);
   put_clean(good, 0);
   fputs("..", stdout);

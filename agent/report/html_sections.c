@@ -36,8 +36,8 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
   put(p, " ");
   ps_html_fmt_change(p, v->change_pct);
   put(p, "</span>");
-  if (!v->good_revision || !v->bad_revision)
-    return;
+  if (!v->good_revision || !v->bad_revision || !v->good_revision[0] || !v->bad_revision[0])
+    return; /* "" is written for no range (docs/schema.md) */
   /* The revision range, a link with verdicts.compare_url: built with the
    * revisions percent-encoded and http(s) only (core/util.h), then escaped
    * like any attribute (docs/report.md). */

@@ -157,10 +157,18 @@ int ps_verdict_emit(ps_emitter *em, const ps_verdict *v) {
   nf = add_string(f, nf, "method", ps_verdict_method_name(v->method));
   nf = add_float(f, nf, "p_value", v->p_value);
   nf = add_string(f, nf, "revision", v->revision);
-  nf = add_string(f, nf, "good_run", v->good_run);
-  nf = add_string(f, nf, "good_revision", v->good_revision);
-  nf = add_string(f, nf, "bad_run", v->bad_run);
-  nf = add_string(f, nf, "bad_revision", v->bad_revision);
+  if (v->method == PS_METHOD_EDIVISIVE || v->method == PS_METHOD_CANDIDATE) {
+    /* Always written, "" without a range: a run judged again overwrites
+     * its point field by field, so a range a regression wrote would stay
+     * on the `none` that replaces it (docs/schema.md). */
+    const char *range[4][2] = {{"good_run", v->good_run}, {"good_revision", v->good_revision},
+                               {"bad_run", v->bad_run}, {"bad_revision", v->bad_revision}};
+    int has = v->verdict != PS_VERDICT_NONE;
+    for (size_t i = 0; i < 4; i++) {
+      const char *s = has && range[i][1] ? range[i][1] : "";
+      f[nf++] = ps_field_string(range[i][0], s, strlen(s));
+    }
+  }
   f[nf++] = ps_field_bool("backfill", v->backfill);
   nf = add_count(f, nf, "variants", v->variants);
   nf = add_count(f, nf, "variants_agree", v->variants_agree);

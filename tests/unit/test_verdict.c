@@ -577,6 +577,13 @@ static void test_point_shape(void **state) {
   assert_null(cap_field_of(p, "p_value"));
   assert_null(cap_field_of(p, "revision"));
   assert_float_equal(cap_float(p, "baseline"), 0.0, 0);
+  /* a none: the range written empty, so it replaces a regression's */
+  z = *v;
+  z.verdict = PS_VERDICT_NONE;
+  assert_int_equal(ps_verdict_emit(&em, &z), 0);
+  assert_string_equal(cap_field_of(&cap.points[2], "good_run")->s, "");
+  assert_string_equal(cap_field_of(&cap.points[2], "bad_revision")->s, "");
+  p = &cap.points[1];
   /* the emitter's back-pressure reaches the caller */
   cap.refuse_every = 1;
   assert_int_equal(ps_verdict_emit(&em, v), -EAGAIN);
