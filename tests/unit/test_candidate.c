@@ -53,7 +53,7 @@ static void nightly(hist *h, size_t n, uint64_t seed, size_t step_at, double lev
   h->n = n;
   uint64_t rng = seed * 7919 + 1;
   for (size_t i = 0; i < n; i++) {
-    snprintf(h->revs[i], sizeof h->revs[i], "n%04zu", i);
+    snprintf(h->revs[i], sizeof h->revs[i], "n%04u", (unsigned)(i % 10000));
     snprintf(h->names[i], sizeof h->names[i], "daily-perf-%s", h->revs[i]);
     for (size_t m = 0; m < cfg.verdicts.nmetrics; m++)
       h->values[i][m] = NAN;
