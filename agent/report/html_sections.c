@@ -26,6 +26,10 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
     put(p, "; change began at ");
     esc(p, v->change_run);
   }
+  if (v->against) {
+    put(p, "; against the current level of ");
+    esc(p, v->against);
+  }
   putf(p, "\">%s ", c == V_REGRESSION ? "\u25b2 regression" : "\u25c6 improvement");
   if (with_stage && v->stage) {
     put(p, "stage ");
@@ -35,6 +39,10 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
   txt(p, ps_html_metric_label(v->metric));
   put(p, " ");
   ps_html_fmt_change(p, v->change_pct);
+  if (v->against) {
+    put(p, " against ");
+    txt(p, v->against);
+  }
   put(p, "</span>");
   if (!v->good_revision || !v->bad_revision || !v->good_revision[0] || !v->bad_revision[0])
     return; /* "" is written for no range (docs/schema.md) */
@@ -60,7 +68,7 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
 /* What the loadgen verdicts of a run say, in a few words: the changes, or
  * how many metrics were judged unchanged. Returns the count of regressions. */
 static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
-  int judged = 0, changes = 0, regressions = 0;
+  int judged = 0, judged_cand = 0, changes = 0, regressions = 0;
   size_t b, e;
   ps_html_run_verdicts(p, r->host, r->name, &b, &e);
   for (size_t i = b; i < e; i++) {
@@ -68,7 +76,12 @@ static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
     if (is_dss(v))
       continue;
     int c = vcode(v);
-    judged += !v->stage;
+    /* a candidate's verdicts judge the same metrics again, against
+     * another series: counted only when the run has no others */
+    if (v->against)
+      judged_cand += !v->stage;
+    else
+      judged += !v->stage;
     if (c == V_REGRESSION || c == V_IMPROVEMENT) {
       if (changes++)
         put(p, sep);
@@ -76,6 +89,8 @@ static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
       regressions += c == V_REGRESSION;
     }
   }
+  if (!judged)
+    judged = judged_cand;
   if (!changes && judged)
     putf(p, "<span class=\"v v-none\">no change in %d metric%s</span>", judged,
          judged == 1 ? "" : "s");

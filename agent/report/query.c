@@ -70,7 +70,7 @@ static int q_verdicts(const ps_report_data *d, ps_buf *q) {
                            "\"change_run\", \"baseline_runs\", \"method\", \"p_value\", "
                            "\"variants\", \"variants_agree\", \"revision\", \"good_revision\", "
                            "\"bad_revision\", \"source\", "
-                           "\"series\", \"metric\", \"run\", \"stage\", \"arm\", \"reference\", "
+                           "\"series\", \"metric\", \"run\", \"stage\", \"arm\", \"reference\", \"against\", "
                            "\"host\"",
                      "perfship_verdict", "");
 }
@@ -305,6 +305,7 @@ static int on_verdict(ps_report_data *d, const row *r) {
       {&v->metric, tag(r, "metric")},       {&v->run, tag(r, "run")},
       {&v->stage, tag(r, "stage")},         {&v->arm, tag(r, "arm")},
       {&v->reference, tag(r, "reference")}, {&v->verdict, str(r, "verdict")},
+      {&v->against, tag(r, "against")},
       {&v->change_run, str(r, "change_run")}, {&v->method, str(r, "method")},
       {&v->revision, str(r, "revision")},
       {&v->good_revision, str(r, "good_revision")},

@@ -145,6 +145,26 @@ alerts = {{ webhook = {{ url = "{self.hook.url}"; timeout_ms = 5000; }};
         self.assertIn(f"{slow}: regression against the current daily-perf level", regs[0]["text"])
         self.assertIn(link, regs[0]["text"])
 
+    def test_candidate_in_the_report(self):
+        """The report shows the candidate's verdict as against the nightly
+        level, with its range, and counts its metrics once."""
+        res, nightly, slow, same = self.nightly_and_manual()
+        db = f"c{self.n}"
+        cfg = self.agent(res, db)
+        self.once(cfg)
+        page = os.path.join(self.tmp, "report.html")
+        rc, out, err = run_perfship(["-c", cfg, "report", "-o", page, "--since", "10000d"])
+        self.assertEqual(rc, 0, err)
+        with open(page) as f:
+            html = f.read()
+        row = html[html.index(f"<bdi>{same}</bdi>"):]
+        row = row[:row.index("</tr>")]
+        self.assertIn("no change in 7 metrics", row)  # the candidate's 7, not 14
+        row = html[html.index(f"<bdi>{slow}</bdi>"):]
+        row = row[:row.index("</tr>")]
+        self.assertIn("against <bdi>daily-perf</bdi>", row)
+        self.assertIn('class="range"', row)
+
     def test_candidate_asked_for(self):
         res, nightly, slow, same = self.nightly_and_manual()
         db = f"c{self.n}"
