@@ -57,7 +57,22 @@ static int put_metric(ps_buf *out, const ps_alert_metric *m, const char *ref) {
     rc |= ps_buf_printf(out, " (%.6g against %.6g%s%s)", m->value, m->baseline,
                         m->reference && !ref ? " of " : "",
                         m->reference && !ref ? m->reference : "");
+  if (m->against && !ref)
+    rc |= ps_buf_printf(out, " against the current %s level", m->against);
   return rc ? -ENOMEM : 0;
+}
+
+/* The series every metric's candidate verdict was judged against, when
+ * they share one, else NULL. */
+static const char *one_against(const ps_alert_event *ev) {
+  const char *a = NULL;
+  for (size_t i = 0; i < ev->nmetrics; i++) {
+    const ps_alert_metric *m = &ev->metrics[i];
+    if (!m->against || (a && strcmp(a, m->against)))
+      return NULL;
+    a = m->against;
+  }
+  return a;
 }
 
 /* The reference arm when every metric is an arm comparison against the
@@ -84,8 +99,13 @@ int ps_alert_text_verdict(ps_buf *out, const ps_alert_event *ev) {
     arms |= ev->metrics[i].arm != NULL;
   if (arms && ev->series)
     rc |= ps_buf_printf(out, " in test %s", ev->series);
+  /* A candidate is judged against another series' level, not its own
+   * earlier runs (docs/verdicts.md, "Candidates"). */
+  const char *against = one_against(ev);
   if (ref)
     rc |= ps_buf_printf(out, " against the reference arm %s", ref);
+  else if (against)
+    rc |= ps_buf_printf(out, " against the current %s level", against);
   else if (!arms && ev->series)
     rc |= ps_buf_printf(out, " against earlier %s runs", ev->series);
   if (ev->nmetrics == 1)
@@ -96,12 +116,23 @@ int ps_alert_text_verdict(ps_buf *out, const ps_alert_event *ev) {
   for (size_t i = 0; i < ev->nmetrics; i++) {
     if (i)
       rc |= ps_buf_puts(out, ", ");
-    rc |= put_metric(out, &ev->metrics[i], ref);
+    rc |= put_metric(out, &ev->metrics[i], ref ? ref : against);
     if (ev->metrics[i].change_run && (!ev->run || strcmp(ev->metrics[i].change_run, ev->run)))
       since = ev->metrics[i].change_run;
   }
   if (since)
     rc |= ps_buf_printf(out, "; the change began with %s", since);
+  /* One revision range per line: the first metric that has one (the
+   * metrics of one run's change share it, docs/verdicts.md). */
+  for (size_t i = 0; i < ev->nmetrics; i++) {
+    const ps_alert_metric *m = &ev->metrics[i];
+    if (!m->good_revision || !m->bad_revision)
+      continue;
+    rc |= ps_buf_printf(out, "; revisions %s..%s", m->good_revision, m->bad_revision);
+    if (m->compare_url)
+      rc |= ps_buf_printf(out, ": %s", m->compare_url);
+    break;
+  }
   return rc ? -ENOMEM : 0;
 }
 

@@ -143,6 +143,7 @@ static int make_page(ps_config *cfg, const char *out, const char *since, const c
       .source = source,
       .chart_js = cfg->report.chart_js,
       .last_error = local_last_error(cfg, &st),
+      .compare_url = cfg->verdicts.compare_url,
       .hosts = hosts,
       .nhosts = nhosts,
   };

@@ -50,7 +50,9 @@ static int usage(const char *msg) {
     fprintf(stderr, "perfship verdicts: %s\n", msg);
   fputs("usage: perfship [-c FILE] verdicts [--source S] [--series NAME] [--host H]... "
         "[--since DURATION] [--json]\n"
+        "       perfship [-c FILE] verdicts --candidate RUN --against SERIES [--host H] [--json]\n"
         "  --host H: only the verdicts of machine H (its `host` tag); repeatable\n"
+        "  --candidate RUN --against SERIES: judge RUN now against the current level of SERIES\n"
         "  DURATION: a number with s, m, h, d or w (default 7d)\n",
         stderr);
   return PS_EXIT_USAGE;
@@ -112,7 +114,27 @@ static void put_clean(const char *s, int width) {
     putchar(' ');
 }
 
-static void print_table(const table *t, const char *since) {
+/* A regression's revision range, on a line of its own under it, with the
+ * verdicts.compare_url link (docs/verdicts.md, "The revision range"). */
+static void put_range(const table *t, const row *r, const char *tmpl) {
+  const char *good = cell_str(t, r, "good_revision"), *bad = cell_str(t, r, "bad_revision");
+  if (!good || !bad || !good[0] || !bad[0])
+    return; /* "" is written for no range (docs/schema.md) */
+  fputs("            revisions ", stdout);
+  put_clean(good, 0);
+  fputs("..", stdout);
+  put_clean(bad, 0);
+  ps_buf link;
+  ps_buf_init(&link, 0);
+  if (ps_compare_url(&link, tmpl, good, bad) == 0) {
+    putchar(' ');
+    put_clean(link.data, 0);
+  }
+  ps_buf_free(&link);
+  putchar('\n');
+}
+
+static void print_table(const table *t, const char *since, const char *link_tmpl) {
   size_t reg = 0, imp = 0;
   for (size_t i = 0; i < t->n; i++) {
     reg += rank(t->rows[i].verdict) == 0;
@@ -154,11 +176,16 @@ static void print_table(const table *t, const char *since) {
       put_clean(began, 0);
     else if (cell_str(t, r, "arm"))
       put_clean(cell_str(t, r, "reference"), 0); /* DSS: against this arm */
+    else if (cell_str(t, r, "against")) {
+      fputs("against ", stdout);
+      put_clean(cell_str(t, r, "against"), 0); /* a candidate: that series' level */
+    }
     putchar('\n');
+    put_range(t, r, link_tmpl);
   }
 }
 
-static void print_json(const table *t) {
+static void print_json(const table *t, const char *link_tmpl) {
   cJSON *arr = cJSON_CreateArray();
   for (size_t i = 0; arr && i < t->n; i++) {
     cJSON *o = cJSON_CreateObject();
@@ -179,6 +206,12 @@ static void print_json(const table *t) {
         cJSON_AddItemToObject(o, c->valuestring, cJSON_Duplicate(v, 0));
       }
     }
+    ps_buf link;
+    ps_buf_init(&link, 0);
+    if (ps_compare_url(&link, link_tmpl, cell_str(t, &t->rows[i], "good_revision"),
+                       cell_str(t, &t->rows[i], "bad_revision")) == 0)
+      cJSON_AddStringToObject(o, "compare_url", link.data);
+    ps_buf_free(&link);
     cJSON_AddItemToArray(arr, o);
   }
   char *text = cJSON_Print(arr);
@@ -190,7 +223,7 @@ static void print_json(const table *t) {
 
 int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   (void)cfg_given;
-  const char *source = NULL, *series = NULL, *since = "7d";
+  const char *source = NULL, *series = NULL, *since = "7d", *candidate = NULL, *against = NULL;
   const char **hosts = calloc((size_t)(argc > 0 ? argc : 1), sizeof *hosts);
   size_t nhosts = 0;
   if (!hosts) {
@@ -206,6 +239,10 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
       json = 1;
     } else if (!strcmp(a, "--source") && has_value) {
       source = argv[++i];
+    } else if (!strcmp(a, "--candidate") && has_value) {
+      candidate = argv[++i];
+    } else if (!strcmp(a, "--against") && has_value) {
+      against = argv[++i];
     } else if (!strcmp(a, "--series") && has_value) {
       series = argv[++i];
     } else if (!strcmp(a, "--host") && has_value) {
@@ -221,8 +258,14 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
       return usage(a[0] == '-' ? "unknown option or missing value" : "unexpected operand");
     }
   }
+  if (!candidate != !against || (candidate && nhosts > 1)) {
+    free(hosts);
+    return usage("--candidate and --against go together (with at most one --host)");
+  }
   int rc = ps_cmd_load_secrets(cfg);
-  if (rc != PS_EXIT_OK) {
+  if (rc != PS_EXIT_OK || candidate) {
+    if (rc == PS_EXIT_OK)
+      rc = ps_cmd_verdicts_candidate(cfg, candidate, against, nhosts ? hosts[0] : NULL, json);
     free(hosts);
     return rc;
   }
@@ -270,9 +313,9 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   }
   qsort(t.rows, t.n, sizeof *t.rows, by_importance);
   if (json)
-    print_json(&t);
+    print_json(&t, cfg->verdicts.compare_url);
   else
-    print_table(&t, since);
+    print_table(&t, since, cfg->verdicts.compare_url);
   rc = fflush(stdout) == 0 ? PS_EXIT_OK : PS_EXIT_SOFTWARE;
   free(t.rows);
   cJSON_Delete(root);

@@ -255,6 +255,14 @@ static const ps_cfg_key verdicts_dss_keys[] = {
      .def_str = "", .doc = "an arm's label (\"\" = the first arm)"},
     END};
 
+static const ps_cfg_key verdicts_candidates_keys[] = {
+    {.name = "series", .kind = PS_K_STRLIST, .offset = CFG(verdicts.candidates.series),
+     .offset2 = CFG(verdicts.candidates.nseries),
+     .doc = "the series (test types) whose runs are candidates, e.g. [\"manual\"]"},
+    {.name = "against", .kind = PS_K_STR, .offset = CFG(verdicts.candidates.against),
+     .def_str = "", .doc = "the series they are judged against, e.g. \"daily-perf\""},
+    END};
+
 /* significance: the permutation count grows as 10 / significance, so the
  * bounds keep one test between 50 and 10,000 permutations. window_runs:
  * the test is O(n log n) per permutation; a thousand runs is years of
@@ -276,6 +284,11 @@ static const ps_cfg_key verdicts_keys[] = {
     {.name = "stage_drift_pct", .kind = PS_K_FLOAT, .offset = CFG(verdicts.stage_drift_pct),
      .min = 0, .max = MILLIONTHS(1000), .def_num = 10.0, .doc = "percent"},
     GROUP("dss", verdicts_dss_keys),
+    GROUP("candidates", verdicts_candidates_keys),
+    {.name = "compare_url", .kind = PS_K_STR, .offset = CFG(verdicts.compare_url),
+     .def_str = "",
+     .doc = "an http(s) URL with {good} and {bad}, e.g. "
+            "\"https://github.com/Agoric/agoric-sdk/compare/{good}...{bad}\" (\"\" = none)"},
     END};
 
 static const ps_cfg_key report_keys[] = {

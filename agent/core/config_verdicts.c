@@ -134,5 +134,27 @@ int ps_cfg_check_verdicts(ps_cfg_loader *L, const config_setting_t *root) {
                        "key 'verdicts.window_runs': %lld is less than verdicts.min_runs "
                        "(%lld), so no run would ever get a verdict; raise window_runs or "
                        "lower min_runs", (long long)v->window_runs, (long long)v->min_runs);
+  const char *u = v->compare_url;
+  /* The link goes into web pages and chat messages: a javascript: or
+   * data: URL there would run in the reader's browser (docs/verdicts.md,
+   * "The revision range"). */
+  if (u && u[0] && ((strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) ||
+                    !strstr(u, "{good}") || !strstr(u, "{bad}") || strpbrk(u, " \"'<>\\")))
+    return ps_cfg_fail(L, config_setting_get_member(root, "verdicts"),
+                       "key 'verdicts.compare_url': \"%s\" is not an http:// or https:// URL "
+                       "with {good} and {bad} and no spaces, quotes or angle brackets, e.g. "
+                       "\"https://github.com/Agoric/agoric-sdk/compare/{good}...{bad}\"", u);
+  const char *against = v->candidates.against ? v->candidates.against : "";
+  if (v->candidates.nseries && !against[0])
+    return ps_cfg_fail(L, config_setting_get_member(root, "verdicts"),
+                       "key 'verdicts.candidates.against': is empty but candidates.series is "
+                       "set; name the series they are judged against, e.g. against = "
+                       "\"daily-perf\";");
+  for (size_t i = 0; i < v->candidates.nseries; i++)
+    if (!strcmp(v->candidates.series[i], against))
+      return ps_cfg_fail(L, config_setting_get_member(root, "verdicts"),
+                         "key 'verdicts.candidates.series': \"%s\" is also the series "
+                         "they are judged against; a series is not its own candidate",
+                         against);
   return 0;
 }

@@ -125,3 +125,40 @@ int ps_parse_duration_s(const char *text, int64_t *seconds) {
     }
   return -EINVAL;
 }
+
+static int put_encoded(ps_buf *out, const char *s) {
+  static const char hex[] = "0123456789ABCDEF";
+  int rc = 0;
+  for (const unsigned char *p = (const unsigned char *)s; *p && !rc; p++) {
+    if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+        *p == '-' || *p == '.' || *p == '_' || *p == '~')
+      rc = ps_buf_append(out, p, 1);
+    else {
+      char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+      rc = ps_buf_append(out, e, 3);
+    }
+  }
+  return rc ? -ENOMEM : 0;
+}
+
+int ps_compare_url(ps_buf *out, const char *tmpl, const char *good, const char *bad) {
+  if (!tmpl || (strncmp(tmpl, "http://", 7) && strncmp(tmpl, "https://", 8)) || !good ||
+      !good[0] || !bad || !bad[0])
+    return -ENOENT;
+  for (const char *p = tmpl; *p;) {
+    int rc;
+    if (!strncmp(p, "{good}", 6)) {
+      rc = put_encoded(out, good);
+      p += 6;
+    } else if (!strncmp(p, "{bad}", 5)) {
+      rc = put_encoded(out, bad);
+      p += 5;
+    } else {
+      rc = ps_buf_append(out, p, 1) ? -ENOMEM : 0;
+      p++;
+    }
+    if (rc)
+      return rc;
+  }
+  return 0;
+}

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "alert/text.h"
+#include "core/util.h"
 #include "runs/runs.h"
 
 #define GATHER_MS 1000
@@ -236,12 +237,20 @@ static void on_verdict_point(pl_alert_runs *ar, const ps_point *p) {
     ar->groups = g;
   }
   char *change_run = field_str(p, "change_run");
+  char *good = field_str(p, "good_revision"), *bad = field_str(p, "bad_revision");
+  ps_buf link;
+  ps_buf_init(&link, 0);
+  ps_compare_url(&link, ar->sh->cfg->verdicts.compare_url, good, bad);
   ps_alert_metric m = {
       .metric = (char *)metric,
       .stage = (char *)ps_point_tag(p, "stage"),
       .arm = (char *)ps_point_tag(p, "arm"),
       .reference = (char *)ps_point_tag(p, "reference"),
       .change_run = change_run,
+      .against = (char *)ps_point_tag(p, "against"),
+      .good_revision = good,
+      .bad_revision = bad,
+      .compare_url = link.len ? link.data : NULL,
       .improvement = improvement,
   };
   m.have_value = field_num(p, "value", &m.value);
@@ -249,6 +258,9 @@ static void on_verdict_point(pl_alert_runs *ar, const ps_point *p) {
   m.have_change_pct = field_num(p, "change_pct", &m.change_pct);
   ps_alert_event_add_metric(&g->metrics, &m);
   free(change_run);
+  free(good);
+  free(bad);
+  ps_buf_free(&link);
   if (!ar->sh->once || !ar->finished)
     uv_timer_start(&ar->gather, gather_cb, GATHER_MS, 0);
   else
@@ -311,8 +323,10 @@ void pl_alert_runs_verdicts(pl_alert_runs *ar, const pl_alert_verdicts *v) {
 void pl_alert_runs_judged(pl_alert_runs *ar, const pl_run_verdicts *rv) {
   ps_alert_metric *m = calloc(rv->n ? rv->n : 1, sizeof *m);
   char (*stages)[24] = calloc(rv->n ? rv->n : 1, sizeof *stages);
+  ps_buf *links = calloc(rv->n ? rv->n : 1, sizeof *links);
+  const char *tmpl = ar->sh->cfg->verdicts.compare_url;
   size_t n = 0;
-  for (size_t i = 0; m && stages && i < rv->n; i++) {
+  for (size_t i = 0; m && stages && links && i < rv->n; i++) {
     const ps_verdict *v = &rv->v[i];
     /* Stage drift is expected of a long run (docs/verdicts.md): it is a
      * verdict on the dashboards and the report, not a page every night. */
@@ -321,6 +335,8 @@ void pl_alert_runs_judged(pl_alert_runs *ar, const pl_run_verdicts *rv) {
     double pct = ps_verdict_change_pct(v->value, v->baseline);
     if (v->stage >= 0)
       snprintf(stages[n], sizeof stages[n], "%d", v->stage);
+    ps_buf_init(&links[n], 0);
+    ps_compare_url(&links[n], tmpl, v->good_revision, v->bad_revision);
     m[n] = (ps_alert_metric){
         .metric = (char *)v->metric,
         .stage = v->stage >= 0 ? stages[n] : NULL,
@@ -328,6 +344,10 @@ void pl_alert_runs_judged(pl_alert_runs *ar, const pl_run_verdicts *rv) {
         .reference = (char *)v->reference,
         .change_run = v->change_run && strcmp(v->change_run, v->run) ? (char *)v->change_run
                                                                       : NULL,
+        .against = (char *)v->against,
+        .good_revision = (char *)v->good_revision,
+        .bad_revision = (char *)v->bad_revision,
+        .compare_url = links[n].len ? links[n].data : NULL,
         .improvement = v->verdict == PS_VERDICT_IMPROVEMENT,
         .have_value = !isnan(v->value),
         .have_baseline = !isnan(v->baseline),
@@ -344,6 +364,9 @@ void pl_alert_runs_judged(pl_alert_runs *ar, const pl_run_verdicts *rv) {
                             rv->host};
     pl_alert_runs_verdicts(ar, &av);
   }
+  for (size_t i = 0; links && i < n; i++)
+    ps_buf_free(&links[i]);
+  free(links);
   free(m);
   free(stages);
 }

@@ -30,7 +30,7 @@ typedef struct page_req {
   uv_work_t work;
   pl_reporter *r;
   ps_config quick; /* shallow copy of the sink's configuration */
-  char *path, *chart_js, *last_error;
+  char *path, *chart_js, *last_error, *compare_url;
   ps_report_opts opts;
   uint64_t started_ms;
   int result;    /* PS_REPORT_* of making it; -1: written */
@@ -93,6 +93,7 @@ static void done_cb(uv_work_t *w, int status) {
   }
   free(q->path);
   free(q->chart_js);
+  free(q->compare_url);
   free(q->last_error);
   ps_buf_free(&q->err);
   free(q);
@@ -112,6 +113,7 @@ static void make_page(pl_reporter *r) {
   q->quick = *r->influx_cfg;
   q->path = dup_or_null(cfg->report.path);
   q->chart_js = dup_or_null(cfg->report.chart_js);
+  q->compare_url = dup_or_null(cfg->verdicts.compare_url);
   q->last_error = dup_or_null(r->hooks.last_error ? r->hooks.last_error(r->hooks.ctx) : NULL);
   ps_buf_init(&q->err, 4096);
   struct timespec now;
@@ -120,6 +122,7 @@ static void make_page(pl_reporter *r) {
       .now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
       .since_s = cfg->report.since_days * 86400,
       .chart_js = q->chart_js,
+      .compare_url = q->compare_url,
       .last_error = q->last_error,
   };
   q->started_ms = uv_now(r->sh->loop);
@@ -127,6 +130,7 @@ static void make_page(pl_reporter *r) {
   if (!q->path || !q->chart_js || uv_queue_work(r->sh->loop, &q->work, work_cb, done_cb) < 0) {
     free(q->path);
     free(q->chart_js);
+  free(q->compare_url);
     free(q->last_error);
     ps_buf_free(&q->err);
     free(q);

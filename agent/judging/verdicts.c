@@ -21,11 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/log.h"
 #include "judging/verdicts_history.h"
 #include "judging/verdicts_send.h"
 #include "verdict/arm_compare.h"
+#include "verdict/candidate.h"
 #include "verdict/judge.h"
 #include "verdict/stage_drift.h"
 
@@ -214,7 +216,40 @@ static void send_pass(pl_verdicts *vd, pl_vpass *p, const ps_verdict_list *l) {
     pass_finished(p, 0);
 }
 
-/* --- the three judges ---------------------------------------------------------- */
+/* --- the judges ------------------------------------------------------------------ */
+
+/* The series a candidate series is judged against (verdicts.candidates),
+ * or NULL when it is none. */
+static const char *candidate_against(const pl_verdicts *vd, const char *source,
+                                     const char *series) {
+  const ps_verdicts_cfg *v = &vd->cfg->verdicts;
+  if (strcmp(source, LOADGEN) != 0)
+    return NULL;
+  for (size_t i = 0; i < v->candidates.nseries; i++)
+    if (strcmp(v->candidates.series[i], series) == 0)
+      return v->candidates.against;
+  return NULL;
+}
+
+/* A candidate series' runs from `from` on against the current level of the
+ * series it is judged against, appended to `l` (docs/verdicts.md,
+ * "Candidates"). */
+static int judge_candidates(pl_verdicts *vd, const ps_ledger_series *s,
+                            const ps_verdict_series *vs, size_t from, ps_verdict_list *l) {
+  const char *against = candidate_against(vd, s->source, s->series);
+  ps_ledger_series *as =
+      against ? ps_ledger_series_get(&vd->ledger, s->source, against, s->host, 0) : NULL;
+  if (!as || !as->nruns)
+    return 0;
+  ps_verdict_run *view = malloc(as->nruns * sizeof *view);
+  if (!view)
+    return -ENOMEM;
+  ps_ledger_view(as, view);
+  ps_verdict_series avs = {as->source, as->series, view, as->nruns};
+  int rc = ps_verdict_candidate(&vd->cfg->verdicts, &avs, vs, from, l);
+  free(view);
+  return rc;
+}
 
 static int judge_series(pl_verdicts *vd, ps_ledger_series *s) {
   size_t from = 0;
@@ -240,6 +275,8 @@ static int judge_series(pl_verdicts *vd, ps_ledger_series *s) {
   ps_verdict_list l;
   ps_verdict_list_init(&l);
   int rc = ps_verdict_judge(&vd->cfg->verdicts, &vs, from, &l);
+  if (rc == 0)
+    rc = judge_candidates(vd, s, &vs, from, &l);
   /* Another host's runs (verdicts.series_by = "test_type") are history
    * only: the point's host is this agent's, so it writes about its own. */
   size_t kept = 0;
@@ -334,7 +371,15 @@ static int window_covered(pl_verdicts *vd, const pl_vseries *vs, int64_t *since)
   size_t from = 0, have = 0;
   while (s && from < s->nruns && s->runs[from].judged)
     from++;
-  int64_t first = s && from < s->nruns ? s->runs[from].start_ns : INT64_MAX, oldest = first;
+  int64_t first = s && from < s->nruns ? s->runs[from].start_ns : INT64_MAX;
+  if (first == INT64_MAX) {
+    /* Nothing of its own to judge (the series candidates are judged
+     * against): its current level is what goes back from now. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    first = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+  }
+  int64_t oldest = first;
   for (size_t i = from; s && i > 0 && have < (size_t)vd->cfg->verdicts.window_runs; i--)
     if (s->runs[i - 1].status == PS_RUN_STATUS_SUCCESS) {
       have++;
@@ -342,7 +387,7 @@ static int window_covered(pl_verdicts *vd, const pl_vseries *vs, int64_t *since)
     }
   int covered = have >= (size_t)vd->cfg->verdicts.window_runs;
   if (since) {
-    int64_t back = first == INT64_MAX ? 0 : first - vs->span_ns;
+    int64_t back = first - vs->span_ns;
     *since = covered ? oldest : back;
     if (*since <= 0)
       *since = 1;
@@ -524,6 +569,36 @@ static void timer_cb(uv_timer_t *t) {
         next = HISTORY_RETRY_FIRST_MS;
       continue; /* judged once the history is in */
     }
+    const char *against = candidate_against(vd, s->source, s->series);
+    if (against) {
+      /* A candidate waits for the history of the series it is judged
+       * against, read like its own. Creating that series may move the
+       * ledger's array: `s` is taken again. */
+      char *source = strdup(s->source), *host = strdup(s->host);
+      ps_ledger_series *as =
+          source && host ? ps_ledger_series_get(&vd->ledger, source, against, host, 1) : NULL;
+      pl_vseries *avs = as ? series_get(vd, source, against, host) : NULL;
+      free(source);
+      free(host);
+      s = &vd->ledger.series[i];
+      /* and for the verdicts of that series' runs it knows: the level a
+       * candidate is judged against is the one they speak of */
+      if (as && (series_dirty(as) || series_in_flight(vd, as))) {
+        next = JUDGE_DELAY_MS;
+        continue;
+      }
+      if (avs && !avs->synced) {
+        if (avs->waiting_server)
+          continue;
+        if (avs->retry_at > now) {
+          next = !next || avs->retry_at - now < next ? avs->retry_at - now : next;
+          continue;
+        }
+        if (!vd->fetching && fetch_history(vd, avs) < 0)
+          next = HISTORY_RETRY_FIRST_MS;
+        continue;
+      }
+    }
     if (wait) {
       next = JUDGE_DELAY_MS;
       continue;
@@ -549,6 +624,24 @@ void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p) {
   }
 }
 
+/* A run of a series candidates are judged against arrived (late, in a
+ * backfill): the candidates that started after it saw another level, so
+ * they are judged again, as a late run of their own series would cause. */
+static void rejudge_candidates(pl_verdicts *vd, const char *series, int64_t start_ns) {
+  for (size_t i = 0; i < vd->ledger.nseries; i++) {
+    ps_ledger_series *c = &vd->ledger.series[i];
+    const char *against = candidate_against(vd, c->source, c->series);
+    if (!against || strcmp(against, series) != 0 || strcmp(c->host, vd->series_host) != 0)
+      continue;
+    for (size_t k = 0; k < c->nruns; k++)
+      if (c->runs[k].start_ns >= start_ns) {
+        /* a new put_seq: a pass still out judged the old level */
+        c->runs[k].judged = 0;
+        c->runs[k].put_seq = ++vd->ledger.last_put_seq;
+      }
+  }
+}
+
 void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
   if (ev->kind != PL_RUN_ENDED)
     return;
@@ -565,6 +658,8 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
                 : -ENOMEM;
     if (at < 0)
       PS_ERROR(MOD, "%s: out of memory; not judged", v->id.run);
+    else
+      rejudge_candidates(vd, series, start);
   }
   if (r && v->status == PS_RUN_STATUS_SUCCESS && r->nstages) {
     /* Stage drift needs no history; the run stays (and is saved) until its
@@ -580,6 +675,14 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
   arm(vd, gather_ms(vd));
 }
 
+static const pl_vseries *vseries_find(const pl_verdicts *vd, const char *source,
+                                      const char *series, const char *host) {
+  for (const pl_vseries *x = vd->series; x; x = x->next)
+    if (!strcmp(x->source, source) && !strcmp(x->series, series) && !strcmp(x->host, host))
+      return x;
+  return NULL;
+}
+
 int pl_verdicts_quiet(const pl_verdicts *vd) {
   if (vd->passes || vd->fetching)
     return 0;
@@ -593,11 +696,11 @@ int pl_verdicts_quiet(const pl_verdicts *vd) {
     const ps_ledger_series *s = &vd->ledger.series[i];
     if (!series_dirty(s))
       continue;
-    const pl_vseries *vs = NULL;
-    for (const pl_vseries *x = vd->series; x && !vs; x = x->next)
-      if (!strcmp(x->source, s->source) && !strcmp(x->series, s->series) &&
-          !strcmp(x->host, s->host))
-        vs = x;
+    const pl_vseries *vs = vseries_find(vd, s->source, s->series, s->host);
+    /* A synced candidate series waits on the series it is judged against. */
+    const char *against = candidate_against(vd, s->source, s->series);
+    if (vs && vs->synced && against)
+      vs = vseries_find(vd, s->source, against, s->host);
     if (!vs || !vs->waiting_server)
       return 0;
   }

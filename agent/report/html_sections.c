@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "html_private.h"
 
 /* "Cycle avg duration +14.3 %" with the verdict's word, for lists. */
@@ -25,6 +26,10 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
     put(p, "; change began at ");
     esc(p, v->change_run);
   }
+  if (v->against) {
+    put(p, "; against the current level of ");
+    esc(p, v->against);
+  }
   putf(p, "\">%s ", c == V_REGRESSION ? "\u25b2 regression" : "\u25c6 improvement");
   if (with_stage && v->stage) {
     put(p, "stage ");
@@ -34,13 +39,36 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
   txt(p, ps_html_metric_label(v->metric));
   put(p, " ");
   ps_html_fmt_change(p, v->change_pct);
+  if (v->against) {
+    put(p, " against ");
+    txt(p, v->against);
+  }
   put(p, "</span>");
+  if (!v->good_revision || !v->bad_revision || !v->good_revision[0] || !v->bad_revision[0])
+    return; /* "" is written for no range (docs/schema.md) */
+  /* The revision range, a link with verdicts.compare_url: built with the
+   * revisions percent-encoded and http(s) only (core/util.h), then escaped
+   * like any attribute (docs/report.md). */
+  ps_buf link;
+  ps_buf_init(&link, 0);
+  int linked = ps_compare_url(&link, p->d->compare_url, v->good_revision, v->bad_revision) == 0;
+  put(p, " <span class=\"range\">");
+  if (linked) {
+    put(p, "<a href=\"");
+    esc(p, link.data);
+    put(p, "\" rel=\"noopener noreferrer\">");
+  }
+  txt(p, v->good_revision);
+  put(p, "..");
+  txt(p, v->bad_revision);
+  put(p, linked ? "</a></span>" : "</span>");
+  ps_buf_free(&link);
 }
 
 /* What the loadgen verdicts of a run say, in a few words: the changes, or
  * how many metrics were judged unchanged. Returns the count of regressions. */
 static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
-  int judged = 0, changes = 0, regressions = 0;
+  int judged = 0, judged_cand = 0, changes = 0, regressions = 0;
   size_t b, e;
   ps_html_run_verdicts(p, r->host, r->name, &b, &e);
   for (size_t i = b; i < e; i++) {
@@ -48,7 +76,12 @@ static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
     if (is_dss(v))
       continue;
     int c = vcode(v);
-    judged += !v->stage;
+    /* a candidate's verdicts judge the same metrics again, against
+     * another series: counted only when the run has no others */
+    if (v->against)
+      judged_cand += !v->stage;
+    else
+      judged += !v->stage;
     if (c == V_REGRESSION || c == V_IMPROVEMENT) {
       if (changes++)
         put(p, sep);
@@ -56,6 +89,8 @@ static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
       regressions += c == V_REGRESSION;
     }
   }
+  if (!judged)
+    judged = judged_cand;
   if (!changes && judged)
     putf(p, "<span class=\"v v-none\">no change in %d metric%s</span>", judged,
          judged == 1 ? "" : "s");

@@ -78,7 +78,8 @@ static void free_run(ps_rrun *r) {
 
 static void free_verdict(ps_rverdict *v) {
   char *s[] = {v->host, v->source, v->series, v->metric, v->run, v->stage, v->arm,
-               v->reference, v->verdict, v->change_run, v->method, v->revision};
+               v->reference, v->verdict, v->change_run, v->method, v->revision,
+               v->good_revision, v->bad_revision, v->against};
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
     free(s[i]);
 }
@@ -138,6 +139,7 @@ void ps_report_data_free(ps_report_data *d) {
   free(d->stage_run);
   free(d->stage_host);
   free(d->last_error);
+  free(d->compare_url);
   free(d->alert_error);
   memset(d, 0, sizeof *d);
 }

@@ -68,8 +68,9 @@ static int q_run_points(const ps_report_data *d, ps_buf *q) {
 static int q_verdicts(const ps_report_data *d, ps_buf *q) {
   return select_from(q, d, "\"verdict\", \"value\", \"baseline\", \"change_pct\", "
                            "\"change_run\", \"baseline_runs\", \"method\", \"p_value\", "
-                           "\"variants\", \"variants_agree\", \"revision\", \"source\", "
-                           "\"series\", \"metric\", \"run\", \"stage\", \"arm\", \"reference\", "
+                           "\"variants\", \"variants_agree\", \"revision\", \"good_revision\", "
+                           "\"bad_revision\", \"source\", "
+                           "\"series\", \"metric\", \"run\", \"stage\", \"arm\", \"reference\", \"against\", "
                            "\"host\"",
                      "perfship_verdict", "");
 }
@@ -304,8 +305,11 @@ static int on_verdict(ps_report_data *d, const row *r) {
       {&v->metric, tag(r, "metric")},       {&v->run, tag(r, "run")},
       {&v->stage, tag(r, "stage")},         {&v->arm, tag(r, "arm")},
       {&v->reference, tag(r, "reference")}, {&v->verdict, str(r, "verdict")},
+      {&v->against, tag(r, "against")},
       {&v->change_run, str(r, "change_run")}, {&v->method, str(r, "method")},
       {&v->revision, str(r, "revision")},
+      {&v->good_revision, str(r, "good_revision")},
+      {&v->bad_revision, str(r, "bad_revision")},
   };
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
     if (set_str(s[i].dst, s[i].src))

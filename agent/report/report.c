@@ -65,6 +65,7 @@ int ps_report_make(const ps_config *cfg, const ps_report_opts *opts, ps_buf *htm
   int result = PS_REPORT_OK;
   if ((opts->source && !d.source) ||
       (opts->last_error && !(d.last_error = strdup(opts->last_error))) ||
+      (opts->compare_url && !(d.compare_url = strdup(opts->compare_url))) ||
       ps_report_set_hosts(&d, opts->hosts, opts->nhosts) < 0) {
     result = PS_REPORT_NOMEM;
     goto out;

@@ -303,6 +303,17 @@ static int judge_metric(metric_ctx *c, size_t from, ps_verdict_list *out) {
         return rc;
       v.verdict = reporter == j ? c->lv[j].dir : PS_VERDICT_NONE;
       v.change_run = c->s->runs[c->pos[c->lv[reporter].start]].name;
+      if (v.verdict != PS_VERDICT_NONE && c->lv[j].start > 0) {
+        /* The revision range (docs/verdicts.md, "The revision range"):
+         * the level before began at prev_start and ended just before the
+         * new one, so its last run is the last good one. */
+        const ps_verdict_run *good = &c->s->runs[c->pos[c->lv[j].start - 1]];
+        const ps_verdict_run *bad = &c->s->runs[c->pos[c->lv[j].start]];
+        v.good_run = good->name;
+        v.good_revision = good->revision;
+        v.bad_run = bad->name;
+        v.bad_revision = bad->revision;
+      }
     }
     v.baseline = c->lv[j].baseline;
     v.baseline_runs = c->lv[j].baseline_runs;

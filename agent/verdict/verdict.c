@@ -65,6 +65,7 @@ const char *ps_verdict_method_name(ps_verdict_method m) {
   switch (m) {
   case PS_METHOD_STAGE_DRIFT: return "stage_drift";
   case PS_METHOD_ARM_COMPARE: return "arm_compare";
+  case PS_METHOD_CANDIDATE: return "candidate";
   case PS_METHOD_EDIVISIVE: break;
   }
   return "edivisive";
@@ -128,7 +129,7 @@ static size_t add_tag(ps_tag *t, size_t nt, const char *key, const char *v) {
 
 int ps_verdict_emit(ps_emitter *em, const ps_verdict *v) {
   char stage[24];
-  ps_tag tags[8];
+  ps_tag tags[9];
   size_t nt = 0;
   nt = add_tag(tags, nt, "source", v->source);
   nt = add_tag(tags, nt, "series", v->series);
@@ -140,9 +141,12 @@ int ps_verdict_emit(ps_emitter *em, const ps_verdict *v) {
   }
   nt = add_tag(tags, nt, "arm", v->arm);
   nt = add_tag(tags, nt, "reference", v->reference);
+  /* A tag, not a field: a candidate's point must not replace the verdict
+   * of the run within its own series (same run, metric and time). */
+  nt = add_tag(tags, nt, "against", v->against);
 
   /* Fields in the order docs/schema.md lists them (the encoder keeps it). */
-  ps_field f[16];
+  ps_field f[20];
   size_t nf = 0;
   nf = add_string(f, nf, "verdict", ps_verdict_kind_name(v->verdict));
   nf = add_float(f, nf, "value", v->value);
@@ -153,6 +157,18 @@ int ps_verdict_emit(ps_emitter *em, const ps_verdict *v) {
   nf = add_string(f, nf, "method", ps_verdict_method_name(v->method));
   nf = add_float(f, nf, "p_value", v->p_value);
   nf = add_string(f, nf, "revision", v->revision);
+  if (v->method == PS_METHOD_EDIVISIVE || v->method == PS_METHOD_CANDIDATE) {
+    /* Always written, "" without a range: a run judged again overwrites
+     * its point field by field, so a range a regression wrote would stay
+     * on the `none` that replaces it (docs/schema.md). */
+    const char *range[4][2] = {{"good_run", v->good_run}, {"good_revision", v->good_revision},
+                               {"bad_run", v->bad_run}, {"bad_revision", v->bad_revision}};
+    int has = v->verdict != PS_VERDICT_NONE;
+    for (size_t i = 0; i < 4; i++) {
+      const char *s = has && range[i][1] ? range[i][1] : "";
+      f[nf++] = ps_field_string(range[i][0], s, strlen(s));
+    }
+  }
   f[nf++] = ps_field_bool("backfill", v->backfill);
   nf = add_count(f, nf, "variants", v->variants);
   nf = add_count(f, nf, "variants_agree", v->variants_agree);

@@ -47,6 +47,11 @@ typedef struct ps_alert_metric {
   char *arm;        /* DSS: the compared arm and its reference, else NULL */
   char *reference;
   char *change_run; /* where the change began, when not the run itself */
+  char *against;    /* a candidate's verdict: the series it was judged against */
+  /* The revision range (docs/verdicts.md, "The revision range"): the last
+   * revision at the old level and the first at the new, and the link
+   * verdicts.compare_url makes of them; NULL when unknown. */
+  char *good_revision, *bad_revision, *compare_url;
   int improvement;  /* the verdict: 0 regression, 1 improvement */
   int have_value, have_baseline, have_change_pct;
   double value, baseline, change_pct;

@@ -40,4 +40,15 @@ const char *ps_cmd_state_dir(const ps_config *cfg);
 struct ps_state;
 void ps_cmd_load_state(struct ps_state *s, const char *dir, const char *cmd);
 
+/* `perfship verdicts --candidate RUN --against SERIES` (cmd/verdicts_candidate.c):
+ * the run judged now against the current level of SERIES, both read from
+ * the server; host NULL: the run's own (it must be on one host). Prints
+ * the verdicts (as JSON with `json`) and returns the exit code. */
+int ps_cmd_verdicts_candidate(const ps_config *cfg, const char *run, const char *against,
+                              const char *host, int json);
+/* The reading of one InfluxQL answer over loadgen_run in it, for the fuzz
+ * target: the runs found (*nruns), then freed. 0, -EPROTO (not an answer,
+ * or an error result), -ENOMEM. */
+int ps_cmd_candidate_parse(const ps_verdicts_cfg *v, const char *json, size_t *nruns);
+
 #endif

@@ -108,6 +108,16 @@ typedef struct ps_verdicts_cfg {
     double min_change_pct; /* geometric-mean change of an arm that counts */
     char *reference_arm;   /* "" = the first arm of each test */
   } dss;
+  /* Runs of these series judged against the current level of `against`
+   * too (docs/verdicts.md, "Candidates"); none when nseries is 0. */
+  struct {
+    char **series;
+    size_t nseries;
+    char *against;
+  } candidates;
+  /* A verdict's revision range as a link: {good} and {bad} replaced by
+   * the URL-encoded revisions; "" = none. Only http(s) (checked). */
+  char *compare_url;
 } ps_verdicts_cfg;
 
 /* The events perfship raises itself (docs/alerts.md). Their names are the

@@ -19,6 +19,12 @@
  *   ps_read_file() opens a path for it and refuses what is not a regular
  *   file. Both return 0 or a negative errno; on failure `out` holds no
  *   data a caller may use.
+ * - ps_compare_url(): a verdict's revision range as a link
+ *   (verdicts.compare_url, docs/verdicts.md "The revision range"): the
+ *   template with {good} and {bad} replaced by the revisions,
+ *   percent-encoded (every byte but A-Z a-z 0-9 - . _ ~), so a revision
+ *   string from the data cannot add a path, a query or a scheme. Only a
+ *   template starting with http:// or https:// is used.
  */
 #ifndef PS_CORE_UTIL_H
 #define PS_CORE_UTIL_H
@@ -64,5 +70,9 @@ int ps_read_file(const char *path, size_t limit, ps_buf *out, struct stat *st);
  * or w ("90m", "36h", "7d"; no unit: seconds); 0 with *seconds set,
  * -EINVAL for anything else, -ERANGE beyond a hundred years. */
 int ps_parse_duration_s(const char *text, int64_t *seconds);
+
+/* Appends the link to `out`: 0, -ENOENT when there is none (no template,
+ * not http(s), a revision absent or empty), -ENOMEM. */
+int ps_compare_url(ps_buf *out, const char *tmpl, const char *good, const char *bad);
 
 #endif

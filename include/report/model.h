@@ -82,6 +82,8 @@ typedef struct ps_rverdict {
   char *arm, *reference;  /* DSS; NULL otherwise */
   char *verdict;          /* "regression", "improvement", "none" */
   char *change_run, *method, *revision;
+  char *good_revision, *bad_revision; /* a change's revision range, or NULL */
+  char *against;          /* a candidate's: the series it was judged against, else NULL */
   double value, baseline, change_pct, p_value;
   double baseline_runs, variants, variants_agree;
   int64_t time_ns;
@@ -162,6 +164,7 @@ typedef struct ps_report_data {
   char *stage_host; /* its host (NULL: no host tag) */
   size_t stage_of;
   char *last_error;      /* the local agent's last error line, or NULL */
+  char *compare_url;     /* verdicts.compare_url (a revision range's link), or NULL */
   char *alert_error;     /* the newest agent_unhealthy alert text, or NULL */
   int64_t alert_error_ns;
 } ps_report_data;

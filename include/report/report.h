@@ -39,6 +39,7 @@ typedef struct ps_report_opts {
   const char *source;     /* "loadgen", "dss_bench" or NULL for both */
   const char *chart_js;   /* path of Chart.js */
   const char *last_error; /* the local agent's last error line, or NULL */
+  const char *compare_url; /* verdicts.compare_url, or NULL */
   const char *const *hosts; /* only these hosts' rows (nhosts); NULL: every host */
   size_t nhosts;
 } ps_report_opts;

@@ -4,9 +4,10 @@
  * docs/verdicts.md).
  *
  * Contract
- * - A ps_verdict is a plain value made by one of the three judges: judge.h
+ * - A ps_verdict is a plain value made by one of the four judges: judge.h
  *   (a loadgen series across revisions), stage_drift.h (stages of one run),
- *   arm_compare.h (arms of one DSS bench test). Judges compute and never
+ *   arm_compare.h (arms of one DSS bench test), candidate.h (a run against
+ *   the current level of another series). Judges compute and never
  *   emit, so a driver under back-pressure can emit the list at its own pace.
  * - Every string in a ps_verdict is borrowed from the judge's input (run
  *   names, the series, the metric names of the configuration) and must stay
@@ -40,6 +41,7 @@ typedef enum ps_verdict_method {
   PS_METHOD_EDIVISIVE = 0, /* a loadgen series across revisions */
   PS_METHOD_STAGE_DRIFT,   /* a loadgen stage against the run's first loadgen stage */
   PS_METHOD_ARM_COMPARE,   /* a DSS arm against the reference arm */
+  PS_METHOD_CANDIDATE,     /* a run against the current level of another series */
 } ps_verdict_method;
 
 typedef struct ps_verdict {
@@ -54,6 +56,7 @@ typedef struct ps_verdict {
   int stage;              /* stage drift: the compared stage; else -1 */
   const char *arm;        /* arm_compare only */
   const char *reference;  /* arm_compare only */
+  const char *against;    /* candidate only: the series it was judged against */
   /* fields */
   ps_verdict_kind verdict;
   ps_verdict_method method;
@@ -63,6 +66,11 @@ typedef struct ps_verdict {
   int64_t baseline_runs;   /* edivisive only */
   double p_value;          /* edivisive only; NaN when no candidate was tested */
   const char *revision;    /* loadgen */
+  /* The revision range of a regression or improvement across revisions
+   * (edivisive: the last run at the old level and the first at the new;
+   * candidate: the newest run of the level and the candidate); NULL
+   * otherwise. */
+  const char *good_run, *good_revision, *bad_run, *bad_revision;
   int backfill;
   int64_t variants;        /* arm_compare only */
   int64_t variants_agree;

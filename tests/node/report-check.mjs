@@ -135,6 +135,9 @@ try {
     pwned: window.__pwned === undefined ? null : window.__pwned,
     violations: window.__violations.slice(),
     csp: document.querySelector('meta[http-equiv="Content-Security-Policy"]').content,
+    // revision ranges: what a reader sees and where the link goes
+    ranges: Array.from(document.querySelectorAll('.range')).map((r) => ({
+      text: r.textContent, href: r.querySelector('a') ? r.querySelector('a').href : null })),
   }));
   // Text that could reorder what is shown: direction controls left in the
   // rendered text, and data strings whose direction is not isolated.

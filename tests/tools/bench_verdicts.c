@@ -17,6 +17,14 @@
  *       reported, whether a single outlier is reported, and whether a
  *       10 % excursion and return give exactly one regression and one
  *       improvement. A Markdown table.
+ *   bench_verdicts candidates [--trials T]
+ *       The candidate test (verdict/candidate.h) under the same noise
+ *       models: a 30-run nightly history at one level and candidate runs
+ *       with the same noise: how often a candidate at the level raises
+ *       anything, how often one 10 % or 12 % slower, or three runs of one
+ *       revision 10 % slower, are a regression, and how often a candidate
+ *       at the new level after a 10 % nightly step raises anything. A
+ *       Markdown table.
  */
 #include <math.h>
 #include <stdint.h>
@@ -26,6 +34,7 @@
 #include <time.h>
 
 #include "core/config.h"
+#include "verdict/candidate.h"
 #include "verdict/judge.h"
 
 #define DAY_NS 86400000000000LL
@@ -262,6 +271,76 @@ static int rates(int trials) {
   return 0;
 }
 
+/* ---- candidates ---------------------------------------------------------- */
+
+static long no_level, judged;
+
+/* The verdict of the last of `ny` candidate runs of one revision at
+ * `cand_level`, against a nightly history of n runs at level(i). */
+static int one_candidate(const ps_verdicts_cfg *cfg, const noise_model *nm, size_t n,
+                         double (*level)(size_t), double cand_level, size_t ny) {
+  history h, c;
+  history_alloc(&h, n, 1);
+  history_alloc(&c, ny, 1);
+  for (size_t i = 0; i < n; i++)
+    h.values[i] = 24.33 * level(i) * (1.0 + draw(nm));
+  for (size_t k = 0; k < ny; k++) {
+    c.values[k] = 24.33 * cand_level * (1.0 + draw(nm));
+    c.runs[k].revision = "candidate";
+    c.runs[k].start_ns = (int64_t)n * DAY_NS + (int64_t)k;
+  }
+  ps_verdict_series ref = {"loadgen", "daily-perf", h.runs, h.n};
+  ps_verdict_series cs = {"loadgen", "manual", c.runs, c.n};
+  ps_verdict_list out;
+  ps_verdict_list_init(&out);
+  if (ps_verdict_candidate(cfg, &ref, &cs, ny - 1, &out) || out.n > 1) {
+    fprintf(stderr, "bench_verdicts: candidate failed\n");
+    exit(1);
+  }
+  /* none at all: the nightly series' own verdicts saw a change too recent
+   * for its level's noise to be known */
+  int kind = out.n ? (int)out.v[0].verdict : -1;
+  no_level += !out.n;
+  judged++;
+  ps_verdict_list_free(&out);
+  history_free(&h);
+  history_free(&c);
+  return kind;
+}
+
+static double step_at_20(size_t i) { return i >= 20 ? 1.10 : 1.0; }
+
+static int candidates(int trials) {
+  ps_config c;
+  ps_config_defaults(&c);
+  c.verdicts.nmetrics = 1; /* cycleAvgDuration: higher is worse, 5 % */
+  const noise_model models[] = {
+      {"uniform +-3 %", 0, 0.03},  {"normal sd 1.5 %", 1, 0.015}, {"normal sd 2 %", 1, 0.02},
+      {"normal sd 3 %", 1, 0.03},  {"normal sd 10 %", 1, 0.10},
+  };
+  printf("| noise | at the level, 1 run: any alarm | +10 %%, 1 run: regression | +12 %%, 1 run: regression | +10 %%, 3 runs of one revision: regression | at the new level after a 10 %% nightly step: any alarm | no verdict (level too new) |\n");
+  printf("|---|---|---|---|---|---|---|\n");
+  for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+    const noise_model *nm = &models[mi];
+    rng_state = 2000 + mi;
+    int fa = 0, d10 = 0, d12 = 0, d3 = 0, fs = 0;
+    no_level = judged = 0;
+    for (int t = 0; t < trials; t++) {
+      fa += one_candidate(&c.verdicts, nm, 30, flat, 1.0, 1) > PS_VERDICT_NONE;
+      d10 += one_candidate(&c.verdicts, nm, 30, flat, 1.10, 1) == PS_VERDICT_REGRESSION;
+      d12 += one_candidate(&c.verdicts, nm, 30, flat, 1.12, 1) == PS_VERDICT_REGRESSION;
+      d3 += one_candidate(&c.verdicts, nm, 30, flat, 1.10, 3) == PS_VERDICT_REGRESSION;
+      fs += one_candidate(&c.verdicts, nm, 40, step_at_20, 1.10, 1) > PS_VERDICT_NONE;
+    }
+    printf("| %s | %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.1f %% |\n", nm->name,
+           100.0 * fa / trials, 100.0 * d10 / trials, 100.0 * d12 / trials,
+           100.0 * d3 / trials, 100.0 * fs / trials, 100.0 * (double)no_level / (double)judged);
+  }
+  printf("\n%d candidates per cell, seeded.\n", trials);
+  ps_config_free(&c);
+  return 0;
+}
+
 static long arg_long(int argc, char **argv, const char *name, long def) {
   for (int i = 2; i + 1 < argc; i++)
     if (strcmp(argv[i], name) == 0)
@@ -291,7 +370,16 @@ int main(int argc, char **argv) {
     }
     return rates((int)trials);
   }
+  if (argc >= 2 && strcmp(argv[1], "candidates") == 0) {
+    long trials = arg_long(argc, argv, "--trials", 200);
+    if (trials < 1) {
+      fprintf(stderr, "bench_verdicts candidates: --trials >= 1\n");
+      return 64;
+    }
+    return candidates((int)trials);
+  }
   fprintf(stderr, "usage: bench_verdicts cost [--runs N] [--window W] [--repeat R] [--reverse]\n"
-                  "       bench_verdicts rates [--trials T]\n");
+                  "       bench_verdicts rates [--trials T]\n"
+                  "       bench_verdicts candidates [--trials T]\n");
   return 64;
 }

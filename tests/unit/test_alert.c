@@ -131,6 +131,41 @@ static void test_verdict_event_and_slack(void **state) {
                       "live_avgSwingsetTime; the change began with daily-perf-9eb37164f6f7");
   ps_buf_free(&t);
 
+  /* a candidate: against another series' level, with its revision range
+   * and the link */
+  ps_alert_event cand;
+  make_event(&cand, PS_ALERT_REGRESSION, "manual-pr1523");
+  ps_alert_set(&cand.series, "manual");
+  ps_alert_metric c1 = {.metric = "cycleAvgDuration", .against = "daily-perf",
+                        .good_revision = "1cb7c2d80874", .bad_revision = "pr1523",
+                        .compare_url = "https://git/compare/1cb7c2d80874...pr1523",
+                        .have_value = 1, .have_baseline = 1, .have_change_pct = 1,
+                        .value = 27.3, .baseline = 24.35, .change_pct = 12.1};
+  assert_int_equal(ps_alert_event_add_metric(&cand, &c1), 0);
+  ps_buf_init(&t, 0);
+  assert_int_equal(ps_alert_text_verdict(&t, &cand), 0);
+  assert_string_equal(t.data, "manual-pr1523: regression against the current daily-perf level in "
+                              "cycleAvgDuration +12.1% (27.3 against 24.35); revisions "
+                              "1cb7c2d80874..pr1523: https://git/compare/1cb7c2d80874...pr1523");
+  ps_buf_free(&t);
+  char *cj = ps_alert_event_json(&cand);
+  cJSON *co = cJSON_Parse(cj);
+  cJSON *cm = cJSON_GetArrayItem(cJSON_GetObjectItem(co, "metrics"), 0);
+  assert_string_equal(cJSON_GetObjectItem(cm, "against")->valuestring, "daily-perf");
+  assert_string_equal(cJSON_GetObjectItem(cm, "good_revision")->valuestring, "1cb7c2d80874");
+  assert_string_equal(cJSON_GetObjectItem(cm, "bad_revision")->valuestring, "pr1523");
+  assert_string_equal(cJSON_GetObjectItem(cm, "compare_url")->valuestring,
+                      "https://git/compare/1cb7c2d80874...pr1523");
+  /* and back from the saved event, as after a restart */
+  ps_alert_event back;
+  assert_int_equal(ps_alert_event_from_cjson(&back, co), 0);
+  assert_string_equal(back.metrics[0].compare_url, "https://git/compare/1cb7c2d80874...pr1523");
+  assert_string_equal(back.metrics[0].against, "daily-perf");
+  ps_alert_event_free(&back);
+  cJSON_Delete(co);
+  free(cj);
+  ps_alert_event_free(&cand);
+
   /* DSS: arms of one run against the reference arm, in the test named */
   ps_alert_event dss;
   make_event(&dss, PS_ALERT_REGRESSION, "2026-11-30_dss");

@@ -647,6 +647,28 @@ static void test_verdicts_mistakes(void **state) {
   /* two keys that only make sense together */
   expect_error("verdicts = {\n min_runs = 30;\n window_runs = 20; };\n", "perfship.cfg:1: ",
                "window_runs", "less than verdicts.min_runs", NULL);
+  /* the compare link goes into pages and chat: http(s) with both revisions */
+  expect_error("verdicts = {\n compare_url = \"javascript:alert({good}{bad})\"; };\n",
+               "perfship.cfg:1: ", "verdicts.compare_url", "http:// or https://", NULL);
+  expect_error("verdicts = {\n compare_url = \"https://git/{good}\"; };\n",
+               "perfship.cfg:1: ", "verdicts.compare_url", NULL);
+  expect_error("verdicts = {\n compare_url = \"https://git/{good}...{bad}\\\"x\"; };\n",
+               "perfship.cfg:1: ", "verdicts.compare_url", NULL);
+  expect_error("verdicts = {\n candidates = { series = [\"manual\"]; }; };\n",
+               "perfship.cfg:1: ", "verdicts.candidates.against", NULL);
+  expect_error("verdicts = {\n candidates = { series = [\"manual\", \"daily-perf\"]; "
+               "against = \"daily-perf\"; }; };\n",
+               "perfship.cfg:1: ", "not its own candidate", NULL);
+  ps_config c;
+  load_ok("verdicts = {\n candidates = { series = [\"manual\"]; against = \"daily-perf\"; };\n"
+          " compare_url = \"https://github.com/Agoric/agoric-sdk/compare/{good}...{bad}\"; };\n",
+          &c);
+  assert_int_equal(c.verdicts.candidates.nseries, 1);
+  assert_string_equal(c.verdicts.candidates.series[0], "manual");
+  assert_string_equal(c.verdicts.candidates.against, "daily-perf");
+  assert_string_equal(c.verdicts.compare_url,
+                      "https://github.com/Agoric/agoric-sdk/compare/{good}...{bad}");
+  ps_config_free(&c);
 }
 
 /* alerts (docs/alerts.md): every key read, each mistake named. */

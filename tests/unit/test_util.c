@@ -167,6 +167,28 @@ static void durations_as_people_write_them(void **state) {
   assert_int_equal(s, 7); /* untouched on failure */
 }
 
+/* A revision from the data cannot leave its place in the link: every byte
+ * outside the unreserved set is percent-encoded; a template that is not
+ * http(s), or a missing revision, gives no link. */
+static void compare_url_encodes_revisions(void **state) {
+  (void)state;
+  ps_buf b;
+  ps_buf_init(&b, 0);
+  assert_int_equal(ps_compare_url(&b, "https://github.com/Agoric/agoric-sdk/compare/{good}...{bad}",
+                                  "4c709a2979f9", "19bb4e82222a"), 0);
+  assert_string_equal(b.data, "https://github.com/Agoric/agoric-sdk/compare/4c709a2979f9...19bb4e82222a");
+  b.len = 0;
+  assert_int_equal(ps_compare_url(&b, "http://git/?a={good}&b={bad}", "v1.0/x", "a\"><script>&#?"), 0);
+  assert_string_equal(b.data, "http://git/?a=v1.0%2Fx&b=a%22%3E%3Cscript%3E%26%23%3F");
+  b.len = 0;
+  assert_int_equal(ps_compare_url(&b, "javascript:alert({good}{bad})", "a", "b"), -ENOENT);
+  assert_int_equal(ps_compare_url(&b, "https://x/{good}...{bad}", "a", NULL), -ENOENT);
+  assert_int_equal(ps_compare_url(&b, "https://x/{good}...{bad}", "", "b"), -ENOENT);
+  assert_int_equal(ps_compare_url(&b, NULL, "a", "b"), -ENOENT);
+  assert_int_equal(b.len, 0);
+  ps_buf_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(whole_file_and_limit),
@@ -175,6 +197,7 @@ int main(void) {
       cmocka_unit_test(pread_full_stops_at_end),
       cmocka_unit_test(hash_and_clock),
       cmocka_unit_test(durations_as_people_write_them),
+      cmocka_unit_test(compare_url_encodes_revisions),
   };
   return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -138,6 +138,12 @@ static void test_step_up_is_reported_once(void **state) {
       assert_in_range(idx[0], 20, 21);
       const ps_verdict *v = find(&l, m, h.names[idx[0]]);
       assert_string_equal(v->change_run, h.names[20]);
+      /* the revision range: the last run at the old level, the first at
+       * the new one */
+      assert_string_equal(v->good_run, h.names[19]);
+      assert_string_equal(v->good_revision, h.revs[19]);
+      assert_string_equal(v->bad_run, h.names[20]);
+      assert_string_equal(v->bad_revision, h.revs[20]);
       assert_true(v->p_value <= cfg.verdicts.significance);
       assert_int_equal(v->baseline_runs, 20);
       assert_float_equal(v->baseline, base_value[m], base_value[m] * 0.03);
@@ -146,6 +152,7 @@ static void test_step_up_is_reported_once(void **state) {
         v = find(&l, m, h.names[i]);
         assert_non_null(v);
         assert_int_equal(v->verdict, PS_VERDICT_NONE);
+        assert_null(v->good_run);
         assert_string_equal(v->change_run, h.names[20]);
         assert_float_equal(ps_verdict_change_pct(v->value, v->baseline), 10.0, 7.0);
       }
@@ -538,10 +545,13 @@ static void test_point_shape(void **state) {
   assert_string_equal(cap_tag(p, "metric"), "cycleAvgDuration");
   assert_string_equal(cap_tag(p, "run"), v->run);
   const char *order[] = {"verdict", "value", "baseline", "change_pct", "change_run",
-                         "baseline_runs", "method", "p_value", "revision", "backfill"};
-  assert_int_equal(p->nfields, 10);
-  for (size_t i = 0; i < 10; i++)
+                         "baseline_runs", "method", "p_value", "revision", "good_run",
+                         "good_revision", "bad_run", "bad_revision", "backfill"};
+  assert_int_equal(p->nfields, 14);
+  for (size_t i = 0; i < 14; i++)
     assert_string_equal(p->fields[i].key, order[i]);
+  assert_string_equal(cap_field_of(p, "good_run")->s, h.names[19]);
+  assert_string_equal(cap_field_of(p, "bad_revision")->s, h.revs[20]);
   assert_string_equal(cap_field_of(p, "verdict")->s, "regression");
   assert_string_equal(cap_field_of(p, "method")->s, "edivisive");
   assert_string_equal(cap_field_of(p, "change_run")->s, h.names[20]);
@@ -567,6 +577,13 @@ static void test_point_shape(void **state) {
   assert_null(cap_field_of(p, "p_value"));
   assert_null(cap_field_of(p, "revision"));
   assert_float_equal(cap_float(p, "baseline"), 0.0, 0);
+  /* a none: the range written empty, so it replaces a regression's */
+  z = *v;
+  z.verdict = PS_VERDICT_NONE;
+  assert_int_equal(ps_verdict_emit(&em, &z), 0);
+  assert_string_equal(cap_field_of(&cap.points[2], "good_run")->s, "");
+  assert_string_equal(cap_field_of(&cap.points[2], "bad_revision")->s, "");
+  p = &cap.points[1];
   /* the emitter's back-pressure reaches the caller */
   cap.refuse_every = 1;
   assert_int_equal(ps_verdict_emit(&em, v), -EAGAIN);
