@@ -99,6 +99,17 @@ static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
   return regressions;
 }
 
+/* A headline's run or file name and, when known, the machine it ran on. */
+static void name_on_host(page *p, const char *name, const char *host) {
+  txt(p, name);
+  put(p, "</span></span>");
+  if (host) {
+    put(p, " on <span class=\"name host\">");
+    txt(p, host);
+    put(p, "</span>");
+  }
+}
+
 /* The names as HTML text, `sep` (markup) between them. */
 static void html_names(page *p, const names *n, const char *sep) {
   for (size_t i = 0; i < n->n; i++) {
@@ -127,13 +138,7 @@ void ps_html_headline_run(page *p, const ps_rrun *r, const char *what, const cha
   if (r->status == PS_RS_SUCCESS && regressions)
     put(p, " <span class=\"st st-regression\">regression</span>");
   putf(p, " <span class=\"what\">%s <span class=\"name\">", what);
-  txt(p, r->name);
-  put(p, "</span></span>");
-  if (r->host) {
-    put(p, " on <span class=\"name host\">");
-    txt(p, r->host);
-    put(p, "</span>");
-  }
+  name_on_host(p, r->name, r->host);
   if (r->revision) {
     put(p, " · revision ");
     txt(p, r->revision);
@@ -184,13 +189,7 @@ static void headline_dss_file(page *p, const ps_rdssfile *f, const char *id) {
   if (regressions)
     put(p, " <span class=\"st st-regression\">regression</span>");
   put(p, " <span class=\"what\">Newest DSS results <span class=\"name\">");
-  txt(p, f->run);
-  put(p, "</span></span>");
-  if (f->host) {
-    put(p, " on <span class=\"name host\">");
-    txt(p, f->host);
-    put(p, "</span>");
-  }
+  name_on_host(p, f->run, f->host);
   put(p, " · written ");
   ps_html_fmt_time(p, f->time_ns);
   put(p, " UTC<span class=\"verdicts\">");
