@@ -424,6 +424,14 @@ static void merge_row(void *ctx, const char *host, const char *run, const char *
   }
 }
 
+/* Only a database this agent creates itself (InfluxDB 1.x API with
+ * create_database) may be missing and mean "no history yet": it is about to
+ * be created, empty. Any other missing database (or a v2 bucket with no
+ * database mapping) is a read that cannot be made (docs/operations.md). */
+static int creates_database(const ps_config *cfg) {
+  return cfg->influxdb.api == PS_API_V1 && cfg->influxdb.create_database;
+}
+
 static void history_done(void *arg, int rc, const char *json, size_t len, const char *err) {
   fetch_ctx *f = arg;
   pl_verdicts *vd = f->vd;
@@ -453,7 +461,8 @@ static void history_done(void *arg, int rc, const char *json, size_t len, const 
   if (further) {
     vs->span_ns *= 2; /* not a window's worth yet: look further back */
     vs->until_ns = f->since_ns;
-  } else if (vs && (rc == 0 || rc == -ENOENT || rc == -EOPNOTSUPP)) {
+  } else if (vs && (rc == 0 || (rc == -ENOENT && creates_database(vd->cfg)) ||
+                     rc == -EOPNOTSUPP)) {
     if (rc == -EOPNOTSUPP)
       ps_log_limited(PS_LOG_INFO, MOD, "no-influxql", 3600,
                      "the server has no InfluxQL query endpoint: %s is judged against the "
@@ -468,7 +477,12 @@ static void history_done(void *arg, int rc, const char *json, size_t len, const 
     vs->fails++;
     vs->retry_at = uv_now(vd->sh->loop) + (delay < HISTORY_RETRY_MAX_MS ? delay : HISTORY_RETRY_MAX_MS);
     vs->waiting_server = vd->sh->once;
-    if (rc != -EPROTO) /* said above, with what was wrong */
+    if (rc == -ENOENT) /* a database that is not there is no empty history */
+      ps_log_limited(PS_LOG_ERROR, MOD, "history-no-database", 86400,
+                     "%s: cannot read the series' history: %s; its verdicts wait%s",
+                     f->series, err ? err : "the database does not exist",
+                     vd->sh->once ? " for the next start" : " until it can be read");
+    else if (rc != -EPROTO) /* said above, with what was wrong */
       ps_log_limited(PS_LOG_WARNING, MOD, "history", 300,
                      "%s: cannot read the series' history from the server (%s); its "
                      "verdicts wait%s",

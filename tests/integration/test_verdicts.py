@@ -270,6 +270,36 @@ class AcrossRevisions(VerdictCase):
             self.assertEqual(v[k], ref[k], k)
 
 
+    def test_history_of_a_database_that_is_not_there(self):
+        """A history read answered "database not found" (what a v2 bucket
+        without a database mapping answers while its writes land) is an error
+        that names the database, said once, and nothing is judged from it:
+        never an empty history. Only an agent that creates its database
+        itself may take a missing one as "no history yet"."""
+        res = os.path.join(self.tmp, "results")
+        names = make_history(res, [1.0] * 8 + [1.12] * 3, seed=16)
+        db = f"v{self.n}"
+        newest = os.path.join(self.tmp, "newest")
+        os.makedirs(newest)
+        shutil.move(os.path.join(res, names[-1]), newest)
+        self.once(self.agent(res, db, state="first"))
+        missing = json.dumps({"results": [{"statement_id": 0,
+                                           "error": f"database not found: {db}"}]})
+        with FaultProxy(upstream_port=self.influx.port, seed=4) as proxy:
+            proxy.add_rule("status", code=200, body=missing, path="/query",
+                           contains=b"loadgen_run", count=1000)
+            cfg = os.path.join(self.tmp, "nodb.cfg")
+            write_config(cfg, proxy.url, os.path.join(self.tmp, "nodb"), database=db,
+                         sources=f'{{ path = "{newest}"; format = "loadgen"; }}',
+                         influx_extra="create_database = false;")
+            rc, out, err = run_perfship(["-c", cfg, "run", "--once"], timeout=180)
+        said = [line for line in err.splitlines() if "cannot read the series' history" in line]
+        self.assertEqual(len(said), 1, err[-3000:])
+        self.assertIn(db, said[0])
+        self.assertIn("wait for the next start", said[0])
+        self.assertNotIn(names[-1], self.verdicts(db))   # nothing judged from it
+
+
 class StageDriftAndDss(VerdictCase):
     def test_bundled_run_drifts_in_swingset_time(self):
         res = os.path.join(self.tmp, "results")
