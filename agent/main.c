@@ -45,6 +45,10 @@ static const char usage_text[] =
     "  forget PATH...          drop saved state so those files are read again\n"
     "  verdicts [--source S] [--series NAME] [--since DURATION] [--json]\n"
     "                          what got worse or better: the verdicts, regressions first\n"
+    "  triage ack|exclude|baseline --run R [--metric M] [--host H] --reason TEXT [--ticket URL]\n"
+    "  triage list [--json] | triage undo ID\n"
+    "                          acknowledge a change, keep a spoiled run out, start a\n"
+    "                          series anew at a run, list or undo such decisions\n"
     "  alert test [--event E]  send a sample event through the configured alert\n"
     "                          channels (alerts.exec, alerts.webhook); default run_failed\n"
     "  report -o FILE.html [--since DURATION] [--source S]\n"
@@ -74,6 +78,7 @@ static const struct {
     {"verdicts", ps_cmd_verdicts},
     {"alert", ps_cmd_alert},
     {"report", ps_cmd_report},
+    {"triage", ps_cmd_triage},
 };
 
 int main(int argc, char **argv) {
