@@ -106,13 +106,23 @@ static int triage_copy(ps_triage_set *into, const ps_triage_set *from) {
 /* Puts the server's and the file's decisions in force; the series whose
  * runs an exclude or baseline now treats otherwise are judged again from
  * the first such run, which rewrites what it changes (as a late run). */
-static void triage_apply(pl_verdicts *vd) {
+static int triage_same(const ps_triage_set *a, const ps_triage_set *b) {
+  if (a->n != b->n)
+    return 0;
+  for (size_t i = 0; i < a->n; i++)
+    if (strcmp(a->d[i].id, b->d[i].id) != 0)
+      return 0;
+  return 1;
+}
+
+/* Returns whether the decisions in force changed. */
+static int triage_apply(pl_verdicts *vd) {
   ps_triage_set fresh;
   ps_triage_set_init(&fresh);
   if (triage_copy(&fresh, &vd->triage_server) < 0 || triage_copy(&fresh, &vd->triage_file) < 0) {
     ps_triage_set_free(&fresh);
     PS_ERROR(MOD, "out of memory; the triage decisions in force stay as they were");
-    return;
+    return 0;
   }
   size_t rejudged = 0;
   for (size_t k = 0; k < vd->ledger.nseries; k++) {
@@ -129,12 +139,14 @@ static void triage_apply(pl_verdicts *vd) {
     for (size_t j = i; j < s->nruns; j++, rejudged++)
       s->runs[j].judged = 0;
   }
+  int changed = !triage_same(&vd->triage, &fresh);
   ps_triage_set_free(&vd->triage);
   vd->triage = fresh;
   if (rejudged) {
     PS_INFO(MOD, "triage decisions changed: %zu runs are judged again", rejudged);
     vd->sh->state_dirty = 1;
   }
+  return changed;
 }
 
 static void triage_bad_line(void *ctx, const char *name, size_t line, const char *why) {
@@ -143,7 +155,9 @@ static void triage_bad_line(void *ctx, const char *name, size_t line, const char
            why);
 }
 
-static void read_triage_file(pl_verdicts *vd, const ps_config *cfg) {
+/* Returns whether the decisions in force changed. */
+static int read_triage_file(pl_verdicts *vd, const ps_config *cfg) {
+  int changed = 0;
   ps_triage_set fresh;
   ps_triage_set_init(&fresh);
   ps_buf err;
@@ -157,13 +171,15 @@ static void read_triage_file(pl_verdicts *vd, const ps_config *cfg) {
   } else {
     ps_triage_set_free(&vd->triage_file);
     vd->triage_file = fresh;
-    triage_apply(vd);
+    changed = triage_apply(vd);
   }
   ps_buf_free(&err);
+  return changed;
 }
 
 static void triage_done(void *arg, int rc, const char *json, size_t len, const char *err) {
   pl_verdicts *vd = arg;
+  int first = !vd->triage_synced, changed = 0;
   vd->triage_fetching = 0;
   vd->triage_synced = 1;
   if (rc == -ECANCELED)
@@ -178,7 +194,7 @@ static void triage_done(void *arg, int rc, const char *json, size_t len, const c
     } else {
       ps_triage_set_free(&vd->triage_server);
       vd->triage_server = fresh;
-      triage_apply(vd);
+      changed = triage_apply(vd);
     }
   } else {
     ps_log_limited(PS_LOG_WARNING, MOD, "triage", 300,
@@ -186,6 +202,9 @@ static void triage_done(void *arg, int rc, const char *json, size_t len, const c
                    "read stay in force",
                    err ? err : strerror(-rc));
   }
+  /* the report shows decisions; a --once run waits for the first read */
+  if ((first || changed) && vd->hooks.written)
+    vd->hooks.written(vd->hooks.ctx);
   arm(vd, 0);
 }
 
@@ -201,7 +220,8 @@ static void triage_fetch(pl_verdicts *vd) {
 }
 
 void pl_verdicts_reconfigured(pl_verdicts *vd, const ps_config *cfg) {
-  read_triage_file(vd, cfg);
+  if (read_triage_file(vd, cfg) && vd->hooks.written)
+    vd->hooks.written(vd->hooks.ctx); /* the report shows them */
   vd->triage_next = 0;
   arm(vd, 0);
 }
@@ -415,6 +435,42 @@ static int judge_series(pl_verdicts *vd, ps_ledger_series *s) {
       v.method = PS_METHOD_EDIVISIVE;
       v.value = r->values[m];
       v.change_run = r->name;
+      v.revision = r->revision;
+      v.backfill = r->backfill;
+      v.time_ns = r->start_ns;
+      rc = ps_verdict_list_push(&l, &v);
+    }
+  }
+  /* The first runs of a series started anew are too few to compare: they
+   * show the baseline decision, not what they were told before it. The
+   * judge gives every run a verdict once min_runs runs have values, so
+   * only that many after the start can lack one. */
+  size_t judged_n = l.n;
+  for (size_t i = start > from ? start + 1 : from;
+       rc == 0 && start && i < s->nruns && i < start + 2 * (size_t)vd->cfg->verdicts.min_runs;
+       i++) {
+    const ps_ledger_run *r = &s->runs[i];
+    if (view[i].status != PS_RUN_STATUS_SUCCESS)
+      continue;
+    for (size_t m = 0; rc == 0 && m < vd->nmetrics; m++) {
+      if (isnan(r->values[m]) || !vd->cfg->verdicts.metrics[m].enabled)
+        continue;
+      int has = 0;
+      for (size_t k = 0; k < judged_n && !has; k++)
+        has = !strcmp(l.v[k].metric, vd->metrics[m]) && !strcmp(l.v[k].run, r->name) &&
+              (!l.v[k].host || !strcmp(l.v[k].host, r->host));
+      if (has)
+        continue;
+      ps_verdict v = ps_verdict_blank();
+      v.source = s->source;
+      v.series = s->series;
+      v.metric = vd->metrics[m];
+      v.run = r->name;
+      v.host = r->host;
+      v.verdict = PS_VERDICT_BASELINE;
+      v.method = PS_METHOD_EDIVISIVE;
+      v.value = r->values[m];
+      v.change_run = s->runs[start].name;
       v.revision = r->revision;
       v.backfill = r->backfill;
       v.time_ns = r->start_ns;
@@ -777,7 +833,7 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
 }
 
 int pl_verdicts_quiet(const pl_verdicts *vd) {
-  if (vd->passes || vd->fetching || vd->triage_fetching)
+  if (vd->passes || vd->fetching || vd->triage_fetching || !vd->triage_synced)
     return 0;
   for (const pl_dss_doc *d = vd->collect.docs; d; d = d->next)
     if (d->ended)
