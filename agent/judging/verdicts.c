@@ -864,6 +864,23 @@ char *pl_verdicts_to_json(pl_verdicts *vd) {
     return NULL;
   cJSON_AddItemToObject(o, "history", ps_ledger_to_json(&vd->ledger));
   cJSON_AddItemToObject(o, "pending", pl_collect_to_json(&vd->collect));
+  /* The excludes and baselines the saved verdicts were judged under: the
+   * next start compares the decisions it reads with these, so a decision
+   * undone while the agent was down is judged again too. */
+  cJSON *tr = cJSON_AddArrayToObject(o, "triage");
+  for (size_t i = 0; tr && i < vd->triage.n; i++) {
+    const ps_triage_decision *d = &vd->triage.d[i];
+    if ((d->action != PS_TRIAGE_EXCLUDE && d->action != PS_TRIAGE_BASELINE) ||
+        ps_triage_revoked(&vd->triage, d))
+      continue;
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "id", d->id);
+    cJSON_AddStringToObject(x, "action", ps_triage_action_name(d->action));
+    cJSON_AddStringToObject(x, "run", d->run);
+    if (d->host)
+      cJSON_AddStringToObject(x, "host", d->host);
+    cJSON_AddItemToArray(tr, x);
+  }
   char *text = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   return text;
@@ -876,6 +893,28 @@ void pl_verdicts_from_json(pl_verdicts *vd, const char *text) {
   ps_ledger_from_json(&vd->ledger, cJSON_GetObjectItemCaseSensitive(o, "history"),
                       vd->series_host, vd->host);
   pl_collect_from_json(&vd->collect, cJSON_GetObjectItemCaseSensitive(o, "pending"));
+  const cJSON *tr = cJSON_GetObjectItemCaseSensitive(o, "triage"), *x;
+  if (cJSON_IsArray(tr)) {
+    ps_triage_set saved;
+    ps_triage_set_init(&saved);
+    cJSON_ArrayForEach(x, tr) {
+      const cJSON *id = cJSON_GetObjectItemCaseSensitive(x, "id"),
+                  *action = cJSON_GetObjectItemCaseSensitive(x, "action"),
+                  *run = cJSON_GetObjectItemCaseSensitive(x, "run"),
+                  *host = cJSON_GetObjectItemCaseSensitive(x, "host");
+      int a = ps_triage_action_parse(cJSON_GetStringValue(action));
+      if (!cJSON_IsString(id) || !cJSON_IsString(run) ||
+          (a != PS_TRIAGE_EXCLUDE && a != PS_TRIAGE_BASELINE))
+        continue;
+      ps_triage_decision d = {.id = id->valuestring, .action = (ps_triage_action)a,
+                              .run = run->valuestring,
+                              .host = cJSON_IsString(host) ? host->valuestring : NULL};
+      if (ps_triage_add(&saved, &d) < 0)
+        break;
+    }
+    ps_triage_set_free(&vd->triage);
+    vd->triage = saved;
+  }
   cJSON_Delete(o);
   arm(vd, JUDGE_DELAY_MS); /* whatever was left undone */
 }
