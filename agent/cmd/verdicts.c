@@ -10,7 +10,7 @@
  * - Text from the data (run names, series, arms) is printed without control
  *   characters, so a hostile name cannot forge lines or escape sequences.
  * - Triage decisions (verdict/triage.h, read from the server and
- *   triage_file by judging/triage_read.h) mark each row: an acknowledged
+ *   triage_file by report/triage_read.h) mark each row: an acknowledged
  *   change and an excluded run say by whom, when and why under their row
  *   (and in --json as "acknowledged"/"excluded"); a decision that cannot be
  *   read is said and the verdicts are shown without it.
@@ -35,7 +35,7 @@
 #include "core/visible.h"
 #include "influx/client.h"
 #include "influx/influxql.h"
-#include "judging/triage_read.h"
+#include "report/triage_read.h"
 #include "verdict/triage.h"
 
 #define DEFAULT_SINCE_S (7 * 86400)

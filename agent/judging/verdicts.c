@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "judging/triage_read.h"
+#include "report/triage_read.h"
 #include "judging/verdicts_history.h"
 #include "judging/verdicts_send.h"
 #include "verdict/arm_compare.h"
