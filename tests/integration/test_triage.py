@@ -9,6 +9,7 @@ import http.server
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -17,9 +18,22 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import InfluxTestCase, free_port, run_perfship, write_config  # noqa: E402
+import nodetools  # noqa: E402
 from test_verdicts import ACROSS, DAY, make_history  # noqa: E402
 
 KEYS = ("verdict", "value", "baseline", "change_run", "baseline_runs")
+CHROMIUM = os.environ.get("PERFSHIP_CHROMIUM", "/usr/bin/chromium")
+
+
+def open_in_browser(page, shot, probe_url):
+    """What Debian's chromium shows of the page (tests/node/report-check.mjs)."""
+    node_modules = nodetools.ensure_node_modules()
+    script = os.path.join(os.path.dirname(node_modules), "report-check.mjs")
+    p = subprocess.run(["node", script, page, shot, probe_url], capture_output=True, text=True,
+                       timeout=300, env=dict(os.environ, PERFSHIP_CHROMIUM=CHROMIUM))
+    if p.returncode != 0:
+        raise AssertionError(f"report-check.mjs failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    return json.loads(p.stdout)
 
 
 class Receiver:
@@ -120,6 +134,22 @@ class Triage(InfluxTestCase):
                  and first["run"] in (r["run"], r["change_run"])]
         self.assertTrue(acked and all(r["acknowledged"]["id"] == ack_id for r in acked), acked)
         self.assertEqual(acked[0]["acknowledged"]["ticket"], "https://tickets.example/7")
+        # ... and the report, in the browser, shows it acknowledged, the
+        # reason as text (no element made of it), the ticket a link
+        if os.path.exists(CHROMIUM):
+            page = os.path.join(self.tmp, "report.html")
+            rc, out, err = run_perfship(["-c", cfg, "report", "-o", page, "--since", "100d"])
+            self.assertEqual(rc, 0, err)
+            with open(page) as f:
+                self.assertIn('<a href="https://tickets.example/7" rel="noopener noreferrer">',
+                              f.read())
+            seen = open_in_browser(page, os.path.join(self.tmp, "report.png"),
+                                   f"http://127.0.0.1:{hook.port}/probe")
+            rows = {r["cells"][0]: r["cells"] for r in seen["tables"]["runs"]}
+            shown = " ".join(rows[first["run"]])
+            self.assertIn("acknowledged: expected: the new vault <costs> 12 % ticket", shown)
+            self.assertEqual(seen["phases"]["load"]["pageErrors"], [])
+            self.assertEqual(seen["texts"]["scripts"], 3)
         # A later, different change of the same series alerts as usual.
         for name in names[13:]:
             shutil.move(os.path.join(staged, name), self.res)
