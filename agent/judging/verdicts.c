@@ -150,7 +150,9 @@ static int triage_apply(pl_verdicts *vd) {
 }
 
 static void triage_bad_line(void *ctx, const char *name, size_t line, const char *why) {
-  (void)ctx;
+  pl_verdicts *vd = ctx;
+  /* a rejected record like any other: counted, and --once exits 65 */
+  vd->sh->n.records_rejected++;
   PS_ERROR(MOD, "%s:%zu: %s; the line is left out, the other decisions count", name, line,
            why);
 }

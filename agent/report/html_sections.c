@@ -109,24 +109,32 @@ static void html_names(page *p, const names *n, const char *sep) {
 }
 
 void ps_html_headline_run(page *p, const ps_rrun *r, const char *what, const char *id) {
-  int regressions = 0, improvements = 0;
+  int regressions = 0, improvements = 0, unacknowledged = 0;
   size_t b, e;
   ps_html_run_verdicts(p, r->host, r->name, &b, &e);
   for (size_t i = b; i < e; i++)
     if (!is_dss(p->vidx[i])) {
-      regressions += vcode(p->vidx[i]) == V_REGRESSION;
-      improvements += vcode(p->vidx[i]) == V_IMPROVEMENT;
+      const ps_rverdict *v = p->vidx[i];
+      regressions += vcode(v) == V_REGRESSION;
+      improvements += vcode(v) == V_IMPROVEMENT;
+      /* a known regression is no longer news: the headline says so */
+      unacknowledged += vcode(v) == V_REGRESSION &&
+                        !ps_triage_ack_of(&p->d->triage, v->host, v->run, v->change_run,
+                                          v->metric);
     }
   const char *cls = r->status == PS_RS_FAILED                            ? "h-bad"
                     : bad_status(r->status)                              ? "h-warn"
                     : r->status == PS_RS_RUNNING                         ? "h-run"
-                    : r->status == PS_RS_SUCCESS && regressions          ? "h-bad"
+                    : r->status == PS_RS_SUCCESS && unacknowledged       ? "h-bad"
+                    : r->status == PS_RS_SUCCESS && regressions          ? "h-warn"
                     : r->status == PS_RS_SUCCESS                         ? "h-good"
                                                                          : "";
   putf(p, "<div class=\"headline %s\" id=\"%s\">", cls, id);
   ps_html_badge(p, r->status);
-  if (r->status == PS_RS_SUCCESS && regressions)
+  if (r->status == PS_RS_SUCCESS && unacknowledged)
     put(p, " <span class=\"st st-regression\">regression</span>");
+  else if (r->status == PS_RS_SUCCESS && regressions)
+    put(p, " <span class=\"st st-regression\">regression, acknowledged</span>");
   putf(p, " <span class=\"what\">%s <span class=\"name\">", what);
   txt(p, r->name);
   put(p, "</span></span>");

@@ -241,7 +241,9 @@ class Triage(InfluxTestCase):
                     f"ack run={names[9]} reason=\"no closing quote\n"
                     f"ack run={names[10]} reason=fine ticket=https://t.example/1\n")
         cfg = self.config(extra=f'triage_file = "{path}";')
-        err = self.once(cfg)
+        # a rejected line like any other input's: said, counted, exit 65
+        rc, out, err = run_perfship(["-c", cfg, "run", "--once"], timeout=180)
+        self.assertEqual(rc, 65, err[-3000:])
         self.assertIn(f"{path}:3: a quote is not closed", err)
         self.assertEqual(self.verdicts()[names[7]]["verdict"], "excluded")
         out, err = self.triage(cfg, "list", rc=65)
