@@ -9,6 +9,7 @@ import http.server
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -17,7 +18,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import InfluxTestCase, free_port, run_perfship, write_config  # noqa: E402
+from harness import (Agent, InfluxTestCase, QueryError, free_port, run_perfship, wait_until,  # noqa: E402
+                     write_config)
 import nodetools  # noqa: E402
 from test_verdicts import ACROSS, DAY, make_history  # noqa: E402
 
@@ -251,6 +253,34 @@ class Triage(InfluxTestCase):
         self.assertIn("2 decisions", out)
         self.assertIn("slow disk", out)
         self.assertIn(f"[{path}:4]", out)
+
+    def test_running_agent_rereads_the_file_on_sighup(self):
+        levels = [1.0] * 12
+        levels[7] = 1.30
+        names = make_history(self.res, levels, seed=25)
+        path = os.path.join(self.tmp, "decisions.triage")
+        open(path, "w").close()
+        agent = Agent(self.config(extra=f'triage_file = "{path}";')).start()
+        self.addCleanup(agent.kill)
+        def all_judged():
+            try:
+                v = self.verdicts()
+            except QueryError:  # the agent has not created the database yet
+                return None
+            return v if len(v) == len(names) - 4 else None
+        before = wait_until(all_judged, timeout=60, what="the verdicts of every run")
+        self.assertNotEqual(before[names[7]]["verdict"], "excluded")
+        with open(path, "w") as f:
+            f.write(f"exclude run={names[7]} reason=\"slow disk\"\n")
+        agent.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: self.verdicts()[names[7]]["verdict"] == "excluded", timeout=30,
+                   what="the run excluded")
+        # the line removed: what was comes back
+        open(path, "w").close()
+        agent.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: self.verdicts() == before, timeout=30, what="the verdicts restored")
+        self.assertEqual(agent.stop(), 0)
+        self.assertIn("runs are judged again", agent.output())
 
 
 if __name__ == "__main__":
