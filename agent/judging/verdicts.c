@@ -751,14 +751,6 @@ static void timer_cb(uv_timer_t *t) {
     ps_ledger_series *s = &vd->ledger.series[i];
     if (!series_dirty(s) || series_in_flight(vd, s))
       continue;
-    /* the decisions first: judged without them, a run would alert on a
-     * change already acknowledged */
-    if (vd->triage_fetching || !vd->triage_synced ||
-        now + TRIAGE_READ_MS - vd->triage_next > TRIAGE_FRESH_MS) {
-      if (!vd->triage_fetching)
-        triage_fetch(vd);
-      continue;
-    }
     pl_vseries *vs = series_get(vd, s->source, s->series, s->host);
     if (!vs)
       continue;
@@ -775,6 +767,14 @@ static void timer_cb(uv_timer_t *t) {
     }
     if (wait) {
       next = JUDGE_DELAY_MS;
+      continue;
+    }
+    /* the decisions first: judged without them, a run would alert on a
+     * change already acknowledged (read once per look, not per series) */
+    if (vd->triage_fetching || !vd->triage_synced ||
+        now + TRIAGE_READ_MS - vd->triage_next > TRIAGE_FRESH_MS) {
+      if (!vd->triage_fetching)
+        triage_fetch(vd);
       continue;
     }
     judge_series(vd, s);
