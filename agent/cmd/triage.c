@@ -34,6 +34,7 @@
 #include "core/visible.h"
 #include "influx/client.h"
 #include "influx/endpoint.h"
+#include "influx/influxql.h"
 #include "influx/lp_encode.h"
 #include "report/triage_read.h"
 #include "verdict/triage.h"
@@ -150,6 +151,32 @@ static int read_all(const ps_config *cfg, ps_triage_set *s, long *bad) {
   }
   ps_buf_free(&err);
   return code;
+}
+
+/* A decision about a run no verdict names is most likely a typo: said,
+ * not refused, since a run may be decided on before it is judged. */
+static void warn_unknown_run(const ps_config *cfg, const ps_triage_decision *d) {
+  ps_buf q, answer, err;
+  ps_buf_init(&q, 0);
+  ps_buf_init(&answer, 1 << 20);
+  ps_buf_init(&err, 1024);
+  int ok = ps_buf_puts(&q, "SELECT \"verdict\" FROM \"perfship_verdict\" WHERE \"run\" = ") ==
+               0 &&
+           ps_influxql_quote_string(&q, d->run) == 0;
+  if (ok && d->host)
+    ok = ps_buf_puts(&q, " AND \"host\" = ") == 0 && ps_influxql_quote_string(&q, d->host) == 0;
+  if (ok && ps_buf_puts(&q, " LIMIT 1") == 0 &&
+      ps_influx_query(cfg, q.data, &answer, &err) == 0 && answer.data &&
+      !strstr(answer.data, "\"values\"")) {
+    fputs("perfship triage: warning: no verdict names the run ", stderr);
+    put_visible(stderr, d->run, 0);
+    fputs(d->host ? " on that host" : "", stderr);
+    fputs(" (yet): the decision is written; check the name with `perfship verdicts`\n",
+          stderr);
+  }
+  ps_buf_free(&q);
+  ps_buf_free(&answer);
+  ps_buf_free(&err);
 }
 
 static int by_time(const void *a, const void *b) {
@@ -334,6 +361,8 @@ int ps_cmd_triage(int argc, char **argv, ps_config *cfg, int cfg_given) {
   char id[14];
   ps_triage_id(&d, 0, NULL, id);
   d.id = id;
+  if (d.run)
+    warn_unknown_run(cfg, &d);
   code = post(cfg, &d);
   if (code == PS_EXIT_OK) {
     printf("%s %s", ps_triage_action_name(d.action), id);

@@ -46,6 +46,7 @@ typedef struct row {
   double change_pct;
   const ps_triage_decision *ack;      /* the change is acknowledged */
   const ps_triage_decision *excluded; /* the run is kept out of judging */
+  const ps_triage_decision *baseline; /* the series starts anew at its change_run */
 } row;
 
 typedef struct table {
@@ -215,6 +216,8 @@ static void print_table(const table *t, const char *since) {
     putchar('\n');
     if (r->excluded)
       print_decision("excluded", r->excluded);
+    else if (r->baseline)
+      print_decision("new baseline", r->baseline);
     else if (r->ack && rank(r->verdict) < 2)
       print_decision("acknowledged", r->ack);
   }
@@ -245,6 +248,8 @@ static void print_json(const table *t) {
       cJSON_AddItemToObject(o, "acknowledged", decision_json(t->rows[i].ack));
     if (t->rows[i].excluded)
       cJSON_AddItemToObject(o, "excluded", decision_json(t->rows[i].excluded));
+    if (t->rows[i].baseline)
+      cJSON_AddItemToObject(o, "baseline_decision", decision_json(t->rows[i].baseline));
     cJSON_AddItemToArray(arr, o);
   }
   char *text = cJSON_Print(arr);
@@ -346,6 +351,8 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     r->ack = ps_triage_ack_of(&triage, host, run, cell_str(&t, r, "change_run"),
                               cell_str(&t, r, "metric"));
     r->excluded = ps_triage_excluded(&triage, host, run);
+    if (r->verdict && strcmp(r->verdict, "baseline") == 0)
+      r->baseline = ps_triage_baseline_of(&triage, host, cell_str(&t, r, "change_run"));
   }
   qsort(t.rows, t.n, sizeof *t.rows, by_importance);
   if (json)

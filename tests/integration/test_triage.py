@@ -203,6 +203,9 @@ class Triage(InfluxTestCase):
         out, _ = self.triage(cfg, "list")
         self.assertIn("undone", out)
         self.assertIn("noisy neighbour", out)
+        # a run no verdict names is most likely a typo: said
+        _, err = self.triage(cfg, "ack", "--run", "no-such-run", "--reason", "typo")
+        self.assertIn("warning: no verdict names the run no-such-run", err)
         # an id no decision has is said, not written
         _, err = self.triage(cfg, "undo", "t000000000000", rc=65)
         self.assertIn("no decision has the id", err)
@@ -214,10 +217,14 @@ class Triage(InfluxTestCase):
         before = self.verdicts()
         reg = [r for r, v in before.items() if v["verdict"] == "regression"]
         self.assertEqual(len(reg), 1, before)
-        self.triage(cfg, "baseline", "--run", names[8], "--reason", "new hardware")
+        _, err = self.triage(cfg, "baseline", "--run", names[8], "--reason", "new hardware")
+        self.assertNotIn("warning", err)
         self.once(cfg)
         after = self.verdicts()
         self.assertEqual(after[names[8]]["verdict"], "baseline")
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--since", "10000d"])
+        self.assertIn("new baseline by ann at ", out)
+        self.assertIn("new hardware", out)
         # from the new normal on nothing is a change, and the runs compared
         # again count only the runs since it
         self.assertFalse([r for r, v in after.items() if v["verdict"] == "regression"], after)
