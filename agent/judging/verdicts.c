@@ -258,6 +258,10 @@ int pl_verdicts_init(pl_verdicts *vd, pl_shared *sh, const ps_config *cfg,
   ps_triage_set_init(&vd->triage_file);
   ps_triage_set_init(&vd->triage);
   read_triage_file(vd, cfg);
+  /* the first read of the server's decisions, whatever else comes: a
+   * --once run waits for it (a decision taken while no agent ran still
+   * re-judges), and has to end also when nothing else arms the timer */
+  arm(vd, 0);
   return 0;
 }
 
