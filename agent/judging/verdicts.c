@@ -749,7 +749,10 @@ static void timer_cb(uv_timer_t *t) {
     if (r->ended && !r->in_flight)
       judge_stages(vd, r);
   }
-  if (!vd->triage_fetching && now >= vd->triage_next)
+  /* Decisions are about series: an agent that judges none (DSS, jsonl
+   * only) asks nothing of the server for them. */
+  int triage_wanted = vd->ledger.nseries > 0;
+  if (triage_wanted && !vd->triage_fetching && now >= vd->triage_next)
     triage_fetch(vd);
   for (size_t i = 0; i < vd->ledger.nseries; i++) {
     ps_ledger_series *s = &vd->ledger.series[i];
@@ -784,7 +787,7 @@ static void timer_cb(uv_timer_t *t) {
     judge_series(vd, s);
   }
   /* the minute's read of the decisions (a --once run reads them once) */
-  if (!vd->triage_fetching && (!vd->sh->once || !vd->triage_synced)) {
+  if (triage_wanted && !vd->triage_fetching && (!vd->sh->once || !vd->triage_synced)) {
     uint64_t due = vd->triage_next > now ? vd->triage_next - now : 1;
     next = !next || due < next ? due : next;
   }
@@ -839,7 +842,8 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
 }
 
 int pl_verdicts_quiet(const pl_verdicts *vd) {
-  if (vd->passes || vd->fetching || vd->triage_fetching || !vd->triage_synced)
+  if (vd->passes || vd->fetching || vd->triage_fetching ||
+      (!vd->triage_synced && vd->ledger.nseries))
     return 0;
   for (const pl_dss_doc *d = vd->collect.docs; d; d = d->next)
     if (d->ended)
