@@ -9,6 +9,11 @@
  *   first, then by the size of the change.
  * - Text from the data (run names, series, arms) is printed without control
  *   characters, so a hostile name cannot forge lines or escape sequences.
+ * - Triage decisions (verdict/triage.h, read from the server and
+ *   triage_file by report/triage_read.h) mark each row: an acknowledged
+ *   change and an excluded run say by whom, when and why under their row
+ *   (and in --json as "acknowledged"/"excluded"); a decision that cannot be
+ *   read is said and the verdicts are shown without it.
  * - Exit: 0; 64 usage; 69 the server could not be reached, refused, has
  *   no such database (or bucket mapping: the message names it), answered
  *   nothing usable, or has no InfluxQL endpoint (VictoriaMetrics).
@@ -30,6 +35,8 @@
 #include "core/visible.h"
 #include "influx/client.h"
 #include "influx/influxql.h"
+#include "report/triage_read.h"
+#include "verdict/triage.h"
 
 #define DEFAULT_SINCE_S (7 * 86400)
 
@@ -37,6 +44,9 @@ typedef struct row {
   const cJSON *values; /* the row, cells in column order */
   const char *verdict;
   double change_pct;
+  const ps_triage_decision *ack;      /* the change is acknowledged */
+  const ps_triage_decision *excluded; /* the run is kept out of judging */
+  const ps_triage_decision *baseline; /* the series starts anew at its change_run */
 } row;
 
 typedef struct table {
@@ -134,14 +144,63 @@ static void put_range(const table *t, const row *r, const char *tmpl) {
   putchar('\n');
 }
 
+static void when_text(int64_t ns, char out[24]) {
+  time_t s = (time_t)(ns / 1000000000);
+  struct tm tm;
+  if (ns <= 0 || !gmtime_r(&s, &tm))
+    snprintf(out, 24, "(no time)");
+  else
+    strftime(out, 24, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The decision under its row: "    acknowledged by ann at ...: why <ticket>". */
+static void print_decision(const char *what, const ps_triage_decision *d) {
+  char when[24];
+  when_text(d->when_ns, when);
+  printf("    %s by ", what);
+  put_clean(d->who ? d->who : "?", 0);
+  printf(" at %s: ", when);
+  put_clean(d->reason, 0);
+  if (d->ticket) {
+    fputs(" <", stdout);
+    put_clean(d->ticket, 0);
+    putchar('>');
+  }
+  printf(" [%s]\n", d->id);
+}
+
+static void on_bad_line(void *ctx, const char *name, size_t line, const char *why) {
+  (void)ctx;
+  fprintf(stderr, "%s:%zu: %s (the line is left out)\n", name, line, why);
+}
+
+static cJSON *decision_json(const ps_triage_decision *d) {
+  cJSON *o = cJSON_CreateObject();
+  char when[24];
+  when_text(d->when_ns, when);
+  cJSON_AddStringToObject(o, "id", d->id);
+  cJSON_AddStringToObject(o, "who", d->who ? d->who : "");
+  cJSON_AddStringToObject(o, "when", when);
+  cJSON_AddStringToObject(o, "reason", d->reason ? d->reason : "");
+  if (d->ticket)
+    cJSON_AddStringToObject(o, "ticket", d->ticket);
+  return o;
+}
+
 static void print_table(const table *t, const char *since, const char *link_tmpl) {
   size_t reg = 0, imp = 0;
   for (size_t i = 0; i < t->n; i++) {
     reg += rank(t->rows[i].verdict) == 0;
     imp += rank(t->rows[i].verdict) == 1;
   }
-  printf("%zu verdicts of runs since %s ago: %zu regression%s, %zu improvement%s\n", t->n, since,
+  size_t acked = 0;
+  for (size_t i = 0; i < t->n; i++)
+    acked += rank(t->rows[i].verdict) < 2 && t->rows[i].ack;
+  printf("%zu verdicts of runs since %s ago: %zu regression%s, %zu improvement%s", t->n, since,
          reg, reg == 1 ? "" : "s", imp, imp == 1 ? "" : "s");
+  if (acked)
+    printf(" (%zu acknowledged)", acked);
+  putchar('\n');
   if (!t->n)
     return;
   printf("%-11s %9s  %-16s %-36s %-16s %-30s %12s %12s  %s\n", "VERDICT", "CHANGE", "HOST",
@@ -182,6 +241,12 @@ static void print_table(const table *t, const char *since, const char *link_tmpl
     }
     putchar('\n');
     put_range(t, r, link_tmpl);
+    if (r->excluded)
+      print_decision("excluded", r->excluded);
+    else if (r->baseline)
+      print_decision("new baseline", r->baseline);
+    else if (r->ack && rank(r->verdict) < 2)
+      print_decision("acknowledged", r->ack);
   }
 }
 
@@ -212,6 +277,12 @@ static void print_json(const table *t, const char *link_tmpl) {
                        cell_str(t, &t->rows[i], "bad_revision")) == 0)
       cJSON_AddStringToObject(o, "compare_url", link.data);
     ps_buf_free(&link);
+    if (t->rows[i].ack && rank(t->rows[i].verdict) < 2)
+      cJSON_AddItemToObject(o, "acknowledged", decision_json(t->rows[i].ack));
+    if (t->rows[i].excluded)
+      cJSON_AddItemToObject(o, "excluded", decision_json(t->rows[i].excluded));
+    if (t->rows[i].baseline)
+      cJSON_AddItemToObject(o, "baseline_decision", decision_json(t->rows[i].baseline));
     cJSON_AddItemToArray(arr, o);
   }
   char *text = cJSON_Print(arr);
@@ -304,12 +375,27 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   const cJSON *values = cJSON_GetObjectItemCaseSensitive(s0, "values");
   size_t n = (size_t)cJSON_GetArraySize(values);
   t.rows = calloc(n ? n : 1, sizeof *t.rows);
+  ps_triage_set triage;
+  ps_triage_set_init(&triage);
+  ps_buf terr;
+  ps_buf_init(&terr, 2048);
+  if (ps_triage_read_server(cfg, &triage, &terr) < 0 ||
+      ps_triage_read_file(cfg, &triage, on_bad_line, NULL, &terr) < 0)
+    fprintf(stderr, "perfship verdicts: the triage decisions cannot be read (%s); shown "
+            "without them\n", terr.data ? terr.data : "?");
+  ps_buf_free(&terr);
   const cJSON *v, *list = t.rows ? values : NULL;
   cJSON_ArrayForEach(v, list) {
     row *r = &t.rows[t.n++];
     r->values = v;
     r->verdict = cell_str(&t, r, "verdict");
     r->change_pct = cell_num(&t, r, "change_pct");
+    const char *host = cell_str(&t, r, "host"), *run = cell_str(&t, r, "run");
+    r->ack = ps_triage_ack_of(&triage, host, run, cell_str(&t, r, "change_run"),
+                              cell_str(&t, r, "metric"));
+    r->excluded = ps_triage_excluded(&triage, host, run);
+    if (r->verdict && strcmp(r->verdict, "baseline") == 0)
+      r->baseline = ps_triage_baseline_of(&triage, host, cell_str(&t, r, "change_run"));
   }
   qsort(t.rows, t.n, sizeof *t.rows, by_importance);
   if (json)
@@ -318,6 +404,7 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     print_table(&t, since, cfg->verdicts.compare_url);
   rc = fflush(stdout) == 0 ? PS_EXIT_OK : PS_EXIT_SOFTWARE;
   free(t.rows);
+  ps_triage_set_free(&triage);
   cJSON_Delete(root);
 out:
   free(hosts);
