@@ -9,9 +9,15 @@
  *   first, then by the size of the change.
  * - Text from the data (run names, series, arms) is printed without control
  *   characters, so a hostile name cannot forge lines or escape sequences.
- * - Exit: 0; 64 usage; 69 the server could not be reached, refused, has
- *   no such database (or bucket mapping: the message names it), answered
- *   nothing usable, or has no InfluxQL endpoint (VictoriaMetrics).
+ * - --format junit|markdown hand the rows to cmd/verdicts_format.h; the
+ *   output is written whole before the exit code is decided, so a CI job
+ *   that fails still has its report to attach.
+ * - Exit: 0; 3 (--fail-on) a verdict of that kind is in range; 64 usage;
+ *   69 the server could not be reached, refused, has no such database (or
+ *   bucket mapping: the message names it), answered nothing usable, or has
+ *   no InfluxQL endpoint (VictoriaMetrics). 3 is not 1, which a sanitizer
+ *   or a crashed shell step would also give, so a gate that failed is
+ *   never mistaken for a broken one (docs/verdicts.md, "In CI").
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,6 +30,7 @@
 #include <cjson/cJSON.h>
 
 #include "cmd/cmd.h"
+#include "cmd/verdicts_format.h"
 #include "core/buf.h"
 #include "core/sysexits_ps.h"
 #include "core/util.h"
@@ -49,9 +56,10 @@ static int usage(const char *msg) {
   if (msg)
     fprintf(stderr, "perfship verdicts: %s\n", msg);
   fputs("usage: perfship [-c FILE] verdicts [--source S] [--series NAME] [--host H]... "
-        "[--since DURATION] [--json]\n"
+        "[--since DURATION] [--format text|json|junit|markdown] [--json] [--fail-on regression]\n"
         "  --host H: only the verdicts of machine H (its `host` tag); repeatable\n"
-        "  DURATION: a number with s, m, h, d or w (default 7d)\n",
+        "  DURATION: a number with s, m, h, d or w (default 7d)\n"
+        "  --fail-on regression: exit 3 when a regression is in range (after the output)\n",
         stderr);
   return PS_EXIT_USAGE;
 }
@@ -122,8 +130,8 @@ static void print_table(const table *t, const char *since) {
          reg, reg == 1 ? "" : "s", imp, imp == 1 ? "" : "s");
   if (!t->n)
     return;
-  printf("%-11s %9s  %-16s %-36s %-16s %-30s %12s %12s  %s\n", "VERDICT", "CHANGE", "HOST",
-         "WHAT", "SERIES", "RUN", "VALUE", "BASELINE", "CHANGE BEGAN IN");
+  printf("%-11s %9s  %-16s %-36s %-16s %-30s %12s %12s  %s\n", "VERDICT", "CHANGE", "HOST", "WHAT",
+         "SERIES", "RUN", "VALUE", "BASELINE", "CHANGE BEGAN IN");
   for (size_t i = 0; i < t->n; i++) {
     const row *r = &t->rows[i];
     char what[256];
@@ -188,6 +196,61 @@ static void print_json(const table *t) {
   cJSON_Delete(arr);
 }
 
+enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_JUNIT, FORMAT_MARKDOWN };
+
+/* The rows as the formatters take them; NULL when out of memory. */
+static ps_verdict_row *format_rows(const table *t) {
+  ps_verdict_row *out = calloc(t->n ? t->n : 1, sizeof *out);
+  for (size_t i = 0; out && i < t->n; i++) {
+    const row *r = &t->rows[i];
+    const cJSON *when = cell(t, r, "time");
+    out[i] = (ps_verdict_row){
+        .verdict = r->verdict,
+        .host = cell_str(t, r, "host"),
+        .source = cell_str(t, r, "source"),
+        .series = cell_str(t, r, "series"),
+        .metric = cell_str(t, r, "metric"),
+        .stage = cell_str(t, r, "stage"),
+        .arm = cell_str(t, r, "arm"),
+        .reference = cell_str(t, r, "reference"),
+        .run = cell_str(t, r, "run"),
+        .change_run = cell_str(t, r, "change_run"),
+        .revision = cell_str(t, r, "revision"),
+        .method = cell_str(t, r, "method"),
+        .value = cell_num(t, r, "value"),
+        .baseline = cell_num(t, r, "baseline"),
+        .change_pct = r->change_pct,
+        .time_s = cJSON_IsNumber(when) ? when->valuedouble / 1e9 : NAN,
+    };
+  }
+  return out;
+}
+
+static int print_formatted(const table *t, enum format format, const char *since) {
+  ps_verdict_row *rows = format_rows(t);
+  ps_buf out;
+  ps_buf_init(&out, 0);
+  int rc = rows ? 0 : -ENOMEM;
+  if (rc == 0)
+    rc = format == FORMAT_JUNIT ? ps_verdicts_junit(&out, rows, t->n, since)
+                                : ps_verdicts_markdown(&out, rows, t->n, since);
+  if (rc == 0 && out.len && fwrite(out.data, 1, out.len, stdout) != out.len)
+    rc = -EIO;
+  free(rows);
+  ps_buf_free(&out);
+  return rc;
+}
+
+static int parse_format(const char *s, enum format *f) {
+  static const char *const names[] = {"text", "json", "junit", "markdown"};
+  for (int i = 0; i < 4; i++)
+    if (strcmp(s, names[i]) == 0) {
+      *f = (enum format)i;
+      return 0;
+    }
+  return -1;
+}
+
 int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   (void)cfg_given;
   const char *source = NULL, *series = NULL, *since = "7d";
@@ -198,12 +261,24 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     return PS_EXIT_SOFTWARE;
   }
   int64_t since_s = DEFAULT_SINCE_S;
-  int json = 0;
+  enum format format = FORMAT_TEXT;
+  int fail_on_regression = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int has_value = i + 1 < argc;
     if (!strcmp(a, "--json")) {
-      json = 1;
+      format = FORMAT_JSON;
+    } else if (!strcmp(a, "--format") && has_value) {
+      if (parse_format(argv[++i], &format) < 0) {
+        free(hosts);
+        return usage("--format: text, json, junit or markdown");
+      }
+    } else if (!strcmp(a, "--fail-on") && has_value) {
+      if (strcmp(argv[++i], "regression") != 0) {
+        free(hosts);
+        return usage("--fail-on: regression");
+      }
+      fail_on_regression = 1;
     } else if (!strcmp(a, "--source") && has_value) {
       source = argv[++i];
     } else if (!strcmp(a, "--series") && has_value) {
@@ -230,8 +305,7 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   ps_buf_init(&q, 0);
   ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
   ps_buf_init(&err, 2048);
-  int ok = ps_buf_printf(&q, "SELECT * FROM \"perfship_verdict\" WHERE time > now() - %" PRId64
-                             "s",
+  int ok = ps_buf_printf(&q, "SELECT * FROM \"perfship_verdict\" WHERE time > now() - %" PRId64 "s",
                          since_s) == 0;
   if (ok && source)
     ok = ps_buf_puts(&q, " AND \"source\" = ") == 0 && ps_influxql_quote_string(&q, source) == 0;
@@ -269,11 +343,24 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     r->change_pct = cell_num(&t, r, "change_pct");
   }
   qsort(t.rows, t.n, sizeof *t.rows, by_importance);
-  if (json)
+  int prc = 0;
+  if (format == FORMAT_JSON)
     print_json(&t);
-  else
+  else if (format == FORMAT_TEXT)
     print_table(&t, since);
-  rc = fflush(stdout) == 0 ? PS_EXIT_OK : PS_EXIT_SOFTWARE;
+  else
+    prc = print_formatted(&t, format, since);
+  rc = prc == 0 && fflush(stdout) == 0 ? PS_EXIT_OK : PS_EXIT_SOFTWARE;
+  if (prc < 0)
+    fprintf(stderr, "perfship verdicts: %s\n", strerror(-prc));
+  size_t failing = 0;
+  for (size_t i = 0; fail_on_regression && i < t.n; i++)
+    failing += rank(t.rows[i].verdict) == 0;
+  if (rc == PS_EXIT_OK && failing) {
+    fprintf(stderr, "perfship verdicts: %zu regression%s in range (--fail-on regression)\n",
+            failing, failing == 1 ? "" : "s");
+    rc = PS_EXIT_GATE;
+  }
   free(t.rows);
   cJSON_Delete(root);
 out:
