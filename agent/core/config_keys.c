@@ -300,6 +300,8 @@ const ps_cfg_key ps_cfg_top_keys[] = {
     GROUP("report", report_keys),
     {.name = "state_dir", .kind = PS_K_STR, .offset = CFG(state_dir), .nonempty = 1,
      .def_str = "/var/lib/perfship", .doc = "a directory path"},
+    {.name = "triage_file", .kind = PS_K_STR, .offset = CFG(triage_file), .def_str = "",
+     .doc = "the path of a file of triage decisions, one a line (\"\" = none)"},
     {.name = "tags", .kind = PS_K_TAGS, .offset = CFG(tags), .offset2 = CFG(ntags),
      .doc = "a group of strings"},
     {.name = "sources", .kind = PS_K_SOURCES, .offset = CFG(sources),

@@ -175,6 +175,9 @@ typedef struct ps_config {
   } selfstats;
 
   char *state_dir;
+  /* triage decisions kept in a file, one a line (docs/verdicts.md "Triage"):
+   * "" = none */
+  char *triage_file;
   ps_kv *tags;
   size_t ntags;
   ps_source_cfg *sources;
