@@ -12,6 +12,11 @@
  * - --format junit|markdown hand the rows to cmd/verdicts_format.h; the
  *   output is written whole before the exit code is decided, so a CI job
  *   that fails still has its report to attach.
+ * - Acknowledgements (--fail-on unacknowledged, junit, markdown) are asked
+ *   of verdict/triage.h over the server's perfship_triage points and the
+ *   triage_file, read here as the agent reads them (judging/triage_read.c;
+ *   a command may not include the judging layer): a bad file line is
+ *   reported as FILE:LINE and skipped, never stops the rest.
  * - Exit: 0; 3 (--fail-on) a verdict of that kind is in range; 64 usage;
  *   69 the server could not be reached, refused, has no such database (or
  *   bucket mapping: the message names it), answered nothing usable, or has
@@ -37,6 +42,7 @@
 #include "core/visible.h"
 #include "influx/client.h"
 #include "influx/influxql.h"
+#include "verdict/triage.h"
 
 #define DEFAULT_SINCE_S (7 * 86400)
 
@@ -44,6 +50,7 @@ typedef struct row {
   const cJSON *values; /* the row, cells in column order */
   const char *verdict;
   double change_pct;
+  const ps_triage_decision *ack; /* NULL: nobody acknowledged it (or not asked) */
 } row;
 
 typedef struct table {
@@ -56,10 +63,12 @@ static int usage(const char *msg) {
   if (msg)
     fprintf(stderr, "perfship verdicts: %s\n", msg);
   fputs("usage: perfship [-c FILE] verdicts [--source S] [--series NAME] [--host H]... "
-        "[--since DURATION] [--format text|json|junit|markdown] [--json] [--fail-on regression]\n"
+        "[--since DURATION] [--format text|json|junit|markdown] [--json]\n"
+        "       [--fail-on regression|unacknowledged]\n"
         "  --host H: only the verdicts of machine H (its `host` tag); repeatable\n"
         "  DURATION: a number with s, m, h, d or w (default 7d)\n"
-        "  --fail-on regression: exit 3 when a regression is in range (after the output)\n",
+        "  --fail-on regression: exit 3 when a regression is in range (after the output);\n"
+        "  unacknowledged: when one nobody acknowledged (perfship_triage, triage_file) is\n",
         stderr);
   return PS_EXIT_USAGE;
 }
@@ -221,6 +230,10 @@ static ps_verdict_row *format_rows(const table *t) {
         .baseline = cell_num(t, r, "baseline"),
         .change_pct = r->change_pct,
         .time_s = cJSON_IsNumber(when) ? when->valuedouble / 1e9 : NAN,
+        .acknowledged = r->ack != NULL,
+        .ack_who = r->ack ? r->ack->who : NULL,
+        .ack_reason = r->ack ? r->ack->reason : NULL,
+        .ack_ticket = r->ack ? r->ack->ticket : NULL,
     };
   }
   return out;
@@ -239,6 +252,44 @@ static int print_formatted(const table *t, enum format format, const char *since
   free(rows);
   ps_buf_free(&out);
   return rc;
+}
+
+static void bad_triage_line(void *ctx, const char *name, size_t line, const char *why) {
+  (*(size_t *)ctx)++;
+  fprintf(stderr, "perfship verdicts: %s:%zu: %s (line skipped)\n", name, line, why);
+}
+
+/* The decisions in force: the server's, then the file's. -1 when the server
+ * could not answer or the file cannot be read (said on stderr), else 0. */
+static int load_triage(const ps_config *cfg, ps_triage_set *set) {
+  ps_buf q, answer, err, text;
+  ps_buf_init(&q, 0);
+  ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
+  ps_buf_init(&err, 2048);
+  ps_buf_init(&text, 0);
+  int rc = ps_triage_statement(&q);
+  if (rc == 0)
+    rc = ps_influx_query(cfg, q.data, &answer, &err);
+  if (rc == 0 && ps_triage_parse_answer(set, answer.data ? answer.data : "", answer.len) < 0)
+    rc = -ENOMEM;
+  if (rc < 0)
+    fprintf(stderr, "perfship verdicts: triage decisions: %s\n",
+            err.len ? err.data : strerror(-rc));
+  if (rc == 0 && cfg->triage_file && cfg->triage_file[0]) {
+    /* the bound of judging/triage_read.c: a decision is a line of words */
+    rc = ps_read_file(cfg->triage_file, 16u << 20, &text, NULL);
+    size_t bad = 0;
+    if (rc < 0)
+      fprintf(stderr, "perfship verdicts: triage_file %s: %s\n", cfg->triage_file, strerror(-rc));
+    else if (ps_triage_parse_text(set, cfg->triage_file, text.data ? text.data : "", text.len,
+                                  bad_triage_line, &bad) < 0)
+      rc = -ENOMEM;
+  }
+  ps_buf_free(&q);
+  ps_buf_free(&answer);
+  ps_buf_free(&err);
+  ps_buf_free(&text);
+  return rc < 0 ? -1 : 0;
 }
 
 static int parse_format(const char *s, enum format *f) {
@@ -262,7 +313,7 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   }
   int64_t since_s = DEFAULT_SINCE_S;
   enum format format = FORMAT_TEXT;
-  int fail_on_regression = 0;
+  int fail_on_regression = 0, fail_on_unacked = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int has_value = i + 1 < argc;
@@ -274,11 +325,15 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
         return usage("--format: text, json, junit or markdown");
       }
     } else if (!strcmp(a, "--fail-on") && has_value) {
-      if (strcmp(argv[++i], "regression") != 0) {
+      const char *what = argv[++i];
+      if (strcmp(what, "regression") == 0) {
+        fail_on_regression = 1;
+      } else if (strcmp(what, "unacknowledged") == 0) {
+        fail_on_unacked = 1;
+      } else {
         free(hosts);
-        return usage("--fail-on: regression");
+        return usage("--fail-on: regression or unacknowledged");
       }
-      fail_on_regression = 1;
     } else if (!strcmp(a, "--source") && has_value) {
       source = argv[++i];
     } else if (!strcmp(a, "--series") && has_value) {
@@ -342,6 +397,19 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     r->verdict = cell_str(&t, r, "verdict");
     r->change_pct = cell_num(&t, r, "change_pct");
   }
+  ps_triage_set triage;
+  ps_triage_set_init(&triage);
+  if (fail_on_unacked || format == FORMAT_JUNIT || format == FORMAT_MARKDOWN) {
+    if (load_triage(cfg, &triage) < 0) { /* a gate that cannot know must not pass */
+      rc = PS_EXIT_UNAVAILABLE;
+      goto done;
+    }
+    for (size_t i = 0; i < t.n; i++)
+      if (rank(t.rows[i].verdict) == 0)
+        t.rows[i].ack = ps_triage_ack_of(
+            &triage, cell_str(&t, &t.rows[i], "host"), cell_str(&t, &t.rows[i], "run"),
+            cell_str(&t, &t.rows[i], "change_run"), cell_str(&t, &t.rows[i], "metric"));
+  }
   qsort(t.rows, t.n, sizeof *t.rows, by_importance);
   int prc = 0;
   if (format == FORMAT_JSON)
@@ -354,13 +422,16 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   if (prc < 0)
     fprintf(stderr, "perfship verdicts: %s\n", strerror(-prc));
   size_t failing = 0;
-  for (size_t i = 0; fail_on_regression && i < t.n; i++)
-    failing += rank(t.rows[i].verdict) == 0;
+  for (size_t i = 0; (fail_on_regression || fail_on_unacked) && i < t.n; i++)
+    failing += rank(t.rows[i].verdict) == 0 && (fail_on_regression || !t.rows[i].ack);
   if (rc == PS_EXIT_OK && failing) {
-    fprintf(stderr, "perfship verdicts: %zu regression%s in range (--fail-on regression)\n",
-            failing, failing == 1 ? "" : "s");
+    fprintf(stderr, "perfship verdicts: %zu %sregression%s in range (--fail-on %s)\n", failing,
+            fail_on_regression ? "" : "unacknowledged ", failing == 1 ? "" : "s",
+            fail_on_regression ? "regression" : "unacknowledged");
     rc = PS_EXIT_GATE;
   }
+done:
+  ps_triage_set_free(&triage);
   free(t.rows);
   cJSON_Delete(root);
 out:

@@ -164,6 +164,25 @@ static int put_change(ps_buf *out, double pct) {
   return isnan(pct) ? ps_buf_puts(out, "n/a") : ps_buf_printf(out, "%+.1f %%", pct);
 }
 
+/* "acknowledged by WHO: REASON (TICKET)", each part escaped by `esc`. */
+static int put_ack(ps_buf *out, const ps_verdict_row *r, int (*esc)(ps_buf *, const char *)) {
+  int rc = ps_buf_puts(out, "acknowledged");
+  if (r->ack_who) {
+    PUT(ps_buf_puts(out, " by "));
+    PUT(esc(out, r->ack_who));
+  }
+  if (r->ack_reason) {
+    PUT(ps_buf_puts(out, ": "));
+    PUT(esc(out, r->ack_reason));
+  }
+  if (r->ack_ticket) {
+    PUT(ps_buf_puts(out, " ("));
+    PUT(esc(out, r->ack_ticket));
+    PUT(ps_buf_putc(out, ')'));
+  }
+  return rc;
+}
+
 /* The failure's text: each regression of the case, one line. */
 static int junit_failure(ps_buf *out, const ps_verdict_row *rows, const unsigned char *mine,
                          size_t n, const ps_verdict_row *first) {
@@ -198,6 +217,10 @@ static int junit_failure(ps_buf *out, const ps_verdict_row *rows, const unsigned
       PUT(xml_text(out, r->method));
       PUT(ps_buf_putc(out, ')'));
     }
+    if (rc == 0 && r->acknowledged) {
+      PUT(ps_buf_puts(out, "; "));
+      PUT(put_ack(out, r, xml_text));
+    }
     PUT(ps_buf_putc(out, '\n'));
   }
   PUT(ps_buf_puts(out, "</failure>\n"));
@@ -214,7 +237,7 @@ int ps_verdicts_junit(ps_buf *out, const ps_verdict_row *rows, size_t n, const c
     free(mine);
     return -ENOMEM;
   }
-  size_t cases = 0, failures = 0;
+  size_t cases = 0, failures = 0, skipped = 0;
   for (size_t i = 0; i < n; i++) {
     first[i] = i;
     for (size_t j = 0; j < i; j++)
@@ -224,13 +247,18 @@ int ps_verdicts_junit(ps_buf *out, const ps_verdict_row *rows, size_t n, const c
       }
     cases += first[i] == i;
   }
-  for (size_t i = 0; i < n; i++)
-    if (first[i] == i)
-      for (size_t j = i; j < n; j++)
-        if (first[j] == i && is(&rows[j], "regression")) {
-          failures++;
-          break;
-        }
+  for (size_t i = 0; i < n; i++) {
+    if (first[i] != i)
+      continue;
+    int open = 0, known = 0; /* regressions nobody acknowledged, and those acknowledged */
+    for (size_t j = i; j < n; j++)
+      if (first[j] == i && is(&rows[j], "regression")) {
+        open += !rows[j].acknowledged;
+        known += rows[j].acknowledged;
+      }
+    failures += open > 0;
+    skipped += !open && known;
+  }
   int rc = ps_buf_puts(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   PUT(ps_buf_printf(out,
                     "<testsuites name=\"perfship verdicts\" tests=\"%zu\" "
@@ -238,18 +266,21 @@ int ps_verdicts_junit(ps_buf *out, const ps_verdict_row *rows, size_t n, const c
                     cases, failures));
   PUT(ps_buf_puts(out, "  <testsuite name=\"perfship verdicts of runs since "));
   PUT(xml_attr(out, since));
-  PUT(ps_buf_printf(out, " ago\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\">\n",
-                    cases, failures));
+  PUT(ps_buf_printf(out, " ago\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n",
+                    cases, failures, skipped));
   for (size_t i = 0; rc == 0 && i < n; i++) {
     if (first[i] != i)
       continue;
-    const ps_verdict_row *r = &rows[i], *worst = NULL;
+    const ps_verdict_row *r = &rows[i], *worst = NULL, *known = NULL;
     size_t runs = 0;
     for (size_t j = i; j < n; j++) {
       mine[j] = first[j] == i;
       runs += mine[j];
-      if (mine[j] && is(&rows[j], "regression") && !worst)
-        worst = &rows[j]; /* the rows are sorted: the largest change first */
+      /* the rows are sorted: the largest change first */
+      if (mine[j] && is(&rows[j], "regression") && !rows[j].acknowledged && !worst)
+        worst = &rows[j];
+      if (mine[j] && is(&rows[j], "regression") && rows[j].acknowledged && !known)
+        known = &rows[j];
     }
     /* classname: where the series lives; name: what was judged */
     rc = ps_buf_puts(out, "    <testcase classname=\"");
@@ -263,17 +294,62 @@ int ps_verdicts_junit(ps_buf *out, const ps_verdict_row *rows, size_t n, const c
     PUT(ps_buf_puts(out, "\" name=\""));
     PUT(put_what(out, r, xml_attr));
     PUT(ps_buf_printf(out, "\" time=\"0\" assertions=\"%zu\"", runs));
-    if (rc == 0 && !worst) {
+    if (rc == 0 && !worst && !known) {
       rc = ps_buf_puts(out, "/>\n");
       continue;
     }
     PUT(ps_buf_puts(out, ">\n"));
-    PUT(junit_failure(out, rows, mine, n, worst));
+    if (worst) {
+      PUT(junit_failure(out, rows, mine, n, worst));
+    } else {
+      /* every regression of the case is known: shown as such, not as passed */
+      PUT(ps_buf_puts(out, "      <skipped message=\"regression of "));
+      PUT(put_change(out, known->change_pct));
+      PUT(ps_buf_puts(out, " in run "));
+      PUT(xml_attr(out, known->run));
+      PUT(ps_buf_puts(out, ", "));
+      PUT(put_ack(out, known, xml_attr));
+      PUT(ps_buf_puts(out, "\"/>\n"));
+    }
     PUT(ps_buf_puts(out, "    </testcase>\n"));
   }
   PUT(ps_buf_puts(out, "  </testsuite>\n</testsuites>\n"));
   free(first);
   free(mine);
+  return rc;
+}
+
+/* A ticket becomes a link only when nothing in it can leave the link or
+ * the cell: http(s) and the characters of a plain URL. */
+static int plain_url(const char *u) {
+  if (strncmp(u, "https://", 8) != 0 && strncmp(u, "http://", 7) != 0)
+    return 0;
+  for (const char *p = u; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+          strchr("-._~:/?#=&%+", *p)))
+      return 0;
+  return 1;
+}
+
+static int md_ack(ps_buf *out, const ps_verdict_row *r) {
+  int rc = ps_buf_puts(out, "acknowledged");
+  if (r->ack_who) {
+    PUT(ps_buf_puts(out, " by "));
+    PUT(ps_md_escape(out, r->ack_who));
+  }
+  if (r->ack_reason) {
+    PUT(ps_buf_puts(out, ": "));
+    PUT(ps_md_escape(out, r->ack_reason));
+  }
+  if (r->ack_ticket && plain_url(r->ack_ticket)) {
+    PUT(ps_buf_puts(out, " ([ticket]("));
+    PUT(ps_buf_puts(out, r->ack_ticket));
+    PUT(ps_buf_puts(out, "))"));
+  } else if (r->ack_ticket) {
+    PUT(ps_buf_puts(out, " ("));
+    PUT(ps_md_escape(out, r->ack_ticket));
+    PUT(ps_buf_putc(out, ')'));
+  }
   return rc;
 }
 
@@ -295,18 +371,24 @@ static int md_row(ps_buf *out, const ps_verdict_row *r) {
     PUT(ps_buf_puts(out, "against "));
     PUT(ps_md_escape(out, r->reference));
   }
+  PUT(ps_buf_puts(out, " | "));
+  if (r->acknowledged)
+    PUT(md_ack(out, r));
   PUT(ps_buf_puts(out, " |\n"));
   return rc;
 }
 
 int ps_verdicts_markdown(ps_buf *out, const ps_verdict_row *rows, size_t n, const char *since) {
-  size_t reg = 0, imp = 0;
+  size_t reg = 0, imp = 0, known = 0;
   for (size_t i = 0; i < n; i++) {
     reg += is(&rows[i], "regression");
+    known += is(&rows[i], "regression") && rows[i].acknowledged;
     imp += is(&rows[i], "improvement");
   }
-  int rc = ps_buf_printf(out, "### perfship verdicts: %zu regression%s, %zu improvement%s\n\n", reg,
-                         reg == 1 ? "" : "s", imp, imp == 1 ? "" : "s");
+  int rc = ps_buf_printf(out, "### perfship verdicts: %zu regression%s", reg, reg == 1 ? "" : "s");
+  if (known)
+    PUT(ps_buf_printf(out, " (%zu acknowledged)", known));
+  PUT(ps_buf_printf(out, ", %zu improvement%s\n\n", imp, imp == 1 ? "" : "s"));
   PUT(ps_buf_printf(out, "%zu verdicts of runs since ", n));
   PUT(ps_md_escape(out, since));
   PUT(ps_buf_puts(out, " ago"));
@@ -314,8 +396,9 @@ int ps_verdicts_markdown(ps_buf *out, const ps_verdict_row *rows, size_t n, cons
     PUT(ps_buf_puts(out, "; nothing changed.\n"));
     return rc;
   }
-  PUT(ps_buf_puts(out, ".\n\n| verdict | change | host | what | series | run | value | "
-                       "baseline | change began in |\n|---|--:|---|---|---|---|--:|--:|---|\n"));
+  PUT(ps_buf_puts(
+      out, ".\n\n| verdict | change | host | what | series | run | value | "
+           "baseline | change began in | triage |\n|---|--:|---|---|---|---|--:|--:|---|---|\n"));
   size_t shown = 0;
   for (size_t i = 0; rc == 0 && i < n; i++) {
     if (!is(&rows[i], "regression") && !is(&rows[i], "improvement"))

@@ -21,11 +21,16 @@
  *   direction controls as in core/visible.h.
  * - JUnit: one <testcase> per judged series and metric (host, source,
  *   series, metric, stage or arm) with a verdict in range; it holds a
- *   <failure> when one of its verdicts is a regression, naming the runs.
- *   Counts on <testsuite> and <testsuites> agree with the cases.
+ *   <failure> when one of its verdicts is a regression nobody
+ *   acknowledged, naming the runs; when every regression of the case was
+ *   acknowledged, a <skipped> naming who and why instead (the CI system
+ *   shows it as known, not as passed). Counts on <testsuite> and
+ *   <testsuites> agree with the cases.
  * - Markdown: a heading with the counts, then a table of the regressions
  *   and improvements (at most PS_VERDICTS_MD_MAX_ROWS, then how many were
- *   left out), so it stays under a comment's size limit.
+ *   left out), so it stays under a comment's size limit. An acknowledged
+ *   change says so, with who, why and the ticket (a link only when it is
+ *   a plain http(s) URL; else escaped text).
  */
 #ifndef PS_CMD_VERDICTS_FORMAT_H
 #define PS_CMD_VERDICTS_FORMAT_H
@@ -42,6 +47,10 @@ typedef struct ps_verdict_row {
   const char *run, *change_run, *revision, *method;
   double value, baseline, change_pct; /* NAN when absent */
   double time_s;                      /* the verdict's time, seconds; NAN when absent */
+  /* a triage decision acknowledged this change (verdict/triage.h); the
+   * strings may be NULL */
+  int acknowledged;
+  const char *ack_who, *ack_reason, *ack_ticket;
 } ps_verdict_row;
 
 int ps_xml_escape(ps_buf *out, const char *s, int attr);
