@@ -287,12 +287,12 @@ DSS = dict(
     description="Throughput and latency against the swept variant, one series per compared arm.",
     time_from="now-90d",
     variables=[var("dss_run", "dss_bench", "run", "Result folder"),
-               var("test", "dss_bench", "test", "Test")],
+               var("dss_test", "dss_bench", "test", "Test")],
     annotations=[RUN_MARKERS_ANNOTATION],
     cells=[
-        cell("Verdicts of test $test: each arm against the reference arm", "table",
-             '''SELECT "verdict", "change_pct", "variants", "variants_agree", "value", "baseline" FROM "perfship_verdict" WHERE "run" = '$dss_run' AND "series" = '$test' AND "method" = 'arm_compare' GROUP BY "arm", "reference", "metric"''',
-             flux_from("perfship_verdict", None, start="0", stop=None, where="r.run == v.dss_run and r.series == v.test") + PIVOT +
+        cell("Verdicts of test $dss_test: each arm against the reference arm", "table",
+             '''SELECT "verdict", "change_pct", "variants", "variants_agree", "value", "baseline" FROM "perfship_verdict" WHERE "run" = '$dss_run' AND "series" = '$dss_test' AND "method" = 'arm_compare' GROUP BY "arm", "reference", "metric"''',
+             flux_from("perfship_verdict", None, start="0", stop=None, where="r.run == v.dss_run and r.series == v.dss_test") + PIVOT +
              '''  |> filter(fn: (r) => r.method == "arm_compare")
   |> group()
   |> keep(columns: ["arm", "reference", "metric", "verdict", "change_pct", "variants", "variants_agree", "value", "baseline"])
@@ -300,31 +300,31 @@ DSS = dict(
              w=24, h=6, colored=("verdict", VERDICT_COLORS), expect={"kind": "arm_verdicts"},
              note="change_pct is the geometric mean of the per-variant ratios; value and baseline are the arms' geometric means."),
         cell("Requests per second against the variant, per arm", "bar",
-             '''SELECT "arm", "variant", "variantIndex", "rps_total" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$test\'''',
+             '''SELECT "arm", "variant", "variantIndex", "rps_total" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$dss_test\'''',
              flux_from("dss_bench", ["variantIndex", "rps_total"], start="0", stop=None,
-                       where="r.run == v.dss_run and r.test == v.test") + PIVOT +
+                       where='r.run == v.dss_run and r["test"] == v.dss_test') + PIVOT +
              '''  |> group(columns: ["arm"])
   |> sort(columns: ["variantIndex"])
   |> keep(columns: ["arm", "variant", "variantIndex", "rps_total"])''',
              w=12, h=9, x_field="variant", y_field="rps_total", expect={"kind": "dss_arms", "field": "rps_total"}),
         cell("p95 latency (ms) against the variant, per arm", "bar",
-             '''SELECT "arm", "variant", "variantIndex", "p95_ms" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$test\'''',
+             '''SELECT "arm", "variant", "variantIndex", "p95_ms" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$dss_test\'''',
              flux_from("dss_bench", ["variantIndex", "p95_ms"], start="0", stop=None,
-                       where="r.run == v.dss_run and r.test == v.test") + PIVOT +
+                       where='r.run == v.dss_run and r["test"] == v.dss_test') + PIVOT +
              '''  |> group(columns: ["arm"])
   |> sort(columns: ["variantIndex"])
   |> keep(columns: ["arm", "variant", "variantIndex", "p95_ms"])''',
              w=12, h=9, x_field="variant", y_field="p95_ms", expect={"kind": "dss_arms", "field": "p95_ms"}),
         cell("Every point: throughput, latency and errors", "table",
-             '''SELECT "variantIndex", "rps_total", "p50_ms", "p95_ms", "errors", "err_p95_ms", "processes" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$test' GROUP BY "arm", "variant"''',
-             flux_from("dss_bench", None, start="0", stop=None, where="r.run == v.dss_run and r.test == v.test") + PIVOT +
+             '''SELECT "variantIndex", "rps_total", "p50_ms", "p95_ms", "errors", "err_p95_ms", "processes" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$dss_test' GROUP BY "arm", "variant"''',
+             flux_from("dss_bench", None, start="0", stop=None, where='r.run == v.dss_run and r["test"] == v.dss_test') + PIVOT +
              '''  |> group()
   |> keep(columns: ["arm", "variant", "variantIndex", "rps_total", "p50_ms", "p95_ms", "errors", "err_p95_ms", "processes"])
   |> sort(columns: ["arm", "variantIndex"])''',
              w=24, h=9, expect={"kind": "dss_points"}),
-        cell("Best requests per second of test $test over time, per arm", "line",
-             '''SELECT max("rps_total") AS "rps_total" FROM "dss_bench" WHERE $timeFilter AND "test" = '$test' GROUP BY time(1d), "arm" fill(none)''',
-             flux_from("dss_bench", ["rps_total"], where="r.test == v.test") +
+        cell("Best requests per second of test $dss_test over time, per arm", "line",
+             '''SELECT max("rps_total") AS "rps_total" FROM "dss_bench" WHERE $timeFilter AND "test" = '$dss_test' GROUP BY time(1d), "arm" fill(none)''',
+             flux_from("dss_bench", ["rps_total"], where='r["test"] == v.dss_test') +
              '''  |> group(columns: ["arm"])
   |> aggregateWindow(every: 1d, fn: max, createEmpty: false)''',
              w=24, h=8, expect={"kind": "dss_trend"}),

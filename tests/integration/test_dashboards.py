@@ -515,18 +515,25 @@ class FluxFiles(unittest.TestCase):
         task = os.path.join(DASH, "flux", "tasks", "perfship_run_failed.flux")
         with open(task) as f:
             good = f.read()
-        broken = {"unknown_function": good.replace("monitor.check(", "monitor.chek("),
-                  "syntax": good.replace("|> range(start: -30m)", "|> range(start: -30m"),
-                  "missing_import": good.replace('import "influxdata/influxdb/monitor"', "")}
+        # each with what the language server says, at the line an editor shows
+        line = next(i for i, ln in enumerate(good.splitlines(), 1) if "monitor.check(" in ln)
+        broken = {"unknown_function": (good.replace("monitor.check(", "monitor.chek("),
+                                       f"{line}:8: record is missing label chek"),
+                  "syntax": (good.replace("|> range(start: -30m)", "|> range(start: -30m"),
+                             "expected RPAREN"),
+                  "missing_import": (good.replace('import "influxdata/influxdb/monitor"', ""),
+                                     f"{line}:8: undefined identifier monitor")}
         with tempfile.TemporaryDirectory() as tmp:
-            for name, text in broken.items():
+            for name, (text, said) in broken.items():
                 path = os.path.join(tmp, name + ".flux")
                 with open(path, "w") as f:
                     f.write(text)
                 with self.subTest(name):
                     p = self.check([path])
                     self.assertEqual(p.returncode, 1, p.stdout)
-                    self.assertIn("FAIL", p.stdout)
+                    self.assertIn(f"FAIL {path}: ", p.stdout)
+                    self.assertIn(said, p.stdout)
+                    self.assertNotIn("semantic check failed", p.stdout)
 
     def test_cookbook_flux(self):
         blocks = doc_blocks("flux")
@@ -539,6 +546,27 @@ class FluxFiles(unittest.TestCase):
                     f.write(b)
             p = self.check(paths)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_flux_older_servers_parse(self):
+        """What the checker (a recent Flux) accepts and older servers do not:
+        `test` is a keyword of Flux before about 0.173 (InfluxDB 1.8, 2.0 to
+        2.3 cannot parse `r.test`: write r["test"]), and a task that says
+        1.8 can run it imports nothing 1.8's Flux lacks."""
+        texts = {}
+        for path in self.files:
+            with open(path) as f:
+                texts[path] = f.read()
+        texts.update({f"docs/queries.md block {i}": b for i, b in enumerate(doc_blocks("flux"))})
+        for path, text in texts.items():
+            code = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("//"))
+            with self.subTest(path):
+                self.assertNotRegex(code, r"(\.|\bv\s*=\s*\{[^}]*\b)test\b(?!_)",
+                                    "`test` as a member or variable name: write r[\"test\"]")
+                if "1.8" in text.split("\nimport", 1)[0]:
+                    self.assertNotIn('"influxdata/influxdb/schema"', code,
+                                     "InfluxDB 1.8's Flux has no schema package")
+        # the guard can fail: the query as it was
+        self.assertRegex('r.run == v.dss_run and r.test == v.test', r"\.test\b(?!_)")
 
     def test_task_options_are_durations(self):
         # The type checker accepts `every: "1m"` (a string); InfluxDB does not.
@@ -1039,7 +1067,7 @@ class QueriesAgainstInflux(unittest.TestCase):
                         self.assertEqual(vals, {r.rsplit("-", 1)[1] for r in FIXTURE_STATUS if finish_stats(r)})
                     elif v["name"] == "dss_run":
                         self.assertEqual(vals, {p.split("/")[0] for p in self.dss_files})
-                    elif v["name"] == "test":
+                    elif v["name"] == "dss_test":
                         self.assertIn("rid_isa", vals)
             # Chronograf asks the same through its meta-query template.
             with open(os.path.join(DASH, "chronograf", d["slug"] + ".dashboard")) as f:
@@ -1254,7 +1282,7 @@ class QueriesAgainstInflux(unittest.TestCase):
         test = "rid_isa"
         arms = res["by_test"][test]
         for i, c, kind in self.cells(d):
-            series = self.run_cell(d, i, {"dss_run": "latency_compare_images", "test": test})
+            series = self.run_cell(d, i, {"dss_run": "latency_compare_images", "dss_test": test})
             with self.subTest(cell=c["title"]):
                 if kind == "dss_arms":
                     field = c["expect"]["field"]
