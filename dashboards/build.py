@@ -80,8 +80,26 @@ def var(name, measurement, tag, label):
 RUN_MARKERS_ANNOTATION = {
     "name": "Run markers",
     "influxql": 'SELECT "text", "status", "event" FROM "runs" WHERE $timeFilter',
-    "textColumn": "text", "tagsColumn": "status",
+    "textColumn": "text", "tagsColumn": "status", "color": "purple",
 }
+# perfship's verdicts (docs/schema.md, "Verdicts") at their run's time: only
+# a change is marked, so a panel shows where a metric got worse or better and
+# which run began it, without a query that recomputes it.
+VERDICT_ANNOTATION = {
+    "name": "Verdicts: regressions and improvements",
+    "influxql": 'SELECT "run", "verdict", "metric", "series", "host", "change_pct", "change_run" FROM "perfship_verdict" WHERE $timeFilter AND "verdict" != \'none\'',
+    "textColumn": "run", "tagsColumn": "verdict,metric,series,host", "color": "red",
+}
+# What people decided about verdicts (docs/schema.md, "Triage decisions"), at
+# the time of the decision. `host` is a tag of the point and the rest fields;
+# InfluxQL selects tags and fields by name alike, so the query holds whichever
+# they are.
+TRIAGE_ANNOTATION = {
+    "name": "Triage decisions",
+    "influxql": 'SELECT "reason", "action", "run", "metric", "host", "who", "ticket" FROM "perfship_triage" WHERE $timeFilter',
+    "textColumn": "reason", "tagsColumn": "action,run,metric,host,who", "color": "blue",
+}
+JUDGED_ANNOTATIONS = [RUN_MARKERS_ANNOTATION, VERDICT_ANNOTATION, TRIAGE_ANNOTATION]
 
 DAILY = dict(
     slug="daily-runs", uid="perfship-daily-runs", chronograf_id=-101,
@@ -90,7 +108,7 @@ DAILY = dict(
     time_from="now-30d",
     variables=[var("revision", "loadgen_run", "revision", "Revision"),
                var("compare_revision", "loadgen_run", "revision", "Compare with revision")],
-    annotations=[RUN_MARKERS_ANNOTATION],
+    annotations=JUDGED_ANNOTATIONS,
     cells=[
         cell("Runs: last status (failed and stalled in red, running in yellow)", "table",
              '''SELECT last("text") AS "text", "status", "event", "source", "duration" FROM "runs" WHERE $timeFilter GROUP BY "run"''',
@@ -201,7 +219,7 @@ ONE_RUN = dict(
     description="Stage against stage within one loadgen run, and the run's time series.",
     time_from="now-2d",
     variables=[var("run", "loadgen_stage", "run", "Run")],
-    annotations=[RUN_MARKERS_ANNOTATION],
+    annotations=JUDGED_ANNOTATIONS,
     cells=[
         cell("Verdicts of this run: against earlier revisions, and each stage against the first", "table",
              '''SELECT "verdict", "value", "baseline", "change_pct", "change_run", "baseline_runs", "method", "backfill" FROM "perfship_verdict" WHERE "run" = '$run' GROUP BY "metric", "stage"''',
@@ -288,7 +306,7 @@ DSS = dict(
     time_from="now-90d",
     variables=[var("dss_run", "dss_bench", "run", "Result folder"),
                var("dss_test", "dss_bench", "test", "Test")],
-    annotations=[RUN_MARKERS_ANNOTATION],
+    annotations=JUDGED_ANNOTATIONS,
     cells=[
         cell("Verdicts of test $dss_test: each arm against the reference arm", "table",
              '''SELECT "verdict", "change_pct", "variants", "variants_agree", "value", "baseline" FROM "perfship_verdict" WHERE "run" = '$dss_run' AND "series" = '$dss_test' AND "method" = 'arm_compare' GROUP BY "arm", "reference", "metric"''',
@@ -556,7 +574,7 @@ def grafana_dashboard(d):
         # plugin's annotation editor): the query and the column mappings in
         # `target`. The legacy top-level fields are migrated on load, and the
         # dashboard schema refuses them.
-        ann.append({"name": a["name"], "datasource": DS, "enable": True, "iconColor": "purple",
+        ann.append({"name": a["name"], "datasource": DS, "enable": True, "iconColor": a["color"],
                     "target": {"refId": "Anno", "query": a["influxql"], "rawQuery": True,
                                "fromAnnotations": True, "textEditor": True,
                                "textColumn": a["textColumn"], "tagsColumn": a["tagsColumn"],

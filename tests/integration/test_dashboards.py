@@ -850,6 +850,7 @@ class QueriesAgainstInflux(unittest.TestCase):
         cls.write_markers()
         cls.write_selfstats()
         cls.write_verdicts()
+        cls.write_triage()
         cls.write_alerts()
 
     @classmethod
@@ -957,6 +958,28 @@ class QueriesAgainstInflux(unittest.TestCase):
         ]
         cls.write("\n".join(lp_line("perfship_verdict", dict(tags, host="test"), fields, t)
                             for tags, fields, t in cls.verdicts))
+
+    @classmethod
+    def write_triage(cls):
+        """perfship_triage points as docs/schema.md ("Triage decisions")
+        defines them: an acknowledgement of the nightly regression, an
+        exclusion on one machine, and the undo of the exclusion, an hour
+        apart after the newer run."""
+        new, failed = "daily-perf-1cb7c2d80874", "daily-perf-ba4674aa5495"
+        t = max(r["time"] for r in cls.influx.query(
+            DB, 'SELECT "cycleAvgDuration" FROM "loadgen_run" GROUP BY "run"')) + 3600 * 10**9
+        cls.triage = [
+            ({"id": "t0000000000a1", "action": "ack"},
+             {"run": new, "metric": "cycleAvgDuration", "who": "ana",
+              "reason": "expected: the new cache costs 14 %", "ticket": "https://tickets.example/T-1"}, t),
+            ({"id": "t0000000000a2", "action": "exclude", "host": "test"},
+             {"run": failed, "who": "bo", "reason": "noisy neighbour"}, t + 3600 * 10**9),
+            ({"id": "t0000000000a3", "action": "undo"},
+             {"revokes": "t0000000000a2", "who": "bo", "reason": "it was the code after all"},
+             t + 2 * 3600 * 10**9),
+        ]
+        cls.write("\n".join(lp_line("perfship_triage", tags, fields, t)
+                            for tags, fields, t in cls.triage))
 
     @classmethod
     def write_alerts(cls):
@@ -1080,18 +1103,52 @@ class QueriesAgainstInflux(unittest.TestCase):
                 with self.subTest(dashboard=d["slug"], chronograf_template=t["tempVar"]):
                     self.assertEqual({r["value"] for r in self.influx.query(DB, q)},
                                      {r["value"] for r in self.influx.query(DB, grafana_var["query"])})
+            names = [a["name"] for a in g["annotations"]["list"] if not a.get("builtIn")]
+            if d is not build.HEALTH:
+                # every dashboard of runs marks runs, verdicts and decisions on its
+                # time-series panels (the agent's health has no runs to judge)
+                self.assertEqual(names, [a["name"] for a in build.JUDGED_ANNOTATIONS])
             for a in g["annotations"]["list"]:
                 if a.get("builtIn"):
                     continue
                 t = a["target"]
                 start, end = self.ranges("daily-runs")
+                if d["slug"] == "dss-bench":
+                    start = min(start, self.ranges("dss-bench")[0])
+                    end = max(end, self.ranges("dss-bench")[1])
                 rows = self.influx.query(DB, fill_grafana(t["query"], start, end, {}))
+                tags = t["tagsColumn"].split(",")
                 with self.subTest(dashboard=d["slug"], annotation=a["name"]):
+                    # what Grafana shows: a text and the tags of each mark
                     self.assertTrue(rows and all(r[t["textColumn"]] for r in rows))
-                    # A start and an end marker for every fixture run.
-                    self.assertGreaterEqual(len(rows), 2 * len(FIXTURE_STATUS))
-                    self.assertEqual({r[t["tagsColumn"]] for r in rows} - {"running"},
-                                     set(FIXTURE_STATUS.values()))
+                    self.assertTrue(all(k in r for r in rows for k in tags), rows[:2])
+                    if a["name"] == build.RUN_MARKERS_ANNOTATION["name"]:
+                        # A start and an end marker for every fixture run.
+                        self.assertGreaterEqual(len(rows), 2 * len(FIXTURE_STATUS))
+                        self.assertEqual({r["status"] for r in rows} - {"running"},
+                                         set(FIXTURE_STATUS.values()))
+                    elif a["name"] == build.VERDICT_ANNOTATION["name"]:
+                        # every change in range, and nothing that is none
+                        want = sorted((tg["run"], tg["metric"], tg.get("stage", ""), f["verdict"])
+                                      for tg, f, tm in self.verdicts
+                                      if f["verdict"] != "none" and start <= tm <= end)
+                        self.assertGreaterEqual(len(want), 3)
+                        self.assertEqual(len(rows), len(want), rows)
+                        self.assertEqual(sorted((r["run"], r["metric"], r["verdict"]) for r in rows),
+                                         sorted(w[:2] + w[3:] for w in want))
+                        self.assertTrue(all(r["host"] == "test" for r in rows))
+                    elif a["name"] == build.TRIAGE_ANNOTATION["name"]:
+                        self.assertEqual(sorted((r["action"], r["reason"]) for r in rows),
+                                         sorted((tg["action"], f["reason"])
+                                                for tg, f, tm in self.triage))
+                        ack = next(r for r in rows if r["action"] == "ack")
+                        self.assertEqual((ack["run"], ack["metric"], ack["who"], ack["ticket"]),
+                                         ("daily-perf-1cb7c2d80874", "cycleAvgDuration", "ana",
+                                          "https://tickets.example/T-1"))
+                        excl = next(r for r in rows if r["action"] == "exclude")
+                        self.assertEqual(excl["host"], "test")
+                    else:
+                        self.fail(f"an annotation this test does not know: {a['name']}")
 
     def test_daily_runs(self):
         d = build.DAILY
