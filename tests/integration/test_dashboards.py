@@ -596,7 +596,9 @@ TICK_PROPERTIES = {"measurement", "where", "groupBy", "database", "retentionPoli
                    "header", "flapping", "history", "levelTag", "idTag", "messageField",
                    "durationField", "on", "delimiter", "streamName", "create", "precision"}
 TICK_FUNCS = {"lambda", "isPresent", "string", "int", "float", "bool", "abs", "sigma",
-              "count", "spread", "duration", "if", "strContains"}
+              "count", "spread", "duration", "if", "strContains", "unixNano"}
+# The task that is no alert: it writes Chronograf's annotations (docs/queries.md).
+TICK_ANNOTATIONS = "perfship_chronograf_annotations"
 
 
 def tick_strip(text):
@@ -708,9 +710,19 @@ class TickScripts(unittest.TestCase):
             self.assertIn(node, TICK_NODES, f"unknown node |{node}()")
         for prop in re.findall(r"(?m)^\s*\.(\w+)\s*\(", code):
             self.assertIn(prop, TICK_PROPERTIES, f"unknown property .{prop}()")
-        self.assertRegex(code, r"\|alert\(\)|\|deadman\(", "every task alerts")
-        for handler in ("log", "topic"):
-            self.assertRegex(code, rf"(?m)^\s*\.{handler}\(", f"handler .{handler}()")
+        if os.path.basename(path) == TICK_ANNOTATIONS + ".tick":
+            # each pipeline ends where Chronograf reads its annotations
+            outs = re.findall(r"\|influxDBOut\(\)\s*\.database\('(\w+)'\)\s*"
+                              r"\.retentionPolicy\('(\w+)'\)\s*\.measurement\('(\w+)'\)", text)
+            self.assertEqual(outs, [("chronograf", "autogen", "annotations")] * 2)
+            self.assertEqual(len(re.findall(r"(?m)^stream\s*$", code)), 2)
+            for fields in re.findall(r"\.keep\(([^)]*)\)", text):
+                self.assertEqual(set(re.findall(r"'(\w+)'", fields)),
+                                 {"start_time", "modified_time_ns", "text", "type", "deleted"})
+        else:
+            self.assertRegex(code, r"\|alert\(\)|\|deadman\(", "every task alerts")
+            for handler in ("log", "topic"):
+                self.assertRegex(code, rf"(?m)^\s*\.{handler}\(", f"handler .{handler}()")
         # Every variable used is declared.
         declared = set(re.findall(r"(?m)^var (\w+)", code))
         for name in re.findall(r"\b([a-z_][a-z0-9_]*)\b", re.sub(r"[.|]\s*\w+", "", code)):
@@ -737,7 +749,7 @@ class TickScripts(unittest.TestCase):
         for args in re.findall(r"\.as\(([^)]*)\)", text):
             as_names |= set(re.findall(r"'(\w+)'", args))
         for ref in refs:
-            if ref in ("perf", "autogen"):
+            if ref in ("perf", "autogen", "time"):  # "time": the point's own time
                 continue
             if "." in ref:
                 prefix, field = ref.split(".", 1)
@@ -1454,6 +1466,30 @@ class QueriesAgainstInflux(unittest.TestCase):
                 verdict_groups("arm_compare", ("series", "metric", "run", "arm"))),
         }
 
+    def check_annotation_task(self, text):
+        """The Chronograf annotation task: each pipeline reads one measurement,
+        its filter selects exactly the verdicts with a change (every triage
+        decision), and its texts name only tags and fields the stored points
+        have."""
+        pipelines = re.split(r"(?m)^stream\s*$", text)[1:]
+        read = {}
+        for body in pipelines:
+            m = re.search(r"\.measurement\('(\w+)'\)", body)
+            measurement = m.group(1)
+            keys = {r["tagKey"] for r in self.influx.query(DB, f'SHOW TAG KEYS FROM "{measurement}"')}
+            keys |= {r["fieldKey"] for r in self.influx.query(DB, f'SHOW FIELD KEYS FROM "{measurement}"')}
+            keys |= {"host", "time"}
+            evals = body[body.index("|eval("):body.index(".as(")]
+            self.assertLessEqual(set(re.findall(r'"(\w+)"', evals)), keys, measurement)
+            cond = " AND ".join(f"({lambda_to_influxql(e)})" for _, e in tick_where_lambdas(body))
+            q = f'SELECT * FROM "{measurement}"' + (f" WHERE {cond}" if cond else "")
+            read[measurement] = self.influx.query(DB, q)
+        self.assertEqual(sorted(read), ["perfship_triage", "perfship_verdict"])
+        self.assertEqual(sorted((r["run"], r["metric"], r.get("stage") or "") for r in read["perfship_verdict"]),
+                         sorted((tg["run"], tg["metric"], tg.get("stage", ""))
+                                for tg, f, _ in self.verdicts if f["verdict"] != "none"))
+        self.assertEqual(len(read["perfship_triage"]), len(self.triage))
+
     def test_alert_tasks_select_what_must_alert(self):
         """Kapacitor cannot run here (ticklint in test_loaders.py checks that
         it would define and start each task). What its stream tasks do with
@@ -1470,6 +1506,9 @@ class QueriesAgainstInflux(unittest.TestCase):
                 text = f.read()
             with self.subTest(task):
                 self.assertRegex(text, r"(?m)^stream\s*$", "every shipped task is a stream task")
+                if task == TICK_ANNOTATIONS:
+                    self.check_annotation_task(text)
+                    continue
                 m = re.search(r"\.measurement\('(\w+)'\)", text)
                 measurement = m.group(1)
                 tag_keys = {r["tagKey"] for r in self.influx.query(DB, f'SHOW TAG KEYS FROM "{measurement}"')}
