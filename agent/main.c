@@ -47,6 +47,10 @@ static const char usage_text[] =
     "                          what got worse or better: the verdicts, regressions first\n"
     "      --format junit|markdown  for a CI job's test report or a pull-request comment\n"
     "      --fail-on regression|unacknowledged  exit 3 when such a verdict is in range\n"
+    "  triage ack|exclude|baseline --run R [--metric M] [--host H] --reason TEXT [--ticket URL]\n"
+    "  triage list [--json] | triage undo ID\n"
+    "                          acknowledge a change, keep a spoiled run out, start a\n"
+    "                          series anew at a run, list or undo such decisions\n"
     "  alert test [--event E]  send a sample event through the configured alert\n"
     "                          channels (alerts.exec, alerts.webhook); default run_failed\n"
     "  report -o FILE.html [--since DURATION] [--source S]\n"
@@ -76,6 +80,7 @@ static const struct {
     {"verdicts", ps_cmd_verdicts},
     {"alert", ps_cmd_alert},
     {"report", ps_cmd_report},
+    {"triage", ps_cmd_triage},
 };
 
 int main(int argc, char **argv) {

@@ -12,11 +12,14 @@
  * - --format junit|markdown hand the rows to cmd/verdicts_format.h; the
  *   output is written whole before the exit code is decided, so a CI job
  *   that fails still has its report to attach.
- * - Acknowledgements (--fail-on unacknowledged, junit, markdown) are asked
- *   of verdict/triage.h over the server's perfship_triage points and the
- *   triage_file, read here as the agent reads them (judging/triage_read.c;
- *   a command may not include the judging layer): a bad file line is
- *   reported as FILE:LINE and skipped, never stops the rest.
+ * - Triage decisions (verdict/triage.h, over the server's perfship_triage
+ *   points and the triage_file, read here as judging/triage_read.c reads
+ *   them: a command may not include the judging layer) mark each row: an
+ *   acknowledged change and an excluded run say by whom, when and why
+ *   under their row (and in --json as "acknowledged"/"excluded"); a bad
+ *   file line is reported as FILE:LINE and left out. Decisions that cannot
+ *   be read are said and the verdicts shown without them, except for
+ *   --fail-on unacknowledged: a gate that cannot know must not pass (69).
  * - Exit: 0; 3 (--fail-on) a verdict of that kind is in range; 64 usage;
  *   69 the server could not be reached, refused, has no such database (or
  *   bucket mapping: the message names it), answered nothing usable, or has
@@ -50,7 +53,8 @@ typedef struct row {
   const cJSON *values; /* the row, cells in column order */
   const char *verdict;
   double change_pct;
-  const ps_triage_decision *ack; /* NULL: nobody acknowledged it (or not asked) */
+  const ps_triage_decision *ack;      /* the change is acknowledged */
+  const ps_triage_decision *excluded; /* the run is kept out of judging */
 } row;
 
 typedef struct table {
@@ -129,14 +133,63 @@ static void put_clean(const char *s, int width) {
     putchar(' ');
 }
 
+static void when_text(int64_t ns, char out[24]) {
+  time_t s = (time_t)(ns / 1000000000);
+  struct tm tm;
+  if (ns <= 0 || !gmtime_r(&s, &tm))
+    snprintf(out, 24, "(no time)");
+  else
+    strftime(out, 24, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The decision under its row: "    acknowledged by ann at ...: why <ticket>". */
+static void print_decision(const char *what, const ps_triage_decision *d) {
+  char when[24];
+  when_text(d->when_ns, when);
+  printf("    %s by ", what);
+  put_clean(d->who ? d->who : "?", 0);
+  printf(" at %s: ", when);
+  put_clean(d->reason, 0);
+  if (d->ticket) {
+    fputs(" <", stdout);
+    put_clean(d->ticket, 0);
+    putchar('>');
+  }
+  printf(" [%s]\n", d->id);
+}
+
+static void on_bad_line(void *ctx, const char *name, size_t line, const char *why) {
+  (void)ctx;
+  fprintf(stderr, "%s:%zu: %s (the line is left out)\n", name, line, why);
+}
+
+static cJSON *decision_json(const ps_triage_decision *d) {
+  cJSON *o = cJSON_CreateObject();
+  char when[24];
+  when_text(d->when_ns, when);
+  cJSON_AddStringToObject(o, "id", d->id);
+  cJSON_AddStringToObject(o, "who", d->who ? d->who : "");
+  cJSON_AddStringToObject(o, "when", when);
+  cJSON_AddStringToObject(o, "reason", d->reason ? d->reason : "");
+  if (d->ticket)
+    cJSON_AddStringToObject(o, "ticket", d->ticket);
+  return o;
+}
+
 static void print_table(const table *t, const char *since) {
   size_t reg = 0, imp = 0;
   for (size_t i = 0; i < t->n; i++) {
     reg += rank(t->rows[i].verdict) == 0;
     imp += rank(t->rows[i].verdict) == 1;
   }
-  printf("%zu verdicts of runs since %s ago: %zu regression%s, %zu improvement%s\n", t->n, since,
-         reg, reg == 1 ? "" : "s", imp, imp == 1 ? "" : "s");
+  size_t acked = 0;
+  for (size_t i = 0; i < t->n; i++)
+    acked += rank(t->rows[i].verdict) < 2 && t->rows[i].ack;
+  printf("%zu verdicts of runs since %s ago: %zu regression%s, %zu improvement%s", t->n, since, reg,
+         reg == 1 ? "" : "s", imp, imp == 1 ? "" : "s");
+  if (acked)
+    printf(" (%zu acknowledged)", acked);
+  putchar('\n');
   if (!t->n)
     return;
   printf("%-11s %9s  %-16s %-36s %-16s %-30s %12s %12s  %s\n", "VERDICT", "CHANGE", "HOST", "WHAT",
@@ -172,6 +225,10 @@ static void print_table(const table *t, const char *since) {
     else if (cell_str(t, r, "arm"))
       put_clean(cell_str(t, r, "reference"), 0); /* DSS: against this arm */
     putchar('\n');
+    if (r->excluded)
+      print_decision("excluded", r->excluded);
+    else if (r->ack && rank(r->verdict) < 2)
+      print_decision("acknowledged", r->ack);
   }
 }
 
@@ -196,6 +253,10 @@ static void print_json(const table *t) {
         cJSON_AddItemToObject(o, c->valuestring, cJSON_Duplicate(v, 0));
       }
     }
+    if (t->rows[i].ack && rank(t->rows[i].verdict) < 2)
+      cJSON_AddItemToObject(o, "acknowledged", decision_json(t->rows[i].ack));
+    if (t->rows[i].excluded)
+      cJSON_AddItemToObject(o, "excluded", decision_json(t->rows[i].excluded));
     cJSON_AddItemToArray(arr, o);
   }
   char *text = cJSON_Print(arr);
@@ -254,11 +315,6 @@ static int print_formatted(const table *t, enum format format, const char *since
   return rc;
 }
 
-static void bad_triage_line(void *ctx, const char *name, size_t line, const char *why) {
-  (*(size_t *)ctx)++;
-  fprintf(stderr, "perfship verdicts: %s:%zu: %s (line skipped)\n", name, line, why);
-}
-
 /* The decisions in force: the server's, then the file's. -1 when the server
  * could not answer or the file cannot be read (said on stderr), else 0. */
 static int load_triage(const ps_config *cfg, ps_triage_set *set) {
@@ -278,11 +334,10 @@ static int load_triage(const ps_config *cfg, ps_triage_set *set) {
   if (rc == 0 && cfg->triage_file && cfg->triage_file[0]) {
     /* the bound of judging/triage_read.c: a decision is a line of words */
     rc = ps_read_file(cfg->triage_file, 16u << 20, &text, NULL);
-    size_t bad = 0;
     if (rc < 0)
       fprintf(stderr, "perfship verdicts: triage_file %s: %s\n", cfg->triage_file, strerror(-rc));
     else if (ps_triage_parse_text(set, cfg->triage_file, text.data ? text.data : "", text.len,
-                                  bad_triage_line, &bad) < 0)
+                                  on_bad_line, NULL) < 0)
       rc = -ENOMEM;
   }
   ps_buf_free(&q);
@@ -390,25 +445,25 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   const cJSON *values = cJSON_GetObjectItemCaseSensitive(s0, "values");
   size_t n = (size_t)cJSON_GetArraySize(values);
   t.rows = calloc(n ? n : 1, sizeof *t.rows);
+  ps_triage_set triage;
+  ps_triage_set_init(&triage);
+  if (load_triage(cfg, &triage) < 0) {
+    if (fail_on_unacked) { /* a gate that cannot know must not pass */
+      rc = PS_EXIT_UNAVAILABLE;
+      goto done;
+    }
+    fprintf(stderr, "perfship verdicts: shown without the triage decisions\n");
+  }
   const cJSON *v, *list = t.rows ? values : NULL;
   cJSON_ArrayForEach(v, list) {
     row *r = &t.rows[t.n++];
     r->values = v;
     r->verdict = cell_str(&t, r, "verdict");
     r->change_pct = cell_num(&t, r, "change_pct");
-  }
-  ps_triage_set triage;
-  ps_triage_set_init(&triage);
-  if (fail_on_unacked || format == FORMAT_JUNIT || format == FORMAT_MARKDOWN) {
-    if (load_triage(cfg, &triage) < 0) { /* a gate that cannot know must not pass */
-      rc = PS_EXIT_UNAVAILABLE;
-      goto done;
-    }
-    for (size_t i = 0; i < t.n; i++)
-      if (rank(t.rows[i].verdict) == 0)
-        t.rows[i].ack = ps_triage_ack_of(
-            &triage, cell_str(&t, &t.rows[i], "host"), cell_str(&t, &t.rows[i], "run"),
-            cell_str(&t, &t.rows[i], "change_run"), cell_str(&t, &t.rows[i], "metric"));
+    const char *host = cell_str(&t, r, "host"), *run = cell_str(&t, r, "run");
+    r->ack = ps_triage_ack_of(&triage, host, run, cell_str(&t, r, "change_run"),
+                              cell_str(&t, r, "metric"));
+    r->excluded = ps_triage_excluded(&triage, host, run);
   }
   qsort(t.rows, t.n, sizeof *t.rows, by_importance);
   int prc = 0;

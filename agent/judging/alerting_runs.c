@@ -316,7 +316,10 @@ void pl_alert_runs_judged(pl_alert_runs *ar, const pl_run_verdicts *rv) {
     const ps_verdict *v = &rv->v[i];
     /* Stage drift is expected of a long run (docs/verdicts.md): it is a
      * verdict on the dashboards and the report, not a page every night. */
-    if (v->verdict == PS_VERDICT_NONE || v->method == PS_METHOD_STAGE_DRIFT)
+    /* only a change alerts: not none, nor a triage decision's excluded or
+     * baseline */
+    if ((v->verdict != PS_VERDICT_REGRESSION && v->verdict != PS_VERDICT_IMPROVEMENT) ||
+        v->method == PS_METHOD_STAGE_DRIFT)
       continue;
     double pct = ps_verdict_change_pct(v->value, v->baseline);
     if (v->stage >= 0)

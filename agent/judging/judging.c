@@ -97,6 +97,7 @@ void pl_judging_start(pl_judging *j) { pl_alerting_start(&j->alerts); }
 void pl_judging_scanned(pl_judging *j) { pl_reporter_start(&j->reporter); }
 
 void pl_judging_reconfigured(pl_judging *j) {
+  pl_verdicts_reconfigured(&j->verdicts, j->sh->cfg);
   pl_reporter_request(&j->reporter, "configuration reread");
 }
 

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "judging/triage_read.h"
 #include "judging/verdicts_history.h"
 #include "judging/verdicts_send.h"
 #include "verdict/arm_compare.h"
@@ -42,6 +43,11 @@
 #define DAY_NS (86400LL * 1000000000LL)
 #define HISTORY_SPAN_FIRST_NS (30 * DAY_NS)
 #define HISTORY_SPAN_MAX_NS (7680 * DAY_NS)
+/* Triage decisions are read every minute, and before a pass when the last
+ * read is older than a few seconds, so a decision taken just before a run
+ * ends counts for that run (docs/verdicts.md "Triage"). */
+#define TRIAGE_READ_MS 60000
+#define TRIAGE_FRESH_MS 3000
 
 struct pl_vseries {
   pl_vseries *next;
@@ -88,6 +94,138 @@ static void arm(pl_verdicts *vd, uint64_t delay) {
   uv_timer_start(&vd->timer, timer_cb, delay, 0);
 }
 
+/* --- triage decisions ------------------------------------------------------ */
+
+static int triage_copy(ps_triage_set *into, const ps_triage_set *from) {
+  for (size_t i = 0; i < from->n; i++)
+    if (ps_triage_add(into, &from->d[i]) < 0)
+      return -ENOMEM;
+  return 0;
+}
+
+/* Puts the server's and the file's decisions in force; the series whose
+ * runs an exclude or baseline now treats otherwise are judged again from
+ * the first such run, which rewrites what it changes (as a late run). */
+static int triage_same(const ps_triage_set *a, const ps_triage_set *b) {
+  if (a->n != b->n)
+    return 0;
+  for (size_t i = 0; i < a->n; i++)
+    if (strcmp(a->d[i].id, b->d[i].id) != 0)
+      return 0;
+  return 1;
+}
+
+/* Returns whether the decisions in force changed. */
+static int triage_apply(pl_verdicts *vd) {
+  ps_triage_set fresh;
+  ps_triage_set_init(&fresh);
+  if (triage_copy(&fresh, &vd->triage_server) < 0 || triage_copy(&fresh, &vd->triage_file) < 0) {
+    ps_triage_set_free(&fresh);
+    PS_ERROR(MOD, "out of memory; the triage decisions in force stay as they were");
+    return 0;
+  }
+  size_t rejudged = 0;
+  for (size_t k = 0; k < vd->ledger.nseries; k++) {
+    ps_ledger_series *s = &vd->ledger.series[k];
+    size_t i = 0;
+    for (; i < s->nruns; i++) {
+      const ps_ledger_run *r = &s->runs[i];
+      if (!ps_triage_excluded(&vd->triage, r->host, r->name) !=
+              !ps_triage_excluded(&fresh, r->host, r->name) ||
+          !ps_triage_baseline_of(&vd->triage, r->host, r->name) !=
+              !ps_triage_baseline_of(&fresh, r->host, r->name))
+        break;
+    }
+    for (size_t j = i; j < s->nruns; j++, rejudged++)
+      s->runs[j].judged = 0;
+  }
+  int changed = !triage_same(&vd->triage, &fresh);
+  ps_triage_set_free(&vd->triage);
+  vd->triage = fresh;
+  if (rejudged) {
+    PS_INFO(MOD, "triage decisions changed: %zu runs are judged again", rejudged);
+    vd->sh->state_dirty = 1;
+  }
+  return changed;
+}
+
+static void triage_bad_line(void *ctx, const char *name, size_t line, const char *why) {
+  (void)ctx;
+  PS_ERROR(MOD, "%s:%zu: %s; the line is left out, the other decisions count", name, line,
+           why);
+}
+
+/* Returns whether the decisions in force changed. */
+static int read_triage_file(pl_verdicts *vd, const ps_config *cfg) {
+  int changed = 0;
+  ps_triage_set fresh;
+  ps_triage_set_init(&fresh);
+  ps_buf err;
+  ps_buf_init(&err, 1024);
+  long n = ps_triage_read_file(cfg, &fresh, triage_bad_line, vd, &err);
+  if (n < 0) {
+    /* the decisions it gave before stay in force: a file being replaced
+     * does not undo them for a moment */
+    PS_ERROR(MOD, "%s; its decisions stay as they were", err.data ? err.data : "triage_file");
+    ps_triage_set_free(&fresh);
+  } else {
+    ps_triage_set_free(&vd->triage_file);
+    vd->triage_file = fresh;
+    changed = triage_apply(vd);
+  }
+  ps_buf_free(&err);
+  return changed;
+}
+
+static void triage_done(void *arg, int rc, const char *json, size_t len, const char *err) {
+  pl_verdicts *vd = arg;
+  int first = !vd->triage_synced, changed = 0;
+  vd->triage_fetching = 0;
+  vd->triage_synced = 1;
+  if (rc == -ECANCELED)
+    return;
+  vd->triage_next = uv_now(vd->sh->loop) + TRIAGE_READ_MS;
+  if (rc == 0 || rc == -ENOENT || rc == -EOPNOTSUPP) {
+    ps_triage_set fresh;
+    ps_triage_set_init(&fresh);
+    if (rc == 0 && ps_triage_parse_answer(&fresh, json, len) < 0) {
+      ps_triage_set_free(&fresh);
+      PS_ERROR(MOD, "out of memory reading the triage decisions");
+    } else {
+      ps_triage_set_free(&vd->triage_server);
+      vd->triage_server = fresh;
+      changed = triage_apply(vd);
+    }
+  } else {
+    ps_log_limited(PS_LOG_WARNING, MOD, "triage", 300,
+                   "cannot read the triage decisions from the server (%s); the last ones "
+                   "read stay in force",
+                   err ? err : strerror(-rc));
+  }
+  /* the report shows decisions; a --once run waits for the first read */
+  if ((first || changed) && vd->hooks.written)
+    vd->hooks.written(vd->hooks.ctx);
+  arm(vd, 0);
+}
+
+static void triage_fetch(pl_verdicts *vd) {
+  ps_buf q;
+  ps_buf_init(&q, 0);
+  if (ps_triage_statement(&q) == 0 &&
+      pl_history_fetch(vd->sh->loop, vd->cfg, q.data, triage_done, vd) == 0)
+    vd->triage_fetching = 1;
+  else
+    vd->triage_next = uv_now(vd->sh->loop) + HISTORY_RETRY_FIRST_MS;
+  ps_buf_free(&q);
+}
+
+void pl_verdicts_reconfigured(pl_verdicts *vd, const ps_config *cfg) {
+  if (read_triage_file(vd, cfg) && vd->hooks.written)
+    vd->hooks.written(vd->hooks.ctx); /* the report shows them */
+  vd->triage_next = 0;
+  arm(vd, 0);
+}
+
 int pl_verdicts_init(pl_verdicts *vd, pl_shared *sh, const ps_config *cfg,
                      const pl_aux_out *out, const pl_verdicts_hooks *hooks) {
   memset(vd, 0, sizeof *vd);
@@ -114,6 +252,10 @@ int pl_verdicts_init(pl_verdicts *vd, pl_shared *sh, const ps_config *cfg,
   pl_collect_init(&vd->collect, vd->metrics, vd->nmetrics);
   uv_timer_init(sh->loop, &vd->timer);
   vd->timer.data = vd;
+  ps_triage_set_init(&vd->triage_server);
+  ps_triage_set_init(&vd->triage_file);
+  ps_triage_set_init(&vd->triage);
+  read_triage_file(vd, cfg);
   return 0;
 }
 
@@ -201,15 +343,34 @@ static void send_pass(pl_verdicts *vd, pl_vpass *p, const ps_verdict_list *l) {
   p->vd = vd;
   p->next = vd->passes;
   vd->passes = p;
-  for (size_t i = 0, first = 0; vd->hooks.judged && i < l->n; i++) {
+  ps_verdict *told = l->n ? malloc(l->n * sizeof *told) : NULL;
+  for (size_t i = 0, first = 0; vd->hooks.judged && told && i < l->n; i++) {
     const ps_verdict *v = &l->v[i];
     if (i + 1 < l->n && strcmp(l->v[i + 1].run, v->run) == 0)
       continue; /* the hook gets a run's verdicts together */
+    /* An acknowledged change is known: written as ever, alerted no more
+     * (docs/verdicts.md "Triage"). */
+    size_t n = 0;
+    for (size_t k = first; k <= i; k++) {
+      const ps_verdict *x = &l->v[k];
+      if (x->verdict == PS_VERDICT_EXCLUDED || x->verdict == PS_VERDICT_BASELINE)
+        continue;
+      if ((x->verdict == PS_VERDICT_REGRESSION || x->verdict == PS_VERDICT_IMPROVEMENT) &&
+          ps_triage_ack_of(&vd->triage, x->host ? x->host : vd->host, x->run, x->change_run,
+                           x->metric)) {
+        PS_INFO(MOD, "%s: the %s of %s is acknowledged: no alert", x->run,
+                ps_verdict_kind_name(x->verdict), x->metric);
+        continue;
+      }
+      told[n++] = *x;
+    }
     pl_run_verdicts rv = {v->source, v->series, v->run, v->revision, v->time_ns,
-                          v->backfill, &l->v[first], i + 1 - first, vd->host};
-    vd->hooks.judged(vd->hooks.ctx, &rv);
+                          v->backfill, told, n, vd->host};
+    if (n)
+      vd->hooks.judged(vd->hooks.ctx, &rv);
     first = i + 1;
   }
+  free(told);
   if (pl_verdicts_send(&vd->out, l, pass_finished, p) < 0)
     pass_finished(p, 0);
 }
@@ -236,10 +397,86 @@ static int judge_series(pl_verdicts *vd, ps_ledger_series *s) {
     return -ENOMEM;
   }
   ps_ledger_view(s, view);
-  ps_verdict_series vs = {s->source, s->series, view, s->nruns};
+  /* Triage: an excluded run is in no window and no baseline (the judge
+   * leaves out every run that did not succeed); a baseline decision starts
+   * the series at its run. The runs before it keep their verdicts, which
+   * depend on no later run. */
+  for (size_t i = 0; i < s->nruns; i++)
+    if (ps_triage_excluded(&vd->triage, view[i].host, view[i].name))
+      view[i].status = PS_RUN_STATUS_FAILED;
+  size_t start = ps_triage_baseline_start(&vd->triage, view, s->nruns);
   ps_verdict_list l;
   ps_verdict_list_init(&l);
-  int rc = ps_verdict_judge(&vd->cfg->verdicts, &vs, from, &l);
+  int rc = 0;
+  if (from < start) {
+    ps_verdict_series before = {s->source, s->series, view, start};
+    rc = ps_verdict_judge(&vd->cfg->verdicts, &before, from, &l);
+  }
+  ps_verdict_series vs = {s->source, s->series, view + start, s->nruns - start};
+  if (rc == 0)
+    rc = ps_verdict_judge(&vd->cfg->verdicts, &vs, from > start ? from - start : 0, &l);
+  for (size_t i = from; rc == 0 && i < s->nruns; i++) {
+    const ps_ledger_run *r = &s->runs[i];
+    int excluded = view[i].status != r->status;
+    if (!excluded && !(start && i == start))
+      continue;
+    /* what the run shows now in place of its old verdicts */
+    for (size_t m = 0; rc == 0 && m < vd->nmetrics; m++) {
+      if (isnan(r->values[m]) || !vd->cfg->verdicts.metrics[m].enabled ||
+          r->status != PS_RUN_STATUS_SUCCESS)
+        continue;
+      ps_verdict v = ps_verdict_blank();
+      v.source = s->source;
+      v.series = s->series;
+      v.metric = vd->metrics[m];
+      v.run = r->name;
+      v.host = r->host;
+      v.verdict = excluded ? PS_VERDICT_EXCLUDED : PS_VERDICT_BASELINE;
+      v.method = PS_METHOD_EDIVISIVE;
+      v.value = r->values[m];
+      v.change_run = r->name;
+      v.revision = r->revision;
+      v.backfill = r->backfill;
+      v.time_ns = r->start_ns;
+      rc = ps_verdict_list_push(&l, &v);
+    }
+  }
+  /* The first runs of a series started anew are too few to compare: they
+   * show the baseline decision, not what they were told before it. The
+   * judge gives every run a verdict once min_runs runs have values, so
+   * only that many after the start can lack one. */
+  size_t judged_n = l.n;
+  for (size_t i = start > from ? start + 1 : from;
+       rc == 0 && start && i < s->nruns && i < start + 2 * (size_t)vd->cfg->verdicts.min_runs;
+       i++) {
+    const ps_ledger_run *r = &s->runs[i];
+    if (view[i].status != PS_RUN_STATUS_SUCCESS)
+      continue;
+    for (size_t m = 0; rc == 0 && m < vd->nmetrics; m++) {
+      if (isnan(r->values[m]) || !vd->cfg->verdicts.metrics[m].enabled)
+        continue;
+      int has = 0;
+      for (size_t k = 0; k < judged_n && !has; k++)
+        has = !strcmp(l.v[k].metric, vd->metrics[m]) && !strcmp(l.v[k].run, r->name) &&
+              (!l.v[k].host || !strcmp(l.v[k].host, r->host));
+      if (has)
+        continue;
+      ps_verdict v = ps_verdict_blank();
+      v.source = s->source;
+      v.series = s->series;
+      v.metric = vd->metrics[m];
+      v.run = r->name;
+      v.host = r->host;
+      v.verdict = PS_VERDICT_BASELINE;
+      v.method = PS_METHOD_EDIVISIVE;
+      v.value = r->values[m];
+      v.change_run = s->runs[start].name;
+      v.revision = r->revision;
+      v.backfill = r->backfill;
+      v.time_ns = r->start_ns;
+      rc = ps_verdict_list_push(&l, &v);
+    }
+  }
   /* Another host's runs (verdicts.series_by = "test_type") are history
    * only: the point's host is this agent's, so it writes about its own. */
   size_t kept = 0;
@@ -506,10 +743,20 @@ static void timer_cb(uv_timer_t *t) {
     if (r->ended && !r->in_flight)
       judge_stages(vd, r);
   }
+  if (!vd->triage_fetching && now >= vd->triage_next)
+    triage_fetch(vd);
   for (size_t i = 0; i < vd->ledger.nseries; i++) {
     ps_ledger_series *s = &vd->ledger.series[i];
     if (!series_dirty(s) || series_in_flight(vd, s))
       continue;
+    /* the decisions first: judged without them, a run would alert on a
+     * change already acknowledged */
+    if (vd->triage_fetching || !vd->triage_synced ||
+        now + TRIAGE_READ_MS - vd->triage_next > TRIAGE_FRESH_MS) {
+      if (!vd->triage_fetching)
+        triage_fetch(vd);
+      continue;
+    }
     pl_vseries *vs = series_get(vd, s->source, s->series, s->host);
     if (!vs)
       continue;
@@ -529,6 +776,11 @@ static void timer_cb(uv_timer_t *t) {
       continue;
     }
     judge_series(vd, s);
+  }
+  /* the minute's read of the decisions (a --once run reads them once) */
+  if (!vd->triage_fetching && (!vd->sh->once || !vd->triage_synced)) {
+    uint64_t due = vd->triage_next > now ? vd->triage_next - now : 1;
+    next = !next || due < next ? due : next;
   }
   if (next)
     arm(vd, next);
@@ -581,7 +833,7 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
 }
 
 int pl_verdicts_quiet(const pl_verdicts *vd) {
-  if (vd->passes || vd->fetching)
+  if (vd->passes || vd->fetching || vd->triage_fetching || !vd->triage_synced)
     return 0;
   for (const pl_dss_doc *d = vd->collect.docs; d; d = d->next)
     if (d->ended)
@@ -612,6 +864,23 @@ char *pl_verdicts_to_json(pl_verdicts *vd) {
     return NULL;
   cJSON_AddItemToObject(o, "history", ps_ledger_to_json(&vd->ledger));
   cJSON_AddItemToObject(o, "pending", pl_collect_to_json(&vd->collect));
+  /* The excludes and baselines the saved verdicts were judged under: the
+   * next start compares the decisions it reads with these, so a decision
+   * undone while the agent was down is judged again too. */
+  cJSON *tr = cJSON_AddArrayToObject(o, "triage");
+  for (size_t i = 0; tr && i < vd->triage.n; i++) {
+    const ps_triage_decision *d = &vd->triage.d[i];
+    if ((d->action != PS_TRIAGE_EXCLUDE && d->action != PS_TRIAGE_BASELINE) ||
+        ps_triage_revoked(&vd->triage, d))
+      continue;
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "id", d->id);
+    cJSON_AddStringToObject(x, "action", ps_triage_action_name(d->action));
+    cJSON_AddStringToObject(x, "run", d->run);
+    if (d->host)
+      cJSON_AddStringToObject(x, "host", d->host);
+    cJSON_AddItemToArray(tr, x);
+  }
   char *text = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   return text;
@@ -624,6 +893,28 @@ void pl_verdicts_from_json(pl_verdicts *vd, const char *text) {
   ps_ledger_from_json(&vd->ledger, cJSON_GetObjectItemCaseSensitive(o, "history"),
                       vd->series_host, vd->host);
   pl_collect_from_json(&vd->collect, cJSON_GetObjectItemCaseSensitive(o, "pending"));
+  const cJSON *tr = cJSON_GetObjectItemCaseSensitive(o, "triage"), *x;
+  if (cJSON_IsArray(tr)) {
+    ps_triage_set saved;
+    ps_triage_set_init(&saved);
+    cJSON_ArrayForEach(x, tr) {
+      const cJSON *id = cJSON_GetObjectItemCaseSensitive(x, "id"),
+                  *action = cJSON_GetObjectItemCaseSensitive(x, "action"),
+                  *run = cJSON_GetObjectItemCaseSensitive(x, "run"),
+                  *host = cJSON_GetObjectItemCaseSensitive(x, "host");
+      int a = ps_triage_action_parse(cJSON_GetStringValue(action));
+      if (!cJSON_IsString(id) || !cJSON_IsString(run) ||
+          (a != PS_TRIAGE_EXCLUDE && a != PS_TRIAGE_BASELINE))
+        continue;
+      ps_triage_decision d = {.id = id->valuestring, .action = (ps_triage_action)a,
+                              .run = run->valuestring,
+                              .host = cJSON_IsString(host) ? host->valuestring : NULL};
+      if (ps_triage_add(&saved, &d) < 0)
+        break;
+    }
+    ps_triage_set_free(&vd->triage);
+    vd->triage = saved;
+  }
   cJSON_Delete(o);
   arm(vd, JUDGE_DELAY_MS); /* whatever was left undone */
 }
@@ -647,6 +938,9 @@ void pl_verdicts_free(pl_verdicts *vd) {
   }
   pl_collect_free(&vd->collect);
   ps_ledger_free(&vd->ledger);
+  ps_triage_set_free(&vd->triage_server);
+  ps_triage_set_free(&vd->triage_file);
+  ps_triage_set_free(&vd->triage);
   free(vd->metrics);
   vd->passes = NULL;
   vd->series = NULL;

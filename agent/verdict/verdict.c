@@ -56,6 +56,8 @@ const char *ps_verdict_kind_name(ps_verdict_kind k) {
   switch (k) {
   case PS_VERDICT_REGRESSION: return "regression";
   case PS_VERDICT_IMPROVEMENT: return "improvement";
+  case PS_VERDICT_EXCLUDED: return "excluded";
+  case PS_VERDICT_BASELINE: return "baseline";
   case PS_VERDICT_NONE: break;
   }
   return "none";

@@ -25,6 +25,7 @@ int ps_cmd_forget(int argc, char **argv, ps_config *cfg, int cfg_given);
 int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given);
 int ps_cmd_alert(int argc, char **argv, ps_config *cfg, int cfg_given);
 int ps_cmd_report(int argc, char **argv, ps_config *cfg, int cfg_given);
+int ps_cmd_triage(int argc, char **argv, ps_config *cfg, int cfg_given);
 
 /* What several commands do the same way (cmd/common.c). */
 

@@ -38,7 +38,17 @@
  * - pl_verdicts_quiet(): nothing waits to be judged or sent (a --once run
  *   may end). In --once, a history the server cannot give now is left for
  *   the next start (the runs stay unjudged in the state).
- * - Settings are read at start (a reload keeps them).
+ * - Triage (docs/verdicts.md "Triage"): the decisions of triage_file (read
+ *   at start and reload) and of the server (`perfship_triage`, one bounded
+ *   read before a judging pass when the last is older than a few seconds,
+ *   and every minute; series wait for the first). An excluded run is kept
+ *   out of every window and baseline and its verdicts are rewritten as
+ *   `excluded`; a baseline decision starts the series at its run (its
+ *   verdicts rewritten as `baseline`); a change of either re-judges the
+ *   series from the first run it touches, as a late run does. Acknowledged
+ *   verdicts are written as ever but not given to the `judged` hook, so
+ *   they raise no alert.
+ * - Settings are read at start (a reload keeps them, but for triage_file).
  */
 #ifndef PS_JUDGING_VERDICTS_H
 #define PS_JUDGING_VERDICTS_H
@@ -52,6 +62,7 @@
 #include "pipeline/shared.h"
 #include "judging/verdicts_collect.h"
 #include "verdict/ledger.h"
+#include "verdict/triage.h"
 #include "verdict/verdict.h"
 
 /* One run's verdicts of a pass, for the alert stage. */
@@ -90,6 +101,12 @@ typedef struct pl_verdicts {
   pl_vpass *passes;   /* passes in flight */
   uv_timer_t timer;
   int fetching;      /* a history query is on the threadpool */
+  /* Triage decisions (verdict/triage.h): the server's, the triage_file's,
+   * and both together, the set judging and alerts ask. */
+  ps_triage_set triage_server, triage_file, triage;
+  uint64_t triage_next; /* uv_now() at which the server is asked again */
+  int triage_fetching;
+  int triage_synced;    /* the server was asked once (answered or not) */
   uint64_t busy_since;
 } pl_verdicts;
 
@@ -101,6 +118,10 @@ char *pl_verdicts_to_json(pl_verdicts *vd);
 
 void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p);
 void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev);
+
+/* The configuration was reread: its triage_file is read again and the
+ * server's decisions asked for at once. */
+void pl_verdicts_reconfigured(pl_verdicts *vd, const ps_config *cfg);
 
 int pl_verdicts_quiet(const pl_verdicts *vd);
 void pl_verdicts_close(pl_verdicts *vd);

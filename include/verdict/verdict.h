@@ -34,6 +34,10 @@ typedef enum ps_verdict_kind {
   PS_VERDICT_NONE = 0,
   PS_VERDICT_REGRESSION,
   PS_VERDICT_IMPROVEMENT,
+  /* Triage (verdict/triage.h): written in place of a run's verdicts when a
+   * decision keeps the run out of judging, or starts the series at it. */
+  PS_VERDICT_EXCLUDED,
+  PS_VERDICT_BASELINE,
 } ps_verdict_kind;
 
 typedef enum ps_verdict_method {

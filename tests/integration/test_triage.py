@@ -1,0 +1,225 @@
+"""Triage decisions end to end: `perfship triage` writes them into a real
+InfluxDB, the agent reads them back and judges by them, `perfship verdicts`
+shows them, and a webhook receiver on loopback tells what reached people.
+
+Histories come from the loadgen generator as in test_verdicts.py
+(Scenario(slow=...) makes a slower revision, +-3 % run-to-run noise).
+"""
+import http.server
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import InfluxTestCase, free_port, run_perfship, write_config  # noqa: E402
+from test_verdicts import ACROSS, DAY, make_history  # noqa: E402
+
+KEYS = ("verdict", "value", "baseline", "change_run", "baseline_runs")
+
+
+class Receiver:
+    """A webhook receiver on loopback: records every event it is sent."""
+
+    def __init__(self):
+        self.events = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                outer.events.append(json.loads(body))
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(b"ok\n")
+
+            def log_message(self, *a):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def regressions(self):
+        return [e for e in self.events if e["event"] == "regression"]
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Triage(InfluxTestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="perfship-triage-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.n = getattr(type(self), "_n", 0) + 1
+        type(self)._n = self.n
+        self.db = f"t{self.n}"
+        self.res = os.path.join(self.tmp, "results")
+        os.makedirs(self.res)
+
+    def config(self, state="state", extra=""):
+        cfg = os.path.join(self.tmp, f"{state}.cfg")
+        write_config(cfg, self.influx.url, os.path.join(self.tmp, state), database=self.db,
+                     sources=f'{{ path = "{self.res}"; format = "loadgen"; }}', extra=extra)
+        return cfg
+
+    def once(self, cfg):
+        rc, out, err = run_perfship(["-c", cfg, "run", "--once"], timeout=180)
+        self.assertEqual(rc, 0, err[-3000:])
+        return err
+
+    def triage(self, cfg, *args, rc=0):
+        got, out, err = run_perfship(["-c", cfg, "triage", *args], env={"USER": "ann", "SUDO_USER": ""})
+        self.assertEqual(got, rc, out + err)
+        return out, err
+
+    def verdicts(self, metric="cycleAvgDuration"):
+        rows = self.influx.query(self.db, f"SELECT * FROM \"perfship_verdict\" WHERE {ACROSS} "
+                                          f"AND \"metric\" = '{metric}'")
+        return {r["run"]: {k: r.get(k) for k in KEYS} for r in rows}
+
+    def test_acknowledged_change_alerts_no_more_and_a_new_one_does(self):
+        hook = Receiver()
+        self.addCleanup(hook.close)
+        t0 = int(time.time()) - 30 * DAY
+        staged = os.path.join(self.tmp, "staged")
+        names = make_history(staged, [1.0] * 9 + [1.12] * 4 + [1.40] * 4, seed=21, t0=t0)
+        for name in names[:13]:
+            shutil.move(os.path.join(staged, name), self.res)
+        alerts = (f'alerts = {{ webhook = {{ url = "http://127.0.0.1:{hook.port}/h"; }}; '
+                  f'on = ["regression"]; catch_up_s = {40 * DAY}; }};')
+        self.once(self.config("first", alerts))
+        self.assertEqual(len(hook.regressions()), 1, hook.events)
+        first = hook.regressions()[0]
+        self.assertIn(first["run"], names[9:11])
+        out, _ = self.triage(self.config("first", alerts), "ack", "--run", first["run"],
+                             "--reason", "expected: the new vault <costs> 12 %",
+                             "--ticket", "https://tickets.example/7")
+        ack_id = out.split()[1]
+        # A second agent (a state lost, another machine) judges the same
+        # history again: the acknowledged change reaches nobody twice.
+        self.once(self.config("second", alerts))
+        self.assertEqual(len(hook.regressions()), 1, hook.events)
+        self.assertEqual(self.verdicts()[first["run"]]["verdict"] in ("regression", "none"),
+                         True)
+        # ... and `perfship verdicts` says it is known, by whom, why
+        cfg = self.config("first", alerts)
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--since", "100d"])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("acknowledged", out.splitlines()[0])
+        self.assertIn("acknowledged by ann at ", out)
+        self.assertIn("expected: the new vault <costs> 12 % <https://tickets.example/7> "
+                      f"[{ack_id}]", out)
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--since", "100d", "--json"])
+        acked = [r for r in json.loads(out) if r["verdict"] == "regression"
+                 and first["run"] in (r["run"], r["change_run"])]
+        self.assertTrue(acked and all(r["acknowledged"]["id"] == ack_id for r in acked), acked)
+        self.assertEqual(acked[0]["acknowledged"]["ticket"], "https://tickets.example/7")
+        # A later, different change of the same series alerts as usual.
+        for name in names[13:]:
+            shutil.move(os.path.join(staged, name), self.res)
+        self.once(self.config("first", alerts))
+        regs = hook.regressions()
+        self.assertEqual(len(regs), 2, hook.events)
+        self.assertIn(regs[1]["run"], names[13:15])
+        self.assertNotEqual(regs[1]["run"], first["run"])
+
+    def test_excluded_run_and_undo(self):
+        levels = [1.0] * 14
+        levels[8] = 1.30  # a noisy neighbour spoiled one night
+        names = make_history(self.res, levels, seed=22)
+        spoiled = names[8]
+        # what the verdicts are without the spoiled run at all
+        ref = os.path.join(self.tmp, "ref")
+        shutil.copytree(self.res, ref)
+        shutil.rmtree(os.path.join(ref, spoiled))
+        ref_db = f"{self.db}ref"
+        ref_cfg = os.path.join(self.tmp, "ref.cfg")
+        write_config(ref_cfg, self.influx.url, os.path.join(self.tmp, "refstate"),
+                     database=ref_db, sources=f'{{ path = "{ref}"; format = "loadgen"; }}')
+        self.once(ref_cfg)
+        rows = self.influx.query(ref_db, f"SELECT * FROM \"perfship_verdict\" WHERE {ACROSS} "
+                                         "AND \"metric\" = 'cycleAvgDuration'")
+        without = {r["run"]: {k: r.get(k) for k in KEYS} for r in rows}
+
+        cfg = self.config()
+        self.once(cfg)
+        before = self.verdicts()
+        later = names[9:]
+        self.assertNotEqual([before[n] for n in later], [without[n] for n in later],
+                            "the spoiled run changed nothing: the test cannot fail")
+        out, _ = self.triage(cfg, "exclude", "--run", spoiled, "--reason", "noisy neighbour")
+        ex_id = out.split()[1]
+        err = self.once(cfg)
+        self.assertIn("runs are judged again", err)
+        after = self.verdicts()
+        self.assertEqual(after[spoiled]["verdict"], "excluded")
+        for n in later:
+            self.assertEqual(after[n], without[n], n)
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--since", "10000d"])
+        self.assertIn("excluded by ann at ", out)
+        self.assertIn(f"noisy neighbour [{ex_id}]", out)
+        # undo restores what was
+        self.triage(cfg, "undo", ex_id)
+        self.once(cfg)
+        self.assertEqual(self.verdicts(), before)
+        out, _ = self.triage(cfg, "list")
+        self.assertIn("undone", out)
+        self.assertIn("noisy neighbour", out)
+        # an id no decision has is said, not written
+        _, err = self.triage(cfg, "undo", "t000000000000", rc=65)
+        self.assertIn("no decision has the id", err)
+
+    def test_baseline_decision_and_undo(self):
+        names = make_history(self.res, [1.0] * 8 + [1.12] * 8, seed=23)
+        cfg = self.config()
+        self.once(cfg)
+        before = self.verdicts()
+        reg = [r for r, v in before.items() if v["verdict"] == "regression"]
+        self.assertEqual(len(reg), 1, before)
+        self.triage(cfg, "baseline", "--run", names[8], "--reason", "new hardware")
+        self.once(cfg)
+        after = self.verdicts()
+        self.assertEqual(after[names[8]]["verdict"], "baseline")
+        # from the new normal on nothing is a change, and the runs compared
+        # again count only the runs since it
+        self.assertFalse([r for r, v in after.items() if v["verdict"] == "regression"], after)
+        last = after[names[-1]]
+        self.assertEqual(last["verdict"], "none")
+        self.assertLessEqual(last["baseline_runs"], 8)
+        for n in names[:8]:
+            self.assertEqual(after.get(n), before.get(n), n)
+        out, _ = self.triage(cfg, "list", "--json")
+        base_id = [d["id"] for d in json.loads(out) if d["action"] == "baseline"][0]
+        self.triage(cfg, "undo", base_id)
+        self.once(cfg)
+        self.assertEqual(self.verdicts(), before)
+
+    def test_triage_file_bad_line(self):
+        levels = [1.0] * 12
+        levels[7] = 1.30
+        names = make_history(self.res, levels, seed=24)
+        path = os.path.join(self.tmp, "decisions.triage")
+        with open(path, "w") as f:
+            f.write("# kept in git\n"
+                    f"exclude run={names[7]} reason=\"slow disk\" who=bob\n"
+                    f"ack run={names[9]} reason=\"no closing quote\n"
+                    f"ack run={names[10]} reason=fine ticket=https://t.example/1\n")
+        cfg = self.config(extra=f'triage_file = "{path}";')
+        err = self.once(cfg)
+        self.assertIn(f"{path}:3: a quote is not closed", err)
+        self.assertEqual(self.verdicts()[names[7]]["verdict"], "excluded")
+        out, err = self.triage(cfg, "list", rc=65)
+        self.assertIn(f"{path}:3: a quote is not closed", err)
+        self.assertIn("2 decisions", out)
+        self.assertIn("slow disk", out)
+        self.assertIn(f"[{path}:4]", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
