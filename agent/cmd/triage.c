@@ -35,7 +35,7 @@
 #include "influx/client.h"
 #include "influx/endpoint.h"
 #include "influx/lp_encode.h"
-#include "judging/triage_read.h"
+#include "report/triage_read.h"
 #include "verdict/triage.h"
 
 static int usage(const char *msg) {

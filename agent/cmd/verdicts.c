@@ -12,9 +12,9 @@
  * - --format junit|markdown hand the rows to cmd/verdicts_format.h; the
  *   output is written whole before the exit code is decided, so a CI job
  *   that fails still has its report to attach.
- * - Triage decisions (verdict/triage.h, over the server's perfship_triage
- *   points and the triage_file, read here as judging/triage_read.c reads
- *   them: a command may not include the judging layer) mark each row: an
+ * - Triage decisions (verdict/triage.h, read from the server's
+ *   perfship_triage points and the triage_file by report/triage_read.h,
+ *   as the agent reads them) mark each row: an
  *   acknowledged change and an excluded run say by whom, when and why
  *   under their row (and in --json as "acknowledged"/"excluded"); a bad
  *   file line is reported as FILE:LINE and left out. Decisions that cannot
@@ -45,6 +45,7 @@
 #include "core/visible.h"
 #include "influx/client.h"
 #include "influx/influxql.h"
+#include "report/triage_read.h"
 #include "verdict/triage.h"
 
 #define DEFAULT_SINCE_S (7 * 86400)
@@ -318,33 +319,17 @@ static int print_formatted(const table *t, enum format format, const char *since
 /* The decisions in force: the server's, then the file's. -1 when the server
  * could not answer or the file cannot be read (said on stderr), else 0. */
 static int load_triage(const ps_config *cfg, ps_triage_set *set) {
-  ps_buf q, answer, err, text;
-  ps_buf_init(&q, 0);
-  ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
+  ps_buf err;
   ps_buf_init(&err, 2048);
-  ps_buf_init(&text, 0);
-  int rc = ps_triage_statement(&q);
-  if (rc == 0)
-    rc = ps_influx_query(cfg, q.data, &answer, &err);
-  if (rc == 0 && ps_triage_parse_answer(set, answer.data ? answer.data : "", answer.len) < 0)
-    rc = -ENOMEM;
+  int rc = ps_triage_read_server(cfg, set, &err) < 0 ||
+                   ps_triage_read_file(cfg, set, on_bad_line, NULL, &err) < 0
+               ? -1
+               : 0;
   if (rc < 0)
-    fprintf(stderr, "perfship verdicts: triage decisions: %s\n",
-            err.len ? err.data : strerror(-rc));
-  if (rc == 0 && cfg->triage_file && cfg->triage_file[0]) {
-    /* the bound of judging/triage_read.c: a decision is a line of words */
-    rc = ps_read_file(cfg->triage_file, 16u << 20, &text, NULL);
-    if (rc < 0)
-      fprintf(stderr, "perfship verdicts: triage_file %s: %s\n", cfg->triage_file, strerror(-rc));
-    else if (ps_triage_parse_text(set, cfg->triage_file, text.data ? text.data : "", text.len,
-                                  on_bad_line, NULL) < 0)
-      rc = -ENOMEM;
-  }
-  ps_buf_free(&q);
-  ps_buf_free(&answer);
+    fprintf(stderr, "perfship verdicts: the triage decisions cannot be read (%s)\n",
+            err.len ? err.data : "?");
   ps_buf_free(&err);
-  ps_buf_free(&text);
-  return rc < 0 ? -1 : 0;
+  return rc;
 }
 
 static int parse_format(const char *s, enum format *f) {

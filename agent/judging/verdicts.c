@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "judging/triage_read.h"
+#include "report/triage_read.h"
 #include "judging/verdicts_history.h"
 #include "judging/verdicts_send.h"
 #include "verdict/arm_compare.h"
@@ -150,7 +150,9 @@ static int triage_apply(pl_verdicts *vd) {
 }
 
 static void triage_bad_line(void *ctx, const char *name, size_t line, const char *why) {
-  (void)ctx;
+  pl_verdicts *vd = ctx;
+  /* a rejected record like any other: counted, and --once exits 65 */
+  vd->sh->n.records_rejected++;
   PS_ERROR(MOD, "%s:%zu: %s; the line is left out, the other decisions count", name, line,
            why);
 }
@@ -749,14 +751,6 @@ static void timer_cb(uv_timer_t *t) {
     ps_ledger_series *s = &vd->ledger.series[i];
     if (!series_dirty(s) || series_in_flight(vd, s))
       continue;
-    /* the decisions first: judged without them, a run would alert on a
-     * change already acknowledged */
-    if (vd->triage_fetching || !vd->triage_synced ||
-        now + TRIAGE_READ_MS - vd->triage_next > TRIAGE_FRESH_MS) {
-      if (!vd->triage_fetching)
-        triage_fetch(vd);
-      continue;
-    }
     pl_vseries *vs = series_get(vd, s->source, s->series, s->host);
     if (!vs)
       continue;
@@ -773,6 +767,14 @@ static void timer_cb(uv_timer_t *t) {
     }
     if (wait) {
       next = JUDGE_DELAY_MS;
+      continue;
+    }
+    /* the decisions first: judged without them, a run would alert on a
+     * change already acknowledged (read once per look, not per series) */
+    if (vd->triage_fetching || !vd->triage_synced ||
+        now + TRIAGE_READ_MS - vd->triage_next > TRIAGE_FRESH_MS) {
+      if (!vd->triage_fetching)
+        triage_fetch(vd);
       continue;
     }
     judge_series(vd, s);

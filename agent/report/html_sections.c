@@ -12,6 +12,33 @@
 
 #include "html_private.h"
 
+/* A triage decision beside what it is about: "acknowledged: why", who and
+ * when in its title, the ticket a link (only an http(s) one: a link is
+ * followed by a click, and a ticket from the data may hold anything). */
+static void decision_badge(page *p, const char *what, const ps_triage_decision *t) {
+  putf(p, " <span class=\"triage triage-%s\" title=\"%s by ", what, what);
+  esc(p, t->who ? t->who : "?");
+  if (t->when_ns > 0) {
+    put(p, " at ");
+    ps_html_fmt_time(p, t->when_ns);
+    put(p, " UTC");
+  }
+  put(p, " (decision ");
+  esc(p, t->id);
+  putf(p, ")\">%s: ", what);
+  txt(p, t->reason ? t->reason : "");
+  if (t->ticket &&
+      (strncmp(t->ticket, "https://", 8) == 0 || strncmp(t->ticket, "http://", 7) == 0)) {
+    put(p, " <a href=\"");
+    esc(p, t->ticket);
+    put(p, "\" rel=\"noopener noreferrer\">ticket</a>");
+  } else if (t->ticket) {
+    put(p, " ticket ");
+    txt(p, t->ticket);
+  }
+  put(p, "</span>");
+}
+
 /* "Cycle avg duration +14.3 %" with the verdict's word, for lists. */
 static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
   int c = vcode(v);
@@ -35,6 +62,10 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
   put(p, " ");
   ps_html_fmt_change(p, v->change_pct);
   put(p, "</span>");
+  const ps_triage_decision *ack =
+      ps_triage_ack_of(&p->d->triage, v->host, v->run, v->change_run, v->metric);
+  if (ack)
+    decision_badge(p, "acknowledged", ack);
 }
 
 /* What the loadgen verdicts of a run say, in a few words: the changes, or
@@ -42,6 +73,11 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
 static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
   int judged = 0, changes = 0, regressions = 0;
   size_t b, e;
+  const ps_triage_decision *ex = ps_triage_excluded(&p->d->triage, r->host, r->name);
+  if (ex) { /* in no window: what it was told before is no verdict */
+    decision_badge(p, "excluded", ex);
+    return 0;
+  }
   ps_html_run_verdicts(p, r->host, r->name, &b, &e);
   for (size_t i = b; i < e; i++) {
     const ps_rverdict *v = p->vidx[i];
@@ -73,24 +109,32 @@ static void html_names(page *p, const names *n, const char *sep) {
 }
 
 void ps_html_headline_run(page *p, const ps_rrun *r, const char *what, const char *id) {
-  int regressions = 0, improvements = 0;
+  int regressions = 0, improvements = 0, unacknowledged = 0;
   size_t b, e;
   ps_html_run_verdicts(p, r->host, r->name, &b, &e);
   for (size_t i = b; i < e; i++)
     if (!is_dss(p->vidx[i])) {
-      regressions += vcode(p->vidx[i]) == V_REGRESSION;
-      improvements += vcode(p->vidx[i]) == V_IMPROVEMENT;
+      const ps_rverdict *v = p->vidx[i];
+      regressions += vcode(v) == V_REGRESSION;
+      improvements += vcode(v) == V_IMPROVEMENT;
+      /* a known regression is no longer news: the headline says so */
+      unacknowledged += vcode(v) == V_REGRESSION &&
+                        !ps_triage_ack_of(&p->d->triage, v->host, v->run, v->change_run,
+                                          v->metric);
     }
   const char *cls = r->status == PS_RS_FAILED                            ? "h-bad"
                     : bad_status(r->status)                              ? "h-warn"
                     : r->status == PS_RS_RUNNING                         ? "h-run"
-                    : r->status == PS_RS_SUCCESS && regressions          ? "h-bad"
+                    : r->status == PS_RS_SUCCESS && unacknowledged       ? "h-bad"
+                    : r->status == PS_RS_SUCCESS && regressions          ? "h-warn"
                     : r->status == PS_RS_SUCCESS                         ? "h-good"
                                                                          : "";
   putf(p, "<div class=\"headline %s\" id=\"%s\">", cls, id);
   ps_html_badge(p, r->status);
-  if (r->status == PS_RS_SUCCESS && regressions)
+  if (r->status == PS_RS_SUCCESS && unacknowledged)
     put(p, " <span class=\"st st-regression\">regression</span>");
+  else if (r->status == PS_RS_SUCCESS && regressions)
+    put(p, " <span class=\"st st-regression\">regression, acknowledged</span>");
   putf(p, " <span class=\"what\">%s <span class=\"name\">", what);
   txt(p, r->name);
   put(p, "</span></span>");

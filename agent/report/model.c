@@ -53,6 +53,7 @@ void ps_report_data_init(ps_report_data *d, int64_t now_ns, int64_t since_ns,
   d->now_ns = now_ns;
   d->since_ns = since_ns;
   d->source = source && source[0] ? strdup(source) : NULL;
+  ps_triage_set_init(&d->triage);
 }
 
 int ps_report_set_hosts(ps_report_data *d, const char *const *hosts, size_t n) {
@@ -95,6 +96,7 @@ static void free_dss(ps_rdss *p) {
 void ps_report_data_free(ps_report_data *d) {
   if (!d)
     return;
+  ps_triage_set_free(&d->triage);
   for (size_t i = 0; i < d->nruns; i++)
     free_run(&d->runs[i]);
   for (size_t i = 0; i < d->nverdicts; i++)

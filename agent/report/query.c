@@ -17,6 +17,7 @@
  * - "Fields" a series does not have come back as null and stay NAN.
  */
 #include "report/query.h"
+#include "report/triage_read.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -476,6 +477,16 @@ int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err) {
   }
   if (rc == 0)
     rc = ps_report_use_stage_run(d, 0);
+  /* the decisions: a page that cannot have them shows the verdicts as
+   * they are (a bad triage_file line was said where it was read) */
+  if (rc == 0) {
+    ps_buf terr;
+    ps_buf_init(&terr, 1024);
+    if (ps_triage_read_server(cfg, &d->triage, &terr) == -ENOMEM ||
+        ps_triage_read_file(cfg, &d->triage, NULL, NULL, &terr) == -ENOMEM)
+      rc = -ENOMEM;
+    ps_buf_free(&terr);
+  }
   if (rc == 0)
     rc = ps_report_finish(d);
   return rc;

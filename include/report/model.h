@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "core/figures.h"
+#include "verdict/triage.h"
 
 /* The run-level metrics of loadgen_run the page tabulates and trends: the
  * headline figures the verdicts judge, in the order of their rows in
@@ -161,6 +162,9 @@ typedef struct ps_report_data {
   char *stage_run;
   char *stage_host; /* its host (NULL: no host tag) */
   size_t stage_of;
+  /* The triage decisions (verdict/triage.h): an acknowledged change and an
+   * excluded run are shown so, with who, when, why and the ticket. */
+  ps_triage_set triage;
   char *last_error;      /* the local agent's last error line, or NULL */
   char *alert_error;     /* the newest agent_unhealthy alert text, or NULL */
   int64_t alert_error_ns;

@@ -9,6 +9,8 @@ import http.server
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -16,10 +18,24 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import InfluxTestCase, free_port, run_perfship, write_config  # noqa: E402
+from harness import (Agent, InfluxTestCase, QueryError, free_port, run_perfship, wait_until,  # noqa: E402
+                     write_config)
+import nodetools  # noqa: E402
 from test_verdicts import ACROSS, DAY, make_history  # noqa: E402
 
 KEYS = ("verdict", "value", "baseline", "change_run", "baseline_runs")
+CHROMIUM = os.environ.get("PERFSHIP_CHROMIUM", "/usr/bin/chromium")
+
+
+def open_in_browser(page, shot, probe_url):
+    """What Debian's chromium shows of the page (tests/node/report-check.mjs)."""
+    node_modules = nodetools.ensure_node_modules()
+    script = os.path.join(os.path.dirname(node_modules), "report-check.mjs")
+    p = subprocess.run(["node", script, page, shot, probe_url], capture_output=True, text=True,
+                       timeout=300, env=dict(os.environ, PERFSHIP_CHROMIUM=CHROMIUM))
+    if p.returncode != 0:
+        raise AssertionError(f"report-check.mjs failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    return json.loads(p.stdout)
 
 
 class Receiver:
@@ -120,6 +136,22 @@ class Triage(InfluxTestCase):
                  and first["run"] in (r["run"], r["change_run"])]
         self.assertTrue(acked and all(r["acknowledged"]["id"] == ack_id for r in acked), acked)
         self.assertEqual(acked[0]["acknowledged"]["ticket"], "https://tickets.example/7")
+        # ... and the report, in the browser, shows it acknowledged, the
+        # reason as text (no element made of it), the ticket a link
+        if os.path.exists(CHROMIUM):
+            page = os.path.join(self.tmp, "report.html")
+            rc, out, err = run_perfship(["-c", cfg, "report", "-o", page, "--since", "100d"])
+            self.assertEqual(rc, 0, err)
+            with open(page) as f:
+                self.assertIn('<a href="https://tickets.example/7" rel="noopener noreferrer">',
+                              f.read())
+            seen = open_in_browser(page, os.path.join(self.tmp, "report.png"),
+                                   f"http://127.0.0.1:{hook.port}/probe")
+            rows = {r["cells"][0]: r["cells"] for r in seen["tables"]["runs"]}
+            shown = " ".join(rows[first["run"]])
+            self.assertIn("acknowledged: expected: the new vault <costs> 12 % ticket", shown)
+            self.assertEqual(seen["phases"]["load"]["pageErrors"], [])
+            self.assertEqual(seen["texts"]["scripts"], 3)
         # A later, different change of the same series alerts as usual.
         for name in names[13:]:
             shutil.move(os.path.join(staged, name), self.res)
@@ -211,7 +243,9 @@ class Triage(InfluxTestCase):
                     f"ack run={names[9]} reason=\"no closing quote\n"
                     f"ack run={names[10]} reason=fine ticket=https://t.example/1\n")
         cfg = self.config(extra=f'triage_file = "{path}";')
-        err = self.once(cfg)
+        # a rejected line like any other input's: said, counted, exit 65
+        rc, out, err = run_perfship(["-c", cfg, "run", "--once"], timeout=180)
+        self.assertEqual(rc, 65, err[-3000:])
         self.assertIn(f"{path}:3: a quote is not closed", err)
         self.assertEqual(self.verdicts()[names[7]]["verdict"], "excluded")
         out, err = self.triage(cfg, "list", rc=65)
@@ -219,6 +253,34 @@ class Triage(InfluxTestCase):
         self.assertIn("2 decisions", out)
         self.assertIn("slow disk", out)
         self.assertIn(f"[{path}:4]", out)
+
+    def test_running_agent_rereads_the_file_on_sighup(self):
+        levels = [1.0] * 12
+        levels[7] = 1.30
+        names = make_history(self.res, levels, seed=25)
+        path = os.path.join(self.tmp, "decisions.triage")
+        open(path, "w").close()
+        agent = Agent(self.config(extra=f'triage_file = "{path}";')).start()
+        self.addCleanup(agent.kill)
+        def all_judged():
+            try:
+                v = self.verdicts()
+            except QueryError:  # the agent has not created the database yet
+                return None
+            return v if len(v) == len(names) - 4 else None
+        before = wait_until(all_judged, timeout=60, what="the verdicts of every run")
+        self.assertNotEqual(before[names[7]]["verdict"], "excluded")
+        with open(path, "w") as f:
+            f.write(f"exclude run={names[7]} reason=\"slow disk\"\n")
+        agent.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: self.verdicts()[names[7]]["verdict"] == "excluded", timeout=30,
+                   what="the run excluded")
+        # the line removed: what was comes back
+        open(path, "w").close()
+        agent.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: self.verdicts() == before, timeout=30, what="the verdicts restored")
+        self.assertEqual(agent.stop(), 0)
+        self.assertIn("runs are judged again", agent.output())
 
 
 if __name__ == "__main__":

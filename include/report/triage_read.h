@@ -1,5 +1,5 @@
 /*
- * judging/triage_read: the triage decisions in force for this agent or
+ * report/triage_read: the triage decisions in force for this agent or
  * command: the `perfship_triage` points on the server and the lines of
  * triage_file (docs/verdicts.md "Triage"; what they mean is
  * verdict/triage.h).
@@ -19,8 +19,8 @@
  *   through pl_history_fetch() and parses the answer with
  *   ps_triage_parse_answer() (judging/verdicts.c).
  */
-#ifndef PS_JUDGING_TRIAGE_READ_H
-#define PS_JUDGING_TRIAGE_READ_H
+#ifndef PS_REPORT_TRIAGE_READ_H
+#define PS_REPORT_TRIAGE_READ_H
 
 #include "core/buf.h"
 #include "core/config.h"

@@ -1,8 +1,8 @@
 /*
- * judging/triage_read.c: the decisions of triage_file and of the server
- * (include/judging/triage_read.h).
+ * report/triage_read.c: the decisions of triage_file and of the server
+ * (include/report/triage_read.h).
  */
-#include "judging/triage_read.h"
+#include "report/triage_read.h"
 
 #include <errno.h>
 #include <string.h>
