@@ -463,7 +463,9 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     fprintf(stderr, "perfship verdicts: %s\n", strerror(-prc));
   size_t failing = 0;
   for (size_t i = 0; (fail_on_regression || fail_on_unacked) && i < t.n; i++)
-    failing += rank(t.rows[i].verdict) == 0 && (fail_on_regression || !t.rows[i].ack);
+    /* a run kept out by decision is known too, until the agent rewrites it */
+    failing += rank(t.rows[i].verdict) == 0 &&
+               (fail_on_regression || (!t.rows[i].ack && !t.rows[i].excluded));
   if (rc == PS_EXIT_OK && failing) {
     fprintf(stderr, "perfship verdicts: %zu %sregression%s in range (--fail-on %s)\n", failing,
             fail_on_regression ? "" : "unacknowledged ", failing == 1 ? "" : "s",
