@@ -45,6 +45,8 @@ static const char usage_text[] =
     "  forget PATH...          drop saved state so those files are read again\n"
     "  verdicts [--source S] [--series NAME] [--since DURATION] [--json]\n"
     "                          what got worse or better: the verdicts, regressions first\n"
+    "      --format junit|markdown  for a CI job's test report or a pull-request comment\n"
+    "      --fail-on regression|unacknowledged  exit 3 when such a verdict is in range\n"
     "  verdicts --candidate RUN --against SERIES [--host H] [--json]\n"
     "                          judge RUN now against the current level of SERIES\n"
     "  triage ack|exclude|baseline --run R [--metric M] [--host H] --reason TEXT [--ticket URL]\n"

@@ -80,8 +80,26 @@ def var(name, measurement, tag, label):
 RUN_MARKERS_ANNOTATION = {
     "name": "Run markers",
     "influxql": 'SELECT "text", "status", "event" FROM "runs" WHERE $timeFilter',
-    "textColumn": "text", "tagsColumn": "status",
+    "textColumn": "text", "tagsColumn": "status", "color": "purple",
 }
+# perfship's verdicts (docs/schema.md, "Verdicts") at their run's time: only
+# a change is marked, so a panel shows where a metric got worse or better and
+# which run began it, without a query that recomputes it.
+VERDICT_ANNOTATION = {
+    "name": "Verdicts: regressions and improvements",
+    "influxql": 'SELECT "run", "verdict", "metric", "series", "host", "change_pct", "change_run" FROM "perfship_verdict" WHERE $timeFilter AND "verdict" != \'none\'',
+    "textColumn": "run", "tagsColumn": "verdict,metric,series,host", "color": "red",
+}
+# What people decided about verdicts (docs/schema.md, "Triage decisions"), at
+# the time of the decision. `host` is a tag of the point and the rest fields;
+# InfluxQL selects tags and fields by name alike, so the query holds whichever
+# they are.
+TRIAGE_ANNOTATION = {
+    "name": "Triage decisions",
+    "influxql": 'SELECT "reason", "action", "run", "metric", "host", "who", "ticket" FROM "perfship_triage" WHERE $timeFilter',
+    "textColumn": "reason", "tagsColumn": "action,run,metric,host,who", "color": "blue",
+}
+JUDGED_ANNOTATIONS = [RUN_MARKERS_ANNOTATION, VERDICT_ANNOTATION, TRIAGE_ANNOTATION]
 
 DAILY = dict(
     slug="daily-runs", uid="perfship-daily-runs", chronograf_id=-101,
@@ -90,7 +108,7 @@ DAILY = dict(
     time_from="now-30d",
     variables=[var("revision", "loadgen_run", "revision", "Revision"),
                var("compare_revision", "loadgen_run", "revision", "Compare with revision")],
-    annotations=[RUN_MARKERS_ANNOTATION],
+    annotations=JUDGED_ANNOTATIONS,
     cells=[
         cell("Runs: last status (failed and stalled in red, running in yellow)", "table",
              '''SELECT last("text") AS "text", "status", "event", "source", "duration" FROM "runs" WHERE $timeFilter GROUP BY "run"''',
@@ -201,7 +219,7 @@ ONE_RUN = dict(
     description="Stage against stage within one loadgen run, and the run's time series.",
     time_from="now-2d",
     variables=[var("run", "loadgen_stage", "run", "Run")],
-    annotations=[RUN_MARKERS_ANNOTATION],
+    annotations=JUDGED_ANNOTATIONS,
     cells=[
         cell("Verdicts of this run: against earlier revisions, and each stage against the first", "table",
              '''SELECT "verdict", "value", "baseline", "change_pct", "change_run", "baseline_runs", "method", "backfill" FROM "perfship_verdict" WHERE "run" = '$run' GROUP BY "metric", "stage"''',
@@ -287,12 +305,12 @@ DSS = dict(
     description="Throughput and latency against the swept variant, one series per compared arm.",
     time_from="now-90d",
     variables=[var("dss_run", "dss_bench", "run", "Result folder"),
-               var("test", "dss_bench", "test", "Test")],
-    annotations=[RUN_MARKERS_ANNOTATION],
+               var("dss_test", "dss_bench", "test", "Test")],
+    annotations=JUDGED_ANNOTATIONS,
     cells=[
-        cell("Verdicts of test $test: each arm against the reference arm", "table",
-             '''SELECT "verdict", "change_pct", "variants", "variants_agree", "value", "baseline" FROM "perfship_verdict" WHERE "run" = '$dss_run' AND "series" = '$test' AND "method" = 'arm_compare' GROUP BY "arm", "reference", "metric"''',
-             flux_from("perfship_verdict", None, start="0", stop=None, where="r.run == v.dss_run and r.series == v.test") + PIVOT +
+        cell("Verdicts of test $dss_test: each arm against the reference arm", "table",
+             '''SELECT "verdict", "change_pct", "variants", "variants_agree", "value", "baseline" FROM "perfship_verdict" WHERE "run" = '$dss_run' AND "series" = '$dss_test' AND "method" = 'arm_compare' GROUP BY "arm", "reference", "metric"''',
+             flux_from("perfship_verdict", None, start="0", stop=None, where="r.run == v.dss_run and r.series == v.dss_test") + PIVOT +
              '''  |> filter(fn: (r) => r.method == "arm_compare")
   |> group()
   |> keep(columns: ["arm", "reference", "metric", "verdict", "change_pct", "variants", "variants_agree", "value", "baseline"])
@@ -300,31 +318,31 @@ DSS = dict(
              w=24, h=6, colored=("verdict", VERDICT_COLORS), expect={"kind": "arm_verdicts"},
              note="change_pct is the geometric mean of the per-variant ratios; value and baseline are the arms' geometric means."),
         cell("Requests per second against the variant, per arm", "bar",
-             '''SELECT "arm", "variant", "variantIndex", "rps_total" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$test\'''',
+             '''SELECT "arm", "variant", "variantIndex", "rps_total" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$dss_test\'''',
              flux_from("dss_bench", ["variantIndex", "rps_total"], start="0", stop=None,
-                       where="r.run == v.dss_run and r.test == v.test") + PIVOT +
+                       where='r.run == v.dss_run and r["test"] == v.dss_test') + PIVOT +
              '''  |> group(columns: ["arm"])
   |> sort(columns: ["variantIndex"])
   |> keep(columns: ["arm", "variant", "variantIndex", "rps_total"])''',
              w=12, h=9, x_field="variant", y_field="rps_total", expect={"kind": "dss_arms", "field": "rps_total"}),
         cell("p95 latency (ms) against the variant, per arm", "bar",
-             '''SELECT "arm", "variant", "variantIndex", "p95_ms" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$test\'''',
+             '''SELECT "arm", "variant", "variantIndex", "p95_ms" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$dss_test\'''',
              flux_from("dss_bench", ["variantIndex", "p95_ms"], start="0", stop=None,
-                       where="r.run == v.dss_run and r.test == v.test") + PIVOT +
+                       where='r.run == v.dss_run and r["test"] == v.dss_test') + PIVOT +
              '''  |> group(columns: ["arm"])
   |> sort(columns: ["variantIndex"])
   |> keep(columns: ["arm", "variant", "variantIndex", "p95_ms"])''',
              w=12, h=9, x_field="variant", y_field="p95_ms", expect={"kind": "dss_arms", "field": "p95_ms"}),
         cell("Every point: throughput, latency and errors", "table",
-             '''SELECT "variantIndex", "rps_total", "p50_ms", "p95_ms", "errors", "err_p95_ms", "processes" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$test' GROUP BY "arm", "variant"''',
-             flux_from("dss_bench", None, start="0", stop=None, where="r.run == v.dss_run and r.test == v.test") + PIVOT +
+             '''SELECT "variantIndex", "rps_total", "p50_ms", "p95_ms", "errors", "err_p95_ms", "processes" FROM "dss_bench" WHERE "run" = '$dss_run' AND "test" = '$dss_test' GROUP BY "arm", "variant"''',
+             flux_from("dss_bench", None, start="0", stop=None, where='r.run == v.dss_run and r["test"] == v.dss_test') + PIVOT +
              '''  |> group()
   |> keep(columns: ["arm", "variant", "variantIndex", "rps_total", "p50_ms", "p95_ms", "errors", "err_p95_ms", "processes"])
   |> sort(columns: ["arm", "variantIndex"])''',
              w=24, h=9, expect={"kind": "dss_points"}),
-        cell("Best requests per second of test $test over time, per arm", "line",
-             '''SELECT max("rps_total") AS "rps_total" FROM "dss_bench" WHERE $timeFilter AND "test" = '$test' GROUP BY time(1d), "arm" fill(none)''',
-             flux_from("dss_bench", ["rps_total"], where="r.test == v.test") +
+        cell("Best requests per second of test $dss_test over time, per arm", "line",
+             '''SELECT max("rps_total") AS "rps_total" FROM "dss_bench" WHERE $timeFilter AND "test" = '$dss_test' GROUP BY time(1d), "arm" fill(none)''',
+             flux_from("dss_bench", ["rps_total"], where='r["test"] == v.dss_test') +
              '''  |> group(columns: ["arm"])
   |> aggregateWindow(every: 1d, fn: max, createEmpty: false)''',
              w=24, h=8, expect={"kind": "dss_trend"}),
@@ -556,7 +574,7 @@ def grafana_dashboard(d):
         # plugin's annotation editor): the query and the column mappings in
         # `target`. The legacy top-level fields are migrated on load, and the
         # dashboard schema refuses them.
-        ann.append({"name": a["name"], "datasource": DS, "enable": True, "iconColor": "purple",
+        ann.append({"name": a["name"], "datasource": DS, "enable": True, "iconColor": a["color"],
                     "target": {"refId": "Anno", "query": a["influxql"], "rawQuery": True,
                                "fromAnnotations": True, "textEditor": True,
                                "textColumn": a["textColumn"], "tagsColumn": a["tagsColumn"],

@@ -9,14 +9,23 @@
  *   first, then by the size of the change.
  * - Text from the data (run names, series, arms) is printed without control
  *   characters, so a hostile name cannot forge lines or escape sequences.
- * - Triage decisions (verdict/triage.h, read from the server and
- *   triage_file by report/triage_read.h) mark each row: an acknowledged
- *   change and an excluded run say by whom, when and why under their row
- *   (and in --json as "acknowledged"/"excluded"); a decision that cannot be
- *   read is said and the verdicts are shown without it.
- * - Exit: 0; 64 usage; 69 the server could not be reached, refused, has
- *   no such database (or bucket mapping: the message names it), answered
- *   nothing usable, or has no InfluxQL endpoint (VictoriaMetrics).
+ * - --format junit|markdown hand the rows to cmd/verdicts_format.h; the
+ *   output is written whole before the exit code is decided, so a CI job
+ *   that fails still has its report to attach.
+ * - Triage decisions (verdict/triage.h, read from the server's
+ *   perfship_triage points and the triage_file by report/triage_read.h,
+ *   as the agent reads them) mark each row: an
+ *   acknowledged change and an excluded run say by whom, when and why
+ *   under their row (and in --json as "acknowledged"/"excluded"); a bad
+ *   file line is reported as FILE:LINE and left out. Decisions that cannot
+ *   be read are said and the verdicts shown without them, except for
+ *   --fail-on unacknowledged: a gate that cannot know must not pass (69).
+ * - Exit: 0; 3 (--fail-on) a verdict of that kind is in range; 64 usage;
+ *   69 the server could not be reached, refused, has no such database (or
+ *   bucket mapping: the message names it), answered nothing usable, or has
+ *   no InfluxQL endpoint (VictoriaMetrics). 3 is not 1, which a sanitizer
+ *   or a crashed shell step would also give, so a gate that failed is
+ *   never mistaken for a broken one (docs/verdicts.md, "In CI").
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +38,7 @@
 #include <cjson/cJSON.h>
 
 #include "cmd/cmd.h"
+#include "cmd/verdicts_format.h"
 #include "core/buf.h"
 #include "core/sysexits_ps.h"
 #include "core/util.h"
@@ -59,11 +69,14 @@ static int usage(const char *msg) {
   if (msg)
     fprintf(stderr, "perfship verdicts: %s\n", msg);
   fputs("usage: perfship [-c FILE] verdicts [--source S] [--series NAME] [--host H]... "
-        "[--since DURATION] [--json]\n"
+        "[--since DURATION] [--format text|json|junit|markdown] [--json]\n"
+        "       [--fail-on regression|unacknowledged]\n"
         "       perfship [-c FILE] verdicts --candidate RUN --against SERIES [--host H] [--json]\n"
         "  --host H: only the verdicts of machine H (its `host` tag); repeatable\n"
         "  --candidate RUN --against SERIES: judge RUN now against the current level of SERIES\n"
-        "  DURATION: a number with s, m, h, d or w (default 7d)\n",
+        "  DURATION: a number with s, m, h, d or w (default 7d)\n"
+        "  --fail-on regression: exit 3 when a regression is in range (after the output);\n"
+        "  unacknowledged: when one nobody acknowledged (perfship_triage, triage_file) is\n",
         stderr);
   return PS_EXIT_USAGE;
 }
@@ -196,15 +209,15 @@ static void print_table(const table *t, const char *since, const char *link_tmpl
   size_t acked = 0;
   for (size_t i = 0; i < t->n; i++)
     acked += rank(t->rows[i].verdict) < 2 && t->rows[i].ack;
-  printf("%zu verdicts of runs since %s ago: %zu regression%s, %zu improvement%s", t->n, since,
-         reg, reg == 1 ? "" : "s", imp, imp == 1 ? "" : "s");
+  printf("%zu verdicts of runs since %s ago: %zu regression%s, %zu improvement%s", t->n, since, reg,
+         reg == 1 ? "" : "s", imp, imp == 1 ? "" : "s");
   if (acked)
     printf(" (%zu acknowledged)", acked);
   putchar('\n');
   if (!t->n)
     return;
-  printf("%-11s %9s  %-16s %-36s %-16s %-30s %12s %12s  %s\n", "VERDICT", "CHANGE", "HOST",
-         "WHAT", "SERIES", "RUN", "VALUE", "BASELINE", "CHANGE BEGAN IN");
+  printf("%-11s %9s  %-16s %-36s %-16s %-30s %12s %12s  %s\n", "VERDICT", "CHANGE", "HOST", "WHAT",
+         "SERIES", "RUN", "VALUE", "BASELINE", "CHANGE BEGAN IN");
   for (size_t i = 0; i < t->n; i++) {
     const row *r = &t->rows[i];
     char what[256];
@@ -292,6 +305,81 @@ static void print_json(const table *t, const char *link_tmpl) {
   cJSON_Delete(arr);
 }
 
+enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_JUNIT, FORMAT_MARKDOWN };
+
+/* The rows as the formatters take them; NULL when out of memory. */
+static ps_verdict_row *format_rows(const table *t) {
+  ps_verdict_row *out = calloc(t->n ? t->n : 1, sizeof *out);
+  for (size_t i = 0; out && i < t->n; i++) {
+    const row *r = &t->rows[i];
+    const cJSON *when = cell(t, r, "time");
+    out[i] = (ps_verdict_row){
+        .verdict = r->verdict,
+        .host = cell_str(t, r, "host"),
+        .source = cell_str(t, r, "source"),
+        .series = cell_str(t, r, "series"),
+        .metric = cell_str(t, r, "metric"),
+        .stage = cell_str(t, r, "stage"),
+        .arm = cell_str(t, r, "arm"),
+        .reference = cell_str(t, r, "reference"),
+        .run = cell_str(t, r, "run"),
+        .change_run = cell_str(t, r, "change_run"),
+        .revision = cell_str(t, r, "revision"),
+        .method = cell_str(t, r, "method"),
+        .value = cell_num(t, r, "value"),
+        .baseline = cell_num(t, r, "baseline"),
+        .change_pct = r->change_pct,
+        .time_s = cJSON_IsNumber(when) ? when->valuedouble / 1e9 : NAN,
+        .acknowledged = r->ack != NULL,
+        .ack_who = r->ack ? r->ack->who : NULL,
+        .ack_reason = r->ack ? r->ack->reason : NULL,
+        .ack_ticket = r->ack ? r->ack->ticket : NULL,
+    };
+  }
+  return out;
+}
+
+static int print_formatted(const table *t, enum format format, const char *since) {
+  ps_verdict_row *rows = format_rows(t);
+  ps_buf out;
+  ps_buf_init(&out, 0);
+  int rc = rows ? 0 : -ENOMEM;
+  if (rc == 0)
+    rc = format == FORMAT_JUNIT ? ps_verdicts_junit(&out, rows, t->n, since)
+                                : ps_verdicts_markdown(&out, rows, t->n, since);
+  if (rc == 0 && out.len && fwrite(out.data, 1, out.len, stdout) != out.len)
+    rc = -EIO;
+  free(rows);
+  ps_buf_free(&out);
+  return rc;
+}
+
+/* The decisions in force: the server's, then the file's. -1 when the server
+ * could not answer or the file cannot be read (said on stderr), else 0. */
+static int load_triage(const ps_config *cfg, ps_triage_set *set) {
+  ps_buf err;
+  ps_buf_init(&err, 2048);
+  int rc = ps_triage_read_server(cfg, set, &err) < 0 ||
+                   ps_triage_read_file(cfg, set, on_bad_line, NULL, &err) < 0
+               ? -1
+               : 0;
+  if (rc < 0)
+    fprintf(stderr, "perfship verdicts: the triage decisions cannot be read (%s)\n",
+            err.len ? err.data : "?");
+  ps_buf_free(&err);
+  return rc;
+}
+
+static int parse_format(const char *s, enum format *f) {
+  static const char *const names[] = {"text", "json", "junit", "markdown"};
+  for (int i = 0; i < 4; i++)
+    if (strcmp(s, names[i]) == 0) {
+      *f = (enum format)i;
+      return 0;
+    }
+  return -1;
+}
+
 int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   (void)cfg_given;
   const char *source = NULL, *series = NULL, *since = "7d", *candidate = NULL, *against = NULL;
@@ -302,12 +390,28 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     return PS_EXIT_SOFTWARE;
   }
   int64_t since_s = DEFAULT_SINCE_S;
-  int json = 0;
+  enum format format = FORMAT_TEXT;
+  int fail_on_regression = 0, fail_on_unacked = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int has_value = i + 1 < argc;
     if (!strcmp(a, "--json")) {
-      json = 1;
+      format = FORMAT_JSON;
+    } else if (!strcmp(a, "--format") && has_value) {
+      if (parse_format(argv[++i], &format) < 0) {
+        free(hosts);
+        return usage("--format: text, json, junit or markdown");
+      }
+    } else if (!strcmp(a, "--fail-on") && has_value) {
+      const char *what = argv[++i];
+      if (strcmp(what, "regression") == 0) {
+        fail_on_regression = 1;
+      } else if (strcmp(what, "unacknowledged") == 0) {
+        fail_on_unacked = 1;
+      } else {
+        free(hosts);
+        return usage("--fail-on: regression or unacknowledged");
+      }
     } else if (!strcmp(a, "--source") && has_value) {
       source = argv[++i];
     } else if (!strcmp(a, "--candidate") && has_value) {
@@ -336,7 +440,8 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   int rc = ps_cmd_load_secrets(cfg);
   if (rc != PS_EXIT_OK || candidate) {
     if (rc == PS_EXIT_OK)
-      rc = ps_cmd_verdicts_candidate(cfg, candidate, against, nhosts ? hosts[0] : NULL, json);
+      rc = ps_cmd_verdicts_candidate(cfg, candidate, against, nhosts ? hosts[0] : NULL,
+                                      format == FORMAT_JSON);
     free(hosts);
     return rc;
   }
@@ -344,8 +449,7 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   ps_buf_init(&q, 0);
   ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
   ps_buf_init(&err, 2048);
-  int ok = ps_buf_printf(&q, "SELECT * FROM \"perfship_verdict\" WHERE time > now() - %" PRId64
-                             "s",
+  int ok = ps_buf_printf(&q, "SELECT * FROM \"perfship_verdict\" WHERE time > now() - %" PRId64 "s",
                          since_s) == 0;
   if (ok && source)
     ok = ps_buf_puts(&q, " AND \"source\" = ") == 0 && ps_influxql_quote_string(&q, source) == 0;
@@ -377,13 +481,13 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   t.rows = calloc(n ? n : 1, sizeof *t.rows);
   ps_triage_set triage;
   ps_triage_set_init(&triage);
-  ps_buf terr;
-  ps_buf_init(&terr, 2048);
-  if (ps_triage_read_server(cfg, &triage, &terr) < 0 ||
-      ps_triage_read_file(cfg, &triage, on_bad_line, NULL, &terr) < 0)
-    fprintf(stderr, "perfship verdicts: the triage decisions cannot be read (%s); shown "
-            "without them\n", terr.data ? terr.data : "?");
-  ps_buf_free(&terr);
+  if (load_triage(cfg, &triage) < 0) {
+    if (fail_on_unacked) { /* a gate that cannot know must not pass */
+      rc = PS_EXIT_UNAVAILABLE;
+      goto done;
+    }
+    fprintf(stderr, "perfship verdicts: shown without the triage decisions\n");
+  }
   const cJSON *v, *list = t.rows ? values : NULL;
   cJSON_ArrayForEach(v, list) {
     row *r = &t.rows[t.n++];
@@ -398,13 +502,30 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
       r->baseline = ps_triage_baseline_of(&triage, host, cell_str(&t, r, "change_run"));
   }
   qsort(t.rows, t.n, sizeof *t.rows, by_importance);
-  if (json)
+  int prc = 0;
+  if (format == FORMAT_JSON)
     print_json(&t, cfg->verdicts.compare_url);
-  else
+  else if (format == FORMAT_TEXT)
     print_table(&t, since, cfg->verdicts.compare_url);
-  rc = fflush(stdout) == 0 ? PS_EXIT_OK : PS_EXIT_SOFTWARE;
-  free(t.rows);
+  else
+    prc = print_formatted(&t, format, since);
+  rc = prc == 0 && fflush(stdout) == 0 ? PS_EXIT_OK : PS_EXIT_SOFTWARE;
+  if (prc < 0)
+    fprintf(stderr, "perfship verdicts: %s\n", strerror(-prc));
+  size_t failing = 0;
+  for (size_t i = 0; (fail_on_regression || fail_on_unacked) && i < t.n; i++)
+    /* a run kept out by decision is known too, until the agent rewrites it */
+    failing += rank(t.rows[i].verdict) == 0 &&
+               (fail_on_regression || (!t.rows[i].ack && !t.rows[i].excluded));
+  if (rc == PS_EXIT_OK && failing) {
+    fprintf(stderr, "perfship verdicts: %zu %sregression%s in range (--fail-on %s)\n", failing,
+            fail_on_regression ? "" : "unacknowledged ", failing == 1 ? "" : "s",
+            fail_on_regression ? "regression" : "unacknowledged");
+    rc = PS_EXIT_GATE;
+  }
+done:
   ps_triage_set_free(&triage);
+  free(t.rows);
   cJSON_Delete(root);
 out:
   free(hosts);

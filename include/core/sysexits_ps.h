@@ -5,6 +5,7 @@
 #define PS_CORE_SYSEXITS_PS_H
 
 #define PS_EXIT_OK 0
+#define PS_EXIT_GATE 3 /* verdicts --fail-on: such a verdict is in range */
 #define PS_EXIT_USAGE 64
 #define PS_EXIT_DATAERR 65
 #define PS_EXIT_NOINPUT 66 /* convert: an input PATH could not be read */

@@ -515,18 +515,25 @@ class FluxFiles(unittest.TestCase):
         task = os.path.join(DASH, "flux", "tasks", "perfship_run_failed.flux")
         with open(task) as f:
             good = f.read()
-        broken = {"unknown_function": good.replace("monitor.check(", "monitor.chek("),
-                  "syntax": good.replace("|> range(start: -30m)", "|> range(start: -30m"),
-                  "missing_import": good.replace('import "influxdata/influxdb/monitor"', "")}
+        # each with what the language server says, at the line an editor shows
+        line = next(i for i, ln in enumerate(good.splitlines(), 1) if "monitor.check(" in ln)
+        broken = {"unknown_function": (good.replace("monitor.check(", "monitor.chek("),
+                                       f"{line}:8: record is missing label chek"),
+                  "syntax": (good.replace("|> range(start: -30m)", "|> range(start: -30m"),
+                             "expected RPAREN"),
+                  "missing_import": (good.replace('import "influxdata/influxdb/monitor"', ""),
+                                     f"{line}:8: undefined identifier monitor")}
         with tempfile.TemporaryDirectory() as tmp:
-            for name, text in broken.items():
+            for name, (text, said) in broken.items():
                 path = os.path.join(tmp, name + ".flux")
                 with open(path, "w") as f:
                     f.write(text)
                 with self.subTest(name):
                     p = self.check([path])
                     self.assertEqual(p.returncode, 1, p.stdout)
-                    self.assertIn("FAIL", p.stdout)
+                    self.assertIn(f"FAIL {path}: ", p.stdout)
+                    self.assertIn(said, p.stdout)
+                    self.assertNotIn("semantic check failed", p.stdout)
 
     def test_cookbook_flux(self):
         blocks = doc_blocks("flux")
@@ -539,6 +546,27 @@ class FluxFiles(unittest.TestCase):
                     f.write(b)
             p = self.check(paths)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_flux_older_servers_parse(self):
+        """What the checker (a recent Flux) accepts and older servers do not:
+        `test` is a keyword of Flux before about 0.173 (InfluxDB 1.8, 2.0 to
+        2.3 cannot parse `r.test`: write r["test"]), and a task that says
+        1.8 can run it imports nothing 1.8's Flux lacks."""
+        texts = {}
+        for path in self.files:
+            with open(path) as f:
+                texts[path] = f.read()
+        texts.update({f"docs/queries.md block {i}": b for i, b in enumerate(doc_blocks("flux"))})
+        for path, text in texts.items():
+            code = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("//"))
+            with self.subTest(path):
+                self.assertNotRegex(code, r"(\.|\bv\s*=\s*\{[^}]*\b)test\b(?!_)",
+                                    "`test` as a member or variable name: write r[\"test\"]")
+                if "1.8" in text.split("\nimport", 1)[0]:
+                    self.assertNotIn('"influxdata/influxdb/schema"', code,
+                                     "InfluxDB 1.8's Flux has no schema package")
+        # the guard can fail: the query as it was
+        self.assertRegex('r.run == v.dss_run and r.test == v.test', r"\.test\b(?!_)")
 
     def test_task_options_are_durations(self):
         # The type checker accepts `every: "1m"` (a string); InfluxDB does not.
@@ -568,7 +596,9 @@ TICK_PROPERTIES = {"measurement", "where", "groupBy", "database", "retentionPoli
                    "header", "flapping", "history", "levelTag", "idTag", "messageField",
                    "durationField", "on", "delimiter", "streamName", "create", "precision"}
 TICK_FUNCS = {"lambda", "isPresent", "string", "int", "float", "bool", "abs", "sigma",
-              "count", "spread", "duration", "if", "strContains"}
+              "count", "spread", "duration", "if", "strContains", "unixNano"}
+# The task that is no alert: it writes Chronograf's annotations (docs/queries.md).
+TICK_ANNOTATIONS = "perfship_chronograf_annotations"
 
 
 def tick_strip(text):
@@ -680,9 +710,19 @@ class TickScripts(unittest.TestCase):
             self.assertIn(node, TICK_NODES, f"unknown node |{node}()")
         for prop in re.findall(r"(?m)^\s*\.(\w+)\s*\(", code):
             self.assertIn(prop, TICK_PROPERTIES, f"unknown property .{prop}()")
-        self.assertRegex(code, r"\|alert\(\)|\|deadman\(", "every task alerts")
-        for handler in ("log", "topic"):
-            self.assertRegex(code, rf"(?m)^\s*\.{handler}\(", f"handler .{handler}()")
+        if os.path.basename(path) == TICK_ANNOTATIONS + ".tick":
+            # each pipeline ends where Chronograf reads its annotations
+            outs = re.findall(r"\|influxDBOut\(\)\s*\.database\('(\w+)'\)\s*"
+                              r"\.retentionPolicy\('(\w+)'\)\s*\.measurement\('(\w+)'\)", text)
+            self.assertEqual(outs, [("chronograf", "autogen", "annotations")] * 2)
+            self.assertEqual(len(re.findall(r"(?m)^stream\s*$", code)), 2)
+            for fields in re.findall(r"\.keep\(([^)]*)\)", text):
+                self.assertEqual(set(re.findall(r"'(\w+)'", fields)),
+                                 {"start_time", "modified_time_ns", "text", "type", "deleted"})
+        else:
+            self.assertRegex(code, r"\|alert\(\)|\|deadman\(", "every task alerts")
+            for handler in ("log", "topic"):
+                self.assertRegex(code, rf"(?m)^\s*\.{handler}\(", f"handler .{handler}()")
         # Every variable used is declared.
         declared = set(re.findall(r"(?m)^var (\w+)", code))
         for name in re.findall(r"\b([a-z_][a-z0-9_]*)\b", re.sub(r"[.|]\s*\w+", "", code)):
@@ -709,7 +749,7 @@ class TickScripts(unittest.TestCase):
         for args in re.findall(r"\.as\(([^)]*)\)", text):
             as_names |= set(re.findall(r"'(\w+)'", args))
         for ref in refs:
-            if ref in ("perf", "autogen"):
+            if ref in ("perf", "autogen", "time"):  # "time": the point's own time
                 continue
             if "." in ref:
                 prefix, field = ref.split(".", 1)
@@ -822,6 +862,7 @@ class QueriesAgainstInflux(unittest.TestCase):
         cls.write_markers()
         cls.write_selfstats()
         cls.write_verdicts()
+        cls.write_triage()
         cls.write_alerts()
 
     @classmethod
@@ -929,6 +970,28 @@ class QueriesAgainstInflux(unittest.TestCase):
         ]
         cls.write("\n".join(lp_line("perfship_verdict", dict(tags, host="test"), fields, t)
                             for tags, fields, t in cls.verdicts))
+
+    @classmethod
+    def write_triage(cls):
+        """perfship_triage points as docs/schema.md ("Triage decisions")
+        defines them: an acknowledgement of the nightly regression, an
+        exclusion on one machine, and the undo of the exclusion, an hour
+        apart after the newer run."""
+        new, failed = "daily-perf-1cb7c2d80874", "daily-perf-ba4674aa5495"
+        t = max(r["time"] for r in cls.influx.query(
+            DB, 'SELECT "cycleAvgDuration" FROM "loadgen_run" GROUP BY "run"')) + 3600 * 10**9
+        cls.triage = [
+            ({"id": "t0000000000a1", "action": "ack"},
+             {"run": new, "metric": "cycleAvgDuration", "who": "ana",
+              "reason": "expected: the new cache costs 14 %", "ticket": "https://tickets.example/T-1"}, t),
+            ({"id": "t0000000000a2", "action": "exclude", "host": "test"},
+             {"run": failed, "who": "bo", "reason": "noisy neighbour"}, t + 3600 * 10**9),
+            ({"id": "t0000000000a3", "action": "undo"},
+             {"revokes": "t0000000000a2", "who": "bo", "reason": "it was the code after all"},
+             t + 2 * 3600 * 10**9),
+        ]
+        cls.write("\n".join(lp_line("perfship_triage", tags, fields, t)
+                            for tags, fields, t in cls.triage))
 
     @classmethod
     def write_alerts(cls):
@@ -1039,7 +1102,7 @@ class QueriesAgainstInflux(unittest.TestCase):
                         self.assertEqual(vals, {r.rsplit("-", 1)[1] for r in FIXTURE_STATUS if finish_stats(r)})
                     elif v["name"] == "dss_run":
                         self.assertEqual(vals, {p.split("/")[0] for p in self.dss_files})
-                    elif v["name"] == "test":
+                    elif v["name"] == "dss_test":
                         self.assertIn("rid_isa", vals)
             # Chronograf asks the same through its meta-query template.
             with open(os.path.join(DASH, "chronograf", d["slug"] + ".dashboard")) as f:
@@ -1052,18 +1115,52 @@ class QueriesAgainstInflux(unittest.TestCase):
                 with self.subTest(dashboard=d["slug"], chronograf_template=t["tempVar"]):
                     self.assertEqual({r["value"] for r in self.influx.query(DB, q)},
                                      {r["value"] for r in self.influx.query(DB, grafana_var["query"])})
+            names = [a["name"] for a in g["annotations"]["list"] if not a.get("builtIn")]
+            if d is not build.HEALTH:
+                # every dashboard of runs marks runs, verdicts and decisions on its
+                # time-series panels (the agent's health has no runs to judge)
+                self.assertEqual(names, [a["name"] for a in build.JUDGED_ANNOTATIONS])
             for a in g["annotations"]["list"]:
                 if a.get("builtIn"):
                     continue
                 t = a["target"]
                 start, end = self.ranges("daily-runs")
+                if d["slug"] == "dss-bench":
+                    start = min(start, self.ranges("dss-bench")[0])
+                    end = max(end, self.ranges("dss-bench")[1])
                 rows = self.influx.query(DB, fill_grafana(t["query"], start, end, {}))
+                tags = t["tagsColumn"].split(",")
                 with self.subTest(dashboard=d["slug"], annotation=a["name"]):
+                    # what Grafana shows: a text and the tags of each mark
                     self.assertTrue(rows and all(r[t["textColumn"]] for r in rows))
-                    # A start and an end marker for every fixture run.
-                    self.assertGreaterEqual(len(rows), 2 * len(FIXTURE_STATUS))
-                    self.assertEqual({r[t["tagsColumn"]] for r in rows} - {"running"},
-                                     set(FIXTURE_STATUS.values()))
+                    self.assertTrue(all(k in r for r in rows for k in tags), rows[:2])
+                    if a["name"] == build.RUN_MARKERS_ANNOTATION["name"]:
+                        # A start and an end marker for every fixture run.
+                        self.assertGreaterEqual(len(rows), 2 * len(FIXTURE_STATUS))
+                        self.assertEqual({r["status"] for r in rows} - {"running"},
+                                         set(FIXTURE_STATUS.values()))
+                    elif a["name"] == build.VERDICT_ANNOTATION["name"]:
+                        # every change in range, and nothing that is none
+                        want = sorted((tg["run"], tg["metric"], tg.get("stage", ""), f["verdict"])
+                                      for tg, f, tm in self.verdicts
+                                      if f["verdict"] != "none" and start <= tm <= end)
+                        self.assertGreaterEqual(len(want), 3)
+                        self.assertEqual(len(rows), len(want), rows)
+                        self.assertEqual(sorted((r["run"], r["metric"], r["verdict"]) for r in rows),
+                                         sorted(w[:2] + w[3:] for w in want))
+                        self.assertTrue(all(r["host"] == "test" for r in rows))
+                    elif a["name"] == build.TRIAGE_ANNOTATION["name"]:
+                        self.assertEqual(sorted((r["action"], r["reason"]) for r in rows),
+                                         sorted((tg["action"], f["reason"])
+                                                for tg, f, tm in self.triage))
+                        ack = next(r for r in rows if r["action"] == "ack")
+                        self.assertEqual((ack["run"], ack["metric"], ack["who"], ack["ticket"]),
+                                         ("daily-perf-1cb7c2d80874", "cycleAvgDuration", "ana",
+                                          "https://tickets.example/T-1"))
+                        excl = next(r for r in rows if r["action"] == "exclude")
+                        self.assertEqual(excl["host"], "test")
+                    else:
+                        self.fail(f"an annotation this test does not know: {a['name']}")
 
     def test_daily_runs(self):
         d = build.DAILY
@@ -1254,7 +1351,7 @@ class QueriesAgainstInflux(unittest.TestCase):
         test = "rid_isa"
         arms = res["by_test"][test]
         for i, c, kind in self.cells(d):
-            series = self.run_cell(d, i, {"dss_run": "latency_compare_images", "test": test})
+            series = self.run_cell(d, i, {"dss_run": "latency_compare_images", "dss_test": test})
             with self.subTest(cell=c["title"]):
                 if kind == "dss_arms":
                     field = c["expect"]["field"]
@@ -1369,6 +1466,30 @@ class QueriesAgainstInflux(unittest.TestCase):
                 verdict_groups("arm_compare", ("series", "metric", "run", "arm"))),
         }
 
+    def check_annotation_task(self, text):
+        """The Chronograf annotation task: each pipeline reads one measurement,
+        its filter selects exactly the verdicts with a change (every triage
+        decision), and its texts name only tags and fields the stored points
+        have."""
+        pipelines = re.split(r"(?m)^stream\s*$", text)[1:]
+        read = {}
+        for body in pipelines:
+            m = re.search(r"\.measurement\('(\w+)'\)", body)
+            measurement = m.group(1)
+            keys = {r["tagKey"] for r in self.influx.query(DB, f'SHOW TAG KEYS FROM "{measurement}"')}
+            keys |= {r["fieldKey"] for r in self.influx.query(DB, f'SHOW FIELD KEYS FROM "{measurement}"')}
+            keys |= {"host", "time"}
+            evals = body[body.index("|eval("):body.index(".as(")]
+            self.assertLessEqual(set(re.findall(r'"(\w+)"', evals)), keys, measurement)
+            cond = " AND ".join(f"({lambda_to_influxql(e)})" for _, e in tick_where_lambdas(body))
+            q = f'SELECT * FROM "{measurement}"' + (f" WHERE {cond}" if cond else "")
+            read[measurement] = self.influx.query(DB, q)
+        self.assertEqual(sorted(read), ["perfship_triage", "perfship_verdict"])
+        self.assertEqual(sorted((r["run"], r["metric"], r.get("stage") or "") for r in read["perfship_verdict"]),
+                         sorted((tg["run"], tg["metric"], tg.get("stage", ""))
+                                for tg, f, _ in self.verdicts if f["verdict"] != "none"))
+        self.assertEqual(len(read["perfship_triage"]), len(self.triage))
+
     def test_alert_tasks_select_what_must_alert(self):
         """Kapacitor cannot run here (ticklint in test_loaders.py checks that
         it would define and start each task). What its stream tasks do with
@@ -1385,6 +1506,9 @@ class QueriesAgainstInflux(unittest.TestCase):
                 text = f.read()
             with self.subTest(task):
                 self.assertRegex(text, r"(?m)^stream\s*$", "every shipped task is a stream task")
+                if task == TICK_ANNOTATIONS:
+                    self.check_annotation_task(text)
+                    continue
                 m = re.search(r"\.measurement\('(\w+)'\)", text)
                 measurement = m.group(1)
                 tag_keys = {r["tagKey"] for r in self.influx.query(DB, f'SHOW TAG KEYS FROM "{measurement}"')}

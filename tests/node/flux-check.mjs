@@ -9,7 +9,9 @@
 // hand the instance's exports to the glue.
 //
 // Usage: node flux-check.mjs FILE.flux...   Exit 0 when every file is valid, 1
-// otherwise; one line per file: "ok FILE" or "FAIL FILE: reason".
+// otherwise; one line per file: "ok FILE" or "FAIL FILE: reason", the reason
+// being what the language server says (LINE:COL: message, as an editor shows
+// it), since "semantic check failed" alone sends the reader guessing.
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -74,12 +76,49 @@ function withDashboardVars(src) {
   return { src: `v = {${fields.join(', ')}}\n` + src, shift: 1 };
 }
 
+// The package's language server, spoken to as an editor does (plain JSON-RPC
+// messages, no Content-Length framing): each file is opened as a document,
+// and the server answers with its diagnostics for it.
+async function startLsp(ns) {
+  // the server logs its start through console.info, onto stdout where the
+  // verdict lines go; its errors still reach stderr
+  console.info = console.debug = () => {};
+  const lsp = new ns.Lsp();
+  const waiting = new Map(); // uri -> resolve
+  lsp.onMessage((raw) => {
+    let m;
+    try { m = JSON.parse(raw); } catch { return; }
+    if (m.method !== 'textDocument/publishDiagnostics') return;
+    const done = waiting.get(m.params.uri);
+    if (done) { waiting.delete(m.params.uri); done(m.params.diagnostics || []); }
+  });
+  lsp.run().catch((e) => console.error(`language server stopped: ${e}`));
+  await lsp.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize',
+                                  params: { capabilities: {} } }));
+  await lsp.send(JSON.stringify({ jsonrpc: '2.0', method: 'initialized', params: {} }));
+  let n = 0;
+  return async function diagnostics(text) {
+    // a folder each: documents of one folder are one package, whose options
+    // (option task) would clash across files
+    const uri = `file:///perfship-check-${++n}/query.flux`;
+    const answer = new Promise((resolve) => {
+      waiting.set(uri, resolve);
+      // a server that says nothing is reported as such, not waited on forever
+      setTimeout(() => { if (waiting.delete(uri)) resolve(null); }, 10000);
+    });
+    await lsp.send(JSON.stringify({ jsonrpc: '2.0', method: 'textDocument/didOpen',
+      params: { textDocument: { uri, languageId: 'flux', version: 1, text } } }));
+    return answer;
+  };
+}
+
 const files = process.argv.slice(2);
 if (files.length === 0) {
   console.error('usage: node flux-check.mjs FILE.flux...');
   process.exit(64);
 }
 const flux = await loadFlux();
+const diagnostics = await startLsp(flux);
 let failed = 0;
 for (const f of files) {
   const { src, shift } = withDashboardVars(readFileSync(f, 'utf8'));
@@ -87,9 +126,17 @@ for (const f of files) {
     e.replace(/^(\d+):/, (_, l) => `${Number(l) - shift}:`));
   let valid = false;
   try { valid = flux.is_valid_flux(src); } catch (e) { errs.push(String(e)); }
+  // LSP positions count from 0; the file's lines from 1, before the prelude
+  const diags = await diagnostics(src);
+  const said = (diags || []).filter((d) => !d.severity || d.severity === 1).map((d) =>
+    `${d.range.start.line + 1 - shift}:${d.range.start.character + 1}: ${d.message}`);
+  for (const d of said) if (!errs.some((e) => e.endsWith(d.replace(/^\d+:\d+: /, '')))) errs.push(d);
   if (errs.length || !valid) {
     failed++;
-    console.log(`FAIL ${f}: ${errs.length ? errs.join('; ') : 'semantic check failed (unknown function, wrong argument or type)'}`);
+    const why = errs.length ? errs.join('; ')
+      : diags === null ? 'semantic check failed, and the language server gave no diagnostics'
+      : 'semantic check failed, though the language server reported no error';
+    console.log(`FAIL ${f}: ${why}`);
   } else {
     console.log(`ok ${f}`);
   }
