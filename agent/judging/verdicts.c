@@ -13,6 +13,7 @@
  *   marked done only when every batch was acknowledged.
  */
 #include "judging/verdicts.h"
+#include "verdicts_private.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -27,16 +28,11 @@
 #include "report/triage_read.h"
 #include "judging/verdicts_history.h"
 #include "judging/verdicts_send.h"
-#include "verdict/arm_compare.h"
-#include "verdict/candidate.h"
-#include "verdict/judge.h"
-#include "verdict/stage_drift.h"
 
-#define MOD "verdicts"
-#define LOADGEN "loadgen"
+#define MOD PL_VD_MOD
+#define LOADGEN PL_VD_LOADGEN
 #define JUDGE_DELAY_MS 300
 #define BUSY_WAIT_MAX_MS 30000
-#define HISTORY_RETRY_FIRST_MS 2000
 #define HISTORY_RETRY_MAX_MS 60000
 /* The first history read looks this far back from the runs to judge, each
  * further read twice as far, until the window is full or the span covers
@@ -45,37 +41,6 @@
 #define DAY_NS (86400LL * 1000000000LL)
 #define HISTORY_SPAN_FIRST_NS (30 * DAY_NS)
 #define HISTORY_SPAN_MAX_NS (7680 * DAY_NS)
-/* Triage decisions are read every minute, and before a pass when the last
- * read is older than a few seconds, so a decision taken just before a run
- * ends counts for that run (docs/verdicts.md "Triage"). */
-#define TRIAGE_READ_MS 60000
-#define TRIAGE_FRESH_MS 3000
-
-struct pl_vseries {
-  pl_vseries *next;
-  char *source, *series, *host; /* the ledger series' key */
-  int64_t span_ns;     /* how far back the next history read looks */
-  int64_t until_ns;    /* where the last read began: the next reads before it */
-  int synced;          /* the server's history was merged, or there is none */
-  unsigned fails;      /* history reads that failed in a row */
-  uint64_t retry_at;   /* uv_now() before which it is not read again */
-  int waiting_server;  /* --once: the server could not give it now */
-};
-
-typedef enum { PASS_SERIES, PASS_STAGES, PASS_DSS } pass_kind;
-
-struct pl_vpass {
-  pl_vpass *next;
-  pl_verdicts *vd;
-  pass_kind kind;
-  int failed; /* judging it went wrong: nothing is marked done */
-  char *source, *series, *host; /* PASS_SERIES: whose runs to mark */
-  char **runs, **hosts;  /* PASS_SERIES: the runs judged, (host, name) */
-  uint64_t *put_seqs;    /* PASS_SERIES: and which of their puts */
-  size_t nruns;
-  pl_lg_run *ended;      /* PASS_STAGES: the run judged */
-  pl_dss_doc *doc;       /* PASS_DSS */
-};
 
 static void timer_cb(uv_timer_t *t);
 
@@ -86,7 +51,7 @@ static void timer_cb(uv_timer_t *t);
  * wait there only lengthens a backfill. */
 static uint64_t gather_ms(const pl_verdicts *vd) { return vd->sh->once ? 0 : JUDGE_DELAY_MS; }
 
-static void arm(pl_verdicts *vd, uint64_t delay) {
+void pl_vd_arm(pl_verdicts *vd, uint64_t delay) {
   if (vd->sh->stopping == 2)
     return;
   uint64_t due = uv_now(vd->sh->loop) + delay;
@@ -96,138 +61,11 @@ static void arm(pl_verdicts *vd, uint64_t delay) {
   uv_timer_start(&vd->timer, timer_cb, delay, 0);
 }
 
-/* --- triage decisions ------------------------------------------------------ */
-
-static int triage_copy(ps_triage_set *into, const ps_triage_set *from) {
-  for (size_t i = 0; i < from->n; i++)
-    if (ps_triage_add(into, &from->d[i]) < 0)
-      return -ENOMEM;
-  return 0;
-}
-
-/* Puts the server's and the file's decisions in force; the series whose
- * runs an exclude or baseline now treats otherwise are judged again from
- * the first such run, which rewrites what it changes (as a late run). */
-static int triage_same(const ps_triage_set *a, const ps_triage_set *b) {
-  if (a->n != b->n)
-    return 0;
-  for (size_t i = 0; i < a->n; i++)
-    if (strcmp(a->d[i].id, b->d[i].id) != 0)
-      return 0;
-  return 1;
-}
-
-/* Returns whether the decisions in force changed. */
-static int triage_apply(pl_verdicts *vd) {
-  ps_triage_set fresh;
-  ps_triage_set_init(&fresh);
-  if (triage_copy(&fresh, &vd->triage_server) < 0 || triage_copy(&fresh, &vd->triage_file) < 0) {
-    ps_triage_set_free(&fresh);
-    PS_ERROR(MOD, "out of memory; the triage decisions in force stay as they were");
-    return 0;
-  }
-  size_t rejudged = 0;
-  for (size_t k = 0; k < vd->ledger.nseries; k++) {
-    ps_ledger_series *s = &vd->ledger.series[k];
-    size_t i = 0;
-    for (; i < s->nruns; i++) {
-      const ps_ledger_run *r = &s->runs[i];
-      if (!ps_triage_excluded(&vd->triage, r->host, r->name) !=
-              !ps_triage_excluded(&fresh, r->host, r->name) ||
-          !ps_triage_baseline_of(&vd->triage, r->host, r->name) !=
-              !ps_triage_baseline_of(&fresh, r->host, r->name))
-        break;
-    }
-    for (size_t j = i; j < s->nruns; j++, rejudged++)
-      s->runs[j].judged = 0;
-  }
-  int changed = !triage_same(&vd->triage, &fresh);
-  ps_triage_set_free(&vd->triage);
-  vd->triage = fresh;
-  if (rejudged) {
-    PS_INFO(MOD, "triage decisions changed: %zu runs are judged again", rejudged);
-    vd->sh->state_dirty = 1;
-  }
-  return changed;
-}
-
-static void triage_bad_line(void *ctx, const char *name, size_t line, const char *why) {
-  pl_verdicts *vd = ctx;
-  /* a rejected record like any other: counted, and --once exits 65 */
-  vd->sh->n.records_rejected++;
-  PS_ERROR(MOD, "%s:%zu: %s; the line is left out, the other decisions count", name, line,
-           why);
-}
-
-/* Returns whether the decisions in force changed. */
-static int read_triage_file(pl_verdicts *vd, const ps_config *cfg) {
-  int changed = 0;
-  ps_triage_set fresh;
-  ps_triage_set_init(&fresh);
-  ps_buf err;
-  ps_buf_init(&err, 1024);
-  long n = ps_triage_read_file(cfg, &fresh, triage_bad_line, vd, &err);
-  if (n < 0) {
-    /* the decisions it gave before stay in force: a file being replaced
-     * does not undo them for a moment */
-    PS_ERROR(MOD, "%s; its decisions stay as they were", err.data ? err.data : "triage_file");
-    ps_triage_set_free(&fresh);
-  } else {
-    ps_triage_set_free(&vd->triage_file);
-    vd->triage_file = fresh;
-    changed = triage_apply(vd);
-  }
-  ps_buf_free(&err);
-  return changed;
-}
-
-static void triage_done(void *arg, int rc, const char *json, size_t len, const char *err) {
-  pl_verdicts *vd = arg;
-  int first = !vd->triage_synced, changed = 0;
-  vd->triage_fetching = 0;
-  vd->triage_synced = 1;
-  if (rc == -ECANCELED)
-    return;
-  vd->triage_next = uv_now(vd->sh->loop) + TRIAGE_READ_MS;
-  if (rc == 0 || rc == -ENOENT || rc == -EOPNOTSUPP) {
-    ps_triage_set fresh;
-    ps_triage_set_init(&fresh);
-    if (rc == 0 && ps_triage_parse_answer(&fresh, json, len) < 0) {
-      ps_triage_set_free(&fresh);
-      PS_ERROR(MOD, "out of memory reading the triage decisions");
-    } else {
-      ps_triage_set_free(&vd->triage_server);
-      vd->triage_server = fresh;
-      changed = triage_apply(vd);
-    }
-  } else {
-    ps_log_limited(PS_LOG_WARNING, MOD, "triage", 300,
-                   "cannot read the triage decisions from the server (%s); the last ones "
-                   "read stay in force",
-                   err ? err : strerror(-rc));
-  }
-  /* the report shows decisions; a --once run waits for the first read */
-  if ((first || changed) && vd->hooks.written)
-    vd->hooks.written(vd->hooks.ctx);
-  arm(vd, 0);
-}
-
-static void triage_fetch(pl_verdicts *vd) {
-  ps_buf q;
-  ps_buf_init(&q, 0);
-  if (ps_triage_statement(&q) == 0 &&
-      pl_history_fetch(vd->sh->loop, vd->cfg, q.data, triage_done, vd) == 0)
-    vd->triage_fetching = 1;
-  else
-    vd->triage_next = uv_now(vd->sh->loop) + HISTORY_RETRY_FIRST_MS;
-  ps_buf_free(&q);
-}
-
 void pl_verdicts_reconfigured(pl_verdicts *vd, const ps_config *cfg) {
-  if (read_triage_file(vd, cfg) && vd->hooks.written)
+  if (pl_vd_read_triage_file(vd, cfg) && vd->hooks.written)
     vd->hooks.written(vd->hooks.ctx); /* the report shows them */
   vd->triage_next = 0;
-  arm(vd, 0);
+  pl_vd_arm(vd, 0);
 }
 
 int pl_verdicts_init(pl_verdicts *vd, pl_shared *sh, const ps_config *cfg,
@@ -259,11 +97,11 @@ int pl_verdicts_init(pl_verdicts *vd, pl_shared *sh, const ps_config *cfg,
   ps_triage_set_init(&vd->triage_server);
   ps_triage_set_init(&vd->triage_file);
   ps_triage_set_init(&vd->triage);
-  read_triage_file(vd, cfg);
+  pl_vd_read_triage_file(vd, cfg);
   /* the first read of the server's decisions, whatever else comes: a
    * --once run waits for it (a decision taken while no agent ran still
    * re-judges), and has to end also when nothing else arms the timer */
-  arm(vd, 0);
+  pl_vd_arm(vd, 0);
   return 0;
 }
 
@@ -341,13 +179,13 @@ static void pass_finished(void *arg, int ok) {
   }
   /* What waited for this pass goes at once; what failed waits a little,
    * so a server that refuses is not asked again in the same turn. */
-  arm(vd, ok && !p->failed ? 0 : JUDGE_DELAY_MS);
+  pl_vd_arm(vd, ok && !p->failed ? 0 : JUDGE_DELAY_MS);
   pass_free(p);
 }
 
 /* Sends `l` as pass `p` (taken over), telling the judged hook run by run.
  * A pass with nothing to send is finished at once. */
-static void send_pass(pl_verdicts *vd, pl_vpass *p, const ps_verdict_list *l) {
+void pl_vd_send_pass(pl_verdicts *vd, pl_vpass *p, const ps_verdict_list *l) {
   p->vd = vd;
   p->next = vd->passes;
   vd->passes = p;
@@ -383,231 +221,6 @@ static void send_pass(pl_verdicts *vd, pl_vpass *p, const ps_verdict_list *l) {
     pass_finished(p, 0);
 }
 
-/* --- the judges ------------------------------------------------------------------ */
-
-/* The series a candidate series is judged against (verdicts.candidates),
- * or NULL when it is none. */
-static const char *candidate_against(const pl_verdicts *vd, const char *source,
-                                     const char *series) {
-  const ps_verdicts_cfg *v = &vd->cfg->verdicts;
-  if (strcmp(source, LOADGEN) != 0)
-    return NULL;
-  for (size_t i = 0; i < v->candidates.nseries; i++)
-    if (strcmp(v->candidates.series[i], series) == 0)
-      return v->candidates.against;
-  return NULL;
-}
-
-/* A candidate series' runs from `from` on against the current level of the
- * series it is judged against, appended to `l` (docs/verdicts.md,
- * "Candidates"). */
-static int judge_candidates(pl_verdicts *vd, const ps_ledger_series *s,
-                            const ps_verdict_series *vs, size_t from, ps_verdict_list *l) {
-  const char *against = candidate_against(vd, s->source, s->series);
-  ps_ledger_series *as =
-      against ? ps_ledger_series_get(&vd->ledger, s->source, against, s->host, 0) : NULL;
-  if (!as || !as->nruns)
-    return 0;
-  ps_verdict_run *view = malloc(as->nruns * sizeof *view);
-  if (!view)
-    return -ENOMEM;
-  ps_ledger_view(as, view);
-  for (size_t i = 0; i < as->nruns; i++) /* an excluded run is in no level */
-    if (ps_triage_excluded(&vd->triage, view[i].host, view[i].name))
-      view[i].status = PS_RUN_STATUS_FAILED;
-  ps_verdict_series avs = {as->source, as->series, view, as->nruns};
-  int rc = ps_verdict_candidate(&vd->cfg->verdicts, &avs, vs, from, l);
-  free(view);
-  return rc;
-}
-
-static int judge_series(pl_verdicts *vd, ps_ledger_series *s) {
-  size_t from = 0;
-  while (from < s->nruns && s->runs[from].judged)
-    from++;
-  if (from == s->nruns)
-    return 0;
-  ps_verdict_run *view = malloc(s->nruns * sizeof *view);
-  pl_vpass *p = calloc(1, sizeof *p);
-  char **names = calloc(s->nruns - from, sizeof *names);
-  char **hosts = calloc(s->nruns - from, sizeof *hosts);
-  uint64_t *put_seqs = calloc(s->nruns - from, sizeof *put_seqs);
-  if (!view || !p || !names || !hosts || !put_seqs) {
-    free(view);
-    free(p);
-    free(names);
-    free(hosts);
-    free(put_seqs);
-    return -ENOMEM;
-  }
-  ps_ledger_view(s, view);
-  /* Triage: an excluded run is in no window and no baseline (the judge
-   * leaves out every run that did not succeed); a baseline decision starts
-   * the series at its run. The runs before it keep their verdicts, which
-   * depend on no later run. */
-  for (size_t i = 0; i < s->nruns; i++)
-    if (ps_triage_excluded(&vd->triage, view[i].host, view[i].name))
-      view[i].status = PS_RUN_STATUS_FAILED;
-  size_t start = ps_triage_baseline_start(&vd->triage, view, s->nruns);
-  ps_verdict_list l;
-  ps_verdict_list_init(&l);
-  int rc = 0;
-  if (from < start) {
-    ps_verdict_series before = {s->source, s->series, view, start};
-    rc = ps_verdict_judge(&vd->cfg->verdicts, &before, from, &l);
-  }
-  ps_verdict_series vs = {s->source, s->series, view + start, s->nruns - start};
-  if (rc == 0)
-    rc = ps_verdict_judge(&vd->cfg->verdicts, &vs, from > start ? from - start : 0, &l);
-  for (size_t i = from; rc == 0 && i < s->nruns; i++) {
-    const ps_ledger_run *r = &s->runs[i];
-    int excluded = view[i].status != r->status;
-    if (!excluded && !(start && i == start))
-      continue;
-    /* what the run shows now in place of its old verdicts */
-    for (size_t m = 0; rc == 0 && m < vd->nmetrics; m++) {
-      if (isnan(r->values[m]) || !vd->cfg->verdicts.metrics[m].enabled ||
-          r->status != PS_RUN_STATUS_SUCCESS)
-        continue;
-      ps_verdict v = ps_verdict_blank();
-      v.source = s->source;
-      v.series = s->series;
-      v.metric = vd->metrics[m];
-      v.run = r->name;
-      v.host = r->host;
-      v.verdict = excluded ? PS_VERDICT_EXCLUDED : PS_VERDICT_BASELINE;
-      v.method = PS_METHOD_EDIVISIVE;
-      v.value = r->values[m];
-      v.change_run = r->name;
-      v.revision = r->revision;
-      v.backfill = r->backfill;
-      v.time_ns = r->start_ns;
-      rc = ps_verdict_list_push(&l, &v);
-    }
-  }
-  /* The first runs of a series started anew are too few to compare: they
-   * show the baseline decision, not what they were told before it. The
-   * judge gives every run a verdict once min_runs runs have values, so
-   * only that many after the start can lack one. */
-  size_t judged_n = l.n;
-  for (size_t i = start > from ? start + 1 : from;
-       rc == 0 && start && i < s->nruns && i < start + 2 * (size_t)vd->cfg->verdicts.min_runs;
-       i++) {
-    const ps_ledger_run *r = &s->runs[i];
-    if (view[i].status != PS_RUN_STATUS_SUCCESS)
-      continue;
-    for (size_t m = 0; rc == 0 && m < vd->nmetrics; m++) {
-      if (isnan(r->values[m]) || !vd->cfg->verdicts.metrics[m].enabled)
-        continue;
-      int has = 0;
-      for (size_t k = 0; k < judged_n && !has; k++)
-        has = !strcmp(l.v[k].metric, vd->metrics[m]) && !strcmp(l.v[k].run, r->name) &&
-              (!l.v[k].host || !strcmp(l.v[k].host, r->host));
-      if (has)
-        continue;
-      ps_verdict v = ps_verdict_blank();
-      v.source = s->source;
-      v.series = s->series;
-      v.metric = vd->metrics[m];
-      v.run = r->name;
-      v.host = r->host;
-      v.verdict = PS_VERDICT_BASELINE;
-      v.method = PS_METHOD_EDIVISIVE;
-      v.value = r->values[m];
-      v.change_run = s->runs[start].name;
-      v.revision = r->revision;
-      v.backfill = r->backfill;
-      v.time_ns = r->start_ns;
-      rc = ps_verdict_list_push(&l, &v);
-    }
-  }
-  /* Candidates of this series against another series' level: the whole
-   * series, its excluded runs left out like in its own judging. */
-  ps_verdict_series whole = {s->source, s->series, view, s->nruns};
-  if (rc == 0)
-    rc = judge_candidates(vd, s, &whole, from, &l);
-  /* Another host's runs (verdicts.series_by = "test_type") are history
-   * only: the point's host is this agent's, so it writes about its own. */
-  size_t kept = 0;
-  for (size_t i = 0; i < l.n; i++)
-    if (!l.v[i].host || strcmp(l.v[i].host, vd->host) == 0)
-      l.v[kept++] = l.v[i];
-  l.n = kept;
-  p->kind = PASS_SERIES;
-  p->source = strdup(s->source);
-  p->series = strdup(s->series);
-  p->host = strdup(s->host);
-  p->runs = names;
-  p->hosts = hosts;
-  p->put_seqs = put_seqs;
-  for (size_t i = from; i < s->nruns; i++) {
-    names[p->nruns] = strdup(s->runs[i].name);
-    hosts[p->nruns] = strdup(s->runs[i].host);
-    if (names[p->nruns] && hosts[p->nruns])
-      put_seqs[p->nruns++] = s->runs[i].put_seq;
-    else {
-      free(names[p->nruns]);
-      free(hosts[p->nruns]);
-    }
-  }
-  if (rc < 0 || !p->source || !p->series || !p->host) {
-    ps_log_limited(PS_LOG_ERROR, MOD, "judge", 60, "%s: cannot judge (%s)", s->series,
-                   strerror(rc < 0 ? -rc : ENOMEM));
-    p->failed = 1;
-  }
-  PS_DEBUG(MOD, "%s: %zu runs judged from %s (%zu verdicts)", s->series, s->nruns - from,
-           s->runs[from].name, l.n);
-  send_pass(vd, p, &l);
-  ps_verdict_list_free(&l);
-  free(view);
-  return 0;
-}
-
-static void judge_stages(pl_verdicts *vd, pl_lg_run *r) {
-  ps_verdict_run run = {r->run,       r->revision, r->start_ns, (ps_run_status)r->status,
-                        r->backfill, r->values,   vd->host};
-  ps_verdict_list l;
-  ps_verdict_list_init(&l);
-  pl_vpass *p = calloc(1, sizeof *p);
-  if (!p)
-    return;
-  p->kind = PASS_STAGES;
-  p->ended = r;
-  r->in_flight = 1;
-  if (ps_stage_drift(&vd->cfg->verdicts, LOADGEN, r->series, &run, r->stages, r->nstages,
-                     &l) < 0)
-    p->failed = 1;
-  send_pass(vd, p, &l);
-  ps_verdict_list_free(&l);
-}
-
-static void judge_dss(pl_verdicts *vd, pl_dss_doc *d) {
-  pl_vpass *p = calloc(1, sizeof *p);
-  if (!p)
-    return;
-  p->kind = PASS_DSS;
-  p->doc = d;
-  d->in_flight = 1;
-  ps_verdict_list l;
-  ps_verdict_list_init(&l);
-  for (size_t i = 0; i < d->ntests; i++) {
-    const pl_dss_test *t = &d->tests[i];
-    ps_dss_arm *arms = calloc(t->narms ? t->narms : 1, sizeof *arms);
-    if (!arms) {
-      p->failed = 1;
-      break;
-    }
-    for (size_t j = 0; j < t->narms; j++)
-      arms[j] = (ps_dss_arm){t->arms[j].label, t->arms[j].rps_total, t->arms[j].p95_ms,
-                             t->arms[j].errors};
-    ps_dss_test dt = {t->test, d->run, d->time_ns, d->backfill, arms, t->narms, t->nvariants};
-    if (t->narms > 1 && ps_arm_compare(&vd->cfg->verdicts, PL_COLLECT_DSS, &dt, &l) < 0)
-      p->failed = 1;
-    free(arms);
-  }
-  send_pass(vd, p, &l);
-  ps_verdict_list_free(&l);
-}
 
 /* --- the server's history --------------------------------------------------- */
 
@@ -742,7 +355,7 @@ static void history_done(void *arg, int rc, const char *json, size_t len, const 
   free(f->series);
   free(f->host);
   free(f);
-  arm(vd, 0);
+  pl_vd_arm(vd, 0);
 }
 
 static int fetch_history(pl_verdicts *vd, pl_vseries *vs) {
@@ -807,18 +420,18 @@ static void timer_cb(uv_timer_t *t) {
   for (pl_dss_doc *d = vd->collect.docs, *dn; d; d = dn) {
     dn = d->next;
     if (d->ended && !d->in_flight)
-      judge_dss(vd, d);
+      pl_vd_judge_dss(vd, d);
   }
   for (pl_lg_run *r = vd->collect.runs, *rn; r; r = rn) {
     rn = r->next;
     if (r->ended && !r->in_flight)
-      judge_stages(vd, r);
+      pl_vd_judge_stages(vd, r);
   }
   /* Decisions are about series: an agent that judges none (DSS, jsonl
    * only) asks nothing of the server for them. */
   int triage_wanted = vd->ledger.nseries > 0;
   if (triage_wanted && !vd->triage_fetching && now >= vd->triage_next)
-    triage_fetch(vd);
+    pl_vd_triage_fetch(vd);
   for (size_t i = 0; i < vd->ledger.nseries; i++) {
     ps_ledger_series *s = &vd->ledger.series[i];
     if (!series_dirty(s) || series_in_flight(vd, s))
@@ -837,7 +450,7 @@ static void timer_cb(uv_timer_t *t) {
         next = HISTORY_RETRY_FIRST_MS;
       continue; /* judged once the history is in */
     }
-    const char *against = candidate_against(vd, s->source, s->series);
+    const char *against = pl_vd_candidate_against(vd, s->source, s->series);
     if (against) {
       /* A candidate waits for the history of the series it is judged
        * against, read like its own. Creating that series may move the
@@ -876,10 +489,10 @@ static void timer_cb(uv_timer_t *t) {
     if (vd->triage_fetching || !vd->triage_synced ||
         now + TRIAGE_READ_MS - vd->triage_next > TRIAGE_FRESH_MS) {
       if (!vd->triage_fetching)
-        triage_fetch(vd);
+        pl_vd_triage_fetch(vd);
       continue;
     }
-    judge_series(vd, s);
+    pl_vd_judge_series(vd, s);
   }
   /* the minute's read of the decisions (a --once run reads them once) */
   if (triage_wanted && !vd->triage_fetching && (!vd->sh->once || !vd->triage_synced)) {
@@ -887,7 +500,7 @@ static void timer_cb(uv_timer_t *t) {
     next = !next || due < next ? due : next;
   }
   if (next)
-    arm(vd, next);
+    pl_vd_arm(vd, next);
 }
 
 /* --- input ----------------------------------------------------------------------- */
@@ -901,7 +514,7 @@ void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p) {
     return;
   if (pl_collect_point(&vd->collect, p, &doc) == PL_COLLECT_DSS_ENDED) {
     vd->sh->state_dirty = 1;
-    arm(vd, gather_ms(vd));
+    pl_vd_arm(vd, gather_ms(vd));
   }
 }
 
@@ -911,7 +524,7 @@ void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p) {
 static void rejudge_candidates(pl_verdicts *vd, const char *series, int64_t start_ns) {
   for (size_t i = 0; i < vd->ledger.nseries; i++) {
     ps_ledger_series *c = &vd->ledger.series[i];
-    const char *against = candidate_against(vd, c->source, c->series);
+    const char *against = pl_vd_candidate_against(vd, c->source, c->series);
     if (!against || strcmp(against, series) != 0 || strcmp(c->host, vd->series_host) != 0)
       continue;
     for (size_t k = 0; k < c->nruns; k++)
@@ -953,7 +566,7 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
     pl_collect_drop_run(&vd->collect, r);
   }
   vd->sh->state_dirty = 1;
-  arm(vd, gather_ms(vd));
+  pl_vd_arm(vd, gather_ms(vd));
 }
 
 static const pl_vseries *vseries_find(const pl_verdicts *vd, const char *source,
@@ -980,7 +593,7 @@ int pl_verdicts_quiet(const pl_verdicts *vd) {
       continue;
     const pl_vseries *vs = vseries_find(vd, s->source, s->series, s->host);
     /* A synced candidate series waits on the series it is judged against. */
-    const char *against = candidate_against(vd, s->source, s->series);
+    const char *against = pl_vd_candidate_against(vd, s->source, s->series);
     if (vs && vs->synced && against)
       vs = vseries_find(vd, s->source, against, s->host);
     if (!vs || !vs->waiting_server)
@@ -1049,7 +662,7 @@ void pl_verdicts_from_json(pl_verdicts *vd, const char *text) {
     vd->triage = saved;
   }
   cJSON_Delete(o);
-  arm(vd, JUDGE_DELAY_MS); /* whatever was left undone */
+  pl_vd_arm(vd, JUDGE_DELAY_MS); /* whatever was left undone */
 }
 
 void pl_verdicts_close(pl_verdicts *vd) {

@@ -87,6 +87,8 @@ STAGE_ORDER = {
 STAGE_PARTS = {
     "reader_queue": "reader", "reader_parser": "reader", "reader_settle": "reader",
     "reader_lines": "reader", "reader_docs": "reader",
+    "verdicts_private": "verdicts", "verdicts_judge": "verdicts",
+    "verdicts_triage": "verdicts",
 }
 
 # Headers many files implement, or that only declare types.

@@ -1,0 +1,69 @@
+/*
+ * verdicts_private.h: what the parts of the verdict stage share
+ * (agent/judging/verdicts.c: the look, the history, sending and state;
+ * verdicts_judge.c: the judges). Not a contract for anyone else: the
+ * stage's own is include/judging/verdicts.h.
+ */
+#ifndef PS_JUDGING_VERDICTS_PRIVATE_H
+#define PS_JUDGING_VERDICTS_PRIVATE_H
+
+#include "judging/verdicts.h"
+
+#define PL_VD_MOD "verdicts"
+#define PL_VD_LOADGEN "loadgen"
+/* A failed read is tried again after 2 s, doubling (history and triage). */
+#define HISTORY_RETRY_FIRST_MS 2000
+/* Triage decisions are read every minute, and before a pass when the last
+ * read is older than a few seconds, so a decision taken just before a run
+ * ends counts for that run (docs/verdicts.md "Triage"). */
+#define TRIAGE_READ_MS 60000
+#define TRIAGE_FRESH_MS 3000
+
+struct pl_vseries {
+  pl_vseries *next;
+  char *source, *series, *host; /* the ledger series' key */
+  int64_t span_ns;     /* how far back the next history read looks */
+  int64_t until_ns;    /* where the last read began: the next reads before it */
+  int synced;          /* the server's history was merged, or there is none */
+  unsigned fails;      /* history reads that failed in a row */
+  uint64_t retry_at;   /* uv_now() before which it is not read again */
+  int waiting_server;  /* --once: the server could not give it now */
+};
+
+typedef enum { PASS_SERIES, PASS_STAGES, PASS_DSS } pass_kind;
+
+struct pl_vpass {
+  pl_vpass *next;
+  pl_verdicts *vd;
+  pass_kind kind;
+  int failed; /* judging it went wrong: nothing is marked done */
+  char *source, *series, *host; /* PASS_SERIES: whose runs to mark */
+  char **runs, **hosts;  /* PASS_SERIES: the runs judged, (host, name) */
+  uint64_t *put_seqs;    /* PASS_SERIES: and which of their puts */
+  size_t nruns;
+  pl_lg_run *ended;      /* PASS_STAGES: the run judged */
+  pl_dss_doc *doc;       /* PASS_DSS */
+};
+
+/* Looks at what is due after `delay` ms (0: in the next loop turn). */
+void pl_vd_arm(pl_verdicts *vd, uint64_t delay);
+
+/* Triage (verdicts_triage.c): the triage_file read again (0, or -1 when it
+ * could not be read: said, and the decisions in force stay), and a read of
+ * the server's decisions started when one is due. */
+int pl_vd_read_triage_file(pl_verdicts *vd, const ps_config *cfg);
+void pl_vd_triage_fetch(pl_verdicts *vd);
+
+/* Sends a pass's verdicts (aux batches); its runs are marked done when
+ * every batch was acknowledged. Takes `p`. */
+void pl_vd_send_pass(pl_verdicts *vd, pl_vpass *p, const ps_verdict_list *l);
+
+/* The judges (verdicts_judge.c): each judges what is due and sends it as a
+ * pass. 0 or a negative errno (nothing sent). */
+const char *pl_vd_candidate_against(const pl_verdicts *vd, const char *source,
+                                    const char *series);
+int pl_vd_judge_series(pl_verdicts *vd, ps_ledger_series *s);
+void pl_vd_judge_stages(pl_verdicts *vd, pl_lg_run *r);
+void pl_vd_judge_dss(pl_verdicts *vd, pl_dss_doc *d);
+
+#endif
