@@ -209,4 +209,7 @@ void ps_html_section_stages(page *p);
 void ps_html_section_dss(page *p);
 void ps_html_section_health(page *p);
 
+/* A triage decision beside what it is about (html_view.c). */
+void ps_html_decision_badge(page *p, const char *what, const ps_triage_decision *t);
+
 #endif

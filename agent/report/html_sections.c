@@ -13,33 +13,6 @@
 #include "core/util.h"
 #include "html_private.h"
 
-/* A triage decision beside what it is about: "acknowledged: why", who and
- * when in its title, the ticket a link (only an http(s) one: a link is
- * followed by a click, and a ticket from the data may hold anything). */
-static void decision_badge(page *p, const char *what, const ps_triage_decision *t) {
-  putf(p, " <span class=\"triage triage-%s\" title=\"%s by ", what, what);
-  esc(p, t->who ? t->who : "?");
-  if (t->when_ns > 0) {
-    put(p, " at ");
-    ps_html_fmt_time(p, t->when_ns);
-    put(p, " UTC");
-  }
-  put(p, " (decision ");
-  esc(p, t->id);
-  putf(p, ")\">%s: ", what);
-  txt(p, t->reason ? t->reason : "");
-  if (t->ticket &&
-      (strncmp(t->ticket, "https://", 8) == 0 || strncmp(t->ticket, "http://", 7) == 0)) {
-    put(p, " <a href=\"");
-    esc(p, t->ticket);
-    put(p, "\" rel=\"noopener noreferrer\">ticket</a>");
-  } else if (t->ticket) {
-    put(p, " ticket ");
-    txt(p, t->ticket);
-  }
-  put(p, "</span>");
-}
-
 /* "Cycle avg duration +14.3 %" with the verdict's word, for lists. */
 static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
   int c = vcode(v);
@@ -95,7 +68,7 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
   const ps_triage_decision *ack =
       ps_triage_ack_of(&p->d->triage, v->host, v->run, v->change_run, v->metric);
   if (ack)
-    decision_badge(p, "acknowledged", ack);
+    ps_html_decision_badge(p, "acknowledged", ack);
 }
 
 /* What the loadgen verdicts of a run say, in a few words: the changes, or
@@ -105,7 +78,7 @@ static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
   size_t b, e;
   const ps_triage_decision *ex = ps_triage_excluded(&p->d->triage, r->host, r->name);
   if (ex) { /* in no window: what it was told before is no verdict */
-    decision_badge(p, "excluded", ex);
+    ps_html_decision_badge(p, "excluded", ex);
     return 0;
   }
   ps_html_run_verdicts(p, r->host, r->name, &b, &e);

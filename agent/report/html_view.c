@@ -305,3 +305,30 @@ void ps_html_release(page *p) {
   free(p->tests);
   free(p->vidx);
 }
+
+/* A triage decision beside what it is about: "acknowledged: why", who and
+ * when in its title, the ticket a link (only an http(s) one: a link is
+ * followed by a click, and a ticket from the data may hold anything). */
+void ps_html_decision_badge(page *p, const char *what, const ps_triage_decision *t) {
+  putf(p, " <span class=\"triage triage-%s\" title=\"%s by ", what, what);
+  esc(p, t->who ? t->who : "?");
+  if (t->when_ns > 0) {
+    put(p, " at ");
+    ps_html_fmt_time(p, t->when_ns);
+    put(p, " UTC");
+  }
+  put(p, " (decision ");
+  esc(p, t->id);
+  putf(p, ")\">%s: ", what);
+  txt(p, t->reason ? t->reason : "");
+  if (t->ticket &&
+      (strncmp(t->ticket, "https://", 8) == 0 || strncmp(t->ticket, "http://", 7) == 0)) {
+    put(p, " <a href=\"");
+    esc(p, t->ticket);
+    put(p, "\" rel=\"noopener noreferrer\">ticket</a>");
+  } else if (t->ticket) {
+    put(p, " ticket ");
+    txt(p, t->ticket);
+  }
+  put(p, "</span>");
+}
