@@ -60,8 +60,9 @@ static const char usage_text[] =
     "\n"
     "exit codes: 0 ok, 64 usage, 65 some input rejected, 66 a PATH could not be\n"
     "read (convert), 69 server unreachable or an alert not delivered, 70 internal\n"
-    "error, 73 the report could not be written, 75 another agent holds the state\n"
-    "directory, 78 configuration error.\n";
+    "error, 73 the report could not be written, 74 the state could not be saved\n"
+    "(run --once), 75 another agent holds the state directory, 78 configuration\n"
+    "error.\n";
 
 static const struct {
   const char *name;

@@ -74,6 +74,28 @@ if(PERFSHIP_GZIP)
     endforeach()")
 endif()
 
+# What Debian policy asks of every package's doc folder: the copyright file
+# and the Debian changelog, compressed without a time stamp (gzip -n) so
+# the package is reproducible. The changelog names the package's version.
+set(PERFSHIP_DEB_VERSION "${PROJECT_VERSION}-1")
+configure_file(${PERFSHIP_PKG_DIR}/debian/changelog.in
+               ${CMAKE_BINARY_DIR}/packaging/changelog.Debian @ONLY)
+install(FILES ${PERFSHIP_PKG_DIR}/debian/copyright DESTINATION ${PERFSHIP_DOC_DIR}
+        PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+# lintian's tags the package knowingly carries, each with its reason.
+install(FILES ${PERFSHIP_PKG_DIR}/debian/lintian-overrides
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME perfship
+        PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+if(PERFSHIP_GZIP)
+  install(CODE "
+    set(f \"\$ENV{DESTDIR}${PERFSHIP_DOC_DIR}/changelog.Debian\")
+    file(COPY_FILE \"${CMAKE_BINARY_DIR}/packaging/changelog.Debian\" \"\${f}\")
+    execute_process(COMMAND \"${PERFSHIP_GZIP}\" -9nf \"\${f}\" RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR \"gzip \${f} failed\")
+    endif()")
+endif()
+
 file(GLOB PERFSHIP_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${PERFSHIP_DOCS}
         DESTINATION ${PERFSHIP_DOC_DIR})

@@ -1,7 +1,9 @@
 /*
  * alert/decided.c: ids already decided (include/alert/decided.h). Kept in
  * the order they were added, so the oldest are dropped first; searched
- * linearly (a few thousand 33-byte ids, looked up once per event).
+ * linearly (a few thousand 33-byte ids, looked up once per event); a saved
+ * list is read from its newest PS_ALERT_DECIDED_MAX only, so a list of any
+ * length costs one walk and at most that many searches.
  */
 #include "alert/decided.h"
 
@@ -67,15 +69,18 @@ cJSON *ps_alert_decided_to_cjson(const ps_alert_decided *l) {
   return arr;
 }
 
-void ps_alert_decided_from_cjson(ps_alert_decided *l, const cJSON *arr) {
-  const cJSON *o;
-  const cJSON *list = cJSON_IsArray(arr) ? arr : NULL;
-  cJSON_ArrayForEach(o, list) {
+void ps_alert_decided_from_cjson(ps_alert_decided *l, const cJSON *arr, ps_alert_recall *r) {
+  ps_alert_recall ignored = {0};
+  if (!r)
+    r = &ignored;
+  for (const cJSON *o = ps_alert_recall_tail(arr, PS_ALERT_DECIDED_MAX, r); o; o = o->next) {
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "at");
     if (!cJSON_IsString(id) || !cJSON_IsNumber(at) || !isfinite(at->valuedouble) ||
-        fabs(at->valuedouble) > 1e15)
+        fabs(at->valuedouble) > 1e15 || strlen(id->valuestring) != PS_ALERT_ID_LEN) {
+      r->bad++;
       continue;
+    }
     if (ps_alert_decided_add(l, id->valuestring, (int64_t)at->valuedouble) == -ENOMEM)
       return;
   }

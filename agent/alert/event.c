@@ -23,6 +23,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/buf.h"
+#include "core/visible.h"
 
 void ps_alert_event_init(ps_alert_event *ev, ps_alert_kind kind) {
   memset(ev, 0, sizeof *ev);
@@ -261,9 +262,15 @@ char *ps_alert_event_json(const ps_alert_event *ev) {
   return text;
 }
 
-/* Slack reads &, < and > as markup (<!channel>, <url|label>). */
-static void slack_escape(ps_buf *b, const char *s) {
-  for (; s && *s; s++) {
+/* Slack reads &, < and > as markup (<!channel>, <url|label>); direction
+ * controls and other controls are shown as their escapes, so a run name
+ * cannot make the message read otherwise (core/visible.h). */
+static void slack_escape(ps_buf *b, const char *raw) {
+  ps_buf shown;
+  ps_buf_init(&shown, 0);
+  if (ps_visible(&shown, raw, PS_VISIBLE_KEEP_LINES) < 0)
+    return;
+  for (const char *s = shown.data; s && *s; s++) {
     if (*s == '&')
       ps_buf_puts(b, "&amp;");
     else if (*s == '<')
@@ -273,6 +280,7 @@ static void slack_escape(ps_buf *b, const char *s) {
     else
       ps_buf_putc(b, *s);
   }
+  ps_buf_free(&shown);
 }
 
 char *ps_alert_event_slack(const ps_alert_event *ev) {
@@ -301,4 +309,57 @@ char *ps_alert_event_slack(const ps_alert_event *ev) {
   cJSON_Delete(o);
   ps_buf_free(&b);
   return text;
+}
+
+/* --- reading saved lists -------------------------------------------------------- */
+
+static const char *type_word(const cJSON *v) {
+  if (cJSON_IsString(v))
+    return "a string";
+  if (cJSON_IsNumber(v))
+    return "a number";
+  if (cJSON_IsBool(v))
+    return "a boolean";
+  if (cJSON_IsNull(v))
+    return "null";
+  if (cJSON_IsObject(v))
+    return "an object";
+  return "not JSON";
+}
+
+const cJSON *ps_alert_recall_tail(const cJSON *arr, size_t cap, ps_alert_recall *r) {
+  if (!arr)
+    return NULL;
+  if (!cJSON_IsArray(arr)) {
+    r->wrong_type = type_word(arr);
+    return NULL;
+  }
+  /* cJSON keeps the last element as the first one's `prev`: the walk back
+   * touches only the elements that are kept */
+  const cJSON *first = arr->child;
+  if (!first)
+    return NULL;
+  const cJSON *e = first->prev;
+  size_t kept = 1;
+  while (e != first && kept < cap) {
+    e = e->prev;
+    kept++;
+  }
+  for (const cJSON *o = first; o != e; o = o->next)
+    r->over++;
+  return cap ? e : NULL;
+}
+
+int ps_alert_recall_say(ps_buf *out, const char *name, size_t cap, const ps_alert_recall *r) {
+  if (r->wrong_type)
+    return ps_buf_printf(out, "; %s: %s, not a list (ignored)", name, r->wrong_type) == 0;
+  if (!r->over && !r->bad)
+    return 0;
+  ps_buf_printf(out, "; %s:", name);
+  if (r->over)
+    ps_buf_printf(out, " %zu over its cap of %zu (the oldest)%s", r->over, cap,
+                  r->bad ? "," : "");
+  if (r->bad)
+    ps_buf_printf(out, " %zu unreadable", r->bad);
+  return 1;
 }

@@ -13,7 +13,11 @@
  *   fails ("curl: (22) 403") is what the user needs to read.
  * - UV_PROCESS_DETACHED makes the program a process-group leader, so a
  *   timeout kills the notifier and anything it started (curl in a shell
- *   script) with one kill(-pid).
+ *   script) with one kill(-pid). The group is killed too when the program
+ *   exits: a background child would otherwise outlive the delivery, and
+ *   the agent, unseen (docs/alerts.md "exec"). The group id stays
+ *   reserved while any member lives, so the kill cannot reach another
+ *   process.
  */
 #include "alert/exec.h"
 
@@ -159,6 +163,8 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int term_signal) {
   j->exited = 1;
   j->exit_status = status;
   j->term_signal = term_signal;
+  if (j->proc.pid > 0)
+    kill(-j->proc.pid, SIGKILL); /* what it left behind; ESRCH when nothing */
   /* A grandchild may hold the output pipes open: do not wait for it. */
   uv_timer_stop(&j->timer);
   if (!uv_is_closing((uv_handle_t *)&j->timer))

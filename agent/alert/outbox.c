@@ -10,6 +10,9 @@
  *   perfship_alert point sent again after a restart must land on the same
  *   timestamp, and a JSON number goes through a double, which cJSON prints
  *   with 15 digits when they look close enough.
+ * - Nothing leaves before it is saved (docs/alerts.md "Delivered once,
+ *   never lost"): a new entry is `unsaved` until ps_outbox_saved(), and no
+ *   channel is offered it before; read back from the state file, it was.
  */
 #include "alert/outbox.h"
 
@@ -73,6 +76,7 @@ ps_outbox_entry *ps_outbox_add(ps_outbox *o, ps_alert_event *ev, unsigned pendin
   if (!e)
     return NULL;
   e->pending = pending & ((1u << o->nchannels) - 1u);
+  e->unsaved = 1;
   for (size_t c = 0; c < PS_OUTBOX_MAX_CHANNELS; c++)
     e->next_ms[c] = now_ms;
   ps_alert_event_move(&e->ev, ev);
@@ -88,7 +92,7 @@ ps_outbox_entry *ps_outbox_due(ps_outbox *o, unsigned channel, int64_t now_ms, i
   unsigned bit = 1u << channel;
   for (size_t i = 0; i < o->n; i++) {
     ps_outbox_entry *e = o->v[i];
-    if (!(e->pending & bit) || (e->busy & bit))
+    if (!(e->pending & bit) || (e->busy & bit) || e->unsaved)
       continue;
     if (once ? !(e->tried & bit) : e->next_ms[channel] <= now_ms)
       return e;
@@ -127,7 +131,8 @@ int64_t ps_outbox_next_ms(const ps_outbox *o, unsigned mask) {
     for (size_t c = 0; c < o->nchannels; c++) {
       unsigned bit = 1u << c;
       const ps_outbox_entry *e = o->v[i];
-      if ((mask & bit) && (e->pending & bit) && !(e->busy & bit) && e->next_ms[c] < best)
+      if ((mask & bit) && (e->pending & bit) && !(e->busy & bit) && !e->unsaved &&
+          e->next_ms[c] < best)
         best = e->next_ms[c];
     }
   return best;
@@ -136,7 +141,19 @@ int64_t ps_outbox_next_ms(const ps_outbox *o, unsigned mask) {
 size_t ps_outbox_untried(const ps_outbox *o, unsigned mask) {
   size_t n = 0;
   for (size_t i = 0; i < o->n; i++)
-    n += (o->v[i]->pending & mask & ~o->v[i]->tried) != 0;
+    n += !o->v[i]->unsaved && (o->v[i]->pending & mask & ~o->v[i]->tried) != 0;
+  return n;
+}
+
+void ps_outbox_saved(ps_outbox *o) {
+  for (size_t i = 0; i < o->n; i++)
+    o->v[i]->unsaved = 0;
+}
+
+size_t ps_outbox_unsaved(const ps_outbox *o) {
+  size_t n = 0;
+  for (size_t i = 0; i < o->n; i++)
+    n += o->v[i]->unsaved != 0;
   return n;
 }
 
@@ -212,11 +229,12 @@ static int channel_of(const ps_outbox *o, const char *name) {
   return -1;
 }
 
-void ps_outbox_from_cjson(ps_outbox *o, const cJSON *arr, int64_t now_ms, size_t *skipped) {
+void ps_outbox_from_cjson(ps_outbox *o, const cJSON *arr, int64_t now_ms, ps_alert_recall *r) {
+  ps_alert_recall ignored = {0};
+  if (!r)
+    r = &ignored;
   size_t skip = 0;
-  const cJSON *item;
-  const cJSON *list = cJSON_IsArray(arr) ? arr : NULL;
-  cJSON_ArrayForEach(item, list) {
+  for (const cJSON *item = ps_alert_recall_tail(arr, o->max, r); item; item = item->next) {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(item, "time_us");
     const cJSON *pending = cJSON_GetObjectItemCaseSensitive(item, "pending");
     const cJSON *attempts = cJSON_GetObjectItemCaseSensitive(item, "attempts");
@@ -241,14 +259,14 @@ void ps_outbox_from_cjson(ps_outbox *o, const cJSON *arr, int64_t now_ms, size_t
       skip++;
       continue;
     }
+    e->unsaved = 0; /* it was read from the saved state */
     for (size_t c = 0; c < o->nchannels; c++) {
       const cJSON *a = cJSON_GetObjectItemCaseSensitive(attempts, o->names[c]);
       if (cJSON_IsNumber(a) && a->valuedouble > 0 && a->valuedouble < 1e6)
         e->attempts[c] = (unsigned)a->valuedouble;
     }
   }
-  if (skipped)
-    *skipped = skip;
+  r->bad += skip;
 }
 
 void ps_outbox_free(ps_outbox *o) {

@@ -1,7 +1,9 @@
 /*
  * alert/throttle.c: min_interval_s per (event, key)
  * (include/alert/throttle.h). A flat array searched linearly: events are
- * rare (a few a day) and the array is bounded.
+ * rare (a few a day) and the array is bounded; a saved list is read from
+ * its newest PS_ALERT_THROTTLE_MAX only, so reading one of any length
+ * costs at most that many searches of at most that many entries.
  */
 #include "alert/throttle.h"
 
@@ -96,10 +98,11 @@ cJSON *ps_alert_throttle_to_cjson(const ps_alert_throttle *t) {
   return arr;
 }
 
-void ps_alert_throttle_from_cjson(ps_alert_throttle *t, const cJSON *arr) {
-  const cJSON *o;
-  const cJSON *list = cJSON_IsArray(arr) ? arr : NULL;
-  cJSON_ArrayForEach(o, list) {
+void ps_alert_throttle_from_cjson(ps_alert_throttle *t, const cJSON *arr, ps_alert_recall *r) {
+  ps_alert_recall ignored = {0};
+  if (!r)
+    r = &ignored;
+  for (const cJSON *o = ps_alert_recall_tail(arr, PS_ALERT_THROTTLE_MAX, r); o; o = o->next) {
     const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
     const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
     const cJSON *last = cJSON_GetObjectItemCaseSensitive(o, "last_ns");
@@ -107,8 +110,12 @@ void ps_alert_throttle_from_cjson(ps_alert_throttle *t, const cJSON *arr) {
     ps_alert_kind kind;
     if (!cJSON_IsString(ev) || ps_alert_kind_from_name(ev->valuestring, &kind) < 0 ||
         !cJSON_IsString(key) || !cJSON_IsNumber(last) || !isfinite(last->valuedouble) ||
-        fabs(last->valuedouble) > 9e18 || find(t, kind, key->valuestring))
+        fabs(last->valuedouble) > 9e18) {
+      r->bad++;
       continue;
+    }
+    if (find(t, kind, key->valuestring))
+      continue; /* a repeat: the first is kept */
     ps_alert_throttle_entry *e = add(t, kind, key->valuestring, (int64_t)last->valuedouble);
     if (!e)
       return;

@@ -22,6 +22,7 @@
 #include "influx/lp_encode.h"
 #include "runs/runs.h"
 #include "core/sysexits_ps.h"
+#include "core/visible.h"
 
 static const char mark_usage[] =
     "usage: perfship [-c FILE] mark start|end --run NAME [--source S] [--status S] "
@@ -184,7 +185,12 @@ static post_step judge_answer(const ps_config *cfg, const ps_config *attempt,
                               const mark_args *m, int rc, long status_code, const char *s,
                               int *created, int *code) {
   if (rc == 0 && status_code >= 200 && status_code <= 299) {
-    printf("marker posted: runs %s run=%s status=%s\n", m->event, m->run, m->status);
+    ps_buf shown; /* the name as data, never as direction controls */
+    ps_buf_init(&shown, 0);
+    ps_visible(&shown, m->run, 0);
+    printf("marker posted: runs %s run=%s status=%s\n", m->event,
+           shown.data ? shown.data : "", m->status);
+    ps_buf_free(&shown);
     *code = PS_EXIT_OK;
   } else if (rc == 0 && status_code == 404 && cfg->influxdb.api == PS_API_V1 &&
              cfg->influxdb.create_database && !*created) {

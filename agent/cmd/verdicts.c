@@ -27,6 +27,7 @@
 #include "core/buf.h"
 #include "core/sysexits_ps.h"
 #include "core/util.h"
+#include "core/visible.h"
 #include "influx/client.h"
 #include "influx/influxql.h"
 
@@ -99,13 +100,15 @@ static int by_importance(const void *a, const void *b) {
   return cx < cy ? 1 : cx > cy ? -1 : 0;
 }
 
-/* Data-derived text, printed without control characters, cut to `width`
- * (0: whole) and padded to it. */
+/* Data-derived text, with controls and direction controls shown as their
+ * escapes (core/visible.h: a run name cannot reorder the line), cut to
+ * `width` (0: whole) and padded to it. */
 static void put_clean(const char *s, int width) {
-  int n = 0;
-  for (; s && *s && (!width || n < width); s++, n++)
-    putchar((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s);
-  for (; n < width; n++)
+  char shown[1024];
+  size_t len = ps_visible_into(shown, width ? (size_t)width + 1 : sizeof shown, s ? s : "",
+                               s ? strlen(s) : 0, 0);
+  fwrite(shown, 1, len, stdout);
+  for (int n = (int)len; n < width; n++)
     putchar(' ');
 }
 

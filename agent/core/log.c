@@ -9,6 +9,8 @@
  */
 #include "core/log.h"
 
+#include "core/visible.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,16 +56,18 @@ static void log_emit(ps_log_level lvl, const char *module, const char *suffix,
     if (k > 0)
       n += (size_t)k < room - n ? (size_t)k : room - n - 1;
   }
-  /* Control characters from data (file names, server answers) must not
-   * forge extra log lines. */
-  for (size_t i = head; i < n; i++)
-    if ((unsigned char)line[i] < 0x20 && line[i] != '\t')
-      line[i] = ' ';
+  /* Control characters from data (file names, server answers, run names)
+   * must not forge extra log lines, drive the terminal or reorder the line
+   * (core/visible.h): shown as their escapes, newlines as spaces. */
+  char shown[sizeof line];
+  size_t k = ps_visible_into(shown, room - head, line + head, n - head, 0);
+  memcpy(line + head, shown, k);
+  n = head + k;
   line[n++] = '\n';
   if (status_text[0]) {
-    size_t k = strlen(status_text);
-    memcpy(line + n, status_text, k);
-    n += k;
+    size_t t = strlen(status_text);
+    memcpy(line + n, status_text, t);
+    n += t;
   }
   ssize_t w = write(STDERR_FILENO, line, n);
   (void)w;

@@ -122,6 +122,7 @@ static void loadgen_free(ps_parser *p) {
   lg_arena_reset(p); /* down to the first chunk */
   free(p->arena);
   free(p->areas);
+  free(p->s);
   free(p);
 }
 
@@ -274,6 +275,8 @@ static int emit_streamed(ps_parser *p, ps_emitter *em, ps_jv root, const ps_jtab
 
 static int loadgen_line(ps_parser *p, const char *data, size_t len,
                         ps_emitter *em) {
+  if (!p->s && !(p->s = malloc(sizeof *p->s)))
+    return -ENOMEM;
   uint64_t hash = (p->fin_active || p->resuming) ? record_key(data, len, em->origin.line) : 0;
   if (p->fin_active) {
     if (len == p->fin_len && hash == p->resume_hash) {

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "loadgen_private.h"
@@ -198,10 +199,10 @@ static int emit_run(ps_parser *p, ps_emitter *em) {
     /* yargs-parser made an all-digit revision a number; the jq script
      * applies tostring, and so do we */
     if (d == floor(d) && fabs(d) < 1e15)
-      snprintf(p->strbuf, sizeof p->strbuf, "%.0f", d);
+      snprintf(p->s->strbuf, sizeof p->s->strbuf, "%.0f", d);
     else
-      snprintf(p->strbuf, sizeof p->strbuf, "%.17g", d);
-    lg_add_string(p, "sdkRevision", p->strbuf);
+      snprintf(p->s->strbuf, sizeof p->s->strbuf, "%.17g", d);
+    lg_add_string(p, "sdkRevision", p->s->strbuf);
   }
   lg_add_int(p, "sdkCommitTime", lg_obj_get(p, test_data, "sdkCommitTime"));
   lg_add_object_fields(p, ps_jtable_get(st, "liveBlocksSummary"), INT_SUMMARY, NULL,
@@ -272,6 +273,29 @@ void lg_finish_rebase(ps_parser *p, const char *data) {
   p->fin_base = data;
 }
 
+/* What only a long record needed, given back once it is done: a run's
+ * perf-finish is its last line, and its parser stays open as long as the
+ * file is tracked (the agent's life). Kept, the index (512 KB) and the
+ * tables and arena of every run ever read were most of a long-running
+ * agent's growth (docs/benchmarks.md, "A year of nightly runs"). The next
+ * long record, if one comes, allocates them again. */
+static void release_long(ps_parser *p) {
+  free(p->ix.open);
+  free(p->ix.close);
+  p->ix.open = p->ix.close = NULL;
+  p->ix.cap = p->ix.n = 0;
+  p->ixp = NULL;
+  ps_jtable *tabs[] = {&p->root_tab, &p->stats_tab, &p->stage_tab, &p->item_tab};
+  for (size_t i = 0; i < sizeof tabs / sizeof tabs[0]; i++)
+    ps_jtable_free(tabs[i]);
+  lg_arena_reset(p);
+  free(p->arena);
+  p->arena = NULL;
+  ps_buf_free(&p->norm);
+  free(p->s);
+  p->s = NULL;
+}
+
 /* Walks perf-finish from the cursor. Returns 0 when every point was
  * emitted, -EAGAIN with the cursor on the refused point, or another
  * negative errno (the cursor is then dropped). */
@@ -336,11 +360,14 @@ int lg_finish_continue(ps_parser *p, ps_emitter *em) {
       break;
     case FP_DONE:
       lg_finish_reset(p);
+      release_long(p);
       return 0;
     }
   }
-  if (rc != -EAGAIN)
+  if (rc != -EAGAIN) {
     lg_finish_reset(p);
+    release_long(p);
+  }
   return rc;
 }
 

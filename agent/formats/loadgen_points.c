@@ -147,8 +147,8 @@ void lg_pt_reset(ps_parser *p) {
 void lg_tag_add(ps_parser *p, const char *key, const char *value) {
   if (!value || !*value || p->ntags >= LG_MAX_TAGS)
     return;
-  p->tags[p->ntags].key = key;
-  p->tags[p->ntags].value = value;
+  p->s->tags[p->ntags].key = key;
+  p->s->tags[p->ntags].value = value;
   p->ntags++;
 }
 
@@ -161,7 +161,7 @@ void lg_tags_run(ps_parser *p) {
 ps_field *lg_field_new(ps_parser *p, const char *key, ps_ftype t) {
   if (p->nfields >= LG_MAX_FIELDS)
     return NULL;
-  ps_field *f = &p->fields[p->nfields++];
+  ps_field *f = &p->s->fields[p->nfields++];
   *f = (ps_field){.key = key, .type = t};
   return f;
 }
@@ -217,7 +217,7 @@ static int add_member_field(ps_parser *p, ps_jmember m, const char *const *ints,
   if (prefix) {
     if (p->nfields >= LG_MAX_FIELDS)
       return 0;
-    char *kb = p->keybuf[p->nfields];
+    char *kb = p->s->keybuf[p->nfields];
     int n = snprintf(kb, LG_KEY_LEN, "%s%s", prefix, name);
     if (n < 0 || n >= LG_KEY_LEN)
       return 1;
@@ -267,8 +267,7 @@ int lg_pt_emit(ps_parser *p, ps_emitter *em, const char *measurement,
     p->skip--;
     return 0;
   }
-  ps_point pt = {measurement, p->tags,    p->ntags,
-                 p->fields,   p->nfields, time_ns};
+  ps_point pt = {measurement, p->s->tags, p->ntags, p->s->fields, p->nfields, time_ns};
   int rc = ps_emit_point(em, &pt);
   if (rc == 0)
     p->accepted++;

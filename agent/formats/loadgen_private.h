@@ -53,6 +53,17 @@ typedef struct lg_storage_area {
   int64_t kib;
 } lg_storage_area;
 
+/* One point's tags, fields and their texts: 10 KB, allocated by a file's
+ * first line and given back with its perf-finish (lg_release_long), since a
+ * run file's parser lives as long as the agent tracks the file. */
+typedef struct lg_scratch {
+  ps_tag tags[LG_MAX_TAGS];
+  ps_field fields[LG_MAX_FIELDS];
+  char keybuf[LG_MAX_FIELDS][LG_KEY_LEN];
+  char tagbuf[4][96];
+  char strbuf[64];
+} lg_scratch;
+
 /* Strings of the point being built: chunks that stay put until reset. */
 typedef struct lg_arena_chunk {
   struct lg_arena_chunk *next;
@@ -92,14 +103,10 @@ struct ps_parser {
   double fin_wall;
   char fin_envelope_stage[24];
 
-  /* scratch for one point */
-  ps_tag tags[LG_MAX_TAGS];
+  /* scratch for one point (lg_scratch) */
+  lg_scratch *s;
   size_t ntags;
-  ps_field fields[LG_MAX_FIELDS];
   size_t nfields;
-  char keybuf[LG_MAX_FIELDS][LG_KEY_LEN];
-  char tagbuf[4][96];
-  char strbuf[64];
   lg_arena_chunk *arena;
 
   lg_storage_area *areas;

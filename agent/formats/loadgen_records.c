@@ -47,7 +47,7 @@ int lg_emit_event(ps_parser *p, ps_emitter *em, ps_jv root, const ps_jtable *tab
 
 int lg_emit_process(ps_parser *p, ps_emitter *em, ps_jv root,
                         const char *stage, int64_t t) {
-  char *proc = p->tagbuf[0];
+  char *proc = p->s->tagbuf[0];
   lg_pt_reset(p);
   const char *ptype = lg_jv_str(p, lg_obj_get(p, root, "processType"));
   const char *vat = lg_jv_str(p, lg_obj_get(p, root, "vatID"));
@@ -58,11 +58,11 @@ int lg_emit_process(ps_parser *p, ps_emitter *em, ps_jv root,
   }
   if (strcmp(ptype, "vat") == 0 && vat && vat[0]) {
     if (name && name[0])
-      snprintf(proc, sizeof p->tagbuf[0], "%s:%s", vat, name);
+      snprintf(proc, sizeof p->s->tagbuf[0], "%s:%s", vat, name);
     else
-      snprintf(proc, sizeof p->tagbuf[0], "%s", vat);
+      snprintf(proc, sizeof p->s->tagbuf[0], "%s", vat);
   } else {
-    snprintf(proc, sizeof p->tagbuf[0], "%s", ptype);
+    snprintf(proc, sizeof p->s->tagbuf[0], "%s", ptype);
   }
   lg_pt_reset(p);
   lg_tags_run(p);

@@ -15,6 +15,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/log.h"
+
 int pl_alerting_init(pl_alerting *al, pl_shared *sh, pl_delivery *dl, pl_reader *rd,
                      pl_runs *runs, pl_commit *commit, const pl_aux_out *out,
                      const pl_alerting_hooks *hooks) {
@@ -31,10 +33,22 @@ int pl_alerting_init(pl_alerting *al, pl_shared *sh, pl_delivery *dl, pl_reader 
 
 void pl_alerting_from_json(pl_alerting *al, const char *text) {
   cJSON *root = text ? cJSON_Parse(text) : NULL;
+  ps_buf said;
+  ps_buf_init(&said, 0);
   if (cJSON_IsObject(root)) {
-    pl_alert_raiser_from_cjson(&al->raiser, root);
-    pl_alert_clock_from_cjson(&al->clock, root);
+    ps_alert_recall src = {0};
+    pl_alert_raiser_from_cjson(&al->raiser, root, &said);
+    pl_alert_clock_from_cjson(&al->clock, root, &src);
+    ps_alert_recall_say(&said, "sources", PL_ALERT_SOURCES_MAX, &src);
+  } else if (text) {
+    ps_buf_puts(&said, root ? "; the section is not an object (ignored)"
+                            : "; the section is not JSON (ignored)");
   }
+  /* one line for the whole section, however much was left out: a state
+   * file damaged by hand or by a bug is said, never silently shrunk */
+  if (said.len)
+    PS_WARN("alerts", "the state file's alerts section was not read whole%s", said.data);
+  ps_buf_free(&said);
   cJSON_Delete(root);
 }
 
@@ -87,6 +101,8 @@ int pl_alerting_done(const pl_alerting *al) {
 int pl_alerting_undelivered(const pl_alerting *al) {
   return pl_alert_raiser_failed(&al->raiser);
 }
+
+size_t pl_alerting_held(const pl_alerting *al) { return pl_alert_raiser_held(&al->raiser); }
 
 void pl_alerting_hold(pl_alerting *al) {
   pl_alert_raiser_hold(&al->raiser);

@@ -320,15 +320,36 @@ static double num_or(const cJSON *o, const char *key, double dflt) {
              : dflt;
 }
 
-void pl_alert_clock_from_cjson(pl_alert_clock *c, const cJSON *section) {
+void pl_alert_clock_from_cjson(pl_alert_clock *c, const cJSON *section, ps_alert_recall *r) {
+  ps_alert_recall ignored = {0};
+  if (!r)
+    r = &ignored;
+  /* The agent saves its sources newest first (source_add puts a new one in
+   * front), so the first PL_ALERT_SOURCES_MAX are the ones kept; the count
+   * bounds the searches for repeats (source_find walks the list). */
+  const cJSON *list = cJSON_GetObjectItemCaseSensitive(section, "sources");
+  if (list && !cJSON_IsArray(list))
+    r->wrong_type = cJSON_IsString(list) ? "a string" : cJSON_IsNumber(list) ? "a number"
+                    : cJSON_IsObject(list) ? "an object" : "not a list";
+  size_t kept = 0;
   const cJSON *o;
-  cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(section, "sources")) {
+  const cJSON *arr = cJSON_IsArray(list) ? list : NULL;
+  cJSON_ArrayForEach(o, arr) {
+    if (kept == PL_ALERT_SOURCES_MAX) {
+      r->over++;
+      continue;
+    }
     const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
-    if (!cJSON_IsString(key) || source_find(c, key->valuestring))
+    if (!cJSON_IsString(key) || !key->valuestring[0]) {
+      r->bad++;
+      continue;
+    }
+    if (source_find(c, key->valuestring))
       continue;
     pl_alert_source *s = source_add(c, key->valuestring, (int64_t)num_or(o, "since", 0));
     if (!s)
       break;
+    kept++;
     s->silence.last_start_s = (int64_t)num_or(o, "last_start", 0);
     s->silence.said_for_s = (int64_t)num_or(o, "fired", 0);
   }
@@ -336,6 +357,13 @@ void pl_alert_clock_from_cjson(pl_alert_clock *c, const cJSON *section) {
   c->health.server_since_s = (int64_t)num_or(h, "server_since", 0);
   c->health.input_since_s = (int64_t)num_or(h, "input_since", 0);
   c->health.input_last_s = (int64_t)num_or(h, "input_last", 0);
+}
+
+size_t pl_alert_clock_nsources(const pl_alert_clock *c) {
+  size_t n = 0;
+  for (const pl_alert_source *s = c->sources; s; s = s->next)
+    n++;
+  return n;
 }
 
 void pl_alert_clock_to_cjson(pl_alert_clock *c, cJSON *section) {

@@ -13,7 +13,11 @@
  * - Every event is saved (pl_commit_save, the same atomic write as the
  *   offsets) before its first attempt: a crash after that resends it, with
  *   the same id; a crash before it raises it again from the replayed input,
- *   with the same id.
+ *   with the same id. When the save fails the event is held in the outbox
+ *   (alert/outbox.h `unsaved`): no channel is offered it until a save
+ *   succeeds (the commit retries with back-off and tells us, on_saved), so
+ *   a state that cannot be written never sends what a restart would send
+ *   again (docs/alerts.md, docs/reliability.md).
  */
 #include "judging/alerting_raise.h"
 
@@ -118,10 +122,22 @@ void pl_alert_raise(pl_alert_raiser *r, ps_alert_event *ev, const char *key, int
              r->box.max);
   r->sh->n.alerts_raised++;
   r->sh->n.alerts_pending = r->box.n;
-  /* Saved before it is sent: a crash from here on sends it again. */
-  pl_commit_save(r->commit);
+  /* Saved before it is sent: a crash from here on sends it again. A save
+   * that succeeds releases it (state_saved); one that fails holds it. */
+  if (pl_commit_save(r->commit) < 0)
+    PS_INFO(MOD, "%s %s: held, not sent, until the state can be saved", name, e->ev.id);
+}
+
+/* Every entry is in the state file now: they may go. */
+static void state_saved(void *ctx) {
+  pl_alert_raiser *r = ctx;
+  if (!ps_outbox_unsaved(&r->box))
+    return;
+  ps_outbox_saved(&r->box);
   ps_alert_dispatch_kick(&r->dispatch);
 }
+
+size_t pl_alert_raiser_held(const pl_alert_raiser *r) { return ps_outbox_unsaved(&r->box); }
 
 int pl_alert_raised_before(const pl_alert_raiser *r, const char *id) {
   return ps_alert_decided_has(&r->ledger, id);
@@ -239,23 +255,31 @@ int pl_alert_raiser_init(pl_alert_raiser *r, pl_shared *sh, pl_commit *commit,
   ps_alert_dispatch_init(&r->dispatch, sh->loop, &r->box, chans, NCHANNELS, sh->once, &dh);
   ps_alert_throttle_init(&r->throttle);
   ps_alert_decided_init(&r->ledger);
+  if (commit)
+    pl_commit_on_saved(commit, state_saved, r);
   return 0;
 }
 
 /* --- memory ------------------------------------------------------------------------- */
 
-void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const cJSON *section) {
-  size_t skipped = 0;
+void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const cJSON *section, ps_buf *said) {
+  ps_alert_recall box = {0}, thr = {0}, seen = {0};
   ps_outbox_from_cjson(&r->box, cJSON_GetObjectItemCaseSensitive(section, "outbox"),
-                       ps_alert_now_ms(), &skipped);
+                       ps_alert_now_ms(), &box);
   size_t gone = ps_outbox_keep_channels(&r->box, channels_live(r));
-  if (skipped || gone)
-    PS_WARN(MOD, "%zu undelivered events of the state file dropped (%zu unreadable, %zu for "
-                 "channels no longer configured)",
-            skipped + gone, skipped, gone);
   ps_alert_throttle_from_cjson(&r->throttle,
-                               cJSON_GetObjectItemCaseSensitive(section, "throttle"));
-  ps_alert_decided_from_cjson(&r->ledger, cJSON_GetObjectItemCaseSensitive(section, "seen"));
+                               cJSON_GetObjectItemCaseSensitive(section, "throttle"), &thr);
+  ps_alert_decided_from_cjson(&r->ledger, cJSON_GetObjectItemCaseSensitive(section, "seen"),
+                             &seen);
+  if (said) {
+    if (!ps_alert_recall_say(said, "outbox", r->box.max, &box) && gone)
+      ps_buf_puts(said, "; outbox:");
+    if (gone)
+      ps_buf_printf(said, "%s %zu for channels no longer configured", box.over || box.bad ? "," : "",
+                    gone);
+    ps_alert_recall_say(said, "throttle", PS_ALERT_THROTTLE_MAX, &thr);
+    ps_alert_recall_say(said, "seen", PS_ALERT_DECIDED_MAX, &seen);
+  }
   r->sh->n.alerts_pending = r->box.n;
 }
 

@@ -133,6 +133,8 @@ void pl_judging_finish(pl_judging *j) { pl_alerting_finish(&j->alerts); }
 
 int pl_judging_done(const pl_judging *j) { return pl_alerting_done(&j->alerts); }
 
+size_t pl_judging_held(const pl_judging *j) { return pl_alerting_held(&j->alerts); }
+
 int pl_judging_undelivered(const pl_judging *j) { return pl_alerting_undelivered(&j->alerts); }
 
 void pl_judging_hold(pl_judging *j) { pl_alerting_hold(&j->alerts); }

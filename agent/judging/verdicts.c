@@ -385,8 +385,20 @@ static void history_done(void *arg, int rc, const char *json, size_t len, const 
   (void)len;
   vd->fetching = 0;
   pl_vseries *vs = series_get(vd, f->source, f->series, f->host);
-  if (vs && rc == 0 && pl_history_parse(json, vd->metrics, vd->nmetrics, merge_row, f) < 0)
+  ps_buf why;
+  ps_buf_init(&why, 512);
+  if (vs && rc == 0 &&
+      pl_history_parse(json, vd->metrics, vd->nmetrics, merge_row, f, &why) < 0) {
+    /* An answer that is not one is a failed read, not an empty history:
+     * said, and asked again with the same back-off. */
     rc = -EPROTO;
+    ps_log_limited(PS_LOG_ERROR, MOD, "history answer", 300,
+                   "%s: the server's answer to the history query is not one (%s); read "
+                   "again %s",
+                   f->series, why.data ? why.data : "?",
+                   vd->sh->once ? "at the next start" : "with back-off");
+  }
+  ps_buf_free(&why);
   int further = vs && rc == 0 && !window_covered(vd, vs, NULL) &&
                 vs->span_ns < HISTORY_SPAN_MAX_NS;
   if (vs && rc == 0)
@@ -411,11 +423,12 @@ static void history_done(void *arg, int rc, const char *json, size_t len, const 
     vs->fails++;
     vs->retry_at = uv_now(vd->sh->loop) + (delay < HISTORY_RETRY_MAX_MS ? delay : HISTORY_RETRY_MAX_MS);
     vs->waiting_server = vd->sh->once;
-    ps_log_limited(PS_LOG_WARNING, MOD, "history", 300,
-                   "%s: cannot read the series' history from the server (%s); its verdicts "
-                   "wait%s",
-                   f->series, err ? err : strerror(-rc),
-                   vd->sh->once ? " for the next start" : " until it answers");
+    if (rc != -EPROTO) /* said above, with what was wrong */
+      ps_log_limited(PS_LOG_WARNING, MOD, "history", 300,
+                     "%s: cannot read the series' history from the server (%s); its "
+                     "verdicts wait%s",
+                     f->series, err ? err : strerror(-rc),
+                     vd->sh->once ? " for the next start" : " until it answers");
   }
   free(f->source);
   free(f->series);

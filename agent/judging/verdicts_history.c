@@ -116,14 +116,108 @@ static const char *tag_of(const cJSON *series, const char *key) {
   return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
 }
 
+/* Whether one series of the answer is what the query asked for: a
+ * "columns" list of names with "time" among them, rows of as many cells,
+ * each time a number (the client asks for epoch nanoseconds), the status a
+ * string or null, each metric a number or null. `why` says what is not. */
+static int series_ok(const cJSON *series, ps_buf *why) {
+  const cJSON *cols = cJSON_GetObjectItemCaseSensitive(series, "columns");
+  const cJSON *rows = cJSON_GetObjectItemCaseSensitive(series, "values");
+  const cJSON *tags = cJSON_GetObjectItemCaseSensitive(series, "tags");
+  if (!cJSON_IsObject(series) || !cJSON_IsArray(cols) || (rows && !cJSON_IsArray(rows)) ||
+      (tags && !cJSON_IsObject(tags))) {
+    ps_buf_puts(why, "a series without a list of columns and of rows");
+    return 0;
+  }
+  long time_col = -1, status_col = -1, n = 0;
+  const cJSON *c;
+  cJSON_ArrayForEach(c, cols) {
+    if (!cJSON_IsString(c)) {
+      ps_buf_puts(why, "a column name that is not a string");
+      return 0;
+    }
+    if (strcmp(c->valuestring, "time") == 0)
+      time_col = n;
+    else if (strcmp(c->valuestring, "status") == 0)
+      status_col = n;
+    n++;
+  }
+  if (time_col < 0) {
+    ps_buf_puts(why, "no time column");
+    return 0;
+  }
+  const cJSON *tag;
+  cJSON_ArrayForEach(tag, tags) if (!cJSON_IsString(tag) && !cJSON_IsNull(tag)) {
+    ps_buf_printf(why, "the tag '%.40s' is not a string", tag->string ? tag->string : "?");
+    return 0;
+  }
+  const cJSON *r;
+  long k = 0;
+  cJSON_ArrayForEach(r, rows) {
+    if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) != n) {
+      ps_buf_printf(why, "row %ld is not a list of %ld values", k + 1, n);
+      return 0;
+    }
+    long i = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, r) {
+      const char *col = cJSON_GetArrayItem(cols, (int)i)->valuestring;
+      /* a time no int64 of nanoseconds holds is none (the fuzz target
+       * found 1.6e20 overflowing the microsecond rounding) */
+      int ok = i == time_col ? cJSON_IsNumber(v) && fabs(v->valuedouble) < 9.2e18
+               : i == status_col ? cJSON_IsString(v) || cJSON_IsNull(v)
+                                 : cJSON_IsNumber(v) || cJSON_IsNull(v);
+      if (!ok) {
+        ps_buf_printf(why, "row %ld: %s is not %s", k + 1, col,
+                      i == time_col     ? "a time in nanoseconds"
+                      : i == status_col ? "a string"
+                                        : "a number");
+        return 0;
+      }
+      i++;
+    }
+    k++;
+  }
+  return 1;
+}
+
 int pl_history_parse(const char *json, const char *const *metrics, size_t nmetrics,
-                     pl_history_row_cb row, void *ctx) {
+                     pl_history_row_cb row, void *ctx, ps_buf *why) {
+  ps_buf ignored;
+  ps_buf_init(&ignored, 256);
+  if (!why)
+    why = &ignored;
   cJSON *root = cJSON_Parse(json);
   const cJSON *results = cJSON_GetObjectItemCaseSensitive(root, "results");
-  if (!cJSON_IsArray(results)) {
+  const cJSON *res;
+  int ok = cJSON_IsArray(results);
+  const cJSON *checked = ok ? results : NULL;
+  if (!ok)
+    ps_buf_puts(why, root ? "no list of results" : "not JSON");
+  /* The whole answer is checked before a row is taken: half an answer
+   * merged would be a history with holes, judged as if it were whole. */
+  cJSON_ArrayForEach(res, checked) {
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(res, "error");
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(res, "series");
+    if (!cJSON_IsObject(res) || e || (list && !cJSON_IsArray(list))) {
+      if (cJSON_IsString(e))
+        ps_buf_printf(why, "the server said: %.200s", e->valuestring);
+      else
+        ps_buf_puts(why, "a result that is not an object with a list of series");
+      ok = 0;
+      break;
+    }
+    const cJSON *series;
+    cJSON_ArrayForEach(series, list) if (!(ok = series_ok(series, why))) break;
+    if (!ok)
+      break;
+  }
+  if (!ok) {
     cJSON_Delete(root);
+    ps_buf_free(&ignored);
     return -EPROTO;
   }
+  ps_buf_free(&ignored);
   double *values = malloc((nmetrics ? nmetrics : 1) * sizeof *values);
   long *col = malloc((nmetrics ? nmetrics : 1) * sizeof *col);
   if (!values || !col) {
@@ -132,7 +226,6 @@ int pl_history_parse(const char *json, const char *const *metrics, size_t nmetri
     cJSON_Delete(root);
     return -ENOMEM;
   }
-  const cJSON *res;
   cJSON_ArrayForEach(res, results) {
     const cJSON *series;
     cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(res, "series")) {
@@ -140,27 +233,23 @@ int pl_history_parse(const char *json, const char *const *metrics, size_t nmetri
       const cJSON *cols = cJSON_GetObjectItemCaseSensitive(series, "columns");
       const cJSON *rows = cJSON_GetObjectItemCaseSensitive(series, "values");
       const cJSON *last = rows ? cJSON_GetArrayItem(rows, cJSON_GetArraySize(rows) - 1) : NULL;
-      if (!run || !cJSON_IsArray(cols) || !cJSON_IsArray(last))
-        continue;
+      if (!run || !last)
+        continue; /* a point without a run name, a series without rows */
       long time_col = -1, status_col = -1, i = 0;
       for (size_t m = 0; m < nmetrics; m++)
         col[m] = -1;
       const cJSON *c;
       cJSON_ArrayForEach(c, cols) {
-        if (cJSON_IsString(c)) {
-          if (strcmp(c->valuestring, "time") == 0)
-            time_col = i;
-          else if (strcmp(c->valuestring, "status") == 0)
-            status_col = i;
-          for (size_t m = 0; m < nmetrics; m++)
-            if (strcmp(c->valuestring, metrics[m]) == 0)
-              col[m] = i;
-        }
+        if (strcmp(c->valuestring, "time") == 0)
+          time_col = i;
+        else if (strcmp(c->valuestring, "status") == 0)
+          status_col = i;
+        for (size_t m = 0; m < nmetrics; m++)
+          if (strcmp(c->valuestring, metrics[m]) == 0)
+            col[m] = i;
         i++;
       }
-      const cJSON *t = time_col >= 0 ? cJSON_GetArrayItem(last, (int)time_col) : NULL;
-      if (!cJSON_IsNumber(t))
-        continue;
+      const cJSON *t = cJSON_GetArrayItem(last, (int)time_col);
       const cJSON *st = status_col >= 0 ? cJSON_GetArrayItem(last, (int)status_col) : NULL;
       for (size_t m = 0; m < nmetrics; m++) {
         const cJSON *v = col[m] >= 0 ? cJSON_GetArrayItem(last, (int)col[m]) : NULL;

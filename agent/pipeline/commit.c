@@ -18,6 +18,12 @@
  * each one creates, fsyncs and renames a file (about 1 ms of CPU), and a
  * backfill acknowledges a batch every few milliseconds. */
 #define SAVE_SPACING_MS 500
+/* A failed save is tried again after 1 s, doubling up to a minute: a full
+ * disk is freed by a person, and each try costs a write of the state. */
+#define RETRY_FIRST_MS 1000
+#define RETRY_MAX_MS 60000
+
+static void save_cb(uv_timer_t *t);
 
 void pl_commit_init(pl_commit *c, pl_shared *sh, pl_registry *reg, ps_state *saved,
                     const pl_commit_hooks *hooks) {
@@ -47,7 +53,34 @@ void pl_commit_error(pl_commit *c, const char *fmt, ...) {
   c->sh->state_dirty = 1;
 }
 
-void pl_commit_save(pl_commit *c) {
+/* Said once per reason, with the file it is about, and what it means; then
+ * tried again with back-off while the agent runs (the timer is the one
+ * pl_commit_moved() arms, so a retry and a commit are one save). */
+static void saving_failed(pl_commit *c, int rc) {
+  const char *dir = c->sh->cfg->state_dir;
+  c->failures++;
+  if (c->fail_errno != -rc) {
+    ps_buf path;
+    ps_buf_init(&path, 0);
+    ps_state_path(dir, &path);
+    const char *p = path.data ? path.data : "state.json";
+    PS_ERROR("state",
+             "%s: cannot save the state (%s%s); alert events raised from now on are held, "
+             "not sent, until it is saved; points keep going to the server, their offsets "
+             "are saved with it (re-read after a restart)%s",
+             p, strerror(-rc), rc == -EISDIR ? ": it is a directory; move it away" : "",
+             c->sh->once ? "" : "; trying again with back-off");
+    ps_buf_free(&path);
+  }
+  c->fail_errno = -rc;
+  c->retry_ms = c->retry_ms ? c->retry_ms * 2 : RETRY_FIRST_MS;
+  if (c->retry_ms > RETRY_MAX_MS)
+    c->retry_ms = RETRY_MAX_MS;
+  if (c->sh->stopping < 2 && !uv_is_closing((uv_handle_t *)&c->timer))
+    uv_timer_start(&c->timer, save_cb, c->retry_ms, 0);
+}
+
+int pl_commit_save(pl_commit *c) {
   ps_state s;
   ps_state_init(&s);
   for (pl_file *f = c->reg->files; f; f = f->next) {
@@ -87,14 +120,41 @@ void pl_commit_save(pl_commit *c) {
   }
   const char *dir = c->sh->cfg->state_dir;
   int rc = ps_state_save(&s, dir);
-  if (rc < 0)
-    ps_log_limited(PS_LOG_ERROR, "state", "save", 60,
-                   "%s: cannot save the state (%s); offsets will be re-read after "
-                   "a restart",
-                   dir, strerror(-rc));
-  else
-    c->sh->state_dirty = 0;
   ps_state_free(&s);
+  if (rc < 0) {
+    saving_failed(c, rc);
+    return rc;
+  }
+  c->sh->state_dirty = 0;
+  if (c->fail_errno) {
+    ps_buf path;
+    ps_buf_init(&path, 0);
+    ps_state_path(dir, &path);
+    PS_INFO("state", "%s: the state is saved again, after %u failed attempts; alert events "
+                     "held meanwhile are sent now",
+            path.data ? path.data : "state.json", c->failures);
+    ps_buf_free(&path);
+  }
+  c->fail_errno = 0;
+  c->failures = 0;
+  c->retry_ms = 0;
+  for (size_t i = 0; i < c->non_saved; i++)
+    c->on_saved[i].fn(c->on_saved[i].ctx);
+  return 0;
+}
+
+int pl_commit_failing(const pl_commit *c) { return c->fail_errno; }
+
+int pl_commit_on_saved(pl_commit *c, void (*fn)(void *ctx), void *ctx) {
+  for (size_t i = 0; i < c->non_saved; i++)
+    if (c->on_saved[i].fn == fn && c->on_saved[i].ctx == ctx)
+      return 0; /* a stage started again on the same commit */
+  if (c->non_saved == PL_COMMIT_MAX_SAVED_HOOKS)
+    return -ENOSPC;
+  c->on_saved[c->non_saved].fn = fn;
+  c->on_saved[c->non_saved].ctx = ctx;
+  c->non_saved++;
+  return 0;
 }
 
 int pl_commit_add_section(pl_commit *c, const char *name, char *(*to_json)(void *ctx),

@@ -293,6 +293,13 @@ void pl_runs_evaluate_all(pl_runs *t) {
   evaluate_due(t);
 }
 
+int pl_runs_in_flight(const pl_runs *t) {
+  for (const pl_run *r = t->runs; r; r = r->next)
+    if (r->in_flight)
+      return 1;
+  return 0;
+}
+
 void pl_runs_progress(pl_runs *t, size_t *runs, size_t *runs_done) {
   *runs = *runs_done = 0;
   for (pl_run *r = t->runs; r; r = r->next) {

@@ -90,14 +90,14 @@ int ps_report_render(const ps_report_data *d, const ps_report_assets *a, ps_buf 
   put(&p, " UTC");
   if (a->database) {
     put(&p, " from InfluxDB database ");
-    esc(&p, a->database);
+    txt(&p, a->database);
   }
   put(&p, " · runs since ");
   ps_html_fmt_time(&p, d->since_ns);
   put(&p, " UTC");
   if (d->source) {
     put(&p, " · source ");
-    esc(&p, d->source);
+    txt(&p, d->source);
     put(&p, " only");
   }
   put(&p, "</p>\n");
@@ -117,7 +117,7 @@ int ps_report_render(const ps_report_data *d, const ps_report_assets *a, ps_buf 
   ps_html_section_dss(&p);
   ps_html_section_health(&p);
   put(&p, "</main>\n<footer>Written by ");
-  esc(&p, a->generator ? a->generator : "perfship");
+  txt(&p, a->generator ? a->generator : "perfship");
   put(&p, " (perfship report). This file is complete by itself: it loads nothing and sends "
           "nothing. Times are UTC.</footer>\n");
   put(&p, "<script type=\"application/json\" id=\"perfship-data\">");

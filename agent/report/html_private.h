@@ -12,7 +12,7 @@
  * - html_sections.c: the headlines and the sections, as HTML.
  * - html.c: the page around them and its Content-Security-Policy.
  *
- * Data reaches the page only through esc() and jstr() below, which are
+ * Data reaches the page only through esc(), txt() and jstr() below, which are
  * the escapes of html_escape.h; nothing here writes a string from the data
  * by any other way. The writer's primitives and the small predicates are
  * static inline (internal to each part, so they keep short names); what
@@ -94,10 +94,21 @@ static inline void putf(page *p, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* Text from the data, in HTML text or a quoted attribute value. */
+/* Text from the data in a quoted attribute value (or <title>). */
 static inline void esc(page *p, const char *s) {
   if (!p->rc)
     p->rc = ps_html_escape(p->out, s);
+}
+
+/* Text from the data in HTML text: escaped, and in a <bdi> of its own, so
+ * that a right-to-left name displays as it should and neither it nor what
+ * follows it can run into the text around it (docs/report.md). */
+static inline void txt(page *p, const char *s) {
+  if (!p->rc)
+    p->rc = ps_buf_puts(p->out, "<bdi>");
+  esc(p, s);
+  if (!p->rc)
+    p->rc = ps_buf_puts(p->out, "</bdi>");
 }
 
 /* Text from the data as a JSON string (NULL: null), in the JSON block. */

@@ -1,8 +1,8 @@
 /*
  * report/html_sections.c: the headlines and the sections of the page as
  * HTML (html_private.h): runs, trends, stages, DSS bench, agent health.
- * Every string from the data goes through esc(); a section without data
- * says so in one line (docs/report.md).
+ * Every string from the data goes through txt() (esc() in attributes); a
+ * section without data says so in one line (docs/report.md).
  */
 #include <errno.h>
 #include <math.h>
@@ -28,10 +28,10 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
   putf(p, "\">%s ", c == V_REGRESSION ? "\u25b2 regression" : "\u25c6 improvement");
   if (with_stage && v->stage) {
     put(p, "stage ");
-    esc(p, v->stage);
+    txt(p, v->stage);
     put(p, " ");
   }
-  esc(p, ps_html_metric_label(v->metric));
+  txt(p, ps_html_metric_label(v->metric));
   put(p, " ");
   ps_html_fmt_change(p, v->change_pct);
   put(p, "</span>");
@@ -68,7 +68,7 @@ static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
 static void html_names(page *p, const names *n, const char *sep) {
   for (size_t i = 0; i < n->n; i++) {
     put(p, i ? sep : "");
-    esc(p, n->v[i]);
+    txt(p, n->v[i]);
   }
 }
 
@@ -92,16 +92,16 @@ void ps_html_headline_run(page *p, const ps_rrun *r, const char *what, const cha
   if (r->status == PS_RS_SUCCESS && regressions)
     put(p, " <span class=\"st st-regression\">regression</span>");
   putf(p, " <span class=\"what\">%s <span class=\"name\">", what);
-  esc(p, r->name);
+  txt(p, r->name);
   put(p, "</span></span>");
   if (r->host) {
     put(p, " on <span class=\"name host\">");
-    esc(p, r->host);
+    txt(p, r->host);
     put(p, "</span>");
   }
   if (r->revision) {
     put(p, " · revision ");
-    esc(p, r->revision);
+    txt(p, r->revision);
   }
   put(p, " · started ");
   ps_html_fmt_time(p, r->start_ns);
@@ -112,7 +112,7 @@ void ps_html_headline_run(page *p, const ps_rrun *r, const char *what, const cha
   }
   put(p, "<span class=\"verdicts\">");
   if (bad_status(r->status) || (r->status != PS_RS_SUCCESS && r->text)) {
-    esc(p, r->text ? r->text : "no error line was recorded");
+    txt(p, r->text ? r->text : "no error line was recorded");
   } else if (r->status == PS_RS_RUNNING) {
     put(p, "Still running: judged when it ends.");
   } else {
@@ -149,11 +149,11 @@ static void headline_dss_file(page *p, const ps_rdssfile *f, const char *id) {
   if (regressions)
     put(p, " <span class=\"st st-regression\">regression</span>");
   put(p, " <span class=\"what\">Newest DSS results <span class=\"name\">");
-  esc(p, f->run);
+  txt(p, f->run);
   put(p, "</span></span>");
   if (f->host) {
     put(p, " on <span class=\"name host\">");
-    esc(p, f->host);
+    txt(p, f->host);
     put(p, "</span>");
   }
   put(p, " · written ");
@@ -177,13 +177,13 @@ static void headline_dss_file(page *p, const ps_rdssfile *f, const char *id) {
         put(p, " · ");
       putf(p, "<span class=\"v v-%s\">%s ", c == V_REGRESSION ? "regression" : "improvement",
            c == V_REGRESSION ? "\u25b2 regression" : "\u25c6 improvement");
-      esc(p, v->arm);
+      txt(p, v->arm);
       put(p, " ");
-      esc(p, ps_html_metric_label(v->metric));
+      txt(p, ps_html_metric_label(v->metric));
       put(p, " ");
       ps_html_fmt_change(p, v->change_pct);
       put(p, " (");
-      esc(p, v->series);
+      txt(p, v->series);
       put(p, ")</span>");
     }
   }
@@ -245,13 +245,13 @@ void ps_html_section_runs(page *p) {
     const ps_rrun *r = &d->runs[i];
     putf(p, "<tr class=\"row-%s\" data-status=\"%s\"><td class=\"name run\">",
          ps_rstatus_name(r->status), ps_rstatus_name(r->status));
-    esc(p, r->name);
+    txt(p, r->name);
     put(p, "</td><td class=\"name host\">");
-    esc(p, r->host ? r->host : "–");
+    txt(p, r->host ? r->host : "–");
     put(p, "</td><td class=\"name rev\">");
-    esc(p, r->revision ? r->revision : "–");
+    txt(p, r->revision ? r->revision : "–");
     put(p, "</td><td>");
-    esc(p, r->test_type ? r->test_type : "–");
+    txt(p, r->test_type ? r->test_type : "–");
     put(p, "</td><td class=\"when\">");
     ps_html_fmt_time(p, r->start_ns);
     put(p, "</td><td class=\"n\">");
@@ -260,7 +260,7 @@ void ps_html_section_runs(page *p) {
     ps_html_badge(p, r->status);
     if (r->text && r->status != PS_RS_SUCCESS) {
       put(p, "<span class=\"why\">");
-      esc(p, r->text);
+      txt(p, r->text);
       put(p, "</span>");
     }
     put(p, "</td>");
@@ -311,10 +311,10 @@ void ps_html_section_trends(page *p) {
     for (size_t i = 0; i < d->nruns; i++)
       nruns += d->runs[i].status == PS_RS_SUCCESS && of_trend(&d->runs[i], &series[s]);
     put(p, "<h3>");
-    esc(p, series[s].test_type);
+    txt(p, series[s].test_type);
     if (series[s].host) {
       put(p, " on ");
-      esc(p, series[s].host);
+      txt(p, series[s].host);
     }
     putf(p, " <span class=\"meta\">(%d successful run%s)</span></h3>\n<div class=\"charts\">\n",
          nruns, nruns == 1 ? "" : "s");
@@ -367,12 +367,12 @@ static void html_stage_run(page *p, size_t of, int first) {
   char id[40];
   if (sr->host) {
     put(p, "<h3>");
-    esc(p, sr->host);
+    txt(p, sr->host);
     put(p, "</h3>\n");
   }
   snprintf(id, sizeof id, first ? "stage-run" : "stage-run-%zu", of);
   putf(p, "<p>Run <span class=\"name\" id=\"%s\">", id);
-  esc(p, sr->run);
+  txt(p, sr->run);
   put(p, "</span>");
   if (r) {
     put(p, " ");
@@ -415,9 +415,9 @@ static void html_stage_run(page *p, size_t of, int first) {
               "<th class=\"n\">Change</th><th>Verdict</th></tr></thead><tbody>\n", id);
     }
     put(p, "<tr><td>");
-    esc(p, v->stage);
+    txt(p, v->stage);
     put(p, "</td><td>");
-    esc(p, ps_html_metric_label(v->metric));
+    txt(p, ps_html_metric_label(v->metric));
     put(p, "</td><td class=\"n\">");
     ps_html_fmt_num(p, v->value);
     put(p, "</td><td class=\"n\">");
@@ -449,10 +449,10 @@ void ps_html_section_stages(page *p) {
 
 static void html_one_dss(page *p, size_t idx, const dss_test *t) {
   put(p, "<h4>test ");
-  esc(p, t->test);
+  txt(p, t->test);
   if (t->sweep) {
     put(p, " <span class=\"meta\">sweep ");
-    esc(p, t->sweep);
+    txt(p, t->sweep);
     put(p, "</span>");
   }
   putf(p, "</h4>\n<div class=\"charts\"><figure><figcaption>q/s (rps_total) per arm; failed "
@@ -476,11 +476,11 @@ static void html_one_dss(page *p, size_t idx, const dss_test *t) {
              "<th class=\"n\">Change</th><th class=\"n\">Variants agreeing</th><th>Verdict</th>"
              "</tr></thead><tbody>\n");
     put(p, "<tr><td class=\"name\">");
-    esc(p, v->arm);
+    txt(p, v->arm);
     put(p, "</td><td class=\"name\">");
-    esc(p, v->reference ? v->reference : "–");
+    txt(p, v->reference ? v->reference : "–");
     put(p, "</td><td>");
-    esc(p, ps_html_metric_label(v->metric));
+    txt(p, ps_html_metric_label(v->metric));
     put(p, "</td><td class=\"n\">");
     ps_html_fmt_num(p, v->value);
     put(p, "</td><td class=\"n\">");
@@ -522,9 +522,9 @@ void ps_html_section_dss(page *p) {
         p->rc = -ENOMEM;
     putf(p, "<tr class=\"row-%s\" data-status=\"%s\"><td class=\"name run\">",
          ps_rstatus_name(file->status), ps_rstatus_name(file->status));
-    esc(p, file->run);
+    txt(p, file->run);
     put(p, "</td><td class=\"name host\">");
-    esc(p, file->host ? file->host : "–");
+    txt(p, file->host ? file->host : "–");
     put(p, "</td><td class=\"when\">");
     ps_html_fmt_time(p, file->time_ns);
     put(p, "</td><td>");
@@ -561,14 +561,14 @@ void ps_html_section_dss(page *p) {
     /* the newest few open; the rest one click away, drawn when opened */
     put(p, f < 3 ? "<details open><summary>" : "<details><summary>");
     put(p, "<span class=\"name\">");
-    esc(p, file->run);
+    txt(p, file->run);
     put(p, "</span> · ");
     ps_html_fmt_time(p, file->time_ns);
     put(p, " UTC · ");
     ps_html_badge(p, file->status);
     if (file->host) {
       put(p, " · on <span class=\"name host\">");
-      esc(p, file->host);
+      txt(p, file->host);
       put(p, "</span>");
     }
     put(p, "</summary>\n");
@@ -594,7 +594,7 @@ void ps_html_section_health(page *p) {
   for (size_t i = 0; i < d->nhealth; i++) {
     const ps_rhealth *h = &d->health[i];
     put(p, "<p class=\"health\"><span class=\"name\">");
-    esc(p, h->host);
+    txt(p, h->host);
     put(p, "</span>: last write ");
     ps_html_fmt_time(p, h->time_ns);
     put(p, " UTC");
@@ -619,6 +619,6 @@ void ps_html_section_health(page *p) {
       put(p, "</p>\n");
   }
   put(p, " · last error: ");
-  esc(p, err ? err : "none");
+  txt(p, err ? err : "none");
   put(p, "</p>\n</section>\n");
 }

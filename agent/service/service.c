@@ -25,6 +25,9 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,17 +81,36 @@ typedef struct ps_service {
   int data_rejected;    /* --once: some input was rejected */
   uint64_t stop_deadline;
   int exit_code;
+  unsigned runs_since_rescan, runs_rescan_before; /* run events: when to trim */
 } ps_service;
 
 /* --- rescans ------------------------------------------------------------- */
 
 static void rescan(ps_service *pl) { pl_router_rescan(&pl->router, pl->watch); }
 
+/* A run's end brings its largest allocations (the perf-finish line's
+ * parse, the verdicts, the report page on the threadpool's own arena); freed,
+ * they stay with the allocator, which then serves later ones from scattered
+ * holes: a live agent grew by about 120 KB a run, for good. Giving free
+ * pages back at the first two rescans after runs ended keeps it where it
+ * started (docs/benchmarks.md, "A year of nightly runs"); it costs a walk
+ * of the heap, well under a millisecond at this size. */
+static void trim_after_runs(ps_service *pl) {
+  if (pl->runs_since_rescan || pl->runs_rescan_before) {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+  }
+  pl->runs_rescan_before = pl->runs_since_rescan;
+  pl->runs_since_rescan = 0;
+}
+
 static void rescan_cb(uv_timer_t *t) {
   ps_service *pl = t->data;
   rescan(pl);
   pl_reader_close_idle(&pl->rd);
   pl_runs_mark_unended(&pl->runs); /* stall detection needs time, not a change */
+  trim_after_runs(pl);
 }
 
 /* --- stopping ------------------------------------------------------------ */
@@ -121,7 +143,28 @@ static void close_all(ps_service *pl) {
   if (pl->watch)
     ps_watch_close(pl->watch, watch_closed, pl);
   pl_delivery_close(&pl->dl);
-  pl_commit_save(&pl->commit);
+  size_t held = pl_judging_held(&pl->judging);
+  int saved = pl_commit_save(&pl->commit);
+  if (pl->sh.once && saved == 0 && held) {
+    PS_ERROR(MOD, "%zu alert events were held while the state could not be saved; they are "
+                  "saved now and sent at the next start",
+             held);
+    if (pl->exit_code == PS_EXIT_OK || pl->exit_code == PS_EXIT_DATAERR)
+      pl->exit_code = PS_EXIT_UNAVAILABLE;
+  }
+  if (pl->sh.once && saved < 0) {
+    /* Weighs more than anything else: the next run reads again what this
+     * one read, and raises again what it held (docs/run.md). */
+    ps_buf path;
+    ps_buf_init(&path, 0);
+    ps_state_path(pl->sh.cfg->state_dir, &path);
+    PS_ERROR(MOD, "%s: the state could not be saved (%s): %zu alert events held, not sent; "
+                  "the next run reads these files again",
+             path.data ? path.data : "state.json",
+             strerror(-saved), held);
+    ps_buf_free(&path);
+    pl->exit_code = PS_EXIT_IOERR;
+  }
   const char *verb = pl->end_done                           ? "done"
                      : pl->exit_code == PS_EXIT_UNAVAILABLE ? "gave up"
                                                             : "stopped";
@@ -277,6 +320,7 @@ static int slogs_wait(void *ctx) {
 /* Run events go to the judges (their markers were acknowledged). */
 static void on_run_event(void *ctx, const pl_run_event *ev) {
   ps_service *pl = ctx;
+  pl->runs_since_rescan++;
   pl_judging_run_event(&pl->judging, ev);
 }
 
@@ -314,9 +358,13 @@ static void on_file_at_end(void *ctx, pl_file *f) {
   pl_runs_note_path(&pl->runs, f->src, f->cur_path, 1);
 }
 
+/* The judges wait (bounded) while lines are still to read and while run
+ * markers wait for their answer: a backfill's run ends arrive with the
+ * answers, batch by batch, and a series judged between two of them raised
+ * alerts about a step it saw at the wrong run (docs/verdicts.md). */
 static int reader_busy(void *ctx) {
   ps_service *pl = ctx;
-  return !pl_reader_done(&pl->rd);
+  return !pl_reader_done(&pl->rd) || pl_runs_in_flight(&pl->runs);
 }
 
 static const char *last_error(void *ctx) {
@@ -366,7 +414,10 @@ static void reload(ps_service *pl) {
   pl_selfmetrics_start(&pl->selfmetrics);
   pl_judging_reconfigured(&pl->judging);
   rescan(pl);
-  PS_INFO(MOD, "configuration reread from %s", n->file ? n->file : "defaults");
+  /* A burst of signals (a deploy tool sending one per host change) is one
+   * reload each but need not be a line each: the next line counts them. */
+  ps_log_limited(PS_LOG_INFO, MOD, "configuration reread", 10.0, "configuration reread from %s",
+                 n->file ? n->file : "defaults");
 }
 
 static void signal_cb(uv_signal_t *h, int signum) {
@@ -464,7 +515,21 @@ static int start_stages(ps_service *pl) {
   return 0;
 }
 
+/* The allocator set for a process that lives for months (docs/benchmarks.md,
+ * "A year of nightly runs"): one arena, so what the threadpool's jobs (the
+ * report page, history reads) free is trimmed with the rest instead of
+ * staying in four arenas of their own; and a fixed mmap threshold, so a
+ * run's multi-megabyte buffers are mapped and unmapped whole, not carved
+ * out of the heap after glibc raised the threshold past them. */
+static void allocator_for_a_long_life(void) {
+#ifdef __GLIBC__
+  mallopt(M_ARENA_MAX, 1);
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
+}
+
 int ps_service_run(ps_config *cfg, const ps_service_opts *opts) {
+  allocator_for_a_long_life();
   ps_service *pl = calloc(1, sizeof *pl);
   if (!pl)
     return PS_EXIT_SOFTWARE;

@@ -179,7 +179,19 @@ static int get_u64(const cJSON *o, const char *key, uint64_t *out) {
   return -EINVAL;
 }
 
-static int parse_state(ps_state *s, const char *text, ps_buf *why) {
+static const char *json_type_word(const cJSON *v) {
+  if (cJSON_IsString(v))
+    return "a string";
+  if (cJSON_IsNumber(v))
+    return "a number";
+  if (cJSON_IsBool(v))
+    return "a boolean";
+  return "null";
+}
+
+/* `skipped` gets "; NAME (a string)" per section that is neither an object
+ * nor a list: a stage reads nothing from it, and the file says so once. */
+static int parse_state(ps_state *s, const char *text, ps_buf *why, ps_buf *skipped) {
   cJSON *root = cJSON_Parse(text);
   if (!root || !cJSON_IsObject(root)) {
     ps_buf_puts(why, "not a JSON object");
@@ -231,9 +243,13 @@ static int parse_state(ps_state *s, const char *text, ps_buf *why) {
     s->pid = (int)x;
   const cJSON *sec;
   cJSON_ArrayForEach(sec, root) {
-    if (!sec->string || is_reserved(sec->string) ||
-        !(cJSON_IsObject(sec) || cJSON_IsArray(sec)))
+    if (!sec->string || is_reserved(sec->string))
       continue;
+    if (!(cJSON_IsObject(sec) || cJSON_IsArray(sec))) {
+      ps_buf_printf(skipped, "%s'%.64s' (%s)", skipped->len ? ", " : "", sec->string,
+                    json_type_word(sec));
+      continue;
+    }
     char *json = cJSON_PrintUnformatted(sec);
     if (!json || ps_state_set_section(s, sec->string, json) < 0)
       free(json);
@@ -289,10 +305,11 @@ int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
   ps_state_adopt(dir, "lock");
   ps_state_adopt(dir, "state.json");
   ps_state_init(s);
-  ps_buf path, text, why;
+  ps_buf path, text, why, skipped;
   ps_buf_init(&path, 0);
   ps_buf_init(&text, 0);
   ps_buf_init(&why, 512);
+  ps_buf_init(&skipped, 0);
   int rc = ps_state_path(dir, &path);
   if (rc)
     goto out;
@@ -304,29 +321,66 @@ int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
     }
     goto out;
   }
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    /* Not a state someone broke: a path nothing can be saved to (a rename
+     * over a directory fails). Left where it is, and said so. */
+    close(fd);
+    s->existed = 1;
+    ps_buf_printf(warn, "%s is a directory, not a state file: starting without a state; "
+                        "nothing can be saved until it is moved away",
+                  path.data);
+    goto out;
+  }
   s->existed = 1;
   rc = ps_read_whole(fd, (size_t)1 << 30, &text);
   close(fd);
   if (rc == 0)
-    rc = parse_state(s, text.data, &why);
+    rc = parse_state(s, text.data, &why, &skipped);
   else
     ps_buf_puts(&why, strerror(-rc));
   if (rc) {
     ps_state_free(s);
     s->existed = 1;
+    /* An earlier corrupt copy is evidence too: never renamed over, the new
+     * one gets the first free name of state.json.corrupt, .corrupt.1, ... */
     ps_buf aside;
     ps_buf_init(&aside, 0);
-    ps_buf_printf(&aside, "%s.corrupt", path.data);
-    int moved = aside.data && rename(path.data, aside.data) == 0;
+    int moved = 0, err = 0;
+    for (int k = 0; k < 100 && !moved; k++) {
+      aside.len = 0;
+      if ((k ? ps_buf_printf(&aside, "%s.corrupt.%d", path.data, k)
+             : ps_buf_printf(&aside, "%s.corrupt", path.data)) < 0)
+        break;
+      struct stat ast;
+      if (lstat(aside.data, &ast) == 0)
+        continue;
+      if (link(path.data, aside.data) == 0) { /* never replaces what is there */
+        moved = unlink(path.data) == 0;
+        if (!moved)
+          err = errno;
+      } else if (errno != EEXIST) { /* a file system without hard links */
+        moved = rename(path.data, aside.data) == 0;
+        err = moved ? 0 : errno;
+        break;
+      }
+    }
+    const char *base = aside.data ? strrchr(aside.data, '/') : NULL;
     ps_buf_printf(warn,
-                  "%s: the state file is corrupt (%s); %s; files will be read "
+                  "%s: the state file is corrupt (%s); %s%s%s; files will be read "
                   "again from their beginning (points overwrite themselves)",
                   path.data, why.data ? why.data : "?",
-                  moved ? "kept aside as state.json.corrupt" : "ignored");
+                  moved ? "kept aside as " : "it could not be moved aside (",
+                  moved ? (base ? base + 1 : aside.data) : strerror(err ? err : EEXIST),
+                  moved ? "" : "); it is ignored and replaced by the next save");
     ps_buf_free(&aside);
     rc = 0;
+  } else if (skipped.len) {
+    ps_buf_printf(warn, "%s: sections that are neither an object nor a list ignored: %s",
+                  path.data, skipped.data);
   }
 out:
+  ps_buf_free(&skipped);
   ps_buf_free(&path);
   ps_buf_free(&text);
   ps_buf_free(&why);

@@ -17,8 +17,9 @@
  *   the level before, so two runs at a new level count only as far as the
  *   less extreme of them: one outlier next to an ordinary run is not a
  *   change. What is left says where the run's level began and what the
- *   level before was; the baseline a verdict reports is that level's mean
- *   (docs/schema.md).
+ *   level before was; the baseline a verdict reports is that level's
+ *   median, the number the decision compared against (docs/schema.md): a
+ *   mean would let one outlier of the history move it wherever it likes.
  * - Whether a change is new is decided from the evaluations of the earlier
  *   runs at the same level, not from what was written before: a run
  *   reports a change unless one of those runs already showed a change in
@@ -62,7 +63,7 @@ typedef struct level {
   ps_verdict_kind dir;      /* of that change */
   size_t start;             /* series position where the level began */
   size_t prev_start;        /* and where the level before it began */
-  double baseline;          /* mean of the level before, or of the window before the run */
+  double baseline;          /* median of the level before, or of the window before the run */
   int64_t baseline_runs;
   double p;
 } level;
@@ -104,15 +105,6 @@ static double median_of(metric_ctx *c, size_t a, size_t b, double toward) {
   if (isnan(toward))
     return lo + (hi - lo) / 2.0;
   return fabs(lo - toward) <= fabs(hi - toward) ? lo : hi;
-}
-
-/* The mean of window values [a, b): what a verdict reports as its baseline
- * (docs/schema.md); the decisions above it use medians. */
-static double mean_of(const metric_ctx *c, size_t a, size_t b) {
-  double sum = 0;
-  for (size_t i = a; i < b; i++)
-    sum += c->x[i];
-  return sum / (double)(b - a);
 }
 
 /* The run-to-run noise of the window: the standard deviation of the values
@@ -246,14 +238,14 @@ static int evaluate(metric_ctx *c, size_t j) {
     lv->has_change = 1;
     lv->dir = ps_verdict_direction(median_of(c, last, n, prev_level), prev_level,
                                    c->mc->worse);
-    lv->baseline = mean_of(c, prev, last);
+    lv->baseline = prev_level;
     lv->start = lo + last;
     lv->prev_start = lo + prev;
     lv->baseline_runs = (int64_t)(last - prev);
     lv->p = p_at[nseg - 1];
   } else {
     lv->start = lo;
-    lv->baseline = mean_of(c, 0, n - 1);
+    lv->baseline = n > 1 ? median_of(c, 0, n - 1, NAN) : NAN;
     lv->baseline_runs = (int64_t)(n - 1);
     lv->p = res.rejected ? res.rejected_cp.p_value : NAN;
   }

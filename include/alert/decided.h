@@ -11,7 +11,9 @@
  *   ps_alert_decided_prune(), and at most PS_ALERT_DECIDED_MAX are kept (the
  *   oldest go first). Replays come within minutes of the first report; the
  *   bound only limits the state file.
- * - Saved in the state file (to/from JSON); unreadable entries are skipped.
+ * - Saved in the state file (to/from JSON). Reading keeps the newest
+ *   PS_ALERT_DECIDED_MAX of a list of any length, in one walk, and counts
+ *   what it left out (ps_alert_recall, alert/event.h).
  */
 #ifndef PS_ALERT_DECIDED_H
 #define PS_ALERT_DECIDED_H
@@ -41,7 +43,9 @@ int ps_alert_decided_has(const ps_alert_decided *l, const char *id);
 int ps_alert_decided_add(ps_alert_decided *l, const char *id, int64_t now_s);
 void ps_alert_decided_prune(ps_alert_decided *l, int64_t now_s, int64_t keep_s);
 struct cJSON *ps_alert_decided_to_cjson(const ps_alert_decided *l);
-void ps_alert_decided_from_cjson(ps_alert_decided *l, const struct cJSON *arr);
+/* `r` (may be NULL) counts the entries left out. */
+void ps_alert_decided_from_cjson(ps_alert_decided *l, const struct cJSON *arr,
+                                 ps_alert_recall *r);
 void ps_alert_decided_free(ps_alert_decided *l);
 
 #endif

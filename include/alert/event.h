@@ -21,7 +21,9 @@
  *   event, a well-formed id, a source, a run or a text (-EINVAL).
  * - ps_alert_event_slack() is the same event as Slack's incoming-webhook
  *   body {"text": ...}, with '&', '<' and '>' escaped so that a run name
- *   cannot mention a channel or hide a link.
+ *   cannot mention a channel or hide a link, and direction and other
+ *   controls shown as their escapes ("\u202e", core/visible.h) so that it
+ *   cannot make the message read otherwise.
  * - Strings from the data are never interpreted: they are JSON-escaped by
  *   cJSON and go nowhere else.
  */
@@ -31,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/buf.h"
 #include "core/config.h"
 
 struct cJSON;
@@ -88,5 +91,25 @@ int ps_alert_event_from_cjson(ps_alert_event *ev, const struct cJSON *o);
  * out of memory. */
 char *ps_alert_event_json(const ps_alert_event *ev);
 char *ps_alert_event_slack(const ps_alert_event *ev);
+
+/* What reading one saved list of the state file's alerts section left out
+ * (docs/alerts.md "What the agent remembers"): the oldest entries beyond
+ * its cap (`over`), entries that could not be read (`bad`), and a member
+ * that is not a list at all (`wrong_type`: what it is instead, else NULL). */
+typedef struct ps_alert_recall {
+  size_t over, bad;
+  const char *wrong_type;
+} ps_alert_recall;
+
+/* The first of the newest `cap` elements of the list `arr` (its last
+ * ones), counting the older ones in r->over: reading from there keeps a
+ * list of any length to its cap in one walk. NULL when `arr` is missing,
+ * empty or not a list (r->wrong_type then says what it is). */
+const struct cJSON *ps_alert_recall_tail(const struct cJSON *arr, size_t cap,
+                                         ps_alert_recall *r);
+/* Appends "; NAME: N over its cap of CAP (the oldest), N unreadable" or
+ * "; NAME: a string, not a list" to `out` when `r` left anything out.
+ * Returns 1 when it did. */
+int ps_alert_recall_say(ps_buf *out, const char *name, size_t cap, const ps_alert_recall *r);
 
 #endif

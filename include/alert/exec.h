@@ -11,7 +11,8 @@
  *   PERFSHIP_* variables (the token) are not passed on.
  * - The program runs in a process group of its own. When it has not exited
  *   after `timeout_ms`, the whole group is killed (SIGKILL) and the event
- *   counts as not delivered. Exit status 0 is delivered; anything else is
+ *   counts as not delivered. When it exits, what is left of its group
+ *   (background children) is killed as well. Exit status 0 is delivered; anything else is
  *   not, and the answer quotes the first line it wrote (stdout or stderr).
  * - ps_alert_exec_send() is a channel's send (alert/channel.h). A program
  *   that cannot be started (-ENOENT, -EACCES) fails the call.

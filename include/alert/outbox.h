@@ -39,6 +39,7 @@ typedef struct ps_outbox_entry {
   unsigned pending; /* channels still to reach */
   unsigned busy;    /* channels with an attempt in flight (not saved) */
   unsigned tried;   /* channels this process tried (not saved) */
+  int unsaved;      /* added since the state was last saved: not sent yet */
   unsigned attempts[PS_OUTBOX_MAX_CHANNELS];
   int64_t next_ms[PS_OUTBOX_MAX_CHANNELS];
 } ps_outbox_entry;
@@ -57,6 +58,10 @@ void ps_outbox_init(ps_outbox *o, const char *const *names, size_t nchannels, si
 ps_outbox_entry *ps_outbox_add(ps_outbox *o, ps_alert_event *ev, unsigned pending,
                                int64_t now_ms);
 ps_outbox_entry *ps_outbox_due(ps_outbox *o, unsigned channel, int64_t now_ms, int once);
+/* The state holding every entry was saved: they may be sent. */
+void ps_outbox_saved(ps_outbox *o);
+/* Entries held because the state was not saved since they were added. */
+size_t ps_outbox_unsaved(const ps_outbox *o);
 /* An attempt on `channel` starts. */
 void ps_outbox_begin(ps_outbox_entry *e, unsigned channel);
 int ps_outbox_result(ps_outbox *o, ps_outbox_entry *e, unsigned channel, int delivered,
@@ -66,7 +71,8 @@ int ps_outbox_result(ps_outbox *o, ps_outbox_entry *e, unsigned channel, int del
 int64_t ps_outbox_next_ms(const ps_outbox *o, unsigned mask);
 /* 1 s after the first failure, doubling, at most 5 minutes. */
 int64_t ps_outbox_backoff_ms(unsigned attempts);
-/* Entries with a channel in `mask` that this process has not tried. */
+/* Entries with a channel in `mask` that this process has not tried (held
+ * ones not counted: nothing will try them before a save). */
 size_t ps_outbox_untried(const ps_outbox *o, unsigned mask);
 /* Entries this process tried on a channel in `mask` that still wait. */
 size_t ps_outbox_failed(const ps_outbox *o, unsigned mask);
@@ -76,11 +82,12 @@ size_t ps_outbox_failed(const ps_outbox *o, unsigned mask);
 size_t ps_outbox_keep_channels(ps_outbox *o, unsigned mask);
 
 struct cJSON *ps_outbox_to_cjson(const ps_outbox *o);
-/* Adds the entries `arr` holds. A channel an entry names that `o` does not
- * have is dropped from it; an entry left with nothing to do, or that
- * cannot be read, is skipped and counted in *skipped (may be NULL). */
+/* Adds the newest `max` entries `arr` holds (older ones are counted in
+ * r->over). A channel an entry names that `o` does not have is dropped
+ * from it; an entry left with nothing to do, or that cannot be read, is
+ * skipped and counted in r->bad. `r` may be NULL. */
 void ps_outbox_from_cjson(ps_outbox *o, const struct cJSON *arr, int64_t now_ms,
-                          size_t *skipped);
+                          ps_alert_recall *r);
 void ps_outbox_free(ps_outbox *o);
 
 #endif

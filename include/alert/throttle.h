@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alert/event.h"
 #include "core/config.h"
 
 struct cJSON;
@@ -44,8 +45,10 @@ int ps_alert_throttle_pass(ps_alert_throttle *t, ps_alert_kind kind, const char 
                            int64_t now_ns, int64_t interval_s, uint64_t *report);
 void ps_alert_throttle_prune(ps_alert_throttle *t, int64_t now_ns, int64_t interval_s);
 struct cJSON *ps_alert_throttle_to_cjson(const ps_alert_throttle *t);
-/* Adds what `arr` holds (entries it cannot read are skipped). */
-void ps_alert_throttle_from_cjson(ps_alert_throttle *t, const struct cJSON *arr);
+/* Adds the newest PS_ALERT_THROTTLE_MAX entries `arr` holds; what it left
+ * out (older ones, unreadable ones) is counted in `r` (may be NULL). */
+void ps_alert_throttle_from_cjson(ps_alert_throttle *t, const struct cJSON *arr,
+                                  ps_alert_recall *r);
 void ps_alert_throttle_free(ps_alert_throttle *t);
 
 #endif

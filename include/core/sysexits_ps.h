@@ -11,6 +11,7 @@
 #define PS_EXIT_UNAVAILABLE 69
 #define PS_EXIT_SOFTWARE 70
 #define PS_EXIT_CANTCREAT 73 /* report: the page could not be written */
+#define PS_EXIT_IOERR 74 /* run --once: the state file could not be saved */
 #define PS_EXIT_TEMPFAIL 75 /* another agent holds the state directory */
 #define PS_EXIT_CONFIG 78
 

@@ -32,7 +32,8 @@
  *   what is due once everything present was read (verdicts gathered from
  *   points, rejected input, silent sources); pl_alerting_done() says when
  *   every attempt is over, pl_alerting_undelivered() whether one failed
- *   (the service exits 69).
+ *   (the service exits 69), pl_alerting_held() how many were held because
+ *   the state could not be saved (74).
  * - The `settled` hook runs after every delivery attempt, so the service
  *   (through the face) can look whether it is done. The stage never calls
  *   the service.
@@ -96,6 +97,8 @@ void pl_alerting_judged(pl_alerting *al, const pl_run_verdicts *rv);
 void pl_alerting_finish(pl_alerting *al);
 int pl_alerting_done(const pl_alerting *al);
 int pl_alerting_undelivered(const pl_alerting *al);
+/* Events held, not sent, because the state could not be saved. */
+size_t pl_alerting_held(const pl_alerting *al);
 /* Stopping: no new delivery starts; those in flight finish. */
 void pl_alerting_hold(pl_alerting *al);
 /* Delivery attempts in flight. */

@@ -43,6 +43,10 @@
 
 struct cJSON;
 
+/* The sources read back from a state file: the agent saves only the
+ * configured ones, so more than this were not written by it. */
+#define PL_ALERT_SOURCES_MAX 1024
+
 typedef struct pl_alert_source pl_alert_source;
 
 typedef struct pl_alert_clock {
@@ -62,9 +66,14 @@ typedef struct pl_alert_clock {
 
 void pl_alert_clock_init(pl_alert_clock *c, pl_shared *sh, pl_alert_raiser *raiser,
                          pl_delivery *dl, pl_reader *rd, pl_runs *runs, pl_commit *commit);
-void pl_alert_clock_from_cjson(pl_alert_clock *c, const struct cJSON *section);
+/* Reads the members back; `r` (may be NULL) counts the sources left out:
+ * those beyond PL_ALERT_SOURCES_MAX, unreadable ones. */
+void pl_alert_clock_from_cjson(pl_alert_clock *c, const struct cJSON *section,
+                               ps_alert_recall *r);
 /* Adds its members to `section`. */
 void pl_alert_clock_to_cjson(pl_alert_clock *c, struct cJSON *section);
+/* How many sources it knows (configured or read back). */
+size_t pl_alert_clock_nsources(const pl_alert_clock *c);
 /* Starts the timer. */
 void pl_alert_clock_start(pl_alert_clock *c);
 

@@ -15,7 +15,8 @@
  * - A raised event gets a time of its own (no two alike, so their points
  *   stay apart) and the host (the `host` tag, else the machine's name),
  *   goes into the outbox, which is saved with the offsets (pl_commit_save)
- *   before anything is sent, then to each configured channel (exec,
+ *   before anything is sent (a save that fails holds it, unsent, until one
+ *   succeeds: pl_alert_raiser_held()), then to each configured channel (exec,
  *   webhook) and as a `perfship_alert` point through `out`. It leaves the
  *   outbox once every channel delivered it; until then it is retried with
  *   back-off, across restarts. In --once (sh->once) every channel is tried
@@ -65,7 +66,12 @@ typedef struct pl_alert_raiser {
  * be made; nothing is left to close). */
 int pl_alert_raiser_init(pl_alert_raiser *r, pl_shared *sh, pl_commit *commit,
                          const pl_aux_out *out, void (*settled)(void *ctx), void *settled_ctx);
-void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const struct cJSON *section);
+/* Events held because the state could not be saved since they were raised. */
+size_t pl_alert_raiser_held(const pl_alert_raiser *r);
+/* Reads its members back from the stage's state section; what was left out
+ * (over a cap, unreadable, of the wrong type, for channels no longer
+ * configured) is appended to `said` (may be NULL) as "; member: counts". */
+void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const struct cJSON *section, ps_buf *said);
 /* Adds its members to `section`. */
 void pl_alert_raiser_to_cjson(pl_alert_raiser *r, struct cJSON *section);
 

@@ -15,8 +15,9 @@
  *   events); acknowledged verdicts ask for a new report page.
  * - Hooks into the service: `settled` after every alert delivery attempt
  *   and every acknowledged verdict pass (a --once run may be complete);
- *   `busy` while the reader has a backlog (verdicts wait); `last_error`
- *   and `failed` for the report page's health line and the state's errors.
+ *   `busy` while the reader has a backlog or run markers are unanswered
+ *   (verdicts wait); `last_error` and `failed` for the report page's
+ *   health line and the state's errors.
  * - Memory: the state sections "verdicts" and "alerts", restored and
  *   registered with the commit by pl_judging_restore().
  * - Never calls the service; includes only the data path below it
@@ -87,6 +88,8 @@ void pl_judging_finish(pl_judging *j);
 /* Every alert delivery attempt is over; whether one failed (exit 69). */
 int pl_judging_done(const pl_judging *j);
 int pl_judging_undelivered(const pl_judging *j);
+/* Alert events held, not sent, because the state could not be saved. */
+size_t pl_judging_held(const pl_judging *j);
 /* Stopping: no new alert delivery starts; those in flight finish. */
 void pl_judging_hold(pl_judging *j);
 /* Alert delivery attempts in flight. */

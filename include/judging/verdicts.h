@@ -67,7 +67,8 @@ typedef struct pl_run_verdicts {
 typedef struct pl_verdicts_hooks {
   void (*judged)(void *ctx, const pl_run_verdicts *rv);
   void (*written)(void *ctx);
-  /* Nonzero while the reader has a backlog: judging waits (bounded). */
+  /* Nonzero while the reader has a backlog or run markers wait for their
+   * answer (run ends still to come): judging waits (bounded). */
   int (*busy)(void *ctx);
   void *ctx;
 } pl_verdicts_hooks;

@@ -23,10 +23,15 @@
  *   calls `done`.
  * - pl_history_parse() reads such an answer and calls `row` once per run:
  *   its host (NULL when its points have none), name, revision (NULL when
- *   absent), start time (the loadgen_run
- *   point's time), status, and one value per metric (NaN when absent). A
- *   run with several rows gives its last. Returns 0, or -EPROTO when the
- *   text is not such an answer.
+ *   absent), start time (the loadgen_run point's time), status, and one
+ *   value per metric (NaN when absent). A run with several rows gives its
+ *   last. Returns 0, or -EPROTO when the text is not such an answer (the
+ *   fuzz target tests/fuzz/fuzz_history.c): not JSON, a result with an
+ *   error, rows whose time is not a number of nanoseconds an int64 holds,
+ *   whose status is not a string or whose metrics are not numbers (null is
+ *   "absent"). The whole answer is checked before the first `row`, and
+ *   `why` (may be NULL) says what was wrong; the caller retries it like a
+ *   failed read.
  */
 #ifndef PS_JUDGING_VERDICTS_HISTORY_H
 #define PS_JUDGING_VERDICTS_HISTORY_H
@@ -54,6 +59,6 @@ typedef void (*pl_history_row_cb)(void *ctx, const char *host, const char *run,
                                   int64_t start_ns, ps_run_status status, const double *values);
 
 int pl_history_parse(const char *json, const char *const *metrics, size_t nmetrics,
-                     pl_history_row_cb row, void *ctx);
+                     pl_history_row_cb row, void *ctx, ps_buf *why);
 
 #endif

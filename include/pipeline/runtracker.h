@@ -90,6 +90,10 @@ void pl_runs_mark_unended(pl_runs *t);
  * so ended runs get their end markers and silent ones are judged stalled. */
 void pl_runs_evaluate_all(pl_runs *t);
 
+/* Whether a run's markers wait for their answer: its event (an end the
+ * judges want) comes with it, so a judge that looks now may miss a run. */
+int pl_runs_in_flight(const pl_runs *t);
+
 /* For the progress line: run folders, and those judged with their markers
  * answered and their perf.jsonl read and acknowledged. */
 void pl_runs_progress(pl_runs *t, size_t *runs, size_t *runs_done);

@@ -12,7 +12,8 @@
  *   old or the new file, never a mix.
  * - ps_state_load() of a missing file gives an empty state (existed = 0). A
  *   corrupt or unreadable file is reported in `warn`, moved aside as
- *   state.json.corrupt, and treated as empty: never a crash.
+ *   state.json.corrupt, and treated as empty: never a crash. A section
+ *   that is neither an object nor a list is left out and named in `warn`.
  * - Besides files, the state carries the agent's last errors (for `status`;
  *   they never hold secrets), its pending point count at the last save, and
  *   named sections of opaque JSON that stages keep there (`runs`: the run

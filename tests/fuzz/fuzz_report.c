@@ -32,7 +32,7 @@ static int known_tag(const char *p) {
       "</table", "<thead", "</thead", "<tbody", "</tbody", "<tr", "</tr", "<th", "</th",
       "<td", "</td", "<br>", "<b>", "</b>", "<figure", "</figure", "<figcaption",
       "</figcaption", "<canvas", "</canvas", "<details", "</details", "<summary",
-      "</summary", "<footer", "</footer", "<script", "</script"};
+      "</summary", "<footer", "</footer", "<script", "</script", "<bdi>", "</bdi>"};
   for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
     if (strncmp(p, tags[i], strlen(tags[i])) == 0)
       return 1;

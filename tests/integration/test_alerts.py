@@ -22,17 +22,24 @@ What a user would check:
 - catch-up: a failed run from long ago found at the first start raises
   nothing, one that failed an hour before does; `run --once` delivers
   before it exits, and exits 69 when it could not;
+- a state that cannot be saved (a full file system, a state.json that is
+  a directory beside an old state.json.corrupt): no alert leaves, `run
+  --once` exits 74 naming the state file and the next run does not
+  re-notify; the service keeps shipping points, and once space is freed
+  the held event is delivered, once;
 - `perfship alert test` says what each channel answered;
 - the webhook's URL (a secret) never reaches the log.
 
 PERFSHIP_SEED=N replays the kill moments.
 """
+import errno
 import http.server
 import json
 import os
 import random
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -475,6 +482,107 @@ alerts = {{
         rc = self.start(cfg, once=True).wait(120)
         self.assertEqual(rc, 0)
         self.assertEqual(len(self.hook.all()), 2)
+
+    # -- a state that cannot be saved ---------------------------------------
+    def full_state_dir(self):
+        """The state directory on a small tmpfs, filled to the last block
+        (as root; skips where mount is not allowed). Returns the filler's
+        path: removing it frees the space."""
+        state = os.path.join(self.dir, "state")
+        os.makedirs(state)
+        if os.geteuid() != 0 or subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", state],
+                capture_output=True).returncode != 0:
+            self.skipTest("cannot mount a small tmpfs here (needs root)")
+        self.addCleanup(subprocess.run, ["umount", "-l", state], capture_output=True)
+        filler = os.path.join(state, "filler")
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while os.write(fd, b"\0" * 4096) > 0:
+                pass
+        except OSError as e:
+            self.assertEqual(e.errno, errno.ENOSPC)
+        finally:
+            os.close(fd)
+        return filler
+
+    def test_once_with_a_full_state_sends_nothing(self):
+        recent = os.path.basename(self.recent[0])
+        shutil.copytree(self.recent[0], os.path.join(self.results, recent))
+        filler = self.full_state_dir()
+        cfg = self.config("no_new_run_after_s = 0;")
+        state_json = os.path.join(self.dir, "state", "state.json")
+        for attempt in range(2):   # a cron job's ticks: the same, never re-notified
+            a = self.start(cfg, once=True)
+            rc = a.wait(120)
+            out = a.output().rsplit("starting (--once)", 1)[-1]   # this run's lines
+            self.assertEqual(rc, 74, out[-3000:])
+            self.assertIn(f"{state_json}: cannot save the state (No space left on device)", out)
+            self.assertIn(f"{state_json}: the state could not be saved", out)
+            self.assertEqual(out.count("cannot save the state"), 1, out[-3000:])  # said once
+            self.assertIn("held, not sent", out)
+            self.assertEqual(self.hook.all(), [])
+            self.assertEqual(self.execd(), [])
+            self.assertEqual(self.influx.query(self.db, "SELECT * FROM perfship_alert"), [])
+            # the data itself went on
+            self.assertTrue(self.influx.query(self.db, f"SELECT * FROM runs WHERE \"run\" = "
+                                                       f"'{recent}'"))
+        os.unlink(filler)
+        rc = self.start(cfg, once=True).wait(120)
+        self.assertEqual(rc, 0, self.agents[-1].output()[-3000:])
+        events = self.hook.delivered()
+        self.assertEqual([(e["event"], e["run"]) for e in events], [("run_failed", recent)])
+        self.assert_same_everywhere(events)
+        rc = self.start(cfg, once=True).wait(120)   # and only once
+        self.assertEqual(rc, 0)
+        self.assertEqual(len(self.hook.all()), 1)
+
+    def test_service_holds_alerts_until_the_state_is_saved(self):
+        filler = self.full_state_dir()
+        agent = self.start(self.config("no_new_run_after_s = 0;"))
+        recent = os.path.basename(self.recent[1])
+        shutil.copytree(self.recent[1], os.path.join(self.results, recent))
+        # points keep landing while nothing can be committed
+        wait_until(lambda: self.influx.query(self.db, f"SELECT * FROM runs WHERE \"run\" = "
+                                                      f"'{recent}' AND \"event\" = 'end'"),
+                   timeout=30, what="the run's end marker")
+        wait_until(lambda: "held, not sent" in agent.output(), timeout=20, what="the hold")
+        time.sleep(2)
+        self.assertEqual(self.hook.all(), [])
+        self.assertEqual(self.execd(), [])
+        self.assertEqual(agent.output().count("cannot save the state"), 1)
+        os.unlink(filler)   # space comes back: the next retry saves, then sends
+        self.wait_events(1, timeout=90, what="the held run_failed")
+        self.assertIn("the state is saved again", agent.output())
+        time.sleep(1.5)
+        events = self.hook.delivered()
+        self.assertEqual([(e["event"], e["run"]) for e in events], [("run_failed", recent)])
+        self.assert_same_everywhere(events)
+        self.assertEqual(agent.stop(), 0)
+
+    def test_state_path_is_a_directory(self):
+        recent = os.path.basename(self.recent[2])
+        shutil.copytree(self.recent[2], os.path.join(self.results, recent))
+        state = os.path.join(self.dir, "state")
+        os.makedirs(os.path.join(state, "state.json"))
+        with open(os.path.join(state, "state.json.corrupt"), "w") as f:
+            f.write("an earlier corrupt state\n")
+        cfg = self.config("no_new_run_after_s = 0;")
+        a = self.start(cfg, once=True)
+        rc = a.wait(120)
+        out = a.output()
+        self.assertEqual(rc, 74, out[-3000:])
+        path = os.path.join(state, "state.json")
+        self.assertIn(f"{path} is a directory, not a state file", out)
+        self.assertIn("it is a directory; move it away", out)
+        self.assertEqual(self.hook.all(), [])
+        self.assertEqual(self.execd(), [])
+        with open(os.path.join(state, "state.json.corrupt")) as f:   # left as it was
+            self.assertEqual(f.read(), "an earlier corrupt state\n")
+        os.rmdir(path)
+        rc = self.start(cfg, once=True).wait(120)
+        self.assertEqual(rc, 0, self.agents[-1].output()[-3000:])
+        self.assertEqual([e["run"] for e in self.hook.delivered()], [recent])
 
     def test_hostile_run_name_reaches_exec_unchanged(self):
         # (a backslash before a space is the one thing line protocol cannot

@@ -177,11 +177,9 @@ class Loadgen(Machines):
 
         # the receiver (--once delivers before it exits): every event is
         # about a run its machine judged itself, under an id of its own, and
-        # each machine's step is a regression event of its own. (A backfill
-        # judges its series as the runs arrive, in folder-name order, and
-        # alerts from each pass: the generator's deploy durations, spread by
-        # +-20 %, and a run judged before its predecessors arrived may raise
-        # events of their own; the points end as checked above.)
+        # each machine's step is a regression event of its own, at the step
+        # (the generator's deploy durations spread by +-20 % and may raise
+        # events of their own)
         got = self.events()
         ids = [e["id"] for e in got]
         self.assertEqual(len(ids), len(set(ids)), got)
@@ -191,6 +189,8 @@ class Loadgen(Machines):
         steps = [e for e in got if {m["metric"] for m in e["metrics"]} & set(SAME_NOISE)]
         self.assertFalse([e for e in steps if e["event"] != "regression"], steps)
         self.assertEqual({e["host"] for e in steps}, set(mine), steps)
+        for e in steps:
+            self.assertIn(e["run"], names[STEP:STEP + late[e["host"]]], e)
         for h, reg in step.items():
             ev = [e for e in got if e["host"] == h and e["run"] == reg["run"]]
             self.assertEqual(len(ev), 1, (h, got))
@@ -204,6 +204,17 @@ class Loadgen(Machines):
             b = [e["id"] for e in got if e["host"] == "bench-b" and
                  e["run"] == step["bench-b"]["run"]]
             self.assertNotEqual(a, b)
+
+        # `perfship verdicts --host` shows one machine's verdicts, with the
+        # runs A and B ran under the same names left out
+        rc, out, err = run_perfship(["-c", self.agent("bench-c", db, res["bench-c"], "loadgen"),
+                                     "verdicts", "--since", "10000d", "--host", "bench-c",
+                                     "--json"])
+        self.assertEqual(rc, 0, err)
+        shown = json.loads(out)
+        self.assertTrue(shown)
+        self.assertEqual({r["host"] for r in shown}, {"bench-c"})
+        self.assertEqual({r["run"] for r in shown}, set(c_names))  # stage drift: every run
 
         # series_by = "test_type": a machine D known to be like the others
         # joins with one run; every host's runs are its baseline (it has

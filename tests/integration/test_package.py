@@ -149,6 +149,14 @@ class PackageTest(unittest.TestCase):
                         continue
                     self.assertIn(f"{sub}/{rel}", paths)
         self.assertIn("/usr/share/doc/perfship/operations.md", paths)
+        # What Debian policy asks of every package's doc folder
+        self.assertIn("/usr/share/doc/perfship/copyright", paths)
+        self.assertIn("/usr/share/doc/perfship/changelog.Debian.gz", paths)
+        with gzip.open(os.path.join(self.extract, "usr/share/doc/perfship/changelog.Debian.gz"),
+                       "rt") as f:
+            head = f.readline()
+        version = sh(["dpkg-deb", "-f", self.deb, "Version"]).stdout.strip()
+        self.assertTrue(head.startswith(f"perfship ({version}) "), head)
         # Ownership is root's, whoever built it.
         for line in listing.splitlines():
             self.assertEqual(line.split()[1], "root/root", line)
@@ -186,6 +194,16 @@ class PackageTest(unittest.TestCase):
         self.assertEqual(missing, [], "options of --help that perfship.1 does not document")
         cmds = help_commands(help_text)
         self.assertIn("run", cmds)
+        # SYNOPSIS: one command per line, each line a whole command
+        synopsis = page1.split("SYNOPSIS", 1)[1].split("DESCRIPTION", 1)[0]
+        lines = [ln.strip() for ln in synopsis.splitlines() if ln.strip()]
+        for ln in lines:
+            self.assertTrue(ln.startswith("perfship "), f"SYNOPSIS line {ln!r}")
+            self.assertLessEqual(len(re.findall(r"(?<![\w-])(?:" + "|".join(cmds) + r")\b",
+                                                ln.split("]", 1)[-1])), 2, ln)
+        for c in cmds:
+            self.assertTrue(any(re.match(r"perfship \[-c FILE\] " + c + r"\b", ln)
+                                for ln in lines), f"SYNOPSIS has no line for {c}")
         missing = [c for c in cmds if not re.search(r"(?m)^   " + c + r"\b", page1)]
         self.assertEqual(missing, [], "commands of --help without a section in perfship.1")
         exit_section = page1.split("EXIT STATUS", 1)[1].split("ENVIRONMENT", 1)[0]
@@ -210,6 +228,18 @@ class PackageTest(unittest.TestCase):
             p = sh(["man", "-l", os.path.join(self.extract, "usr/share/man/man1/perfship.1.gz")],
                    env=dict(os.environ, MANPAGER="cat", PAGER="cat"))
             self.assertIn("EXIT STATUS", p.stdout)
+
+    def test_3b_lintian(self):
+        """lintian, errors and warnings: none, beyond the overrides the
+        package ships (packaging/debian/lintian-overrides, each with its
+        reason)."""
+        if not shutil.which("lintian"):
+            self.skipTest("lintian is missing")
+        p = sh(["lintian", "--fail-on", "error,warning", "--display-level", ">=warning",
+                "--tag-display-limit", "0", self.deb], check=False)
+        tags = [ln for ln in p.stdout.splitlines() if re.match(r"^[EW]: ", ln)]
+        self.assertEqual(tags, [], p.stdout + p.stderr)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
     def test_4_unit_hardening(self):
         if not shutil.which("systemd-analyze"):

@@ -70,7 +70,7 @@ class ReportAgent(harness.InfluxTestCase):
         harness.wait_until(lambda: RUN_A in page_text(self.page), timeout=60,
                            what="a page with the run that ended")
         text = page_text(self.page)
-        self.assertIn('<tr class="row-success" data-status="success"><td class="name run">'
+        self.assertIn('<tr class="row-success" data-status="success"><td class="name run"><bdi>'
                       + RUN_A, text)
         # replaced by a rename, never rewritten in place
         self.assertNotEqual(os.stat(self.page).st_ino, first_ino)
@@ -128,7 +128,8 @@ class ReportAgent(harness.InfluxTestCase):
         self.assertEqual(a.wait(120), 0, a.output()[-3000:])
         text = page_text(self.page)
         self.assertIn(RUN_A, text)
-        self.assertIn('data-status="failed"><td class="name run">daily-perf-ba4674aa5495', text)
+        self.assertIn('data-status="failed"><td class="name run"><bdi>daily-perf-ba4674aa5495',
+                      text)
 
     def test_a_page_that_cannot_be_written_is_reported_not_fatal(self):
         blocker = os.path.join(self.dir, "www")

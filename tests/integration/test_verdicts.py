@@ -20,6 +20,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from faultproxy import FaultProxy  # noqa: E402
 from harness import (DATA_DIR, InfluxServer, InfluxTestCase, VictoriaMetrics,  # noqa: E402
                      run_perfship, wait_until, write_config)
 import pointset  # noqa: E402
@@ -221,6 +222,45 @@ class AcrossRevisions(VerdictCase):
         # a fresh agent sees only the newest run, and judges it against the
         # runs the server holds: the same verdict the first agent would give
         self.once(self.agent(newest, db, state="fresh"))
+        v = self.verdicts(db)[names[-1]]
+        ref_db = f"v{self.n}ref"
+        shutil.move(os.path.join(newest, names[-1]), res)
+        self.once(self.agent(res, ref_db, state="ref"))
+        ref = self.verdicts(ref_db)[names[-1]]
+        for k in ("verdict", "value", "baseline", "change_run", "baseline_runs", "p_value"):
+            self.assertEqual(v[k], ref[k], k)
+
+
+    def test_history_answer_that_is_not_one(self):
+        """A 200 whose rows are not times and numbers is a failed read: said,
+        nothing judged from it, and asked again (here: the next start), after
+        which the verdict is the one the server's history gives."""
+        res = os.path.join(self.tmp, "results")
+        names = make_history(res, [1.0] * 8 + [1.12] * 3, seed=15)
+        db = f"v{self.n}"
+        newest = os.path.join(self.tmp, "newest")
+        os.makedirs(newest)
+        shutil.move(os.path.join(res, names[-1]), newest)
+        self.once(self.agent(res, db, state="first"))
+        bogus = json.dumps({"results": [{"statement_id": 0, "series": [{
+            "name": "loadgen_run", "tags": {"run": names[0], "revision": "x"},
+            "columns": ["time", "status", "cycleAvgDuration"],
+            "values": [["yesterday", "success", "fast"]]}]}]})
+        with FaultProxy(upstream_port=self.influx.port, seed=3) as proxy:
+            proxy.add_rule("status", code=200, body=bogus, path="/query",
+                           contains=b"loadgen_run", count=1)
+            cfg = os.path.join(self.tmp, "fresh.cfg")
+            write_config(cfg, proxy.url, os.path.join(self.tmp, "fresh"), database=db,
+                         sources=f'{{ path = "{newest}"; format = "loadgen"; }}')
+            rc, out, err = run_perfship(["-c", cfg, "run", "--once"], timeout=180)
+            self.assertIn("the server's answer to the history query is not one "
+                          "(row 1: time is not a time in nanoseconds)", err)
+            self.assertIn("read again at the next start", err)
+            self.assertNotIn(names[-1], self.verdicts(db))   # nothing judged from it
+            self.assertTrue(any(r.status == 200 and b"loadgen_run" in r.body
+                                for r in proxy.requests))
+            # the next start asks again; the server's real answer this time
+            self.once(cfg)
         v = self.verdicts(db)[names[-1]]
         ref_db = f"v{self.n}ref"
         shutil.move(os.path.join(newest, names[-1]), res)

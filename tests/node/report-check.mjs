@@ -136,6 +136,36 @@ try {
     violations: window.__violations.slice(),
     csp: document.querySelector('meta[http-equiv="Content-Security-Policy"]').content,
   }));
+  // Text that could reorder what is shown: direction controls left in the
+  // rendered text, and data strings whose direction is not isolated.
+  out.bidi = await page.evaluate((find) => {
+    const controls = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
+    const names = Array.from(document.querySelectorAll('td.name, .name, .why'));
+    const isolated = (el) => Array.from(el.childNodes).every((n) =>
+      (n.nodeType === Node.TEXT_NODE && !n.textContent.trim()) ||
+      (n.nodeType === Node.ELEMENT_NODE &&
+       getComputedStyle(n).unicodeBidi === 'isolate'));
+    const r = {
+      rawControls: (document.body.textContent.match(controls) || []).length,
+      dataStrings: names.length,
+      notIsolated: names.filter((el) => !isolated(el)).map((el) => el.textContent),
+    };
+    if (find) {
+      // The browser's own find-in-page: where does the name lead?
+      // (the first hits may be in a headline: go on to the first in a row)
+      window.getSelection().removeAllRanges();
+      r.found = false;
+      r.foundRow = null;
+      for (let i = 0; i < 20 && !r.foundRow && window.find(find, false, false, false); i++) {
+        r.found = true;
+        const sel = window.getSelection();
+        const at = sel.rangeCount ? sel.getRangeAt(0).startContainer.parentElement : null;
+        const row = at ? at.closest('tr') : null;
+        r.foundRow = row ? Array.from(row.cells).map((c) => c.textContent) : null;
+      }
+    }
+    return r;
+  }, process.env.PERFSHIP_FIND || '');
 
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: shotPath, fullPage: true });

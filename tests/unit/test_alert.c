@@ -184,6 +184,19 @@ static void test_verdict_event_and_slack(void **state) {
   assert_non_null(strstr(text, "cycleAvgDuration: 27.8 against 24.33 (+14.3 %)"));
   cJSON_Delete(o);
   free(slack);
+  /* ... nor read backwards: direction controls are shown, not obeyed */
+  free(ev.text);
+  ev.text = strdup("daily-perf-\xe2\x80\xae" "deliaf-ton failed: Error: \xe2\x80\xaeretfa");
+  free(ev.host);
+  ev.host = strdup("\xe2\x80\xae" "exe.gnp-evil\xe2\x80\xac");
+  slack = ps_alert_event_slack(&ev);
+  o = cJSON_Parse(slack);
+  text = cJSON_GetObjectItem(o, "text")->valuestring;
+  assert_null(strstr(text, "\xe2\x80\xae"));
+  assert_non_null(strstr(text, "on \\u202eexe.gnp-evil\\u202c: daily-perf-\\u202edeliaf-ton "
+                               "failed: Error: \\u202eretfa"));
+  cJSON_Delete(o);
+  free(slack);
   ps_alert_event_free(&ev);
 }
 
@@ -239,7 +252,7 @@ static void test_throttle(void **state) {
   cJSON *j = ps_alert_throttle_to_cjson(&t);
   ps_alert_throttle_free(&t);
   ps_alert_throttle_init(&t);
-  ps_alert_throttle_from_cjson(&t, j);
+  ps_alert_throttle_from_cjson(&t, j, NULL);
   cJSON_Delete(j);
   assert_int_equal(ps_alert_throttle_pass(&t, PS_ALERT_RUN_FAILED, "r1", T0 + 200 * S, 300, &said), 0);
   /* ... and is said with the next one that goes */
@@ -255,9 +268,11 @@ static void test_throttle(void **state) {
   /* garbage in the state file is skipped */
   cJSON *bad = cJSON_Parse("[{\"event\":\"nope\",\"key\":\"a\",\"last_ns\":1},{\"key\":3},7,"
                            "{\"event\":\"run_failed\",\"key\":\"k\",\"last_ns\":1e300}]");
-  ps_alert_throttle_from_cjson(&t, bad);
+  ps_alert_recall r = {0};
+  ps_alert_throttle_from_cjson(&t, bad, &r);
   cJSON_Delete(bad);
   assert_int_equal(t.n, 0);
+  assert_int_equal(r.bad, 4);
   ps_alert_throttle_free(&t);
 }
 
@@ -274,7 +289,7 @@ static void test_ledger(void **state) {
   cJSON *j = ps_alert_decided_to_cjson(&l);
   ps_alert_decided_free(&l);
   ps_alert_decided_init(&l);
-  ps_alert_decided_from_cjson(&l, j);
+  ps_alert_decided_from_cjson(&l, j, NULL);
   cJSON_Delete(j);
   assert_true(ps_alert_decided_has(&l, id));
   /* bounded by age and by count */
@@ -333,6 +348,14 @@ static void test_outbox_retries(void **state) {
   assert_null(ev.run); /* taken over */
   make_event(&ev, PS_ALERT_RUN_FAILED, "r2");
   ps_outbox_entry *e2 = ps_outbox_add(&o, &ev, 0x2, 10000);
+  /* nothing is offered before the state holding it was saved */
+  assert_int_equal(ps_outbox_unsaved(&o), 2);
+  assert_null(ps_outbox_due(&o, 1, 10000, 0));
+  assert_null(ps_outbox_due(&o, 1, 0, 1));
+  assert_int_equal(ps_outbox_next_ms(&o, 0x7), INT64_MAX);
+  assert_int_equal(ps_outbox_untried(&o, 0x7), 0);
+  ps_outbox_saved(&o);
+  assert_int_equal(ps_outbox_unsaved(&o), 0);
   /* oldest first, and one attempt at a time per entry and channel */
   assert_ptr_equal(ps_outbox_due(&o, 1, 10000, 0), e);
   ps_outbox_begin(e, 1);
@@ -386,9 +409,9 @@ static void test_outbox_saved_and_bounded(void **state) {
   ps_outbox_free(&o);
   /* restored with the webhook still configured: attempts and times kept */
   ps_outbox_init(&o, names, 3, 0);
-  size_t skipped = 9;
-  ps_outbox_from_cjson(&o, j, 5000, &skipped);
-  assert_int_equal(skipped, 0);
+  ps_alert_recall r = {0};
+  ps_outbox_from_cjson(&o, j, 5000, &r);
+  assert_int_equal(r.bad + r.over, 0);
   assert_int_equal(o.n, 4);
   assert_int_equal(o.v[0]->attempts[1], 2);
   assert_int_equal(o.v[0]->next_ms[1], 5000); /* a restart tries at once */
@@ -406,9 +429,9 @@ static void test_outbox_saved_and_bounded(void **state) {
   cJSON_ReplaceItemInObject(item, "pending", cJSON_CreateStringArray((const char *[]){"smoke"}, 1));
   cJSON_AddItemToArray(j, item);
   ps_outbox_init(&o, names, 3, 0);
-  ps_outbox_from_cjson(&o, j, 0, &skipped);
+  ps_outbox_from_cjson(&o, j, 0, &r);
   assert_int_equal(o.n, 4);
-  assert_int_equal(skipped, 2);
+  assert_int_equal(r.bad, 2);
   ps_outbox_free(&o);
   cJSON_Delete(j);
 }

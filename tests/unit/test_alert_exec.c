@@ -160,6 +160,22 @@ static void test_failure_is_quoted(void **state) {
   ps_alert_exec_close(x);
 }
 
+/* Whether `pid` still runs within 2 s (a zombie waiting for init does not). */
+static int process_lives(pid_t pid) {
+  int alive = 1;
+  for (int i = 0; i < 100 && alive; i++) {
+    char path[64], st[512] = "";
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    alive = f && fgets(st, sizeof st, f) && !strstr(st, ") Z ");
+    if (f)
+      fclose(f);
+    if (alive)
+      usleep(20000);
+  }
+  return alive;
+}
+
 static void test_hang_is_killed_with_its_children(void **state) {
   fixture *fx = *state;
   char *argv[] = {script(fx, "hangs", "sleep 60 &\necho $! > child\nsleep 60")};
@@ -179,18 +195,28 @@ static void test_hang_is_killed_with_its_children(void **state) {
   pid_t pid = (pid_t)atoi(child);
   free(child);
   /* the background sleep went with its group (gone, or a zombie for init) */
-  int alive = 1;
-  for (int i = 0; i < 100 && alive; i++) {
-    char path[64], st[512] = "";
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    alive = f && fgets(st, sizeof st, f) && !strstr(st, ") Z ");
-    if (f)
-      fclose(f);
-    if (alive)
-      usleep(20000);
-  }
-  assert_false(alive);
+  assert_false(process_lives(pid));
+  ps_alert_event_free(&ev);
+  ps_alert_exec_close(x);
+}
+
+/* A notifier that exits 0 and leaves a child behind: delivered, and the
+ * child does not outlive the notifier (docs/alerts.md "exec"). */
+static void test_children_end_with_the_program(void **state) {
+  fixture *fx = *state;
+  char *argv[] = {script(fx, "leaves", "sleep 60 >/dev/null 2>&1 &\necho $! > child\nexit 0")};
+  ps_alert_exec *x;
+  assert_int_equal(ps_alert_exec_new(&x, &fx->loop, argv, 1, 5000), 0);
+  ps_alert_event ev;
+  event(&ev, "r");
+  assert_int_equal(ps_alert_exec_send(x, &ev, on_answer, fx), 0);
+  wait_answer(fx, 1);
+  assert_true(fx->last.delivered);
+  char *child = slurp(fx, "child");
+  assert_non_null(child);
+  pid_t pid = (pid_t)atoi(child);
+  free(child);
+  assert_false(process_lives(pid));
   ps_alert_event_free(&ev);
   ps_alert_exec_close(x);
 }
@@ -252,6 +278,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_event_on_stdin_unchanged, setup, teardown),
       cmocka_unit_test_setup_teardown(test_failure_is_quoted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hang_is_killed_with_its_children, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_children_end_with_the_program, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_reading_stdin_is_harmless, setup, teardown),
       cmocka_unit_test_setup_teardown(test_missing_program_fails_the_call, setup, teardown),
       cmocka_unit_test_setup_teardown(test_close_kills_what_runs, setup, teardown),

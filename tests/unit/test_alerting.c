@@ -565,6 +565,121 @@ static void test_undelivered_waits_for_the_next_start(void **state) {
   assert_int_equal(fx->nlines, 1); /* InfluxDB had it already: not sent again */
 }
 
+/* Runs start_stage() with stderr going to `log` (read back NUL-terminated). */
+static double start_stage_logged(fixture *fx, char *log, size_t cap) {
+  char path[160];
+  snprintf(path, sizeof path, "%s/stderr.log", fx->root);
+  fflush(stderr);
+  int saved = dup(2);
+  FILE *f = fopen(path, "w+");
+  assert_non_null(f);
+  dup2(fileno(f), 2);
+  /* CPU time: the machine may be shared with other work */
+  struct timespec a, b;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+  start_stage(fx);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  rewind(f);
+  size_t n = fread(log, 1, cap - 1, f);
+  log[n] = '\0';
+  fclose(f);
+  return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+}
+
+static size_t count_lines_with(const char *log, const char *what) {
+  size_t n = 0;
+  for (const char *p = log; (p = strstr(p, what)); p++)
+    n++;
+  return n;
+}
+
+/* The sizes that took 11 to 13 s each to load when every entry was
+ * searched for among all those before it: read to the caps the agent
+ * keeps while running, in one walk, said in one line. */
+static void test_large_state_loads_bounded(void **state) {
+  fixture *fx = *state;
+  ps_buf b;
+  ps_buf_init(&b, 0);
+  ps_buf_puts(&b, "{\"version\":1,\"files\":[],\"errors\":[],\"alerts\":{\"sources\":[");
+  for (int i = 0; i < 80000; i++)
+    ps_buf_printf(&b, "%s{\"key\":\"loadgen:/srv/r%d\",\"since\":1}", i ? "," : "", i);
+  ps_buf_puts(&b, "],\"seen\":[");
+  for (int i = 0; i < 100000; i++)
+    ps_buf_printf(&b, "%s{\"id\":\"%032x\",\"at\":%lld}", i ? "," : "", i,
+                  (long long)time(NULL));
+  ps_buf_puts(&b, "],\"throttle\":[");
+  for (int i = 0; i < 50000; i++)
+    ps_buf_printf(&b, "%s{\"event\":\"run_failed\",\"key\":\"k%d\",\"last_ns\":1}",
+                  i ? "," : "", i);
+  /* pending for the webhook only, which this configuration has not: none
+   * is sent, all are said */
+  ps_buf_puts(&b, "],\"outbox\":[");
+  for (int i = 0; i < 10000; i++)
+    ps_buf_printf(&b,
+                  "%s{\"alert\":{\"id\":\"%032x\",\"event\":\"run_failed\",\"source\":"
+                  "\"loadgen\",\"run\":\"r\",\"text\":\"t\"},\"time_us\":\"1\","
+                  "\"pending\":[\"webhook\"]}",
+                  i ? "," : "", i);
+  ps_buf_puts(&b, "]}}");
+  char path[160];
+  snprintf(path, sizeof path, "%s/state.json", fx->state_dir);
+  write_file(path, b.data, 0600);
+  ps_buf_free(&b);
+  static char log[16384];
+  double took = start_stage_logged(fx, log, sizeof log);
+#if defined(__SANITIZE_ADDRESS__)
+  const double bound = 3.0; /* the sanitizers' own cost */
+#else
+  const double bound = 1.0;
+#endif
+  fprintf(stderr, "a state of 80,000 sources, 100,000 seen ids, 50,000 throttle keys and "
+                  "10,000 outbox entries started the stage in %.3f s\n", took);
+  assert_true(took < bound);
+  /* the kept ones, and the two this configuration watches */
+  assert_int_equal(pl_alert_clock_nsources(&fx->al.clock), PL_ALERT_SOURCES_MAX + 2);
+  assert_int_equal(fx->al.raiser.ledger.n, PS_ALERT_DECIDED_MAX);
+  assert_int_equal(fx->al.raiser.throttle.n, PS_ALERT_THROTTLE_MAX);
+  assert_int_equal(fx->al.raiser.box.n, 0);
+  /* the newest were kept */
+  char newest[PS_ALERT_ID_LEN + 1];
+  snprintf(newest, sizeof newest, "%032x", 99999);
+  assert_true(ps_alert_decided_has(&fx->al.raiser.ledger, newest));
+  assert_int_equal(count_lines_with(log, "alerts section"), 1);
+  assert_non_null(strstr(log, "outbox: 9744 over its cap of 256 (the oldest), 256 for channels "
+                              "no longer configured"));
+  assert_non_null(strstr(log, "throttle: 48976 over its cap of 1024"));
+  assert_non_null(strstr(log, "seen: 97952 over its cap of 2048"));
+  assert_non_null(strstr(log, "sources: 78976 over its cap of 1024"));
+}
+
+/* Members of the wrong type are said, not silently dropped. */
+static void test_wrong_types_in_the_state_are_said(void **state) {
+  fixture *fx = *state;
+  char path[160];
+  snprintf(path, sizeof path, "%s/state.json", fx->state_dir);
+  write_file(path,
+             "{\"version\":1,\"files\":[],\"errors\":[],\"runs\":\"garbage\","
+             "\"alerts\":{\"outbox\":5,\"seen\":\"zz\",\"throttle\":[7,{\"key\":1}]}}",
+             0600);
+  ps_state s;
+  ps_buf warn;
+  ps_buf_init(&warn, 0);
+  assert_int_equal(ps_state_load(&s, fx->state_dir, &warn), 0);
+  assert_non_null(warn.data);
+  assert_non_null(strstr(warn.data, "'runs' (a string)"));
+  ps_buf_free(&warn);
+  ps_state_free(&s);
+  static char log[4096];
+  start_stage_logged(fx, log, sizeof log);
+  assert_int_equal(count_lines_with(log, "alerts section"), 1);
+  assert_non_null(strstr(log, "outbox: a number, not a list (ignored)"));
+  assert_non_null(strstr(log, "seen: a string, not a list (ignored)"));
+  assert_non_null(strstr(log, "throttle: 2 unreadable"));
+}
+
 static void test_once_tries_everything_once(void **state) {
   fixture *fx = *state;
   char fail[128];
@@ -616,6 +731,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_undelivered_waits_for_the_next_start, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_once_tries_everything_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_large_state_loads_bounded, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_wrong_types_in_the_state_are_said, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -93,13 +93,45 @@ static void test_html_every_dangerous_character(void **state) {
   html_is("plain ü", "plain ü");
   html_is("", "");
   html_is(NULL, "");
-  /* every other ASCII byte is itself */
+  /* every other printable ASCII byte is itself, and tab, newline, CR */
   for (int c = 1; c < 0x80; c++) {
-    if (strchr("&<>\"'", c))
+    if (strchr("&<>\"'", c) || ((c < 0x20 || c == 0x7f) && !strchr("\t\n\r", c)))
       continue;
     char in[2] = {(char)c, 0};
     html_is(in, in);
   }
+}
+
+/* Direction controls and other controls are shown, not obeyed: the text
+ * "\u202e" where the data had U+202E ("Trojan Source"), in both escapes. */
+static void test_controls_shown_visibly(void **state) {
+  (void)state;
+  html_is("daily-perf-\xe2\x80\xae" "deliaf-ton", "daily-perf-\\u202edeliaf-ton");
+  html_is("\xe2\x80\xae" "exe.gnp-evil\xe2\x80\xac", "\\u202eexe.gnp-evil\\u202c");
+  const struct {
+    const char *utf8, *shown;
+  } rows[] = {
+      {"\xe2\x80\xaa", "\\u202a"}, {"\xe2\x80\xab", "\\u202b"}, {"\xe2\x80\xac", "\\u202c"},
+      {"\xe2\x80\xad", "\\u202d"}, {"\xe2\x80\xae", "\\u202e"}, {"\xe2\x81\xa6", "\\u2066"},
+      {"\xe2\x81\xa7", "\\u2067"}, {"\xe2\x81\xa8", "\\u2068"}, {"\xe2\x81\xa9", "\\u2069"},
+      {"\xe2\x80\x8e", "\\u200e"}, {"\xe2\x80\x8f", "\\u200f"}, {"\xd8\x9c", "\\u061c"},
+      {"\x01", "\\u0001"},             {"\x08", "\\u0008"},             {"\x1b", "\\u001b"},
+      {"\x7f", "\\u007f"},             {"\xc2\x85", "\\u0085"},         {"\xc2\x9b", "\\u009b"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    html_is(rows[i].utf8, rows[i].shown);
+    /* the JSON block gives the page's script the same visible text */
+    char *e = json_of(rows[i].utf8);
+    cJSON *j = cJSON_Parse(e);
+    assert_non_null(j);
+    assert_string_equal(j->valuestring, rows[i].shown);
+    cJSON_Delete(j);
+    free(e);
+  }
+  /* right-to-left text itself is not a control: shown as it is */
+  html_is("\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d", "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d");
+  /* C2 A0 (no-break space) is not a C1 control */
+  html_is("a\xc2\xa0" "b", "a\xc2\xa0" "b");
 }
 
 /* A value from the data inside either kind of quoted attribute can end
@@ -120,6 +152,7 @@ static void test_html_attribute_context(void **state) {
 
 static void test_json_every_dangerous_character(void **state) {
   (void)state;
+  char *e0;
   json_is("a\"b\\c", "\"a\\\"b\\\\c\"");
   json_is("tab\tline\n", "\"tab\\u0009line\\u000a\"");
   json_is("x & y", "\"x \\u0026 y\"");
@@ -128,16 +161,21 @@ static void test_json_every_dangerous_character(void **state) {
   json_is("a\xe2\x80\xa8"
           "b\xe2\x80\xa9",
           "\"a\\u2028b\\u2029\"");
-  /* their neighbours are plain text */
-  json_is("\xe2\x80\x94 dash \xe2\x80\xaa", "\"\xe2\x80\x94 dash \xe2\x80\xaa\"");
+  /* their neighbours are plain text; a direction control is shown */
+  e0 = json_of("\xe2\x80\x94 dash \xe2\x80\xaa");
+  assert_string_equal(e0, "\"\xe2\x80\x94 dash \\\\u202a\"");
+  free(e0);
   char *e = json_of(NULL);
   assert_string_equal(e, "\"\"");
   free(e);
-  /* every ASCII byte reads back, and none of < > & or a control is left */
+  /* every printable ASCII byte reads back, and none of < > & or a control
+   * is left (the controls themselves: test_controls_shown_visibly) */
   char all[0x80];
-  for (int c = 1; c < 0x80; c++)
-    all[c - 1] = (char)c;
-  all[0x7f] = 0;
+  size_t n = 0;
+  for (int c = 1; c < 0x7f; c++)
+    if (c >= 0x20 || strchr("\t\n\r", c))
+      all[n++] = (char)c;
+  all[n] = 0;
   e = json_of(all);
   assert_null(strpbrk(e, "<>&"));
   for (const char *c = e; *c; c++)
@@ -253,6 +291,7 @@ static void test_script_ok(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_html_every_dangerous_character),
+      cmocka_unit_test(test_controls_shown_visibly),
       cmocka_unit_test(test_html_attribute_context),
       cmocka_unit_test(test_json_every_dangerous_character),
       cmocka_unit_test(test_json_inside_a_script_element),

@@ -275,10 +275,12 @@ static void test_ended_run_markers_then_events(void **state) {
   assert_true(body_has(fx, 0, "status=success"));
   assert_true(body_has(fx, 0, "backfill=true"));
   assert_int_equal(fx->nevents, 0); /* nothing before the acknowledgement */
+  assert_true(pl_runs_in_flight(&fx->runs)); /* the judges wait for the end */
   size_t runs, done;
   pl_runs_progress(&fx->runs, &runs, &done);
   assert_int_equal(done, 0);
   ack(fx, 0, 1);
+  assert_false(pl_runs_in_flight(&fx->runs));
   assert_int_equal(fx->nevents, 2);
   assert_int_equal(fx->events[0].kind, PL_RUN_STARTED);
   assert_int_equal(fx->events[1].kind, PL_RUN_ENDED);

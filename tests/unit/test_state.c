@@ -138,13 +138,49 @@ static void corrupt_is_reported_and_empty(void **st) {
     assert_non_null(warn.data);
     assert_non_null(strstr(warn.data, "corrupt"));
     assert_non_null(strstr(warn.data, "state.json"));
+    assert_non_null(strstr(warn.data, "kept aside as state.json.corrupt"));
     ps_state_free(&s);
     ps_buf_free(&warn);
-    /* Kept aside for inspection, and the agent may save a fresh one. */
+    /* Kept aside for inspection, an earlier copy never replaced, and the
+     * agent may save a fresh one. */
     char aside[128];
-    snprintf(aside, sizeof aside, "%s/state.json.corrupt", dir);
+    if (i)
+      snprintf(aside, sizeof aside, "%s/state.json.corrupt.%zu", dir, i);
+    else
+      snprintf(aside, sizeof aside, "%s/state.json.corrupt", dir);
     assert_int_equal(access(aside, F_OK), 0);
+    char p[128];
+    snprintf(p, sizeof p, "%s/state.json", dir);
+    assert_int_equal(access(p, F_OK), -1);
   }
+  char first[128];
+  snprintf(first, sizeof first, "%s/state.json.corrupt", dir);
+  FILE *f = fopen(first, "r");
+  assert_non_null(f);
+  assert_int_equal(fgetc(f), EOF); /* still the first (empty) one */
+  fclose(f);
+}
+
+/* state.json a directory: said, left alone, and no save can succeed. */
+static void directory_in_place_of_the_state(void **st) {
+  (void)st;
+  char sub[128], p[160];
+  snprintf(sub, sizeof sub, "%s/dirstate", dir);
+  assert_int_equal(mkdir(sub, 0700), 0);
+  snprintf(p, sizeof p, "%s/state.json", sub);
+  assert_int_equal(mkdir(p, 0700), 0);
+  ps_state s;
+  ps_buf warn;
+  ps_buf_init(&warn, 0);
+  assert_int_equal(ps_state_load(&s, sub, &warn), 0);
+  assert_non_null(warn.data);
+  assert_non_null(strstr(warn.data, "state.json is a directory"));
+  struct stat sb;
+  assert_int_equal(stat(p, &sb), 0);
+  assert_true(S_ISDIR(sb.st_mode));
+  assert_true(ps_state_save(&s, sub) < 0);
+  ps_state_free(&s);
+  ps_buf_free(&warn);
 }
 
 static void save_replaces_atomically(void **st) {
@@ -312,6 +348,7 @@ int main(void) {
       cmocka_unit_test(missing_is_empty),
       cmocka_unit_test(round_trip_keeps_64bit_values),
       cmocka_unit_test(corrupt_is_reported_and_empty),
+      cmocka_unit_test(directory_in_place_of_the_state),
       cmocka_unit_test(save_replaces_atomically),
       cmocka_unit_test(path_under_rule),
       cmocka_unit_test(forget_drops_files_and_folders),

@@ -236,7 +236,7 @@ static void test_history_query_and_answer(void **state) {
       "[[1,90,\"running\"],[1647302702000001000,null,\"failed\"]]}]}]}";
   got_row rows[4];
   memset(rows, 0, sizeof rows);
-  assert_int_equal(pl_history_parse(answer, METRICS, 2, on_row, rows), 0);
+  assert_int_equal(pl_history_parse(answer, METRICS, 2, on_row, rows, NULL), 0);
   assert_string_equal(rows[0].host, "bench-b");
   assert_string_equal(rows[0].run, "daily-perf-9eb37164f6f7");
   assert_string_equal(rows[0].rev, "9eb37164f6f7");
@@ -250,13 +250,50 @@ static void test_history_query_and_answer(void **state) {
   assert_int_equal(rows[1].status, PS_RUN_STATUS_FAILED);
   assert_true(isnan(rows[1].v0) && isnan(rows[1].v1));
   assert_int_equal(rows[2].run[0], 0);
-  assert_int_equal(pl_history_parse("{\"error\":\"x\"}", METRICS, 2, on_row, rows), -EPROTO);
-  assert_int_equal(pl_history_parse("not json", METRICS, 2, on_row, rows), -EPROTO);
+  assert_int_equal(pl_history_parse("{\"error\":\"x\"}", METRICS, 2, on_row, rows, NULL), -EPROTO);
+  assert_int_equal(pl_history_parse("not json", METRICS, 2, on_row, rows, NULL), -EPROTO);
   memset(rows, 0, sizeof rows);
   assert_int_equal(pl_history_parse("{\"results\":[{\"statement_id\":0}]}", METRICS, 2, on_row,
-                                     rows),
+                                     rows, NULL),
                    0);
   assert_int_equal(rows[0].run[0], 0);
+  /* A 200 whose rows are not what was asked: an error that says why, and
+   * no row taken from it, not even from its good series */
+  const struct {
+    const char *body, *why;
+  } bad[] = {
+      {"{\"results\":[{\"series\":[{\"tags\":{\"run\":\"a\"},\"columns\":[\"time\","
+       "\"status\"],\"values\":[[1,\"success\"]]},{\"tags\":{\"run\":\"b\"},\"columns\":"
+       "[\"time\",\"status\"],\"values\":[[\"yesterday\",\"success\"]]}]}]}",
+       "row 1: time is not a time in nanoseconds"},
+      /* beyond an int64 of nanoseconds (found by tests/fuzz/fuzz_history.c) */
+      {"{\"results\":[{\"series\":[{\"tags\":{\"run\":\"a\"},\"columns\":[\"time\","
+       "\"status\"],\"values\":[[160047302702000001000,\"success\"]]}]}]}",
+       "row 1: time is not a time in nanoseconds"},
+      {"{\"results\":[{\"series\":[{\"tags\":{\"run\":\"a\"},\"columns\":[\"time\","
+       "\"cycleAvgDuration\"],\"values\":[[1,\"fast\"]]}]}]}",
+       "row 1: cycleAvgDuration is not a number"},
+      {"{\"results\":[{\"series\":[{\"tags\":{\"run\":\"a\"},\"columns\":[\"time\","
+       "\"status\"],\"values\":[[1,7]]}]}]}",
+       "row 1: status is not a string"},
+      {"{\"results\":[{\"series\":[{\"columns\":[\"time\"],\"values\":[[1,2]]}]}]}",
+       "row 1 is not a list of 1 values"},
+      {"{\"results\":[{\"series\":[{\"columns\":[\"status\"],\"values\":[]}]}]}",
+       "no time column"},
+      {"{\"results\":[{\"error\":\"database not found\"}]}", "the server said: database"},
+      {"{\"results\":\"none\"}", "no list of results"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    memset(rows, 0, sizeof rows);
+    ps_buf why;
+    ps_buf_init(&why, 0);
+    assert_int_equal(pl_history_parse(bad[i].body, METRICS, 2, on_row, rows, &why), -EPROTO);
+    assert_non_null(why.data);
+    if (!strstr(why.data, bad[i].why))
+      fail_msg("%zu: %s", i, why.data);
+    assert_int_equal(rows[0].run[0], 0);
+    ps_buf_free(&why);
+  }
 }
 
 static ps_point pt(const char *m, ps_tag *tags, size_t nt, ps_field *f, size_t nf, int64_t t) {

@@ -1,0 +1,35 @@
+/*
+ * visible: text from the data made safe to show on a terminal, in a log
+ * line or a chat message: characters that would change how the text
+ * around them reads are shown as their escape instead of being obeyed.
+ *
+ * Contract
+ * - Shown as the six characters "\uXXXX" (lowercase hex): the direction
+ *   controls U+202A-U+202E, U+2066-U+2069, U+200E, U+200F and U+061C (a
+ *   run named "daily-perf-\u202edeliaf-ton" would otherwise read
+ *   "daily-perf-not-failed": the "Trojan Source" trick, docs/report.md),
+ *   the C1 controls U+0080-U+009F, the ASCII controls other than tab,
+ *   newline and CR, and DEL (ESC would drive the terminal).
+ * - Newline and CR: kept with PS_VISIBLE_KEEP_LINES, else a space (a log
+ *   line stays one line). Tab is kept. Every other byte, invalid UTF-8
+ *   included, is copied as it is.
+ * - ps_visible_into() writes into a fixed buffer of `cap` bytes (cap >= 1),
+ *   NUL-terminated, never splitting an escape or a character at the cut;
+ *   it returns the length written. ps_visible() appends to a ps_buf and
+ *   returns 0 or the buffer's -ENOMEM / -E2BIG. ps_visible_needed() says whether `s` holds
+ *   anything to show.
+ */
+#ifndef PS_VISIBLE_H
+#define PS_VISIBLE_H
+
+#include <stddef.h>
+
+#include "core/buf.h"
+
+#define PS_VISIBLE_KEEP_LINES 1
+
+size_t ps_visible_into(char *dst, size_t cap, const char *s, size_t n, int flags);
+int ps_visible(ps_buf *out, const char *s, int flags);
+int ps_visible_needed(const char *s);
+
+#endif
