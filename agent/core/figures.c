@@ -11,6 +11,9 @@
  *   never has a value.
  * - Stage figures come from the stage summaries: cycles of every task
  *   (task=all), blocks of the live part (summary=onlyLive).
+ * - Growth figures are the slog stage's growth per cycle (docs/schema.md
+ *   "loadgen_slog_stage"), counted per cycle, not in percent: "want 0"
+ *   (docs/verdicts.md, "Kernel growth against a limit").
  */
 #include "core/figures.h"
 
@@ -20,6 +23,7 @@
 #define STAGE "loadgen_stage"
 #define CYCLES "loadgen_stage_cycles"
 #define BLOCKS "loadgen_stage_blocks"
+#define SLOG_STAGE "loadgen_slog_stage"
 #define ALL_TASKS "task", "all"
 #define LIVE "summary", "onlyLive"
 
@@ -31,6 +35,11 @@
 /* A stage figure: its verdicts are named stage_<field>. */
 #define STAGE_FIG(field, label, measurement, sel)                                           \
   {field, "stage_" field, label, "s", measurement, sel, PS_FIG_STAGE, PS_WORSE_HIGHER, 0, 0}
+
+/* A growth figure: absolute units (a count per cycle), higher is worse. */
+#define GROWTH_FIG(field, label)                                                            \
+  {field, field, label, "per cycle", SLOG_STAGE, NULL, NULL, PS_FIG_GROWTH, PS_WORSE_HIGHER,  \
+   0, PS_CHANGE_POINTS}
 
 const ps_figure ps_figures[] = {
     HEAD("cycleAvgDuration", "Cycle avg duration", "s", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT),
@@ -61,6 +70,10 @@ const ps_figure ps_figures[] = {
     STAGE_FIG("avgSwingsetTime", "Live swingset time", BLOCKS, LIVE),
     STAGE_FIG("avgBlockDuration", "Live block time", BLOCKS, LIVE),
     {"loadgen", "stage_loadgen", NULL, "", STAGE, NULL, NULL, PS_FIG_STAGE_KIND, 0, 0, 0},
+    /* in ps_growth_figure_id order */
+    GROWTH_FIG("kernelObjectsPerCycle", "Kernel objects per cycle"),
+    GROWTH_FIG("kpUnresolvedPerCycle", "Unresolved promises per cycle"),
+    GROWTH_FIG("clistEntriesPerCycle", "C-list entries per cycle"),
 };
 
 const size_t ps_nfigures = sizeof ps_figures / sizeof ps_figures[0];
@@ -83,6 +96,8 @@ const ps_figure *ps_figure_find(const char *name) {
 const ps_figure *ps_stage_figure(ps_stage_figure_id id) { return nth(PS_FIG_STAGE, (size_t)id); }
 
 const ps_figure *ps_stage_kind_figure(void) { return nth(PS_FIG_STAGE_KIND, 0); }
+
+const ps_figure *ps_growth_figure(ps_growth_figure_id id) { return nth(PS_FIG_GROWTH, (size_t)id); }
 
 int ps_figure_selects(const ps_figure *f, const char *value) {
   return !f->tag || (value && strcmp(value, f->tag_value) == 0);

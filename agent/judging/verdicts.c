@@ -26,6 +26,7 @@
 #include "judging/verdicts_history.h"
 #include "judging/verdicts_send.h"
 #include "verdict/arm_compare.h"
+#include "verdict/growth_limit.h"
 #include "verdict/judge.h"
 #include "verdict/stage_drift.h"
 
@@ -54,7 +55,7 @@ struct pl_vseries {
   int waiting_server;  /* --once: the server could not give it now */
 };
 
-typedef enum { PASS_SERIES, PASS_STAGES, PASS_DSS } pass_kind;
+typedef enum { PASS_SERIES, PASS_STAGES, PASS_DSS, PASS_LIMIT } pass_kind;
 
 struct pl_vpass {
   pl_vpass *next;
@@ -178,7 +179,7 @@ static void pass_finished(void *arg, int ok) {
       }
     } else if (p->kind == PASS_STAGES) {
       pl_collect_drop_run(&vd->collect, p->ended);
-    } else {
+    } else if (p->kind == PASS_DSS) {
       pl_collect_drop_dss(&vd->collect, p->doc);
     }
     vd->sh->state_dirty = 1;
@@ -547,6 +548,47 @@ void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p) {
     vd->sh->state_dirty = 1;
     arm(vd, gather_ms(vd));
   }
+}
+
+/* A stage's kernel growth is judged when its complete point is written:
+ * it needs no history and no run end, and the growth comes after the run's
+ * end anyway (the finished cycles are in perf-finish). Nothing is kept: a
+ * verdict lost to a crash comes again when the stage is read again, and
+ * the same stage point gives the same verdict points (docs/verdicts.md,
+ * "Kernel growth against a limit"). */
+void pl_verdicts_slog_point(pl_verdicts *vd, const ps_point *p) {
+  const ps_figure *first = ps_growth_figure(PS_GROWTH_KERNEL_OBJECTS);
+  if (vd->sh->stopping || strcmp(p->measurement, first->measurement) != 0)
+    return;
+  const char *run = ps_point_tag(p, "run"), *stage = ps_point_tag(p, "stage");
+  const char *series = ps_point_tag(p, "test_type");
+  const ps_field *partial = ps_point_field(p, "partial");
+  if (!run || !stage || !series)
+    return;
+  char *end;
+  long n = strtol(stage, &end, 10);
+  if (*end || n < 0 || n > 100000)
+    return;
+  ps_growth_stage g = {LOADGEN, series, run, ps_point_tag(p, "revision"), (int)n,
+                       !partial || partial->type != PS_F_BOOL || partial->v.b, 0, p->time_ns,
+                       {0}};
+  int any = 0;
+  for (int i = 0; i < PS_GROWTH_NFIGURES; i++) {
+    g.growth[i] = ps_point_number(p, ps_growth_figure((ps_growth_figure_id)i)->field);
+    any |= !isnan(g.growth[i]);
+  }
+  if (!any || !ps_growth_judged(&g))
+    return;
+  pl_vpass *pass = calloc(1, sizeof *pass);
+  ps_verdict_list l;
+  ps_verdict_list_init(&l);
+  if (!pass)
+    return;
+  pass->kind = PASS_LIMIT;
+  if (ps_growth_limit(&vd->cfg->verdicts, &g, &l) < 0)
+    pass->failed = 1;
+  send_pass(vd, pass, &l);
+  ps_verdict_list_free(&l);
 }
 
 void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {

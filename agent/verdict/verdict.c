@@ -65,6 +65,7 @@ const char *ps_verdict_method_name(ps_verdict_method m) {
   switch (m) {
   case PS_METHOD_STAGE_DRIFT: return "stage_drift";
   case PS_METHOD_ARM_COMPARE: return "arm_compare";
+  case PS_METHOD_LIMIT: return "limit";
   case PS_METHOD_EDIVISIVE: break;
   }
   return "edivisive";

@@ -4,9 +4,10 @@
  * docs/verdicts.md).
  *
  * Contract
- * - A ps_verdict is a plain value made by one of the three judges: judge.h
+ * - A ps_verdict is a plain value made by one of the judges: judge.h
  *   (a loadgen series across revisions), stage_drift.h (stages of one run),
- *   arm_compare.h (arms of one DSS bench test). Judges compute and never
+ *   arm_compare.h (arms of one DSS bench test), growth_limit.h (a stage's
+ *   kernel growth against a limit). Judges compute and never
  *   emit, so a driver under back-pressure can emit the list at its own pace.
  * - Every string in a ps_verdict is borrowed from the judge's input (run
  *   names, the series, the metric names of the configuration) and must stay
@@ -40,6 +41,7 @@ typedef enum ps_verdict_method {
   PS_METHOD_EDIVISIVE = 0, /* a loadgen series across revisions */
   PS_METHOD_STAGE_DRIFT,   /* a loadgen stage against the run's first loadgen stage */
   PS_METHOD_ARM_COMPARE,   /* a DSS arm against the reference arm */
+  PS_METHOD_LIMIT,         /* a loadgen stage's growth against an absolute limit */
 } ps_verdict_method;
 
 typedef struct ps_verdict {

@@ -1,0 +1,93 @@
+"""The chain's kernel growth judged (docs/verdicts.md "Kernel growth against
+a limit") through a real InfluxDB: a generated run that leaks kernel
+objects every cycle is a regression against verdicts.max_growth_per_cycle
+on its first night, with no history at all, and a steady run is not.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import DATA_DIR, Agent, InfluxTestCase, write_config  # noqa: E402
+
+GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
+GROUPS = ("batch = { flush_interval_ms = 100; };\n"
+          "watch = { rescan_interval_ms = 300; settle_ms = 100; };\n")
+
+
+def generate(out, rev_seed, **scenario):
+    scenario.setdefault("slog", "rich")
+    scenario["rev_seed"] = rev_seed
+    subprocess.run([sys.executable, GEN, "--out", out, "--stages", "3", "--stage-minutes", "3",
+                    "--scenario-json", json.dumps(scenario)], check=True,
+                   stdout=subprocess.DEVNULL)
+    (name,) = os.listdir(out)
+    return os.path.join(out, name)
+
+
+class SlogJudged(InfluxTestCase):
+    tmp_prefix = "perfship-slogjudged-"
+
+    def setUp(self):
+        self.dir = os.path.join(self.tmp, self.id().rsplit(".", 1)[-1])
+        self.results = os.path.join(self.dir, "results")
+        os.makedirs(self.results)
+
+    def run_once(self, db, extra=""):
+        state = os.path.join(self.dir, "state")
+        os.makedirs(state, exist_ok=True)
+        cfg = write_config(os.path.join(self.dir, "perfship.cfg"), self.influx.url, state,
+                           sources=f'{{ path = "{self.results}"; format = "loadgen"; }}',
+                           extra=GROUPS + extra, database=db)
+        agent = Agent(cfg, ["--once"]).start()
+        self.assertEqual(agent.wait(180), 0, agent.output()[-2000:])
+        return agent
+
+    def add_run(self, rev_seed, **scenario):
+        folder = generate(os.path.join(self.dir, "gen-" + rev_seed), rev_seed, **scenario)
+        run = os.path.basename(folder)
+        shutil.move(folder, os.path.join(self.results, run))
+        return run
+
+    def limit_verdicts(self, db, run):
+        rows = self.influx.query(db, "SELECT * FROM perfship_verdict WHERE method='limit' "
+                                     f"AND run='{run}' GROUP BY *")
+        return {(r["metric"], r["stage"]): r for r in rows}
+
+    def test_leak_is_a_regression_on_the_first_night(self):
+        run = self.add_run("leak-first", seed=4102, leak_per_cycle={"kernelObjects": 2})
+        self.run_once("leak1")
+        got = self.limit_verdicts("leak1", run)
+        # stage 0 (setup) grows by design and is not judged; the last stage
+        # (the chain's restart) has no cycles, so no growth per cycle
+        self.assertEqual({s for _, s in got}, {"1"}, got)
+        for stage in ("1",):
+            v = got[("kernelObjectsPerCycle", stage)]
+            self.assertEqual(v["verdict"], "regression", v)
+            self.assertEqual(v["value"], 2.0)
+            self.assertEqual(v["baseline"], 1.0)  # the default limit
+            self.assertEqual(v["series"], "daily-perf")
+            for metric in ("kpUnresolvedPerCycle", "clistEntriesPerCycle"):
+                self.assertEqual(got[(metric, stage)]["verdict"], "none", got[(metric, stage)])
+
+    def test_steady_run_passes_and_the_limit_is_configurable(self):
+        run = self.add_run("steady", seed=4101)
+        self.run_once("steady1")
+        got = self.limit_verdicts("steady1", run)
+        self.assertTrue(got)
+        self.assertEqual({v["verdict"] for v in got.values()}, {"none"}, got)
+        # a leak of 2 per cycle under a limit of 3 passes: the limit is the configured one
+        shutil.rmtree(self.results)
+        os.makedirs(self.results)
+        shutil.rmtree(os.path.join(self.dir, "state"))
+        run = self.add_run("leak-limit", seed=4102, leak_per_cycle={"kernelObjects": 2})
+        self.run_once("limit3", "verdicts = { max_growth_per_cycle = { kernel_objects = 3.0; }; };\n")
+        v = self.limit_verdicts("limit3", run)[("kernelObjectsPerCycle", "1")]
+        self.assertEqual((v["verdict"], v["baseline"]), ("none", 3.0), v)
+
+
+if __name__ == "__main__":
+    unittest.main()
