@@ -30,8 +30,11 @@
 #include "core/visible.h"
 #include "influx/client.h"
 #include "influx/influxql.h"
+#include "report/explain.h"
 
 #define DEFAULT_SINCE_S (7 * 86400)
+/* --explain looks for the run this far back unless told */
+#define EXPLAIN_SINCE_S (90 * 86400)
 
 typedef struct row {
   const cJSON *values; /* the row, cells in column order */
@@ -50,6 +53,9 @@ static int usage(const char *msg) {
     fprintf(stderr, "perfship verdicts: %s\n", msg);
   fputs("usage: perfship [-c FILE] verdicts [--source S] [--series NAME] [--host H]... "
         "[--since DURATION] [--json]\n"
+        "       perfship [-c FILE] verdicts --explain RUN [--host H] [--since DURATION] [--json]\n"
+        "  --explain RUN: why RUN got slower: the vats that moved most against the old\n"
+        "    level, the BOYD share then and now, the kernel growth per cycle\n"
         "  --host H: only the verdicts of machine H (its `host` tag); repeatable\n"
         "  DURATION: a number with s, m, h, d or w (default 7d)\n",
         stderr);
@@ -188,8 +194,104 @@ static void print_json(const table *t) {
   cJSON_Delete(arr);
 }
 
+static void explain_json(const ps_explain_data *d) {
+  const ps_explanation *e = &d->e;
+  cJSON *o = cJSON_CreateObject(), *vats = cJSON_CreateArray(), *g = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "run", d->run);
+  cJSON_AddStringToObject(o, "host", d->host ? d->host : "");
+  cJSON_AddStringToObject(o, "series", d->series ? d->series : "");
+  if (d->regressed)
+    cJSON_AddStringToObject(o, "regression", d->regressed);
+  if (d->change_run)
+    cJSON_AddStringToObject(o, "change_run", d->change_run);
+  cJSON_AddNumberToObject(o, "old_runs", (double)e->old_runs);
+  for (size_t i = 0; i < e->ntop; i++) {
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddStringToObject(v, "vat", e->top[i].vat);
+    cJSON_AddStringToObject(v, "name", e->top[i].name);
+    cJSON_AddNumberToObject(v, "then", e->top[i].then);
+    cJSON_AddNumberToObject(v, "now", e->top[i].now);
+    cJSON_AddNumberToObject(v, "change", e->top[i].now - e->top[i].then);
+    cJSON_AddItemToArray(vats, v);
+  }
+  cJSON_AddItemToObject(o, "vats", vats);
+  if (isfinite(e->boyd_then))
+    cJSON_AddNumberToObject(o, "boydShareThen", e->boyd_then);
+  if (isfinite(e->boyd_now))
+    cJSON_AddNumberToObject(o, "boydShareNow", e->boyd_now);
+  for (int i = 0; i < PS_GROWTH_NFIGURES; i++)
+    if (isfinite(e->growth[i]))
+      cJSON_AddNumberToObject(g, ps_growth_figure((ps_growth_figure_id)i)->name, e->growth[i]);
+  cJSON_AddItemToObject(o, "growth", g);
+  char *text = cJSON_Print(o);
+  if (text)
+    puts(text);
+  free(text);
+  cJSON_Delete(o);
+}
+
+/* `--explain RUN`: its cause, read back (report/explain.h). */
+static int explain(ps_config *cfg, const char *run, const char *host, int64_t since_s,
+                   int json) {
+  ps_explain_data d;
+  ps_buf err, text;
+  ps_buf_init(&err, 2048);
+  ps_buf_init(&text, 0);
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  ps_explain_data_init(&d, run, host, since_s * 1000000000LL,
+                       (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+  int rc = ps_explain_query(cfg, &d, &err);
+  if (rc == -ENOENT) {
+    fprintf(stderr, "perfship verdicts: no loadgen run ");
+    put_clean(run, 0);
+    fprintf(stderr, " in the last %" PRId64 " s\n", since_s);
+    rc = PS_EXIT_UNAVAILABLE;
+  } else if (rc < 0) {
+    fprintf(stderr, "perfship verdicts: %s\n", err.data ? err.data : strerror(-rc));
+    rc = PS_EXIT_UNAVAILABLE;
+  } else if (json) {
+    explain_json(&d);
+    rc = PS_EXIT_OK;
+  } else {
+    put_clean(d.run, 0);
+    fputs(" on ", stdout);
+    put_clean(d.host ? d.host : "?", 0);
+    fputs(" (series ", stdout);
+    put_clean(d.series ? d.series : "?", 0);
+    fputs("): ", stdout);
+    if (d.regressed) {
+      fputs("regression of ", stdout);
+      put_clean(d.regressed, 0);
+      if (d.change_run && strcmp(d.change_run, d.run) != 0) {
+        fputs(", the change began in ", stdout);
+        put_clean(d.change_run, 0);
+      }
+    } else {
+      fputs("no regression of its time in the chain; against the runs before it", stdout);
+    }
+    putchar('\n');
+    rc = ps_explain_text(&d.e, &text) < 0 ? PS_EXIT_SOFTWARE : PS_EXIT_OK;
+    /* line by line: a vat's name is shown with its controls escaped */
+    for (char *line = text.data, *nl; rc == PS_EXIT_OK && line && *line; line = nl ? nl + 1 : NULL) {
+      nl = strchr(line, '\n');
+      if (nl)
+        *nl = '\0';
+      put_clean(line, 0);
+      putchar('\n');
+    }
+    if (rc == PS_EXIT_OK && fflush(stdout) != 0)
+      rc = PS_EXIT_SOFTWARE;
+  }
+  ps_explain_data_free(&d);
+  ps_buf_free(&err);
+  ps_buf_free(&text);
+  return rc;
+}
+
 int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   (void)cfg_given;
+  const char *explain_run = NULL;
   const char *source = NULL, *series = NULL, *since = "7d";
   const char **hosts = calloc((size_t)(argc > 0 ? argc : 1), sizeof *hosts);
   size_t nhosts = 0;
@@ -198,12 +300,14 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     return PS_EXIT_SOFTWARE;
   }
   int64_t since_s = DEFAULT_SINCE_S;
-  int json = 0;
+  int json = 0, since_given = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int has_value = i + 1 < argc;
     if (!strcmp(a, "--json")) {
       json = 1;
+    } else if (!strcmp(a, "--explain") && has_value) {
+      explain_run = argv[++i];
     } else if (!strcmp(a, "--source") && has_value) {
       source = argv[++i];
     } else if (!strcmp(a, "--series") && has_value) {
@@ -212,6 +316,7 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
       hosts[nhosts++] = argv[++i];
     } else if (!strcmp(a, "--since") && has_value) {
       since = argv[++i];
+      since_given = 1;
       if (ps_parse_duration_s(since, &since_s) < 0) {
         free(hosts);
         return usage("--since: not a duration (examples: 36h, 7d, 2w)");
@@ -223,6 +328,16 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   }
   int rc = ps_cmd_load_secrets(cfg);
   if (rc != PS_EXIT_OK) {
+    free(hosts);
+    return rc;
+  }
+  if (explain_run) {
+    if (nhosts > 1 || source || series) {
+      free(hosts);
+      return usage("--explain takes one --host at most, and no --source or --series");
+    }
+    rc = explain(cfg, explain_run, nhosts ? hosts[0] : NULL,
+                 since_given ? since_s : EXPLAIN_SINCE_S, json);
     free(hosts);
     return rc;
   }

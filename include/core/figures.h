@@ -59,6 +59,9 @@ typedef struct ps_figure {
   ps_worse worse;
   double min_change;
   ps_change_unit change_unit;
+  /* A regression of this run figure gets its cause beside it: the vats
+   * that moved, BOYD, kernel growth (verdict/explain.h). */
+  int explained;
 } ps_figure;
 
 #define PS_FIGURES_NHEADLINE 7

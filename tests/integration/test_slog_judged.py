@@ -1,7 +1,9 @@
 """The chain's kernel growth judged (docs/verdicts.md "Kernel growth against
 a limit") through a real InfluxDB: a generated run that leaks kernel
 objects every cycle is a regression against verdicts.max_growth_per_cycle
-on its first night, with no history at all, and a steady run is not.
+on its first night, with no history at all, and a steady run is not. The
+cause beside a slower night ("Why it got slower"): `perfship verdicts
+--explain` names the vat the generator slowed down first.
 """
 import json
 import os
@@ -11,9 +13,11 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import DATA_DIR, Agent, InfluxTestCase, write_config  # noqa: E402
+from harness import DATA_DIR, Agent, InfluxTestCase, run_perfship, write_config  # noqa: E402
 
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
+DAY = 86400
+START = 1647216131
 GROUPS = ("batch = { flush_interval_ms = 100; };\n"
           "watch = { rescan_interval_ms = 300; settle_ms = 100; };\n")
 
@@ -39,7 +43,7 @@ class SlogJudged(InfluxTestCase):
     def run_once(self, db, extra=""):
         state = os.path.join(self.dir, "state")
         os.makedirs(state, exist_ok=True)
-        cfg = write_config(os.path.join(self.dir, "perfship.cfg"), self.influx.url, state,
+        cfg = self.cfg = write_config(os.path.join(self.dir, "perfship.cfg"), self.influx.url, state,
                            sources=f'{{ path = "{self.results}"; format = "loadgen"; }}',
                            extra=GROUPS + extra, database=db)
         agent = Agent(cfg, ["--once"]).start()
@@ -87,6 +91,45 @@ class SlogJudged(InfluxTestCase):
         self.run_once("limit3", "verdicts = { max_growth_per_cycle = { kernel_objects = 3.0; }; };\n")
         v = self.limit_verdicts("limit3", run)[("kernelObjectsPerCycle", "1")]
         self.assertEqual((v["verdict"], v["baseline"]), ("none", 3.0), v)
+
+
+    def slowing_series(self):
+        """Five steady nights, then two whose AMM vat's deliveries take 7
+        times as long: the second is where the swingset time's regression is
+        found (a new level shows at its second run, docs/verdicts.md), the
+        first is where it began."""
+        for i in range(5):
+            self.add_run(f"base{i}", seed=4200 + i, start_epoch=START + i * DAY)
+        for i in (5, 6):
+            run = self.add_run(f"slow{i}", seed=4200 + i, start_epoch=START + i * DAY,
+                               slow_vat="amm", slow_vat_base=6)
+        return run
+
+    def explain(self, run, *args):
+        rc, out, err = run_perfship(["-c", self.cfg, "verdicts", "--explain", run,
+                                     "--since", "1000w"] + list(args))
+        self.assertEqual(rc, 0, err)
+        return out
+
+    def test_slowing_vat_is_named_first(self):
+        run = self.slowing_series()
+        self.run_once("slow1")
+        regressions = self.influx.query(
+            "slow1", "SELECT * FROM perfship_verdict WHERE verdict='regression' "
+                     f"AND run='{run}' AND method='edivisive'")
+        self.assertIn("live_avgSwingsetTime", {r["metric"] for r in regressions}, regressions)
+        got = json.loads(self.explain(run, "--json"))
+        self.assertEqual(got["old_runs"], 5, got)
+        first = got["vats"][0]
+        self.assertTrue(first["name"].endswith("-amm"), got["vats"])
+        self.assertGreater(first["change"], 0)
+        self.assertAlmostEqual(first["now"] / first["then"], 7, delta=1)
+        self.assertLessEqual(len(got["vats"]), 5)
+        self.assertIn("boydShareNow", got)
+        self.assertEqual(got["growth"]["kernelObjectsPerCycle"], 0)
+        text = self.explain(run)
+        self.assertIn("regression of live_avgSwingsetTime", text)
+        self.assertRegex(text, r"\n  1\. v\d+ \(zcf-[^)]*-amm\): ")
 
 
 if __name__ == "__main__":
