@@ -11,13 +11,19 @@
  */
 #include "judging/alerting_runs.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alert/text.h"
+#include "core/figures.h"
+#include "core/log.h"
+#include "report/explain.h"
 #include "runs/runs.h"
+
+#define MOD "alerts"
 
 #define GATHER_MS 1000
 
@@ -272,6 +278,99 @@ void pl_alert_runs_tap(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg
     on_verdict_point(ar, p);
 }
 
+/* --- the cause of a regression --------------------------------------------- */
+
+/* A loadgen regression of time in the chain waits for its cause, read
+ * back on the threadpool (report/explain.h); the event goes out with or
+ * without it (docs/alerts.md: a server that cannot answer costs the cause,
+ * never the alert). */
+typedef struct explain_job {
+  uv_work_t work;
+  pl_alert_runs *ar;
+  ps_config cfg; /* shallow copy: its strings outlive the job */
+  ps_explain_data d;
+  ps_buf err;
+  int rc;
+  ps_alert_event ev;
+  int backfill;
+  int64_t time_ns;
+} explain_job;
+
+/* The regressed metric whose cause is explained, or NULL. */
+static const ps_alert_metric *wants_cause(const ps_alert_event *ev) {
+  if (ev->kind != PS_ALERT_REGRESSION || !ev->source ||
+      strcmp(ev->source, PS_RUN_MARKER_SOURCE) != 0)
+    return NULL;
+  for (size_t i = 0; i < ev->nmetrics; i++) {
+    const ps_figure *f = ps_figure_find(ev->metrics[i].metric);
+    if (f && f->explained && !ev->metrics[i].stage)
+      return &ev->metrics[i];
+  }
+  return NULL;
+}
+
+static void explain_work(uv_work_t *w) {
+  explain_job *j = w->data;
+  j->rc = ps_explain_query(&j->cfg, &j->d, &j->err);
+}
+
+static void explain_done(uv_work_t *w, int status) {
+  explain_job *j = w->data;
+  pl_alert_runs *ar = j->ar;
+  if (status == 0 && j->rc == 0) {
+    ps_buf text;
+    ps_buf_init(&text, 0);
+    char *cause = ps_alert_cause_json(&j->d.e);
+    if (ps_buf_puts(&text, j->ev.text) == 0 && ps_alert_text_cause(&text, &j->d.e) == 0) {
+      free(j->ev.text);
+      j->ev.text = text.data;
+      text.data = NULL;
+    }
+    ps_buf_free(&text);
+    free(j->ev.cause);
+    j->ev.cause = cause;
+  } else {
+    ps_log_limited(PS_LOG_WARNING, MOD, "cause", 300,
+                   "%s: regression sent without its cause (%s)", j->ev.run,
+                   j->err.data ? j->err.data : strerror(j->rc < 0 ? -j->rc : ECANCELED));
+  }
+  ar->explaining--;
+  if (!ar->sh->stopping)
+    pl_alert_raise(ar->raiser, &j->ev, j->d.run, j->backfill, j->time_ns); /* takes it */
+  else
+    ps_alert_event_free(&j->ev);
+  ps_explain_data_free(&j->d);
+  ps_buf_free(&j->err);
+  free(j);
+}
+
+/* Takes `ev` over when it returns 1. */
+static int explain_then_raise(pl_alert_runs *ar, ps_alert_event *ev, const char *run,
+                              int backfill, int64_t time_ns) {
+  const ps_alert_metric *m = wants_cause(ev);
+  explain_job *j = m ? calloc(1, sizeof *j) : NULL;
+  if (!j)
+    return 0;
+  j->ar = ar;
+  j->cfg = *ar->sh->cfg;
+  /* every time is bounded by the run's own; the run is looked for far back */
+  ps_explain_data_init(&j->d, run, ev->host, (int64_t)3660 * 86400 * 1000000000, time_ns);
+  ps_buf_init(&j->err, 2048);
+  j->backfill = backfill;
+  j->time_ns = time_ns;
+  j->work.data = j;
+  if (!j->d.run || ps_explain_data_known(&j->d, m->metric, m->change_run) < 0 ||
+      uv_queue_work(ar->sh->loop, &j->work, explain_work, explain_done) < 0) {
+    ps_explain_data_free(&j->d);
+    ps_buf_free(&j->err);
+    free(j);
+    return 0;
+  }
+  ps_alert_event_move(&j->ev, ev);
+  ar->explaining++;
+  return 1;
+}
+
 void pl_alert_runs_verdicts(pl_alert_runs *ar, const pl_alert_verdicts *v) {
   static const ps_alert_kind kinds[2] = {PS_ALERT_REGRESSION, PS_ALERT_IMPROVEMENT};
   for (int dir = 0; dir < 2; dir++) {
@@ -304,6 +403,8 @@ void pl_alert_runs_verdicts(pl_alert_runs *ar, const pl_alert_verdicts *v) {
       ps_alert_event_free(&ev);
       continue;
     }
+    if (explain_then_raise(ar, &ev, v->run, v->backfill, v->time_ns))
+      continue;
     pl_alert_raise(ar->raiser, &ev, v->run, v->backfill, v->time_ns);
   }
 }
@@ -366,7 +467,7 @@ void pl_alert_runs_finish(pl_alert_runs *ar) {
   flush_groups(ar);
 }
 
-int pl_alert_runs_idle(const pl_alert_runs *ar) { return !ar->groups; }
+int pl_alert_runs_idle(const pl_alert_runs *ar) { return !ar->groups && !ar->explaining; }
 
 void pl_alert_runs_close(pl_alert_runs *ar) {
   if (!uv_is_closing((uv_handle_t *)&ar->gather))

@@ -579,6 +579,13 @@ void pl_verdicts_slog_point(pl_verdicts *vd, const ps_point *p) {
   }
   if (!any || !ps_growth_judged(&g))
     return;
+  /* As its run's markers say: a run that had ended before the agent saw
+   * it alerts only within alerts.catch_up_s (the run ended before its
+   * slog is read, so the ledger knows it; a run it does not know is new). */
+  ps_ledger_series *ls = ps_ledger_series_get(&vd->ledger, LOADGEN, series, vd->series_host, 0);
+  long at = ls ? ps_ledger_find(ls, vd->host, run) : -1;
+  if (at >= 0)
+    g.backfill = ls->runs[at].backfill;
   pl_vpass *pass = calloc(1, sizeof *pass);
   ps_verdict_list l;
   ps_verdict_list_init(&l);

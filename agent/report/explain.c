@@ -98,6 +98,14 @@ static int where_host(ps_buf *q, const char *host) {
              : 0;
 }
 
+int ps_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run) {
+  if (!(d->regressed = (char *)keep(d, metric)) ||
+      !(d->change_run = (char *)keep(d, change_run ? change_run : d->run)))
+    return -ENOMEM;
+  d->known = 1;
+  return 0;
+}
+
 static int64_t oldest(const ps_explain_data *d) {
   int64_t t = d->run_ns;
   for (size_t i = 0; i < d->nold; i++)
@@ -118,6 +126,8 @@ int ps_explain_statement(const ps_explain_data *d, int statement, ps_buf *q) {
          ps_buf_printf(q, " AND time > %" PRId64, d->now_ns - d->since_ns);
     break;
   case PS_EQ_VERDICTS:
+    if (d->known)
+      return -ENOENT;
     rc = ps_buf_puts(q, "SELECT * FROM \"perfship_verdict\" WHERE \"run\" = ") |
          ps_influxql_quote_string(q, d->run ? d->run : "") | where_host(q, d->host) |
          ps_buf_printf(q, " AND time >= %" PRId64 " AND time <= %" PRId64,

@@ -52,6 +52,7 @@ typedef struct ps_explain_data {
   int64_t since_ns, now_ns;
   /* found */
   int found;
+  int known;          /* ps_explain_data_known() */
   char *series;
   int64_t run_ns;
   char *change_run;   /* the explained regression's change_run; NULL: none */
@@ -73,6 +74,11 @@ typedef struct ps_explain_data {
 void ps_explain_data_init(ps_explain_data *d, const char *run, const char *host,
                           int64_t since_ns, int64_t now_ns);
 void ps_explain_data_free(ps_explain_data *d);
+/* The regression is known already (the alert is raised before its verdict
+ * points are on the server): `metric` regressed, the change began in
+ * `change_run` (NULL: the run itself); the verdicts are then not asked
+ * for, and the old level is PS_EXPLAIN_OLD_RUNS runs. -ENOMEM. */
+int ps_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run);
 int ps_explain_statement(const ps_explain_data *d, int statement, ps_buf *out);
 int ps_explain_parse_answer(ps_explain_data *d, int statement, const char *json, size_t len);
 int ps_explain_query(const ps_config *cfg, ps_explain_data *d, ps_buf *err);

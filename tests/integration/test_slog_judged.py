@@ -14,6 +14,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import DATA_DIR, Agent, InfluxTestCase, run_perfship, write_config  # noqa: E402
+from test_alerts import Receiver  # noqa: E402
 
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
 DAY = 86400
@@ -63,7 +64,12 @@ class SlogJudged(InfluxTestCase):
 
     def test_leak_is_a_regression_on_the_first_night(self):
         run = self.add_run("leak-first", seed=4102, leak_per_cycle={"kernelObjects": 2})
-        self.run_once("leak1")
+        self.run_once("leak1", self.hooked())
+        # a red line on the first night: the alert names the leaking counter
+        events = [e for e in self.hook.delivered() if e["event"] == "regression"]
+        self.assertEqual(len(events), 1, self.hook.delivered())
+        self.assertEqual([m["metric"] for m in events[0]["metrics"]], ["kernelObjectsPerCycle"])
+        self.assertEqual(events[0]["metrics"][0]["stage"], "1")
         got = self.limit_verdicts("leak1", run)
         # stage 0 (setup) grows by design and is not judged; the last stage
         # (the chain's restart) has no cycles, so no growth per cycle
@@ -111,9 +117,17 @@ class SlogJudged(InfluxTestCase):
         self.assertEqual(rc, 0, err)
         return out
 
+    def hooked(self):
+        """Alerts to a webhook receiver on loopback; the generated runs are
+        from 2022, so their age is no reason to stay quiet."""
+        self.hook = Receiver()
+        self.addCleanup(self.hook.close)
+        return (f'alerts = {{ webhook = {{ url = "{self.hook.url}"; timeout_ms = 5000; }}; '
+                'min_interval_s = 0; catch_up_s = 315000000; };\n')
+
     def test_slowing_vat_is_named_first(self):
         run = self.slowing_series()
-        self.run_once("slow1")
+        self.run_once("slow1", self.hooked())
         regressions = self.influx.query(
             "slow1", "SELECT * FROM perfship_verdict WHERE verdict='regression' "
                      f"AND run='{run}' AND method='edivisive'")
@@ -130,6 +144,16 @@ class SlogJudged(InfluxTestCase):
         text = self.explain(run)
         self.assertIn("regression of live_avgSwingsetTime", text)
         self.assertRegex(text, r"\n  1\. v\d+ \(zcf-[^)]*-amm\): ")
+        # the alert carries the same cause: its text and its payload
+        events = [e for e in self.hook.delivered()
+                  if e["event"] == "regression" and e["run"] == run]
+        self.assertEqual(len(events), 1, self.hook.delivered())
+        cause = events[0]["cause"]
+        self.assertEqual(cause["vats"][0]["vat"], first["vat"], cause)
+        self.assertTrue(cause["vats"][0]["name"].endswith("-amm"))
+        self.assertEqual(cause["oldRuns"], 5)
+        self.assertIn("boydShareNow", cause)
+        self.assertRegex(events[0]["text"], r"; inside the chain: v\d+ \(zcf-[^)]*-amm\) ")
 
 
 if __name__ == "__main__":
