@@ -9,12 +9,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-#include <cjson/cJSON.h>
 
 static void stamp(char *buf, size_t n, int64_t secs) {
   ps_alert_rfc3339(buf, n, secs * 1000000000LL);
@@ -143,60 +139,3 @@ int ps_alert_text_rejected(ps_buf *out, uint64_t count, const char *last_error) 
                        last_error ? last_error : "");
 }
 
-/* The three vats that moved most are what a person reads on a phone; the
- * payload has all five (docs/alerts.md). */
-#define CAUSE_TEXT_VATS 3
-
-int ps_alert_text_cause(ps_buf *out, const ps_explanation *e) {
-  int rc = 0;
-  if (e->ntop)
-    rc |= ps_buf_puts(out, "; inside the chain: ");
-  for (size_t i = 0; i < e->ntop && i < CAUSE_TEXT_VATS; i++) {
-    const ps_explain_vat *v = &e->top[i];
-    rc |= ps_buf_printf(out, "%s%s%s%s%s %.4g -> %.4g s per cycle (%+.4g)", i ? ", " : "",
-                        v->vat, v->name[0] ? " (" : "", v->name, v->name[0] ? ")" : "",
-                        v->then, v->now, v->now - v->then);
-  }
-  if (isfinite(e->boyd_now)) {
-    rc |= ps_buf_puts(out, "; BOYD ");
-    if (isfinite(e->boyd_then))
-      rc |= ps_buf_printf(out, "%.1f %% -> ", e->boyd_then * 100.0);
-    rc |= ps_buf_printf(out, "%.1f %% of delivery time", e->boyd_now * 100.0);
-  }
-  int said = 0;
-  for (int g = 0; g < PS_GROWTH_NFIGURES; g++)
-    if (isfinite(e->growth[g]) && e->growth[g] != 0) {
-      const ps_figure *f = ps_growth_figure((ps_growth_figure_id)g);
-      rc |= ps_buf_printf(out, "%s%s %+.3g", said++ ? ", " : "; ", f->label, e->growth[g]);
-    }
-  return rc ? -ENOMEM : 0;
-}
-
-static void add_finite(cJSON *o, const char *key, double v) {
-  if (isfinite(v))
-    cJSON_AddNumberToObject(o, key, v);
-}
-
-char *ps_alert_cause_json(const ps_explanation *e) {
-  cJSON *o = cJSON_CreateObject(), *vats = cJSON_AddArrayToObject(o, "vats");
-  cJSON *growth = cJSON_AddObjectToObject(o, "growth");
-  for (size_t i = 0; vats && i < e->ntop; i++) {
-    const ps_explain_vat *v = &e->top[i];
-    cJSON *x = cJSON_CreateObject();
-    cJSON_AddStringToObject(x, "vat", v->vat);
-    if (v->name[0])
-      cJSON_AddStringToObject(x, "name", v->name);
-    add_finite(x, "then", v->then);
-    add_finite(x, "now", v->now);
-    add_finite(x, "change", v->now - v->then);
-    cJSON_AddItemToArray(vats, x);
-  }
-  cJSON_AddNumberToObject(o, "oldRuns", (double)e->old_runs);
-  add_finite(o, "boydShareThen", e->boyd_then);
-  add_finite(o, "boydShareNow", e->boyd_now);
-  for (int g = 0; growth && g < PS_GROWTH_NFIGURES; g++)
-    add_finite(growth, ps_growth_figure((ps_growth_figure_id)g)->name, e->growth[g]);
-  char *text = o ? cJSON_PrintUnformatted(o) : NULL;
-  cJSON_Delete(o);
-  return text;
-}

@@ -18,23 +18,12 @@
 #include "alert/event.h"
 #include "core/buf.h"
 #include "runs/runs.h"
-#include "verdict/explain.h"
 
 /* run_failed, run_interrupted, run_stalled and run_recovered of a loadgen
  * run as judged in `v` (recovered: `v` running again, or ended). */
 int ps_alert_text_run(ps_buf *out, ps_alert_kind kind, const ps_run_view *v);
 /* regression / improvement: the run, its series and each metric of `ev`. */
 int ps_alert_text_verdict(ps_buf *out, const ps_alert_event *ev);
-/* Appended to a regression's text: "; inside the chain: v16
- * (zcf-b1-8d1c4-amm) 0.0123 -> 0.0861 s per cycle (+0.0738), ...; BOYD
- * 3.5 % -> 4.1 % of delivery time; kernel objects +2 per cycle, ..."
- * (docs/alerts.md; the figures: verdict/explain.h). Growth is named only
- * when the run has any; at most three vats. */
-int ps_alert_text_cause(ps_buf *out, const ps_explanation *e);
-/* The `cause` object of the event (docs/alerts.md "The event object"):
- * vats (vat, name, then, now, change), oldRuns, boydShareThen/Now and
- * growth (per figure); malloc'd JSON text, NULL when out of memory. */
-char *ps_alert_cause_json(const ps_explanation *e);
 /* no_new_run: `what` names the runs ("loadgen"), `path` the source;
  * last_start_s 0 when no run is known, then watching_since_s is said. */
 int ps_alert_text_no_new_run(ps_buf *out, const char *what, const char *path,
