@@ -15,6 +15,8 @@ import unittest
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import DATA_DIR, Agent, InfluxTestCase, run_perfship, write_config  # noqa: E402
 from test_alerts import Receiver  # noqa: E402
+from test_report import CHART_JS, CHROMIUM, open_in_browser  # noqa: E402
+from test_report import Receiver as Probe  # noqa: E402
 
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
 DAY = 86400
@@ -154,6 +156,29 @@ class SlogJudged(InfluxTestCase):
         self.assertEqual(cause["oldRuns"], 5)
         self.assertIn("boydShareNow", cause)
         self.assertRegex(events[0]["text"], r"; inside the chain: v\d+ \(zcf-[^)]*-amm\) ")
+        if os.path.exists(CHROMIUM) and os.path.exists(CHART_JS):
+            self.check_page(run, first)
+
+    def check_page(self, run, first):
+        """The report's "inside the chain" part, as a reader sees it in a browser."""
+        page = os.path.join(self.dir, "report.html")
+        rc, out, err = run_perfship(["-c", self.cfg, "report", "-o", page, "--since", "1000w"])
+        self.assertEqual(rc, 0, err)
+        probe = Probe()
+        self.addCleanup(probe.close)
+        seen = open_in_browser(page, os.path.join(self.dir, "report.png"), probe.url)
+        vats = seen["tables"]["chainVats"]
+        self.assertTrue(vats, seen["tables"])
+        self.assertLessEqual(len(vats), 5)
+        self.assertEqual(vats[0]["cells"][0], first["vat"])
+        self.assertTrue(vats[0]["cells"][1].endswith("-amm"), vats[0])
+        stages = [r["cells"][0] for r in seen["tables"]["chainStages"]]
+        self.assertEqual(stages, ["0", "1", "2"])
+        (chart,) = [c for c in seen["charts"] if c["kind"] == "chain-vats"]
+        self.assertEqual(chart["drawn"], "1")
+        self.assertTrue(chart["labels"][0].endswith("-amm"), chart)
+        self.assertGreater(chart["datasets"][1]["data"][0], chart["datasets"][0]["data"][0])
+        self.assertTrue(all(n and n > 0 for n in chart["colourPixels"]), chart)
 
 
 if __name__ == "__main__":
