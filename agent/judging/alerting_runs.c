@@ -348,8 +348,18 @@ static char *cause_json(const ps_explanation *e) {
  * back on the threadpool (report/explain.h); the event goes out with or
  * without it (docs/alerts.md: a server that cannot answer costs the cause,
  * never the alert). */
+/* The run's slog may still be read when its regression is judged: while
+ * the series has slog stages on the server but the run none yet, the
+ * cause is asked again every CAUSE_RETRY_MS, CAUSE_TRIES times at most
+ * (docs/alerts.md). A series without slogs is not waited for. */
+#define CAUSE_RETRY_MS 2000
+#define CAUSE_TRIES 10
+
 typedef struct explain_job {
+  struct explain_job *next;
   uv_work_t work;
+  uv_timer_t retry;
+  int tries;
   pl_alert_runs *ar;
   ps_config cfg; /* shallow copy: its strings outlive the job */
   ps_explain_data d;
@@ -373,15 +383,59 @@ static const ps_alert_metric *wants_cause(const ps_alert_event *ev) {
   return NULL;
 }
 
+static void explain_done(uv_work_t *w, int status);
+
 static void explain_work(uv_work_t *w) {
   explain_job *j = w->data;
   j->rc = ps_explain_query(&j->cfg, &j->d, &j->err);
 }
 
+static void job_free(uv_handle_t *h) {
+  explain_job *j = h->data;
+  ps_explain_data_free(&j->d);
+  ps_buf_free(&j->err);
+  free(j);
+}
+
+static void retry_cb(uv_timer_t *t) {
+  explain_job *j = t->data;
+  if (j->ar->sh->stopping || uv_queue_work(j->ar->sh->loop, &j->work, explain_work,
+                                           explain_done) < 0)
+    explain_done(&j->work, UV_ECANCELED);
+}
+
+/* Has the run a slog stage on the server that takes part? */
+static int run_has_slog(const ps_explain_data *d) {
+  for (size_t i = 0; i < d->nstages; i++)
+    if (strcmp(d->stages[i].run, d->run) == 0 && d->stages[i].stage > 0 && !d->stages[i].partial &&
+        d->stages[i].cycles > 0)
+      return 1;
+  return 0;
+}
+
 static void explain_done(uv_work_t *w, int status) {
   explain_job *j = w->data;
   pl_alert_runs *ar = j->ar;
-  if (status == 0 && j->rc == 0) {
+  if (status == 0 && j->rc == 0 && j->d.nstages && !run_has_slog(&j->d) &&
+      ++j->tries < CAUSE_TRIES &&
+      !ar->sh->stopping) {
+    /* asked again from the start: the same run, the same known change */
+    char *metric = j->d.regressed ? strdup(j->d.regressed) : NULL;
+    char *change = j->d.change_run ? strdup(j->d.change_run) : NULL;
+    char *run = strdup(j->d.run), *host = j->d.host ? strdup(j->d.host) : NULL;
+    int64_t since = j->d.since_ns, now = j->d.now_ns;
+    ps_explain_data_free(&j->d);
+    ps_explain_data_init(&j->d, run, host, since, now);
+    int ok = run && metric && ps_explain_data_known(&j->d, metric, change) == 0;
+    free(metric);
+    free(change);
+    free(run);
+    free(host);
+    if (ok && uv_timer_start(&j->retry, retry_cb, CAUSE_RETRY_MS, 0) == 0)
+      return;
+    j->rc = -ENOMEM;
+  }
+  if (status == 0 && j->rc == 0 && run_has_slog(&j->d)) {
     ps_buf text;
     ps_buf_init(&text, 0);
     char *cause = cause_json(&j->d.e);
@@ -396,23 +450,42 @@ static void explain_done(uv_work_t *w, int status) {
   } else {
     ps_log_limited(PS_LOG_WARNING, MOD, "cause", 300,
                    "%s: regression sent without its cause (%s)", j->ev.run,
-                   j->err.data ? j->err.data : strerror(j->rc < 0 ? -j->rc : ECANCELED));
+                   j->err.data    ? j->err.data
+                   : j->rc < 0    ? strerror(-j->rc)
+                   : status == 0 ? "no slog figures of the run on the server"
+                                  : "cancelled");
   }
   ar->explaining--;
+  for (explain_job **pp = &ar->jobs; *pp; pp = &(*pp)->next)
+    if (*pp == j) {
+      *pp = j->next;
+      break;
+    }
   if (!ar->sh->stopping)
     pl_alert_raise(ar->raiser, &j->ev, j->d.run, j->backfill, j->time_ns); /* takes it */
   else
     ps_alert_event_free(&j->ev);
-  ps_explain_data_free(&j->d);
-  ps_buf_free(&j->err);
-  free(j);
+  uv_close((uv_handle_t *)&j->retry, job_free);
+  /* The owner waits for this (pl_alert_runs_idle): an event the policy
+   * keeps back is no delivery attempt, so nothing else would tell it. */
+  if (ar->raiser->settled)
+    ar->raiser->settled(ar->raiser->settled_ctx);
 }
 
 /* Takes `ev` over when it returns 1. */
 static int explain_then_raise(pl_alert_runs *ar, ps_alert_event *ev, const char *run,
                               int backfill, int64_t time_ns) {
   const ps_alert_metric *m = wants_cause(ev);
-  explain_job *j = m ? calloc(1, sizeof *j) : NULL;
+  if (!m)
+    return 0;
+  /* The same event judged again while the first waits for its cause: the
+   * first is the one raised, as without a cause (alert/decided.h) */
+  for (explain_job *o = ar->jobs; o; o = o->next)
+    if (strcmp(o->ev.id, ev->id) == 0) {
+      ps_alert_event_free(ev);
+      return 1;
+    }
+  explain_job *j = calloc(1, sizeof *j);
   if (!j)
     return 0;
   j->ar = ar;
@@ -424,14 +497,21 @@ static int explain_then_raise(pl_alert_runs *ar, ps_alert_event *ev, const char 
   j->time_ns = time_ns;
   j->work.data = j;
   if (!j->d.run || ps_explain_data_known(&j->d, m->metric, m->change_run) < 0 ||
-      uv_queue_work(ar->sh->loop, &j->work, explain_work, explain_done) < 0) {
+      uv_timer_init(ar->sh->loop, &j->retry) < 0) {
     ps_explain_data_free(&j->d);
     ps_buf_free(&j->err);
     free(j);
     return 0;
   }
+  j->retry.data = j;
+  if (uv_queue_work(ar->sh->loop, &j->work, explain_work, explain_done) < 0) {
+    uv_close((uv_handle_t *)&j->retry, job_free);
+    return 0;
+  }
   ps_alert_event_move(&j->ev, ev);
   ar->explaining++;
+  j->next = ar->jobs;
+  ar->jobs = j;
   return 1;
 }
 

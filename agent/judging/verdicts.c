@@ -556,6 +556,50 @@ void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p) {
  * verdict lost to a crash comes again when the stage is read again, and
  * the same stage point gives the same verdict points (docs/verdicts.md,
  * "Kernel growth against a limit"). */
+/* A stage judged before its run's end was known waits for it, so that the
+ * verdict says `backfill` as the run's markers do whatever the order the
+ * folders were read in (the run's end comes from the same read). */
+typedef struct pl_vgrowth {
+  struct pl_vgrowth *next;
+  ps_growth_stage g;
+  char *run, *series, *revision;
+} pl_vgrowth;
+
+static void growth_free(pl_vgrowth *w) {
+  free(w->run);
+  free(w->series);
+  free(w->revision);
+  free(w);
+}
+
+static void limit_pass(pl_verdicts *vd, const ps_growth_stage *g) {
+  pl_vpass *pass = calloc(1, sizeof *pass);
+  ps_verdict_list l;
+  ps_verdict_list_init(&l);
+  if (!pass)
+    return;
+  pass->kind = PASS_LIMIT;
+  if (ps_growth_limit(&vd->cfg->verdicts, g, &l) < 0)
+    pass->failed = 1;
+  send_pass(vd, pass, &l);
+  ps_verdict_list_free(&l);
+}
+
+/* The run `run` ended with `backfill`: its waiting stages are judged. */
+static void growth_run_ended(pl_verdicts *vd, const char *run, int backfill) {
+  for (pl_vgrowth **pp = &vd->growth_waiting; *pp;) {
+    pl_vgrowth *w = *pp;
+    if (strcmp(w->run, run) != 0) {
+      pp = &w->next;
+      continue;
+    }
+    *pp = w->next;
+    w->g.backfill = backfill;
+    limit_pass(vd, &w->g);
+    growth_free(w);
+  }
+}
+
 void pl_verdicts_slog_point(pl_verdicts *vd, const ps_point *p) {
   const ps_figure *first = ps_growth_figure(PS_GROWTH_KERNEL_OBJECTS);
   if (vd->sh->stopping || strcmp(p->measurement, first->measurement) != 0)
@@ -584,18 +628,33 @@ void pl_verdicts_slog_point(pl_verdicts *vd, const ps_point *p) {
    * slog is read, so the ledger knows it; a run it does not know is new). */
   ps_ledger_series *ls = ps_ledger_series_get(&vd->ledger, LOADGEN, series, vd->series_host, 0);
   long at = ls ? ps_ledger_find(ls, vd->host, run) : -1;
-  if (at >= 0)
+  if (at >= 0) {
     g.backfill = ls->runs[at].backfill;
-  pl_vpass *pass = calloc(1, sizeof *pass);
-  ps_verdict_list l;
-  ps_verdict_list_init(&l);
-  if (!pass)
+    limit_pass(vd, &g);
     return;
-  pass->kind = PASS_LIMIT;
-  if (ps_growth_limit(&vd->cfg->verdicts, &g, &l) < 0)
-    pass->failed = 1;
-  send_pass(vd, pass, &l);
-  ps_verdict_list_free(&l);
+  }
+  pl_vgrowth *w = calloc(1, sizeof *w);
+  if (!w || !(w->run = strdup(run)) || !(w->series = strdup(series)) ||
+      (g.revision && !(w->revision = strdup(g.revision)))) {
+    if (w)
+      growth_free(w);
+    limit_pass(vd, &g); /* out of memory: judged now rather than never */
+    return;
+  }
+  w->g = g;
+  w->g.run = w->run;
+  w->g.series = w->series;
+  w->g.revision = w->revision;
+  /* the same stage again replaces what waited */
+  for (pl_vgrowth **pp = &vd->growth_waiting; *pp; pp = &(*pp)->next)
+    if (strcmp((*pp)->run, run) == 0 && (*pp)->g.stage == g.stage) {
+      pl_vgrowth *old = *pp;
+      *pp = old->next;
+      growth_free(old);
+      break;
+    }
+  w->next = vd->growth_waiting;
+  vd->growth_waiting = w;
 }
 
 void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
@@ -615,6 +674,7 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
     if (at < 0)
       PS_ERROR(MOD, "%s: out of memory; not judged", v->id.run);
   }
+  growth_run_ended(vd, v->id.run, ev->backfill);
   if (r && v->status == PS_RUN_STATUS_SUCCESS && r->nstages) {
     /* Stage drift needs no history; the run stays (and is saved) until its
      * verdicts are acknowledged. */
@@ -695,6 +755,11 @@ void pl_verdicts_free(pl_verdicts *vd) {
     free(s);
   }
   pl_collect_free(&vd->collect);
+  while (vd->growth_waiting) {
+    pl_vgrowth *w = vd->growth_waiting;
+    vd->growth_waiting = w->next;
+    growth_free(w);
+  }
   ps_ledger_free(&vd->ledger);
   free(vd->metrics);
   vd->passes = NULL;

@@ -371,9 +371,7 @@ static void on_file_at_end(void *ctx, pl_file *f) {
  * alerts about a step it saw at the wrong run (docs/verdicts.md). */
 static int reader_busy(void *ctx) {
   ps_service *pl = ctx;
-  /* and while slogs are read: a regression's cause is read back from the
-   * run's slog points (docs/verdicts.md, "Why it got slower") */
-  return !pl_reader_done(&pl->rd) || pl_runs_in_flight(&pl->runs) || pl_slogs_busy(&pl->slogs);
+  return !pl_reader_done(&pl->rd) || pl_runs_in_flight(&pl->runs);
 }
 
 static const char *last_error(void *ctx) {

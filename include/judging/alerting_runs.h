@@ -62,6 +62,7 @@ typedef struct pl_alert_runs {
   uv_timer_t gather;
   int finished; /* pl_alert_runs_finish() ran */
   size_t explaining; /* regressions whose cause is being read back */
+  struct explain_job *jobs; /* those, by their event's id */
 } pl_alert_runs;
 
 void pl_alert_runs_init(pl_alert_runs *ar, pl_shared *sh, pl_alert_raiser *raiser,

@@ -91,6 +91,7 @@ typedef struct pl_verdicts {
   pl_collect collect;
   pl_vseries *series; /* judging state per series */
   pl_vpass *passes;   /* passes in flight */
+  struct pl_vgrowth *growth_waiting; /* slog stages of runs whose end is not known yet */
   uv_timer_t timer;
   int fetching;      /* a history query is on the threadpool */
   uint64_t busy_since;
