@@ -46,7 +46,7 @@ void ps_alert_event_free(ps_alert_event *ev) {
   if (!ev)
     return;
   char **strs[] = {&ev->host,      &ev->source,   &ev->run,    &ev->series,
-                   &ev->test_type, &ev->revision, &ev->status, &ev->text};
+                   &ev->test_type, &ev->revision, &ev->status, &ev->text, &ev->cause};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
     free(*strs[i]);
   for (size_t i = 0; i < ev->nmetrics; i++)
@@ -177,6 +177,11 @@ cJSON *ps_alert_event_to_cjson(const ps_alert_event *ev) {
   add_str(o, "text", ev->text);
   if (ev->suppressed)
     cJSON_AddNumberToObject(o, "suppressed", (double)ev->suppressed);
+  cJSON *cause = ev->cause ? cJSON_Parse(ev->cause) : NULL;
+  if (cJSON_IsObject(cause))
+    cJSON_AddItemToObject(o, "cause", cause);
+  else
+    cJSON_Delete(cause);
   if (ev->nmetrics) {
     cJSON *arr = cJSON_AddArrayToObject(o, "metrics");
     for (size_t i = 0; arr && i < ev->nmetrics; i++) {
@@ -240,6 +245,9 @@ int ps_alert_event_from_cjson(ps_alert_event *ev, const cJSON *o) {
   double d;
   if (get_num(o, "suppressed", &d) && d > 0 && d < 1e18)
     ev->suppressed = (uint64_t)d;
+  const cJSON *cause = cJSON_GetObjectItemCaseSensitive(o, "cause");
+  if (cJSON_IsObject(cause) && !(ev->cause = cJSON_PrintUnformatted(cause)))
+    goto oom;
   const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "metrics");
   const cJSON *mo;
   const cJSON *list = cJSON_IsArray(arr) ? arr : NULL;

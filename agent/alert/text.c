@@ -169,3 +169,4 @@ int ps_alert_text_rejected(ps_buf *out, uint64_t count, const char *last_error) 
                        count, count == 1 ? "" : "s", last_error && last_error[0] ? "; the last: " : "",
                        last_error ? last_error : "");
 }
+

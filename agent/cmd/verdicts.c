@@ -49,6 +49,10 @@
 #include "verdict/triage.h"
 
 #define DEFAULT_SINCE_S (7 * 86400)
+/* --explain looks for the run this far back unless told */
+#define EXPLAIN_SINCE_S (90 * 86400)
+/* --explain looks for the run this far back unless told */
+#define EXPLAIN_SINCE_S (90 * 86400)
 
 typedef struct row {
   const cJSON *values; /* the row, cells in column order */
@@ -72,6 +76,9 @@ static int usage(const char *msg) {
         "[--since DURATION] [--format text|json|junit|markdown] [--json]\n"
         "       [--fail-on regression|unacknowledged]\n"
         "       perfship [-c FILE] verdicts --candidate RUN --against SERIES [--host H] [--json]\n"
+        "       perfship [-c FILE] verdicts --explain RUN [--host H] [--since DURATION] [--json]\n"
+        "  --explain RUN: why RUN got slower: the vats that moved most against the old\n"
+        "    level, the BOYD share then and now, the kernel growth per cycle\n"
         "  --host H: only the verdicts of machine H (its `host` tag); repeatable\n"
         "  --candidate RUN --against SERIES: judge RUN now against the current level of SERIES\n"
         "  DURATION: a number with s, m, h, d or w (default 7d)\n"
@@ -391,7 +398,8 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   }
   int64_t since_s = DEFAULT_SINCE_S;
   enum format format = FORMAT_TEXT;
-  int fail_on_regression = 0, fail_on_unacked = 0;
+  int fail_on_regression = 0, fail_on_unacked = 0, since_given = 0;
+  const char *explain_run = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int has_value = i + 1 < argc;
@@ -412,6 +420,8 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
         free(hosts);
         return usage("--fail-on: regression or unacknowledged");
       }
+    } else if (!strcmp(a, "--explain") && has_value) {
+      explain_run = argv[++i];
     } else if (!strcmp(a, "--source") && has_value) {
       source = argv[++i];
     } else if (!strcmp(a, "--candidate") && has_value) {
@@ -424,6 +434,8 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
       hosts[nhosts++] = argv[++i];
     } else if (!strcmp(a, "--since") && has_value) {
       since = argv[++i];
+      since_given = 1;
+      since_given = 1;
       if (ps_parse_duration_s(since, &since_s) < 0) {
         free(hosts);
         return usage("--since: not a duration (examples: 36h, 7d, 2w)");
@@ -437,7 +449,17 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     free(hosts);
     return usage("--candidate and --against go together (with at most one --host)");
   }
+  if (explain_run && (nhosts > 1 || source || series || candidate)) {
+    free(hosts);
+    return usage("--explain takes one --host at most, and no --source, --series or --candidate");
+  }
   int rc = ps_cmd_load_secrets(cfg);
+  if (rc == PS_EXIT_OK && explain_run) {
+    rc = ps_cmd_verdicts_explain(cfg, explain_run, nhosts ? hosts[0] : NULL,
+                                 since_given ? since_s : EXPLAIN_SINCE_S, format == FORMAT_JSON);
+    free(hosts);
+    return rc;
+  }
   if (rc != PS_EXIT_OK || candidate) {
     if (rc == PS_EXIT_OK)
       rc = ps_cmd_verdicts_candidate(cfg, candidate, against, nhosts ? hosts[0] : NULL,

@@ -263,6 +263,21 @@ static const ps_cfg_key verdicts_candidates_keys[] = {
      .def_str = "", .doc = "the series they are judged against, e.g. \"daily-perf\""},
     END};
 
+/* "Want 0" (docs/verdicts.md, "Kernel growth against a limit"): 1 per
+ * cycle is a starting point that lets a counter's rounding through a cycle
+ * end pass and catches a leak of one object per cycle or more. */
+static const ps_cfg_key verdicts_growth_keys[] = {
+    {.name = "kernel_objects", .kind = PS_K_FLOAT,
+     .offset = CFG(verdicts.max_growth_per_cycle[PS_GROWTH_KERNEL_OBJECTS]), .min = 0,
+     .max = MILLIONTHS(1e6), .def_num = 1.0, .doc = "kernel objects per cycle"},
+    {.name = "kp_unresolved", .kind = PS_K_FLOAT,
+     .offset = CFG(verdicts.max_growth_per_cycle[PS_GROWTH_KP_UNRESOLVED]), .min = 0,
+     .max = MILLIONTHS(1e6), .def_num = 1.0, .doc = "unresolved kernel promises per cycle"},
+    {.name = "clist_entries", .kind = PS_K_FLOAT,
+     .offset = CFG(verdicts.max_growth_per_cycle[PS_GROWTH_CLIST_ENTRIES]), .min = 0,
+     .max = MILLIONTHS(1e6), .def_num = 1.0, .doc = "c-list entries per cycle"},
+    END};
+
 /* significance: the permutation count grows as 10 / significance, so the
  * bounds keep one test between 50 and 10,000 permutations. window_runs:
  * the test is O(n log n) per permutation; a thousand runs is years of
@@ -283,6 +298,7 @@ static const ps_cfg_key verdicts_keys[] = {
      .doc = "a group of metric = { worse = ...; min_change = ...; } groups"},
     {.name = "stage_drift_pct", .kind = PS_K_FLOAT, .offset = CFG(verdicts.stage_drift_pct),
      .min = 0, .max = MILLIONTHS(1000), .def_num = 10.0, .doc = "percent"},
+    GROUP("max_growth_per_cycle", verdicts_growth_keys),
     GROUP("dss", verdicts_dss_keys),
     GROUP("candidates", verdicts_candidates_keys),
     {.name = "compare_url", .kind = PS_K_STR, .offset = CFG(verdicts.compare_url),

@@ -11,6 +11,9 @@
  *   never has a value.
  * - Stage figures come from the stage summaries: cycles of every task
  *   (task=all), blocks of the live part (summary=onlyLive).
+ * - Growth figures are the slog stage's growth per cycle (docs/schema.md
+ *   "loadgen_slog_stage"), counted per cycle, not in percent: "want 0"
+ *   (docs/verdicts.md, "Kernel growth against a limit").
  */
 #include "core/figures.h"
 
@@ -20,30 +23,38 @@
 #define STAGE "loadgen_stage"
 #define CYCLES "loadgen_stage_cycles"
 #define BLOCKS "loadgen_stage_blocks"
+#define SLOG_STAGE "loadgen_slog_stage"
 #define ALL_TASKS "task", "all"
 #define LIVE "summary", "onlyLive"
 
-/* A headline run figure, with its defaults. */
-#define HEAD(field, label, unit, worse, change, cunit)                                      \
-  {field, field, label, unit, RUN, NULL, NULL, PS_FIG_RUN, worse, change, cunit}
+/* A headline run figure, with its defaults. `explained`: it is time spent
+ * in the chain, so its regression gets the slog's cause beside it
+ * (docs/verdicts.md, "Why it got slower"). */
+#define HEAD(field, label, unit, worse, change, cunit, explained)                           \
+  {field, field, label, unit, RUN, NULL, NULL, PS_FIG_RUN, worse, change, cunit, explained}
 /* A run figure judged only when the configuration names it. */
-#define MORE(field, unit) {field, field, NULL, unit, RUN, NULL, NULL, PS_FIG_RUN, 0, 5.0, 0}
+#define MORE(field, unit) {field, field, NULL, unit, RUN, NULL, NULL, PS_FIG_RUN, 0, 5.0, 0, 0}
 /* A stage figure: its verdicts are named stage_<field>. */
 #define STAGE_FIG(field, label, measurement, sel)                                           \
-  {field, "stage_" field, label, "s", measurement, sel, PS_FIG_STAGE, PS_WORSE_HIGHER, 0, 0}
+  {field, "stage_" field, label, "s", measurement, sel, PS_FIG_STAGE, PS_WORSE_HIGHER, 0, 0, 0}
+
+/* A growth figure: absolute units (a count per cycle), higher is worse. */
+#define GROWTH_FIG(field, label)                                                            \
+  {field, field, label, "per cycle", SLOG_STAGE, NULL, NULL, PS_FIG_GROWTH, PS_WORSE_HIGHER,  \
+   0, PS_CHANGE_POINTS, 0}
 
 const ps_figure ps_figures[] = {
-    HEAD("cycleAvgDuration", "Cycle avg duration", "s", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT),
-    HEAD("cycleSuccessRate", "Cycle success rate", "%", PS_WORSE_LOWER, 2.0, PS_CHANGE_POINTS),
+    HEAD("cycleAvgDuration", "Cycle avg duration", "s", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT, 1),
+    HEAD("cycleSuccessRate", "Cycle success rate", "%", PS_WORSE_LOWER, 2.0, PS_CHANGE_POINTS, 0),
     HEAD("live_avgSwingsetTime", "Live swingset time", "s", PS_WORSE_HIGHER, 5.0,
-         PS_CHANGE_PERCENT),
+         PS_CHANGE_PERCENT, 1),
     HEAD("live_avgBlockDuration", "Live block time", "s", PS_WORSE_HIGHER, 5.0,
-         PS_CHANGE_PERCENT),
+         PS_CHANGE_PERCENT, 0),
     HEAD("chainBootstrapDuration", "Chain bootstrap", "s", PS_WORSE_HIGHER, 5.0,
-         PS_CHANGE_PERCENT),
-    HEAD("walletDeployDuration", "Wallet deploy", "s", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT),
+         PS_CHANGE_PERCENT, 0),
+    HEAD("walletDeployDuration", "Wallet deploy", "s", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT, 0),
     HEAD("loadgenDeployDuration", "Loadgen deploy", "s", PS_WORSE_HIGHER, 5.0,
-         PS_CHANGE_PERCENT),
+         PS_CHANGE_PERCENT, 0),
     MORE("duration", "s"),
     MORE("totalBlockCount", ""),
     MORE("live_blockCount", ""),
@@ -60,7 +71,11 @@ const ps_figure ps_figures[] = {
     STAGE_FIG("avgDuration", "Cycle avg duration", CYCLES, ALL_TASKS),
     STAGE_FIG("avgSwingsetTime", "Live swingset time", BLOCKS, LIVE),
     STAGE_FIG("avgBlockDuration", "Live block time", BLOCKS, LIVE),
-    {"loadgen", "stage_loadgen", NULL, "", STAGE, NULL, NULL, PS_FIG_STAGE_KIND, 0, 0, 0},
+    {"loadgen", "stage_loadgen", NULL, "", STAGE, NULL, NULL, PS_FIG_STAGE_KIND, 0, 0, 0, 0},
+    /* in ps_growth_figure_id order */
+    GROWTH_FIG("kernelObjectsPerCycle", "Kernel objects per cycle"),
+    GROWTH_FIG("kpUnresolvedPerCycle", "Unresolved promises per cycle"),
+    GROWTH_FIG("clistEntriesPerCycle", "C-list entries per cycle"),
 };
 
 const size_t ps_nfigures = sizeof ps_figures / sizeof ps_figures[0];
@@ -83,6 +98,8 @@ const ps_figure *ps_figure_find(const char *name) {
 const ps_figure *ps_stage_figure(ps_stage_figure_id id) { return nth(PS_FIG_STAGE, (size_t)id); }
 
 const ps_figure *ps_stage_kind_figure(void) { return nth(PS_FIG_STAGE_KIND, 0); }
+
+const ps_figure *ps_growth_figure(ps_growth_figure_id id) { return nth(PS_FIG_GROWTH, (size_t)id); }
 
 int ps_figure_selects(const ps_figure *f, const char *value) {
   return !f->tag || (value && strcmp(value, f->tag_value) == 0);

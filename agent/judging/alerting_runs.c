@@ -11,14 +11,22 @@
  */
 #include "judging/alerting_runs.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "alert/text.h"
 #include "core/util.h"
+#include "core/figures.h"
+#include "core/log.h"
+#include "report/explain.h"
 #include "runs/runs.h"
+
+#define MOD "alerts"
 
 #define GATHER_MS 1000
 
@@ -284,6 +292,241 @@ void pl_alert_runs_tap(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg
     on_verdict_point(ar, p);
 }
 
+/* --- the cause of a regression --------------------------------------------- */
+
+/* Appended to a regression's text: "; inside the chain: v16
+ * (zcf-b1-8d1c4-amm) 0.0123 -> 0.0861 s per cycle (+0.0738), ...; BOYD
+ * 3.5 % -> 4.1 % of delivery time; Kernel objects per cycle +2" (docs/alerts.md).
+ * The three vats that moved most are what a person reads on a phone; the
+ * payload (cause_json) has all five. */
+#define CAUSE_TEXT_VATS 3
+
+static int cause_text(ps_buf *out, const ps_explanation *e) {
+  int rc = 0;
+  if (e->ntop)
+    rc |= ps_buf_puts(out, "; inside the chain: ");
+  for (size_t i = 0; i < e->ntop && i < CAUSE_TEXT_VATS; i++) {
+    const ps_explain_vat *v = &e->top[i];
+    rc |= ps_buf_printf(out, "%s%s%s%s%s %.4g -> %.4g s per cycle (%+.4g)", i ? ", " : "",
+                        v->vat, v->name[0] ? " (" : "", v->name, v->name[0] ? ")" : "",
+                        v->then, v->now, v->now - v->then);
+  }
+  if (isfinite(e->boyd_now)) {
+    rc |= ps_buf_puts(out, "; BOYD ");
+    if (isfinite(e->boyd_then))
+      rc |= ps_buf_printf(out, "%.1f %% -> ", e->boyd_then * 100.0);
+    rc |= ps_buf_printf(out, "%.1f %% of delivery time", e->boyd_now * 100.0);
+  }
+  int said = 0;
+  for (int g = 0; g < PS_GROWTH_NFIGURES; g++)
+    if (isfinite(e->growth[g]) && e->growth[g] != 0) {
+      const ps_figure *f = ps_growth_figure((ps_growth_figure_id)g);
+      rc |= ps_buf_printf(out, "%s%s %+.3g", said++ ? ", " : "; ", f->label, e->growth[g]);
+    }
+  return rc ? -ENOMEM : 0;
+}
+
+static void add_finite(cJSON *o, const char *key, double v) {
+  if (isfinite(v))
+    cJSON_AddNumberToObject(o, key, v);
+}
+
+static char *cause_json(const ps_explanation *e) {
+  cJSON *o = cJSON_CreateObject(), *vats = cJSON_AddArrayToObject(o, "vats");
+  cJSON *growth = cJSON_AddObjectToObject(o, "growth");
+  for (size_t i = 0; vats && i < e->ntop; i++) {
+    const ps_explain_vat *v = &e->top[i];
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "vat", v->vat);
+    if (v->name[0])
+      cJSON_AddStringToObject(x, "name", v->name);
+    add_finite(x, "then", v->then);
+    add_finite(x, "now", v->now);
+    add_finite(x, "change", v->now - v->then);
+    cJSON_AddItemToArray(vats, x);
+  }
+  cJSON_AddNumberToObject(o, "oldRuns", (double)e->old_runs);
+  add_finite(o, "boydShareThen", e->boyd_then);
+  add_finite(o, "boydShareNow", e->boyd_now);
+  for (int g = 0; growth && g < PS_GROWTH_NFIGURES; g++)
+    add_finite(growth, ps_growth_figure((ps_growth_figure_id)g)->name, e->growth[g]);
+  char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+  cJSON_Delete(o);
+  return text;
+}
+
+
+/* A loadgen regression of time in the chain waits for its cause, read
+ * back on the threadpool (report/explain.h); the event goes out with or
+ * without it (docs/alerts.md: a server that cannot answer costs the cause,
+ * never the alert). */
+/* The run's slog may still be read when its regression is judged: while
+ * the series has slog stages on the server but the run none yet, the
+ * cause is asked again every CAUSE_RETRY_MS, CAUSE_TRIES times at most
+ * (docs/alerts.md). A series without slogs is not waited for. */
+#define CAUSE_RETRY_MS 2000
+#define CAUSE_TRIES 10
+
+typedef struct explain_job {
+  struct explain_job *next;
+  uv_work_t work;
+  uv_timer_t retry;
+  int tries;
+  pl_alert_runs *ar;
+  ps_config cfg; /* shallow copy: its strings outlive the job */
+  ps_explain_data d;
+  ps_buf err;
+  int rc;
+  ps_alert_event ev;
+  int backfill;
+  int64_t time_ns;
+} explain_job;
+
+/* The regressed metric whose cause is explained, or NULL. */
+static const ps_alert_metric *wants_cause(const ps_alert_event *ev) {
+  if (ev->kind != PS_ALERT_REGRESSION || !ev->source ||
+      strcmp(ev->source, PS_RUN_MARKER_SOURCE) != 0)
+    return NULL;
+  for (size_t i = 0; i < ev->nmetrics; i++) {
+    const ps_figure *f = ps_figure_find(ev->metrics[i].metric);
+    if (f && f->explained && !ev->metrics[i].stage)
+      return &ev->metrics[i];
+  }
+  return NULL;
+}
+
+static void explain_done(uv_work_t *w, int status);
+
+static void explain_work(uv_work_t *w) {
+  explain_job *j = w->data;
+  j->rc = ps_explain_query(&j->cfg, &j->d, &j->err);
+}
+
+static void job_free(uv_handle_t *h) {
+  explain_job *j = h->data;
+  ps_explain_data_free(&j->d);
+  ps_buf_free(&j->err);
+  free(j);
+}
+
+static void retry_cb(uv_timer_t *t) {
+  explain_job *j = t->data;
+  if (j->ar->sh->stopping || uv_queue_work(j->ar->sh->loop, &j->work, explain_work,
+                                           explain_done) < 0)
+    explain_done(&j->work, UV_ECANCELED);
+}
+
+/* Has the run a slog stage on the server that takes part? */
+static int run_has_slog(const ps_explain_data *d) {
+  for (size_t i = 0; i < d->nstages; i++)
+    if (strcmp(d->stages[i].run, d->run) == 0 && d->stages[i].stage > 0 && !d->stages[i].partial &&
+        d->stages[i].cycles > 0)
+      return 1;
+  return 0;
+}
+
+static void explain_done(uv_work_t *w, int status) {
+  explain_job *j = w->data;
+  pl_alert_runs *ar = j->ar;
+  if (status == 0 && j->rc == 0 && j->d.nstages && !run_has_slog(&j->d) &&
+      ++j->tries < CAUSE_TRIES &&
+      !ar->sh->stopping) {
+    /* asked again from the start: the same run, the same known change */
+    char *metric = j->d.regressed ? strdup(j->d.regressed) : NULL;
+    char *change = j->d.change_run ? strdup(j->d.change_run) : NULL;
+    char *run = strdup(j->d.run), *host = j->d.host ? strdup(j->d.host) : NULL;
+    int64_t since = j->d.since_ns, now = j->d.now_ns;
+    ps_explain_data_free(&j->d);
+    ps_explain_data_init(&j->d, run, host, since, now);
+    int ok = run && metric && ps_explain_data_known(&j->d, metric, change) == 0;
+    free(metric);
+    free(change);
+    free(run);
+    free(host);
+    if (ok && uv_timer_start(&j->retry, retry_cb, CAUSE_RETRY_MS, 0) == 0)
+      return;
+    j->rc = -ENOMEM;
+  }
+  if (status == 0 && j->rc == 0 && run_has_slog(&j->d)) {
+    ps_buf text;
+    ps_buf_init(&text, 0);
+    char *cause = cause_json(&j->d.e);
+    if (ps_buf_puts(&text, j->ev.text) == 0 && cause_text(&text, &j->d.e) == 0) {
+      free(j->ev.text);
+      j->ev.text = text.data;
+      text.data = NULL;
+    }
+    ps_buf_free(&text);
+    free(j->ev.cause);
+    j->ev.cause = cause;
+  } else {
+    ps_log_limited(PS_LOG_WARNING, MOD, "cause", 300,
+                   "%s: regression sent without its cause (%s)", j->ev.run,
+                   j->err.data    ? j->err.data
+                   : j->rc < 0    ? strerror(-j->rc)
+                   : status == 0 ? "no slog figures of the run on the server"
+                                  : "cancelled");
+  }
+  ar->explaining--;
+  for (explain_job **pp = &ar->jobs; *pp; pp = &(*pp)->next)
+    if (*pp == j) {
+      *pp = j->next;
+      break;
+    }
+  if (!ar->sh->stopping)
+    pl_alert_raise(ar->raiser, &j->ev, j->d.run, j->backfill, j->time_ns); /* takes it */
+  else
+    ps_alert_event_free(&j->ev);
+  uv_close((uv_handle_t *)&j->retry, job_free);
+  /* The owner waits for this (pl_alert_runs_idle): an event the policy
+   * keeps back is no delivery attempt, so nothing else would tell it. */
+  if (ar->raiser->settled)
+    ar->raiser->settled(ar->raiser->settled_ctx);
+}
+
+/* Takes `ev` over when it returns 1. */
+static int explain_then_raise(pl_alert_runs *ar, ps_alert_event *ev, const char *run,
+                              int backfill, int64_t time_ns) {
+  const ps_alert_metric *m = wants_cause(ev);
+  if (!m)
+    return 0;
+  /* The same event judged again while the first waits for its cause: the
+   * first is the one raised, as without a cause (alert/decided.h) */
+  for (explain_job *o = ar->jobs; o; o = o->next)
+    if (strcmp(o->ev.id, ev->id) == 0) {
+      ps_alert_event_free(ev);
+      return 1;
+    }
+  explain_job *j = calloc(1, sizeof *j);
+  if (!j)
+    return 0;
+  j->ar = ar;
+  j->cfg = *ar->sh->cfg;
+  /* every time is bounded by the run's own; the run is looked for far back */
+  ps_explain_data_init(&j->d, run, ev->host, (int64_t)3660 * 86400 * 1000000000, time_ns);
+  ps_buf_init(&j->err, 2048);
+  j->backfill = backfill;
+  j->time_ns = time_ns;
+  j->work.data = j;
+  if (!j->d.run || ps_explain_data_known(&j->d, m->metric, m->change_run) < 0 ||
+      uv_timer_init(ar->sh->loop, &j->retry) < 0) {
+    ps_explain_data_free(&j->d);
+    ps_buf_free(&j->err);
+    free(j);
+    return 0;
+  }
+  j->retry.data = j;
+  if (uv_queue_work(ar->sh->loop, &j->work, explain_work, explain_done) < 0) {
+    uv_close((uv_handle_t *)&j->retry, job_free);
+    return 0;
+  }
+  ps_alert_event_move(&j->ev, ev);
+  ar->explaining++;
+  j->next = ar->jobs;
+  ar->jobs = j;
+  return 1;
+}
+
 void pl_alert_runs_verdicts(pl_alert_runs *ar, const pl_alert_verdicts *v) {
   static const ps_alert_kind kinds[2] = {PS_ALERT_REGRESSION, PS_ALERT_IMPROVEMENT};
   for (int dir = 0; dir < 2; dir++) {
@@ -316,6 +559,8 @@ void pl_alert_runs_verdicts(pl_alert_runs *ar, const pl_alert_verdicts *v) {
       ps_alert_event_free(&ev);
       continue;
     }
+    if (explain_then_raise(ar, &ev, v->run, v->backfill, v->time_ns))
+      continue;
     pl_alert_raise(ar->raiser, &ev, v->run, v->backfill, v->time_ns);
   }
 }
@@ -392,7 +637,7 @@ void pl_alert_runs_finish(pl_alert_runs *ar) {
   flush_groups(ar);
 }
 
-int pl_alert_runs_idle(const pl_alert_runs *ar) { return !ar->groups; }
+int pl_alert_runs_idle(const pl_alert_runs *ar) { return !ar->groups && !ar->explaining; }
 
 void pl_alert_runs_close(pl_alert_runs *ar) {
   if (!uv_is_closing((uv_handle_t *)&ar->gather))

@@ -128,6 +128,10 @@ void pl_judging_point(pl_judging *j, const ps_point *p, const ps_source_cfg *src
   pl_alerting_tap(&j->alerts, p, src, path);
 }
 
+void pl_judging_slog_point(pl_judging *j, const ps_point *p) {
+  pl_verdicts_slog_point(&j->verdicts, p);
+}
+
 int pl_judging_quiet(const pl_judging *j) { return pl_verdicts_quiet(&j->verdicts); }
 
 void pl_judging_finish(pl_judging *j) { pl_alerting_finish(&j->alerts); }

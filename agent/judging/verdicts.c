@@ -166,7 +166,7 @@ static void pass_finished(void *arg, int ok) {
       }
     } else if (p->kind == PASS_STAGES) {
       pl_collect_drop_run(&vd->collect, p->ended);
-    } else {
+    } else if (p->kind == PASS_DSS) {
       pl_collect_drop_dss(&vd->collect, p->doc);
     }
     vd->sh->state_dirty = 1;
@@ -555,6 +555,7 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
     else
       rejudge_candidates(vd, series, start);
   }
+  pl_vd_growth_run_ended(vd, v->id.run, ev->backfill);
   if (r && v->status == PS_RUN_STATUS_SUCCESS && r->nstages) {
     /* Stage drift needs no history; the run stays (and is saved) until its
      * verdicts are acknowledged. */
@@ -683,6 +684,11 @@ void pl_verdicts_free(pl_verdicts *vd) {
     free(s);
   }
   pl_collect_free(&vd->collect);
+  while (vd->growth_waiting) {
+    pl_vgrowth *w = vd->growth_waiting;
+    vd->growth_waiting = w->next;
+    pl_vd_growth_free(w);
+  }
   ps_ledger_free(&vd->ledger);
   ps_triage_set_free(&vd->triage_server);
   ps_triage_set_free(&vd->triage_file);

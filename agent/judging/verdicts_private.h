@@ -8,6 +8,7 @@
 #define PS_JUDGING_VERDICTS_PRIVATE_H
 
 #include "judging/verdicts.h"
+#include "verdict/growth_limit.h"
 
 #define PL_VD_MOD "verdicts"
 #define PL_VD_LOADGEN "loadgen"
@@ -30,7 +31,7 @@ struct pl_vseries {
   int waiting_server;  /* --once: the server could not give it now */
 };
 
-typedef enum { PASS_SERIES, PASS_STAGES, PASS_DSS } pass_kind;
+typedef enum { PASS_SERIES, PASS_STAGES, PASS_DSS, PASS_LIMIT } pass_kind;
 
 struct pl_vpass {
   pl_vpass *next;
@@ -65,5 +66,16 @@ const char *pl_vd_candidate_against(const pl_verdicts *vd, const char *source,
 int pl_vd_judge_series(pl_verdicts *vd, ps_ledger_series *s);
 void pl_vd_judge_stages(pl_verdicts *vd, pl_lg_run *r);
 void pl_vd_judge_dss(pl_verdicts *vd, pl_dss_doc *d);
+
+/* Kernel growth against its limit (verdicts_growth.c): a stage that waits
+ * for its run's end. */
+typedef struct pl_vgrowth {
+  struct pl_vgrowth *next;
+  ps_growth_stage g;
+  char *run, *series, *revision;
+} pl_vgrowth;
+void pl_vd_growth_free(pl_vgrowth *w);
+/* The run `run` ended with `backfill`: its waiting stages are judged. */
+void pl_vd_growth_run_ended(pl_verdicts *vd, const char *run, int backfill);
 
 #endif

@@ -211,6 +211,8 @@ static int slog_point(void *ctx, const ps_point *p, const ps_origin *o) {
   }
   if (rc < 0)
     return rc;
+  if (t->hooks.point)
+    t->hooks.point(t->hooks.ctx, p);
   if (++s->bpoints >= BATCH_POINTS)
     send_batch(s);
   return 0;

@@ -198,6 +198,33 @@ static void json_one_dss(page *p, size_t idx, const dss_test *t) {
   put(p, "]}");
 }
 
+/* Inside the chain: the top vats of each stage run's slog, then and now
+ * (their names through jstr(), as every string of the block). */
+static void json_chains(page *p) {
+  const ps_report_data *d = p->d;
+  put(p, "\"chains\":[");
+  for (size_t i = 0; i < d->nchains; i++) {
+    const ps_explanation *e = &d->chains[i].e;
+    put(p, i ? ",{\"vats\":[" : "{\"vats\":[");
+    for (size_t k = 0; k < e->ntop; k++) {
+      put(p, k ? "," : "");
+      jstr(p, e->top[k].name[0] ? e->top[k].name : e->top[k].vat);
+    }
+    put(p, "],\"then\":[");
+    for (size_t k = 0; k < e->ntop; k++) {
+      put(p, k ? "," : "");
+      jnum(p, e->top[k].then);
+    }
+    put(p, "],\"now\":[");
+    for (size_t k = 0; k < e->ntop; k++) {
+      put(p, k ? "," : "");
+      jnum(p, e->top[k].now);
+    }
+    put(p, "]}");
+  }
+  put(p, "]");
+}
+
 void ps_html_json_all(page *p) {
   putf(p, "{\"v\":1,\"generated\":");
   jnum(p, (double)(p->d->now_ns / 1000000));
@@ -205,6 +232,8 @@ void ps_html_json_all(page *p) {
   json_trends(p);
   put(p, ",");
   json_stages(p);
+  put(p, ",");
+  json_chains(p);
   put(p, ",\"dss\":[");
   for (size_t i = 0; i < p->ntests; i++)
     json_one_dss(p, i, &p->tests[i]);

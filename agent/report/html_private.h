@@ -212,4 +212,7 @@ void ps_html_section_health(page *p);
 /* A triage decision beside what it is about (html_view.c). */
 void ps_html_decision_badge(page *p, const char *what, const ps_triage_decision *t);
 
+/* Inside the chain: the slog figures of stage run `of` (html_chain.c). */
+void ps_html_chain(page *p, size_t of, int first);
+
 #endif

@@ -491,8 +491,10 @@ void ps_html_section_stages(page *p) {
     return;
   int shown = 0, c, b;
   for (size_t k = 0; k < d->nstage_runs && !p->rc; k++)
-    if (stage_rows(d, k, &c, &b))
-      html_stage_run(p, k, !shown++);
+    if (stage_rows(d, k, &c, &b)) {
+      html_stage_run(p, k, !shown);
+      ps_html_chain(p, k, !shown++);
+    }
   if (!shown) {
     section_empty(p, "No run in this range has stage data yet.");
     return;

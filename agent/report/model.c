@@ -134,6 +134,7 @@ void ps_report_data_free(ps_report_data *d) {
   free(d->stages);
   free(d->blocks);
   free(d->health);
+  free(d->chains);
   free(d->source);
   for (size_t i = 0; i < d->nhosts; i++)
     free(d->hosts[i]);
@@ -163,6 +164,8 @@ static void *push(void **arr, size_t *n, size_t *cap, size_t size) {
 }
 
 #define PUSH(d, name) push((void **)&(d)->name, &(d)->n##name, &(d)->cap_##name, sizeof *(d)->name)
+
+ps_rchain *ps_report_add_chain(ps_report_data *d) { return PUSH(d, chains); }
 
 ps_rrun *ps_report_add_run(ps_report_data *d, const char *name) {
   char *copy = strdup(name ? name : "");

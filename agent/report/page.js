@@ -156,6 +156,23 @@
     };
   }
 
+  // --- inside the chain: the vats that moved most, then and now
+  function chainVats(canvas) {
+    var c = data.chains[+canvas.dataset.chain];
+    return {
+      type: 'bar',
+      data: {
+        labels: c.vats,
+        datasets: [
+          { label: 'old level (s per cycle)', data: c.then, backgroundColor: colour(0) },
+          { label: 'this run (s per cycle)', data: c.now, backgroundColor: colour(1) }
+        ]
+      },
+      options: { indexAxis: 'y',
+                 scales: { x: { beginAtZero: true, title: { display: true, text: 's per cycle' } } } }
+    };
+  }
+
   // --- DSS bench: one test of one results file, against the sweep's variants
   function dss(canvas, field, unit) {
     var t = data.dss[+canvas.dataset.dss];
@@ -186,6 +203,7 @@
     'stage-cycles': function (c) { return stageBars(c, 'cycles', 'cycles'); },
     'stage-duration': function (c) { return stageBars(c, 'duration', 's'); },
     'stage-blocks': stageBlocks,
+    'chain-vats': chainVats,
     'dss-rps': function (c) { return dss(c, 'rps', 'q/s'); },
     'dss-p95': function (c) { return dss(c, 'p95', 'p95 ms'); }
   };

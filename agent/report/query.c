@@ -18,6 +18,7 @@
  */
 #include "report/query.h"
 #include "report/triage_read.h"
+#include "report/explain.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -467,6 +468,38 @@ static int ask(const ps_config *cfg, ps_report_data *d, int statement, ps_buf *e
   return rc;
 }
 
+/* The slog part of stage run `k` (report/explain.h); only -ENOMEM stops
+ * the page: the rest of it does not depend on the slog figures. */
+static int chain_of(const ps_config *cfg, ps_report_data *d, size_t k) {
+  const ps_rstamp *sr = &d->stage_runs[k];
+  ps_explain_data x;
+  ps_buf err;
+  ps_buf_init(&err, 2048);
+  ps_explain_data_init(&x, sr->run, sr->host, d->now_ns - d->since_ns, d->now_ns);
+  int rc = x.run ? ps_explain_query(cfg, &x, &err) : -ENOMEM;
+  size_t n = 0;
+  for (size_t i = 0; rc == 0 && i < x.nstages; i++)
+    n += strcmp(x.stages[i].run, sr->run) == 0;
+  if (rc == 0 && n) {
+    ps_rchain *c = ps_report_add_chain(d);
+    if (!c) {
+      rc = -ENOMEM;
+    } else {
+      c->of = k;
+      c->e = x.e;
+      c->regressed = x.regressed != NULL;
+      for (size_t i = 0; i < x.nstages && c->nstages < PS_RCHAIN_STAGES; i++)
+        if (strcmp(x.stages[i].run, sr->run) == 0) {
+          c->stages[c->nstages] = x.stages[i];
+          c->stages[c->nstages++].run = NULL;
+        }
+    }
+  }
+  ps_explain_data_free(&x);
+  ps_buf_free(&err);
+  return rc == -ENOMEM ? rc : 0;
+}
+
 int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err) {
   int rc = 0;
   for (int s = 0; s < PS_RQ_STAGE_CYCLES && rc == 0; s++)
@@ -479,6 +512,10 @@ int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err) {
     for (int s = PS_RQ_STAGE_CYCLES; d->stage_run && s < PS_REPORT_NSTATEMENTS && rc == 0; s++)
       rc = ask(cfg, d, s, err);
   }
+  /* inside the chain: each stage run's slog figures and their cause; a
+   * server without them (or a run without slogs) leaves the part out */
+  for (size_t k = 0; k < d->nstage_runs && rc == 0; k++)
+    rc = chain_of(cfg, d, k);
   if (rc == 0)
     rc = ps_report_use_stage_run(d, 0);
   /* the decisions: a page that cannot have them shows the verdicts as

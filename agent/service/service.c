@@ -309,6 +309,13 @@ static void on_reader_idle(void *ctx) {
 
 static void on_slogs_idle(void *ctx) { check_done(ctx); }
 
+/* The slog's stage points carry the kernel growth the judges hold against
+ * its limit (judging/judging.h). */
+static void on_slog_point(void *ctx, const ps_point *p) {
+  ps_service *pl = ctx;
+  pl_judging_slog_point(&pl->judging, p);
+}
+
 /* Slogs wait for the lines, and in --once for the closing evaluation of
  * the runs too: it reads an ended run's unterminated perf-finish, whose
  * cycles the stages' growth needs (else each stage is read twice). */
@@ -503,7 +510,7 @@ static int start_stages(ps_service *pl) {
   pl_runs_hooks runh = {on_run_event, pl};
   pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &out, &pl->commit, &runh);
   pl_router_init(&pl->router, &pl->sh, &pl->reg, &pl->rd, &pl->runs);
-  pl_slogs_hooks slh = {on_slogs_idle, slogs_wait, pl};
+  pl_slogs_hooks slh = {on_slogs_idle, slogs_wait, pl, on_slog_point};
   pl_slogs_init(&pl->slogs, &pl->sh, &out, &slh);
   pl_slogs_from_json(&pl->slogs, ps_state_section(&pl->saved, "slogs"));
   pl_commit_add_section(&pl->commit, "slogs", slogs_json, pl);

@@ -68,6 +68,7 @@ const char *ps_verdict_method_name(ps_verdict_method m) {
   case PS_METHOD_STAGE_DRIFT: return "stage_drift";
   case PS_METHOD_ARM_COMPARE: return "arm_compare";
   case PS_METHOD_CANDIDATE: return "candidate";
+  case PS_METHOD_LIMIT: return "limit";
   case PS_METHOD_EDIVISIVE: break;
   }
   return "edivisive";

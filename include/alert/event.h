@@ -15,7 +15,8 @@
  *   keeps both. 32 lowercase hex digits.
  * - ps_alert_event_to_cjson() builds the object sent to every channel:
  *   id, event, time (RFC 3339, UTC), host, source, run, series, test_type,
- *   revision, status, text, suppressed, metrics; keys whose value is not
+ *   revision, status, text, suppressed, metrics, cause (an object: why a
+ *   regression of time in the chain happened); keys whose value is not
  *   known are left out. ps_alert_event_from_cjson() reads such an object
  *   back (the outbox in the state file) and refuses one without a known
  *   event, a well-formed id, a source, a run or a text (-EINVAL).
@@ -70,6 +71,8 @@ typedef struct ps_alert_event {
   char *status;
   char *text;        /* one line a person understands */
   uint64_t suppressed; /* repeats of this (event, key) dropped before it */
+  char *cause;       /* regression: the slog's cause as JSON text of an object
+                        (verdict/explain.h; docs/alerts.md), NULL when none */
   ps_alert_metric *metrics;
   size_t nmetrics;
 } ps_alert_event;

@@ -45,6 +45,10 @@ void ps_cmd_load_state(struct ps_state *s, const char *dir, const char *cmd);
  * the run judged now against the current level of SERIES, both read from
  * the server; host NULL: the run's own (it must be on one host). Prints
  * the verdicts (as JSON with `json`) and returns the exit code. */
+/* `perfship verdicts --explain RUN` (verdicts_explain.c): why RUN got
+ * slower, read back from the server within `since_s`. An exit code. */
+int ps_cmd_verdicts_explain(ps_config *cfg, const char *run, const char *host, int64_t since_s,
+                            int json);
 int ps_cmd_verdicts_candidate(const ps_config *cfg, const char *run, const char *against,
                               const char *host, int json);
 /* The reading of one InfluxQL answer over loadgen_run in it, for the fuzz

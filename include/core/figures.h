@@ -19,6 +19,11 @@
  *   against the run's first loadgen stage (verdict/stage_drift.h); they
  *   follow the run rows in ps_stage_figure_id order. The stage kind row
  *   (PS_FIG_STAGE_KIND) says which stages take part.
+ * - Growth figures (PS_FIG_GROWTH) are a loadgen stage's growth per cycle
+ *   of a kernel counter (loadgen_slog_stage), judged against the absolute
+ *   limit verdicts.max_growth_per_cycle (verdict/growth_limit.h), because a
+ *   leak there since the first run never shows as a change; they follow
+ *   the stage kind row in ps_growth_figure_id order.
  * - Everything that picks these figures out of points, queries them or
  *   names them reads this table: the verdict stage's collector, the report
  *   page, the configuration's defaults and its list of judgeable metrics.
@@ -38,6 +43,7 @@ typedef enum ps_figure_scope {
   PS_FIG_RUN = 0,    /* one value per run */
   PS_FIG_STAGE,      /* one value per stage of a run */
   PS_FIG_STAGE_KIND, /* per stage: does it take part (a bool field) */
+  PS_FIG_GROWTH,     /* per stage: a kernel counter's growth per cycle, against a limit */
 } ps_figure_scope;
 
 typedef struct ps_figure {
@@ -53,6 +59,9 @@ typedef struct ps_figure {
   ps_worse worse;
   double min_change;
   ps_change_unit change_unit;
+  /* A regression of this run figure gets its cause beside it: the vats
+   * that moved, BOYD, kernel growth (verdict/explain.h). */
+  int explained;
 } ps_figure;
 
 #define PS_FIGURES_NHEADLINE 7
@@ -65,6 +74,15 @@ typedef enum ps_stage_figure_id {
   PS_STAGE_NFIGURES
 } ps_stage_figure_id;
 
+/* The growth figures, in the order of their rows (ps_growth_figure()) and
+ * of verdicts.max_growth_per_cycle's members. */
+typedef enum ps_growth_figure_id {
+  PS_GROWTH_KERNEL_OBJECTS = 0,
+  PS_GROWTH_KP_UNRESOLVED,
+  PS_GROWTH_CLIST_ENTRIES,
+  PS_GROWTH_NFIGURES
+} ps_growth_figure_id;
+
 extern const ps_figure ps_figures[];
 extern const size_t ps_nfigures;
 
@@ -73,6 +91,7 @@ const ps_figure *ps_figure_find(const char *name);
 /* The row of a stage figure, and of the stage kind. */
 const ps_figure *ps_stage_figure(ps_stage_figure_id id);
 const ps_figure *ps_stage_kind_figure(void);
+const ps_figure *ps_growth_figure(ps_growth_figure_id id);
 /* Does point tag value `value` (NULL: the point has no such tag) pass the
  * row's selector? */
 int ps_figure_selects(const ps_figure *f, const char *value);

@@ -61,6 +61,8 @@ typedef struct pl_alert_runs {
   pl_verdict_group *groups; /* tapped verdict points, per run */
   uv_timer_t gather;
   int finished; /* pl_alert_runs_finish() ran */
+  size_t explaining; /* regressions whose cause is being read back */
+  struct explain_job *jobs; /* those, by their event's id */
 } pl_alert_runs;
 
 void pl_alert_runs_init(pl_alert_runs *ar, pl_shared *sh, pl_alert_raiser *raiser,

@@ -8,7 +8,8 @@
  *   the judges need (pl_judging_point), wired by the service to the
  *   delivery's tap, subscribed to the measurements pl_judging_measurements()
  *   names (the figures table's sources, core/figures.h; DSS bench results;
- *   run markers; verdict points a source gives); out: verdict and alert points through `out` (aux
+ *   run markers; verdict points a source gives) and the slog reader's
+ *   points (pl_judging_slog_point); out: verdict and alert points through `out` (aux
  *   batches), alert events through the channels, the report page.
  * - Inside, and only here, the judges are wired to each other: a run's
  *   judged verdicts go to the alert stage (regression and improvement
@@ -80,6 +81,8 @@ size_t pl_judging_measurements(const char **out, size_t cap);
 void pl_judging_run_event(pl_judging *j, const pl_run_event *ev);
 void pl_judging_point(pl_judging *j, const ps_point *p, const ps_source_cfg *src,
                       const char *path);
+/* A point of the chain's slogs (pipeline/slogs.h, its `point` hook). */
+void pl_judging_slog_point(pl_judging *j, const ps_point *p);
 
 /* Nothing waits to be judged or sent (verdicts). */
 int pl_judging_quiet(const pl_judging *j);

@@ -26,7 +26,9 @@
  *   without InfluxQL (VictoriaMetrics) or without the database leaves the
  *   agent's own history.
  * - Loadgen, within a run: a successful run's stages against its first
- *   loadgen stage, once, when it ends. DSS bench: a results file's arms
+ *   loadgen stage, once, when it ends; each complete stage's kernel growth
+ *   per cycle against verdicts.max_growth_per_cycle when its slog stage
+ *   point is written (pl_verdicts_slog_point()). DSS bench: a results file's arms
  *   against its reference arm, when its end marker passes.
  * - Verdict points go through `out` (aux batches). Until every batch of a
  *   pass is acknowledged, the runs it judged stay unjudged in the state: a
@@ -100,6 +102,7 @@ typedef struct pl_verdicts {
   pl_collect collect;
   pl_vseries *series; /* judging state per series */
   pl_vpass *passes;   /* passes in flight */
+  struct pl_vgrowth *growth_waiting; /* slog stages of runs whose end is not known yet */
   uv_timer_t timer;
   int fetching;      /* a history query is on the threadpool */
   /* Triage decisions (verdict/triage.h): the server's, the triage_file's,
@@ -119,6 +122,10 @@ char *pl_verdicts_to_json(pl_verdicts *vd);
 
 void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p);
 void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev);
+/* A point of the chain's slog (pipeline/slogs.h): a complete
+ * loadgen_slog_stage after stage 0 gets its growth-limit verdicts at once
+ * (verdict/growth_limit.h); every other point is ignored. */
+void pl_verdicts_slog_point(pl_verdicts *vd, const ps_point *p);
 
 /* The configuration was reread: its triage_file is read again and the
  * server's decisions asked for at once. */

@@ -60,6 +60,9 @@ typedef struct pl_slogs_hooks {
    * come first. pl_slogs_kick() says they may go on. */
   int (*reader_busy)(void *ctx);
   void *ctx;
+  /* Every point as it is encoded (NULL: none): the judges see the stage
+   * points (a kernel leak is judged from them, docs/verdicts.md). */
+  void (*point)(void *ctx, const ps_point *p);
 } pl_slogs_hooks;
 
 typedef struct pl_slogs {

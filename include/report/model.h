@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "verdict/explain.h"
+
 #include "core/figures.h"
 #include "verdict/triage.h"
 
@@ -136,6 +138,18 @@ typedef struct ps_rhealth {
   double points_written, records_rejected, points_rejected, uptime_s;
 } ps_rhealth;
 
+/* Inside the chain: a stage run's slog figures and its explanation
+ * (verdict/explain.h, read by report/explain.h). At most PS_RCHAIN_STAGES
+ * stages are kept. */
+#define PS_RCHAIN_STAGES 64
+typedef struct ps_rchain {
+  size_t of; /* its stage run: index in d->stage_runs */
+  ps_explanation e;
+  int regressed; /* the explanation is of a regression of time in the chain */
+  ps_explain_stage_row stages[PS_RCHAIN_STAGES]; /* `run` not kept: NULL */
+  size_t nstages;
+} ps_rchain;
+
 #define PS_REPORT_ARRAY(type, name)                                                   \
   type *name;                                                                         \
   size_t n##name, cap_##name
@@ -153,6 +167,7 @@ typedef struct ps_report_data {
   PS_REPORT_ARRAY(ps_rstage, stages);
   PS_REPORT_ARRAY(ps_rblocks, blocks);
   PS_REPORT_ARRAY(ps_rhealth, health);
+  PS_REPORT_ARRAY(ps_rchain, chains);
   /* Newest stage data per run (loadgen_stage), before the stage run is
    * picked: the candidates. */
   PS_REPORT_ARRAY(ps_rstamp, stage_candidates);
@@ -187,6 +202,7 @@ ps_rdssfile *ps_report_add_dssfile(ps_report_data *d);
 ps_rstage *ps_report_add_stage(ps_report_data *d);
 ps_rblocks *ps_report_add_blocks(ps_report_data *d);
 ps_rhealth *ps_report_add_health(ps_report_data *d);
+ps_rchain *ps_report_add_chain(ps_report_data *d);
 ps_rstamp *ps_report_add_stage_candidate(ps_report_data *d);
 
 /* The run of that name on that host (NULL: a run without host tag), or

@@ -4,10 +4,11 @@
  * docs/verdicts.md).
  *
  * Contract
- * - A ps_verdict is a plain value made by one of the four judges: judge.h
+ * - A ps_verdict is a plain value made by one of the judges: judge.h
  *   (a loadgen series across revisions), stage_drift.h (stages of one run),
  *   arm_compare.h (arms of one DSS bench test), candidate.h (a run against
- *   the current level of another series). Judges compute and never
+ *   the current level of another series), growth_limit.h (a stage's
+ *   kernel growth against a limit). Judges compute and never
  *   emit, so a driver under back-pressure can emit the list at its own pace.
  * - Every string in a ps_verdict is borrowed from the judge's input (run
  *   names, the series, the metric names of the configuration) and must stay
@@ -46,6 +47,7 @@ typedef enum ps_verdict_method {
   PS_METHOD_STAGE_DRIFT,   /* a loadgen stage against the run's first loadgen stage */
   PS_METHOD_ARM_COMPARE,   /* a DSS arm against the reference arm */
   PS_METHOD_CANDIDATE,     /* a run against the current level of another series */
+  PS_METHOD_LIMIT,         /* a loadgen stage's growth against an absolute limit */
 } ps_verdict_method;
 
 typedef struct ps_verdict {

@@ -88,7 +88,7 @@ STAGE_PARTS = {
     "reader_queue": "reader", "reader_parser": "reader", "reader_settle": "reader",
     "reader_lines": "reader", "reader_docs": "reader",
     "verdicts_private": "verdicts", "verdicts_judge": "verdicts",
-    "verdicts_triage": "verdicts",
+    "verdicts_triage": "verdicts", "verdicts_growth": "verdicts",
 }
 
 # Headers many files implement, or that only declare types.
@@ -119,6 +119,7 @@ def figure_strings():
     # run fields are also the run's own facts the report reads)
     names = set(re.findall(r'\bHEAD\("([^"]+)"', text))
     names |= {"stage_" + n for n in re.findall(r'\bSTAGE_FIG\("([^"]+)"', text)}
+    names |= set(re.findall(r'\bGROWTH_FIG\("([^"]+)"', text))
     # selectors: #define LIVE "summary", "onlyLive" (the value; tag keys
     # such as `task` are also identity tags the report groups by)
     values = set(re.findall(r'^#define \w+ "\w+", "(\w+)"$', text, re.M))

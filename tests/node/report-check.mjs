@@ -98,7 +98,7 @@ try {
       const file = c.closest('details') ? c.closest('details').querySelector('summary') : null;
       return {
         kind: c.dataset.chart, series: c.dataset.series, metric: c.dataset.metric,
-        dss: c.dataset.dss, drawn: c.dataset.drawn, width: c.width, height: c.height,
+        dss: c.dataset.dss, chain: c.dataset.chain, drawn: c.dataset.drawn, width: c.width, height: c.height,
         painted, colourPixels,
         caption: fig ? fig.querySelector('figcaption').textContent : null,
         group: group ? group.textContent : null,
@@ -123,6 +123,8 @@ try {
   out.tables.dss = await rows('#dss-table tbody tr');
   out.tables.drift = await rows('#drift-table tbody tr');
   out.tables.armVerdicts = await rows('table.arm-verdicts tbody tr');
+  out.tables.chainStages = await rows('#chain-stages tbody tr');
+  out.tables.chainVats = await rows('#chain-vats tbody tr');
   out.texts = await page.evaluate(() => ({
     headlines: Array.from(document.querySelectorAll('.headline')).map((h) => ({
       id: h.id, cls: h.className, text: h.textContent })),

@@ -1,0 +1,91 @@
+/*
+ * html_chain.c: the report's "inside the chain" part of a run (docs/report.md,
+ * "Inside the chain"): the slog figures of its stages and vats, beside its
+ * stage charts. Every data string through txt() (html_private.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/figures.h"
+#include "html_private.h"
+
+/* Inside the chain: the slog figures of stage run `of` (docs/report.md,
+ * "Inside the chain"): per stage, per vat against the old level, and a
+ * chart of the vats that moved most. */
+void ps_html_chain(page *p, size_t of, int first) {
+  const ps_report_data *d = p->d;
+  const ps_rchain *c = NULL;
+  size_t idx = 0;
+  for (size_t i = 0; i < d->nchains && !c; i++)
+    if (d->chains[i].of == of)
+      c = &d->chains[idx = i];
+  put(p, "<h3>Inside the chain</h3>\n");
+  if (!c) {
+    put(p, "<p class=\"empty\">No slog figures for this run (no chain-stage slog read).</p>\n");
+    return;
+  }
+  char id[40];
+  snprintf(id, sizeof id, first ? "chain-stages" : "chain-stages-%zu", of);
+  putf(p, "<table id=\"%s\" class=\"chain\"><thead><tr><th>Stage</th>"
+          "<th class=\"n\">Finished cycles</th><th class=\"n\">Delivery s</th>"
+          "<th class=\"n\">BOYD share</th>", id);
+  for (int g = 0; g < PS_GROWTH_NFIGURES; g++) {
+    put(p, "<th class=\"n\">");
+    txt(p, ps_growth_figure((ps_growth_figure_id)g)->label);
+    put(p, "</th>");
+  }
+  put(p, "<th>Slog</th></tr></thead><tbody>\n");
+  for (size_t i = 0; i < c->nstages; i++) {
+    const ps_explain_stage_row *st = &c->stages[i];
+    putf(p, "<tr><td>%d</td><td class=\"n\">", st->stage);
+    ps_html_fmt_num(p, st->cycles);
+    put(p, "</td><td class=\"n\">");
+    ps_html_fmt_num(p, st->delivery_s);
+    put(p, "</td><td class=\"n\">");
+    ps_html_fmt_num(p, st->delivery_s > 0 ? st->boyd_s / st->delivery_s * 100.0 : NAN);
+    put(p, st->delivery_s > 0 ? " %</td>" : "</td>");
+    for (int g = 0; g < PS_GROWTH_NFIGURES; g++) {
+      put(p, "<td class=\"n\">");
+      ps_html_fmt_num(p, st->growth[g]);
+      put(p, "</td>");
+    }
+    put(p, st->partial ? "<td>partial</td></tr>\n" : "<td>complete</td></tr>\n");
+  }
+  put(p, "</tbody></table>\n");
+  putf(p, "<p>Vats by the change of their delivery seconds per cycle, against %zu run%s %s; "
+          "BOYD share of delivery time ",
+       c->e.old_runs, c->e.old_runs == 1 ? "" : "s",
+       c->regressed ? "of the level before the regression" : "before this one");
+  ps_html_fmt_num(p, c->e.boyd_then * 100.0);
+  put(p, " % then, ");
+  ps_html_fmt_num(p, c->e.boyd_now * 100.0);
+  put(p, " % now.</p>\n");
+  if (!c->e.ntop) {
+    put(p, "<p class=\"empty\">No vat took part in a complete stage with cycles.</p>\n");
+    return;
+  }
+  snprintf(id, sizeof id, first ? "chain-vats" : "chain-vats-%zu", of);
+  putf(p, "<table id=\"%s\" class=\"chain-vats\"><thead><tr><th>Vat</th><th>Name</th>"
+          "<th class=\"n\">Then (s per cycle)</th><th class=\"n\">Now (s per cycle)</th>"
+          "<th class=\"n\">Change</th></tr></thead><tbody>\n", id);
+  for (size_t i = 0; i < c->e.ntop; i++) {
+    const ps_explain_vat *v = &c->e.top[i];
+    put(p, "<tr><td>");
+    txt(p, v->vat);
+    put(p, "</td><td><bdi>");
+    txt(p, v->name);
+    put(p, "</bdi></td><td class=\"n\">");
+    ps_html_fmt_num(p, v->then);
+    put(p, "</td><td class=\"n\">");
+    ps_html_fmt_num(p, v->now);
+    put(p, "</td><td class=\"n\">");
+    ps_html_fmt_num(p, v->now - v->then);
+    put(p, "</td></tr>\n");
+  }
+  put(p, "</tbody></table>\n");
+  putf(p, "<div class=\"charts\"><figure><figcaption>Delivery seconds per cycle of the vats "
+          "that moved most, then and now</figcaption><div class=\"chart\"><canvas "
+          "data-chart=\"chain-vats\" data-chain=\"%zu\" role=\"img\" aria-label=\"delivery "
+          "seconds per cycle per vat\"></canvas></div></figure></div>\n", idx);
+}

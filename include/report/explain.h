@@ -1,0 +1,86 @@
+/*
+ * report/explain: a run's explanation (verdict/explain.h) read back from
+ * InfluxDB with InfluxQL, for `perfship verdicts --explain`, the report
+ * page and the regression alert (docs/verdicts.md, "Why it got slower").
+ *
+ * Contract
+ * - ps_explain_query() asks, one request each and every one bounded in
+ *   time: the run's loadgen_run point (within `since_ns` of now), its
+ *   verdicts, the start of the run where its explained regression began
+ *   (core/figures.h `explained` rows; else the run itself), the old
+ *   level's runs (the newest `baseline_runs` of its verdict, else
+ *   PS_EXPLAIN_OLD_RUNS, of the series on the host within 90 days before
+ *   that start), and the slog stage and vat points of the series on the
+ *   host from the oldest of them to 7 days after the run's start. Every
+ *   name from data or the command line is quoted (influx/influxql.h).
+ *   It blocks (threadpool or a one-shot command).
+ * - `host` NULL: the run's host is taken from its loadgen_run point (the
+ *   newest when several machines have a run of that name).
+ * - Returns 0 with d->found (the run was there) and d->e filled;
+ *   -ENOENT when the run has no loadgen_run point in range; otherwise the
+ *   code of ps_influx_query() with one sentence in `err`; -ENOMEM.
+ * - ps_explain_parse_answer() adds one answer to `statement` to `d`: the
+ *   parser of server text; any JSON, or none, only adds what it
+ *   recognises (fuzzed by tests/fuzz/fuzz_explain.c).
+ * - ps_explain_data_free() frees what the queries kept.
+ */
+#ifndef PS_REPORT_EXPLAIN_H
+#define PS_REPORT_EXPLAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "core/config.h"
+#include "verdict/explain.h"
+
+#define PS_EXPLAIN_OLD_RUNS 10
+
+enum {
+  PS_EQ_RUN,
+  PS_EQ_VERDICTS,
+  PS_EQ_CHANGE_RUN,
+  PS_EQ_OLD_RUNS,
+  PS_EQ_STAGES,
+  PS_EQ_VATS,
+  PS_EXPLAIN_NSTATEMENTS
+};
+
+typedef struct ps_explain_data {
+  /* asked */
+  char *run, *host;
+  int64_t since_ns, now_ns;
+  /* found */
+  int found;
+  int known;          /* ps_explain_data_known() */
+  char *series;
+  int64_t run_ns;
+  char *change_run;   /* the explained regression's change_run; NULL: none */
+  char *regressed;    /* its metric */
+  int64_t baseline_runs;
+  int64_t change_ns;
+  char **old;         /* old level, newest first */
+  int64_t *old_ns;
+  size_t nold, old_cap;
+  ps_explain_stage_row *stages;
+  size_t nstages, stages_cap;
+  ps_explain_vat_row *vats;
+  size_t nvats, vats_cap;
+  char **strs;        /* what the rows point at */
+  size_t nstrs, strs_cap;
+  ps_explanation e;
+} ps_explain_data;
+
+void ps_explain_data_init(ps_explain_data *d, const char *run, const char *host,
+                          int64_t since_ns, int64_t now_ns);
+void ps_explain_data_free(ps_explain_data *d);
+/* The regression is known already (the alert is raised before its verdict
+ * points are on the server): `metric` regressed, the change began in
+ * `change_run` (NULL: the run itself); the verdicts are then not asked
+ * for, and the old level is PS_EXPLAIN_OLD_RUNS runs. -ENOMEM. */
+int ps_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run);
+int ps_explain_statement(const ps_explain_data *d, int statement, ps_buf *out);
+int ps_explain_parse_answer(ps_explain_data *d, int statement, const char *json, size_t len);
+int ps_explain_query(const ps_config *cfg, ps_explain_data *d, ps_buf *err);
+
+#endif
