@@ -24,6 +24,7 @@
 #include "core/figures.h"
 #include "influx/client.h"
 #include "influx/influxql.h"
+#include "report/query.h"
 
 #define DAY_NS ((int64_t)86400 * 1000000000)
 #define AFTER_RUN_NS (7 * DAY_NS)  /* a run's stages begin within this of its start */
@@ -170,14 +171,7 @@ typedef struct row {
 } row;
 
 static const cJSON *cell(const row *r, const char *name) {
-  int i = 0;
-  const cJSON *c;
-  cJSON_ArrayForEach(c, r->columns) {
-    if (cJSON_IsString(c) && strcmp(c->valuestring, name) == 0)
-      return cJSON_GetArrayItem(r->values, i);
-    i++;
-  }
-  return NULL;
+  return ps_report_answer_cell(r->columns, r->values, name);
 }
 
 static const char *str(const row *r, const char *name) {

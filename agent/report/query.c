@@ -145,15 +145,20 @@ typedef struct row {
   const cJSON *values;  /* this row's array */
 } row;
 
-static const cJSON *column(const row *r, const char *name) {
+const cJSON *ps_report_answer_cell(const cJSON *columns, const cJSON *values,
+                                   const char *name) {
   int i = 0;
   const cJSON *c;
-  cJSON_ArrayForEach(c, r->columns) {
+  cJSON_ArrayForEach(c, columns) {
     if (cJSON_IsString(c) && strcmp(c->valuestring, name) == 0)
-      return cJSON_GetArrayItem(r->values, i);
+      return cJSON_GetArrayItem(values, i);
     i++;
   }
   return NULL;
+}
+
+static const cJSON *column(const row *r, const char *name) {
+  return ps_report_answer_cell(r->columns, r->values, name);
 }
 
 /* A tag: from the series' tags (GROUP BY), else a string column (SELECT *).
