@@ -32,8 +32,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ps_buf_init(&warn, 0);
   if (ps_state_load(&s, dir, &warn) != 0)
     abort();
-  if (warn.len && s.nfiles && strstr(warn.data, "is corrupt"))
-    abort(); /* a corrupt file is empty (a section of the wrong type only warns) */
+  /* A corrupt file is empty; a section of the wrong type only warns. Which
+   * warning it is: the words right after the path (a section's name, from
+   * the data, may say anything further on). */
+  static const char corrupt[] = ": the state file is corrupt";
+  size_t plen = strlen(path);
+  if (warn.len && s.nfiles && warn.len > plen && strncmp(warn.data, path, plen) == 0 &&
+      strncmp(warn.data + plen, corrupt, sizeof corrupt - 1) == 0)
+    abort();
   if (ps_state_save(&s, dir) != 0)
     abort();
   ps_state t;
