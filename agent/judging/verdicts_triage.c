@@ -59,8 +59,12 @@ static int triage_apply(pl_verdicts *vd) {
               !ps_triage_baseline_of(&fresh, r->host, r->name))
         break;
     }
-    for (size_t j = i; j < s->nruns; j++, rejudged++)
+    /* a new put_seq too: a pass still out judged under the old decisions,
+     * and its answer must not mark these runs judged */
+    for (size_t j = i; j < s->nruns; j++, rejudged++) {
       s->runs[j].judged = 0;
+      s->runs[j].put_seq = ++vd->ledger.last_put_seq;
+    }
   }
   int changed = !triage_same(&vd->triage, &fresh);
   ps_triage_set_free(&vd->triage);

@@ -23,6 +23,9 @@
  *   and learns later that the verdicts were acknowledged marks it judged
  *   only if the seq is still the one it judged, since a run put again in
  *   between (its own end replacing what the server said of it) was not.
+ *   A caller that sends runs back to be judged for a reason of its own
+ *   (a triage decision, a late run candidates were judged against) gives
+ *   them a new seq from `last_put_seq` for the same reason.
  * - A series keeps at most PS_LEDGER_MAX_RUNS runs (the oldest go): far
  *   more than any verdict window looks back.
  * - ps_ledger_to_json()/ps_ledger_from_json() write and read the whole

@@ -39,7 +39,9 @@ through. Actions:
     status    answer `code` with `body` (default an InfluxDB-like JSON error)
               and, when given, a `Retry-After: retry_after` header; the
               request is NOT forwarded unless forward=True
-    delay     sleep `seconds`, then forward (the client may have gone)
+    delay     sleep `seconds`, then forward (the client may have gone);
+              forward=True: forward first, then hold the answer (the server
+              has the data, the client does not know yet)
     drop      close the connection without answering (forward=True: after
               forwarding, so the server stored the data but the answer is lost)
     half      forward, then answer only in part and close: the status line,
@@ -403,10 +405,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._abort()
             return
-        if action == "delay":
+        if action == "delay" and not rule.forward:
             time.sleep(rule.seconds)
         st, reason, hdrs, data = self._forward(self.command, raw_path,
                                                dict(self.headers), body)
+        if action == "delay" and rule.forward:
+            time.sleep(rule.seconds)
         if self._client_gone():
             # It gave up waiting (a timeout, or held by a delay): the server
             # has the data, the client never saw the answer. Recorded

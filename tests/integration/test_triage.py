@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (Agent, InfluxTestCase, QueryError, free_port, run_perfship, wait_until,  # noqa: E402
                      write_config)
 import nodetools  # noqa: E402
+from faultproxy import FaultProxy  # noqa: E402
 from test_verdicts import ACROSS, DAY, make_history  # noqa: E402
 
 KEYS = ("verdict", "value", "baseline", "change_run", "baseline_runs")
@@ -280,14 +281,60 @@ class Triage(InfluxTestCase):
         with open(path, "w") as f:
             f.write(f"exclude run={names[7]} reason=\"slow disk\"\n")
         agent.proc.send_signal(signal.SIGHUP)
-        wait_until(lambda: self.verdicts()[names[7]]["verdict"] == "excluded", timeout=30,
-                   what="the run excluded")
-        # the line removed: what was comes back
-        open(path, "w").close()
-        agent.proc.send_signal(signal.SIGHUP)
-        wait_until(lambda: self.verdicts() == before, timeout=30, what="the verdicts restored")
+        try:
+            wait_until(lambda: self.verdicts()[names[7]]["verdict"] == "excluded", timeout=30,
+                       what="the run excluded")
+            # the line removed: what was comes back
+            open(path, "w").close()
+            agent.proc.send_signal(signal.SIGHUP)
+            wait_until(lambda: self.verdicts() == before, timeout=30, what="the verdicts restored")
+        except AssertionError as e:
+            agent.stop()
+            raise AssertionError(f"{e}\nthe agent said:\n{agent.output()[-4000:]}") from None
         self.assertEqual(agent.stop(), 0)
         self.assertIn("runs are judged again", agent.output())
+
+    def test_decision_taken_while_verdicts_are_unanswered_still_counts(self):
+        # The server stored the verdicts but its answer is held: the agent
+        # still has the pass out when the file changes. The answer arriving
+        # afterwards must not mark the runs the decision touches as judged.
+        levels = [1.0] * 12
+        levels[7] = 1.30
+        names = make_history(self.res, levels, seed=26)
+        path = os.path.join(self.tmp, "decisions.triage")
+        open(path, "w").close()
+        proxy = FaultProxy(self.influx.port, seed=26).start()
+        self.addCleanup(proxy.stop)
+        proxy.add_rule("delay", seconds=2, forward=True, contains=b"perfship_verdict,")
+        cfg = os.path.join(self.tmp, "held.cfg")
+        write_config(cfg, proxy.url, os.path.join(self.tmp, "held"), database=self.db,
+                     sources=f'{{ path = "{self.res}"; format = "loadgen"; }}',
+                     extra=f'triage_file = "{path}";')
+        agent = Agent(cfg).start()
+        self.addCleanup(agent.kill)
+
+        def all_judged():
+            try:
+                v = self.verdicts()
+            except QueryError:
+                return None
+            return v if len(v) == len(names) - 4 else None
+        before = wait_until(all_judged, timeout=60, interval=0.05,
+                            what="the verdicts of every run on the server")
+        with open(path, "w") as f:
+            f.write(f"exclude run={names[7]} reason=\"slow disk\"\n")
+        agent.proc.send_signal(signal.SIGHUP)
+        held = [r for r in proxy.requests if b"perfship_verdict," in (r.body or b"")]
+        self.assertTrue(held and held[-1].done is None,
+                        "the verdicts' answer was still held at the SIGHUP")
+        try:
+            wait_until(lambda: self.verdicts()[names[7]]["verdict"] == "excluded", timeout=40,
+                       what="the run excluded")
+        except AssertionError as e:
+            agent.stop()
+            raise AssertionError(f"{e}\nthe agent said:\n{agent.output()[-4000:]}") from None
+        self.assertNotEqual(before[names[7]]["verdict"], "excluded")
+        self.assertEqual(agent.stop(), 0)
 
 
 if __name__ == "__main__":
