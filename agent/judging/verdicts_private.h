@@ -1,7 +1,7 @@
 /*
  * verdicts_private.h: what the parts of the verdict stage share
- * (agent/judging/verdicts.c: the look, the history, sending and state;
- * verdicts_judge.c: the judges). Not a contract for anyone else: the
+ * (agent/judging/verdicts.c: the look, sending and state; verdicts_fetch.c:
+ * the history read back; verdicts_judge.c: the judges). Not a contract for anyone else: the
  * stage's own is include/judging/verdicts.h.
  */
 #ifndef PS_JUDGING_VERDICTS_PRIVATE_H
@@ -14,6 +14,12 @@
 #define PL_VD_LOADGEN "loadgen"
 /* A failed read is tried again after 2 s, doubling (history and triage). */
 #define HISTORY_RETRY_FIRST_MS 2000
+/* The first history read looks this far back from the runs to judge, each
+ * further read twice as far, until the window is full or the span covers
+ * any history a database can hold (docs/verdicts.md, "Where the history
+ * comes from": every read is bounded in time). */
+#define PL_VD_DAY_NS (86400LL * 1000000000LL)
+#define HISTORY_SPAN_FIRST_NS (30 * PL_VD_DAY_NS)
 /* Triage decisions are read every minute, and before a pass when the last
  * read is older than a few seconds, so a decision taken just before a run
  * ends counts for that run (docs/verdicts.md "Triage"). */
@@ -48,6 +54,12 @@ struct pl_vpass {
 
 /* Looks at what is due after `delay` ms (0: in the next loop turn). */
 void pl_vd_arm(pl_verdicts *vd, uint64_t delay);
+/* The series' read state, made when first asked for (NULL: out of memory). */
+pl_vseries *pl_vd_series_get(pl_verdicts *vd, const char *source, const char *series,
+                             const char *host);
+/* verdicts_fetch.c: one history read of `vs` started (vd->fetching), or a
+ * negative errno and nothing started. */
+int pl_vd_fetch_history(pl_verdicts *vd, pl_vseries *vs);
 
 /* Triage (verdicts_triage.c): the triage_file read again (0, or -1 when it
  * could not be read: said, and the decisions in force stay), and a read of

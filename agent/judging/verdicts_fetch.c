@@ -1,0 +1,185 @@
+/*
+ * verdicts_fetch.c: a loadgen series' earlier runs read back from the
+ * server into the ledger, a window's worth, bounded in time
+ * (docs/verdicts.md, "Where the history comes from"). See
+ * include/judging/verdicts.h; the query and the answer's reading are
+ * judging/verdicts_history.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/log.h"
+#include "judging/verdicts_history.h"
+#include "verdicts_private.h"
+
+#define MOD PL_VD_MOD
+#define HISTORY_RETRY_MAX_MS 60000
+#define HISTORY_SPAN_MAX_NS (7680 * PL_VD_DAY_NS)
+
+/* --- the server's history --------------------------------------------------- */
+
+/* Whether the ledger holds a whole window (window_runs successful runs)
+ * before the series' first run to judge, and the time a history read has
+ * to go back to: that window's first run when it does, else the first run
+ * to judge less the series' span. */
+static int window_covered(pl_verdicts *vd, const pl_vseries *vs, int64_t *since) {
+  ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, vs->source, vs->series, vs->host, 0);
+  size_t from = 0, have = 0;
+  while (s && from < s->nruns && s->runs[from].judged)
+    from++;
+  int64_t first = s && from < s->nruns ? s->runs[from].start_ns : INT64_MAX;
+  if (first == INT64_MAX) {
+    /* Nothing of its own to judge (the series candidates are judged
+     * against): its current level is what goes back from now. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    first = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+  }
+  int64_t oldest = first;
+  for (size_t i = from; s && i > 0 && have < (size_t)vd->cfg->verdicts.window_runs; i--)
+    if (s->runs[i - 1].status == PS_RUN_STATUS_SUCCESS) {
+      have++;
+      oldest = s->runs[i - 1].start_ns;
+    }
+  int covered = have >= (size_t)vd->cfg->verdicts.window_runs;
+  if (since) {
+    int64_t back = first - vs->span_ns;
+    *since = covered ? oldest : back;
+    if (*since <= 0)
+      *since = 1;
+  }
+  return covered;
+}
+
+typedef struct fetch_ctx {
+  pl_verdicts *vd;
+  char *source, *series, *host;
+  int64_t since_ns; /* how far back it read */
+  size_t merged;    /* runs it added to the ledger */
+} fetch_ctx;
+
+static void merge_row(void *ctx, const char *host, const char *run, const char *revision,
+                      int64_t start_ns, ps_run_status status, const double *values) {
+  fetch_ctx *f = ctx;
+  ps_ledger *l = &f->vd->ledger;
+  if (!host)
+    host = "";
+  if (f->host[0] && strcmp(host, f->host) != 0)
+    return; /* a series per host holds that host's runs alone */
+  ps_ledger_series *s = ps_ledger_series_get(l, f->source, f->series, f->host, 1);
+  if (!s || ps_ledger_find(s, host, run) >= 0)
+    return; /* what this agent saw itself stays as it saw it */
+  if (status == PS_RUN_STATUS_NONE)
+    return; /* half a run: its status point is not in yet (this agent's own
+             * backfill, being written); its end brings the whole run */
+  /* Runs the agent never saw end: `backfill` as their markers would say. */
+  long at = ps_ledger_put(l, s, host, run, revision, start_ns, status, 1, values);
+  if (at >= 0) {
+    s->runs[at].judged = 1;
+    f->merged++;
+  }
+}
+
+/* Only a database this agent creates itself (InfluxDB 1.x API with
+ * create_database) may be missing and mean "no history yet": it is about to
+ * be created, empty. Any other missing database (or a v2 bucket with no
+ * database mapping) is a read that cannot be made (docs/operations.md). */
+static int creates_database(const ps_config *cfg) {
+  return cfg->influxdb.api == PS_API_V1 && cfg->influxdb.create_database;
+}
+
+static void history_done(void *arg, int rc, const char *json, size_t len, const char *err) {
+  fetch_ctx *f = arg;
+  pl_verdicts *vd = f->vd;
+  (void)len;
+  vd->fetching = 0;
+  pl_vseries *vs = pl_vd_series_get(vd, f->source, f->series, f->host);
+  ps_buf why;
+  ps_buf_init(&why, 512);
+  if (vs && rc == 0 &&
+      pl_history_parse(json, vd->metrics, vd->nmetrics, merge_row, f, &why) < 0) {
+    /* An answer that is not one is a failed read, not an empty history:
+     * said, and asked again with the same back-off. */
+    rc = -EPROTO;
+    ps_log_limited(PS_LOG_ERROR, MOD, "history answer", 300,
+                   "%s: the server's answer to the history query is not one (%s); read "
+                   "again %s",
+                   f->series, why.data ? why.data : "?",
+                   vd->sh->once ? "at the next start" : "with back-off");
+  }
+  ps_buf_free(&why);
+  int further = vs && rc == 0 && !window_covered(vd, vs, NULL) &&
+                vs->span_ns < HISTORY_SPAN_MAX_NS;
+  if (vs && rc == 0)
+    PS_DEBUG(MOD, "%s%s%s: %zu runs read back from the server since %" PRId64 " ns%s",
+             f->series, f->host[0] ? " on " : "", f->host, f->merged, f->since_ns,
+             further ? "; not a window yet, reading further back" : "");
+  if (further) {
+    vs->span_ns *= 2; /* not a window's worth yet: look further back */
+    vs->until_ns = f->since_ns;
+  } else if (vs && (rc == 0 || (rc == -ENOENT && creates_database(vd->cfg)) ||
+                     rc == -EOPNOTSUPP)) {
+    if (rc == -EOPNOTSUPP)
+      ps_log_limited(PS_LOG_INFO, MOD, "no-influxql", 3600,
+                     "the server has no InfluxQL query endpoint: %s is judged against the "
+                     "runs this agent saw itself",
+                     f->series);
+    vs->synced = 1;
+    vs->fails = 0;
+    vs->waiting_server = 0;
+    vd->sh->state_dirty = 1;
+  } else if (vs && rc != -ECANCELED) {
+    uint64_t delay = HISTORY_RETRY_FIRST_MS << (vs->fails < 5 ? vs->fails : 5);
+    vs->fails++;
+    vs->retry_at = uv_now(vd->sh->loop) + (delay < HISTORY_RETRY_MAX_MS ? delay : HISTORY_RETRY_MAX_MS);
+    vs->waiting_server = vd->sh->once;
+    if (rc == -ENOENT) /* a database that is not there is no empty history */
+      ps_log_limited(PS_LOG_ERROR, MOD, "history-no-database", 86400,
+                     "%s: cannot read the series' history: %s; its verdicts wait%s",
+                     f->series, err ? err : "the database does not exist",
+                     vd->sh->once ? " for the next start" : " until it can be read");
+    else if (rc != -EPROTO) /* said above, with what was wrong */
+      ps_log_limited(PS_LOG_WARNING, MOD, "history", 300,
+                     "%s: cannot read the series' history from the server (%s); its "
+                     "verdicts wait%s",
+                     f->series, err ? err : strerror(-rc),
+                     vd->sh->once ? " for the next start" : " until it answers");
+  }
+  free(f->source);
+  free(f->series);
+  free(f->host);
+  free(f);
+  pl_vd_arm(vd, 0);
+}
+
+int pl_vd_fetch_history(pl_verdicts *vd, pl_vseries *vs) {
+  ps_buf q;
+  ps_buf_init(&q, 0);
+  fetch_ctx *f = calloc(1, sizeof *f);
+  int64_t since = 0;
+  window_covered(vd, vs, &since);
+  int rc = f ? pl_history_query_text(vs->series, vs->host[0] ? vs->host : NULL, since,
+                                     vs->until_ns, vd->metrics, vd->nmetrics, &q)
+             : -ENOMEM;
+  if (rc == 0 && (!(f->source = strdup(vs->source)) || !(f->series = strdup(vs->series)) ||
+                  !(f->host = strdup(vs->host))))
+    rc = -ENOMEM;
+  if (rc == 0) {
+    f->vd = vd;
+    f->since_ns = since;
+    rc = pl_history_fetch(vd->sh->loop, vd->cfg, q.data, history_done, f);
+  }
+  if (rc < 0 && f) {
+    free(f->source);
+    free(f->series);
+    free(f->host);
+    free(f);
+  }
+  ps_buf_free(&q);
+  if (rc == 0)
+    vd->fetching = 1;
+  return rc;
+}
