@@ -13,15 +13,15 @@
 #include "config_private.h"
 #include "core/figures.h"
 
-/* The loadgen_run fields a verdict can judge: the run rows of the figures
- * table (core/figures.h), as a key table, so that a misspelt metric gets
+/* The run figures a verdict can judge across revisions: the run rows of
+ * the figures table and the growth rows (core/figures.h), as a key table, so that a misspelt metric gets
  * the same suggestion as a misspelt key. Filled once; the same every time. */
 static const ps_cfg_key *verdict_metric_fields(void) {
   static ps_cfg_key fields[64];
   if (!fields[0].name) {
     size_t n = 0;
     for (size_t i = 0; i < ps_nfigures && n + 1 < sizeof fields / sizeof fields[0]; i++)
-      if (ps_figures[i].scope == PS_FIG_RUN)
+      if (ps_figures[i].scope == PS_FIG_RUN || ps_figures[i].scope == PS_FIG_GROWTH)
         fields[n++].name = ps_figures[i].name;
   }
   return fields;
@@ -30,10 +30,13 @@ static const ps_cfg_key *verdict_metric_fields(void) {
 void ps_cfg_verdict_metrics_defaults(ps_verdicts_cfg *v) {
   v->metrics = NULL;
   v->nmetrics = 0;
-  /* The headline figures, with their defaults (core/figures.h). */
-  size_t n = PS_FIGURES_NHEADLINE;
+  /* The headline figures and the kernel growth per cycle, with their
+   * defaults (core/figures.h). */
+  size_t n = PS_FIGURES_NHEADLINE + PS_GROWTH_NFIGURES;
   v->metrics = calloc(n, sizeof *v->metrics);
-  for (size_t i = 0; v->metrics && i < n; i++) {
+  for (size_t i = 0; v->metrics && i < ps_nfigures; i++) {
+    if (i >= PS_FIGURES_NHEADLINE && ps_figures[i].scope != PS_FIG_GROWTH)
+      continue;
     ps_verdict_metric_cfg *m = &v->metrics[v->nmetrics];
     m->name = strdup(ps_figures[i].name);
     if (!m->name)
@@ -87,12 +90,12 @@ int ps_cfg_apply_verdict_metrics(ps_cfg_loader *L, const config_setting_t *s,
     if (!field->name) {
       const char *near = ps_cfg_nearest_key(verdict_metric_fields(), name);
       if (near)
-        rc = ps_cfg_fail(L, g, "key '%s': '%s' is not a loadgen_run field a verdict can "
+        rc = ps_cfg_fail(L, g, "key '%s': '%s' is not a run figure a verdict can "
                          "judge; did you mean '%s'?", w, name, near);
       else
-        rc = ps_cfg_fail(L, g, "key '%s': '%s' is not a loadgen_run field a verdict can "
-                         "judge; use one of the numeric run fields of docs/schema.md "
-                         "(e.g. live_avgLag)", w, name);
+        rc = ps_cfg_fail(L, g, "key '%s': '%s' is not a run figure a verdict can "
+                         "judge; use one of the numeric loadgen_run fields of docs/schema.md "
+                         "(e.g. live_avgLag) or a growth per cycle (e.g. kernelObjectsPerCycle)", w, name);
     } else if (config_setting_type(g) != CONFIG_TYPE_GROUP) {
       rc = ps_cfg_fail(L, g, "key '%s': expected a group, e.g. %s = { worse = \"higher\"; "
                        "min_change = 5.0; };, got %s", w, name,

@@ -38,10 +38,12 @@
 #define STAGE_FIG(field, label, measurement, sel)                                           \
   {field, "stage_" field, label, "s", measurement, sel, PS_FIG_STAGE, PS_WORSE_HIGHER, 0, 0, 0}
 
-/* A growth figure: absolute units (a count per cycle), higher is worse. */
+/* A growth figure: absolute units (a count per cycle), higher is worse;
+ * across revisions a change of one whole count per cycle is worth a verdict
+ * (docs/verdicts.md, "Kernel growth across revisions"). */
 #define GROWTH_FIG(field, label)                                                            \
   {field, field, label, "per cycle", SLOG_STAGE, NULL, NULL, PS_FIG_GROWTH, PS_WORSE_HIGHER,  \
-   0, PS_CHANGE_POINTS, 0}
+   1.0, PS_CHANGE_POINTS, 0}
 
 const ps_figure ps_figures[] = {
     HEAD("cycleAvgDuration", "Cycle avg duration", "s", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT, 1),

@@ -370,9 +370,16 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
   if (series[0]) {
     ps_ledger_series *s =
         ps_ledger_series_get(&vd->ledger, LOADGEN, series, vd->series_host, 1);
+    /* the growth comes from the slog, not from the run's end: a run's end
+     * read again keeps what its stages gave */
+    double grown[PS_GROWTH_NFIGURES];
+    long old = s ? ps_ledger_find(s, vd->host, v->id.run) : -1;
+    pl_vd_growth_of(vd, old >= 0 ? &s->runs[old] : NULL, grown);
     long at = s ? ps_ledger_put(&vd->ledger, s, vd->host, v->id.run, revision, start,
                                 v->status, ev->backfill, r ? r->values : NULL)
                 : -ENOMEM;
+    if (at >= 0)
+      pl_vd_growth_fold(vd, &s->runs[at], grown);
     if (at < 0)
       PS_ERROR(MOD, "%s: out of memory; not judged", v->id.run);
     else

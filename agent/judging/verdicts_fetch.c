@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -83,6 +84,24 @@ static void merge_row(void *ctx, const char *host, const char *run, const char *
   }
 }
 
+/* The second statement's row: the run's largest stage growth as the
+ * server knows it, for a run the ledger holds (read just now, or seen). */
+static void merge_growth(void *ctx, const char *host, const char *run, const double *values) {
+  fetch_ctx *f = ctx;
+  ps_ledger_series *s = ps_ledger_series_get(&f->vd->ledger, f->source, f->series, f->host, 0);
+  long at = s ? ps_ledger_find(s, host ? host : "", run) : -1;
+  if (at < 0)
+    return;
+  double g[PS_GROWTH_NFIGURES];
+  for (int i = 0; i < PS_GROWTH_NFIGURES; i++) {
+    g[i] = NAN;
+    for (size_t m = 0; m < f->vd->nmetrics; m++)
+      if (strcmp(f->vd->metrics[m], ps_growth_figure((ps_growth_figure_id)i)->name) == 0)
+        g[i] = values[m];
+  }
+  pl_vd_growth_fold(f->vd, &s->runs[at], g);
+}
+
 /* Only a database this agent creates itself (InfluxDB 1.x API with
  * create_database) may be missing and mean "no history yet": it is about to
  * be created, empty. Any other missing database (or a v2 bucket with no
@@ -100,7 +119,7 @@ static void history_done(void *arg, int rc, const char *json, size_t len, const 
   ps_buf why;
   ps_buf_init(&why, 512);
   if (vs && rc == 0 &&
-      pl_history_parse(json, vd->metrics, vd->nmetrics, merge_row, f, &why) < 0) {
+      pl_history_parse(json, vd->metrics, vd->nmetrics, merge_row, merge_growth, f, &why) < 0) {
     /* An answer that is not one is a failed read, not an empty history:
      * said, and asked again with the same back-off. */
     rc = -EPROTO;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/figures.h"
+#include "core/log.h"
 #include "verdict/growth_limit.h"
 #include "verdicts_private.h"
 
@@ -45,6 +46,8 @@ static void limit_pass(pl_verdicts *vd, const ps_growth_stage *g) {
   ps_verdict_list_free(&l);
 }
 
+static void fold_into_run(pl_verdicts *vd, const ps_growth_stage *g);
+
 /* The run `run` ended with `backfill`: its waiting stages are judged. */
 void pl_vd_growth_run_ended(pl_verdicts *vd, const char *run, int backfill) {
   for (pl_vgrowth **pp = &vd->growth_waiting; *pp;) {
@@ -56,8 +59,62 @@ void pl_vd_growth_run_ended(pl_verdicts *vd, const char *run, int backfill) {
     *pp = w->next;
     w->g.backfill = backfill;
     limit_pass(vd, &w->g);
+    fold_into_run(vd, &w->g);
     pl_vd_growth_free(w);
   }
+}
+
+/* --- growth across revisions ----------------------------------------------- */
+
+static long metric_index(const pl_verdicts *vd, ps_growth_figure_id id) {
+  const char *name = ps_growth_figure(id)->name;
+  for (size_t i = 0; i < vd->nmetrics; i++)
+    if (strcmp(vd->metrics[i], name) == 0)
+      return (long)i;
+  return -1;
+}
+
+void pl_vd_growth_of(const pl_verdicts *vd, const ps_ledger_run *r,
+                     double out[PS_GROWTH_NFIGURES]) {
+  for (int i = 0; i < PS_GROWTH_NFIGURES; i++) {
+    long m = r ? metric_index(vd, (ps_growth_figure_id)i) : -1;
+    out[i] = m >= 0 ? r->values[m] : NAN;
+  }
+}
+
+int pl_vd_growth_fold(pl_verdicts *vd, ps_ledger_run *r, const double g[PS_GROWTH_NFIGURES]) {
+  int rose = 0;
+  for (int i = 0; r && i < PS_GROWTH_NFIGURES; i++) {
+    long m = metric_index(vd, (ps_growth_figure_id)i);
+    if (m < 0 || isnan(g[i]) || (!isnan(r->values[m]) && r->values[m] >= g[i]))
+      continue;
+    r->values[m] = g[i];
+    rose = 1;
+  }
+  return rose;
+}
+
+void pl_vd_rejudge_from(pl_verdicts *vd, ps_ledger_series *s, size_t at) {
+  for (size_t j = at; j < s->nruns; j++) {
+    s->runs[j].judged = 0;
+    s->runs[j].put_seq = ++vd->ledger.last_put_seq;
+  }
+  vd->sh->state_dirty = 1;
+  pl_vd_arm(vd, 0);
+}
+
+/* A judged stage's growth raises its run's: a run already judged is judged
+ * again with it, and the runs after it too (their window holds it). A run
+ * the ledger does not know yet gets it at its end. */
+static void fold_into_run(pl_verdicts *vd, const ps_growth_stage *g) {
+  ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, LOADGEN, g->series, vd->series_host, 0);
+  long at = s ? ps_ledger_find(s, vd->host, g->run) : -1;
+  if (at < 0 || !pl_vd_growth_fold(vd, &s->runs[at], g->growth))
+    return;
+  if (s->runs[at].judged)
+    PS_INFO(PL_VD_MOD, "%s: the kernel growth of stage %d is in: the run is judged again with it",
+            g->run, g->stage);
+  pl_vd_rejudge_from(vd, s, (size_t)at);
 }
 
 void pl_verdicts_slog_point(pl_verdicts *vd, const ps_point *p) {
@@ -91,6 +148,7 @@ void pl_verdicts_slog_point(pl_verdicts *vd, const ps_point *p) {
   if (at >= 0) {
     g.backfill = ls->runs[at].backfill;
     limit_pass(vd, &g);
+    fold_into_run(vd, &g);
     return;
   }
   pl_vgrowth *w = calloc(1, sizeof *w);

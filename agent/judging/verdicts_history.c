@@ -13,20 +13,17 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/figures.h"
 #include "influx/client.h"
 #include "influx/influxql.h"
 
-int pl_history_query_text(const char *series, const char *host, int64_t since_ns,
-                          int64_t until_ns, const char *const *metrics, size_t nmetrics,
-                          ps_buf *out) {
-  int rc = ps_buf_puts(out, "SELECT \"status\"");
-  for (size_t i = 0; rc == 0 && i < nmetrics; i++) {
-    rc = ps_buf_puts(out, ", ");
-    if (rc == 0)
-      rc = ps_influxql_quote_ident(out, metrics[i]);
-  }
-  if (rc == 0)
-    rc = ps_buf_puts(out, " FROM \"loadgen_run\" WHERE \"test_type\" = ");
+static int is_growth(const char *metric) {
+  const ps_figure *f = ps_figure_find(metric);
+  return f && f->scope == PS_FIG_GROWTH;
+}
+
+static int where_series(ps_buf *out, const char *series, const char *host) {
+  int rc = ps_buf_puts(out, " WHERE \"test_type\" = ");
   if (rc == 0)
     rc = ps_influxql_quote_string(out, series);
   if (rc == 0 && host) {
@@ -34,6 +31,60 @@ int pl_history_query_text(const char *series, const char *host, int64_t since_ns
     if (rc == 0)
       rc = ps_influxql_quote_string(out, host);
   }
+  return rc;
+}
+
+/* The second statement: each run's largest growth per cycle over its
+ * stages that are judged against the limit (after stage 0, complete, with
+ * finished cycles: docs/verdicts.md, "Kernel growth across revisions").
+ * A stage's point is at its first line, after the run's start: the slice
+ * reaches a week past `until_ns`, as a stage may end that much later. */
+static int growth_statement(ps_buf *out, const char *series, const char *host, int64_t since_ns,
+                            int64_t until_ns, const char *const *metrics, size_t nmetrics) {
+  int rc = ps_buf_puts(out, "; SELECT ");
+  for (size_t i = 0, n = 0; rc == 0 && i < nmetrics; i++) {
+    if (!is_growth(metrics[i]))
+      continue;
+    rc = ps_buf_puts(out, n++ ? ", max(" : "max(");
+    if (rc == 0)
+      rc = ps_influxql_quote_ident(out, metrics[i]);
+    if (rc == 0)
+      rc = ps_buf_puts(out, ") AS ");
+    if (rc == 0)
+      rc = ps_influxql_quote_ident(out, metrics[i]);
+  }
+  if (rc == 0)
+    rc = ps_buf_puts(out, " FROM \"loadgen_slog_stage\"");
+  if (rc == 0)
+    rc = where_series(out, series, host);
+  if (rc == 0)
+    rc = ps_buf_printf(out, " AND \"partial\" = false AND \"finishedCycles\" > 0 AND "
+                       "\"stage\" != '0' AND time >= %" PRId64, since_ns > 0 ? since_ns : 0);
+  if (rc == 0 && until_ns > 0)
+    rc = ps_buf_printf(out, " AND time < %" PRId64, until_ns + (int64_t)7 * 86400 * 1000000000);
+  if (rc == 0)
+    rc = ps_buf_puts(out, " GROUP BY \"host\", \"run\"");
+  return rc;
+}
+
+int pl_history_query_text(const char *series, const char *host, int64_t since_ns,
+                          int64_t until_ns, const char *const *metrics, size_t nmetrics,
+                          ps_buf *out) {
+  int rc = ps_buf_puts(out, "SELECT \"status\"");
+  size_t growth = 0;
+  for (size_t i = 0; rc == 0 && i < nmetrics; i++) {
+    if (is_growth(metrics[i])) {
+      growth++;
+      continue;
+    }
+    rc = ps_buf_puts(out, ", ");
+    if (rc == 0)
+      rc = ps_influxql_quote_ident(out, metrics[i]);
+  }
+  if (rc == 0)
+    rc = ps_buf_puts(out, " FROM \"loadgen_run\"");
+  if (rc == 0)
+    rc = where_series(out, series, host);
   char bounds[96];
   int n = snprintf(bounds, sizeof bounds, " AND time >= %" PRId64, since_ns > 0 ? since_ns : 0);
   if (until_ns > 0)
@@ -42,6 +93,8 @@ int pl_history_query_text(const char *series, const char *host, int64_t since_ns
     rc = ps_buf_puts(out, bounds);
   if (rc == 0)
     rc = ps_buf_puts(out, " GROUP BY \"host\", \"run\", \"revision\"");
+  if (rc == 0 && growth)
+    rc = growth_statement(out, series, host, since_ns, until_ns, metrics, nmetrics);
   return rc;
 }
 
@@ -182,7 +235,8 @@ static int series_ok(const cJSON *series, ps_buf *why) {
 }
 
 int pl_history_parse(const char *json, const char *const *metrics, size_t nmetrics,
-                     pl_history_row_cb row, void *ctx, ps_buf *why) {
+                     pl_history_row_cb row, pl_history_growth_cb growth, void *ctx,
+                     ps_buf *why) {
   ps_buf ignored;
   ps_buf_init(&ignored, 256);
   if (!why)
@@ -226,8 +280,10 @@ int pl_history_parse(const char *json, const char *const *metrics, size_t nmetri
     cJSON_Delete(root);
     return -ENOMEM;
   }
+  size_t statement = 0;
   cJSON_ArrayForEach(res, results) {
     const cJSON *series;
+    int of_growth = statement++ > 0; /* the second statement's */
     cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(res, "series")) {
       const char *run = tag_of(series, "run");
       const cJSON *cols = cJSON_GetObjectItemCaseSensitive(series, "columns");
@@ -260,6 +316,11 @@ int pl_history_parse(const char *json, const char *const *metrics, size_t nmetri
        * rounding to the microsecond gives the point's time back exactly:
        * a verdict must land on it to overwrite the earlier verdict. */
       int64_t start_ns = (int64_t)llround(t->valuedouble / 1000.0) * 1000;
+      if (of_growth) {
+        if (growth)
+          growth(ctx, tag_of(series, "host"), run, values);
+        continue;
+      }
       row(ctx, tag_of(series, "host"), run, tag_of(series, "revision"), start_ns,
           status_named(cJSON_IsString(st) ? st->valuestring : NULL), values);
     }

@@ -7,6 +7,7 @@
 #ifndef PS_JUDGING_VERDICTS_PRIVATE_H
 #define PS_JUDGING_VERDICTS_PRIVATE_H
 
+#include "core/figures.h"
 #include "judging/verdicts.h"
 #include "verdict/growth_limit.h"
 
@@ -89,5 +90,16 @@ typedef struct pl_vgrowth {
 void pl_vd_growth_free(pl_vgrowth *w);
 /* The run `run` ended with `backfill`: its waiting stages are judged. */
 void pl_vd_growth_run_ended(pl_verdicts *vd, const char *run, int backfill);
+/* Growth across revisions: a run's growth per cycle as series metrics, the
+ * largest of its judged stages (docs/verdicts.md, "Kernel growth across
+ * revisions"). `of` reads the run's (NaN: none, or not a judged metric);
+ * `fold` raises the run's to `g` where `g` is larger and says whether one
+ * rose. Indexed by ps_growth_figure_id. */
+void pl_vd_growth_of(const pl_verdicts *vd, const ps_ledger_run *r,
+                     double out[PS_GROWTH_NFIGURES]);
+int pl_vd_growth_fold(pl_verdicts *vd, ps_ledger_run *r, const double g[PS_GROWTH_NFIGURES]);
+/* The series' runs from `at` on are judged again (their put_seq renewed:
+ * a pass still out judged the old values). */
+void pl_vd_rejudge_from(pl_verdicts *vd, ps_ledger_series *s, size_t at);
 
 #endif

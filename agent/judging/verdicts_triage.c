@@ -61,9 +61,9 @@ static int triage_apply(pl_verdicts *vd) {
     }
     /* a new put_seq too: a pass still out judged under the old decisions,
      * and its answer must not mark these runs judged */
-    for (size_t j = i; j < s->nruns; j++, rejudged++) {
-      s->runs[j].judged = 0;
-      s->runs[j].put_seq = ++vd->ledger.last_put_seq;
+    if (i < s->nruns) {
+      rejudged += s->nruns - i;
+      pl_vd_rejudge_from(vd, s, i);
     }
   }
   int changed = !triage_same(&vd->triage, &fresh);

@@ -14,7 +14,11 @@
  *   unbounded read is refused by InfluxDB 3 once the measurement spans too
  *   many files), one group per
  *   run, a run being (host, name) (every name from the configuration or
- *   the data is quoted, influx/influxql.h).
+ *   the data is quoted, influx/influxql.h). The growth figures among the
+ *   metrics (core/figures.h, PS_FIG_GROWTH) are not loadgen_run fields: a
+ *   second statement reads each run's largest over its judged stages from
+ *   `loadgen_slog_stage` (docs/verdicts.md, "Kernel growth across
+ *   revisions").
  * - pl_history_fetch() runs it on libuv's threadpool (the request blocks
  *   for up to influxdb.timeout_ms) with the sink's configuration, and calls
  *   `done` on the loop with the client's return code (influx/client.h: 0,
@@ -29,7 +33,9 @@
  *   fuzz target tests/fuzz/fuzz_history.c): not JSON, a result with an
  *   error, rows whose time is not a number of nanoseconds an int64 holds,
  *   whose status is not a string or whose metrics are not numbers (null is
- *   "absent"). The whole answer is checked before the first `row`, and
+ *   "absent"). The second statement's runs go to `growth` (may be NULL)
+ *   instead, with the host, the name and the values. The whole answer is
+ *   checked before the first `row`, and
  *   `why` (may be NULL) says what was wrong; the caller retries it like a
  *   failed read.
  */
@@ -58,7 +64,11 @@ typedef void (*pl_history_row_cb)(void *ctx, const char *host, const char *run,
                                   const char *revision,
                                   int64_t start_ns, ps_run_status status, const double *values);
 
+typedef void (*pl_history_growth_cb)(void *ctx, const char *host, const char *run,
+                                     const double *values);
+
 int pl_history_parse(const char *json, const char *const *metrics, size_t nmetrics,
-                     pl_history_row_cb row, void *ctx, ps_buf *why);
+                     pl_history_row_cb row, pl_history_growth_cb growth, void *ctx,
+                     ps_buf *why);
 
 #endif

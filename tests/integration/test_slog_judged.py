@@ -100,6 +100,53 @@ class SlogJudged(InfluxTestCase):
         v = self.limit_verdicts("limit3", run)[("kernelObjectsPerCycle", "1")]
         self.assertEqual((v["verdict"], v["baseline"]), ("none", 3.0), v)
 
+    def test_more_growth_than_the_revision_before_is_a_regression(self):
+        """Five nights without a leak, then two that keep 3 kernel objects a
+        cycle, under a limit of 5 (so only the judge across revisions can
+        see it): the second leaking night is a regression of the run's
+        growth per cycle, in counts per cycle (docs/verdicts.md "Kernel
+        growth across revisions"). A fresh agent then judges an eighth night
+        against that history as the server gives it back."""
+        limit = "verdicts = { max_growth_per_cycle = { kernel_objects = 5.0; }; };\n"
+        for i in range(5):
+            self.add_run(f"tight{i}", seed=4300 + i, start_epoch=START + i * DAY)
+        runs = [self.add_run(f"leaky{i}", seed=4300 + i, start_epoch=START + i * DAY,
+                             leak_per_cycle={"kernelObjects": 3}) for i in (5, 6)]
+        self.run_once("grow1", limit)
+
+        def across(run):
+            rows = self.influx.query("grow1", "SELECT * FROM perfship_verdict WHERE "
+                                              "metric='kernelObjectsPerCycle' AND "
+                                              f"method='edivisive' AND run='{run}'")
+            self.assertEqual(len(rows), 1, rows)
+            return rows[0]
+        self.assertFalse([v for v in self.limit_verdicts("grow1", runs[1]).values()
+                          if v["verdict"] != "none"])
+        v = across(runs[1])
+        self.assertEqual(v["verdict"], "regression", v)
+        self.assertEqual(v["value"], 3.0)
+        self.assertEqual(v["baseline"], 0.0)
+        self.assertEqual(v["change_run"], runs[0], v)
+        # the other figures of those nights are as before: no change
+        cyc = self.influx.query("grow1", "SELECT * FROM perfship_verdict WHERE "
+                                         f"metric='cycleAvgDuration' AND run='{runs[1]}'")
+        self.assertEqual([r["verdict"] for r in cyc], ["none"], cyc)
+
+        # a fresh agent, the eighth night only on disk: the growth of the
+        # seven before comes from the server's loadgen_slog_stage points
+        shutil.rmtree(self.results)
+        os.makedirs(self.results)
+        shutil.rmtree(os.path.join(self.dir, "state"))
+        eighth = self.add_run("leaky7", seed=4307, start_epoch=START + 7 * DAY,
+                              leak_per_cycle={"kernelObjects": 3})
+        self.run_once("grow1", limit)
+        v = across(eighth)
+        self.assertEqual(v["value"], 3.0)
+        self.assertEqual(v["verdict"], "none", v)  # the new level goes on
+        # ... and began where the first agent found it, against the five
+        # nights without a leak: both known only from the server
+        self.assertEqual((v["change_run"], v["baseline"], v["baseline_runs"]),
+                         (runs[0], 0.0, 5), v)
 
     def slowing_series(self):
         """Five steady nights, then two whose AMM vat's deliveries take 7

@@ -498,9 +498,10 @@ static void expect_verdict_defaults(const ps_verdicts_cfg *v) {
   static const char *names[] = {"cycleAvgDuration",      "cycleSuccessRate",
                                 "live_avgSwingsetTime",  "live_avgBlockDuration",
                                 "chainBootstrapDuration", "walletDeployDuration",
-                                "loadgenDeployDuration"};
-  assert_int_equal(v->nmetrics, 7);
-  for (size_t i = 0; i < 7; i++) {
+                                "loadgenDeployDuration", "kernelObjectsPerCycle",
+                                "kpUnresolvedPerCycle",   "clistEntriesPerCycle"};
+  assert_int_equal(v->nmetrics, 10);
+  for (size_t i = 0; i < 10; i++) {
     const ps_verdict_metric_cfg *m = &v->metrics[i];
     assert_string_equal(m->name, names[i]);
     assert_true(m->enabled);
@@ -508,6 +509,10 @@ static void expect_verdict_defaults(const ps_verdicts_cfg *v) {
       assert_int_equal(m->worse, PS_WORSE_LOWER);
       assert_int_equal(m->unit, PS_CHANGE_POINTS);
       assert_true(m->min_change == 2.0);
+    } else if (i >= 7) { /* growth per cycle: a whole count per cycle */
+      assert_int_equal(m->worse, PS_WORSE_HIGHER);
+      assert_int_equal(m->unit, PS_CHANGE_POINTS);
+      assert_true(m->min_change == 1.0);
     } else {
       assert_int_equal(m->worse, PS_WORSE_HIGHER);
       assert_int_equal(m->unit, PS_CHANGE_PERCENT);
@@ -562,7 +567,7 @@ static void test_verdicts_values(void **state) {
   assert_true(v->stage_drift_pct == 15.0);
   assert_true(v->dss.min_change_pct == 2.5);
   assert_string_equal(v->dss.reference_arm, "interuss/dss:v0.22.0");
-  assert_int_equal(v->nmetrics, 9);
+  assert_int_equal(v->nmetrics, 12);
   /* a default metric keeps what the file does not change */
   const ps_verdict_metric_cfg *m = ps_verdict_metric_find(v, "cycleAvgDuration");
   assert_true(m->min_change == 8.5);
@@ -574,15 +579,15 @@ static void test_verdicts_values(void **state) {
   assert_true(m->min_change == 5.0);
   assert_false(ps_verdict_metric_find(v, "walletDeployDuration")->enabled);
   /* added metrics, after the defaults */
-  assert_string_equal(v->metrics[7].name, "live_avgLag");
-  assert_int_equal(v->metrics[7].worse, PS_WORSE_HIGHER);
-  assert_int_equal(v->metrics[7].unit, PS_CHANGE_PERCENT);
-  assert_true(v->metrics[7].min_change == 20.0);
-  assert_true(v->metrics[7].enabled);
-  assert_string_equal(v->metrics[8].name, "live_avgComputrons");
-  assert_int_equal(v->metrics[8].worse, PS_WORSE_LOWER);
-  assert_int_equal(v->metrics[8].unit, PS_CHANGE_POINTS);
-  assert_true(v->metrics[8].min_change == 1e5);
+  assert_string_equal(v->metrics[10].name, "live_avgLag");
+  assert_int_equal(v->metrics[10].worse, PS_WORSE_HIGHER);
+  assert_int_equal(v->metrics[10].unit, PS_CHANGE_PERCENT);
+  assert_true(v->metrics[10].min_change == 20.0);
+  assert_true(v->metrics[10].enabled);
+  assert_string_equal(v->metrics[11].name, "live_avgComputrons");
+  assert_int_equal(v->metrics[11].worse, PS_WORSE_LOWER);
+  assert_int_equal(v->metrics[11].unit, PS_CHANGE_POINTS);
+  assert_true(v->metrics[11].min_change == 1e5);
   ps_config_free(&c);
 
   /* an empty group changes nothing */
@@ -606,10 +611,10 @@ static void test_verdicts_mistakes(void **state) {
   /* a metric is a loadgen_run field */
   expect_error("verdicts = { metrics = {\n  cycleAvgDuraton = { min_change = 3.0; };\n"
                "}; };\n",
-               "perfship.cfg:2: ", "'cycleAvgDuraton' is not a loadgen_run field",
+               "perfship.cfg:2: ", "'cycleAvgDuraton' is not a run figure a verdict can judge",
                "did you mean 'cycleAvgDuration'?", NULL);
   expect_error("verdicts = { metrics = {\n  rps_total = { worse = \"lower\"; };\n}; };\n",
-               "perfship.cfg:2: ", "'rps_total' is not a loadgen_run field", NULL);
+               "perfship.cfg:2: ", "'rps_total' is not a run figure a verdict can judge", NULL);
   /* a metric that is not judged by default must say which way is worse */
   expect_error("verdicts = { metrics = {\n  live_avgLag = { min_change = 3.0; };\n}; };\n",
                "perfship.cfg:2: ", "verdicts.metrics.live_avgLag",

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/figures.h"
 #include "verdict/judge.h"
 #include "verdict/verdict.h"
 
@@ -48,10 +49,16 @@ typedef struct history {
 #include "aux_defaults.h"
 
 /* Every test starts from the default configuration, with the seven
- * metrics these tests count on. */
+ * headline metrics these tests count on first; the growth per cycle after
+ * them (judged in tests/integration/test_slog_judged.py) is left out. */
 static int setup(void **state) {
   int rc = defaults_setup(state);
-  return rc == 0 && cfg.verdicts.nmetrics == NMETRICS ? 0 : -1;
+  if (rc != 0 || cfg.verdicts.nmetrics != NMETRICS + PS_GROWTH_NFIGURES ||
+      strcmp(cfg.verdicts.metrics[NMETRICS].name, "kernelObjectsPerCycle") != 0)
+    return -1;
+  while (cfg.verdicts.nmetrics > NMETRICS)
+    free(cfg.verdicts.metrics[--cfg.verdicts.nmetrics].name);
+  return 0;
 }
 
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, defaults_teardown)
