@@ -27,9 +27,12 @@ the same cache), interleaved in one session, --runs times each:
               all that is changed, in memory; the file is not copied.
 
 Then it compares what the two print for the same blocks: the block count,
-and for every height both have, computrons, cranks, and the script's
-`swingset` (end-block-start to end-block-finish) beside perfship's
-`deliverySeconds` (the sum of the block's delivery times).
+and for every height both have, computrons, cranks, the script's `swingset`
+(end-block-start to end-block-finish) beside perfship's `deliverySeconds`
+(the sum of the block's delivery times), and the script's swingset, cosmos
+and lag seconds beside the same figures of perfship's `loadgen_block`
+points, which come from the run's perf.jsonl (the loadgen's own monitor of
+that slog), not from the slog.
 """
 import argparse
 import gzip
@@ -110,21 +113,23 @@ def timed_pipeline(slog, script, out):
             rss_kb, err)
 
 
-def perfship_blocks(lp_path, stage="1"):
-    """height -> loadgen_slog_block fields (numbers) of the stage."""
+def perfship_blocks(lp_path, measurement, stage="1"):
+    """height -> the fields of the stage's points of measurement
+    (loadgen_slog_block from the slog, loadgen_block from perf.jsonl)."""
     blocks = {}
     tag = f",stage={stage},"
     with open(lp_path) as f:
         for line in f:
-            if not line.startswith("loadgen_slog_block,"):
+            if not line.startswith(measurement + ","):
                 continue
             key, fields, _ts = line.rsplit(" ", 2)
             if tag not in key + ",":
                 continue
             fv = {}
-            for kv in fields.split(","):  # block points carry numbers only
+            for kv in fields.split(","):  # block points carry numbers and booleans only
                 k, v = kv.split("=", 1)
-                fv[k] = int(v[:-1]) if v.endswith("i") else float(v)
+                fv[k] = v == "true" if v in ("true", "false") else \
+                    int(v[:-1]) if v.endswith("i") else float(v)
             blocks[fv["blockHeight"]] = fv
     return blocks
 
@@ -161,8 +166,10 @@ def routing_cranks(slog):
     return counts
 
 
-def compare(ours, theirs, routing, figure):
-    """Prints what the two agree on, block by block."""
+def compare(ours, theirs, routing, runner, figure):
+    """Prints what the two agree on, block by block. runner: perfship's
+    loadgen_block points, the loadgen's own figures of each block from
+    perf.jsonl, which carry the script's time figures under their names."""
     both = sorted(set(ours) & set(theirs))
     only_ours = sorted(set(ours) - set(theirs))
     only_theirs = sorted(set(theirs) - set(ours))
@@ -192,6 +199,13 @@ def compare(ours, theirs, routing, figure):
                              f"swingset in {inside} of {len(both)}; median ratio "
                              + (f"{ratio:.3f}" if ratio is not None else "-")
                              + f" over the {len(busy)} blocks with swingset >= 10 ms")
+    # The script prints seconds rounded to the millisecond ("%1.3f").
+    same = lambda a, b: abs(a - b) <= 0.0005 + 1e-9  # noqa: E731
+    lb = [h for h in both if h in runner]
+    for mine, its in (("swingsetTime", "swingset"), ("cosmosTime", "cosmos"), ("lag", "lag")):
+        eq = sum(mine in runner[h] and same(runner[h][mine], theirs[h][its]) for h in lb)
+        figure("slog-vs-agoric", f"{its}: the script's = perfship's loadgen_block {mine} (perf.jsonl) "
+                                 f"to the ms in {eq} of {len(lb)} blocks")
     heavy = max(both, key=lambda h: theirs[h]["computrons"])
     mid = sorted(busy or both, key=lambda h: theirs[h]["swingset"])[len(busy or both) // 2]
     for label, h in (("first", both[0]), ("median", mid), ("heaviest", heavy), ("last", both[-1])):
@@ -258,8 +272,8 @@ def case_slog_vs_agoric(binary, data, mb, runs, script, figure=None, record=None
         record("slog-vs-agoric", gzip_cpu=gz, perfship_cpu=med(p, 0), agoric_cpu=med(a, 0),
                agoric_script_cpu=med(a, 3), perfship_rss_mb=max(x[2] for x in p) / 1024,
                agoric_rss_mb=max(x[2] for x in a) / 1024)
-        agree = compare(perfship_blocks(ours_lp), script_blocks(theirs_out), routing_cranks(slog),
-                        figure)
+        agree = compare(perfship_blocks(ours_lp, "loadgen_slog_block"), script_blocks(theirs_out),
+                        routing_cranks(slog), perfship_blocks(ours_lp, "loadgen_block"), figure)
         return dict(gzip_cpu=gz, perfship_cpu=med(p, 0), agoric_cpu=med(a, 0), **agree)
     finally:
         shutil.rmtree(work, ignore_errors=True)
