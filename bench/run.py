@@ -27,6 +27,11 @@ and measures, each case --runs times (default 3; medians printed):
   slog        (opt-in) a ~1 GB stage slog reduced, side by side with gzip -dc
               of the same file, and peak RSS with 8 MB lines (bench/slog_bench.py;
               no server; --quick: 64 MB)
+  slog-vs-agoric  (opt-in) the same stage slog read by gzip -dc, by perfship
+              and by agoric-sdk's monitor-slog-block-time.py (gzip -dc | the
+              script), CPU, wall and peak RSS of each and whether their blocks
+              agree (bench/slog_agoric.py; no server; needs --agoric-script
+              PATH, skipped with a message without it)
   backfill    (opt-in) six full-size daily loadgen runs of the current
               runner's shape (no chain monitor records), run --once against
               bench/plain_client.py posting the same points as LP over 2
@@ -52,12 +57,14 @@ from bench.inputs import (JSONL_SOURCE, STATS_CONVERT, STATS_SOURCE, TS_CONVERT,
                           loadgen_dir, loadgen_lp, stats_files)
 from bench.live import case_latency_idle, case_scale
 from bench.measure import figure, record
+from bench.slog_agoric import case_slog_vs_agoric
 from bench.slog_bench import case_slog
 from bench.summary import summary
 
 ALL_CASES = ["convert", "plain", "e2e", "gzip", "bigline", "scale", "latency", "idle",
              "verdicts"]
-OPT_IN = ["backfill", "slog"]
+OPT_IN = ["backfill", "slog", "slog-vs-agoric"]
+NO_SERVER = {"verdicts", "slog", "slog-vs-agoric"}
 
 
 def main():
@@ -69,6 +76,9 @@ def main():
                     help="run only these cases (repeatable)")
     ap.add_argument("--no-build", action="store_true", help="use build-release/perfship as it is")
     ap.add_argument("--bin", default=None, help="measure this perfship binary (no build)")
+    ap.add_argument("--agoric-script", default=None, metavar="PATH",
+                    help="agoric-sdk's packages/SwingSet/misc-tools/monitor-slog-block-time.py, "
+                    "for the slog-vs-agoric case")
     ap.add_argument("--data", default=None, help="where generated inputs are cached "
                     "(default build-release/bench-data, a temporary directory with --quick)")
     args = ap.parse_args()
@@ -92,7 +102,10 @@ def main():
             case_verdicts(b, args.quick)
         if "slog" in cases:  # its own module, no server (bench/slog_bench.py)
             case_slog(b.bin, data, 64 if args.quick else 1024, args.runs, figure, record)
-        if set(cases) <= {"verdicts", "slog"}:
+        if "slog-vs-agoric" in cases:  # bench/slog_agoric.py, no server either
+            case_slog_vs_agoric(b.bin, data, 64 if args.quick else 1024, args.runs,
+                                args.agoric_script, figure, record)
+        if set(cases) <= NO_SERVER:
             summary()
             return
         gjsonl, glp = issue_stats_files(b, data, lines)

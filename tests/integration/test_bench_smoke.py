@@ -29,6 +29,23 @@ class BenchSmoke(unittest.TestCase):
         for what in ("convert CPU/point", "run --once agent CPU/point", "latency p99", "idle CPU"):
             self.assertRegex(out, rf"\n  {re.escape(what)} +\S+", f"summary lacks {what}:\n{out}")
 
+    def test_agoric_comparison_without_the_script_is_skipped_not_failed(self):
+        # The side-by-side case needs agoric-sdk's script, which CI does not
+        # have: without a path it must say so and succeed, before generating
+        # its gigabyte; a path that is not there must fail, not pass as skipped.
+        script = os.path.join(harness.SOURCE_DIR, "scripts", "bench")
+        base = [sys.executable, script, "--case", "slog-vs-agoric", "--bin", harness.PERFSHIP_BIN]
+        p = subprocess.run(base, capture_output=True, timeout=60)
+        out = p.stdout.decode("utf-8", "replace")
+        self.assertEqual(p.returncode, 0, out + p.stderr.decode("utf-8", "replace"))
+        self.assertRegex(out, r"slog-vs-agoric: skipped: no --agoric-script PATH given")
+        self.assertNotRegex(out, r"^figure slog-vs-agoric", out)
+        missing = os.path.join(harness.SOURCE_DIR, "no-such-dir", "monitor-slog-block-time.py")
+        p = subprocess.run(base + ["--agoric-script", missing], capture_output=True, timeout=60)
+        err = p.stderr.decode("utf-8", "replace")
+        self.assertNotEqual(p.returncode, 0, err)
+        self.assertIn(f"slog-vs-agoric: {missing}: No such file or directory", err)
+
 
 if __name__ == "__main__":
     unittest.main()
