@@ -156,6 +156,8 @@ static void pass_finished(void *arg, int ok) {
       pl_collect_drop_run(&vd->collect, p->ended);
     } else if (p->kind == PASS_DSS) {
       pl_collect_drop_dss(&vd->collect, p->doc);
+    } else if (p->kind == PASS_LIMIT) {
+      pl_vd_growth_finished(vd, p->growth_seq, 1);
     }
     vd->sh->state_dirty = 1;
     if (vd->hooks.written)
@@ -164,6 +166,8 @@ static void pass_finished(void *arg, int ok) {
     p->ended->in_flight = 0; /* judged again: now, or at the next start */
   } else if (p->kind == PASS_DSS) {
     p->doc->in_flight = 0;
+  } else if (p->kind == PASS_LIMIT) {
+    pl_vd_growth_finished(vd, p->growth_seq, 0);
   }
   /* What waited for this pass goes at once; what failed waits a little,
    * so a server that refuses is not asked again in the same turn. */
@@ -237,6 +241,7 @@ static void timer_cb(uv_timer_t *t) {
   if (!busy)
     vd->busy_since = 0;
   int wait = busy && now - vd->busy_since < BUSY_WAIT_MAX_MS;
+  pl_vd_growth_due(vd);
   /* DSS files and stage drift need no history. A pass with nothing to
    * send is done at once and drops its file or run: the next is taken
    * first. */
@@ -385,7 +390,7 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
     else
       rejudge_candidates(vd, series, start);
   }
-  pl_vd_growth_run_ended(vd, v->id.run, ev->backfill);
+  pl_vd_growth_run_ended(vd, v->id.run);
   if (r && v->status == PS_RUN_STATUS_SUCCESS && r->nstages) {
     /* Stage drift needs no history; the run stays (and is saved) until its
      * verdicts are acknowledged. */
@@ -418,6 +423,8 @@ int pl_verdicts_quiet(const pl_verdicts *vd) {
   for (const pl_lg_run *r = vd->collect.runs; r; r = r->next)
     if (r->ended)
       return 0;
+  if (pl_vd_growth_waiting(vd))
+    return 0;
   for (size_t i = 0; i < vd->ledger.nseries; i++) {
     const ps_ledger_series *s = &vd->ledger.series[i];
     if (!series_dirty(s))
@@ -441,6 +448,7 @@ char *pl_verdicts_to_json(pl_verdicts *vd) {
     return NULL;
   cJSON_AddItemToObject(o, "history", ps_ledger_to_json(&vd->ledger));
   cJSON_AddItemToObject(o, "pending", pl_collect_to_json(&vd->collect));
+  cJSON_AddItemToObject(o, "growth", pl_vd_growth_to_json(vd));
   /* The excludes and baselines the saved verdicts were judged under: the
    * next start compares the decisions it reads with these, so a decision
    * undone while the agent was down is judged again too. */
@@ -470,6 +478,7 @@ void pl_verdicts_from_json(pl_verdicts *vd, const char *text) {
   ps_ledger_from_json(&vd->ledger, cJSON_GetObjectItemCaseSensitive(o, "history"),
                       vd->series_host, vd->host);
   pl_collect_from_json(&vd->collect, cJSON_GetObjectItemCaseSensitive(o, "pending"));
+  pl_vd_growth_from_json(vd, cJSON_GetObjectItemCaseSensitive(o, "growth"));
   const cJSON *tr = cJSON_GetObjectItemCaseSensitive(o, "triage"), *x;
   if (cJSON_IsArray(tr)) {
     ps_triage_set saved;
@@ -514,11 +523,12 @@ void pl_verdicts_free(pl_verdicts *vd) {
     free(s);
   }
   pl_collect_free(&vd->collect);
-  while (vd->growth_waiting) {
-    pl_vgrowth *w = vd->growth_waiting;
-    vd->growth_waiting = w->next;
+  while (vd->growth_held) {
+    pl_vgrowth *w = vd->growth_held;
+    vd->growth_held = w->next;
     pl_vd_growth_free(w);
   }
+  vd->ngrowth_held = 0;
   ps_ledger_free(&vd->ledger);
   ps_triage_set_free(&vd->triage_server);
   ps_triage_set_free(&vd->triage_file);

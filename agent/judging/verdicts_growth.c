@@ -5,7 +5,9 @@
  * include/judging/verdicts.h.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,14 +19,16 @@
 #define LOADGEN PL_VD_LOADGEN
 
 /* A stage's kernel growth is judged when its complete point is written:
- * it needs no history and no run end, and the growth comes after the run's
- * end anyway (the finished cycles are in perf-finish). Nothing is kept: a
- * verdict lost to a crash comes again when the stage is read again, and
- * the same stage point gives the same verdict points (docs/verdicts.md,
- * "Kernel growth against a limit"). */
-/* A stage judged before its run's end was known waits for it, so that the
- * verdict says `backfill` as the run's markers do whatever the order the
- * folders were read in (the run's end comes from the same read). */
+ * it needs no history, and the growth comes after the run's end anyway
+ * (the finished cycles are in perf-finish). A stage judged before its
+ * run's end was known waits for it, so that the verdict says `backfill` as
+ * the run's markers do whatever the order the folders were read in (the
+ * run's end comes from the same read). The same stage point gives the same
+ * verdict points (docs/verdicts.md, "Kernel growth against a limit"). */
+
+/* Far more stages than a night's runs have: a flood of slogs of runs that
+ * never end cannot grow the state without bound. */
+#define GROWTH_HELD_MAX 4096
 
 void pl_vd_growth_free(pl_vgrowth *w) {
   free(w->run);
@@ -33,34 +37,164 @@ void pl_vd_growth_free(pl_vgrowth *w) {
   free(w);
 }
 
-static void limit_pass(pl_verdicts *vd, const ps_growth_stage *g) {
+static void fold_into_run(pl_verdicts *vd, const ps_growth_stage *g);
+
+static ps_ledger_run *run_of(pl_verdicts *vd, const char *series, const char *run) {
+  ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, LOADGEN, series, vd->series_host, 0);
+  long at = s ? ps_ledger_find(s, vd->host, run) : -1;
+  return at >= 0 ? &s->runs[at] : NULL;
+}
+
+static void send_held(pl_verdicts *vd, pl_vgrowth *w, int backfill) {
   pl_vpass *pass = calloc(1, sizeof *pass);
   ps_verdict_list l;
   ps_verdict_list_init(&l);
   if (!pass)
-    return;
+    return; /* sent at a later look */
+  w->g.backfill = backfill;
+  w->sent = 1;
   pass->kind = PASS_LIMIT;
-  if (ps_growth_limit(&vd->cfg->verdicts, g, &l) < 0)
+  pass->growth_seq = w->seq;
+  if (ps_growth_limit(&vd->cfg->verdicts, &w->g, &l) < 0)
     pass->failed = 1;
   pl_vd_send_pass(vd, pass, &l);
   ps_verdict_list_free(&l);
 }
 
-static void fold_into_run(pl_verdicts *vd, const ps_growth_stage *g);
+static void unlink_held(pl_verdicts *vd, pl_vgrowth **pp) {
+  pl_vgrowth *w = *pp;
+  *pp = w->next;
+  vd->ngrowth_held--;
+  pl_vd_growth_free(w);
+  vd->sh->state_dirty = 1;
+}
 
-/* The run `run` ended with `backfill`: its waiting stages are judged. */
-void pl_vd_growth_run_ended(pl_verdicts *vd, const char *run, int backfill) {
-  for (pl_vgrowth **pp = &vd->growth_waiting; *pp;) {
-    pl_vgrowth *w = *pp;
-    if (strcmp(w->run, run) != 0) {
-      pp = &w->next;
-      continue;
+/* Holds a copy of `g`; the same stage again replaces the one held (a pass
+ * still out for it finds no stage by its seq when it is answered). */
+static pl_vgrowth *hold(pl_verdicts *vd, const ps_growth_stage *g) {
+  for (pl_vgrowth **pp = &vd->growth_held; *pp; pp = &(*pp)->next)
+    if (strcmp((*pp)->run, g->run) == 0 && (*pp)->g.stage == g->stage) {
+      unlink_held(vd, pp);
+      break;
     }
-    *pp = w->next;
-    w->g.backfill = backfill;
-    limit_pass(vd, &w->g);
+  if (vd->ngrowth_held >= GROWTH_HELD_MAX) {
+    ps_log_limited(PS_LOG_WARNING, PL_VD_MOD, "growth held", 3600,
+                   "%zu slog stages wait for their runs' ends; %s stage %d is judged "
+                   "without being kept for a restart",
+                   vd->ngrowth_held, g->run, g->stage);
+    return NULL;
+  }
+  pl_vgrowth *w = calloc(1, sizeof *w);
+  if (!w || !(w->run = strdup(g->run)) || !(w->series = strdup(g->series)) ||
+      (g->revision && !(w->revision = strdup(g->revision)))) {
+    if (w)
+      pl_vd_growth_free(w);
+    return NULL;
+  }
+  w->g = *g;
+  w->g.run = w->run;
+  w->g.series = w->series;
+  w->g.revision = w->revision;
+  w->seq = ++vd->growth_seq;
+  w->next = vd->growth_held;
+  vd->growth_held = w;
+  vd->ngrowth_held++;
+  vd->sh->state_dirty = 1;
+  return w;
+}
+
+/* A pass with nothing to send is answered at once and lets its stage go:
+ * the loops below keep the next stage before sending. */
+void pl_vd_growth_run_ended(pl_verdicts *vd, const char *run) {
+  for (pl_vgrowth *w = vd->growth_held, *next; w; w = next) {
+    next = w->next;
+    if (strcmp(w->run, run) != 0)
+      continue;
     fold_into_run(vd, &w->g);
-    pl_vd_growth_free(w);
+    ps_ledger_run *r = run_of(vd, w->series, w->run);
+    if (r && !w->sent)
+      send_held(vd, w, r->backfill);
+  }
+}
+
+void pl_vd_growth_due(pl_verdicts *vd) {
+  for (pl_vgrowth *w = vd->growth_held, *next; w; w = next) {
+    next = w->next;
+    ps_ledger_run *r = w->sent ? NULL : run_of(vd, w->series, w->run);
+    if (r)
+      send_held(vd, w, r->backfill);
+  }
+}
+
+int pl_vd_growth_waiting(const pl_verdicts *vd) {
+  /* a lookup that creates nothing (ps_ledger_series_get with create 0) */
+  pl_verdicts *look = (pl_verdicts *)vd;
+  for (pl_vgrowth *w = vd->growth_held; w; w = w->next)
+    if (!w->sent && run_of(look, w->series, w->run))
+      return 1;
+  return 0;
+}
+
+void pl_vd_growth_finished(pl_verdicts *vd, uint64_t seq, int ok) {
+  for (pl_vgrowth **pp = &vd->growth_held; *pp; pp = &(*pp)->next)
+    if ((*pp)->seq == seq) {
+      if (ok)
+        unlink_held(vd, pp);
+      else
+        (*pp)->sent = 0;
+      return;
+    }
+}
+
+cJSON *pl_vd_growth_to_json(const pl_verdicts *vd) {
+  cJSON *a = cJSON_CreateArray();
+  for (const pl_vgrowth *w = vd->growth_held; a && w; w = w->next) {
+    cJSON *o = cJSON_CreateObject();
+    char t[24];
+    snprintf(t, sizeof t, "%" PRId64, w->g.time_ns);
+    cJSON_AddStringToObject(o, "run", w->run);
+    cJSON_AddStringToObject(o, "series", w->series);
+    if (w->revision)
+      cJSON_AddStringToObject(o, "revision", w->revision);
+    cJSON_AddNumberToObject(o, "stage", w->g.stage);
+    cJSON_AddStringToObject(o, "time", t); /* a double does not hold it */
+    cJSON *g = cJSON_AddArrayToObject(o, "growth");
+    for (int i = 0; g && i < PS_GROWTH_NFIGURES; i++)
+      cJSON_AddItemToArray(g, isnan(w->g.growth[i]) ? cJSON_CreateNull()
+                                                    : cJSON_CreateNumber(w->g.growth[i]));
+    cJSON_AddItemToArray(a, o);
+  }
+  return a;
+}
+
+/* What does not read as a held stage is left out: the stage is then lost
+ * to the damage, never the agent. */
+void pl_vd_growth_from_json(pl_verdicts *vd, const cJSON *a) {
+  const cJSON *o, *list = cJSON_IsArray(a) ? a : NULL;
+  cJSON_ArrayForEach(o, list) {
+    const char *run = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "run"));
+    const char *series = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "series"));
+    const char *time = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "time"));
+    const cJSON *stage = cJSON_GetObjectItemCaseSensitive(o, "stage");
+    const cJSON *growth = cJSON_GetObjectItemCaseSensitive(o, "growth");
+    if (!run || !run[0] || !series || !series[0] || !time || !cJSON_IsNumber(stage) ||
+        stage->valuedouble < 0 || stage->valuedouble > 100000 || !cJSON_IsArray(growth) ||
+        cJSON_GetArraySize(growth) != PS_GROWTH_NFIGURES)
+      continue;
+    char *end;
+    errno = 0;
+    long long t = strtoll(time, &end, 10);
+    if (errno || *end || end == time)
+      continue;
+    ps_growth_stage g = {LOADGEN, series, run,
+                         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "revision")),
+                         (int)stage->valuedouble, 0, 0, (int64_t)t, {0}};
+    for (int i = 0; i < PS_GROWTH_NFIGURES; i++) {
+      const cJSON *v = cJSON_GetArrayItem(growth, i);
+      g.growth[i] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    }
+    if (ps_growth_judged(&g))
+      hold(vd, &g);
   }
 }
 
@@ -143,35 +277,14 @@ void pl_verdicts_slog_point(pl_verdicts *vd, const ps_point *p) {
   /* As its run's markers say: a run that had ended before the agent saw
    * it alerts only within alerts.catch_up_s (the run ended before its
    * slog is read, so the ledger knows it; a run it does not know is new). */
-  ps_ledger_series *ls = ps_ledger_series_get(&vd->ledger, LOADGEN, series, vd->series_host, 0);
-  long at = ls ? ps_ledger_find(ls, vd->host, run) : -1;
-  if (at >= 0) {
-    g.backfill = ls->runs[at].backfill;
-    limit_pass(vd, &g);
+  pl_vgrowth *w = hold(vd, &g);
+  ps_ledger_run *r = run_of(vd, series, run);
+  if (r)
     fold_into_run(vd, &g);
-    return;
+  if (w && r) {
+    send_held(vd, w, r->backfill);
+  } else if (!w && r) { /* not kept: judged now rather than never */
+    pl_vgrowth once = {.g = g};
+    send_held(vd, &once, r->backfill);
   }
-  pl_vgrowth *w = calloc(1, sizeof *w);
-  if (!w || !(w->run = strdup(run)) || !(w->series = strdup(series)) ||
-      (g.revision && !(w->revision = strdup(g.revision)))) {
-    if (w)
-      pl_vd_growth_free(w);
-    limit_pass(vd, &g); /* out of memory: judged now rather than never */
-    return;
-  }
-  w->g = g;
-  w->g.run = w->run;
-  w->g.series = w->series;
-  w->g.revision = w->revision;
-  /* the same stage again replaces what waited */
-  for (pl_vgrowth **pp = &vd->growth_waiting; *pp; pp = &(*pp)->next)
-    if (strcmp((*pp)->run, run) == 0 && (*pp)->g.stage == g.stage) {
-      pl_vgrowth *old = *pp;
-      *pp = old->next;
-      pl_vd_growth_free(old);
-      break;
-    }
-  w->next = vd->growth_waiting;
-  vd->growth_waiting = w;
 }
-

@@ -7,6 +7,8 @@
 #ifndef PS_JUDGING_VERDICTS_PRIVATE_H
 #define PS_JUDGING_VERDICTS_PRIVATE_H
 
+#include <cjson/cJSON.h>
+
 #include "core/figures.h"
 #include "judging/verdicts.h"
 #include "verdict/growth_limit.h"
@@ -51,6 +53,7 @@ struct pl_vpass {
   size_t nruns;
   pl_lg_run *ended;      /* PASS_STAGES: the run judged */
   pl_dss_doc *doc;       /* PASS_DSS */
+  uint64_t growth_seq;   /* PASS_LIMIT: the held stage's seq */
 };
 
 /* Looks at what is due after `delay` ms (0: in the next loop turn). */
@@ -80,16 +83,31 @@ int pl_vd_judge_series(pl_verdicts *vd, ps_ledger_series *s);
 void pl_vd_judge_stages(pl_verdicts *vd, pl_lg_run *r);
 void pl_vd_judge_dss(pl_verdicts *vd, pl_dss_doc *d);
 
-/* Kernel growth against its limit (verdicts_growth.c): a stage that waits
- * for its run's end. */
+/* Kernel growth against its limit (verdicts_growth.c): a judged stage is
+ * held from its slog point until its verdicts are acknowledged, waiting for
+ * its run's end or out in a pass (`sent`, found again by `seq`), and is
+ * saved with the stage's state: a slog read to its end is not read again
+ * after a restart, so what it left to judge must come back from the state. */
 typedef struct pl_vgrowth {
   struct pl_vgrowth *next;
   ps_growth_stage g;
   char *run, *series, *revision;
+  uint64_t seq;
+  int sent;
 } pl_vgrowth;
 void pl_vd_growth_free(pl_vgrowth *w);
-/* The run `run` ended with `backfill`: its waiting stages are judged. */
-void pl_vd_growth_run_ended(pl_verdicts *vd, const char *run, int backfill);
+/* The run `run` ended: its held stages are judged. */
+void pl_vd_growth_run_ended(pl_verdicts *vd, const char *run);
+/* From the look: held stages of known runs that are not out are sent (a
+ * failed pass, a restart). `waiting`: whether such a stage is held. */
+void pl_vd_growth_due(pl_verdicts *vd);
+int pl_vd_growth_waiting(const pl_verdicts *vd);
+/* A limit pass answered: acknowledged, its stage is let go; failed, it is
+ * sent again at a later look. */
+void pl_vd_growth_finished(pl_verdicts *vd, uint64_t seq, int ok);
+/* The held stages as a JSON array for the state, and back. */
+cJSON *pl_vd_growth_to_json(const pl_verdicts *vd);
+void pl_vd_growth_from_json(pl_verdicts *vd, const cJSON *a);
 /* Growth across revisions: a run's growth per cycle as series metrics, the
  * largest of its judged stages (docs/verdicts.md, "Kernel growth across
  * revisions"). `of` reads the run's (NaN: none, or not a judged metric);

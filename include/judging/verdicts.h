@@ -102,7 +102,10 @@ typedef struct pl_verdicts {
   pl_collect collect;
   pl_vseries *series; /* judging state per series */
   pl_vpass *passes;   /* passes in flight */
-  struct pl_vgrowth *growth_waiting; /* slog stages of runs whose end is not known yet */
+  /* judged slog stages until their limit verdicts are acknowledged (saved) */
+  struct pl_vgrowth *growth_held;
+  size_t ngrowth_held;
+  uint64_t growth_seq;
   uv_timer_t timer;
   int fetching;      /* a history query is on the threadpool */
   /* Triage decisions (verdict/triage.h): the server's, the triage_file's,

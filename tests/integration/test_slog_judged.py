@@ -7,6 +7,7 @@ cause beside a slower night ("Why it got slower"): `perfship verdicts
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import DATA_DIR, Agent, InfluxTestCase, run_perfship, write_config  # noqa: E402
+from faultproxy import FaultProxy  # noqa: E402
+from harness import wait_until  # noqa: E402
 from test_alerts import Receiver  # noqa: E402
 from test_report import CHART_JS, CHROMIUM, open_in_browser  # noqa: E402
 from test_report import Receiver as Probe  # noqa: E402
@@ -99,6 +102,46 @@ class SlogJudged(InfluxTestCase):
         self.run_once("limit3", "verdicts = { max_growth_per_cycle = { kernel_objects = 3.0; }; };\n")
         v = self.limit_verdicts("limit3", run)[("kernelObjectsPerCycle", "1")]
         self.assertEqual((v["verdict"], v["baseline"]), ("none", 3.0), v)
+
+    def test_limit_verdict_kept_across_kill_9(self):
+        """The stage's slog is read to its end and saved as done, but the
+        server refuses the verdicts: killed then, the next start does not
+        read the slog again, and still writes the limit verdict it owes
+        (held in the state until acknowledged)."""
+        run = self.add_run("leak-kill", seed=4102, leak_per_cycle={"kernelObjects": 2})
+        state = os.path.join(self.dir, "state")
+        os.makedirs(state, exist_ok=True)
+        with FaultProxy(upstream_port=self.influx.port) as proxy:
+            proxy.add_rule("status", code=500, contains=b"perfship_verdict,")
+            cfg = write_config(os.path.join(self.dir, "perfship.cfg"), proxy.url, state,
+                               sources=f'{{ path = "{self.results}"; format = "loadgen"; }}',
+                               extra=GROUPS, database="kill1")
+            agent = Agent(cfg).start()
+            self.addCleanup(agent.kill)
+
+            def saved():
+                try:
+                    with open(os.path.join(state, "state.json")) as f:
+                        text = f.read()
+                except OSError:
+                    return False
+                return ("chain-stage-1.slog.gz" in text and '"growth":[{' in text and
+                        f'"run":"{run}"' in text)
+            try:
+                wait_until(saved, timeout=90, what="the stage read and its verdict held, saved")
+                # the slog state says done: the stage is not read again
+                with open(os.path.join(state, "state.json")) as f:
+                    self.last_state = f.read()
+            finally:
+                agent.kill()
+        self.assertEqual(self.limit_verdicts("kill1", run), {})
+        blocks = self.influx.count("kill1", "loadgen_slog_block")
+        self.assertGreater(blocks, 50)
+        again = self.run_once("kill1")
+        written = re.findall(r"done: .*?, (\d+) points written", again.output())
+        self.assertLess(int(written[-1]), 20, "the slogs were read again")
+        v = self.limit_verdicts("kill1", run)[("kernelObjectsPerCycle", "1")]
+        self.assertEqual((v["verdict"], v["value"]), ("regression", 2.0), v)
 
     def test_more_growth_than_the_revision_before_is_a_regression(self):
         """Five nights without a leak, then two that keep 3 kernel objects a
