@@ -435,10 +435,10 @@ static void explain_done(uv_work_t *w, int status) {
     char *metric = j->d.regressed ? strdup(j->d.regressed) : NULL;
     char *change = j->d.change_run ? strdup(j->d.change_run) : NULL;
     char *run = strdup(j->d.run), *host = j->d.host ? strdup(j->d.host) : NULL;
-    int64_t since = j->d.since_ns, now = j->d.now_ns;
+    int64_t since = j->d.since_ns, now = j->d.now_ns, old_runs = j->d.baseline_runs;
     ps_explain_data_free(&j->d);
     ps_explain_data_init(&j->d, run, host, since, now);
-    int ok = run && metric && ps_explain_data_known(&j->d, metric, change) == 0;
+    int ok = run && metric && ps_explain_data_known(&j->d, metric, change, old_runs) == 0;
     free(metric);
     free(change);
     free(run);
@@ -508,7 +508,7 @@ static int explain_then_raise(pl_alert_runs *ar, ps_alert_event *ev, const char 
   j->backfill = backfill;
   j->time_ns = time_ns;
   j->work.data = j;
-  if (!j->d.run || ps_explain_data_known(&j->d, m->metric, m->change_run) < 0 ||
+  if (!j->d.run || ps_explain_data_known(&j->d, m->metric, m->change_run, m->baseline_runs) < 0 ||
       uv_timer_init(ar->sh->loop, &j->retry) < 0) {
     ps_explain_data_free(&j->d);
     ps_buf_free(&j->err);
@@ -603,6 +603,7 @@ void pl_alert_runs_judged(pl_alert_runs *ar, const pl_run_verdicts *rv) {
         .value = v->value,
         .baseline = v->baseline,
         .change_pct = pct,
+        .baseline_runs = v->baseline_runs > 0 ? v->baseline_runs : 0,
     };
     n++;
   }

@@ -99,11 +99,14 @@ static int where_host(ps_buf *q, const char *host) {
              : 0;
 }
 
-int ps_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run) {
+int ps_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run,
+                          int64_t baseline_runs) {
   if (!(d->regressed = (char *)keep(d, metric)) ||
       !(d->change_run = (char *)keep(d, change_run ? change_run : d->run)))
     return -ENOMEM;
   d->known = 1;
+  if (baseline_runs >= 1 && baseline_runs <= 1000)
+    d->baseline_runs = baseline_runs;
   return 0;
 }
 

@@ -56,6 +56,9 @@ typedef struct ps_alert_metric {
   int improvement;  /* the verdict: 0 regression, 1 improvement */
   int have_value, have_baseline, have_change_pct;
   double value, baseline, change_pct;
+  /* across revisions: the runs the baseline is the median of (the cause's
+   * old level), 0 when not told */
+  int64_t baseline_runs;
 } ps_alert_metric;
 
 typedef struct ps_alert_event {

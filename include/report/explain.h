@@ -76,9 +76,12 @@ void ps_explain_data_init(ps_explain_data *d, const char *run, const char *host,
 void ps_explain_data_free(ps_explain_data *d);
 /* The regression is known already (the alert is raised before its verdict
  * points are on the server): `metric` regressed, the change began in
- * `change_run` (NULL: the run itself); the verdicts are then not asked
- * for, and the old level is PS_EXPLAIN_OLD_RUNS runs. -ENOMEM. */
-int ps_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run);
+ * `change_run` (NULL: the run itself), its baseline the median of
+ * `baseline_runs` runs; the verdicts are then not asked for, and the old
+ * level is that many runs (PS_EXPLAIN_OLD_RUNS when it is not 1-1000, as
+ * when not told). -ENOMEM. */
+int ps_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run,
+                          int64_t baseline_runs);
 int ps_explain_statement(const ps_explain_data *d, int statement, ps_buf *out);
 int ps_explain_parse_answer(ps_explain_data *d, int statement, const char *json, size_t len);
 int ps_explain_query(const ps_config *cfg, ps_explain_data *d, ps_buf *err);

@@ -191,17 +191,33 @@ class SlogJudged(InfluxTestCase):
         self.assertEqual((v["change_run"], v["baseline"], v["baseline_runs"]),
                          (runs[0], 0.0, 5), v)
 
-    def slowing_series(self):
+    def slowing_series(self, steady=5):
         """Five steady nights, then two whose AMM vat's deliveries take 7
         times as long: the second is where the swingset time's regression is
         found (a new level shows at its second run, docs/verdicts.md), the
         first is where it began."""
-        for i in range(5):
+        for i in range(steady):
             self.add_run(f"base{i}", seed=4200 + i, start_epoch=START + i * DAY)
-        for i in (5, 6):
+        for i in (steady, steady + 1):
             run = self.add_run(f"slow{i}", seed=4200 + i, start_epoch=START + i * DAY,
                                slow_vat="amm", slow_vat_base=6)
         return run
+
+    def test_alert_cause_compares_with_the_baseline_runs(self):
+        """Twelve steady nights: the alert's cause compares with the runs the
+        verdict's baseline is the median of, not a fixed ten."""
+        run = self.slowing_series(steady=12)
+        self.run_once("slow12", self.hooked())
+        v = self.influx.query("slow12", "SELECT * FROM perfship_verdict WHERE "
+                                        f"verdict='regression' AND run='{run}' AND "
+                                        "metric='live_avgSwingsetTime'")
+        self.assertEqual(len(v), 1, v)
+        self.assertGreater(v[0]["baseline_runs"], 10, v)
+        events = [e for e in self.hook.delivered()
+                  if e["event"] == "regression" and e["run"] == run]
+        self.assertEqual(len(events), 1, self.hook.delivered())
+        self.assertEqual(events[0]["cause"]["oldRuns"], v[0]["baseline_runs"],
+                         (events[0]["cause"], events[0]["metrics"]))
 
     def explain(self, run, *args):
         rc, out, err = run_perfship(["-c", self.cfg, "verdicts", "--explain", run,
