@@ -179,6 +179,41 @@ class SlogJudged(InfluxTestCase):
         self.assertTrue(chart["labels"][0].endswith("-amm"), chart)
         self.assertGreater(chart["datasets"][1]["data"][0], chart["datasets"][0]["data"][0])
         self.assertTrue(all(n and n > 0 for n in chart["colourPixels"]), chart)
+        self.check_block_chart(run, seen)
+
+    def check_block_chart(self, run, seen):
+        """The chart of delivery seconds per block: one line per top vat (the
+        five with the most delivery seconds over the stages that take part,
+        docs/verdicts.md), named as the slog names them, its points the
+        loadgen_slog_block_vat points of the store."""
+        db = "slow1"
+        q = lambda text: self.influx.query(db, text)  # noqa: E731
+        stages = [r["stage"] for r in q("SELECT * FROM loadgen_slog_stage "
+                                         f"WHERE run='{run}' GROUP BY stage")
+                  if r["stage"] != "0" and r["partial"] is False and (r["finishedCycles"] or 0) > 0]
+        self.assertTrue(stages)
+        total, names = {}, {}
+        for r in q(f"SELECT * FROM loadgen_slog_vat WHERE run='{run}' GROUP BY vat, stage"):
+            if r["stage"] in stages:
+                total[r["vat"]] = total.get(r["vat"], 0.0) + r["deliverySeconds"]
+                names[r["vat"]] = r.get("name") or names.get(r["vat"])
+        top = sorted(total, key=lambda v: (-total[v], v))[:5]
+        (chart,) = [c for c in seen["charts"] if c["kind"] == "chain-blocks"]
+        self.assertEqual(chart["drawn"], "1")
+        self.assertEqual([d["label"] for d in chart["datasets"]],
+                         [names[v] or v for v in top])
+        self.assertTrue(any(d["label"].endswith("-amm") for d in chart["datasets"]), chart)
+        self.assertTrue(all(n and n > 0 for n in chart["colourPixels"]), chart)
+        for vat, ds in zip(top, chart["datasets"]):
+            rows = [r for r in q("SELECT blockHeight, deliverySeconds FROM loadgen_slog_block_vat "
+                                 f"WHERE run='{run}' AND vat='{vat}' GROUP BY stage")
+                    if r["stage"] in stages]
+            want = sorted((r["blockHeight"], r["deliverySeconds"]) for r in rows)
+            got = [(p["x"], p["y"]) for p in ds["data"]]
+            self.assertGreater(len(want), 10, vat)
+            self.assertEqual(got, want, f"{vat}: the chart's points are the store's")
+        self.assertIn("with the most delivery seconds", chart["caption"])
+        self.assertNotIn("only the first", chart["caption"])
 
 
 if __name__ == "__main__":
