@@ -14,8 +14,12 @@
 /* The chart of delivery seconds per block of the run's top vats (their
  * points are in the JSON block's chains[idx].blocks). */
 static void chain_blocks(page *p, const ps_rchain *c, size_t idx) {
-  if (!c->nchart)
+  if (!c->nchart) {
+    /* slog points written before the agent wrote loadgen_slog_block_vat */
+    put(p, "<p class=\"empty\">No figures per block and vat for this run "
+           "(loadgen_slog_block_vat): no chart of delivery seconds per block.</p>\n");
     return;
+  }
   int more = 0;
   for (size_t k = 0; k < c->nchart; k++)
     more |= c->chart[k].more;
