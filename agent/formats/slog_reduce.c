@@ -1,6 +1,6 @@
 /*
- * formats/slog_reduce.c: a stage's slog lines into block, vat and stage
- * figures. See include/formats/slog_reduce.h; every figure is defined in
+ * formats/slog_reduce.c: a stage's slog lines into block, block-and-vat,
+ * vat and stage figures. See include/formats/slog_reduce.h; every figure is defined in
  * docs/schema.md "Slog figures", and this file follows that text.
  *
  * Design
@@ -31,9 +31,10 @@ typedef struct vat {
   double snapshot_size;
   double *vals; /* delivery seconds, for the p95 */
   size_t nvals, capvals;
-  /* this block */
+  /* this block: its loadgen_slog_block_vat figures */
   uint64_t blk_seq;
-  double blk_seconds;
+  int64_t blk_deliveries;
+  double blk_seconds, blk_computrons;
   /* the trend: running means and co-moments of (height, block seconds) */
   int64_t tn;
   double tmx, tmy, tcxy, tm2x;
@@ -189,7 +190,9 @@ static int vat_touch(ps_slog_reducer *r, vat *v) {
   if (v->blk_seq == r->blk_seq + 1)
     return 0;
   v->blk_seq = r->blk_seq + 1; /* +1: 0 means never */
+  v->blk_deliveries = 0;
   v->blk_seconds = 0;
+  v->blk_computrons = 0;
   if (r->ntouched == r->captouched) {
     size_t cap = r->captouched ? r->captouched * 2 : 16;
     size_t *nt = realloc(r->touched, cap * sizeof *nt);
@@ -204,12 +207,27 @@ static int vat_touch(ps_slog_reducer *r, vat *v) {
 
 /* ---- blocks ------------------------------------------------------------ */
 
+/* A vat's share of the closed block (docs/schema.md loadgen_slog_block_vat):
+ * only the open block's sums are kept, so memory is per vat, not per block. */
+static int emit_block_vat(ps_slog_reducer *r, const vat *v, ps_emitter *em) {
+  pt p;
+  pt_tags(r, &p, v->id);
+  f_int(&p, "blockHeight", r->b.height);
+  f_int(&p, "deliveries", v->blk_deliveries);
+  f_float(&p, "deliverySeconds", v->blk_seconds);
+  f_count(&p, "computrons", v->blk_computrons);
+  return pt_emit(&p, "loadgen_slog_block_vat", r->b.time, em);
+}
+
 static int block_close(ps_slog_reducer *r, ps_emitter *em) {
   block *b = &r->b;
   if (!b->open)
     return 0;
+  int rc;
   for (size_t i = 0; i < r->ntouched; i++) {
     vat *v = &r->vats[r->touched[i]];
+    if ((rc = emit_block_vat(r, v, em)) != 0)
+      return rc;
     double x = (double)b->height, y = v->blk_seconds;
     v->tn++;
     double dx = x - v->tmx;
@@ -336,7 +354,9 @@ static int on_record(ps_slog_reducer *r, const ps_slog_rec *x, ps_emitter *em) {
     if (b->open) {
       if ((rc = vat_touch(r, v)) != 0)
         return rc;
+      v->blk_deliveries++;
       v->blk_seconds += s;
+      v->blk_computrons += comp;
     }
     return 0;
   }

@@ -52,6 +52,7 @@ void ps_explain_data_free(ps_explain_data *d) {
   free(d->old_ns);
   free(d->stages);
   free(d->vats);
+  free(d->blocks);
   free(d->run);
   free(d->host);
   memset(d, 0, sizeof *d);
@@ -161,16 +162,92 @@ int ps_explain_statement(const ps_explain_data *d, int statement, ps_buf *q) {
          ps_buf_printf(q, " AND time >= %" PRId64 " AND time < %" PRId64, oldest(d) - SLACK_NS,
                        d->run_ns + AFTER_RUN_NS);
     break;
+  case PS_EQ_BLOCK_VATS:
+    if (!d->run || !d->nchart || !d->nchart_stages)
+      return -ENOENT;
+    rc = ps_buf_puts(q, "SELECT \"blockHeight\", \"deliverySeconds\" FROM "
+                        "\"loadgen_slog_block_vat\" WHERE \"run\" = ") |
+         ps_influxql_quote_string(q, d->run) | where_host(q, d->host);
+    for (size_t i = 0; i < d->nchart; i++)
+      rc |= ps_buf_puts(q, i ? " OR \"vat\" = " : " AND (\"vat\" = ") |
+            ps_influxql_quote_string(q, d->chart[i].vat);
+    for (size_t i = 0; i < d->nchart_stages; i++)
+      rc |= ps_buf_printf(q, "%s\"stage\" = '%d'", i ? " OR " : ") AND (", d->chart_stages[i]);
+    /* per vat (GROUP BY): one more than kept, to know that there were more */
+    rc |= ps_buf_printf(q, ") AND time >= %" PRId64 " AND time < %" PRId64
+                           " GROUP BY \"vat\" LIMIT %d",
+                        d->run_ns - SLACK_NS, d->run_ns + AFTER_RUN_NS,
+                        PS_EXPLAIN_BLOCK_POINTS + 1);
+    break;
   default:
     return -EINVAL;
   }
   return rc ? -EINVAL : 0;
 }
 
+/* --- the chart's vats ---------------------------------------------------- */
+
+/* As verdict/explain.h: what a cycle of load costs. */
+static int takes_part(const ps_explain_stage_row *s) {
+  return s->stage > 0 && !s->partial && isfinite(s->cycles) && s->cycles > 0;
+}
+
+static int chart_stage(const ps_explain_data *d, int stage) {
+  for (size_t i = 0; i < d->nchart_stages; i++)
+    if (d->chart_stages[i] == stage)
+      return 1;
+  return 0;
+}
+
+static int by_seconds(const void *pa, const void *pb) {
+  const ps_explain_chart_vat *a = pa, *b = pb;
+  if (a->delivery_s != b->delivery_s)
+    return a->delivery_s > b->delivery_s ? -1 : 1;
+  return strcmp(a->vat, b->vat);
+}
+
+void ps_explain_chart_pick(ps_explain_data *d) {
+  if (d->chart_picked)
+    return;
+  d->chart_picked = 1;
+  size_t max_stages = sizeof d->chart_stages / sizeof d->chart_stages[0];
+  for (size_t i = 0; d->run && i < d->nstages && d->nchart_stages < max_stages; i++) {
+    const ps_explain_stage_row *st = &d->stages[i];
+    if (st->run && strcmp(st->run, d->run) == 0 && takes_part(st) && !chart_stage(d, st->stage))
+      d->chart_stages[d->nchart_stages++] = st->stage;
+  }
+  /* every vat of the run in those stages, summed; the largest kept */
+  ps_explain_chart_vat *all = NULL;
+  size_t n = 0, cap = 0;
+  for (size_t i = 0; d->run && i < d->nvats; i++) {
+    const ps_explain_vat_row *v = &d->vats[i];
+    if (!v->run || !v->vat || strcmp(v->run, d->run) != 0 || !chart_stage(d, v->stage) ||
+        !isfinite(v->delivery_s))
+      continue;
+    size_t k = 0;
+    while (k < n && strcmp(all[k].vat, v->vat) != 0)
+      k++;
+    if (k == n) {
+      if (grow((void **)&all, &cap, n, sizeof *all) < 0)
+        break; /* out of memory: the chart shows the vats summed so far */
+      all[n++] = (ps_explain_chart_vat){v->vat, NULL, 0, 0, 0};
+    }
+    all[k].delivery_s += v->delivery_s;
+    if (v->name)
+      all[k].name = v->name;
+  }
+  if (n)
+    qsort(all, n, sizeof *all, by_seconds);
+  for (size_t k = 0; k < n && d->nchart < PS_EXPLAIN_TOP; k++)
+    d->chart[d->nchart++] = all[k];
+  free(all);
+}
+
 /* --- the answers --------------------------------------------------------- */
 
 typedef struct row {
   const cJSON *columns, *values;
+  const cJSON *tags; /* the series' (GROUP BY), or NULL */
 } row;
 
 static const cJSON *cell(const row *r, const char *name) {
@@ -294,6 +371,27 @@ static int on_row(ps_explain_data *d, int statement, const row *r) {
     d->nvats++;
     return 0;
   }
+  case PS_EQ_BLOCK_VATS: {
+    const cJSON *tv = cJSON_GetObjectItemCaseSensitive(r->tags, "vat");
+    const char *vat = cJSON_IsString(tv) ? tv->valuestring : str(r, "vat");
+    double h = num(r, "blockHeight"), s = num(r, "deliverySeconds");
+    size_t k = 0;
+    if (!vat || !isfinite(h) || !isfinite(s))
+      return 0;
+    while (k < d->nchart && strcmp(d->chart[k].vat, vat) != 0)
+      k++;
+    if (k == d->nchart)
+      return 0;
+    if (d->chart[k].npoints >= PS_EXPLAIN_BLOCK_POINTS) {
+      d->chart[k].more = 1;
+      return 0;
+    }
+    if (grow((void **)&d->blocks, &d->blocks_cap, d->nblocks, sizeof *d->blocks) < 0)
+      return -ENOMEM;
+    d->blocks[d->nblocks++] = (ps_explain_block_row){k, h, s};
+    d->chart[k].npoints++;
+    return 0;
+  }
   default:
     return -EINVAL;
   }
@@ -302,12 +400,15 @@ static int on_row(ps_explain_data *d, int statement, const row *r) {
 int ps_explain_parse_answer(ps_explain_data *d, int statement, const char *json, size_t len) {
   if (statement < 0 || statement >= PS_EXPLAIN_NSTATEMENTS)
     return -EINVAL;
+  if (statement == PS_EQ_BLOCK_VATS)
+    ps_explain_chart_pick(d); /* the rows are of the chart's vats */
   cJSON *j = json ? cJSON_ParseWithLength(json, len) : NULL;
   const cJSON *result, *series;
   int rc = 0;
   cJSON_ArrayForEach(result, cJSON_GetObjectItemCaseSensitive(j, "results")) {
     cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(result, "series")) {
-      row r = {cJSON_GetObjectItemCaseSensitive(series, "columns"), NULL};
+      row r = {cJSON_GetObjectItemCaseSensitive(series, "columns"), NULL,
+               cJSON_GetObjectItemCaseSensitive(series, "tags")};
       if (!cJSON_IsArray(r.columns))
         continue;
       cJSON_ArrayForEach(r.values, cJSON_GetObjectItemCaseSensitive(series, "values")) {
@@ -376,4 +477,11 @@ int ps_explain_query(const ps_config *cfg, ps_explain_data *d, ps_buf *err) {
     rc = ps_explain(d->run, (const char *const *)d->old, d->nold, d->stages, d->nstages,
                     d->vats, d->nvats, &d->e);
   return rc;
+}
+
+int ps_explain_query_blocks(const ps_config *cfg, ps_explain_data *d, ps_buf *err) {
+  if (!d->found)
+    return -ENOENT;
+  ps_explain_chart_pick(d);
+  return ask(cfg, d, PS_EQ_BLOCK_VATS, err);
 }

@@ -9,10 +9,35 @@
 
 #include "core/figures.h"
 #include "html_private.h"
+#include "report/explain.h"
+
+/* The chart of delivery seconds per block of the run's top vats (their
+ * points are in the JSON block's chains[idx].blocks). */
+static void chain_blocks(page *p, const ps_rchain *c, size_t idx) {
+  if (!c->nchart) {
+    /* slog points written before the agent wrote loadgen_slog_block_vat */
+    put(p, "<p class=\"empty\">No figures per block and vat for this run "
+           "(loadgen_slog_block_vat): no chart of delivery seconds per block.</p>\n");
+    return;
+  }
+  int more = 0;
+  for (size_t k = 0; k < c->nchart; k++)
+    more |= c->chart[k].more;
+  putf(p, "<div class=\"charts\"><figure><figcaption>Delivery seconds per block against block "
+          "height, of the %zu vat%s with the most delivery seconds in the stages that take "
+          "part (after stage 0, complete, with finished cycles)",
+       c->nchart, c->nchart == 1 ? "" : "s");
+  if (more)
+    putf(p, "; only the first %d blocks of a vat are drawn: the run has more",
+         PS_EXPLAIN_BLOCK_POINTS);
+  putf(p, "</figcaption><div class=\"chart\"><canvas data-chart=\"chain-blocks\" "
+          "data-chain=\"%zu\" role=\"img\" aria-label=\"delivery seconds per block per "
+          "vat\"></canvas></div></figure></div>\n", idx);
+}
 
 /* Inside the chain: the slog figures of stage run `of` (docs/report.md,
- * "Inside the chain"): per stage, per vat against the old level, and a
- * chart of the vats that moved most. */
+ * "Inside the chain"): per stage, per vat against the old level, and
+ * charts of the vats that moved most and of the top vats per block. */
 void ps_html_chain(page *p, size_t of, int first) {
   const ps_report_data *d = p->d;
   const ps_rchain *c = NULL;
@@ -88,4 +113,5 @@ void ps_html_chain(page *p, size_t of, int first) {
           "that moved most, then and now</figcaption><div class=\"chart\"><canvas "
           "data-chart=\"chain-vats\" data-chain=\"%zu\" role=\"img\" aria-label=\"delivery "
           "seconds per cycle per vat\"></canvas></div></figure></div>\n", idx);
+  chain_blocks(p, c, idx);
 }

@@ -198,6 +198,30 @@ static void json_one_dss(page *p, size_t idx, const dss_test *t) {
   put(p, "]}");
 }
 
+/* A stage run's top vats per block: x block heights, y delivery seconds,
+ * exactly as the server answered them. */
+static void json_chain_blocks(page *p, const ps_rchain *c) {
+  put(p, "],\"blocks\":[");
+  for (size_t k = 0; k < c->nchart; k++) {
+    const ps_rchain_vat *v = &c->chart[k];
+    put(p, k ? ",{\"vat\":" : "{\"vat\":");
+    jstr(p, v->vat);
+    put(p, ",\"name\":");
+    jstr(p, v->name[0] ? v->name : NULL);
+    putf(p, ",\"more\":%s", v->more ? "true" : "false");
+    for (int a = 0; a < 2; a++) {
+      put(p, a ? ",\"y\":[" : ",\"x\":[");
+      for (size_t i = 0; i < v->n; i++) {
+        const ps_rchain_point *pt = &c->points[v->begin + i];
+        put(p, i ? "," : "");
+        jnum(p, a ? pt->seconds : pt->height);
+      }
+      put(p, "]");
+    }
+    put(p, "}");
+  }
+}
+
 /* Inside the chain: the top vats of each stage run's slog, then and now
  * (their names through jstr(), as every string of the block). */
 static void json_chains(page *p) {
@@ -220,6 +244,7 @@ static void json_chains(page *p) {
       put(p, k ? "," : "");
       jnum(p, e->top[k].now);
     }
+    json_chain_blocks(p, &d->chains[i]);
     put(p, "]}");
   }
   put(p, "]");

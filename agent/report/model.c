@@ -134,6 +134,8 @@ void ps_report_data_free(ps_report_data *d) {
   free(d->stages);
   free(d->blocks);
   free(d->health);
+  for (size_t i = 0; i < d->nchains; i++)
+    free(d->chains[i].points);
   free(d->chains);
   free(d->source);
   for (size_t i = 0; i < d->nhosts; i++)

@@ -173,6 +173,43 @@
     };
   }
 
+  // --- inside the chain: the top vats' delivery seconds in each block, one
+  // line per vat (a block in which a vat had no delivery has no point)
+  function chainBlocks(canvas) {
+    var c = data.chains[+canvas.dataset.chain];
+    return {
+      type: 'line',
+      data: {
+        datasets: c.blocks.map(function (v, i) {
+          var points = v.x.map(function (x, j) { return { x: x, y: v.y[j] }; });
+          return { label: v.name || v.vat, data: points, borderColor: colour(i),
+                   backgroundColor: colour(i), borderWidth: 1.5,
+                   pointRadius: points.length > 200 ? 0 : 2 };
+        })
+      },
+      options: {
+        parsing: false,
+        scales: {
+          x: { type: 'linear', title: { display: true, text: 'block height' },
+               ticks: { precision: 0 } },
+          y: { beginAtZero: true, title: { display: true, text: 'delivery s per block' } }
+        },
+        plugins: {
+          tooltip: {
+            callbacks: {
+              title: function (items) { return 'block ' + items[0].raw.x; },
+              label: function (item) {
+                var v = c.blocks[item.datasetIndex];
+                return (v.name ? v.name + ' (' + v.vat + ')' : v.vat) + ': ' +
+                  num(item.raw.y) + ' s';
+              }
+            }
+          }
+        }
+      }
+    };
+  }
+
   // --- DSS bench: one test of one results file, against the sweep's variants
   function dss(canvas, field, unit) {
     var t = data.dss[+canvas.dataset.dss];
@@ -204,6 +241,7 @@
     'stage-duration': function (c) { return stageBars(c, 'duration', 's'); },
     'stage-blocks': stageBlocks,
     'chain-vats': chainVats,
+    'chain-blocks': chainBlocks,
     'dss-rps': function (c) { return dss(c, 'rps', 'q/s'); },
     'dss-p95': function (c) { return dss(c, 'p95', 'p95 ms'); }
   };

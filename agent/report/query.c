@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -473,6 +474,27 @@ static int ask(const ps_config *cfg, ps_report_data *d, int statement, ps_buf *e
   return rc;
 }
 
+/* The chart's vats and their points, grouped by vat (the answer holds
+ * them so already; the grouping does not rely on it). */
+static int chart_of(ps_rchain *c, const ps_explain_data *x) {
+  if (!x->nblocks)
+    return 0;
+  if (!(c->points = malloc(x->nblocks * sizeof *c->points)))
+    return -ENOMEM;
+  for (size_t k = 0; k < x->nchart; k++) {
+    ps_rchain_vat *v = &c->chart[c->nchart++];
+    snprintf(v->vat, sizeof v->vat, "%s", x->chart[k].vat);
+    snprintf(v->name, sizeof v->name, "%s", x->chart[k].name ? x->chart[k].name : "");
+    v->more = x->chart[k].more;
+    v->begin = c->npoints;
+    for (size_t i = 0; i < x->nblocks; i++)
+      if (x->blocks[i].vat == k)
+        c->points[c->npoints++] = (ps_rchain_point){x->blocks[i].height, x->blocks[i].delivery_s};
+    v->n = c->npoints - v->begin;
+  }
+  return 0;
+}
+
 /* The slog part of stage run `k` (report/explain.h); only -ENOMEM stops
  * the page: the rest of it does not depend on the slog figures. */
 static int chain_of(const ps_config *cfg, ps_report_data *d, size_t k) {
@@ -482,6 +504,9 @@ static int chain_of(const ps_config *cfg, ps_report_data *d, size_t k) {
   ps_buf_init(&err, 2048);
   ps_explain_data_init(&x, sr->run, sr->host, d->now_ns - d->since_ns, d->now_ns);
   int rc = x.run ? ps_explain_query(cfg, &x, &err) : -ENOMEM;
+  /* the chart's points: a server that cannot answer leaves the chart out */
+  if (rc == 0 && ps_explain_query_blocks(cfg, &x, &err) == -ENOMEM)
+    rc = -ENOMEM;
   size_t n = 0;
   for (size_t i = 0; rc == 0 && i < x.nstages; i++)
     n += strcmp(x.stages[i].run, sr->run) == 0;
@@ -498,6 +523,7 @@ static int chain_of(const ps_config *cfg, ps_report_data *d, size_t k) {
           c->stages[c->nstages] = x.stages[i];
           c->stages[c->nstages++].run = NULL;
         }
+      rc = chart_of(c, &x);
     }
   }
   ps_explain_data_free(&x);

@@ -1,6 +1,7 @@
 /*
  * formats/slog_reduce: one stage's slog (chain-stage-N.slog.gz) reduced to
- * the loadgen_slog_block, loadgen_slog_vat and loadgen_slog_stage points
+ * the loadgen_slog_block, loadgen_slog_block_vat, loadgen_slog_vat and
+ * loadgen_slog_stage points
  * (docs/schema.md "Slog figures" defines every figure; docs/loadgen.md
  * "Slogs" says when they are written).
  *
@@ -9,17 +10,18 @@
  *   every line in order, as input/gzlines.h gives it, to
  *   ps_slog_reduce_line(); ps_slog_reduce_finish() says how the stream
  *   ended. A reducer reads one stage once, from its first line.
- * - Block points go out as their block closes (the next begin-block, or
- *   the end of a complete file); vat and stage points at finish. A stage
- *   whose file is not complete is `partial`: its open block is left out,
- *   the rest is what was read. Every point's time comes from the slog, so
- *   reading the stage again (a restart, the file grown) writes the same
- *   series and times and overwrites what was written before.
+ * - Block points, and the block's per-vat points, go out as their block
+ *   closes (the next begin-block, or the end of a complete file); vat and
+ *   stage points at finish. A stage whose file is not complete is
+ *   `partial`: its open block is left out, the rest is what was read.
+ *   Every point's time comes from the slog, so reading the stage again (a
+ *   restart, the file grown) writes the same series and times and
+ *   overwrites what was written before.
  * - A line that is no slog event is rejected through `em` (the driver has
  *   set em->origin.line); it is counted and stops nothing.
- * - Memory: the open block, one entry per vat (at most PS_SLOG_MAX_VATS;
- *   more are one rejected line each), and 8 bytes per non-replay delivery
- *   for each vat's p95.
+ * - Memory: the open block (its per-vat sums inside the vat entries), one
+ *   entry per vat (at most PS_SLOG_MAX_VATS; more are one rejected line
+ *   each), and 8 bytes per non-replay delivery for each vat's p95.
  * - Returns 0 or the emitter's negative errno (-ENOMEM when the reducer's
  *   own memory ran out).
  */

@@ -22,6 +22,18 @@
  * - ps_explain_parse_answer() adds one answer to `statement` to `d`: the
  *   parser of server text; any JSON, or none, only adds what it
  *   recognises (fuzzed by tests/fuzz/fuzz_explain.c).
+ * - ps_explain_query_blocks() (the report's chart of delivery seconds
+ *   per block, docs/report.md "Inside the chain"), after a successful
+ *   ps_explain_query(): picks the run's top vats (ps_explain_chart_pick:
+ *   the PS_EXPLAIN_TOP vats with the most delivery seconds over the run's
+ *   stages that take part, as verdict/explain.h defines them; ties by vat
+ *   ID) and asks for their loadgen_slog_block_vat points in those stages,
+ *   one request bounded by the run's tag, its host, the vats, the stages,
+ *   time (from the run's start to 7 days after) and
+ *   PS_EXPLAIN_BLOCK_POINTS + 1 points per vat. A vat with more keeps its
+ *   first PS_EXPLAIN_BLOCK_POINTS and says so (`more`). The run's other
+ *   requests do not ask for these points (`verdicts --explain` and the
+ *   alert do not need them).
  * - ps_explain_data_free() frees what the queries kept.
  */
 #ifndef PS_REPORT_EXPLAIN_H
@@ -35,6 +47,25 @@
 #include "verdict/explain.h"
 
 #define PS_EXPLAIN_OLD_RUNS 10
+/* The chart's points per vat at most: a night of loadgen stages is a few
+ * thousand blocks; the page carries about 30 bytes a point. */
+#define PS_EXPLAIN_BLOCK_POINTS 5000
+
+/* One of the chart's vats: its delivery seconds over the stages that take
+ * part, and how many of its block points were read. */
+typedef struct ps_explain_chart_vat {
+  const char *vat;  /* the vatID */
+  const char *name; /* NULL when the slog named none */
+  double delivery_s;
+  size_t npoints;
+  int more; /* the server had more than PS_EXPLAIN_BLOCK_POINTS */
+} ps_explain_chart_vat;
+
+/* One loadgen_slog_block_vat point of a chart vat. */
+typedef struct ps_explain_block_row {
+  size_t vat; /* index in chart[] */
+  double height, delivery_s;
+} ps_explain_block_row;
 
 enum {
   PS_EQ_RUN,
@@ -43,6 +74,7 @@ enum {
   PS_EQ_OLD_RUNS,
   PS_EQ_STAGES,
   PS_EQ_VATS,
+  PS_EQ_BLOCK_VATS, /* only ps_explain_query_blocks() asks it */
   PS_EXPLAIN_NSTATEMENTS
 };
 
@@ -66,6 +98,14 @@ typedef struct ps_explain_data {
   size_t nstages, stages_cap;
   ps_explain_vat_row *vats;
   size_t nvats, vats_cap;
+  /* the report's chart (ps_explain_query_blocks) */
+  int chart_picked;
+  ps_explain_chart_vat chart[PS_EXPLAIN_TOP];
+  size_t nchart;
+  int chart_stages[64]; /* the stages that take part (at most 64 asked) */
+  size_t nchart_stages;
+  ps_explain_block_row *blocks; /* in the answer's order: per vat, by time */
+  size_t nblocks, blocks_cap;
   char **strs;        /* what the rows point at */
   size_t nstrs, strs_cap;
   ps_explanation e;
@@ -85,5 +125,9 @@ int ps_explain_data_known(ps_explain_data *d, const char *metric, const char *ch
 int ps_explain_statement(const ps_explain_data *d, int statement, ps_buf *out);
 int ps_explain_parse_answer(ps_explain_data *d, int statement, const char *json, size_t len);
 int ps_explain_query(const ps_config *cfg, ps_explain_data *d, ps_buf *err);
+/* Picks the chart's vats and stages from the rows read (idempotent). */
+void ps_explain_chart_pick(ps_explain_data *d);
+/* 0 (also when no vat takes part: nchart 0), or as ps_explain_query(). */
+int ps_explain_query_blocks(const ps_config *cfg, ps_explain_data *d, ps_buf *err);
 
 #endif

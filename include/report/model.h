@@ -142,12 +142,30 @@ typedef struct ps_rhealth {
  * (verdict/explain.h, read by report/explain.h). At most PS_RCHAIN_STAGES
  * stages are kept. */
 #define PS_RCHAIN_STAGES 64
+/* One vat of the chart of delivery seconds per block: the run's vats with
+ * the most delivery seconds over its stages that take part (report/explain.h
+ * ps_explain_query_blocks), its points points[begin .. begin + n). */
+typedef struct ps_rchain_point {
+  double height, seconds; /* blockHeight, deliverySeconds */
+} ps_rchain_point;
+
+typedef struct ps_rchain_vat {
+  char vat[48];
+  char name[128]; /* "" when the slog named none */
+  size_t begin, n;
+  int more; /* the server held more points than were read */
+} ps_rchain_vat;
+
 typedef struct ps_rchain {
   size_t of; /* its stage run: index in d->stage_runs */
   ps_explanation e;
   int regressed; /* the explanation is of a regression of time in the chain */
   ps_explain_stage_row stages[PS_RCHAIN_STAGES]; /* `run` not kept: NULL */
   size_t nstages;
+  ps_rchain_vat chart[PS_EXPLAIN_TOP];
+  size_t nchart;
+  ps_rchain_point *points; /* owned; by vat, then as the server answered */
+  size_t npoints;
 } ps_rchain;
 
 #define PS_REPORT_ARRAY(type, name)                                                   \

@@ -8,7 +8,9 @@
  * statement after it too, so the rows of one feed the next.
  * Properties: any answer is read without a crash or a leak; the
  * explanation holds at most PS_EXPLAIN_TOP vats, each a NUL-terminated
- * string within its buffer, and its text is made.
+ * string within its buffer, and its text is made; the chart holds at most
+ * PS_EXPLAIN_TOP vats of at most PS_EXPLAIN_BLOCK_POINTS points each, every
+ * point of one of them.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,6 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (int s = data[0] % PS_EXPLAIN_NSTATEMENTS; s < PS_EXPLAIN_NSTATEMENTS; s++) {
     ps_buf q;
     ps_buf_init(&q, 0);
+    if (s == PS_EQ_BLOCK_VATS)
+      ps_explain_chart_pick(&d); /* as ps_explain_query_blocks() does */
     (void)ps_explain_statement(&d, s, &q);
     ps_buf_free(&q);
     if (ps_explain_parse_answer(&d, s, (const char *)data + 1, size - 1) < 0)
@@ -44,6 +48,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)ps_explain_text(&d.e, &t);
     ps_buf_free(&t);
   }
+  if (d.nchart > PS_EXPLAIN_TOP)
+    abort();
+  for (size_t i = 0; i < d.nchart; i++)
+    if (d.chart[i].npoints > PS_EXPLAIN_BLOCK_POINTS)
+      abort();
+  for (size_t i = 0; i < d.nblocks; i++)
+    if (d.blocks[i].vat >= d.nchart)
+      abort();
   ps_explain_data_free(&d);
   return 0;
 }

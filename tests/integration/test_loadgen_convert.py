@@ -200,8 +200,8 @@ class LoadgenConvert(InfluxTestCase):
     def test_identity_tags_on_every_point(self):
         measurements = [r["name"] for r in self.query("SHOW MEASUREMENTS")
                         if r["name"].startswith("loadgen_")]
-        # nine from perf.jsonl, three from the slogs (loadgen_slog_*)
-        self.assertEqual(len(measurements), 12)
+        # nine from perf.jsonl, four from the slogs (loadgen_slog_*)
+        self.assertEqual(len(measurements), 13)
         for m in measurements:
             for tag in ("run", "test_type", "revision"):
                 with self.subTest(measurement=m, tag=tag):

@@ -70,7 +70,7 @@ def reduce_stage(path, finished_cycles):
               computrons=0, deliverySeconds=0.0, boydDeliveries=0, boydSeconds=0.0,
               syscalls=0, clistImports=0, clistExports=0, clistDrops=0, heapSnapshots=0,
               kernelStats=0)
-    blocks, vats, kfirst, klast, kmax = [], {}, {}, {}, {}
+    blocks, block_vats, vats, kfirst, klast, kmax = [], [], {}, {}, {}, {}
     era, stage_time, blk = None, None, None
     first_begin = last_begin = None
     closed_seconds = 0.0
@@ -87,8 +87,9 @@ def reduce_stage(path, finished_cycles):
         nonlocal blk
         if blk is None:
             return
-        for v, s in blk["_vats"].items():
-            vats[v]["trend"].append((blk["blockHeight"], s))
+        for v, bv in blk["_vats"].items():
+            vats[v]["trend"].append((blk["blockHeight"], bv["deliverySeconds"]))
+            block_vats.append(dict(bv, vat=v, time=blk["time"], blockHeight=blk["blockHeight"]))
         blocks.append(blk)
         blk = None
 
@@ -159,7 +160,11 @@ def reduce_stage(path, finished_cycles):
                 v["boydDeliveries"] += 1
                 v["boydSeconds"] += s
             if blk is not None:
-                blk["_vats"][e["vatID"]] = blk["_vats"].get(e["vatID"], 0.0) + s
+                bv = blk["_vats"].setdefault(e["vatID"], dict(deliveries=0, deliverySeconds=0.0,
+                                                              computrons=0))
+                bv["deliveries"] += 1
+                bv["deliverySeconds"] += s
+                bv["computrons"] += comp
         elif t == "syscall" and e.get("replay") is not True:
             st["syscalls"] += 1
             if blk is not None:
@@ -253,7 +258,7 @@ def reduce_stage(path, finished_cycles):
         vat_rows[vid] = row
     for b in blocks:
         del b["_vats"]
-    return dict(stage=st, blocks=blocks, vats=vat_rows, time=stage_time)
+    return dict(stage=st, blocks=blocks, block_vats=block_vats, vats=vat_rows, time=stage_time)
 
 
 def finished_cycles(folder):
@@ -354,12 +359,33 @@ class Slog(InfluxTestCase):
                 else:
                     self.assertEqual(got[k], v, f"{what}: {k}")
 
+    def check_block_vats(self, run, stage, want, what):
+        """loadgen_slog_block_vat: exactly the recomputed (block, vat) points,
+        and each block's points add up to the block's own figures."""
+        got = {(r["vat"], r["time"]): r for r in self.q(
+            f"SELECT * FROM loadgen_slog_block_vat WHERE run='{run}' AND stage='{stage}' GROUP BY vat")}
+        expect = {(bv["vat"], to_ns(bv["time"])): bv for bv in want["block_vats"]}
+        if any(b["deliveries"] for b in want["blocks"]):
+            self.assertGreater(len(expect), 0, f"{what}: blocks with deliveries, no vats")
+        self.assertEqual(set(got), set(expect), f"{what}: block/vat points")
+        for k, bv in expect.items():
+            self.assert_figures(got[k], {f: bv[f] for f in ("blockHeight", "deliveries",
+                                                         "deliverySeconds", "computrons")},
+                                f"{what} block {bv['blockHeight']} vat {bv['vat']}")
+        for b in want["blocks"]:
+            mine = [bv for bv in want["block_vats"] if bv["time"] == b["time"]]
+            self.assertEqual(sum(x["deliveries"] for x in mine), b["deliveries"])
+            self.assertTrue(math.isclose(sum(x["deliverySeconds"] for x in mine),
+                                         b["deliverySeconds"], rel_tol=1e-9, abs_tol=1e-9))
+        return len(got)
+
     def check_run(self, key):
         folder = self.runs[key]
         run = self.run_name(key)
         cycles = finished_cycles(folder)
         files = stage_files(folder)
         self.assertGreaterEqual(len(files), 3)
+        block_vats = 0
         for stage, path in files:
             want = reduce_stage(path, cycles.get(stage, 0))
             rows = self.q(f"SELECT * FROM loadgen_slog_stage WHERE run='{run}' AND stage='{stage}'")
@@ -372,11 +398,13 @@ class Slog(InfluxTestCase):
             for got, b in zip(blocks, want["blocks"]):
                 self.assertEqual(got["time"], to_ns(b["time"]))
                 self.assert_figures(got, b, f"{key} stage {stage} block {b['blockHeight']}")
+            block_vats += self.check_block_vats(run, stage, want, f"{key} stage {stage}")
             vrows = {r["vat"]: r for r in self.q(
                 f"SELECT * FROM loadgen_slog_vat WHERE run='{run}' AND stage='{stage}' GROUP BY vat")}
             self.assertEqual(set(vrows), set(want["vats"]), f"{key} stage {stage} vats")
             for vid, v in want["vats"].items():
                 self.assert_figures(vrows[vid], v, f"{key} stage {stage} vat {vid}")
+        self.assertGreater(block_vats, 0, f"{key}: no block/vat points at all")
         return files
 
     def test_steady_every_figure(self):
@@ -436,6 +464,7 @@ class Slog(InfluxTestCase):
         blocks = self.q(f"SELECT count(deliveries) FROM loadgen_slog_block WHERE run='{run}' AND stage='1'")
         self.assertEqual(blocks[0]["count"], len(want["blocks"]))
         self.assertGreater(len(want["blocks"]), 0)
+        self.check_block_vats(run, "1", want, "in progress")  # the open block's vats left out
         # the stage ends: the same lines, now with the trailer
         lines = raw.split(b"\n")[:-1]
         regzip(path, lines, trailer=True)
@@ -450,6 +479,7 @@ class Slog(InfluxTestCase):
         blocks = self.q(f"SELECT count(deliveries) FROM loadgen_slog_block WHERE run='{run}' AND stage='1'")
         self.assertEqual(blocks[0]["count"], len(want["blocks"]) + 1,
                          "the open block is added, no block doubled")
+        self.check_block_vats(run, "1", done, "completed")
 
     def copy(self, key, name):
         dst = os.path.join(self.tmp, name, os.path.basename(self.runs[key]))

@@ -5,6 +5,7 @@ on its first night, with no history at all, and a steady run is not. The
 cause beside a slower night ("Why it got slower"): `perfship verdicts
 --explain` names the vat the generator slowed down first.
 """
+import gzip
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from harness import wait_until  # noqa: E402
 from test_alerts import Receiver  # noqa: E402
 from test_report import CHART_JS, CHROMIUM, open_in_browser  # noqa: E402
 from test_report import Receiver as Probe  # noqa: E402
+from test_bidi_text import shown  # noqa: E402  (a direction control as the page shows it)
 
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
 DAY = 86400
@@ -285,6 +287,78 @@ class SlogJudged(InfluxTestCase):
         self.assertTrue(chart["labels"][0].endswith("-amm"), chart)
         self.assertGreater(chart["datasets"][1]["data"][0], chart["datasets"][0]["data"][0])
         self.assertTrue(all(n and n > 0 for n in chart["colourPixels"]), chart)
+        self.check_block_chart("slow1", run, seen)
+
+    def check_block_chart(self, db, run, seen):
+        """The chart of delivery seconds per block: one line per top vat (the
+        five with the most delivery seconds over the stages that take part,
+        docs/verdicts.md), named as the slog names them, its points the
+        loadgen_slog_block_vat points of the store."""
+        q = lambda text: self.influx.query(db, text)  # noqa: E731
+        stages = [r["stage"] for r in q("SELECT * FROM loadgen_slog_stage "
+                                         f"WHERE run='{run}' GROUP BY stage")
+                  if r["stage"] != "0" and r["partial"] is False and (r["finishedCycles"] or 0) > 0]
+        self.assertTrue(stages)
+        total, names = {}, {}
+        for r in q(f"SELECT * FROM loadgen_slog_vat WHERE run='{run}' GROUP BY vat, stage"):
+            if r["stage"] in stages:
+                total[r["vat"]] = total.get(r["vat"], 0.0) + r["deliverySeconds"]
+                names[r["vat"]] = r.get("name") or names.get(r["vat"])
+        top = sorted(total, key=lambda v: (-total[v], v))[:5]
+        (chart,) = [c for c in seen["charts"] if c["kind"] == "chain-blocks"]
+        self.assertEqual(chart["drawn"], "1")
+        self.assertEqual([d["label"] for d in chart["datasets"]],
+                         [shown(names[v] or v) for v in top])
+        self.assertTrue(any(d["label"].endswith("-amm") for d in chart["datasets"]), chart)
+        self.assertTrue(all(n and n > 0 for n in chart["colourPixels"]), chart)
+        for vat, ds in zip(top, chart["datasets"]):
+            rows = [r for r in q("SELECT blockHeight, deliverySeconds FROM loadgen_slog_block_vat "
+                                 f"WHERE run='{run}' AND vat='{vat}' GROUP BY stage")
+                    if r["stage"] in stages]
+            want = sorted((r["blockHeight"], r["deliverySeconds"]) for r in rows)
+            got = [(p["x"], p["y"]) for p in ds["data"]]
+            self.assertGreater(len(want), 10, vat)
+            self.assertEqual(got, want, f"{vat}: the chart's points are the store's")
+        self.assertIn("with the most delivery seconds", chart["caption"])
+        self.assertNotIn("only the first", chart["caption"])
+
+    @unittest.skipUnless(os.path.exists(CHROMIUM) and os.path.exists(CHART_JS),
+                         "needs chromium and chart.js")
+    def test_block_chart_vat_names_are_text(self):
+        """A vat name from the slog is a label in the chart, never markup or
+        script (docs/report.md "Safe to open")."""
+        run = self.add_run("hostile-names", seed=4101)
+        hostile = "zcf-</script><img src=x onerror=window.__pwned=1>\u202e-amm"
+        folder = os.path.join(self.results, run)
+        for f in sorted(os.listdir(folder)):
+            if f.startswith("chain-stage-") and f.endswith(".slog.gz"):
+                path = os.path.join(folder, f)
+                with gzip.open(path, "rb") as g:
+                    lines = g.read().split(b"\n")
+                for i, line in enumerate(lines):
+                    if b'"create-vat"' in line[:40]:
+                        e = json.loads(line)
+                        if str(e.get("name", "")).endswith("-amm"):
+                            e["name"] = hostile
+                            lines[i] = json.dumps(e, separators=(",", ":")).encode()
+                with gzip.open(path, "wb") as g:
+                    g.write(b"\n".join(lines))
+        self.run_once("names1")
+        page = os.path.join(self.dir, "report.html")
+        rc, out, err = run_perfship(["-c", self.cfg, "report", "-o", page, "--since", "1000w"])
+        self.assertEqual(rc, 0, err)
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        self.assertNotIn("<img src=x", html)
+        self.assertNotIn("\u202e", html)  # direction controls as their escapes
+        probe = Probe()
+        self.addCleanup(probe.close)
+        seen = open_in_browser(page, os.path.join(self.dir, "report.png"), probe.url)
+        self.assertEqual(seen["dialogs"], [])
+        self.assertIsNone(seen["texts"]["pwned"])
+        (chart,) = [c for c in seen["charts"] if c["kind"] == "chain-blocks"]
+        self.assertIn(shown(hostile), [d["label"] for d in chart["datasets"]], chart)
+        self.check_block_chart("names1", run, seen)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ from harness import (DATA_DIR, Agent, InfluxTestCase, convert, run_perfship,  # 
                      wait_until, write_config, write_lines)
 
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
-SLOG = ("loadgen_slog_block", "loadgen_slog_vat", "loadgen_slog_stage")
+SLOG = ("loadgen_slog_block", "loadgen_slog_block_vat", "loadgen_slog_vat",
+        "loadgen_slog_stage")
 GROUPS = ("batch = { flush_interval_ms = 100; };\n"
           "watch = { rescan_interval_ms = 300; settle_ms = 100; };\n")
 
