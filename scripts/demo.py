@@ -11,6 +11,7 @@ print its URL).
 """
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -52,7 +53,8 @@ def main():
   {{ path = "{data}/dss/synth"; format = "dss-bench"; }},
   {{ path = "{data}/dss/synth/locust_isa"; format = "locust"; }}"""
         cfg = harness.write_config(os.path.join(work, "perfship.cfg"), influx.url,
-                                   os.path.join(work, "state"), sources=sources)
+                                   os.path.join(work, "state"), sources=sources,
+                                   host=socket.gethostname() or "demo")
         print(f"InfluxDB {influx.url} (database perf); configuration {cfg}")
         print("$ perfship -c perfship.cfg run --once")
         sys.stdout.flush()

@@ -360,7 +360,7 @@ def convert_into(influx, db, fmt, paths, ok=None, timeout=120):
 
 
 def write_config(path, influx_url, state_dir, sources="", extra="", database="perf",
-                 influx_extra=""):
+                 influx_extra="", host="test"):
     """Writes a perfship configuration for a test. `sources` is the libconfig
     list body, e.g. '{ path = "/x"; format = "jsonl"; time_key = "ts"; }'."""
     text = f"""
@@ -370,7 +370,7 @@ influxdb = {{
   {influx_extra}
 }};
 state_dir = "{state_dir}";
-tags = {{ host = "test"; }};
+tags = {{ host = "{host}"; }};
 sources = ( {sources} );
 {extra}
 """
