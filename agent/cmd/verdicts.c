@@ -40,6 +40,7 @@
 #include "cmd/cmd.h"
 #include "cmd/verdicts_format.h"
 #include "core/buf.h"
+#include "core/figures.h"
 #include "core/sysexits_ps.h"
 #include "core/util.h"
 #include "core/visible.h"
@@ -57,7 +58,8 @@
 typedef struct row {
   const cJSON *values; /* the row, cells in column order */
   const char *verdict;
-  double change_pct;
+  double change_pct; /* NaN for a count per cycle: a percent of 0 or of a limit says nothing */
+  int per_cycle;     /* a kernel growth figure: its change is told in counts per cycle */
   const ps_triage_decision *ack;      /* the change is acknowledged */
   const ps_triage_decision *excluded; /* the run is kept out of judging */
   const ps_triage_decision *baseline; /* the series starts anew at its change_run */
@@ -236,8 +238,14 @@ static void print_table(const table *t, const char *since, const char *link_tmpl
       snprintf(what, sizeof what, "%s, arm %s", metric ? metric : "?", arm);
     else
       snprintf(what, sizeof what, "%s", metric ? metric : "?");
-    char change[16] = "";
-    if (!isnan(r->change_pct))
+    char change[24] = "";
+    const char *method = cell_str(t, r, "method");
+    double value = cell_num(t, r, "value"), baseline = cell_num(t, r, "baseline");
+    if (r->per_cycle && method && strcmp(method, "limit") == 0)
+      snprintf(change, sizeof change, "%s", value > baseline ? "> limit" : "<= limit");
+    else if (r->per_cycle && !isnan(value) && !isnan(baseline))
+      snprintf(change, sizeof change, "%+.3g/cyc", value - baseline);
+    else if (!isnan(r->change_pct))
       snprintf(change, sizeof change, "%+.1f %%", r->change_pct);
     printf("%-11s %9s  ", r->verdict ? r->verdict : "?", change);
     /* one run name can be on several machines: the host tells them apart */
@@ -515,7 +523,9 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     row *r = &t.rows[t.n++];
     r->values = v;
     r->verdict = cell_str(&t, r, "verdict");
-    r->change_pct = cell_num(&t, r, "change_pct");
+    const ps_figure *fig = ps_figure_find(cell_str(&t, r, "metric"));
+    r->per_cycle = fig && fig->scope == PS_FIG_GROWTH;
+    r->change_pct = r->per_cycle ? NAN : cell_num(&t, r, "change_pct");
     const char *host = cell_str(&t, r, "host"), *run = cell_str(&t, r, "run");
     r->ack = ps_triage_ack_of(&triage, host, run, cell_str(&t, r, "change_run"),
                               cell_str(&t, r, "metric"));

@@ -89,6 +89,15 @@ class SlogJudged(InfluxTestCase):
             self.assertEqual(v["series"], "daily-perf")
             for metric in ("kpUnresolvedPerCycle", "clistEntriesPerCycle"):
                 self.assertEqual(got[(metric, stage)]["verdict"], "none", got[(metric, stage)])
+        # the list tells a count per cycle against its limit, not a percent of it
+        rc, out, err = run_perfship(["-c", self.cfg, "verdicts", "--since", "1000w"])
+        self.assertEqual(rc, 0, err)
+        def row(what):
+            (line,) = [x for x in out.splitlines() if what in x]
+            return line
+        self.assertRegex(row("kernelObjectsPerCycle, stage 1"), r"^regression +> limit ")
+        self.assertRegex(row("clistEntriesPerCycle, stage 1"), r"^none +<= limit ")
+        self.assertNotIn("-100.0 %", out)
 
     def test_steady_run_passes_and_the_limit_is_configurable(self):
         run = self.add_run("steady", seed=4101)
@@ -172,6 +181,10 @@ class SlogJudged(InfluxTestCase):
         self.assertEqual(v["value"], 3.0)
         self.assertEqual(v["baseline"], 0.0)
         self.assertEqual(v["change_run"], runs[0], v)
+        rc, out, err = run_perfship(["-c", self.cfg, "verdicts", "--since", "1000w"])
+        self.assertEqual(rc, 0, err)
+        (line,) = [x for x in out.splitlines() if runs[1] in x and "kernelObjectsPerCycle " in x]
+        self.assertRegex(line, r"^regression +\+3/cyc ")
         # the other figures of those nights are as before: no change
         cyc = self.influx.query("grow1", "SELECT * FROM perfship_verdict WHERE "
                                          f"metric='cycleAvgDuration' AND run='{runs[1]}'")
