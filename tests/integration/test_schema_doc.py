@@ -307,6 +307,42 @@ class SchemaDoc(InfluxTestCase):
                     problems.append(f"{at}: {meas}.{k} is {typ} here, {d['fields'][k][0]} in its table")
         self.no_problems(problems)
 
+    def test_each_verdict_has_what_its_method_promises(self):
+        """docs/schema.md "Verdicts", the paragraph after the field table:
+        what every verdict has, and what each method adds. Only what must
+        be there is checked: what a point leaves out may still be held from
+        an earlier judgement of the run (the server merges field by field)."""
+        always = {"verdict", "value", "change_run", "method", "backfill"}
+        judged = {"baseline"}  # all but excluded and baseline decisions
+        adds = {
+            "edivisive": {"good_run", "good_revision", "bad_run", "bad_revision"},
+            "candidate": {"against", "baseline_runs", "revision", "good_run", "good_revision",
+                          "bad_run", "bad_revision"},
+            "stage_drift": {"revision", "stage"},
+            "limit": {"stage"},
+            "arm_compare": {"variants", "variants_agree", "variants_skipped", "arm", "reference"},
+        }
+        judged_adds = {"edivisive": {"baseline_runs"}}
+        problems = []
+        for r in self.influx.query(DB, 'SELECT * FROM "perfship_verdict"'):
+            have = {k for k, v in r.items() if v is not None}
+            m = r["method"]
+            want = always | adds.get(m, set())
+            if r["verdict"] not in ("excluded", "baseline"):
+                want |= judged | judged_adds.get(m, set())
+                if r.get("baseline") not in (0, 0.0, None):
+                    want.add("change_pct")
+            else:
+                if m != "edivisive":
+                    problems.append(f"{r['run']} {r['metric']}: {r['verdict']} with method {m}")
+            if m not in adds:
+                problems.append(f"{r['run']} {r['metric']}: method {m} is not documented")
+            missing = sorted(want - have)
+            if missing:
+                problems.append(f"{m} {r['verdict']} of {r['run']} {r['metric']} {r.get('stage') or ''}: "
+                                f"no {', '.join(missing)}")
+        self.no_problems(problems)
+
     def test_jsonl_types_as_documented(self):
         """docs/schema.md "Generic sources": numbers are floats unless
         declared, whole ones too; strings and booleans keep their type."""
