@@ -77,6 +77,24 @@ def _first_sentence(text):
     return text
 
 
+def _conditional(sentence, key):
+    """Whether what a Tags sentence says of `key` (from its name to the
+    next comma or semicolon outside parentheses) says it is not always
+    there."""
+    at = sentence.find(f"`{key}`")
+    depth, end = 0, len(sentence)
+    for i in range(at + len(key) + 2, len(sentence)):
+        c = sentence[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth = max(0, depth - 1)
+        elif c in ",;" and depth == 0:
+            end = i
+            break
+    return bool(CONDITIONAL.search(sentence[at:end]))
+
+
 def _cells(line):
     line = line.strip()
     if not (line.startswith("|") and line.endswith("|")):
@@ -96,7 +114,8 @@ class Schema:
         self.path = path
         with open(path, encoding="utf-8") as f:
             self.lines = f.read().split("\n")
-        self.measurements = {}  # name -> {"tags": {k: line}, "fields": {k: (type, line, cond)}}
+        # name -> {"tags": {k: (line, cond)}, "fields": {k: (type, line, cond)}}
+        self.measurements = {}
         self.samples = []       # (line number, text)
         self.counters = self._kernel_counters()
         self._parse()
@@ -190,11 +209,11 @@ class Schema:
             raise DocError(f"docs/schema.md:{lineno}: a {what} outside any measurement's section")
         return current
 
-    def _add_tag(self, owners, shared, k, lineno):
+    def _add_tag(self, owners, shared, k, lineno, cond):
         if shared is not None:
-            shared["tags"][k] = lineno
+            shared["tags"][k] = (lineno, cond)
         for n in owners:
-            self._m(n)["tags"][k] = lineno
+            self._m(n)["tags"][k] = (lineno, cond)
 
     def _table(self, header, rows, current, shared, lineno):
         kind = header[0]
@@ -203,8 +222,9 @@ class Schema:
         if kind == "tag":
             owners = self._owners(current, shared, lineno, "tag table")
             for rl, cells in rows:
+                cond = bool(CONDITIONAL.search(" ".join(cells[1:])))
                 for k in IDENT.findall(cells[0]):
-                    self._add_tag(owners, shared, k, rl)
+                    self._add_tag(owners, shared, k, rl, cond)
             return
         owners = self._owners(current, None, lineno, "field table")
         if len(owners) != 1:
@@ -236,8 +256,8 @@ class Schema:
 
     def _tag_sentence(self, text, current, shared, lineno):
         owners = self._owners(current, shared, lineno, "Tags sentence")
-        body = TAG_SENTENCE.sub("", text, count=1)
-        for flat in _depth0(_first_sentence(body)).split(";"):
+        body = _first_sentence(TAG_SENTENCE.sub("", text, count=1))
+        for flat in _depth0(body).split(";"):
             idents = IDENT.findall(flat)
             named = [x for x in idents if x in self.names]
             if named and re.search(r"\balso\b", flat):
@@ -245,7 +265,7 @@ class Schema:
                 for n in named:
                     for k in idents:
                         if k not in named:
-                            self._m(n)["tags"][k] = lineno
+                            self._m(n)["tags"][k] = (lineno, _conditional(body, k))
                 continue
             for k in idents:
                 if k in self.names:  # "as `dss_bench`": that one's tags
@@ -254,4 +274,4 @@ class Schema:
                     for n in owners:
                         self._m(n)["inherit"].add(k)
                 else:
-                    self._add_tag(owners, shared, k, lineno)
+                    self._add_tag(owners, shared, k, lineno, _conditional(body, k))

@@ -46,8 +46,8 @@ START = 1647216131 + 10 * DAY  # after the synth runs, so the generated ones are
 # point"): the configuration's global tags, of which this test sets `host`.
 GLOBAL_TAGS = {"host"}
 
-# Documented fields that none of this test's samples writes, though the
-# document does not say they are sometimes absent: each with why.
+# Documented fields and tags that none of this test's samples writes,
+# though the document does not say they are sometimes absent: each with why.
 UNWRITTEN = {
 }
 
@@ -265,7 +265,7 @@ class SchemaDoc(InfluxTestCase):
                                         f"written {t} ({where})")
         self.no_problems(problems)
 
-    def test_every_documented_field_is_written_or_said_to_be_conditional(self):
+    def test_every_documented_key_is_written_or_said_to_be_conditional(self):
         problems = []
         for m, d in sorted(self.doc.measurements.items()):
             w = self.written.m.get(m, {"fields": {}})
@@ -274,10 +274,18 @@ class SchemaDoc(InfluxTestCase):
                     continue
                 problems.append(f"{m}.{k} (docs/schema.md:{line}) is never written by the samples, "
                                 "and its row does not say when it is absent")
+            wt = self.written.m.get(m, {"tags": {}})["tags"]
+            for k, (line, cond) in d["tags"].items():
+                if k in wt or cond or (m, k) in UNWRITTEN:
+                    continue
+                problems.append(f"{m}: tag {k} (docs/schema.md:{line}) is never written by the samples, "
+                                "and the document does not say when it is absent")
         for (m, k), why in UNWRITTEN.items():
-            if k in self.written.m.get(m, {"fields": {}})["fields"]:
+            w = self.written.m.get(m, {"fields": {}, "tags": {}})
+            d = self.doc.measurements.get(m, {"fields": {}, "tags": {}})
+            if k in w["fields"] or k in w["tags"]:
                 problems.append(f"UNWRITTEN lists {m}.{k} ({why}), but it is written now: drop the entry")
-            elif k not in self.doc.measurements.get(m, {"fields": {}})["fields"]:
+            elif k not in d["fields"] and k not in d["tags"]:
                 problems.append(f"UNWRITTEN lists {m}.{k}, which docs/schema.md no longer documents")
         self.no_problems(problems)
 
