@@ -51,17 +51,28 @@ GLOBAL_TAGS = {"host"}
 UNWRITTEN = {
 }
 
+# Measurements timed by their file's modification time (docs/schema.md), which
+# a checkout sets: their sample lines match convert's output but for the time.
+MTIME_TIMED = {"dss_bench", "dss_bench_target", "locust_stats", "locust_failures"}
+# What only the agent writes (its judgement, its decisions, its heartbeat):
+# their sample lines are made up, not convert's output.
+AGENT_ONLY = {"perfship", "perfship_verdict", "perfship_alert", "perfship_triage"}
+
 TYPE_OF_INFLUX = {"integer": "integer", "float": "float", "string": "string", "boolean": "boolean"}
 
 
-def generate(out, **scenario):
-    """One generated run folder (tests/data/loadgen/README.md "Rich slogs")."""
-    scenario.setdefault("slog", "rich")
-    subprocess.run([sys.executable, GEN, "--out", out, "--stages", "4", "--stage-minutes", "2",
-                    "--scenario-json", json.dumps(scenario)], check=True,
-                   stdout=subprocess.DEVNULL)
+def subprocess_generate(out, args, **scenario):
+    subprocess.run([sys.executable, GEN, "--out", out, *args, "--scenario-json", json.dumps(scenario)],
+                   check=True, stdout=subprocess.DEVNULL)
     (name,) = os.listdir(out)
     return os.path.join(out, name)
+
+
+def generate(out, **scenario):
+    """One generated run folder (tests/data/loadgen/README.md "Rich slogs"):
+    short stages, four of them, so that two are loadgen stages to compare."""
+    scenario.setdefault("slog", "rich")
+    return subprocess_generate(out, ["--stages", "4", "--stage-minutes", "2"], **scenario)
 
 
 class Written:
@@ -99,6 +110,7 @@ class SchemaDoc(InfluxTestCase):
         super().setUpClass()
         cls.doc = schemadoc.Schema()
         cls.written = Written()
+        cls.converted = set()  # every line convert printed
         cls.results = os.path.join(cls.tmp, "results")
         os.makedirs(cls.results)
         gen = os.path.join(cls.tmp, "gen")
@@ -129,6 +141,9 @@ class SchemaDoc(InfluxTestCase):
     @classmethod
     def convert_all(cls):
         folders = sorted(os.path.join(cls.results, n) for n in os.listdir(cls.results))
+        # the run the slog sections' sample lines come from (their "Examples:" note)
+        folders.append(subprocess_generate(os.path.join(cls.tmp, "example"), ["--stages", "3",
+                                           "--stage-minutes", "3"], slog="rich", seed=4101))
         jobs = [("loadgen", [f]) for f in folders]
         jobs.append(("dss-bench", sorted(os.path.join(DSS, n, "results.json") for n in os.listdir(DSS)
                                          if os.path.exists(os.path.join(DSS, n, "results.json")))))
@@ -142,6 +157,7 @@ class SchemaDoc(InfluxTestCase):
             if rc not in (0, 65):
                 raise AssertionError(f"convert -f {fmt} {paths}: exit {rc}: {err[-1000:]}")
             cls.written.lines(out, f"convert -f {fmt} {os.path.basename(paths[0])}")
+            cls.converted.update(out.splitlines())
 
     @classmethod
     def agent_writes(cls):
@@ -313,6 +329,21 @@ class SchemaDoc(InfluxTestCase):
                     problems.append(f"{at}: {meas} has no documented field {k}")
                 elif d["fields"][k][0] != typ:
                     problems.append(f"{at}: {meas}.{k} is {typ} here, {d['fields'][k][0]} in its table")
+        self.no_problems(problems)
+
+    def test_sample_lines_are_convert_output(self):
+        """docs/schema.md: "The example lines below are real output of
+        `perfship convert` on the samples in `tests/data`" (the slog ones
+        of the run its "Examples:" note generates)."""
+        heads = {line.rsplit(" ", 1)[0] for line in self.converted}
+        problems = []
+        for line_no, text in self.doc.samples:
+            meas = text.split(",", 1)[0].split(" ", 1)[0]
+            if meas in AGENT_ONLY or text in self.converted:
+                continue
+            if meas in MTIME_TIMED and text.rsplit(" ", 1)[0] in heads:
+                continue
+            problems.append(f"docs/schema.md:{line_no}: not a line convert prints: {text[:120]}")
         self.no_problems(problems)
 
     def test_each_verdict_has_what_its_method_promises(self):
