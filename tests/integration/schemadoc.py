@@ -12,8 +12,9 @@ The rules, in short:
 - A table whose first header cell is `tag` lists tags, one row per tag
   (every backticked identifier of the first cell).
 - A paragraph that begins `Tag`, `Tags`, `Extra tag(s)` or `Tags on all`
-  names tags: the backticked identifiers outside parentheses up to the end
-  of its first sentence. A measurement named there means "the tags of that
+  names tags: the backticked identifiers up to the end of its first
+  sentence, but not those in a parenthesis right after a name (it
+  describes the name). A measurement named there means "the tags of that
   measurement" (`as `dss_bench``); a `;` clause that begins with
   measurement names and says `also` adds its tags to those only.
 - A table whose first header cell is `field` lists fields, one row per
@@ -36,7 +37,9 @@ DOC = os.path.join(harness.SOURCE_DIR, "docs", "schema.md")
 
 IDENT = re.compile(r"`([a-z][A-Za-z0-9_]*)`")
 HEADING = re.compile(r"^(#{2,3}) (.*)$")
-TAG_SENTENCE = re.compile(r"^(?:Extra tags?|Tags? on all|Tags?)\b:?\s")
+# Where a sentence that names tags begins: a paragraph's start or after a
+# full stop ("... "Slogs"). Tags: the run's ...").
+TAG_SENTENCE = re.compile(r"(?:^|(?<=[.] ))(?:Extra tags?:|Tags? on all:|Tags?:|Tag (?=`))\s*")
 TYPES = (("*int*", "integer"), ("bool", "boolean"), ("string", "string"), ("float", "float"))
 # Words by which a row says its field is absent on some points or in some
 # eras, so that a sample that never writes it is no contradiction.
@@ -52,14 +55,18 @@ class DocError(ValueError):
 
 
 def _depth0(text):
-    """`text` with every parenthesised part removed (nested too)."""
-    out, depth = [], 0
-    for c in text:
+    """`text` without what describes a name: a parenthesis right after a
+    backticked name goes (nested ones with it); any other keeps its
+    content ("the run's (`run`, `test_type`, ...)") but loses what it nests."""
+    out, depth, drop = [], 0, False
+    for i, c in enumerate(text):
         if c == "(":
+            if depth == 0:
+                drop = text[:i].rstrip().endswith("`")
             depth += 1
         elif c == ")":
             depth = max(0, depth - 1)
-        elif depth == 0:
+        elif depth == 0 or (depth == 1 and not drop):
             out.append(c)
     return "".join(out)
 
@@ -181,21 +188,21 @@ class Schema:
                 self._table(header, rows, current, shared if level == 2 else None, lineno)
                 i = j
                 continue
-            if TAG_SENTENCE.match(line):
+            if line.strip() and not line.startswith(("- ", "* ")):
                 para = [line]
                 j = i + 1
-                while j < len(lines) and lines[j].strip() and not lines[j].startswith(("|", "#", "```")):
+                while (j < len(lines) and lines[j].strip()
+                       and not lines[j].startswith(("|", "#", "```", "- ", "* "))):
                     para.append(lines[j])
                     j += 1
-                self._tag_sentence(" ".join(para), current, shared if level == 2 else None, lineno)
-                if "All fields are *int*" in " ".join(para):
+                text = " ".join(para)
+                for t in TAG_SENTENCE.finditer(text):
+                    self._tag_sentence(text[t.end():], current, shared if level == 2 else None, lineno)
+                if "All fields are *int*" in text:
                     for n in current:
                         self._m(n)["default_type"] = "integer"
                 i = j
                 continue
-            if "All fields are *int*" in line:
-                for n in current:
-                    self._m(n)["default_type"] = "integer"
             i += 1
         # the tags of the measurements a Tags sentence points at ("as `dss_bench`")
         for name, m in self.measurements.items():
@@ -256,7 +263,7 @@ class Schema:
 
     def _tag_sentence(self, text, current, shared, lineno):
         owners = self._owners(current, shared, lineno, "Tags sentence")
-        body = _first_sentence(TAG_SENTENCE.sub("", text, count=1))
+        body = _first_sentence(text)
         for flat in _depth0(body).split(";"):
             idents = IDENT.findall(flat)
             named = [x for x in idents if x in self.names]
