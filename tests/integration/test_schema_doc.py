@@ -33,6 +33,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -133,9 +134,15 @@ class SchemaDoc(InfluxTestCase):
             folder = generate(os.path.join(gen, str(i)), **sc)
             cls.names.append(os.path.basename(folder))
             shutil.move(folder, cls.results)
+        # the bundled runs, their files two days old as after a night, so
+        # that the one in progress has stalled (a `runs` marker of its own)
+        old = time.time() - 2 * DAY
         for name in sorted(os.listdir(SYNTH)):
             if os.path.isdir(os.path.join(SYNTH, name)):
-                shutil.copytree(os.path.join(SYNTH, name), os.path.join(cls.results, name))
+                dst = os.path.join(cls.results, name)
+                shutil.copytree(os.path.join(SYNTH, name), dst)
+                for f in os.listdir(dst):
+                    os.utime(os.path.join(dst, f), (old, old))
         cls.dss = os.path.join(cls.tmp, "dss")
         for name in sorted(os.listdir(DSS)):
             if os.path.isdir(os.path.join(DSS, name)) and name not in ("truncated", "locust_isa"):
@@ -244,6 +251,8 @@ class SchemaDoc(InfluxTestCase):
         got = self.server_keys()
         for m in ("perfship", "perfship_verdict", "perfship_alert", "perfship_triage", "runs"):
             self.assertIn(m, got)
+        statuses = {r["status"] for r in self.influx.query(DB, 'SELECT "text" FROM "runs" GROUP BY "status"')}
+        self.assertEqual(statuses, {"running", "success", "failed", "interrupted", "stalled"})
         methods = {r["method"] for r in self.influx.query(
             DB, 'SELECT "method", "verdict" FROM "perfship_verdict"')}
         self.assertLessEqual({"edivisive", "candidate", "stage_drift", "limit", "arm_compare"}, methods)
