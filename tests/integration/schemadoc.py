@@ -44,7 +44,7 @@ TYPES = (("*int*", "integer"), ("bool", "boolean"), ("string", "string"), ("floa
 # Words by which a row says its field is absent on some points or in some
 # eras, so that a sample that never writes it is no contradiction.
 CONDITIONAL = re.compile(
-    r"\babsent\b|\bpresent when\b|\bonly\b|\boptional\b|\beras?\b|\bwhen\b|\bunless\b"
+    r"\babsent\b|\bpresent when\b|\bonly\b|\boptional\b|\beras?\b|\bunless\b"
     r"|\bbefore 20\d\d|\bsince 20\d\d|\bSDKs since\b|\bwithout\b|\(20\d\d",
     re.I)
 
