@@ -80,10 +80,15 @@ static int set_str(char **dst, const char *s) {
   return 0;
 }
 
-static pl_lg_run *run_get(pl_collect *c, const char *run) {
-  for (pl_lg_run *r = c->runs; r; r = r->next)
+/* A new run goes first, or last when read back from the state: the list
+ * is saved in its order, and reading it must not turn it round. */
+static pl_lg_run *run_get_at(pl_collect *c, const char *run, int last) {
+  pl_lg_run **tail = &c->runs;
+  for (pl_lg_run *r = c->runs; r; r = r->next) {
     if (strcmp(r->run, run) == 0)
       return r;
+    tail = &r->next;
+  }
   pl_lg_run *r = calloc(1, sizeof *r);
   if (!r || !(r->run = strdup(run)) ||
       !(r->values = malloc((c->nmetrics ? c->nmetrics : 1) * sizeof *r->values))) {
@@ -92,10 +97,16 @@ static pl_lg_run *run_get(pl_collect *c, const char *run) {
   }
   for (size_t i = 0; i < c->nmetrics; i++)
     r->values[i] = NAN;
-  r->next = c->runs;
-  c->runs = r;
+  if (last) {
+    *tail = r;
+  } else {
+    r->next = c->runs;
+    c->runs = r;
+  }
   return r;
 }
+
+static pl_lg_run *run_get(pl_collect *c, const char *run) { return run_get_at(c, run, 0); }
 
 static ps_stage_figures *stage_get(pl_lg_run *r, int stage) {
   for (size_t i = 0; i < r->nstages; i++)
@@ -402,7 +413,7 @@ static const char *str_of(const cJSON *o, const char *key) {
 
 static void run_from_json(pl_collect *c, const cJSON *o) {
   const char *run = str_of(o, "run"), *t = str_of(o, "start_ns");
-  pl_lg_run *r = run && t ? run_get(c, run) : NULL;
+  pl_lg_run *r = run && t ? run_get_at(c, run, 1) : NULL;
   if (!r || set_str(&r->series, str_of(o, "series")) < 0 ||
       set_str(&r->revision, str_of(o, "revision")) < 0)
     return;
@@ -441,8 +452,10 @@ static void doc_from_json(pl_collect *c, const cJSON *o) {
   const cJSON *tests = cJSON_GetObjectItemCaseSensitive(o, "tests");
   size_t nt = (size_t)cJSON_GetArraySize(tests);
   d->tests = calloc(nt ? nt : 1, sizeof *d->tests);
-  d->next = c->docs;
-  c->docs = d;
+  pl_dss_doc **tail = &c->docs; /* in the order saved */
+  while (*tail)
+    tail = &(*tail)->next;
+  *tail = d;
   const cJSON *to, *list = d->tests ? tests : NULL;
   cJSON_ArrayForEach(to, list) {
     const char *name = str_of(to, "test");
