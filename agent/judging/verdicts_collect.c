@@ -354,9 +354,11 @@ static cJSON *run_json(const pl_collect *c, const pl_lg_run *r) {
     cJSON_AddNumberToObject(o, "status", r->status);
     cJSON_AddBoolToObject(o, "backfill", r->backfill);
   }
+  /* only finite figures: JSON has no infinity (it would be written as
+   * null), and the reader reads them so */
   cJSON *vals = cJSON_AddObjectToObject(o, "values");
   for (size_t i = 0; vals && i < c->nmetrics; i++)
-    if (!isnan(r->values[i]))
+    if (isfinite(r->values[i]))
       cJSON_AddNumberToObject(vals, c->metrics[i], r->values[i]);
   cJSON *st = cJSON_AddArrayToObject(o, "stages");
   for (size_t i = 0; st && i < r->nstages; i++) {
@@ -425,13 +427,15 @@ static void run_from_json(pl_collect *c, const cJSON *o) {
   const cJSON *vals = cJSON_GetObjectItemCaseSensitive(o, "values");
   for (size_t i = 0; i < c->nmetrics; i++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(vals, c->metrics[i]);
-    r->values[i] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    r->values[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : NAN;
   }
   const cJSON *s;
   cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "stages")) {
     double f[5];
     read_numbers(s, f, 5);
-    ps_stage_figures *st = isnan(f[0]) ? NULL : stage_get(r, (int)f[0]);
+    /* a stage number as the points give it (loadgen_point) */
+    int ok = f[0] >= 0 && f[0] <= 100000 && f[0] == floor(f[0]);
+    ps_stage_figures *st = ok ? stage_get(r, (int)f[0]) : NULL;
     if (st)
       *st = (ps_stage_figures){(int)f[0], f[1] == 1, f[2], f[3], f[4]};
   }
