@@ -489,8 +489,10 @@ void pl_verdicts_from_json(pl_verdicts *vd, const char *text) {
                   *run = cJSON_GetObjectItemCaseSensitive(x, "run"),
                   *host = cJSON_GetObjectItemCaseSensitive(x, "host");
       int a = ps_triage_action_parse(cJSON_GetStringValue(action));
-      if (!cJSON_IsString(id) || !cJSON_IsString(run) ||
-          (a != PS_TRIAGE_EXCLUDE && a != PS_TRIAGE_BASELINE))
+      /* the set keeps an empty string as none, and a decision without an
+       * id or a run is not saved: it is not read either */
+      if (!cJSON_IsString(id) || !id->valuestring[0] || !cJSON_IsString(run) ||
+          !run->valuestring[0] || (a != PS_TRIAGE_EXCLUDE && a != PS_TRIAGE_BASELINE))
         continue;
       ps_triage_decision d = {.id = id->valuestring, .action = (ps_triage_action)a,
                               .run = run->valuestring,

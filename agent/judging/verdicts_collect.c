@@ -80,10 +80,15 @@ static int set_str(char **dst, const char *s) {
   return 0;
 }
 
-static pl_lg_run *run_get(pl_collect *c, const char *run) {
-  for (pl_lg_run *r = c->runs; r; r = r->next)
+/* A new run goes first, or last when read back from the state: the list
+ * is saved in its order, and reading it must not turn it round. */
+static pl_lg_run *run_get_at(pl_collect *c, const char *run, int last) {
+  pl_lg_run **tail = &c->runs;
+  for (pl_lg_run *r = c->runs; r; r = r->next) {
     if (strcmp(r->run, run) == 0)
       return r;
+    tail = &r->next;
+  }
   pl_lg_run *r = calloc(1, sizeof *r);
   if (!r || !(r->run = strdup(run)) ||
       !(r->values = malloc((c->nmetrics ? c->nmetrics : 1) * sizeof *r->values))) {
@@ -92,10 +97,16 @@ static pl_lg_run *run_get(pl_collect *c, const char *run) {
   }
   for (size_t i = 0; i < c->nmetrics; i++)
     r->values[i] = NAN;
-  r->next = c->runs;
-  c->runs = r;
+  if (last) {
+    *tail = r;
+  } else {
+    r->next = c->runs;
+    c->runs = r;
+  }
   return r;
 }
+
+static pl_lg_run *run_get(pl_collect *c, const char *run) { return run_get_at(c, run, 0); }
 
 static ps_stage_figures *stage_get(pl_lg_run *r, int stage) {
   for (size_t i = 0; i < r->nstages; i++)
@@ -343,9 +354,11 @@ static cJSON *run_json(const pl_collect *c, const pl_lg_run *r) {
     cJSON_AddNumberToObject(o, "status", r->status);
     cJSON_AddBoolToObject(o, "backfill", r->backfill);
   }
+  /* only finite figures: JSON has no infinity (it would be written as
+   * null), and the reader reads them so */
   cJSON *vals = cJSON_AddObjectToObject(o, "values");
   for (size_t i = 0; vals && i < c->nmetrics; i++)
-    if (!isnan(r->values[i]))
+    if (isfinite(r->values[i]))
       cJSON_AddNumberToObject(vals, c->metrics[i], r->values[i]);
   cJSON *st = cJSON_AddArrayToObject(o, "stages");
   for (size_t i = 0; st && i < r->nstages; i++) {
@@ -402,7 +415,7 @@ static const char *str_of(const cJSON *o, const char *key) {
 
 static void run_from_json(pl_collect *c, const cJSON *o) {
   const char *run = str_of(o, "run"), *t = str_of(o, "start_ns");
-  pl_lg_run *r = run && t ? run_get(c, run) : NULL;
+  pl_lg_run *r = run && t ? run_get_at(c, run, 1) : NULL;
   if (!r || set_str(&r->series, str_of(o, "series")) < 0 ||
       set_str(&r->revision, str_of(o, "revision")) < 0)
     return;
@@ -414,13 +427,15 @@ static void run_from_json(pl_collect *c, const cJSON *o) {
   const cJSON *vals = cJSON_GetObjectItemCaseSensitive(o, "values");
   for (size_t i = 0; i < c->nmetrics; i++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(vals, c->metrics[i]);
-    r->values[i] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    r->values[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : NAN;
   }
   const cJSON *s;
   cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "stages")) {
     double f[5];
     read_numbers(s, f, 5);
-    ps_stage_figures *st = isnan(f[0]) ? NULL : stage_get(r, (int)f[0]);
+    /* a stage number as the points give it (loadgen_point) */
+    int ok = f[0] >= 0 && f[0] <= 100000 && f[0] == floor(f[0]);
+    ps_stage_figures *st = ok ? stage_get(r, (int)f[0]) : NULL;
     if (st)
       *st = (ps_stage_figures){(int)f[0], f[1] == 1, f[2], f[3], f[4]};
   }
@@ -441,8 +456,10 @@ static void doc_from_json(pl_collect *c, const cJSON *o) {
   const cJSON *tests = cJSON_GetObjectItemCaseSensitive(o, "tests");
   size_t nt = (size_t)cJSON_GetArraySize(tests);
   d->tests = calloc(nt ? nt : 1, sizeof *d->tests);
-  d->next = c->docs;
-  c->docs = d;
+  pl_dss_doc **tail = &c->docs; /* in the order saved */
+  while (*tail)
+    tail = &(*tail)->next;
+  *tail = d;
   const cJSON *to, *list = d->tests ? tests : NULL;
   cJSON_ArrayForEach(to, list) {
     const char *name = str_of(to, "test");

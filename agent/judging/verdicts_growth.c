@@ -26,10 +26,6 @@
  * run's end comes from the same read). The same stage point gives the same
  * verdict points (docs/verdicts.md, "Kernel growth against a limit"). */
 
-/* Far more stages than a night's runs have: a flood of slogs of runs that
- * never end cannot grow the state without bound. */
-#define GROWTH_HELD_MAX 4096
-
 void pl_vd_growth_free(pl_vgrowth *w) {
   free(w->run);
   free(w->series);
@@ -69,15 +65,17 @@ static void unlink_held(pl_verdicts *vd, pl_vgrowth **pp) {
   vd->sh->state_dirty = 1;
 }
 
-/* Holds a copy of `g`; the same stage again replaces the one held (a pass
- * still out for it finds no stage by its seq when it is answered). */
-static pl_vgrowth *hold(pl_verdicts *vd, const ps_growth_stage *g) {
+/* Holds a copy of `g`, first, or last when read back from the state (the
+ * list is saved in its order, and reading it must not turn it round); the
+ * same stage again replaces the one held (a pass still out for it finds no
+ * stage by its seq when it is answered). */
+static pl_vgrowth *hold(pl_verdicts *vd, const ps_growth_stage *g, int last) {
   for (pl_vgrowth **pp = &vd->growth_held; *pp; pp = &(*pp)->next)
     if (strcmp((*pp)->run, g->run) == 0 && (*pp)->g.stage == g->stage) {
       unlink_held(vd, pp);
       break;
     }
-  if (vd->ngrowth_held >= GROWTH_HELD_MAX) {
+  if (vd->ngrowth_held >= PL_VERDICTS_GROWTH_HELD_MAX) {
     ps_log_limited(PS_LOG_WARNING, PL_VD_MOD, "growth held", 3600,
                    "%zu slog stages wait for their runs' ends; %s stage %d is judged "
                    "without being kept for a restart",
@@ -96,8 +94,11 @@ static pl_vgrowth *hold(pl_verdicts *vd, const ps_growth_stage *g) {
   w->g.series = w->series;
   w->g.revision = w->revision;
   w->seq = ++vd->growth_seq;
-  w->next = vd->growth_held;
-  vd->growth_held = w;
+  pl_vgrowth **at = &vd->growth_held;
+  while (last && *at)
+    at = &(*at)->next;
+  w->next = *at;
+  *at = w;
   vd->ngrowth_held++;
   vd->sh->state_dirty = 1;
   return w;
@@ -194,7 +195,7 @@ void pl_vd_growth_from_json(pl_verdicts *vd, const cJSON *a) {
       g.growth[i] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
     }
     if (ps_growth_judged(&g))
-      hold(vd, &g);
+      hold(vd, &g, 1);
   }
 }
 
@@ -277,7 +278,7 @@ void pl_verdicts_slog_point(pl_verdicts *vd, const ps_point *p) {
   /* As its run's markers say: a run that had ended before the agent saw
    * it alerts only within alerts.catch_up_s (the run ended before its
    * slog is read, so the ledger knows it; a run it does not know is new). */
-  pl_vgrowth *w = hold(vd, &g);
+  pl_vgrowth *w = hold(vd, &g, 0);
   ps_ledger_run *r = run_of(vd, series, run);
   if (r)
     fold_into_run(vd, &g);

@@ -179,8 +179,10 @@ static cJSON *run_to_json(const ps_ledger *l, const ps_ledger_run *r) {
   cJSON_AddBoolToObject(o, "backfill", r->backfill);
   cJSON_AddBoolToObject(o, "judged", r->judged);
   cJSON *v = cJSON_AddObjectToObject(o, "values");
+  /* JSON has no infinity (it would be written as null): only finite
+   * figures are kept, as the reader reads them */
   for (size_t i = 0; v && i < l->nmetrics; i++)
-    if (!isnan(r->values[i]))
+    if (isfinite(r->values[i]))
       cJSON_AddNumberToObject(v, l->metrics[i], r->values[i]);
   return o;
 }
@@ -243,7 +245,7 @@ void ps_ledger_from_json(ps_ledger *l, const cJSON *json, const char *series_hos
       const cJSON *vo = cJSON_GetObjectItemCaseSensitive(ro, "values");
       for (size_t i = 0; i < l->nmetrics; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(vo, l->metrics[i]);
-        values[i] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+        values[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : NAN;
       }
       long at = ps_ledger_put(l, s, host ? host : run_host, name, str_of(ro, "revision"),
                               strtoll(start, NULL, 10),

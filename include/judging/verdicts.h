@@ -86,6 +86,10 @@ typedef struct pl_verdicts_hooks {
   void *ctx;
 } pl_verdicts_hooks;
 
+/* Far more slog stages than a night's runs have: a flood of slogs of runs
+ * that never end cannot grow the state without bound. */
+#define PL_VERDICTS_GROWTH_HELD_MAX 4096
+
 typedef struct pl_vseries pl_vseries;
 typedef struct pl_vpass pl_vpass;
 
@@ -102,7 +106,8 @@ typedef struct pl_verdicts {
   pl_collect collect;
   pl_vseries *series; /* judging state per series */
   pl_vpass *passes;   /* passes in flight */
-  /* judged slog stages until their limit verdicts are acknowledged (saved) */
+  /* judged slog stages until their limit verdicts are acknowledged (saved;
+   * at most PL_VERDICTS_GROWTH_HELD_MAX, read back or not) */
   struct pl_vgrowth *growth_held;
   size_t ngrowth_held;
   uint64_t growth_seq;
