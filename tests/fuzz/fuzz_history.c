@@ -17,15 +17,6 @@
 
 #include "judging/verdicts_history.h"
 
-/* The second statement's runs: a growth per run (docs/verdicts.md). */
-static void on_growth(void *ctx, const char *host, const char *run, const double *values) {
-  size_t *rows = ctx;
-  (*rows)++;
-  if (!run || !run[0] || (host && !host[0]))
-    abort();
-  (void)values;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const METRICS[] = {"cycleAvgDuration", "cycleSuccessRate", "status",
