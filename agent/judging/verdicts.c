@@ -221,7 +221,6 @@ void pl_vd_send_pass(pl_verdicts *vd, pl_vpass *p, const ps_verdict_list *l) {
     pass_finished(p, 0);
 }
 
-
 /* --- the server's history --------------------------------------------------- */
 
 /* Whether the ledger holds a whole window (window_runs successful runs)
@@ -579,7 +578,7 @@ static const pl_vseries *vseries_find(const pl_verdicts *vd, const char *source,
 }
 
 int pl_verdicts_quiet(const pl_verdicts *vd) {
-  if (vd->passes || vd->fetching || vd->triage_fetching ||
+  if (vd->passes || vd->fetching || vd->triage_fetching || vd->slog_drift ||
       (!vd->triage_synced && vd->ledger.nseries))
     return 0;
   for (const pl_dss_doc *d = vd->collect.docs; d; d = d->next)
@@ -667,6 +666,7 @@ void pl_verdicts_from_json(pl_verdicts *vd, const char *text) {
 }
 
 void pl_verdicts_close(pl_verdicts *vd) {
+  pl_vd_slogdrift_close(vd);
   if (!uv_is_closing((uv_handle_t *)&vd->timer))
     uv_close((uv_handle_t *)&vd->timer, NULL);
 }

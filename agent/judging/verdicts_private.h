@@ -31,7 +31,9 @@ struct pl_vseries {
   int waiting_server;  /* --once: the server could not give it now */
 };
 
-typedef enum { PASS_SERIES, PASS_STAGES, PASS_DSS, PASS_LIMIT } pass_kind;
+/* PASS_LIMIT and PASS_SLOG_DRIFT mark nothing done: judging again comes
+ * from the slog's points (verdicts_growth.c, verdicts_slogdrift.c). */
+typedef enum { PASS_SERIES, PASS_STAGES, PASS_DSS, PASS_LIMIT, PASS_SLOG_DRIFT } pass_kind;
 
 struct pl_vpass {
   pl_vpass *next;
@@ -77,5 +79,9 @@ typedef struct pl_vgrowth {
 void pl_vd_growth_free(pl_vgrowth *w);
 /* The run `run` ended with `backfill`: its waiting stages are judged. */
 void pl_vd_growth_run_ended(pl_verdicts *vd, const char *run, int backfill);
+
+/* The slog's stage drift (verdicts_slogdrift.c): its timer closed, the
+ * runs waiting dropped. */
+void pl_vd_slogdrift_close(pl_verdicts *vd);
 
 #endif

@@ -89,6 +89,7 @@ STAGE_PARTS = {
     "reader_lines": "reader", "reader_docs": "reader",
     "verdicts_private": "verdicts", "verdicts_judge": "verdicts",
     "verdicts_triage": "verdicts", "verdicts_growth": "verdicts",
+    "verdicts_slogdrift": "verdicts",
 }
 
 # Headers many files implement, or that only declare types.
