@@ -24,7 +24,8 @@
 #include "core/figures.h"
 
 static int complete(const ps_slog_drift_stage *s) {
-  return !s->partial && isfinite(s->cycles) && s->cycles > 0 && s->time_ns >= 0;
+  /* finished cycles are a count: less than one is none */
+  return !s->partial && isfinite(s->cycles) && s->cycles >= 1 && s->time_ns >= 0;
 }
 
 static const ps_slog_drift_vat *vat_of(const ps_slog_drift_vat *vats, size_t n, int stage,
@@ -54,7 +55,9 @@ static ps_verdict base_verdict(const ps_slog_drift_run *run, const ps_slog_drift
 static int judge_boyd(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
                       const ps_slog_drift_stage *first, const ps_slog_drift_stage *s,
                       ps_verdict_list *out) {
-  if (!isfinite(first->boyd_share) || !isfinite(s->boyd_share))
+  /* a share is 0-1; anything else is no figure */
+  if (!(first->boyd_share >= 0 && first->boyd_share <= 1 && s->boyd_share >= 0 &&
+        s->boyd_share <= 1))
     return 0;
   ps_verdict v = base_verdict(run, s, PS_SLOG_FIG_BOYD_SHARE);
   v.value = s->boyd_share * 100.0;
