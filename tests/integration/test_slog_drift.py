@@ -16,6 +16,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import DATA_DIR, Agent, InfluxTestCase, run_perfship, write_config  # noqa: E402
+from test_report import CHART_JS, CHROMIUM, open_in_browser  # noqa: E402
+from test_report import Receiver as Probe  # noqa: E402
 
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
 GROUPS = ("batch = { flush_interval_ms = 100; };\n"
@@ -101,6 +103,26 @@ class SlogDrift(InfluxTestCase):
         line = [ln for ln in out.splitlines() if ln.startswith("regression") and VAT in ln]
         self.assertEqual(len(line), 1, out)
         self.assertIn(f"{VAT} {vat}, stage 2", line[0])
+        if os.path.exists(CHROMIUM) and os.path.exists(CHART_JS):
+            self.check_page(vat)
+
+    def check_page(self, vat):
+        """The report's stage-drift table, as a reader sees it in a browser:
+        the vat's row says which vat, by ID and name, and that it regressed."""
+        page = os.path.join(self.dir, "report.html")
+        rc, out, err = run_perfship(["-c", self.cfg, "report", "-o", page, "--since", "1000w"])
+        self.assertEqual(rc, 0, err)
+        probe = Probe()
+        self.addCleanup(probe.close)
+        seen = open_in_browser(page, os.path.join(self.dir, "report.png"), probe.url)
+        rows = [r["cells"] for r in seen["tables"]["drift"]]
+        mine = [c for c in rows if c[1].startswith("Vat delivery seconds per cycle: " + vat)]
+        self.assertEqual(len(mine), 1, rows)
+        self.assertRegex(mine[0][1], r"\(zcf-[^)]*-amm\)$")
+        self.assertEqual(mine[0][0], "2")
+        self.assertIn("regression", mine[0][5].lower())
+        boyd = [c for c in rows if c[1] == "BOYD share"]
+        self.assertEqual(len(boyd), 1, rows)
 
     def test_steady_run_gives_none(self):
         run = self.add_run("steadydrift", seed=4302)
