@@ -22,7 +22,10 @@
  *   status or its stages' `loadgen` missing is made again every
  *   PERF_WAIT_MS, up to PERF_WAIT_TRIES times (they were read already:
  *   the slog's finished cycles come from them); which stage is the first
- *   loadgen stage is never guessed from the slog alone.
+ *   loadgen stage is never guessed from the slog alone. Only a run whose
+ *   success the ledger holds waits so; a run the agent has not seen end
+ *   (a stage complete while the next runs) is read once, and a run that
+ *   did not succeed not at all.
  */
 #include "judging/verdicts_slogdrift.h"
 
@@ -248,7 +251,8 @@ struct pl_vsdjob {
   char *run, *series, *host;
   int64_t anchor_ns;
   int in_flight;
-  int tries; /* reads that found the run's own points missing */
+  int waits; /* the ledger says the run succeeded: its points will come */
+  int tries; /* reads that found the run's own points missing; at most that many */
   int rc;
   ps_buf err;
   pl_sd_data d;
@@ -344,7 +348,7 @@ static void read_done(uv_work_t *w, int status) {
   pl_verdicts *vd = j->vd;
   j->in_flight = 0;
   if (status == 0 && !vd->sh->stopping && j->rc == 0 && !perf_side_read(&j->d) &&
-      ++j->tries < PERF_WAIT_TRIES) {
+      ++j->tries < PERF_WAIT_TRIES && j->waits) {
     pl_sd_data_free(&j->d); /* read again, whole, in a moment */
     if (!vd->sd_timer_on) {
       uv_timer_init(vd->sh->loop, &vd->sd_timer);
@@ -401,11 +405,17 @@ void pl_verdicts_slog_stage_done(pl_verdicts *vd, const char *run, const char *s
                                  int64_t stage_ns) {
   if (vd->sh->stopping || !run || !series || stage_ns < 0)
     return;
+  ps_ledger_series *ls = ps_ledger_series_get(&vd->ledger, PL_VD_LOADGEN, series,
+                                              vd->series_host, 0);
+  long at = ls ? ps_ledger_find(ls, vd->host, run) : -1;
+  if (at >= 0 && ls->runs[at].status != PS_RUN_STATUS_SUCCESS)
+    return; /* only a successful run has stage drift */
   pl_vsdjob **tail = &vd->slog_drift;
   for (pl_vsdjob *j = vd->slog_drift; j; j = j->next) {
     if (!j->in_flight && strcmp(j->run, run) == 0) {
       if (stage_ns < j->anchor_ns)
         j->anchor_ns = stage_ns; /* the earliest stage bounds the read best */
+      j->waits |= at >= 0;
       return;
     }
     tail = &j->next;
@@ -420,6 +430,7 @@ void pl_verdicts_slog_stage_done(pl_verdicts *vd, const char *run, const char *s
   j->vd = vd;
   j->cfg = *vd->cfg;
   j->anchor_ns = stage_ns;
+  j->waits = at >= 0;
   ps_buf_init(&j->err, 0);
   *tail = j;
   if (vd->slog_drift == j)
