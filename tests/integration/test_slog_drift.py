@@ -4,8 +4,8 @@ from its second loadgen stage on is a stage-drift regression of that vat's
 delivery seconds per cycle, named by vat; a steady run gives none; a stage
 whose BOYD takes much more of the delivery time is a regression of
 stage_boydShare; and a restart between the stages (the first stage read and
-acknowledged by one start, the second by the next) judges the same, since
-the figures are read back from the server.
+acknowledged by one start, the second by the next, also after a kill -9)
+judges the same, since the figures are read back from the server.
 """
 import json
 import os
@@ -15,7 +15,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import DATA_DIR, Agent, InfluxTestCase, run_perfship, write_config  # noqa: E402
+from harness import (DATA_DIR, Agent, InfluxTestCase, run_perfship, wait_until,  # noqa: E402
+                     write_config)
 from test_report import CHART_JS, CHROMIUM, open_in_browser  # noqa: E402
 from test_report import Receiver as Probe  # noqa: E402
 
@@ -50,13 +51,17 @@ class SlogDrift(InfluxTestCase):
         self.results = os.path.join(self.dir, "results")
         os.makedirs(self.results)
 
-    def run_once(self, db, extra=""):
-        state = os.path.join(self.dir, "state")
-        os.makedirs(state, exist_ok=True)
-        self.cfg = write_config(os.path.join(self.dir, "perfship.cfg"), self.influx.url, state,
+    def config(self, db, extra=""):
+        self.state = os.path.join(self.dir, "state")
+        os.makedirs(self.state, exist_ok=True)
+        self.cfg = write_config(os.path.join(self.dir, "perfship.cfg"), self.influx.url,
+                                self.state,
                                 sources=f'{{ path = "{self.results}"; format = "loadgen"; }}',
                                 extra=GROUPS + extra, database=db)
-        agent = Agent(self.cfg, ["--once"]).start()
+        return self.cfg
+
+    def run_once(self, db, extra=""):
+        agent = Agent(self.config(db, extra), ["--once"]).start()
         self.assertEqual(agent.wait(180), 0, agent.output()[-2000:])
         return agent
 
@@ -162,6 +167,38 @@ class SlogDrift(InfluxTestCase):
         self.assertIn("chain-stage-2.slog.gz: read from its start", agent.output())
         self.assertNotIn("chain-stage-1.slog.gz: read from its start", agent.output())
         self.check_slowing_vat(self.drift("drift_restart", run))
+
+    def saved_state(self):
+        text = ""
+        for root, _, files in os.walk(self.state):
+            for f in files:
+                try:
+                    with open(os.path.join(root, f), errors="replace") as fh:
+                        text += fh.read()
+                except OSError:
+                    pass
+        return text
+
+    def test_kill_9_between_stages_judges_the_same(self):
+        """The service killed with SIGKILL once it has read stage 1 (and
+        saved it as done), before stage 2 exists: the next start reads only
+        stage 2 and judges it against stage 1 from the server."""
+        run = self.add_run("slowvat", seed=4301, **SLOW)
+        folder = os.path.join(self.results, run)
+        aside = os.path.join(self.dir, "chain-stage-2.slog.gz")
+        shutil.move(os.path.join(folder, "chain-stage-2.slog.gz"), aside)
+        agent = Agent(self.config("drift_kill")).start()
+        try:
+            wait_until(lambda: "chain-stage-1.slog.gz" in self.saved_state() and
+                       "chain-stage-3.slog.gz" in self.saved_state(), timeout=120,
+                       what="stages 1 and 3 saved as read")
+        finally:
+            agent.kill()  # SIGKILL
+        self.assertEqual(self.drift("drift_kill", run), {})
+        shutil.move(aside, os.path.join(folder, "chain-stage-2.slog.gz"))
+        agent = self.run_once("drift_kill", 'log_level = "debug";\n')
+        self.assertNotIn("chain-stage-1.slog.gz: read from its start", agent.output())
+        self.check_slowing_vat(self.drift("drift_kill", run))
 
 
 if __name__ == "__main__":
