@@ -4,7 +4,7 @@
  *
  * Design
  * - The BOYD share is compared in percentage points: a share of 0.5 %
- *   going to 1 % is +100 % and means nothing, 5 % going to 30 % is what
+ *   going to 1 % is +100 % and means nothing, 5 % going to 30 % is
  *   what Agoric's engineers' "BOYD at 79 % of swingset time" looks like.
  * - A vat's time per cycle is held against the rest of the stage too: a
  *   long run's chain slows as a whole (the generator's steady run gains
