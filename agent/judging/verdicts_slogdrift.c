@@ -22,10 +22,12 @@
  *   status or its stages' `loadgen` missing is made again every
  *   PERF_WAIT_MS, up to PERF_WAIT_TRIES times (they were read already:
  *   the slog's finished cycles come from them); which stage is the first
- *   loadgen stage is never guessed from the slog alone. Only a run whose
- *   success the ledger holds waits so; a run the agent has not seen end
- *   (a stage complete while the next runs) is read once, and a run that
- *   did not succeed not at all.
+ *   loadgen stage is never guessed from the slog alone. Only a run known
+ *   to have ended waits so: its success is in the ledger (now, or by the
+ *   time the read returns), or a stage read back has finished cycles
+ *   (perf-finish was read). A run not known to have ended (a stage
+ *   complete while the next runs) is read once, and a run the ledger
+ *   knows did not succeed not at all.
  */
 #include "judging/verdicts_slogdrift.h"
 
@@ -327,6 +329,26 @@ static int perf_side_read(const pl_sd_data *d) {
   return 0;
 }
 
+/* What the ledger knows of the run's end: 1 success, 0 another status,
+ * -1 nothing (not seen ending). */
+static int ledger_success(pl_verdicts *vd, const char *series, const char *run) {
+  ps_ledger_series *ls = ps_ledger_series_get(&vd->ledger, PL_VD_LOADGEN, series,
+                                              vd->series_host, 0);
+  long at = ls ? ps_ledger_find(ls, vd->host, run) : -1;
+  return at < 0 ? -1 : ls->runs[at].status == PS_RUN_STATUS_SUCCESS;
+}
+
+/* The run ended: the ledger says it succeeded, or a stage has finished
+ * cycles (the slog's own count or the stage summary's). */
+static int ended(pl_verdicts *vd, const pl_vsdjob *j) {
+  if (j->waits || ledger_success(vd, j->series, j->run) == 1)
+    return 1;
+  for (size_t i = 0; i < j->d.nstages; i++)
+    if (j->d.stages[i].cycles >= 1)
+      return 1;
+  return 0;
+}
+
 static void free_waiting(pl_verdicts *vd) {
   while (vd->slog_drift && !vd->slog_drift->in_flight) {
     pl_vsdjob *n = vd->slog_drift->next;
@@ -348,7 +370,8 @@ static void read_done(uv_work_t *w, int status) {
   pl_verdicts *vd = j->vd;
   j->in_flight = 0;
   if (status == 0 && !vd->sh->stopping && j->rc == 0 && !perf_side_read(&j->d) &&
-      ++j->tries < PERF_WAIT_TRIES && j->waits) {
+      ++j->tries < PERF_WAIT_TRIES && ended(vd, j)) {
+    j->waits = 1;
     pl_sd_data_free(&j->d); /* read again, whole, in a moment */
     if (!vd->sd_timer_on) {
       uv_timer_init(vd->sh->loop, &vd->sd_timer);
@@ -405,17 +428,15 @@ void pl_verdicts_slog_stage_done(pl_verdicts *vd, const char *run, const char *s
                                  int64_t stage_ns) {
   if (vd->sh->stopping || !run || !series || stage_ns < 0)
     return;
-  ps_ledger_series *ls = ps_ledger_series_get(&vd->ledger, PL_VD_LOADGEN, series,
-                                              vd->series_host, 0);
-  long at = ls ? ps_ledger_find(ls, vd->host, run) : -1;
-  if (at >= 0 && ls->runs[at].status != PS_RUN_STATUS_SUCCESS)
+  int known = ledger_success(vd, series, run);
+  if (known == 0)
     return; /* only a successful run has stage drift */
   pl_vsdjob **tail = &vd->slog_drift;
   for (pl_vsdjob *j = vd->slog_drift; j; j = j->next) {
     if (!j->in_flight && strcmp(j->run, run) == 0) {
       if (stage_ns < j->anchor_ns)
         j->anchor_ns = stage_ns; /* the earliest stage bounds the read best */
-      j->waits |= at >= 0;
+      j->waits |= known == 1;
       return;
     }
     tail = &j->next;
@@ -430,7 +451,7 @@ void pl_verdicts_slog_stage_done(pl_verdicts *vd, const char *run, const char *s
   j->vd = vd;
   j->cfg = *vd->cfg;
   j->anchor_ns = stage_ns;
-  j->waits = at >= 0;
+  j->waits = known == 1;
   ps_buf_init(&j->err, 0);
   *tail = j;
   if (vd->slog_drift == j)
