@@ -204,8 +204,7 @@ static int on_row(pl_sd_data *d, int s, const row *r) {
       return 0;
     return add_vat(d, n, vat, str(r, "name"), secs);
   }
-  default:
-    return -EINVAL;
+  default: return -EINVAL;
   }
 }
 
@@ -301,19 +300,21 @@ static void read_work(uv_work_t *w) {
 static void start_next(pl_verdicts *vd);
 
 static void judge(pl_verdicts *vd, pl_vsdjob *j) {
-  ps_slog_drift_run run = {PL_VD_LOADGEN, j->series, j->run, j->d.revision, j->d.status,
-                           j->d.backfill};
+  ps_slog_drift_run run = {PL_VD_LOADGEN, j->series,   j->run,
+                           j->d.revision, j->d.status, j->d.backfill};
   ps_verdict_list l;
   ps_verdict_list_init(&l);
   pl_vpass *pass = calloc(1, sizeof *pass);
   if (!pass)
     return;
   pass->kind = PASS_SLOG_DRIFT;
-  if (ps_slog_drift(&vd->cfg->verdicts, &run, j->d.stages, j->d.nstages, j->d.vats,
-                    j->d.nvats, &l) < 0)
+  if (ps_slog_drift(&vd->cfg->verdicts, &run, j->d.stages, j->d.nstages, j->d.vats, j->d.nvats,
+                    &l) < 0)
     pass->failed = 1;
-  PS_DEBUG(MOD, "%s: slog stage drift judged from the server (%zu stages, %zu vat rows, "
-                "%zu verdicts)", j->run, j->d.nstages, j->d.nvats, l.n);
+  PS_DEBUG(MOD,
+           "%s: slog stage drift judged from the server (%zu stages, %zu vat rows, "
+           "%zu verdicts)",
+           j->run, j->d.nstages, j->d.nvats, l.n);
   pl_vd_send_pass(vd, pass, &l);
   ps_verdict_list_free(&l);
 }
@@ -332,8 +333,8 @@ static int perf_side_read(const pl_sd_data *d) {
 /* What the ledger knows of the run's end: 1 success, 0 another status,
  * -1 nothing (not seen ending). */
 static int ledger_success(pl_verdicts *vd, const char *series, const char *run) {
-  ps_ledger_series *ls = ps_ledger_series_get(&vd->ledger, PL_VD_LOADGEN, series,
-                                              vd->series_host, 0);
+  ps_ledger_series *ls = ps_ledger_series_get(&vd->ledger, PL_VD_LOADGEN, series, vd->series_host,
+                                              0);
   long at = ls ? ps_ledger_find(ls, vd->host, run) : -1;
   return at < 0 ? -1 : ls->runs[at].status == PS_RUN_STATUS_SUCCESS;
 }

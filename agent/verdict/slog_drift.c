@@ -77,8 +77,7 @@ static int by_time(const void *a, const void *b) {
 }
 
 /* The stage's delivery seconds: its own figure, else its vats' sum. */
-static double stage_seconds(const ps_slog_drift_stage *s, const ps_slog_drift_vat *vats,
-                            size_t n) {
+static double stage_seconds(const ps_slog_drift_stage *s, const ps_slog_drift_vat *vats, size_t n) {
   if (isfinite(s->delivery_s))
     return s->delivery_s;
   double sum = 0;
@@ -133,8 +132,8 @@ static int judge_vats(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
 }
 
 int ps_slog_drift(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
-                  const ps_slog_drift_stage *stages, size_t nstages,
-                  const ps_slog_drift_vat *vats, size_t nvats, ps_verdict_list *out) {
+                  const ps_slog_drift_stage *stages, size_t nstages, const ps_slog_drift_vat *vats,
+                  size_t nvats, ps_verdict_list *out) {
   if (run->status != PS_RUN_STATUS_SUCCESS)
     return 0;
   const ps_slog_drift_stage *first = NULL;

@@ -41,13 +41,20 @@
 #define PL_SD_MAX_STAGES 64
 #define PL_SD_MAX_VATS 4096
 
-enum { PL_SD_STATUS = 0, PL_SD_STAGES, PL_SD_SLOG_STAGES, PL_SD_CYCLES, PL_SD_VATS,
-       PL_SD_BACKFILL, PL_SD_NSTATEMENTS };
+enum {
+  PL_SD_STATUS = 0,
+  PL_SD_STAGES,
+  PL_SD_SLOG_STAGES,
+  PL_SD_CYCLES,
+  PL_SD_VATS,
+  PL_SD_BACKFILL,
+  PL_SD_NSTATEMENTS
+};
 
 typedef struct pl_sd_data {
   ps_run_status status; /* NONE: no loadgen_run row */
   int backfill;
-  char *revision;       /* from the slog points' tag, NULL when none */
+  char *revision; /* from the slog points' tag, NULL when none */
   ps_slog_drift_stage stages[PL_SD_MAX_STAGES];
   size_t nstages;
   ps_slog_drift_vat *vats;

@@ -73,7 +73,7 @@ typedef struct ps_slog_drift_run {
 } ps_slog_drift_run;
 
 int ps_slog_drift(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
-                  const ps_slog_drift_stage *stages, size_t nstages,
-                  const ps_slog_drift_vat *vats, size_t nvats, ps_verdict_list *out);
+                  const ps_slog_drift_stage *stages, size_t nstages, const ps_slog_drift_vat *vats,
+                  size_t nvats, ps_verdict_list *out);
 
 #endif

@@ -22,8 +22,8 @@
 #define T1 1647216512000000000LL
 #define T2 1647217009000000000LL
 
-static const ps_slog_drift_run RUN = {"loadgen", "daily-perf", "daily-perf-abc", "abc",
-                                      PS_RUN_STATUS_SUCCESS, 1};
+static const ps_slog_drift_run RUN = {"loadgen", "daily-perf",          "daily-perf-abc",
+                                      "abc",     PS_RUN_STATUS_SUCCESS, 1};
 
 /* stage 0 setup, 1 and 2 loadgen (10 s of deliveries over 10 cycles in
  * stage 1), 3 the restart */
@@ -85,8 +85,7 @@ static void test_slowing_vat_and_boyd(void **state) {
   ps_verdict_list l;
   ps_verdict_list_init(&l);
   assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 6, &l), 0);
-  assert_int_equal(find(&l, "stage_vatSecondsPerCycle", "v16")->verdict,
-                   PS_VERDICT_REGRESSION);
+  assert_int_equal(find(&l, "stage_vatSecondsPerCycle", "v16")->verdict, PS_VERDICT_REGRESSION);
   assert_int_equal(find(&l, "stage_vatSecondsPerCycle", "v11")->verdict, PS_VERDICT_NONE);
   assert_int_equal(find(&l, "stage_boydShare", NULL)->verdict, PS_VERDICT_REGRESSION);
   ps_verdict_list_free(&l);
@@ -105,7 +104,7 @@ static void test_per_cycle_and_improvement(void **state) {
   ps_slog_drift_stage s[4];
   stages4(s, 0.04, 20.0, 20); /* twice the cycles, twice the seconds */
   ps_slog_drift_vat v[] = {
-      {1, "v11", "zoe", 5.0}, {1, "v16", "zcf-amm", 3.0}, {1, "v6", "bank", 2.0},
+      {1, "v11", "zoe", 5.0},  {1, "v16", "zcf-amm", 3.0}, {1, "v6", "bank", 2.0},
       {2, "v11", "zoe", 12.0}, {2, "v16", "zcf-amm", 3.0}, {2, "v6", "bank", 5.0},
   };
   ps_verdict_list l;
@@ -116,8 +115,7 @@ static void test_per_cycle_and_improvement(void **state) {
   assert_int_equal(amm->verdict, PS_VERDICT_IMPROVEMENT);
   /* v11: +20 % per cycle while the other vats' time per cycle fell 20 %:
    * its own change, a regression */
-  assert_int_equal(find(&l, "stage_vatSecondsPerCycle", "v11")->verdict,
-                   PS_VERDICT_REGRESSION);
+  assert_int_equal(find(&l, "stage_vatSecondsPerCycle", "v11")->verdict, PS_VERDICT_REGRESSION);
   ps_verdict_list_free(&l);
 }
 
@@ -187,8 +185,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_uniform_slowdown_names_no_vat, defaults_setup,
                                       defaults_teardown),
-      cmocka_unit_test_setup_teardown(test_slowing_vat_and_boyd, defaults_setup,
-                                      defaults_teardown),
+      cmocka_unit_test_setup_teardown(test_slowing_vat_and_boyd, defaults_setup, defaults_teardown),
       cmocka_unit_test_setup_teardown(test_per_cycle_and_improvement, defaults_setup,
                                       defaults_teardown),
       cmocka_unit_test_setup_teardown(test_vats_taking_part, defaults_setup, defaults_teardown),
