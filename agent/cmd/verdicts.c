@@ -225,14 +225,16 @@ static void print_table(const table *t, const char *since, const char *link_tmpl
   putchar('\n');
   if (!t->n)
     return;
-  printf("%-11s %9s  %-16s %-36s %-16s %-30s %12s %12s  %s\n", "VERDICT", "CHANGE", "HOST", "WHAT",
+  printf("%-11s %9s  %-16s %-44s %-16s %-30s %12s %12s  %s\n", "VERDICT", "CHANGE", "HOST", "WHAT",
          "SERIES", "RUN", "VALUE", "BASELINE", "CHANGE BEGAN IN");
   for (size_t i = 0; i < t->n; i++) {
     const row *r = &t->rows[i];
     char what[256];
     const char *metric = cell_str(t, r, "metric"), *stage = cell_str(t, r, "stage"),
-               *arm = cell_str(t, r, "arm");
-    if (stage)
+               *arm = cell_str(t, r, "arm"), *vat = cell_str(t, r, "vat");
+    if (stage && vat && vat[0]) /* a vat's figure in stage drift */
+      snprintf(what, sizeof what, "%s %s, stage %s", metric ? metric : "?", vat, stage);
+    else if (stage)
       snprintf(what, sizeof what, "%s, stage %s", metric ? metric : "?", stage);
     else if (arm)
       snprintf(what, sizeof what, "%s, arm %s", metric ? metric : "?", arm);
@@ -252,7 +254,7 @@ static void print_table(const table *t, const char *since, const char *link_tmpl
     const char *host = cell_str(t, r, "host");
     put_clean(host && host[0] ? host : "-", 16);
     putchar(' ');
-    put_clean(what, 36);
+    put_clean(what, 44);
     putchar(' ');
     put_clean(cell_str(t, r, "series"), 16);
     putchar(' ');
@@ -335,6 +337,7 @@ static ps_verdict_row *format_rows(const table *t) {
         .series = cell_str(t, r, "series"),
         .metric = cell_str(t, r, "metric"),
         .stage = cell_str(t, r, "stage"),
+        .vat = cell_str(t, r, "vat"),
         .arm = cell_str(t, r, "arm"),
         .reference = cell_str(t, r, "reference"),
         .run = cell_str(t, r, "run"),

@@ -135,10 +135,12 @@ int ps_md_escape(ps_buf *out, const char *s) {
 
 static int same(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
 
-/* One testcase: rows of the same host, source, series, metric, stage, arm. */
+/* One testcase: rows of the same host, source, series, metric, stage, arm
+ * and vat. */
 static int same_case(const ps_verdict_row *a, const ps_verdict_row *b) {
   return same(a->host, b->host) && same(a->source, b->source) && same(a->series, b->series) &&
-         same(a->metric, b->metric) && same(a->stage, b->stage) && same(a->arm, b->arm);
+         same(a->metric, b->metric) && same(a->stage, b->stage) && same(a->arm, b->arm) &&
+         same(a->vat, b->vat);
 }
 
 static int is(const ps_verdict_row *r, const char *verdict) {
@@ -147,6 +149,10 @@ static int is(const ps_verdict_row *r, const char *verdict) {
 
 static int put_what(ps_buf *out, const ps_verdict_row *r, int (*esc)(ps_buf *, const char *)) {
   int rc = esc(out, r->metric ? r->metric : "?");
+  if (rc == 0 && r->vat && r->vat[0]) {
+    PUT(ps_buf_puts(out, " "));
+    PUT(esc(out, r->vat));
+  }
   if (rc == 0 && r->stage) {
     PUT(ps_buf_puts(out, ", stage "));
     PUT(esc(out, r->stage));

@@ -78,6 +78,14 @@ const ps_figure ps_figures[] = {
     GROWTH_FIG("kernelObjectsPerCycle", "Kernel objects per cycle"),
     GROWTH_FIG("kpUnresolvedPerCycle", "Unresolved promises per cycle"),
     GROWTH_FIG("clistEntriesPerCycle", "C-list entries per cycle"),
+    /* in ps_slog_stage_figure_id order: the slog's stage drift, a share
+     * compared in points (near 0 a percent means nothing), a vat's time per
+     * cycle in percent (docs/verdicts.md "Within a run") */
+    {"boydShare", "stage_boydShare", "BOYD share", "%", SLOG_STAGE, NULL, NULL,
+     PS_FIG_SLOG_STAGE, PS_WORSE_HIGHER, 0, PS_CHANGE_POINTS, 0},
+    {"deliverySeconds", "stage_vatSecondsPerCycle", "Vat delivery seconds per cycle",
+     "s", "loadgen_slog_vat", NULL, NULL, PS_FIG_SLOG_STAGE, PS_WORSE_HIGHER, 0,
+     PS_CHANGE_PERCENT, 0},
 };
 
 const size_t ps_nfigures = sizeof ps_figures / sizeof ps_figures[0];
@@ -102,6 +110,10 @@ const ps_figure *ps_stage_figure(ps_stage_figure_id id) { return nth(PS_FIG_STAG
 const ps_figure *ps_stage_kind_figure(void) { return nth(PS_FIG_STAGE_KIND, 0); }
 
 const ps_figure *ps_growth_figure(ps_growth_figure_id id) { return nth(PS_FIG_GROWTH, (size_t)id); }
+
+const ps_figure *ps_slog_stage_figure(ps_slog_stage_figure_id id) {
+  return nth(PS_FIG_SLOG_STAGE, (size_t)id);
+}
 
 int ps_figure_selects(const ps_figure *f, const char *value) {
   return !f->tag || (value && strcmp(value, f->tag_value) == 0);

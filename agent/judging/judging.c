@@ -132,6 +132,11 @@ void pl_judging_slog_point(pl_judging *j, const ps_point *p) {
   pl_verdicts_slog_point(&j->verdicts, p);
 }
 
+void pl_judging_slog_stage_done(pl_judging *j, const char *run, const char *test_type,
+                                int64_t stage_ns) {
+  pl_verdicts_slog_stage_done(&j->verdicts, run, test_type, stage_ns);
+}
+
 int pl_judging_quiet(const pl_judging *j) { return pl_verdicts_quiet(&j->verdicts); }
 
 void pl_judging_finish(pl_judging *j) { pl_alerting_finish(&j->alerts); }

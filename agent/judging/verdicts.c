@@ -414,7 +414,7 @@ static const pl_vseries *vseries_find(const pl_verdicts *vd, const char *source,
 }
 
 int pl_verdicts_quiet(const pl_verdicts *vd) {
-  if (vd->passes || vd->fetching || vd->triage_fetching ||
+  if (vd->passes || vd->fetching || vd->triage_fetching || vd->slog_drift ||
       (!vd->triage_synced && vd->ledger.nseries))
     return 0;
   for (const pl_dss_doc *d = vd->collect.docs; d; d = d->next)
@@ -508,6 +508,7 @@ void pl_verdicts_from_json(pl_verdicts *vd, const char *text) {
 }
 
 void pl_verdicts_close(pl_verdicts *vd) {
+  pl_vd_slogdrift_close(vd);
   if (!uv_is_closing((uv_handle_t *)&vd->timer))
     uv_close((uv_handle_t *)&vd->timer, NULL);
 }

@@ -40,7 +40,9 @@ struct pl_vseries {
   int waiting_server;  /* --once: the server could not give it now */
 };
 
-typedef enum { PASS_SERIES, PASS_STAGES, PASS_DSS, PASS_LIMIT } pass_kind;
+/* PASS_LIMIT and PASS_SLOG_DRIFT mark nothing done: judging again comes
+ * from the slog's points (verdicts_growth.c, verdicts_slogdrift.c). */
+typedef enum { PASS_SERIES, PASS_STAGES, PASS_DSS, PASS_LIMIT, PASS_SLOG_DRIFT } pass_kind;
 
 struct pl_vpass {
   pl_vpass *next;
@@ -119,5 +121,9 @@ int pl_vd_growth_fold(pl_verdicts *vd, ps_ledger_run *r, const double g[PS_GROWT
 /* The series' runs from `at` on are judged again (their put_seq renewed:
  * a pass still out judged the old values). */
 void pl_vd_rejudge_from(pl_verdicts *vd, ps_ledger_series *s, size_t at);
+
+/* The slog's stage drift (verdicts_slogdrift.c): its timer closed, the
+ * runs waiting dropped. */
+void pl_vd_slogdrift_close(pl_verdicts *vd);
 
 #endif

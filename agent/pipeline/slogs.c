@@ -32,6 +32,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/figures.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "formats/format.h"
@@ -70,6 +71,7 @@ struct pl_slog_stage {
   uint64_t last_snapshot_ms;
   int snapshot_sent; /* the last read's partial points went out */
   uint64_t last_line;
+  int64_t stage_ns; /* the time of its loadgen_slog_stage point; -1 before one */
   ps_emitter em;
 };
 
@@ -213,6 +215,8 @@ static int slog_point(void *ctx, const ps_point *p, const ps_origin *o) {
     return rc;
   if (t->hooks.point)
     t->hooks.point(t->hooks.ctx, p);
+  if (strcmp(p->measurement, ps_growth_figure(PS_GROWTH_KERNEL_OBJECTS)->measurement) == 0)
+    s->stage_ns = p->time_ns;
   if (++s->bpoints >= BATCH_POINTS)
     send_batch(s);
   return 0;
@@ -258,6 +262,7 @@ static int reader_open(pl_slog_stage *s) {
   ps_slog_reduce_set_cycles(s->red, s->cycles);
   PS_DEBUG(MOD, "%s: read from its start (finished cycles %" PRId64 ")", s->path, s->cycles);
   s->finished = s->at_end = s->failed = s->restart = s->snapshot_sent = 0;
+  s->stage_ns = -1;
   s->last_snapshot_ms = 0;
   s->last_line = 0;
   s->runnable = 1;
@@ -303,6 +308,8 @@ static void stage_settled(pl_slog_stage *s) {
     wake(t);
   } else if (s->finished && !s->restart && !s->failed) {
     done_add(t, s->path, s->size, s->mtime_ns, s->cycles);
+    if (t->hooks.stage_done && s->stage_ns >= 0 && s->id.test_type[0])
+      t->hooks.stage_done(t->hooks.ctx, s->id.run, s->id.test_type, s->stage_ns);
     unlink_stage(t, s);
     stage_free(s);
   } else if (s->restart) {
@@ -450,6 +457,7 @@ static pl_slog_stage *stage_add(pl_slogs *t, const char *path, const char *folde
   s->t = t;
   s->fd = -1;
   s->stage = stage;
+  s->stage_ns = -1;
   char *real = realpath(folder, NULL);
   ps_run_id_from_name(real ? real : folder, &s->id);
   free(real);

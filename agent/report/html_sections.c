@@ -471,6 +471,16 @@ static void html_stage_run(page *p, size_t of, int first) {
     txt(p, v->stage);
     put(p, "</td><td>");
     txt(p, ps_html_metric_label(v->metric));
+    if (v->vat) { /* a vat's figure: which vat, as the slog names it */
+      put(p, ": <span class=\"name\">");
+      txt(p, v->vat);
+      if (v->vat_name) {
+        put(p, " (");
+        txt(p, v->vat_name);
+        put(p, ")");
+      }
+      put(p, "</span>");
+    }
     put(p, "</td><td class=\"n\">");
     ps_html_fmt_num(p, v->value);
     put(p, "</td><td class=\"n\">");

@@ -72,9 +72,9 @@ static int q_verdicts(const ps_report_data *d, ps_buf *q) {
   return select_from(q, d, "\"verdict\", \"value\", \"baseline\", \"change_pct\", "
                            "\"change_run\", \"baseline_runs\", \"method\", \"p_value\", "
                            "\"variants\", \"variants_agree\", \"revision\", \"good_revision\", "
-                           "\"bad_revision\", \"source\", "
+                           "\"bad_revision\", \"vat_name\", \"source\", "
                            "\"series\", \"metric\", \"run\", \"stage\", \"arm\", \"reference\", \"against\", "
-                           "\"host\"",
+                           "\"vat\", \"host\"",
                      "perfship_verdict", "");
 }
 
@@ -314,6 +314,7 @@ static int on_verdict(ps_report_data *d, const row *r) {
       {&v->stage, tag(r, "stage")},         {&v->arm, tag(r, "arm")},
       {&v->reference, tag(r, "reference")}, {&v->verdict, str(r, "verdict")},
       {&v->against, tag(r, "against")},
+      {&v->vat, tag(r, "vat")},             {&v->vat_name, str(r, "vat_name")},
       {&v->change_run, str(r, "change_run")}, {&v->method, str(r, "method")},
       {&v->revision, str(r, "revision")},
       {&v->good_revision, str(r, "good_revision")},

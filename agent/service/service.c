@@ -316,6 +316,14 @@ static void on_slog_point(void *ctx, const ps_point *p) {
   pl_judging_slog_point(&pl->judging, p);
 }
 
+/* ... and once a complete stage is acknowledged, its run's slog stage
+ * drift is judged from the server (judging/verdicts_slogdrift.h). */
+static void on_slog_stage_done(void *ctx, const char *run, const char *test_type,
+                               int64_t stage_ns) {
+  ps_service *pl = ctx;
+  pl_judging_slog_stage_done(&pl->judging, run, test_type, stage_ns);
+}
+
 /* Slogs wait for the lines, and in --once for the closing evaluation of
  * the runs too: it reads an ended run's unterminated perf-finish, whose
  * cycles the stages' growth needs (else each stage is read twice). */
@@ -510,7 +518,7 @@ static int start_stages(ps_service *pl) {
   pl_runs_hooks runh = {on_run_event, pl};
   pl_runs_init(&pl->runs, &pl->sh, &pl->reg, &pl->rd, &out, &pl->commit, &runh);
   pl_router_init(&pl->router, &pl->sh, &pl->reg, &pl->rd, &pl->runs);
-  pl_slogs_hooks slh = {on_slogs_idle, slogs_wait, pl, on_slog_point};
+  pl_slogs_hooks slh = {on_slogs_idle, slogs_wait, pl, on_slog_point, on_slog_stage_done};
   pl_slogs_init(&pl->slogs, &pl->sh, &out, &slh);
   pl_slogs_from_json(&pl->slogs, ps_state_section(&pl->saved, "slogs"));
   pl_commit_add_section(&pl->commit, "slogs", slogs_json, pl);

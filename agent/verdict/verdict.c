@@ -147,6 +147,7 @@ int ps_verdict_emit(ps_emitter *em, const ps_verdict *v) {
   /* A tag, not a field: a candidate's point must not replace the verdict
    * of the run within its own series (same run, metric and time). */
   nt = add_tag(tags, nt, "against", v->against);
+  nt = add_tag(tags, nt, "vat", v->vat);
 
   /* Fields in the order docs/schema.md lists them (the encoder keeps it). */
   ps_field f[20];
@@ -160,6 +161,7 @@ int ps_verdict_emit(ps_emitter *em, const ps_verdict *v) {
   nf = add_string(f, nf, "method", ps_verdict_method_name(v->method));
   nf = add_float(f, nf, "p_value", v->p_value);
   nf = add_string(f, nf, "revision", v->revision);
+  nf = add_string(f, nf, "vat_name", v->vat_name);
   if (v->method == PS_METHOD_EDIVISIVE || v->method == PS_METHOD_CANDIDATE) {
     /* Always written, "" without a range: a run judged again overwrites
      * its point field by field, so a range a regression wrote would stay

@@ -44,6 +44,7 @@
 typedef struct ps_verdict_row {
   const char *verdict; /* regression, improvement, none */
   const char *host, *source, *series, *metric, *stage, *arm, *reference;
+  const char *vat; /* stage drift of a vat's figure; NULL or "" otherwise */
   const char *run, *change_run, *revision, *method;
   double value, baseline, change_pct; /* NAN when absent */
   double time_s;                      /* the verdict's time, seconds; NAN when absent */

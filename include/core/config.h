@@ -104,6 +104,9 @@ typedef struct ps_verdicts_cfg {
   ps_verdict_metric_cfg *metrics; /* the seven defaults, then the file's own */
   size_t nmetrics;
   double stage_drift_pct; /* a stage this far from the first loadgen stage */
+  /* A stage whose BOYD share (in percent of its delivery seconds) is this
+   * many points from the first loadgen stage's (docs/verdicts.md). */
+  double stage_drift_boyd_points;
   /* A loadgen stage whose kernel counter grows more per cycle than this
    * is a regression (in ps_growth_figure_id order, core/figures.h). */
   double max_growth_per_cycle[PS_GROWTH_NFIGURES];

@@ -24,6 +24,11 @@
  *   limit verdicts.max_growth_per_cycle (verdict/growth_limit.h), because a
  *   leak there since the first run never shows as a change; they follow
  *   the stage kind row in ps_growth_figure_id order.
+ * - Slog stage figures (PS_FIG_SLOG_STAGE) are a loadgen stage's BOYD share
+ *   and a vat's delivery seconds per cycle, from the chain's slog, judged
+ *   against the run's first loadgen stage like the stage figures
+ *   (verdict/slog_drift.h); they come last, in ps_slog_stage_figure_id
+ *   order.
  * - Everything that picks these figures out of points, queries them or
  *   names them reads this table: the verdict stage's collector, the report
  *   page, the configuration's defaults and its list of judgeable metrics.
@@ -44,6 +49,7 @@ typedef enum ps_figure_scope {
   PS_FIG_STAGE,      /* one value per stage of a run */
   PS_FIG_STAGE_KIND, /* per stage: does it take part (a bool field) */
   PS_FIG_GROWTH,     /* per stage: a kernel counter's growth per cycle, against a limit */
+  PS_FIG_SLOG_STAGE, /* per stage (and vat): a slog figure against the first loadgen stage */
 } ps_figure_scope;
 
 typedef struct ps_figure {
@@ -83,6 +89,15 @@ typedef enum ps_growth_figure_id {
   PS_GROWTH_NFIGURES
 } ps_growth_figure_id;
 
+/* The slog's stage-drift figures, in the order of their rows
+ * (ps_slog_stage_figure()): judged against the run's first loadgen stage
+ * (verdict/slog_drift.h). */
+typedef enum ps_slog_stage_figure_id {
+  PS_SLOG_FIG_BOYD_SHARE = 0,     /* loadgen_slog_stage boydShare, in percent */
+  PS_SLOG_FIG_VAT_PER_CYCLE,      /* loadgen_slog_vat deliverySeconds / finishedCycles */
+  PS_SLOG_NFIGURES
+} ps_slog_stage_figure_id;
+
 extern const ps_figure ps_figures[];
 extern const size_t ps_nfigures;
 
@@ -92,6 +107,7 @@ const ps_figure *ps_figure_find(const char *name);
 const ps_figure *ps_stage_figure(ps_stage_figure_id id);
 const ps_figure *ps_stage_kind_figure(void);
 const ps_figure *ps_growth_figure(ps_growth_figure_id id);
+const ps_figure *ps_slog_stage_figure(ps_slog_stage_figure_id id);
 /* Does point tag value `value` (NULL: the point has no such tag) pass the
  * row's selector? */
 int ps_figure_selects(const ps_figure *f, const char *value);

@@ -83,6 +83,9 @@ void pl_judging_point(pl_judging *j, const ps_point *p, const ps_source_cfg *src
                       const char *path);
 /* A point of the chain's slogs (pipeline/slogs.h, its `point` hook). */
 void pl_judging_slog_point(pl_judging *j, const ps_point *p);
+/* A complete slog stage was acknowledged (pipeline/slogs.h `stage_done`). */
+void pl_judging_slog_stage_done(pl_judging *j, const char *run, const char *test_type,
+                                int64_t stage_ns);
 
 /* Nothing waits to be judged or sent (verdicts). */
 int pl_judging_quiet(const pl_judging *j);

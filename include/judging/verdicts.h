@@ -92,6 +92,7 @@ typedef struct pl_verdicts_hooks {
 
 typedef struct pl_vseries pl_vseries;
 typedef struct pl_vpass pl_vpass;
+typedef struct pl_vsdjob pl_vsdjob;
 
 typedef struct pl_verdicts {
   pl_shared *sh;
@@ -111,6 +112,9 @@ typedef struct pl_verdicts {
   struct pl_vgrowth *growth_held;
   size_t ngrowth_held;
   uint64_t growth_seq;
+  pl_vsdjob *slog_drift; /* runs whose slog stage drift is read back; the first in flight */
+  uv_timer_t sd_timer;   /* a read that waits for the run's own points */
+  int sd_timer_on;
   uv_timer_t timer;
   int fetching;      /* a history query is on the threadpool */
   /* Triage decisions (verdict/triage.h): the server's, the triage_file's,
@@ -134,6 +138,13 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev);
  * loadgen_slog_stage after stage 0 gets its growth-limit verdicts at once
  * (verdict/growth_limit.h); every other point is ignored. */
 void pl_verdicts_slog_point(pl_verdicts *vd, const ps_point *p);
+/* Every point of a complete slog stage of `run` (a loadgen run of test
+ * type `series`) was acknowledged; `stage_ns` is its loadgen_slog_stage
+ * point's time. The run's slog figures are read back from the server and
+ * its stages judged against its first loadgen stage
+ * (judging/verdicts_slogdrift.h). */
+void pl_verdicts_slog_stage_done(pl_verdicts *vd, const char *run, const char *series,
+                                 int64_t stage_ns);
 
 /* The configuration was reread: its triage_file is read again and the
  * server's decisions asked for at once. */

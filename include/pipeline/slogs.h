@@ -63,6 +63,10 @@ typedef struct pl_slogs_hooks {
   /* Every point as it is encoded (NULL: none): the judges see the stage
    * points (a kernel leak is judged from them, docs/verdicts.md). */
   void (*point)(void *ctx, const ps_point *p);
+  /* A complete stage's points were all acknowledged (NULL: none): the
+   * judges read the run's slog figures back (docs/verdicts.md, "Within a
+   * run"). `stage_ns` is its loadgen_slog_stage point's time. */
+  void (*stage_done)(void *ctx, const char *run, const char *test_type, int64_t stage_ns);
 } pl_slogs_hooks;
 
 typedef struct pl_slogs {

@@ -63,6 +63,7 @@ typedef struct ps_verdict {
   const char *arm;        /* arm_compare only */
   const char *reference;  /* arm_compare only */
   const char *against;    /* candidate only: the series it was judged against */
+  const char *vat;        /* stage drift of a vat's figure: its vatID */
   /* fields */
   ps_verdict_kind verdict;
   ps_verdict_method method;
@@ -72,6 +73,7 @@ typedef struct ps_verdict {
   int64_t baseline_runs;   /* edivisive only */
   double p_value;          /* edivisive only; NaN when no candidate was tested */
   const char *revision;    /* loadgen */
+  const char *vat_name;    /* with `vat`: the slog's create-vat name, NULL unknown */
   /* The revision range of a regression or improvement across revisions
    * (edivisive: the last run at the old level and the first at the new;
    * candidate: the newest run of the level and the candidate); NULL

@@ -90,6 +90,7 @@ STAGE_PARTS = {
     "verdicts_private": "verdicts", "verdicts_judge": "verdicts",
     "verdicts_triage": "verdicts", "verdicts_growth": "verdicts",
     "verdicts_fetch": "verdicts",
+    "verdicts_slogdrift": "verdicts",
 }
 
 # Headers many files implement, or that only declare types.

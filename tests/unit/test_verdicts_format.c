@@ -144,6 +144,27 @@ static void test_junit_cases_and_failures(void **st) {
   ps_buf_free(&b);
 }
 
+/* Two vats of one stage's drift are two cases, each naming its vat, so a
+ * regressing vat fails alone (docs/verdicts.md "Inside the chain"). */
+static void test_junit_vats_are_cases(void **st) {
+  (void)st;
+  ps_verdict_row rows[] = {
+      row("regression", "daily-perf", "stage_vatSecondsPerCycle", "run-1", 102.0),
+      row("none", "daily-perf", "stage_vatSecondsPerCycle", "run-1", 3.0),
+  };
+  rows[0].stage = rows[1].stage = "2";
+  rows[0].vat = "v16";
+  rows[1].vat = "v<11>";
+  ps_buf b;
+  ps_buf_init(&b, 0);
+  assert_int_equal(ps_verdicts_junit(&b, rows, 2, "7d"), 0);
+  assert_int_equal(count(b.data, "<testcase "), 2);
+  assert_int_equal(count(b.data, "<failure "), 1);
+  assert_non_null(strstr(b.data, "stage_vatSecondsPerCycle v16, stage 2"));
+  assert_non_null(strstr(b.data, "stage_vatSecondsPerCycle v&lt;11&gt;, stage 2"));
+  ps_buf_free(&b);
+}
+
 static void test_markdown_summary(void **st) {
   (void)st;
   ps_verdict_row rows[] = {
@@ -182,6 +203,7 @@ int main(void) {
       cmocka_unit_test(test_xml_invalid_utf8),
       cmocka_unit_test(test_markdown_escape),
       cmocka_unit_test(test_junit_cases_and_failures),
+      cmocka_unit_test(test_junit_vats_are_cases),
       cmocka_unit_test(test_markdown_summary),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,460 @@
+/*
+ * verdicts_slogdrift.c: the slog's stage drift (BOYD share, vats' delivery
+ * seconds per cycle) judged from the server when a complete stage's points
+ * were acknowledged. See include/judging/verdicts_slogdrift.h.
+ *
+ * Design (docs/verdicts.md, "Within a run (stage drift)")
+ * - Judged from the server, not from memory: the first loadgen stage may
+ *   have been read before a restart, and the stages come in any order.
+ *   Each acknowledged complete stage of run R makes R judged whole again
+ *   (every complete stage against the first loadgen stage); the verdict
+ *   points are keyed by the stage's time, so judging again rewrites them.
+ * - One read at a time on the threadpool, the runs waiting in a list with
+ *   one entry per run (a stage of a run already waiting adds nothing), so
+ *   memory is bounded by the runs being read, and a backfill does not hold
+ *   threadpool threads the history read needs.
+ * - A read that fails (the server down right after it acknowledged) is
+ *   tried once more after READ_RETRY_MS; then it is said and dropped: the
+ *   run is judged again when a stage of it is read again (forget).
+ * - The run's own points (loadgen_run, loadgen_stage) travel in the
+ *   sources' batches, the slog's in their own: a stage can be acknowledged
+ *   before the run's perf-finish points are. A read that finds the run's
+ *   status or its stages' `loadgen` missing is made again every
+ *   PERF_WAIT_MS, up to PERF_WAIT_TRIES times (they were read already:
+ *   the slog's finished cycles come from them); which stage is the first
+ *   loadgen stage is never guessed from the slog alone. Only a run known
+ *   to have ended waits so: its success is in the ledger (now, or by the
+ *   time the read returns), or a stage read back has finished cycles
+ *   (perf-finish was read). A run not known to have ended (a stage
+ *   complete while the next runs) is read once, and a run the ledger
+ *   knows did not succeed not at all.
+ */
+#include "judging/verdicts_slogdrift.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/log.h"
+#include "influx/client.h"
+#include "influx/influxql.h"
+#include "report/query.h"
+#include "verdicts_private.h"
+
+#define MOD PL_VD_MOD
+#define READ_RETRY_MS 2000
+#define PERF_WAIT_MS 1000
+#define PERF_WAIT_TRIES 60
+/* Answers' times are doubles: a bound at a time read back gets slack. */
+#define SLACK_NS 1000
+
+/* --- the statements ------------------------------------------------------ */
+
+int pl_sd_statement(int s, const char *run, const char *host, int64_t anchor_ns, ps_buf *q) {
+  static const char *const head[PL_SD_NSTATEMENTS] = {
+      [PL_SD_STATUS] = "SELECT \"status\" FROM \"loadgen_run\"",
+      [PL_SD_STAGES] = "SELECT \"loadgen\", \"stage\" FROM \"loadgen_stage\"",
+      [PL_SD_SLOG_STAGES] = "SELECT \"boydShare\", \"deliverySeconds\", \"finishedCycles\", "
+                            "\"partial\", \"revision\", \"stage\" FROM \"loadgen_slog_stage\"",
+      [PL_SD_CYCLES] = "SELECT \"cycleCount\", \"stage\" FROM \"loadgen_stage_cycles\"",
+      [PL_SD_VATS] = "SELECT \"deliverySeconds\", \"name\", \"stage\", \"vat\" "
+                     "FROM \"loadgen_slog_vat\"",
+      [PL_SD_BACKFILL] = "SELECT \"backfill\" FROM \"runs\"",
+  };
+  if (s < 0 || s >= PL_SD_NSTATEMENTS || !run || !host)
+    return -EINVAL;
+  int64_t from = anchor_ns > PL_SD_SPAN_NS ? anchor_ns - PL_SD_SPAN_NS : 0;
+  /* the run's own point and its end marker are at or after its start,
+   * which is before any of its stages; the stage points within the span */
+  int64_t to = s == PL_SD_STATUS ? anchor_ns + SLACK_NS : anchor_ns + PL_SD_SPAN_NS;
+  int rc = ps_buf_puts(q, head[s]) | ps_buf_puts(q, " WHERE \"run\" = ") |
+           ps_influxql_quote_string(q, run) | ps_buf_puts(q, " AND \"host\" = ") |
+           ps_influxql_quote_string(q, host);
+  if (s == PL_SD_BACKFILL)
+    rc |= ps_buf_puts(q, " AND \"event\" = 'end'");
+  if (s == PL_SD_CYCLES)
+    rc |= ps_buf_puts(q, " AND \"task\" = 'all'");
+  rc |= ps_buf_printf(q, " AND time >= %" PRId64 " AND time <= %" PRId64, from, to);
+  return rc ? -EINVAL : 0;
+}
+
+/* --- the answers --------------------------------------------------------- */
+
+typedef struct row {
+  const cJSON *columns, *values;
+} row;
+
+static const cJSON *cell(const row *r, const char *name) {
+  return ps_report_answer_cell(r->columns, r->values, name);
+}
+
+static const char *str(const row *r, const char *name) {
+  const cJSON *c = cell(r, name);
+  return cJSON_IsString(c) ? c->valuestring : NULL;
+}
+
+static double num(const row *r, const char *name) {
+  const cJSON *c = cell(r, name);
+  return cJSON_IsNumber(c) ? c->valuedouble : NAN;
+}
+
+static int stage_no(const row *r) {
+  const char *s = str(r, "stage");
+  char *end;
+  long n = s && *s ? strtol(s, &end, 10) : -1;
+  return s && *s && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
+}
+
+static ps_slog_drift_stage *stage_get(pl_sd_data *d, int n) {
+  for (size_t i = 0; i < d->nstages; i++)
+    if (d->stages[i].stage == n)
+      return &d->stages[i];
+  if (d->nstages == PL_SD_MAX_STAGES)
+    return NULL;
+  ps_slog_drift_stage *s = &d->stages[d->nstages++];
+  *s = (ps_slog_drift_stage){n, -1, 1, NAN, NAN, NAN, -1};
+  return s;
+}
+
+static int add_vat(pl_sd_data *d, int n, const char *vat, const char *name, double secs) {
+  for (size_t i = 0; i < d->nvats; i++)
+    if (d->vats[i].stage == n && strcmp(d->vats[i].vat, vat) == 0) {
+      d->vats[i].delivery_s = secs; /* the last row wins */
+      return 0;
+    }
+  if (d->nvats == PL_SD_MAX_VATS)
+    return 0;
+  if (d->nvats == d->vats_cap) {
+    size_t cap = d->vats_cap ? d->vats_cap * 2 : 64;
+    ps_slog_drift_vat *v = realloc(d->vats, cap * sizeof *v);
+    if (!v)
+      return -ENOMEM;
+    d->vats = v;
+    d->vats_cap = cap;
+  }
+  char *v = strdup(vat), *m = name ? strdup(name) : NULL;
+  if (!v || (name && !m)) {
+    free(v);
+    free(m);
+    return -ENOMEM;
+  }
+  d->vats[d->nvats++] = (ps_slog_drift_vat){n, v, m, secs};
+  return 0;
+}
+
+static int on_row(pl_sd_data *d, int s, const row *r) {
+  const cJSON *t = cell(r, "time");
+  int64_t time_ns = cJSON_IsNumber(t) && t->valuedouble >= 0 && t->valuedouble < 9.2e18
+                        ? (int64_t)t->valuedouble
+                        : -1;
+  switch (s) {
+  case PL_SD_STATUS: {
+    const char *st = str(r, "status");
+    for (int k = PS_RUN_STATUS_SUCCESS; st && k <= PS_RUN_STATUS_STALLED; k++)
+      if (strcmp(st, ps_run_status_name((ps_run_status)k)) == 0)
+        d->status = (ps_run_status)k;
+    return 0;
+  }
+  case PL_SD_BACKFILL:
+    if (cJSON_IsBool(cell(r, "backfill")))
+      d->backfill = cJSON_IsTrue(cell(r, "backfill"));
+    return 0;
+  case PL_SD_STAGES: {
+    int n = stage_no(r);
+    const cJSON *l = cell(r, "loadgen");
+    ps_slog_drift_stage *x = n >= 0 && cJSON_IsBool(l) ? stage_get(d, n) : NULL;
+    if (x)
+      x->loadgen = cJSON_IsTrue(l);
+    return 0;
+  }
+  case PL_SD_SLOG_STAGES: {
+    int n = stage_no(r);
+    ps_slog_drift_stage *x = n >= 0 && time_ns >= 0 ? stage_get(d, n) : NULL;
+    if (!x)
+      return 0;
+    x->partial = !cJSON_IsFalse(cell(r, "partial"));
+    x->cycles = num(r, "finishedCycles");
+    x->delivery_s = num(r, "deliverySeconds");
+    x->boyd_share = num(r, "boydShare");
+    x->time_ns = time_ns;
+    const char *rev = str(r, "revision");
+    if (rev && !d->revision && !(d->revision = strdup(rev)))
+      return -ENOMEM;
+    return 0;
+  }
+  case PL_SD_CYCLES: {
+    /* the slog's own count when it has one (the figure as written) */
+    int n = stage_no(r);
+    double cycles = num(r, "cycleCount");
+    ps_slog_drift_stage *x = n >= 0 && isfinite(cycles) ? stage_get(d, n) : NULL;
+    if (x && !(isfinite(x->cycles) && x->cycles > 0))
+      x->cycles = cycles;
+    return 0;
+  }
+  case PL_SD_VATS: {
+    int n = stage_no(r);
+    const char *vat = str(r, "vat");
+    double secs = num(r, "deliverySeconds");
+    if (n < 0 || !vat || !isfinite(secs))
+      return 0;
+    return add_vat(d, n, vat, str(r, "name"), secs);
+  }
+  default: return -EINVAL;
+  }
+}
+
+int pl_sd_parse(pl_sd_data *d, int s, const char *json, size_t len) {
+  if (s < 0 || s >= PL_SD_NSTATEMENTS)
+    return -EINVAL;
+  cJSON *j = json ? cJSON_ParseWithLength(json, len) : NULL;
+  const cJSON *results = cJSON_GetObjectItemCaseSensitive(j, "results"), *result, *series;
+  int rc = cJSON_IsArray(results) ? 0 : -EPROTO;
+  cJSON_ArrayForEach(result, results) {
+    if (cJSON_GetObjectItemCaseSensitive(result, "error"))
+      rc = -EPROTO;
+    cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(result, "series")) {
+      row r = {cJSON_GetObjectItemCaseSensitive(series, "columns"), NULL};
+      if (rc < 0 || !cJSON_IsArray(r.columns))
+        continue;
+      cJSON_ArrayForEach(r.values, cJSON_GetObjectItemCaseSensitive(series, "values")) {
+        if (cJSON_IsArray(r.values) && (rc = on_row(d, s, &r)) < 0)
+          goto out;
+      }
+    }
+  }
+out:
+  cJSON_Delete(j);
+  return rc;
+}
+
+void pl_sd_data_free(pl_sd_data *d) {
+  for (size_t i = 0; i < d->nvats; i++) {
+    free((char *)d->vats[i].vat);
+    free((char *)d->vats[i].name);
+  }
+  free(d->vats);
+  free(d->revision);
+  memset(d, 0, sizeof *d);
+}
+
+/* --- the reads ----------------------------------------------------------- */
+
+struct pl_vsdjob {
+  struct pl_vsdjob *next;
+  pl_verdicts *vd;
+  uv_work_t work;
+  ps_config cfg; /* shallow copy: its strings outlive the read */
+  char *run, *series, *host;
+  int64_t anchor_ns;
+  int in_flight;
+  int waits; /* the ledger says the run succeeded: its points will come */
+  int tries; /* reads that found the run's own points missing; at most that many */
+  int rc;
+  ps_buf err;
+  pl_sd_data d;
+};
+
+static void job_free(pl_vsdjob *j) {
+  free(j->run);
+  free(j->series);
+  free(j->host);
+  ps_buf_free(&j->err);
+  pl_sd_data_free(&j->d);
+  free(j);
+}
+
+static int read_all(pl_vsdjob *j) {
+  int rc = 0;
+  for (int s = 0; rc == 0 && s < PL_SD_NSTATEMENTS; s++) {
+    ps_buf q, answer;
+    ps_buf_init(&q, 0);
+    ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
+    rc = pl_sd_statement(s, j->run, j->host, j->anchor_ns, &q);
+    if (rc == 0)
+      rc = ps_influx_query(&j->cfg, q.data, &answer, &j->err);
+    if (rc == 0)
+      rc = pl_sd_parse(&j->d, s, answer.data, answer.len);
+    ps_buf_free(&q);
+    ps_buf_free(&answer);
+  }
+  return rc;
+}
+
+static void read_work(uv_work_t *w) {
+  pl_vsdjob *j = w->data;
+  j->rc = read_all(j);
+  if (j->rc == -EIO || j->rc == -EPROTO) {
+    usleep(READ_RETRY_MS * 1000);
+    pl_sd_data_free(&j->d);
+    ps_buf_free(&j->err);
+    ps_buf_init(&j->err, 0);
+    j->rc = read_all(j);
+  }
+}
+
+static void start_next(pl_verdicts *vd);
+
+static void judge(pl_verdicts *vd, pl_vsdjob *j) {
+  ps_slog_drift_run run = {PL_VD_LOADGEN, j->series,   j->run,
+                           j->d.revision, j->d.status, j->d.backfill};
+  ps_verdict_list l;
+  ps_verdict_list_init(&l);
+  pl_vpass *pass = calloc(1, sizeof *pass);
+  if (!pass)
+    return;
+  pass->kind = PASS_SLOG_DRIFT;
+  if (ps_slog_drift(&vd->cfg->verdicts, &run, j->d.stages, j->d.nstages, j->d.vats, j->d.nvats,
+                    &l) < 0)
+    pass->failed = 1;
+  PS_DEBUG(MOD,
+           "%s: slog stage drift judged from the server (%zu stages, %zu vat rows, "
+           "%zu verdicts)",
+           j->run, j->d.nstages, j->d.nvats, l.n);
+  pl_vd_send_pass(vd, pass, &l);
+  ps_verdict_list_free(&l);
+}
+
+/* The run's own points are on the server: its status and which of its
+ * stages ran the load generator. */
+static int perf_side_read(const pl_sd_data *d) {
+  if (d->status == PS_RUN_STATUS_NONE)
+    return 0;
+  for (size_t i = 0; i < d->nstages; i++)
+    if (d->stages[i].loadgen >= 0)
+      return 1;
+  return 0;
+}
+
+/* What the ledger knows of the run's end: 1 success, 0 another status,
+ * -1 nothing (not seen ending). */
+static int ledger_success(pl_verdicts *vd, const char *series, const char *run) {
+  ps_ledger_series *ls = ps_ledger_series_get(&vd->ledger, PL_VD_LOADGEN, series, vd->series_host,
+                                              0);
+  long at = ls ? ps_ledger_find(ls, vd->host, run) : -1;
+  return at < 0 ? -1 : ls->runs[at].status == PS_RUN_STATUS_SUCCESS;
+}
+
+/* The run ended: the ledger says it succeeded, or a stage has finished
+ * cycles (the slog's own count or the stage summary's). */
+static int ended(pl_verdicts *vd, const pl_vsdjob *j) {
+  if (j->waits || ledger_success(vd, j->series, j->run) == 1)
+    return 1;
+  for (size_t i = 0; i < j->d.nstages; i++)
+    if (j->d.stages[i].cycles >= 1)
+      return 1;
+  return 0;
+}
+
+static void free_waiting(pl_verdicts *vd) {
+  while (vd->slog_drift && !vd->slog_drift->in_flight) {
+    pl_vsdjob *n = vd->slog_drift->next;
+    job_free(vd->slog_drift);
+    vd->slog_drift = n;
+  }
+}
+
+static void wait_cb(uv_timer_t *t) {
+  pl_verdicts *vd = t->data;
+  if (vd->sh->stopping)
+    free_waiting(vd);
+  else
+    start_next(vd);
+}
+
+static void read_done(uv_work_t *w, int status) {
+  pl_vsdjob *j = w->data;
+  pl_verdicts *vd = j->vd;
+  j->in_flight = 0;
+  if (status == 0 && !vd->sh->stopping && j->rc == 0 && !perf_side_read(&j->d) &&
+      ++j->tries < PERF_WAIT_TRIES && ended(vd, j)) {
+    j->waits = 1;
+    pl_sd_data_free(&j->d); /* read again, whole, in a moment */
+    if (!vd->sd_timer_on) {
+      uv_timer_init(vd->sh->loop, &vd->sd_timer);
+      vd->sd_timer.data = vd;
+      vd->sd_timer_on = 1;
+    }
+    uv_timer_start(&vd->sd_timer, wait_cb, PERF_WAIT_MS, 0);
+    return;
+  }
+  for (pl_vsdjob **pp = &vd->slog_drift; *pp; pp = &(*pp)->next)
+    if (*pp == j) {
+      *pp = j->next;
+      break;
+    }
+  if (status == 0 && !vd->sh->stopping) {
+    if (j->rc == 0)
+      judge(vd, j);
+    else if (j->rc != -ENOENT) /* no database: nothing was written to judge */
+      ps_log_limited(PS_LOG_WARNING, MOD, "slog drift", 60,
+                     "%s: the slog's stage drift cannot be judged now (%s); it is when a "
+                     "stage of the run is read again",
+                     j->run, j->err.data ? j->err.data : strerror(-j->rc));
+  }
+  job_free(j);
+  if (vd->sh->stopping) {
+    free_waiting(vd); /* none is in flight: this one was the only */
+    return;
+  }
+  start_next(vd);
+}
+
+void pl_vd_slogdrift_close(pl_verdicts *vd) {
+  if (vd->sd_timer_on && !uv_is_closing((uv_handle_t *)&vd->sd_timer))
+    uv_close((uv_handle_t *)&vd->sd_timer, NULL);
+  free_waiting(vd); /* one in flight frees the rest when it returns */
+}
+
+static void start_next(pl_verdicts *vd) {
+  pl_vsdjob *j = vd->slog_drift;
+  if (vd->sd_timer_on)
+    uv_timer_stop(&vd->sd_timer);
+  while (j && !j->in_flight) {
+    j->in_flight = 1;
+    j->work.data = j;
+    if (uv_queue_work(vd->sh->loop, &j->work, read_work, read_done) == 0)
+      return;
+    vd->slog_drift = j->next;
+    job_free(j);
+    j = vd->slog_drift;
+  }
+}
+
+void pl_verdicts_slog_stage_done(pl_verdicts *vd, const char *run, const char *series,
+                                 int64_t stage_ns) {
+  if (vd->sh->stopping || !run || !series || stage_ns < 0)
+    return;
+  int known = ledger_success(vd, series, run);
+  if (known == 0)
+    return; /* only a successful run has stage drift */
+  pl_vsdjob **tail = &vd->slog_drift;
+  for (pl_vsdjob *j = vd->slog_drift; j; j = j->next) {
+    if (!j->in_flight && strcmp(j->run, run) == 0) {
+      if (stage_ns < j->anchor_ns)
+        j->anchor_ns = stage_ns; /* the earliest stage bounds the read best */
+      j->waits |= known == 1;
+      return;
+    }
+    tail = &j->next;
+  }
+  pl_vsdjob *j = calloc(1, sizeof *j);
+  if (!j || !(j->run = strdup(run)) || !(j->series = strdup(series)) ||
+      !(j->host = strdup(vd->host))) {
+    if (j)
+      job_free(j);
+    return;
+  }
+  j->vd = vd;
+  j->cfg = *vd->cfg;
+  j->anchor_ns = stage_ns;
+  j->waits = known == 1;
+  ps_buf_init(&j->err, 0);
+  *tail = j;
+  if (vd->slog_drift == j)
+    start_next(vd);
+}

@@ -1,0 +1,163 @@
+/*
+ * slog_drift.c: a run's slog figures, stage against its first loadgen
+ * stage (include/verdict/slog_drift.h; docs/verdicts.md "Within a run").
+ *
+ * Design
+ * - The BOYD share is compared in percentage points: a share of 0.5 %
+ *   going to 1 % is +100 % and means nothing, 5 % going to 30 % is
+ *   what Agoric's engineers' "BOYD at 79 % of swingset time" looks like.
+ * - A vat's time per cycle is held against the rest of the stage too: a
+ *   long run's chain slows as a whole (the generator's steady run gains
+ *   14-38 % delivery seconds per cycle from stage 1 to stage 2, every vat
+ *   alike), which stage_avgSwingsetTime already reports; the vat verdict is
+ *   there to name the vat that moved on its own.
+ * - The vats taking part are chosen from the judged stage alone, so the
+ *   set of points a stage gets does not depend on what else was read.
+ */
+#include "verdict/slog_drift.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/figures.h"
+
+static int complete(const ps_slog_drift_stage *s) {
+  /* finished cycles are a count: less than one is none */
+  return !s->partial && isfinite(s->cycles) && s->cycles >= 1 && s->time_ns >= 0;
+}
+
+static const ps_slog_drift_vat *vat_of(const ps_slog_drift_vat *vats, size_t n, int stage,
+                                       const char *vat) {
+  for (size_t i = 0; i < n; i++)
+    if (vats[i].stage == stage && vats[i].vat && strcmp(vats[i].vat, vat) == 0)
+      return &vats[i];
+  return NULL;
+}
+
+static ps_verdict base_verdict(const ps_slog_drift_run *run, const ps_slog_drift_stage *s,
+                               ps_slog_stage_figure_id id) {
+  ps_verdict v = ps_verdict_blank();
+  v.source = run->source;
+  v.series = run->series;
+  v.metric = ps_slog_stage_figure(id)->name;
+  v.run = run->run;
+  v.stage = s->stage;
+  v.method = PS_METHOD_STAGE_DRIFT;
+  v.change_run = run->run;
+  v.revision = run->revision;
+  v.backfill = run->backfill;
+  v.time_ns = s->time_ns;
+  return v;
+}
+
+static int judge_boyd(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
+                      const ps_slog_drift_stage *first, const ps_slog_drift_stage *s,
+                      ps_verdict_list *out) {
+  /* a share is 0-1; anything else is no figure */
+  if (!(first->boyd_share >= 0 && first->boyd_share <= 1 && s->boyd_share >= 0 &&
+        s->boyd_share <= 1))
+    return 0;
+  ps_verdict v = base_verdict(run, s, PS_SLOG_FIG_BOYD_SHARE);
+  v.value = s->boyd_share * 100.0;
+  v.baseline = first->boyd_share * 100.0;
+  if (ps_verdict_beyond(v.value, v.baseline, cfg->stage_drift_boyd_points, PS_CHANGE_POINTS))
+    v.verdict = ps_verdict_direction(v.value, v.baseline, PS_WORSE_HIGHER);
+  return ps_verdict_list_push(out, &v);
+}
+
+/* Largest delivery seconds first, ties by vat ID. */
+static int by_time(const void *a, const void *b) {
+  const ps_slog_drift_vat *x = *(const ps_slog_drift_vat *const *)a;
+  const ps_slog_drift_vat *y = *(const ps_slog_drift_vat *const *)b;
+  if (x->delivery_s != y->delivery_s)
+    return x->delivery_s < y->delivery_s ? 1 : -1;
+  return strcmp(x->vat, y->vat);
+}
+
+/* The stage's delivery seconds: its own figure, else its vats' sum. */
+static double stage_seconds(const ps_slog_drift_stage *s, const ps_slog_drift_vat *vats, size_t n) {
+  if (isfinite(s->delivery_s))
+    return s->delivery_s;
+  double sum = 0;
+  for (size_t i = 0; i < n; i++)
+    if (vats[i].stage == s->stage && isfinite(vats[i].delivery_s))
+      sum += vats[i].delivery_s;
+  return sum;
+}
+
+static int judge_vats(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
+                      const ps_slog_drift_stage *first, const ps_slog_drift_stage *s,
+                      const ps_slog_drift_vat *vats, size_t nvats, ps_verdict_list *out) {
+  const ps_slog_drift_vat **mine = malloc((nvats ? nvats : 1) * sizeof *mine);
+  if (!mine)
+    return -ENOMEM;
+  size_t n = 0;
+  for (size_t i = 0; i < nvats; i++)
+    if (vats[i].stage == s->stage && vats[i].vat && isfinite(vats[i].delivery_s) &&
+        vats[i].delivery_s > 0)
+      mine[n++] = &vats[i];
+  qsort(mine, n, sizeof *mine, by_time);
+  double total_k = stage_seconds(s, vats, nvats), total_1 = stage_seconds(first, vats, nvats);
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < n && i < PS_SLOG_DRIFT_TOP_VATS; i++) {
+    const ps_slog_drift_vat *vk = mine[i];
+    if (vk->delivery_s < PS_SLOG_DRIFT_MIN_SHARE * total_k)
+      break; /* sorted: the rest carry less */
+    const ps_slog_drift_vat *v1 = vat_of(vats, nvats, first->stage, vk->vat);
+    if (!v1 || !isfinite(v1->delivery_s) || v1->delivery_s <= 0)
+      continue; /* no baseline: a new vat has no relative change */
+    ps_verdict v = base_verdict(run, s, PS_SLOG_FIG_VAT_PER_CYCLE);
+    v.vat = vk->vat;
+    v.vat_name = vk->name ? vk->name : v1->name;
+    v.value = vk->delivery_s / s->cycles;
+    v.baseline = v1->delivery_s / first->cycles;
+    /* the other vats' time per cycle, the same way; none left: the vat alone */
+    double rest_k = (total_k - vk->delivery_s) / s->cycles;
+    double rest_1 = (total_1 - v1->delivery_s) / first->cycles;
+    double rel = rest_k > 0 && rest_1 > 0 ? (v.value / v.baseline) / (rest_k / rest_1)
+                                          : v.value / v.baseline;
+    ps_verdict_kind raw = PS_VERDICT_NONE, own = PS_VERDICT_NONE;
+    if (ps_verdict_beyond(v.value, v.baseline, cfg->stage_drift_pct, PS_CHANGE_PERCENT))
+      raw = ps_verdict_direction(v.value, v.baseline, PS_WORSE_HIGHER);
+    if (isfinite(rel) && ps_verdict_beyond(rel, 1.0, cfg->stage_drift_pct, PS_CHANGE_PERCENT))
+      own = ps_verdict_direction(rel, 1.0, PS_WORSE_HIGHER);
+    if (raw == own)
+      v.verdict = raw;
+    rc = ps_verdict_list_push(out, &v);
+  }
+  free(mine);
+  return rc;
+}
+
+int ps_slog_drift(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
+                  const ps_slog_drift_stage *stages, size_t nstages, const ps_slog_drift_vat *vats,
+                  size_t nvats, ps_verdict_list *out) {
+  if (run->status != PS_RUN_STATUS_SUCCESS)
+    return 0;
+  const ps_slog_drift_stage *first = NULL;
+  for (size_t i = 0; i < nstages; i++)
+    if (stages[i].loadgen == 1 && (!first || stages[i].stage < first->stage))
+      first = &stages[i];
+  if (!first || !complete(first))
+    return 0;
+  /* later stages in stage order, whatever order they came in */
+  int after = first->stage;
+  for (;;) {
+    const ps_slog_drift_stage *next = NULL;
+    for (size_t i = 0; i < nstages; i++)
+      if (stages[i].stage > after && (!next || stages[i].stage < next->stage))
+        next = &stages[i];
+    if (!next)
+      return 0;
+    after = next->stage;
+    if (!complete(next))
+      continue;
+    int rc = judge_boyd(cfg, run, first, next, out);
+    if (rc == 0)
+      rc = judge_vats(cfg, run, first, next, vats, nvats, out);
+    if (rc)
+      return rc < 0 ? rc : -ENOMEM;
+  }
+}

@@ -1,0 +1,195 @@
+/*
+ * test_slog_drift: the slog's stage drift (agent/verdict/slog_drift.c):
+ * BOYD share in points, the busiest vats' delivery seconds per cycle
+ * against the first loadgen stage and against the rest of the stage, which
+ * stages and vats take part. The figures are small hand-made stages whose
+ * verdicts can be worked out on paper (docs/verdicts.md, "Within a run").
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "core/config.h"
+#include "verdict/slog_drift.h"
+
+#include "aux_defaults.h"
+
+#define T1 1647216512000000000LL
+#define T2 1647217009000000000LL
+
+static const ps_slog_drift_run RUN = {"loadgen", "daily-perf",          "daily-perf-abc",
+                                      "abc",     PS_RUN_STATUS_SUCCESS, 1};
+
+/* stage 0 setup, 1 and 2 loadgen (10 s of deliveries over 10 cycles in
+ * stage 1), 3 the restart */
+static void stages4(ps_slog_drift_stage *s, double boyd2, double secs2, double cycles2) {
+  s[0] = (ps_slog_drift_stage){0, 0, 0, NAN, 30.0, 0.03, T1 - 1000};
+  s[1] = (ps_slog_drift_stage){1, 1, 0, 10, 10.0, 0.04, T1};
+  s[2] = (ps_slog_drift_stage){2, 1, 0, cycles2, secs2, boyd2, T2};
+  s[3] = (ps_slog_drift_stage){3, 0, 0, NAN, 0.0, NAN, T2 + 1000};
+}
+
+static const ps_verdict *find(const ps_verdict_list *l, const char *metric, const char *vat) {
+  for (size_t i = 0; i < l->n; i++)
+    if (strcmp(l->v[i].metric, metric) == 0 &&
+        ((!vat && !l->v[i].vat) || (vat && l->v[i].vat && strcmp(l->v[i].vat, vat) == 0)))
+      return &l->v[i];
+  return NULL;
+}
+
+/* Every vat slows by the same 30 %: the chain as a whole, no vat named;
+ * the BOYD share moves 2 points: none. */
+static void test_uniform_slowdown_names_no_vat(void **state) {
+  (void)state;
+  ps_slog_drift_stage s[4];
+  stages4(s, 0.06, 13.0, 10);
+  ps_slog_drift_vat v[] = {
+      {1, "v11", "zoe", 5.0}, {1, "v16", "zcf-amm", 3.0}, {1, "v6", "bank", 2.0},
+      {2, "v11", "zoe", 6.5}, {2, "v16", "zcf-amm", 3.9}, {2, "v6", "bank", 2.6},
+  };
+  ps_verdict_list l;
+  ps_verdict_list_init(&l);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 6, &l), 0);
+  assert_int_equal(l.n, 4); /* BOYD + three vats, stage 2 only */
+  for (size_t i = 0; i < l.n; i++) {
+    assert_int_equal(l.v[i].verdict, PS_VERDICT_NONE);
+    assert_int_equal(l.v[i].stage, 2);
+    assert_int_equal(l.v[i].method, PS_METHOD_STAGE_DRIFT);
+    assert_true(l.v[i].time_ns == T2);
+    assert_int_equal(l.v[i].backfill, 1);
+  }
+  const ps_verdict *b = find(&l, "stage_boydShare", NULL);
+  assert_non_null(b);
+  assert_true(fabs(b->value - 6.0) < 1e-9 && fabs(b->baseline - 4.0) < 1e-9);
+  const ps_verdict *amm = find(&l, "stage_vatSecondsPerCycle", "v16");
+  assert_true(fabs(amm->value - 0.39) < 1e-9 && fabs(amm->baseline - 0.3) < 1e-9);
+  assert_string_equal(amm->vat_name, "zcf-amm");
+  ps_verdict_list_free(&l);
+}
+
+/* One vat twice as slow, the others as they were: it alone is a
+ * regression; a BOYD share 5 points up is one too (the default). */
+static void test_slowing_vat_and_boyd(void **state) {
+  (void)state;
+  ps_slog_drift_stage s[4];
+  stages4(s, 0.09, 13.0, 10);
+  ps_slog_drift_vat v[] = {
+      {1, "v11", "zoe", 5.0}, {1, "v16", "zcf-amm", 3.0}, {1, "v6", "bank", 2.0},
+      {2, "v11", "zoe", 5.0}, {2, "v16", "zcf-amm", 6.0}, {2, "v6", "bank", 2.0},
+  };
+  ps_verdict_list l;
+  ps_verdict_list_init(&l);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 6, &l), 0);
+  assert_int_equal(find(&l, "stage_vatSecondsPerCycle", "v16")->verdict, PS_VERDICT_REGRESSION);
+  assert_int_equal(find(&l, "stage_vatSecondsPerCycle", "v11")->verdict, PS_VERDICT_NONE);
+  assert_int_equal(find(&l, "stage_boydShare", NULL)->verdict, PS_VERDICT_REGRESSION);
+  ps_verdict_list_free(&l);
+  /* 4.9 points is not 5 */
+  stages4(s, 0.089, 13.0, 10);
+  ps_verdict_list_init(&l);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 6, &l), 0);
+  assert_int_equal(find(&l, "stage_boydShare", NULL)->verdict, PS_VERDICT_NONE);
+  ps_verdict_list_free(&l);
+}
+
+/* A vat that got faster while the rest did not: an improvement; per
+ * cycle, so more cycles with the same seconds is faster too. */
+static void test_per_cycle_and_improvement(void **state) {
+  (void)state;
+  ps_slog_drift_stage s[4];
+  stages4(s, 0.04, 20.0, 20); /* twice the cycles, twice the seconds */
+  ps_slog_drift_vat v[] = {
+      {1, "v11", "zoe", 5.0},  {1, "v16", "zcf-amm", 3.0}, {1, "v6", "bank", 2.0},
+      {2, "v11", "zoe", 12.0}, {2, "v16", "zcf-amm", 3.0}, {2, "v6", "bank", 5.0},
+  };
+  ps_verdict_list l;
+  ps_verdict_list_init(&l);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 6, &l), 0);
+  const ps_verdict *amm = find(&l, "stage_vatSecondsPerCycle", "v16");
+  assert_true(fabs(amm->value - 0.15) < 1e-9);
+  assert_int_equal(amm->verdict, PS_VERDICT_IMPROVEMENT);
+  /* v11: +20 % per cycle while the other vats' time per cycle fell 20 %:
+   * its own change, a regression */
+  assert_int_equal(find(&l, "stage_vatSecondsPerCycle", "v11")->verdict, PS_VERDICT_REGRESSION);
+  ps_verdict_list_free(&l);
+}
+
+/* At most five vats, each with 5 % of the stage's delivery seconds; a vat
+ * new in the stage has no baseline. */
+static void test_vats_taking_part(void **state) {
+  (void)state;
+  ps_slog_drift_stage s[4];
+  stages4(s, 0.04, 10.0, 10);
+  ps_slog_drift_vat v[20];
+  size_t n = 0;
+  static const char *ids[] = {"v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8"};
+  /* stage 2: v1..v6 with 1.6 s each (9.6 s), v7 0.3 s (3 %), v8 new */
+  for (int i = 0; i < 8; i++) {
+    if (i < 7)
+      v[n++] = (ps_slog_drift_vat){1, ids[i], NULL, i < 6 ? 1.6 : 0.3};
+    v[n++] = (ps_slog_drift_vat){2, ids[i], NULL, i < 6 ? 1.6 : i == 6 ? 0.3 : 2.0};
+  }
+  ps_verdict_list l;
+  ps_verdict_list_init(&l);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, n, &l), 0);
+  size_t vats = 0;
+  for (size_t i = 0; i < l.n; i++)
+    if (l.v[i].vat) {
+      vats++;
+      assert_string_not_equal(l.v[i].vat, "v7"); /* below 5 % */
+      assert_string_not_equal(l.v[i].vat, "v8"); /* the largest, but new */
+    }
+  assert_int_equal(vats, 4); /* the top five are v8 and four of v1..v6 */
+  ps_verdict_list_free(&l);
+}
+
+/* Nothing before the first loadgen stage is complete; partial stages and
+ * stages without cycles are not judged; only a successful run is. */
+static void test_what_is_judged(void **state) {
+  (void)state;
+  ps_slog_drift_stage s[4];
+  ps_slog_drift_vat v[] = {{1, "v11", NULL, 5.0}, {2, "v11", NULL, 5.0}};
+  ps_verdict_list l;
+  ps_verdict_list_init(&l);
+  stages4(s, 0.04, 10.0, 10);
+  s[1].partial = 1;
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 2, &l), 0);
+  assert_int_equal(l.n, 0);
+  stages4(s, 0.04, 10.0, 10);
+  s[1].time_ns = -1; /* loadgen_stage known, its slog not read yet */
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 2, &l), 0);
+  assert_int_equal(l.n, 0);
+  stages4(s, 0.04, 10.0, 10);
+  s[2].partial = 1;
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 2, &l), 0);
+  assert_int_equal(l.n, 0);
+  ps_slog_drift_run failed = RUN;
+  failed.status = PS_RUN_STATUS_FAILED;
+  stages4(s, 0.04, 10.0, 10);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &failed, s, 4, v, 2, &l), 0);
+  assert_int_equal(l.n, 0);
+  /* in any order: the same verdicts */
+  ps_slog_drift_stage r[4] = {s[3], s[2], s[0], s[1]};
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, r, 4, v, 2, &l), 0);
+  assert_int_equal(l.n, 2);
+  assert_int_equal(l.v[0].stage, 2);
+  ps_verdict_list_free(&l);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_uniform_slowdown_names_no_vat, defaults_setup,
+                                      defaults_teardown),
+      cmocka_unit_test_setup_teardown(test_slowing_vat_and_boyd, defaults_setup, defaults_teardown),
+      cmocka_unit_test_setup_teardown(test_per_cycle_and_improvement, defaults_setup,
+                                      defaults_teardown),
+      cmocka_unit_test_setup_teardown(test_vats_taking_part, defaults_setup, defaults_teardown),
+      cmocka_unit_test_setup_teardown(test_what_is_judged, defaults_setup, defaults_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
