@@ -60,6 +60,7 @@ typedef struct row {
   const char *verdict;
   double change_pct; /* NaN for a count per cycle: a percent of 0 or of a limit says nothing */
   int per_cycle;     /* a kernel growth figure: its change is told in counts per cycle */
+  int no_compare;    /* excluded, baseline: no baseline, no change */
   const ps_triage_decision *ack;      /* the change is acknowledged */
   const ps_triage_decision *excluded; /* the run is kept out of judging */
   const ps_triage_decision *baseline; /* the series starts anew at its change_run */
@@ -242,7 +243,8 @@ static void print_table(const table *t, const char *since, const char *link_tmpl
       snprintf(what, sizeof what, "%s", metric ? metric : "?");
     char change[24] = "";
     const char *method = cell_str(t, r, "method");
-    double value = cell_num(t, r, "value"), baseline = cell_num(t, r, "baseline");
+    double value = cell_num(t, r, "value");
+    double baseline = r->no_compare ? NAN : cell_num(t, r, "baseline");
     if (r->per_cycle && method && strcmp(method, "limit") == 0)
       snprintf(change, sizeof change, "%s", value > baseline ? "> limit" : "<= limit");
     else if (r->per_cycle && !isnan(value) && !isnan(baseline))
@@ -260,7 +262,7 @@ static void print_table(const table *t, const char *since, const char *link_tmpl
     putchar(' ');
     const char *run = cell_str(t, r, "run"), *began = cell_str(t, r, "change_run");
     put_clean(run, 30);
-    printf(" %12.6g %12.6g  ", cell_num(t, r, "value"), cell_num(t, r, "baseline"));
+    printf(" %12.6g %12.6g  ", value, baseline);
     if (began && run && strcmp(began, run) != 0)
       put_clean(began, 0);
     else if (cell_str(t, r, "arm"))
@@ -528,7 +530,11 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     r->verdict = cell_str(&t, r, "verdict");
     const ps_figure *fig = ps_figure_find(cell_str(&t, r, "metric"));
     r->per_cycle = fig && fig->scope == PS_FIG_GROWTH;
-    r->change_pct = r->per_cycle ? NAN : cell_num(&t, r, "change_pct");
+    /* an excluded run or a new baseline compares with nothing: what the
+     * point still holds of an earlier judgement is not its (docs/schema.md) */
+    r->no_compare = r->verdict && (strcmp(r->verdict, "excluded") == 0 ||
+                                   strcmp(r->verdict, "baseline") == 0);
+    r->change_pct = r->per_cycle || r->no_compare ? NAN : cell_num(&t, r, "change_pct");
     const char *host = cell_str(&t, r, "host"), *run = cell_str(&t, r, "run");
     r->ack = ps_triage_ack_of(&triage, host, run, cell_str(&t, r, "change_run"),
                               cell_str(&t, r, "metric"));

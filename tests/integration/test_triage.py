@@ -284,6 +284,16 @@ class Triage(InfluxTestCase):
         try:
             wait_until(lambda: self.verdicts()[names[7]]["verdict"] == "excluded", timeout=30,
                        what="the run excluded")
+            # the point still holds the baseline its earlier judgement wrote
+            # (InfluxDB merges fields); the list does not show it as the run's
+            stale = self.influx.query(self.db, "SELECT baseline FROM perfship_verdict WHERE "
+                                               f"run='{names[7]}' AND metric='cycleAvgDuration'")
+            self.assertIsNotNone(stale[0]["baseline"])
+            rc, out, err = run_perfship(["-c", agent.config, "verdicts", "--since", "1000w"])
+            self.assertEqual(rc, 0, err)
+            (line,) = [x for x in out.splitlines()
+                       if names[7] in x and " cycleAvgDuration " in x]
+            self.assertRegex(line, r"^excluded +\S+ .* nan  ")
             # the line removed: what was comes back
             open(path, "w").close()
             agent.proc.send_signal(signal.SIGHUP)
