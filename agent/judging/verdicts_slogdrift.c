@@ -13,6 +13,10 @@
  *   one entry per run (a stage of a run already waiting adds nothing), so
  *   memory is bounded by the runs being read, and a backfill does not hold
  *   threadpool threads the history read needs.
+ * - A run is judged whole again at each of its stages, so most of its
+ *   verdicts come out as they were: a verdict identical to one sent lately
+ *   (a ring of PL_VD_SD_SENT hashes) is not sent again, and a --once
+ *   writes each point once.
  * - A read that fails (the server down right after it acknowledged) is
  *   tried once more after READ_RETRY_MS; then it is said and dropped: the
  *   run is judged again when a stage of it is read again (forget).
@@ -299,6 +303,46 @@ static void read_work(uv_work_t *w) {
 
 static void start_next(pl_verdicts *vd);
 
+/* FNV-1a over what makes a verdict point: its key and its fields. */
+static uint64_t mix(uint64_t h, const void *p, size_t n) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ c[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+static uint64_t mix_str(uint64_t h, const char *s) {
+  return s ? mix(h, s, strlen(s) + 1) : mix(h, "", 1);
+}
+
+static uint64_t verdict_hash(const ps_verdict *v) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  const char *s[] = {v->series, v->metric, v->run, v->vat, v->vat_name, v->revision};
+  for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+    h = mix_str(h, s[i]);
+  int ints[] = {v->stage, (int)v->verdict, v->backfill};
+  h = mix(h, ints, sizeof ints);
+  double d[] = {v->value, v->baseline};
+  h = mix(h, d, sizeof d);
+  return mix(h, &v->time_ns, sizeof v->time_ns);
+}
+
+/* Keeps in `l` the verdicts not sent lately, and remembers them. */
+static void drop_sent(pl_verdicts *vd, ps_verdict_list *l) {
+  size_t kept = 0;
+  for (size_t i = 0; i < l->n; i++) {
+    uint64_t h = verdict_hash(&l->v[i]);
+    int seen = 0;
+    for (size_t k = 0; k < PL_VD_SD_SENT && !seen; k++)
+      seen = vd->sd_sent[k] == h;
+    if (seen)
+      continue;
+    vd->sd_sent[vd->sd_sent_next++ % PL_VD_SD_SENT] = h;
+    l->v[kept++] = l->v[i];
+  }
+  l->n = kept;
+}
+
 static void judge(pl_verdicts *vd, pl_vsdjob *j) {
   ps_slog_drift_run run = {PL_VD_LOADGEN, j->series,   j->run,
                            j->d.revision, j->d.status, j->d.backfill};
@@ -311,6 +355,8 @@ static void judge(pl_verdicts *vd, pl_vsdjob *j) {
   if (ps_slog_drift(&vd->cfg->verdicts, &run, j->d.stages, j->d.nstages, j->d.vats, j->d.nvats,
                     &l) < 0)
     pass->failed = 1;
+  else
+    drop_sent(vd, &l);
   PS_DEBUG(MOD,
            "%s: slog stage drift judged from the server (%zu stages, %zu vat rows, "
            "%zu verdicts)",

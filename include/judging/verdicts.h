@@ -93,6 +93,7 @@ typedef struct pl_verdicts_hooks {
 typedef struct pl_vseries pl_vseries;
 typedef struct pl_vpass pl_vpass;
 typedef struct pl_vsdjob pl_vsdjob;
+#define PL_VD_SD_SENT 1024
 
 typedef struct pl_verdicts {
   pl_shared *sh;
@@ -115,6 +116,10 @@ typedef struct pl_verdicts {
   pl_vsdjob *slog_drift; /* runs whose slog stage drift is read back; the first in flight */
   uv_timer_t sd_timer;   /* a read that waits for the run's own points */
   int sd_timer_on;
+  /* The slog drift verdicts sent lately (hashes): judging a run again as
+   * each of its stages is acknowledged writes only what changed. */
+  uint64_t sd_sent[PL_VD_SD_SENT];
+  unsigned sd_sent_next;
   uv_timer_t timer;
   int fetching;      /* a history query is on the threadpool */
   /* Triage decisions (verdict/triage.h): the server's, the triage_file's,

@@ -247,8 +247,10 @@ class AcrossRevisions(VerdictCase):
             "columns": ["time", "status", "cycleAvgDuration"],
             "values": [["yesterday", "success", "fast"]]}]}]})
         with FaultProxy(upstream_port=self.influx.port, seed=3) as proxy:
+            # the history read by what it selects: the slog's stage drift
+            # reads loadgen_run too (its status)
             proxy.add_rule("status", code=200, body=bogus, path="/query",
-                           contains=b"loadgen_run", count=1)
+                           contains=b"cycleAvgDuration", count=1)
             cfg = os.path.join(self.tmp, "fresh.cfg")
             write_config(cfg, proxy.url, os.path.join(self.tmp, "fresh"), database=db,
                          sources=f'{{ path = "{newest}"; format = "loadgen"; }}')
