@@ -80,6 +80,7 @@ int pl_verdicts_init(pl_verdicts *vd, pl_shared *sh, const ps_config *cfg,
     return rc;
   }
   pl_collect_init(&vd->collect, vd->metrics, vd->nmetrics);
+  vd->sent = calloc(1, sizeof *vd->sent); /* none: every point is sent */
   uv_timer_init(sh->loop, &vd->timer);
   vd->timer.data = vd;
   ps_triage_set_init(&vd->triage_server);
@@ -209,7 +210,7 @@ void pl_vd_send_pass(pl_verdicts *vd, pl_vpass *p, const ps_verdict_list *l) {
     first = i + 1;
   }
   free(told);
-  if (pl_verdicts_send(&vd->out, l, pass_finished, p) < 0)
+  if (pl_verdicts_send(&vd->out, vd->sent, l, pass_finished, p) < 0)
     pass_finished(p, 0);
 }
 
@@ -533,6 +534,8 @@ void pl_verdicts_free(pl_verdicts *vd) {
   }
   vd->ngrowth_held = 0;
   ps_ledger_free(&vd->ledger);
+  free(vd->sent);
+  vd->sent = NULL;
   ps_triage_set_free(&vd->triage_server);
   ps_triage_set_free(&vd->triage_file);
   ps_triage_set_free(&vd->triage);

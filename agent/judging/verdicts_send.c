@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/log.h"
 
@@ -18,7 +19,42 @@ typedef struct sending {
   int failed;
   ps_pbatch *b;   /* being filled */
   size_t in_batch;
+  pl_verdicts_sent *sent;
+  uint64_t (*told)[2]; /* (key, content) of each point sent, for `sent` */
+  size_t ntold, told_cap;
 } sending;
+
+/* FNV-1a over a point's parts: the series and time as the key, every
+ * field as the content (a field's own digits, when it has them, are what
+ * is written, so they are what is compared). */
+static uint64_t mix(uint64_t h, const void *p, size_t n) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ c[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+static uint64_t mix_str(uint64_t h, const char *s) { return mix(h, s ? s : "", s ? strlen(s) + 1 : 1); }
+
+static void point_hashes(const ps_point *p, uint64_t *key, uint64_t *content) {
+  uint64_t k = mix_str(0xcbf29ce484222325ULL, p->measurement);
+  for (size_t i = 0; i < p->ntags; i++)
+    k = mix_str(mix_str(k, p->tags[i].key), p->tags[i].value);
+  k = mix(k, &p->time_ns, sizeof p->time_ns);
+  uint64_t c = k;
+  for (size_t i = 0; i < p->nfields; i++) {
+    const ps_field *f = &p->fields[i];
+    c = mix(mix_str(c, f->key), &f->type, sizeof f->type);
+    if (f->text)
+      c = mix(c, f->text, f->text_len);
+    else if (f->type == PS_F_STRING)
+      c = mix(c, f->v.s.p, f->v.s.n);
+    else
+      c = mix(c, &f->v, sizeof f->v);
+  }
+  *key = k;
+  *content = c;
+}
 
 static void batch_done(void *arg, int acked) {
   sending *s = arg;
@@ -29,6 +65,12 @@ static void batch_done(void *arg, int acked) {
   void (*done)(void *, int) = s->done;
   void *done_arg = s->arg;
   int ok = !s->failed;
+  for (size_t i = 0; ok && s->sent && i < s->ntold; i++) {
+    size_t slot = s->told[i][0] % PL_VERDICTS_SENT_SLOTS;
+    s->sent->key[slot] = s->told[i][0];
+    s->sent->content[slot] = s->told[i][1];
+  }
+  free(s->told);
   free(s);
   done(done_arg, ok);
 }
@@ -48,6 +90,21 @@ static void flush(sending *s) {
 
 static int verdict_point(void *ctx, const ps_point *p, const ps_origin *o) {
   sending *s = ctx;
+  uint64_t key = 0, content = 0;
+  if (s->sent) {
+    point_hashes(p, &key, &content);
+    size_t slot = key % PL_VERDICTS_SENT_SLOTS;
+    if (s->sent->key[slot] == key && s->sent->content[slot] == content)
+      return 0; /* the server has it, exactly */
+    if (s->ntold == s->told_cap) {
+      size_t cap = s->told_cap ? 2 * s->told_cap : 64;
+      void *grown = realloc(s->told, cap * sizeof *s->told);
+      if (!grown)
+        return -ENOMEM;
+      s->told = grown;
+      s->told_cap = cap;
+    }
+  }
   if (!s->b && !(s->b = ps_pbatch_new()))
     return -ENOMEM;
   const char *reason = NULL;
@@ -57,17 +114,21 @@ static int verdict_point(void *ctx, const ps_point *p, const ps_origin *o) {
                    o->file, reason);
     return 0;
   }
+  if (rc == 0 && s->sent) {
+    s->told[s->ntold][0] = key;
+    s->told[s->ntold++][1] = content;
+  }
   if (rc == 0 && ++s->in_batch >= PL_VERDICTS_PER_BATCH)
     flush(s);
   return rc;
 }
 
-int pl_verdicts_send(const pl_aux_out *out, const ps_verdict_list *l,
+int pl_verdicts_send(const pl_aux_out *out, pl_verdicts_sent *sent, const ps_verdict_list *l,
                      void (*done)(void *arg, int ok), void *arg) {
   sending *s = calloc(1, sizeof *s);
   if (!s)
     return -ENOMEM;
-  *s = (sending){.out = *out, .done = done, .arg = arg, .batches = 1};
+  *s = (sending){.out = *out, .done = done, .arg = arg, .batches = 1, .sent = sent};
   ps_emitter em = {.point = verdict_point, .reject = NULL, .ctx = s};
   for (size_t i = 0; i < l->n; i++) {
     em.origin.file = l->v[i].run;

@@ -118,6 +118,8 @@ typedef struct pl_verdicts {
   int sd_timer_on;
   /* The slog drift verdicts sent lately (hashes): judging a run again as
    * each of its stages is acknowledged writes only what changed. */
+  /* the verdict points acknowledged lately (judging/verdicts_send.h) */
+  struct pl_verdicts_sent *sent;
   uint64_t sd_sent[PL_VD_SD_SENT];
   unsigned sd_sent_next;
   uv_timer_t timer;

@@ -11,6 +11,12 @@
  * - The list may be freed as soon as it returns: the points are encoded.
  *   A verdict the encoder refuses is logged and left out.
  * - Returns 0, or -ENOMEM without sending anything and without `done`.
+ * - `sent` (may be NULL) remembers the points acknowledged lately, one per
+ *   series and time (a fixed table: a newer point takes an older one's
+ *   slot). A point exactly as the one acknowledged for its series and time
+ *   is not sent again: a run judged again with one figure more rewrites
+ *   only what changed. The table is filled when `done` is about to say 1,
+ *   so a point that was not acknowledged is sent again next time.
  */
 #ifndef PS_JUDGING_VERDICTS_SEND_H
 #define PS_JUDGING_VERDICTS_SEND_H
@@ -19,8 +25,14 @@
 #include "verdict/verdict.h"
 
 #define PL_VERDICTS_PER_BATCH 2000
+#define PL_VERDICTS_SENT_SLOTS 4096
 
-int pl_verdicts_send(const pl_aux_out *out, const ps_verdict_list *l,
+typedef struct pl_verdicts_sent {
+  uint64_t key[PL_VERDICTS_SENT_SLOTS];     /* series and time */
+  uint64_t content[PL_VERDICTS_SENT_SLOTS]; /* every field */
+} pl_verdicts_sent;
+
+int pl_verdicts_send(const pl_aux_out *out, pl_verdicts_sent *sent, const ps_verdict_list *l,
                      void (*done)(void *arg, int ok), void *arg);
 
 #endif

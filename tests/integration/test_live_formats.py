@@ -265,7 +265,14 @@ class BackfillTests(Base):
         self.assertLess(min(int(p.group(1)), int(p.group(3))), 31, lines[0])
         m = SUMMARY.search(err)
         self.assertIsNotNone(m, err[-3000:])
-        self.assertEqual(tuple(int(x) for x in m.groups()[:4]), (31, 31, points, 0))
+        self.assertEqual(tuple(int(x) for x in m.groups()[:4])[:2], (31, 31))
+        self.assertEqual(int(m.group(4)), 0)
+        # The data is the same; a run judged before its slog was read and
+        # again with its growth rewrites the verdicts that changed, so the
+        # count may differ by verdict points only, never by data
+        # (docs/verdicts.md "Kernel growth across revisions").
+        verdicts = INFLUX.count(self.db, "perfship_verdict")
+        self.assertLessEqual(abs(int(m.group(3)) - points), verdicts)
         self.assertEqual(dump(other), got)
 
         # Ingested again: nothing is sent twice, only the heartbeat.
