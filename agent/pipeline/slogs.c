@@ -83,13 +83,25 @@ struct pl_slog_done {
   int64_t cycles;
 };
 
-/* Finished cycles per run folder and stage, from the tapped points. */
+/* Finished cycles per run folder and stage, from the tapped points, each
+ * cycle once by its task, seq and time: perf.jsonl is read once, so the
+ * counts are saved with the stages (a stage read after a restart still
+ * knows its cycles), and a perf-finish read again from its last commit
+ * after a crash counts no cycle twice. */
+#define CYCLES_MAX 65536 /* per folder: far more than a night's stages have */
+typedef struct pl_slog_seen {
+  uint64_t id;
+  int stage;
+} seen_cycle;
 typedef struct pl_slog_cyc {
   struct pl_slog_cyc *next;
   char *folder;
   int64_t n[PS_SLOG_MAX_STAGES];
+  seen_cycle *seen;
+  size_t nseen, seen_cap;
 } cyc;
 static cyc *cycles_of(pl_slogs *t, const char *folder, int make);
+static int cycle_count(cyc *c, int stage, uint64_t id);
 
 /* ---- the done list ------------------------------------------------------ */
 
@@ -123,8 +135,11 @@ static void done_add(pl_slogs *t, const char *path, uint64_t size, int64_t mtime
   d->size = size;
   d->mtime_ns = mtime_ns;
   d->cycles = cycles;
-  d->next = t->done;
-  t->done = d;
+  /* at the end: the state is read back in the order it was saved */
+  pl_slog_done **end = &t->done;
+  while (*end)
+    end = &(*end)->next;
+  *end = d;
   t->sh->state_dirty = 1;
 }
 
@@ -137,9 +152,31 @@ void pl_slogs_from_json(pl_slogs *t, const char *text) {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(e, "size");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "mtime_ns");
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "cycles");
-    if (cJSON_IsString(p) && cJSON_IsNumber(s) && cJSON_IsString(m))
+    /* a number no file size or count can be is damage: the stage is read
+     * again rather than cast out of range (the fuzz target found 1e300) */
+    int sane = cJSON_IsNumber(s) && s->valuedouble >= 0 && s->valuedouble < 9e15 &&
+               (!cJSON_IsNumber(c) || (c->valuedouble >= 0 && c->valuedouble < 1e9));
+    if (cJSON_IsString(p) && sane && cJSON_IsString(m))
       done_add(t, p->valuestring, (uint64_t)s->valuedouble, strtoll(m->valuestring, NULL, 10),
                cJSON_IsNumber(c) ? (int64_t)c->valuedouble : 0);
+  }
+  /* "cycles": [{"folder": F, "seen": [[stage, "id"], ...]}, ...] */
+  const cJSON *cycles = cJSON_GetObjectItemCaseSensitive(root, "cycles");
+  const cJSON *folders = cJSON_IsArray(cycles) ? cycles : NULL;
+  cJSON_ArrayForEach(e, folders) {
+    const char *folder = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "folder"));
+    const cJSON *seen = cJSON_GetObjectItemCaseSensitive(e, "seen"), *x;
+    cyc *cy = folder && folder[0] && cJSON_IsArray(seen) ? cycles_of(t, folder, 1) : NULL;
+    const cJSON *ids = cy ? seen : NULL;
+    cJSON_ArrayForEach(x, ids) {
+      const cJSON *st = cJSON_GetArrayItem(x, 0);
+      const char *id = cJSON_GetStringValue(cJSON_GetArrayItem(x, 1));
+      char *end = NULL;
+      uint64_t v = id ? strtoull(id, &end, 16) : 0;
+      if (cJSON_IsNumber(st) && st->valuedouble >= 0 && st->valuedouble < PS_SLOG_MAX_STAGES &&
+          end && end != id && !*end)
+        cycle_count(cy, (int)st->valuedouble, v);
+    }
   }
   cJSON_Delete(root);
   t->sh->state_dirty = 0;
@@ -157,6 +194,20 @@ char *pl_slogs_to_json(pl_slogs *t) {
     cJSON_AddStringToObject(e, "mtime_ns", m);
     cJSON_AddNumberToObject(e, "cycles", (double)d->cycles);
     cJSON_AddItemToArray(arr, e);
+  }
+  cJSON *cycles = cJSON_AddArrayToObject(root, "cycles");
+  for (const cyc *c = t->cycles; c && cycles; c = c->next) {
+    cJSON *e = cJSON_CreateObject(), *seen = cJSON_AddArrayToObject(e, "seen");
+    cJSON_AddStringToObject(e, "folder", c->folder);
+    for (size_t i = 0; seen && i < c->nseen; i++) {
+      char id[24];
+      snprintf(id, sizeof id, "%016" PRIx64, c->seen[i].id); /* a double would round it */
+      cJSON *x = cJSON_CreateArray();
+      cJSON_AddItemToArray(x, cJSON_CreateNumber(c->seen[i].stage));
+      cJSON_AddItemToArray(x, cJSON_CreateString(id));
+      cJSON_AddItemToArray(seen, x);
+    }
+    cJSON_AddItemToArray(cycles, e);
   }
   char *s = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
@@ -513,6 +564,26 @@ void pl_slogs_note_path(pl_slogs *t, const ps_source_cfg *src, const char *path)
   wake(t);
 }
 
+/* Counts the cycle `id` of `stage` once; returns whether it was new. */
+static int cycle_count(cyc *c, int stage, uint64_t id) {
+  for (size_t i = 0; i < c->nseen; i++)
+    if (c->seen[i].id == id && c->seen[i].stage == stage)
+      return 0;
+  if (c->nseen == CYCLES_MAX)
+    return 0; /* said nowhere: no loadgen run has that many */
+  if (c->nseen == c->seen_cap) {
+    size_t cap = c->seen_cap ? 2 * c->seen_cap : 64;
+    seen_cycle *grown = realloc(c->seen, cap * sizeof *grown);
+    if (!grown)
+      return 0;
+    c->seen = grown;
+    c->seen_cap = cap;
+  }
+  c->seen[c->nseen++] = (seen_cycle){id, stage};
+  c->n[stage]++;
+  return 1;
+}
+
 static cyc *cycles_of(pl_slogs *t, const char *folder, int make) {
   for (cyc *c = t->cycles; c; c = c->next)
     if (strcmp(c->folder, folder) == 0)
@@ -524,8 +595,10 @@ static cyc *cycles_of(pl_slogs *t, const char *folder, int make) {
     free(c);
     return NULL;
   }
-  c->next = t->cycles;
-  t->cycles = c;
+  cyc **end = &t->cycles; /* as the done list: in the order saved */
+  while (*end)
+    end = &(*end)->next;
+  *end = c;
   return c;
 }
 
@@ -538,12 +611,19 @@ void pl_slogs_tap(pl_slogs *t, const ps_point *p, const char *path) {
   long n = st ? strtol(st, &end, 10) : -1;
   if (!f || f->type != PS_F_BOOL || !f->v.b || !end || *end || n < 0 || n >= PS_SLOG_MAX_STAGES)
     return;
+  const char *task = ps_point_tag(p, "task");
+  double seq = ps_point_number(p, "seq");
+  uint64_t id = 0xcbf29ce484222325ULL;
+  for (const char *k = task ? task : ""; *k; k++)
+    id = (id ^ (unsigned char)*k) * 0x100000001b3ULL;
+  id = (id ^ (uint64_t)(int64_t)seq) * 0x100000001b3ULL;
+  id = (id ^ (uint64_t)p->time_ns) * 0x100000001b3ULL;
   char *copy = strdup(path);
   if (!copy)
     return;
   cyc *c = cycles_of(t, dirname(copy), 1);
-  if (c) {
-    c->n[n]++;
+  if (c && cycle_count(c, (int)n, id)) {
+    t->sh->state_dirty = 1;
     /* the stage's growth per cycle was written without these cycles: the
      * stage is read again (its points overwrite themselves) */
     char sp[4200];
@@ -595,6 +675,7 @@ void pl_slogs_free(pl_slogs *t) {
     cyc *c = t->cycles;
     t->cycles = c->next;
     free(c->folder);
+    free(c->seen);
     free(c);
   }
 }

@@ -154,6 +154,54 @@ class SlogJudged(InfluxTestCase):
         v = self.limit_verdicts("kill1", run)[("kernelObjectsPerCycle", "1")]
         self.assertEqual((v["verdict"], v["value"]), ("regression", 2.0), v)
 
+    def test_cycles_survive_a_kill_before_the_slog_is_read(self):
+        """perf.jsonl is read once; its finished cycles are what a stage's
+        growth per cycle divides by. Killed after perf.jsonl was committed
+        and before stage 1's slog was read (the slogs' writes slowed), the
+        next start reads the stage again and still knows its cycles: the
+        leak is judged as without the kill."""
+        run = self.add_run("leak-cycles", seed=4102, leak_per_cycle={"kernelObjects": 2})
+        state = os.path.join(self.dir, "state")
+        os.makedirs(state, exist_ok=True)
+        with FaultProxy(upstream_port=self.influx.port) as proxy:
+            proxy.add_rule("delay", seconds=0.5, contains=b"loadgen_slog_")
+            cfg = write_config(os.path.join(self.dir, "perfship.cfg"), proxy.url, state,
+                               sources=f'{{ path = "{self.results}"; format = "loadgen"; }}',
+                               extra=GROUPS, database="cyc1")
+
+            perf = os.path.join(self.results, run, "perf.jsonl")
+
+            def saved():
+                """perf.jsonl committed to its end (not read again after
+                the kill), the stages' cycles saved with it."""
+                try:
+                    with open(os.path.join(state, "state.json")) as f:
+                        st = json.load(f)
+                except (OSError, ValueError):
+                    return False
+                done = [x for x in st.get("files", []) if x.get("path") == perf and
+                        int(x.get("offset", 0)) == os.path.getsize(perf)]
+                seen = [c for c in st.get("slogs", {}).get("cycles", [])
+                        if any(stage == 1 for stage, _ in c.get("seen", []))]
+                read = [d for d in st.get("slogs", {}).get("done", [])
+                        if d["path"].endswith("chain-stage-1.slog.gz")]
+                self.assertFalse(read, "stage 1 was read before the kill")
+                return bool(done and seen)
+            agent = Agent(cfg).start()
+            self.addCleanup(agent.kill)
+            try:
+                wait_until(saved, timeout=90, what="the run's cycles saved")
+            finally:
+                agent.kill()
+        self.run_once("cyc1")
+        got = self.influx.query("cyc1", "SELECT finishedCycles, kernelObjectsPerCycle FROM "
+                                        f"loadgen_slog_stage WHERE run='{run}' AND stage='1'")
+        self.assertEqual(len(got), 1, got)
+        self.assertGreater(got[0]["finishedCycles"] or 0, 0, got)
+        self.assertEqual(got[0]["kernelObjectsPerCycle"], 2.0)
+        v = self.limit_verdicts("cyc1", run)[("kernelObjectsPerCycle", "1")]
+        self.assertEqual((v["verdict"], v["value"]), ("regression", 2.0), v)
+
     def test_more_growth_than_the_revision_before_is_a_regression(self):
         """Five nights without a leak, then two that keep 3 kernel objects a
         cycle, under a limit of 5 (so only the judge across revisions can
