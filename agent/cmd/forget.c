@@ -61,7 +61,21 @@ static size_t forget_slogs(ps_state *s, const char *path) {
     }
     item = next;
   }
-  if (dropped) {
+  /* the folders' finished cycles go too: perf.jsonl is read again and
+   * counts them again (else each would count twice) */
+  cJSON *cycles = cJSON_GetObjectItemCaseSensitive(root, "cycles");
+  int changed = 0;
+  item = cJSON_IsArray(cycles) ? cycles->child : NULL;
+  while (item) {
+    cJSON *next = item->next;
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(item, "folder");
+    if (cJSON_IsString(f) && ps_path_under(f->valuestring, path)) {
+      cJSON_Delete(cJSON_DetachItemViaPointer(cycles, item));
+      changed = 1;
+    }
+    item = next;
+  }
+  if (dropped || changed) {
     char *out = cJSON_PrintUnformatted(root);
     if (out && ps_state_set_section(s, "slogs", out) < 0)
       free(out);

@@ -19,6 +19,7 @@
  *   reading, and memory stays bounded.
  */
 #include "pipeline/slogs.h"
+#include "slogs_private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,26 +84,6 @@ struct pl_slog_done {
   int64_t cycles;
 };
 
-/* Finished cycles per run folder and stage, from the tapped points, each
- * cycle once by its task, seq and time: perf.jsonl is read once, so the
- * counts are saved with the stages (a stage read after a restart still
- * knows its cycles), and a perf-finish read again from its last commit
- * after a crash counts no cycle twice. */
-#define CYCLES_MAX 65536 /* per folder: far more than a night's stages have */
-typedef struct pl_slog_seen {
-  uint64_t id;
-  int stage;
-} seen_cycle;
-typedef struct pl_slog_cyc {
-  struct pl_slog_cyc *next;
-  char *folder;
-  int64_t n[PS_SLOG_MAX_STAGES];
-  seen_cycle *seen;
-  size_t nseen, seen_cap;
-} cyc;
-static cyc *cycles_of(pl_slogs *t, const char *folder, int make);
-static int cycle_count(cyc *c, int stage, uint64_t id);
-
 /* ---- the done list ------------------------------------------------------ */
 
 static pl_slog_done *done_find(pl_slogs *t, const char *path) {
@@ -160,24 +141,7 @@ void pl_slogs_from_json(pl_slogs *t, const char *text) {
       done_add(t, p->valuestring, (uint64_t)s->valuedouble, strtoll(m->valuestring, NULL, 10),
                cJSON_IsNumber(c) ? (int64_t)c->valuedouble : 0);
   }
-  /* "cycles": [{"folder": F, "seen": [[stage, "id"], ...]}, ...] */
-  const cJSON *cycles = cJSON_GetObjectItemCaseSensitive(root, "cycles");
-  const cJSON *folders = cJSON_IsArray(cycles) ? cycles : NULL;
-  cJSON_ArrayForEach(e, folders) {
-    const char *folder = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "folder"));
-    const cJSON *seen = cJSON_GetObjectItemCaseSensitive(e, "seen"), *x;
-    cyc *cy = folder && folder[0] && cJSON_IsArray(seen) ? cycles_of(t, folder, 1) : NULL;
-    const cJSON *ids = cy ? seen : NULL;
-    cJSON_ArrayForEach(x, ids) {
-      const cJSON *st = cJSON_GetArrayItem(x, 0);
-      const char *id = cJSON_GetStringValue(cJSON_GetArrayItem(x, 1));
-      char *end = NULL;
-      uint64_t v = id ? strtoull(id, &end, 16) : 0;
-      if (cJSON_IsNumber(st) && st->valuedouble >= 0 && st->valuedouble < PS_SLOG_MAX_STAGES &&
-          end && end != id && !*end)
-        cycle_count(cy, (int)st->valuedouble, v);
-    }
-  }
+  pl_slogs_cycles_from_json(t, cJSON_GetObjectItemCaseSensitive(root, "cycles"));
   cJSON_Delete(root);
   t->sh->state_dirty = 0;
 }
@@ -195,20 +159,7 @@ char *pl_slogs_to_json(pl_slogs *t) {
     cJSON_AddNumberToObject(e, "cycles", (double)d->cycles);
     cJSON_AddItemToArray(arr, e);
   }
-  cJSON *cycles = cJSON_AddArrayToObject(root, "cycles");
-  for (const cyc *c = t->cycles; c && cycles; c = c->next) {
-    cJSON *e = cJSON_CreateObject(), *seen = cJSON_AddArrayToObject(e, "seen");
-    cJSON_AddStringToObject(e, "folder", c->folder);
-    for (size_t i = 0; seen && i < c->nseen; i++) {
-      char id[24];
-      snprintf(id, sizeof id, "%016" PRIx64, c->seen[i].id); /* a double would round it */
-      cJSON *x = cJSON_CreateArray();
-      cJSON_AddItemToArray(x, cJSON_CreateNumber(c->seen[i].stage));
-      cJSON_AddItemToArray(x, cJSON_CreateString(id));
-      cJSON_AddItemToArray(seen, x);
-    }
-    cJSON_AddItemToArray(cycles, e);
-  }
+  cJSON_AddItemToObject(root, "cycles", pl_slogs_cycles_to_json(t));
   char *s = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
   return s;
@@ -308,7 +259,7 @@ static int reader_open(pl_slog_stage *s) {
     reader_close(s);
     return rc;
   }
-  cyc *c = cycles_of(s->t, s->folder, 0);
+  pl_slog_cyc *c = pl_slogs_cycles_of(s->t, s->folder, 0);
   s->cycles = c ? c->n[s->stage] : 0;
   ps_slog_reduce_set_cycles(s->red, s->cycles);
   PS_DEBUG(MOD, "%s: read from its start (finished cycles %" PRId64 ")", s->path, s->cycles);
@@ -351,7 +302,7 @@ static void stage_settled(pl_slog_stage *s) {
   pl_slogs *t = s->t;
   if (s->in_flight)
     return;
-  cyc *c = cycles_of(t, s->folder, 0);
+  pl_slog_cyc *c = pl_slogs_cycles_of(t, s->folder, 0);
   if (s->finished && c && c->n[s->stage] != s->cycles)
     s->restart = 1; /* cycles came in while it was read: its growth is stale */
   if (s->failed && !t->sh->stopping) {
@@ -564,42 +515,12 @@ void pl_slogs_note_path(pl_slogs *t, const ps_source_cfg *src, const char *path)
   wake(t);
 }
 
-/* Counts the cycle `id` of `stage` once; returns whether it was new. */
-static int cycle_count(cyc *c, int stage, uint64_t id) {
-  for (size_t i = 0; i < c->nseen; i++)
-    if (c->seen[i].id == id && c->seen[i].stage == stage)
-      return 0;
-  if (c->nseen == CYCLES_MAX)
-    return 0; /* said nowhere: no loadgen run has that many */
-  if (c->nseen == c->seen_cap) {
-    size_t cap = c->seen_cap ? 2 * c->seen_cap : 64;
-    seen_cycle *grown = realloc(c->seen, cap * sizeof *grown);
-    if (!grown)
-      return 0;
-    c->seen = grown;
-    c->seen_cap = cap;
-  }
-  c->seen[c->nseen++] = (seen_cycle){id, stage};
-  c->n[stage]++;
-  return 1;
-}
-
-static cyc *cycles_of(pl_slogs *t, const char *folder, int make) {
-  for (cyc *c = t->cycles; c; c = c->next)
-    if (strcmp(c->folder, folder) == 0)
-      return c;
-  if (!make)
-    return NULL;
-  cyc *c = calloc(1, sizeof *c);
-  if (!c || !(c->folder = strdup(folder))) {
-    free(c);
-    return NULL;
-  }
-  cyc **end = &t->cycles; /* as the done list: in the order saved */
-  while (*end)
-    end = &(*end)->next;
-  *end = c;
-  return c;
+/* Whether a stage of `folder` is being read (not yet remembered as done). */
+int pl_slogs_folder_reading(const pl_slogs *t, const char *folder) {
+  for (const pl_slog_stage *s = t->stages; s; s = s->next)
+    if (strcmp(s->folder, folder) == 0)
+      return 1;
+  return 0;
 }
 
 void pl_slogs_tap(pl_slogs *t, const ps_point *p, const char *path) {
@@ -621,8 +542,8 @@ void pl_slogs_tap(pl_slogs *t, const ps_point *p, const char *path) {
   char *copy = strdup(path);
   if (!copy)
     return;
-  cyc *c = cycles_of(t, dirname(copy), 1);
-  if (c && cycle_count(c, (int)n, id)) {
+  pl_slog_cyc *c = pl_slogs_cycles_of(t, dirname(copy), 1);
+  if (c && pl_slogs_cycle_count(c, (int)n, id)) {
     t->sh->state_dirty = 1;
     /* the stage's growth per cycle was written without these cycles: the
      * stage is read again (its points overwrite themselves) */
@@ -671,11 +592,5 @@ void pl_slogs_free(pl_slogs *t) {
     free(d->path);
     free(d);
   }
-  while (t->cycles) {
-    cyc *c = t->cycles;
-    t->cycles = c->next;
-    free(c->folder);
-    free(c->seen);
-    free(c);
-  }
+  pl_slogs_cycles_free(t);
 }

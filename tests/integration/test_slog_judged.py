@@ -164,7 +164,7 @@ class SlogJudged(InfluxTestCase):
         state = os.path.join(self.dir, "state")
         os.makedirs(state, exist_ok=True)
         with FaultProxy(upstream_port=self.influx.port) as proxy:
-            proxy.add_rule("delay", seconds=0.5, contains=b"loadgen_slog_")
+            proxy.add_rule("delay", seconds=3, contains=b"loadgen_slog_")
             cfg = write_config(os.path.join(self.dir, "perfship.cfg"), proxy.url, state,
                                sources=f'{{ path = "{self.results}"; format = "loadgen"; }}',
                                extra=GROUPS, database="cyc1")

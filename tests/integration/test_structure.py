@@ -90,6 +90,7 @@ STAGE_PARTS = {
     "verdicts_private": "verdicts", "verdicts_judge": "verdicts",
     "verdicts_triage": "verdicts", "verdicts_growth": "verdicts",
     "verdicts_fetch": "verdicts",
+    "slogs_private": "slogs", "slogs_cycles": "slogs",
     "verdicts_slogdrift": "verdicts",
 }
 

@@ -1,0 +1,54 @@
+/*
+ * slogs_private.h: what the parts of the slog reader share (slogs.c: the
+ * stages and their reading; slogs_cycles.c: the run folders' finished
+ * cycles). Not a contract for anyone else: the stage's own is
+ * include/pipeline/slogs.h.
+ */
+#ifndef PS_PIPELINE_SLOGS_PRIVATE_H
+#define PS_PIPELINE_SLOGS_PRIVATE_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "input/feed_slog.h"
+#include "pipeline/slogs.h"
+
+/* Finished cycles per run folder and stage, from the tapped points, each
+ * cycle once by its task, seq and time: perf.jsonl is read once, so the
+ * counts are saved with the stages (a stage read after a restart still
+ * knows its cycles), and a perf-finish read again from its last commit
+ * after a crash counts no cycle twice. */
+#define PL_SLOGS_CYCLES_MAX 65536 /* per folder: far more than a night's stages have */
+/* The counts of the newest run folders are kept (a backfill of as many
+ * runs reads their perf.jsonl before their slogs); the cycles' ids only
+ * while one of the folder's stages is being read: a full-size run's 3,500
+ * cycles are 55 kB of ids, let go when the state is saved after its last
+ * stage was read. */
+#define PL_SLOGS_CYCLE_FOLDERS_MAX 256
+typedef struct pl_slog_seen {
+  uint64_t id;
+  int stage;
+} pl_slog_seen;
+typedef struct pl_slog_cyc {
+  struct pl_slog_cyc *next;
+  char *folder;
+  int64_t n[PS_SLOG_MAX_STAGES];
+  pl_slog_seen *seen;
+  size_t nseen, seen_cap;
+} pl_slog_cyc;
+
+
+/* The folder's cycles (NULL: none, or out of memory when `make`). */
+pl_slog_cyc *pl_slogs_cycles_of(pl_slogs *t, const char *folder, int make);
+/* Counts the cycle `id` of `stage` once; returns whether it was new. */
+int pl_slogs_cycle_count(pl_slog_cyc *c, int stage, uint64_t id);
+/* Whether a stage of `folder` is being read (slogs.c). */
+int pl_slogs_folder_reading(const pl_slogs *t, const char *folder);
+/* The section's "cycles" (state section `slogs`), and back; a folder whose
+ * stages were all read lets its ids go when it is saved. */
+cJSON *pl_slogs_cycles_to_json(pl_slogs *t);
+void pl_slogs_cycles_from_json(pl_slogs *t, const cJSON *cycles);
+void pl_slogs_cycles_free(pl_slogs *t);
+
+#endif
