@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/util.h"
 
 /* One list in flight: its batches' answers, counted down. */
 typedef struct sending {
@@ -24,20 +25,15 @@ typedef struct sending {
   size_t ntold, told_cap;
 } sending;
 
-/* FNV-1a over a point's parts: the series and time as the key, every
- * field as the content (a field's own digits, when it has them, are what
- * is written, so they are what is compared). */
-static uint64_t mix(uint64_t h, const void *p, size_t n) {
-  const unsigned char *c = p;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ c[i]) * 0x100000001b3ULL;
-  return h;
-}
+/* A point's parts hashed: the series and time as the key, every field as
+ * the content (a field's own digits, when it has them, are what is
+ * written, so they are what is compared). */
+static uint64_t mix(uint64_t h, const void *p, size_t n) { return ps_hash64(h, p, n); }
 
 static uint64_t mix_str(uint64_t h, const char *s) { return mix(h, s ? s : "", s ? strlen(s) + 1 : 1); }
 
 static void point_hashes(const ps_point *p, uint64_t *key, uint64_t *content) {
-  uint64_t k = mix_str(0xcbf29ce484222325ULL, p->measurement);
+  uint64_t k = mix_str(PS_HASH_SEED, p->measurement);
   for (size_t i = 0; i < p->ntags; i++)
     k = mix_str(mix_str(k, p->tags[i].key), p->tags[i].value);
   k = mix(k, &p->time_ns, sizeof p->time_ns);

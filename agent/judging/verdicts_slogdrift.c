@@ -45,6 +45,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/log.h"
+#include "core/util.h"
 #include "influx/client.h"
 #include "influx/influxql.h"
 #include "report/query.h"
@@ -98,13 +99,11 @@ static const cJSON *cell(const row *r, const char *name) {
 }
 
 static const char *str(const row *r, const char *name) {
-  const cJSON *c = cell(r, name);
-  return cJSON_IsString(c) ? c->valuestring : NULL;
+  return ps_report_answer_str(r->columns, r->values, name);
 }
 
 static double num(const row *r, const char *name) {
-  const cJSON *c = cell(r, name);
-  return cJSON_IsNumber(c) ? c->valuedouble : NAN;
+  return ps_report_answer_num(r->columns, r->values, name);
 }
 
 static int stage_no(const row *r) {
@@ -304,19 +303,14 @@ static void read_work(uv_work_t *w) {
 static void start_next(pl_verdicts *vd);
 
 /* FNV-1a over what makes a verdict point: its key and its fields. */
-static uint64_t mix(uint64_t h, const void *p, size_t n) {
-  const unsigned char *c = p;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ c[i]) * 0x100000001b3ULL;
-  return h;
-}
+static uint64_t mix(uint64_t h, const void *p, size_t n) { return ps_hash64(h, p, n); }
 
 static uint64_t mix_str(uint64_t h, const char *s) {
   return s ? mix(h, s, strlen(s) + 1) : mix(h, "", 1);
 }
 
 static uint64_t verdict_hash(const ps_verdict *v) {
-  uint64_t h = 0xcbf29ce484222325ULL;
+  uint64_t h = PS_HASH_SEED;
   const char *s[] = {v->series, v->metric, v->run, v->vat, v->vat_name, v->revision};
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
     h = mix_str(h, s[i]);

@@ -534,11 +534,10 @@ void pl_slogs_tap(pl_slogs *t, const ps_point *p, const char *path) {
     return;
   const char *task = ps_point_tag(p, "task");
   double seq = ps_point_number(p, "seq");
-  uint64_t id = 0xcbf29ce484222325ULL;
-  for (const char *k = task ? task : ""; *k; k++)
-    id = (id ^ (unsigned char)*k) * 0x100000001b3ULL;
-  id = (id ^ (uint64_t)(int64_t)seq) * 0x100000001b3ULL;
-  id = (id ^ (uint64_t)p->time_ns) * 0x100000001b3ULL;
+  /* a seq no int64 holds (absent: NaN) is none, not an undefined cast */
+  int64_t seq_time[2] = {seq >= 0 && seq < 9e18 ? (int64_t)seq : -1, p->time_ns};
+  uint64_t id = ps_hash64(PS_HASH_SEED, task ? task : "", task ? strlen(task) : 0);
+  id = ps_hash64(id, seq_time, sizeof seq_time);
   char *copy = strdup(path);
   if (!copy)
     return;

@@ -255,13 +255,11 @@ static const cJSON *cell(const row *r, const char *name) {
 }
 
 static const char *str(const row *r, const char *name) {
-  const cJSON *c = cell(r, name);
-  return cJSON_IsString(c) ? c->valuestring : NULL;
+  return ps_report_answer_str(r->columns, r->values, name);
 }
 
 static double num(const row *r, const char *name) {
-  const cJSON *c = cell(r, name);
-  return cJSON_IsNumber(c) ? c->valuedouble : NAN;
+  return ps_report_answer_num(r->columns, r->values, name);
 }
 
 /* A time as the answer holds it (epoch=ns is not asked: RFC 3339 text

@@ -158,6 +158,16 @@ const cJSON *ps_report_answer_cell(const cJSON *columns, const cJSON *values,
   return NULL;
 }
 
+const char *ps_report_answer_str(const cJSON *columns, const cJSON *values, const char *name) {
+  const cJSON *c = ps_report_answer_cell(columns, values, name);
+  return cJSON_IsString(c) ? c->valuestring : NULL;
+}
+
+double ps_report_answer_num(const cJSON *columns, const cJSON *values, const char *name) {
+  const cJSON *c = ps_report_answer_cell(columns, values, name);
+  return cJSON_IsNumber(c) && isfinite(c->valuedouble) ? c->valuedouble : NAN;
+}
+
 static const cJSON *column(const row *r, const char *name) {
   return ps_report_answer_cell(r->columns, r->values, name);
 }
@@ -172,13 +182,11 @@ static const char *tag(const row *r, const char *name) {
 }
 
 static double num(const row *r, const char *name) {
-  const cJSON *c = column(r, name);
-  return cJSON_IsNumber(c) && isfinite(c->valuedouble) ? c->valuedouble : NAN;
+  return ps_report_answer_num(r->columns, r->values, name);
 }
 
 static const char *str(const row *r, const char *name) {
-  const cJSON *c = column(r, name);
-  return cJSON_IsString(c) ? c->valuestring : NULL;
+  return ps_report_answer_str(r->columns, r->values, name);
 }
 
 static int64_t time_ns(const row *r) {

@@ -60,5 +60,11 @@ int ps_report_parse_answer(ps_report_data *d, int statement, const char *json, s
 struct cJSON;
 const struct cJSON *ps_report_answer_cell(const struct cJSON *columns,
                                           const struct cJSON *values, const char *name);
+/* The same cell as a string (NULL when it is none) or as a finite number
+ * (NaN when it is none). */
+const char *ps_report_answer_str(const struct cJSON *columns, const struct cJSON *values,
+                                 const char *name);
+double ps_report_answer_num(const struct cJSON *columns, const struct cJSON *values,
+                            const char *name);
 
 #endif
