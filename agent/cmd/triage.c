@@ -333,7 +333,7 @@ int ps_cmd_triage(int argc, char **argv, ps_config *cfg, int cfg_given) {
     code = read_all(cfg, &s, &bad);
     const ps_triage_decision *target = NULL;
     for (size_t i = 0; code == PS_EXIT_OK && i < s.n; i++)
-      if (!strcmp(s.d[i].id, undo_id))
+      if (s.d[i].id && !strcmp(s.d[i].id, undo_id))
         target = &s.d[i];
     if (code == PS_EXIT_OK && (!target || target->action == PS_TRIAGE_UNDO)) {
       fprintf(stderr, "perfship triage: undo: no decision has the id ");

@@ -33,7 +33,7 @@ static int triage_same(const ps_triage_set *a, const ps_triage_set *b) {
   if (a->n != b->n)
     return 0;
   for (size_t i = 0; i < a->n; i++)
-    if (strcmp(a->d[i].id, b->d[i].id) != 0)
+    if (strcmp(a->d[i].id ? a->d[i].id : "", b->d[i].id ? b->d[i].id : "") != 0)
       return 0;
   return 1;
 }

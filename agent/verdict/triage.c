@@ -299,6 +299,10 @@ static const char *parse_line(const char *p, const char *end, ps_triage_decision
   }
   if (r < 0)
     return why;
+  /* An empty id would be no id at all (the set keeps "" as NULL), and
+   * undo, list and the change test all name a decision by it. */
+  if (vals[0] && !vals[0][0])
+    return "id= is empty (leave it out to have one made from the line)";
   d->id = vals[0];
   d->run = vals[1];
   d->metric = vals[2];

@@ -262,6 +262,26 @@ class Triage(InfluxTestCase):
         self.assertIn("slow disk", out)
         self.assertIn(f"[{path}:4]", out)
 
+    def test_empty_id_is_a_reported_line_not_a_crash(self):
+        # `id=` with nothing after it made the service crash at every start
+        # (a crash loop under systemd), and undo and list with it
+        levels = [1.0] * 8
+        names = make_history(self.res, levels, seed=28)
+        path = os.path.join(self.tmp, "decisions.triage")
+        with open(path, "w") as f:
+            f.write(f"ack id= run={names[2]} reason=y\n"
+                    f"exclude run={names[3]} reason=\"slow disk\" id=keep\n")
+        cfg = self.config(extra=f'triage_file = "{path}";')
+        rc, out, err = run_perfship(["-c", cfg, "run", "--once"], timeout=180)
+        self.assertEqual(rc, 65, err[-3000:])
+        self.assertIn(f"{path}:1: id= is empty", err)
+        self.assertEqual(self.verdicts()[names[3]]["verdict"], "excluded")
+        out, err = self.triage(cfg, "list", rc=65)
+        self.assertIn("1 decision", out)
+        self.assertIn("keep", out)
+        out, err = self.triage(cfg, "undo", "nosuch", rc=65)
+        self.assertIn("no decision has the id", err)
+
     def test_running_agent_rereads_the_file_on_sighup(self):
         levels = [1.0] * 12
         levels[7] = 1.30

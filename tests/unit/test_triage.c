@@ -40,7 +40,8 @@ static const char file_text[] =
     "ack run=r6 reason=\"no quote at the end\n"
     "baseline run=r8 reason=\"new hardware\" id=base8\n"
     "ack run=r9 mteric=x reason=typo\n"
-    "undo revokes=base8 reason=\"wrong run\"\n";
+    "undo revokes=base8 reason=\"wrong run\"\n"
+    "ack id= run=r10 reason=y\n";
 
 static void file_lines(void **state) {
   (void)state;
@@ -49,12 +50,14 @@ static void file_lines(void **state) {
   bad_lines b = {0};
   long nbad = ps_triage_parse_text(&s, "decisions.triage", file_text, strlen(file_text),
                                    on_bad, &b);
-  assert_int_equal(nbad, 2);
-  assert_int_equal(b.n, 2);
+  assert_int_equal(nbad, 3);
+  assert_int_equal(b.n, 3);
   assert_int_equal(b.line[0], 5);
   assert_non_null(strstr(b.why[0], "quote"));
   assert_int_equal(b.line[1], 7);
   assert_non_null(strstr(b.why[1], "unknown key"));
+  assert_int_equal(b.line[2], 9); /* an empty id crashed the service at start */
+  assert_non_null(strstr(b.why[2], "id= is empty"));
   assert_int_equal(s.n, 4); /* the good lines around the bad ones are all kept */
   const ps_triage_decision *a = ps_triage_ack_of(&s, "m1", "r3", NULL, "cycle_avg_s");
   assert_non_null(a);
@@ -67,7 +70,7 @@ static void file_lines(void **state) {
   ps_triage_set again;
   ps_triage_set_init(&again);
   assert_int_equal(ps_triage_parse_text(&again, "decisions.triage", file_text,
-                                        strlen(file_text), NULL, NULL), 2);
+                                        strlen(file_text), NULL, NULL), 3);
   assert_string_equal(ps_triage_ack_of(&again, "m1", "r3", NULL, "cycle_avg_s")->id, a->id);
   ps_triage_set_free(&again);
   assert_non_null(ps_triage_excluded(&s, "m1", "r5"));
