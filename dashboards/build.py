@@ -37,6 +37,11 @@ DB = "perf"
 RP = "autogen"
 BUCKET = "perf/autogen"
 DS = {"type": "influxdb", "uid": "perfship-influxdb"}
+# A variable's values come from the dashboard's time range: on InfluxDB 3 an
+# unbounded SHOW TAG VALUES lists the last day's values only, so the run and
+# revision pickers would offer yesterday's runs (docs/queries.md, "InfluxDB 3").
+CHRONOGRAF_TAG_VALUES = ("SHOW TAG VALUES ON :database: FROM :measurement: WITH KEY=:tagKey:"
+                         " WHERE time > :dashboardTime: AND time < :upperDashboardTime:")
 
 # Colours shared by both tools so a failed run looks the same everywhere.
 RED, YELLOW, GREEN, ORANGE = "#DC4E58", "#FFB94A", "#4ED8A0", "#F48D38"
@@ -492,7 +497,7 @@ def chronograf_dashboard(d):
         templates.append({
             "tempVar": f":{v['name']}:", "id": f"{d['uid']}-var-{v['name']}", "type": "tagValues",
             "label": v["label"], "values": [], "sourceID": "dynamic",
-            "query": {"influxql": "SHOW TAG VALUES ON :database: FROM :measurement: WITH KEY=:tagKey:",
+            "query": {"influxql": CHRONOGRAF_TAG_VALUES,
                       "db": DB, "rp": RP, "measurement": v["measurement"], "tagKey": v["tag"], "fieldKey": ""},
         })
     # The bare dashboard: Chronograf's lookup by id decodes each file as one
@@ -560,7 +565,7 @@ def grafana_dashboard(d):
               for i, (c, (x, y)) in enumerate(zip(d["cells"], layout(d["cells"])))]
     templ = []
     for v in d["variables"]:
-        q = f'SHOW TAG VALUES FROM "{v["measurement"]}" WITH KEY = "{v["tag"]}"'
+        q = f'SHOW TAG VALUES FROM "{v["measurement"]}" WITH KEY = "{v["tag"]}" WHERE $timeFilter'
         templ.append({"name": v["name"], "label": v["label"], "type": "query", "datasource": DS,
                       "query": q, "definition": q, "refresh": 2, "sort": 0,
                       "multi": False, "includeAll": False, "options": [], "hide": 0,

@@ -19,6 +19,10 @@ that stopped checking cannot pass the test.
 Chronograf has no loader here: test_dashboards.py checks its rule. The Flux
 tasks are type-checked there too.
 
+Every dashboard variable's SHOW TAG VALUES carries the dashboard's time range
+(Grafana's $timeFilter, Chronograf's :dashboardTime:): InfluxDB 3 lists the
+last day's values for an unbounded one. That check needs no validator.
+
 Where `../shared` is absent (a user's clone) the test says so and skips; with
 CI=true it fails instead, since CI must not pass without looking. The
 validators are used read-only; ajv comes from the project's own lockfile
@@ -165,6 +169,63 @@ class Grafana(unittest.TestCase):
                     rc, out = grafana_validate([path])
                     self.assertEqual(rc, 1, out)
                     self.assertTrue(untagged_errors(out), out)
+
+
+# A variable's SHOW TAG VALUES must carry the dashboard's time range: InfluxDB 3
+# answers an unbounded one with the last day's values only (docs/queries.md,
+# "InfluxDB 3"). These are the bounds each tool fills in.
+TIME_BOUNDS = {"grafana": re.compile(r"\bWHERE\b.*\$timeFilter\b"),
+               "chronograf": re.compile(r"\bWHERE\b.*\btime > :dashboardTime: AND time < :upperDashboardTime:")}
+
+
+def tag_value_statements(tool, doc):
+    """The SHOW TAG VALUES statements a dashboard of `tool` sends: Grafana's
+    variables (query and definition), Chronograf's templates."""
+    if tool == "grafana":
+        return [v.get(k, "") for v in doc.get("templating", {}).get("list", []) for k in ("query", "definition")]
+    return [t.get("query", {}).get("influxql", "") for t in doc.get("templates", [])]
+
+
+def unbounded_tag_values(tool, doc):
+    return [q for q in tag_value_statements(tool, doc)
+            if re.match(r"(?i)\s*SHOW\s+TAG\s+VALUES\b", q) and not TIME_BOUNDS[tool].search(q)]
+
+
+def shipped_dashboards():
+    for tool, pattern in (("grafana", os.path.join("grafana", "dashboards", "*.json")),
+                          ("chronograf", os.path.join("chronograf", "*.dashboard"))):
+        for path in sorted(glob.glob(os.path.join(DASH, pattern))):
+            with open(path) as f:
+                yield tool, path, json.load(f)
+
+
+class TimeBoundedVariables(unittest.TestCase):
+    """Needs no validator: the statements are the shipped files' own text."""
+
+    def test_every_tag_values_variable_is_bounded_by_the_dashboards_range(self):
+        seen = 0
+        for tool, path, doc in shipped_dashboards():
+            with self.subTest(os.path.relpath(path, DASH)):
+                self.assertEqual(unbounded_tag_values(tool, doc), [])
+                seen += sum(1 for q in tag_value_statements(tool, doc) if "SHOW TAG VALUES" in q)
+        # Grafana's five variables (query and definition) and Chronograf's five templates.
+        self.assertGreaterEqual(seen, 15)
+        for path in glob.glob(os.path.join(DASH, "queries", "influxql", "*", "*.influxql")):
+            with open(path) as f:
+                text = f.read()
+            with self.subTest(os.path.relpath(path, DASH)):
+                for q in re.findall(r"(?im)^\s*SHOW\s+TAG\s+VALUES\b.*$", text):
+                    self.assertRegex(q, TIME_BOUNDS["grafana"])
+
+    def test_an_unbounded_variable_fails(self):
+        for tool, path, doc in shipped_dashboards():
+            if not tag_value_statements(tool, doc):
+                continue
+            text = json.dumps(doc)
+            text = text.replace(" WHERE $timeFilter", "")
+            text = text.replace(" WHERE time > :dashboardTime: AND time < :upperDashboardTime:", "")
+            with self.subTest(os.path.relpath(path, DASH)):
+                self.assertTrue(unbounded_tag_values(tool, json.loads(text)))
 
 
 if __name__ == "__main__":
