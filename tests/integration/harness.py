@@ -17,6 +17,7 @@ Every test script is a plain unittest module run by ctest; it must print
 the unittest summary and exit non-zero on failure (unittest.main does).
 """
 import http.client
+import http.server
 import json
 import os
 import shutil
@@ -25,6 +26,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.parse
@@ -260,6 +262,85 @@ bind-address = "127.0.0.1:{self.rpc_port}"
         if not rows:
             return 0
         return max(v for k, v in rows[0].items() if k.startswith("count") and isinstance(v, int))
+
+
+def scratch_dir(case, prefix="perfship-test-"):
+    """A new temporary directory, removed with everything in it after the
+    test (`case` a TestCase) or after its class (`case` a TestCase class)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    if isinstance(case, type):
+        case.addClassCleanup(shutil.rmtree, path, ignore_errors=True)
+    else:
+        case.addCleanup(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+class WebhookReceiver:
+    """A webhook receiver on loopback (alerts.webhook). Records every POST
+    (path, headers, JSON body, the status it answered); answers 500 while
+    `fail_count` (requests still to refuse) or `fail_until` (a time.time())
+    says so, else 200. `url` ends in `path`."""
+
+    def __init__(self, path="/hook"):
+        self.path = path
+        self.requests = []
+        self.lock = threading.Lock()
+        self.fail_count = 0
+        self.fail_until = 0.0
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with outer.lock:
+                    refuse = outer.fail_count > 0 or time.time() < outer.fail_until
+                    if outer.fail_count > 0:
+                        outer.fail_count -= 1
+                    outer.requests.append({
+                        "path": self.path, "headers": dict(self.headers),
+                        "body": json.loads(body), "status": 500 if refuse else 200})
+                self.send_response(500 if refuse else 200)
+                self.send_header("Content-Type", "text/plain")
+                self.end_headers()
+                self.wfile.write(b"try later\n" if refuse else b"ok\n")
+
+            def log_message(self, *a):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}{self.path}"
+
+    def delivered(self):
+        """The event objects answered 200, in order."""
+        with self.lock:
+            return [r["body"] for r in self.requests if r["status"] == 200]
+
+    @property
+    def events(self):
+        return self.delivered()
+
+    def regressions(self):
+        return [e for e in self.delivered() if e["event"] == "regression"]
+
+    def all(self):
+        with self.lock:
+            return list(self.requests)
+
+    def reset(self):
+        with self.lock:
+            self.requests.clear()
+            self.fail_count = 0
+            self.fail_until = 0.0
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 class InfluxTestCase(unittest.TestCase):
