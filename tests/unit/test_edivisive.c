@@ -236,6 +236,28 @@ static void test_parameters(void **state) {
   ps_cp_ws_free(NULL);
 }
 
+/* ps_edivisive_tail_p, the newest-two-runs test, against hand-computed cases. */
+static void test_tail_p_hand_cases(void **state) {
+  (void)state;
+  /* two values far from four equal ones: only the observed choice is as
+   * extreme, so p = 1 / C(6, 2) */
+  double a[] = {1, 1, 1, 1, 5, 5};
+  assert_true(fabs(ps_edivisive_tail_p(a, 6) - 1.0 / 15.0) < 1e-12);
+  /* 1 2 3 4: {3,4} and {1,2} split alike: p = 2 / 6 */
+  double b[] = {1, 2, 3, 4};
+  assert_true(fabs(ps_edivisive_tail_p(b, 4) - 2.0 / 6.0) < 1e-12);
+  /* the newest two in the middle of the others: far from significant (3
+   * of the 15 choices split at least as well) */
+  double c[] = {1, 5, 1, 5, 3, 3};
+  assert_true(fabs(ps_edivisive_tail_p(c, 6) - 3.0 / 15.0) < 1e-12);
+  /* all equal: every choice ties: p = 1 */
+  double d[] = {2, 2, 2, 2, 2};
+  assert_true(ps_edivisive_tail_p(d, 5) == 1.0);
+  assert_true(isnan(ps_edivisive_tail_p(a, 3)));
+  /* agrees with Q by the definition: the observed split has the largest Q */
+  assert_true(ps_edivisive_q(a, 6, 4) > ps_edivisive_q(c, 6, 4));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_q_by_hand),
@@ -246,6 +268,7 @@ int main(void) {
       cmocka_unit_test(test_constant_series_is_never_split),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_parameters),
+      cmocka_unit_test(test_tail_p_hand_cases),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
