@@ -359,6 +359,44 @@ class InfluxTestCase(unittest.TestCase):
         cls.addClassCleanup(cls.influx.close)
 
 
+# A JSON Lines source of measurement "m" (tag k, integer field n) and its
+# i-th line: the smallest data an agent test can count back from InfluxDB.
+JSONL_SOURCE = ('{ path = "%s"; format = "jsonl"; measurement = "m"; time_key = "ts"; '
+                'tag_keys = ["k"]; types = { n = "integer"; }; }')
+
+
+def jsonl_line(i):
+    return '{"ts": %d, "k": "a", "n": %d}\n' % (1700000000 + i, i)
+
+
+class AgentTestCase(InfluxTestCase):
+    """InfluxTestCase whose tests each get a directory (self.dir) with a
+    data folder (self.data), a database named after the test (self.db), and
+    agents started with self.agent(cfg), killed when the test ends."""
+
+    def setUp(self):
+        name = self.id().rsplit(".", 1)[-1]
+        self.dir = os.path.join(self.tmp, name)
+        os.makedirs(self.dir)
+        self.data = os.path.join(self.dir, "data")
+        os.makedirs(self.data)
+        self.db = "db_" + name
+
+    def agent(self, cfg):
+        a = Agent(cfg).start()
+        self.addCleanup(a.kill)
+        return a
+
+    def append(self, i):
+        """Line i of JSONL_SOURCE's file data/a.jsonl."""
+        with open(os.path.join(self.data, "a.jsonl"), "a") as f:
+            f.write(jsonl_line(i))
+
+    def count(self):
+        rows = or_empty(self.influx.query, self.db, 'SELECT count("n") FROM "m"')
+        return rows[0]["count"] if rows else 0
+
+
 class VictoriaMetrics:
     """Debian's victoria-metrics on a free loopback port in `datadir`: a
     real server for the v2 write path (it accepts /api/v2/write, ignores

@@ -5,20 +5,24 @@ The batcher is kept tiny so that every run's perf-finish record (the big
 last line) is stopped by back-pressure many times: reading waits while the
 batcher is full, and a paused file resumes before the other queued files
 (so a backfill holds one big line at a time). Nothing may be lost or
-doubled by that."""
+doubled by that.
+
+A DSS results file found at start is a backfill, one that appears while the
+agent watches is not (DssBackfillFlag)."""
 import os
+import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 import harness
+from harness import or_empty, wait_until, write_config
 
 
 class Backfill(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="perfship-backfill-")
+        cls.tmp = harness.scratch_dir(cls, "perfship-backfill-")
         cls.runs = os.path.join(cls.tmp, "results")
         subprocess.run([sys.executable, "-m", "bench.gen_month",
                         "--out", cls.runs, "--days", "3", "--stage-minutes", "5"],
@@ -60,6 +64,39 @@ class Backfill(unittest.TestCase):
         for m, fields in expected.items():
             self.assertEqual(got.get(m), fields, f"measurement {m}")
 
+
+
+class DssBackfillFlag(harness.AgentTestCase):
+    """A DSS results file found at start is a backfill; one that appears
+    while the agent watches is live (docs/design-notes.md, "DSS bench
+    markers follow the data contract's backfill rule per file")."""
+
+    def test_dss_backfill_only_for_results_found_at_start(self):
+        synth = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
+                             "dss", "synth")
+        old = os.path.join(self.data, "old")
+        os.makedirs(old)
+        shutil.copy(os.path.join(synth, "baseline_single", "results.json"), old)
+        cfg = os.path.join(self.dir, "perfship.cfg")
+        write_config(cfg, self.influx.url, os.path.join(self.dir, "state"),
+                     '{ path = "%s"; format = "dss-bench"; }' % self.data,
+                     database=self.db, influx_extra="create_database = true;",
+                     extra="watch = { settle_ms = 200; rescan_interval_ms = 500; };")
+
+        def markers():
+            rows = or_empty(self.influx.query, self.db, "SELECT * FROM runs")
+            return {r["run"]: r["backfill"] for r in rows}
+
+        a = self.agent(cfg)
+        wait_until(lambda: "old" in markers(), 15, what="the old run's marker")
+        new = os.path.join(self.data, "new")
+        os.makedirs(new)
+        shutil.copy(os.path.join(synth, "datastores_with_errors", "results.json"), new)
+        wait_until(lambda: "new" in markers(), 15, what="the new run's marker")
+        # Found at start: ended before perfship saw it. Appeared while
+        # watched: a live run, which alerts may act on.
+        self.assertEqual(markers(), {"old": True, "new": False})
+        self.assertEqual(a.stop(), 0)
 
 if __name__ == "__main__":
     unittest.main()
