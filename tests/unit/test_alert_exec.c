@@ -26,6 +26,9 @@
 
 #include "alert/exec.h"
 
+#include "aux_loop.h"
+#include "aux_tmpdir.h"
+
 #define HOSTILE "daily-perf-$(touch PWNED)'\";rm -rf ~;`id`|&<>\\n\xC3\xA9"
 
 typedef struct fixture {
@@ -37,8 +40,7 @@ typedef struct fixture {
 
 static int setup(void **state) {
   fixture *fx = calloc(1, sizeof *fx);
-  snprintf(fx->dir, sizeof fx->dir, "/tmp/ps-alert-exec-XXXXXX");
-  assert_non_null(mkdtemp(fx->dir));
+  assert_int_equal(aux_tmpdir_make(fx->dir, sizeof fx->dir, "alert-exec"), 0);
   uv_loop_init(&fx->loop);
   *state = fx;
   return 0;
@@ -46,11 +48,8 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   fixture *fx = *state;
-  uv_run(&fx->loop, UV_RUN_DEFAULT);
-  assert_int_equal(uv_loop_close(&fx->loop), 0);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
-  assert_int_equal(system(cmd), 0);
+  aux_loop_close(&fx->loop);
+  assert_int_equal(aux_tmpdir_remove(fx->dir), 0);
   free(fx);
   return 0;
 }

@@ -35,6 +35,9 @@
 
 #include "aux_capture.h"
 
+#include "aux_loop.h"
+#include "aux_tmpdir.h"
+
 #define MAX_SENT 64
 #define S 1000000000LL
 
@@ -143,8 +146,7 @@ static void stop_stage(fixture *fx) {
 static int setup(void **state) {
   fixture *fx = calloc(1, sizeof *fx);
   assert_non_null(fx);
-  snprintf(fx->root, sizeof fx->root, "/tmp/ps-alerting-XXXXXX");
-  assert_non_null(mkdtemp(fx->root));
+  assert_int_equal(aux_tmpdir_make(fx->root, sizeof fx->root, "alerting"), 0);
   snprintf(fx->state_dir, sizeof fx->state_dir, "%s/.state", fx->root);
   snprintf(fx->got, sizeof fx->got, "%s/got.jsonl", fx->root);
   assert_int_equal(mkdir(fx->state_dir, 0700), 0);
@@ -182,14 +184,11 @@ static int teardown(void **state) {
   stop_stage(fx);
   fx->sh.stopping = 2;
   pl_commit_close(&fx->commit);
-  uv_run(&fx->loop, UV_RUN_DEFAULT);
-  assert_int_equal(uv_loop_close(&fx->loop), 0);
+  aux_loop_close(&fx->loop);
   pl_registry_free(&fx->reg);
   ps_state_free(&fx->saved);
   ps_config_free(&fx->cfg);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->root);
-  assert_int_equal(system(cmd), 0);
+  assert_int_equal(aux_tmpdir_remove(fx->root), 0);
   free(fx);
   return 0;
 }

@@ -17,6 +17,7 @@
 
 #include "core/config.h"
 #include "formats/format.h"
+#include "aux_tmpdir.h"
 
 #ifndef PS_SOURCE_DIR
 #define PS_SOURCE_DIR PS_TEST_DATA "/../.."
@@ -26,15 +27,12 @@ static char tmpdir[256];
 
 static int setup_dir(void **state) {
   (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/ps-test-config-XXXXXX");
-  return mkdtemp(tmpdir) ? 0 : -1;
+  return aux_tmpdir_make(tmpdir, sizeof tmpdir, "config");
 }
 
 static int teardown_dir(void **state) {
   (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
+  return aux_tmpdir_remove(tmpdir);
 }
 
 /* Writes `text` to tmpdir/perfship.cfg and returns the path. */

@@ -17,21 +17,18 @@
 
 #include "core/config.h"
 #include "formats/format.h"
+#include "aux_tmpdir.h"
 
 static char tmpdir[256];
 
 static int setup_dir(void **state) {
   (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/ps-test-config-report-XXXXXX");
-  return mkdtemp(tmpdir) ? 0 : -1;
+  return aux_tmpdir_make(tmpdir, sizeof tmpdir, "config-report");
 }
 
 static int teardown_dir(void **state) {
   (void)state;
-  char path[300];
-  snprintf(path, sizeof path, "%s/perfship.cfg", tmpdir);
-  unlink(path);
-  return rmdir(tmpdir);
+  return aux_tmpdir_remove(tmpdir);
 }
 
 /* Loads `text`; returns the loader's code, its message in err. */

@@ -19,6 +19,7 @@
 #include "formats/format.h"
 
 #include "capture.h"
+#include "aux_tmpdir.h"
 
 #define SYNTH PS_TEST_DATA "/dss/synth/"
 
@@ -271,8 +272,8 @@ static void test_time_run_and_backfill_from_driver(void **state) {
  * losing the good points around them. */
 static void test_failed_run_and_bad_points(void **state) {
   (void)state;
-  char dir[] = "/tmp/ps-dss-XXXXXX";
-  assert_non_null(mkdtemp(dir));
+  char dir[64];
+  assert_int_equal(aux_tmpdir_make(dir, sizeof dir, "dss"), 0);
   char sub[256], path[300];
   snprintf(sub, sizeof sub, "%s/nightly-7", dir);
   assert_int_equal(mkdir(sub, 0700), 0);
@@ -321,9 +322,7 @@ static void test_failed_run_and_bad_points(void **state) {
   assert_non_null(p);
   assert_non_null(strstr(cap_field_of(p, "text")->s, "failed"));
   cap_free(&cap);
-  unlink(path);
-  rmdir(sub);
-  rmdir(dir);
+  assert_int_equal(aux_tmpdir_remove(dir), 0);
 }
 
 /* Refusing every 3rd point must neither lose nor repeat any. */

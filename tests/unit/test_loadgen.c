@@ -24,12 +24,12 @@
 #include "input/feed_run.h"
 
 #include "capture.h"
+#include "aux_tmpdir.h"
 
 /* A run folder in a temp dir holding `text` as perf.jsonl. */
 static char *make_run(const char *name, const char *text) {
-  char tmpl[] = "/tmp/ps-lg-XXXXXX";
-  char *dir = mkdtemp(tmpl);
-  assert_non_null(dir);
+  char dir[64];
+  assert_int_equal(aux_tmpdir_make(dir, sizeof dir, "loadgen"), 0);
   char *path = NULL;
   assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
   assert_int_equal(mkdir(path, 0755), 0);
@@ -44,13 +44,11 @@ static char *make_run(const char *name, const char *text) {
 }
 
 static void rm_run(char *perf) {
-  char cmd[600];
   char *slash = strrchr(perf, '/');
   *slash = '\0';
   slash = strrchr(perf, '/');
   *slash = '\0';
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", perf);
-  assert_int_equal(system(cmd), 0);
+  assert_int_equal(aux_tmpdir_remove(perf), 0);
   free(perf);
 }
 

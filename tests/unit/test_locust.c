@@ -19,6 +19,7 @@
 #include "formats/format.h"
 
 #include "capture.h"
+#include "aux_tmpdir.h"
 
 #define LOCUST_DIR PS_TEST_DATA "/dss/synth/locust_isa/"
 
@@ -177,8 +178,8 @@ static void test_history_fixture_and_restart(void **state) {
 
 static void test_quoting_na_and_bad_rows(void **state) {
   (void)state;
-  char dir[] = "/tmp/ps-locust-XXXXXX";
-  assert_non_null(mkdtemp(dir));
+  char dir[64];
+  assert_int_equal(aux_tmpdir_make(dir, sizeof dir, "locust"), 0);
   char path[256];
   snprintf(path, sizeof path, "%s/run 7_failures.csv", dir);
   write_file(path,
@@ -231,10 +232,7 @@ static void test_quoting_na_and_bad_rows(void **state) {
   assert_null(cap_field_of(p, "p50"));
   assert_null(cap_field_of(p, "p99_9"));
   cap_free(&cap);
-  unlink(path);
-  snprintf(path, sizeof path, "%s/run 7_failures.csv", dir);
-  unlink(path);
-  rmdir(dir);
+  assert_int_equal(aux_tmpdir_remove(dir), 0);
 }
 
 /* A history file still without a complete first line: the driver gives no

@@ -25,6 +25,9 @@
 #include "formats/format.h"
 #include "pipeline/registry.h"
 
+#include "aux_loop.h"
+#include "aux_tmpdir.h"
+
 typedef struct fixture {
   char root[64];
   uv_loop_t loop;
@@ -40,8 +43,7 @@ typedef struct fixture {
 static int setup(void **state) {
   fixture *fx = calloc(1, sizeof *fx);
   assert_non_null(fx);
-  snprintf(fx->root, sizeof fx->root, "/tmp/ps-registry-XXXXXX");
-  assert_non_null(mkdtemp(fx->root));
+  assert_int_equal(aux_tmpdir_make(fx->root, sizeof fx->root, "registry"), 0);
   uv_loop_init(&fx->loop);
   ps_config_defaults(&fx->cfg);
   fx->cfg.sources = calloc(1, sizeof *fx->cfg.sources);
@@ -65,10 +67,8 @@ static int teardown(void **state) {
   pl_registry_free(&fx->reg);
   ps_state_free(&fx->saved);
   ps_config_free(&fx->cfg);
-  assert_int_equal(uv_loop_close(&fx->loop), 0);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->root);
-  assert_int_equal(system(cmd), 0);
+  aux_loop_close(&fx->loop);
+  assert_int_equal(aux_tmpdir_remove(fx->root), 0);
   free(fx);
   return 0;
 }

@@ -27,6 +27,7 @@
 #include "runs/runs.h"
 
 #include "capture.h"
+#include "aux_tmpdir.h"
 
 #define T0 1647216131.81362
 
@@ -34,16 +35,16 @@ static char *g_root;
 
 static int setup(void **state) {
   (void)state;
-  char tmpl[] = "/tmp/ps-runs-XXXXXX";
-  g_root = strdup(mkdtemp(tmpl));
+  char root[64];
+  if (aux_tmpdir_make(root, sizeof root, "runs"))
+    return -1;
+  g_root = strdup(root);
   return g_root ? 0 : -1;
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
-  int rc = system(cmd);
+  int rc = aux_tmpdir_remove(g_root);
   free(g_root);
   return rc;
 }

@@ -31,6 +31,9 @@
 
 #include "aux_capture.h"
 
+#include "aux_loop.h"
+#include "aux_tmpdir.h"
+
 #define T0 1647216131.81362
 #define MAX_SENT 16
 #define MAX_EVENTS 16
@@ -94,8 +97,7 @@ static void start_tracker(fixture *fx, const char *saved_json) {
 static int setup(void **state) {
   fixture *fx = calloc(1, sizeof *fx);
   assert_non_null(fx);
-  snprintf(fx->root, sizeof fx->root, "/tmp/ps-runtracker-XXXXXX");
-  assert_non_null(mkdtemp(fx->root));
+  assert_int_equal(aux_tmpdir_make(fx->root, sizeof fx->root, "runtracker"), 0);
   snprintf(fx->state_dir, sizeof fx->state_dir, "%s/.state", fx->root);
   assert_int_equal(mkdir(fx->state_dir, 0700), 0);
   uv_loop_init(&fx->loop);
@@ -137,14 +139,11 @@ static int teardown(void **state) {
   stop_tracker(fx);
   fx->sh.stopping = 2;
   pl_commit_close(&fx->commit);
-  uv_run(&fx->loop, UV_RUN_DEFAULT);
-  assert_int_equal(uv_loop_close(&fx->loop), 0);
+  aux_loop_close(&fx->loop);
   pl_registry_free(&fx->reg);
   ps_state_free(&fx->saved);
   ps_config_free(&fx->cfg);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->root);
-  assert_int_equal(system(cmd), 0);
+  assert_int_equal(aux_tmpdir_remove(fx->root), 0);
   free(fx);
   return 0;
 }
