@@ -1,11 +1,13 @@
 """The Debian package, built and installed the way an operator would.
 
-Configures a separate build (prefix /usr) in a temporary directory, builds
-the binary, runs `cpack -G DEB`, inspects the archive, installs it on this
-machine with dpkg, checks what the operator relies on (the binary, the
-service account and its private state directory, the conffile, the unit,
-the man pages, `perfship check` on the installed configuration), upgrades,
-removes and purges it, and checks that purge leaves nothing behind.
+Packs the tests' own build with `cpack -G DEB` when it is configured as the
+package wants (prefix /usr, RelWithDebInfo: scripts/test configures it so),
+else configures and builds a separate one (prefix /usr) in a temporary
+directory first; inspects the archive, installs it on this machine with
+dpkg, checks what the operator relies on (the binary, the service account
+and its private state directory, the conffile, the unit, the man pages,
+`perfship check` on the installed configuration), upgrades, removes and
+purges it, and checks that purge leaves nothing behind.
 
 Installing needs root (CI runs as root); the test skips otherwise, and it
 also skips on a machine where perfship is already installed or configured,
@@ -85,6 +87,24 @@ def help_commands(help_text):
     return re.findall(r"^  ([a-z]+)\b", section, re.M)
 
 
+def package_build():
+    """The build directory of PERFSHIP_BIN when it was configured as the
+    package is (prefix /usr, RelWithDebInfo) from this source tree, else
+    None."""
+    build = os.path.dirname(os.path.abspath(harness.PERFSHIP_BIN))
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            cache = dict(re.findall(r"^(\w+):\w+=(.*)$", f.read(), re.M))
+    except OSError:
+        return None
+    same_source = os.path.realpath(cache.get("CMAKE_HOME_DIRECTORY", "")) == os.path.realpath(SRC)
+    if (same_source and cache.get("CMAKE_INSTALL_PREFIX") == "/usr"
+            and cache.get("CMAKE_BUILD_TYPE") == "RelWithDebInfo"
+            and os.path.exists(os.path.join(build, "CPackConfig.cmake"))):
+        return build
+    return None
+
+
 class PackageTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -98,16 +118,24 @@ class PackageTest(unittest.TestCase):
             raise unittest.SkipTest("perfship is already installed or configured on this "
                                     "machine; not replacing it")
         cls.tmp = tempfile.mkdtemp(prefix="perfship-pkg-")
-        build = os.path.join(cls.tmp, "build")
-        sh(["cmake", "-S", SRC, "-B", build, "-DCMAKE_INSTALL_PREFIX=/usr",
-            "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DPERFSHIP_TESTS=OFF"])
-        sh(["cmake", "--build", build, "-j", str(os.cpu_count() or 2),
-            "--target", "perfship"])
-        sh(["cpack", "-G", "DEB"], cwd=build)
-        debs = [f for f in os.listdir(build) if f.endswith(".deb")]
+        build = package_build()
+        if build:
+            # The tests' own build is configured as the package wants it
+            # (scripts/test does): packed as it is, not built a second time.
+            out = os.path.join(cls.tmp, "pkg")
+            sh(["cpack", "-G", "DEB", "--config", os.path.join(build, "CPackConfig.cmake"),
+                "-B", out])
+        else:
+            build = out = os.path.join(cls.tmp, "build")
+            sh(["cmake", "-S", SRC, "-B", build, "-DCMAKE_INSTALL_PREFIX=/usr",
+                "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DPERFSHIP_TESTS=OFF"])
+            sh(["cmake", "--build", build, "-j", str(os.cpu_count() or 2),
+                "--target", "perfship"])
+            sh(["cpack", "-G", "DEB"], cwd=build)
+        debs = [f for f in os.listdir(out) if f.endswith(".deb")]
         if len(debs) != 1:
             raise AssertionError(f"cpack made {debs!r}, expected one .deb")
-        cls.deb = os.path.join(build, debs[0])
+        cls.deb = os.path.join(out, debs[0])
         cls.built_bin = os.path.join(build, "perfship")
         cls.extract = os.path.join(cls.tmp, "root")
         sh(["dpkg-deb", "-x", cls.deb, cls.extract])
