@@ -279,5 +279,34 @@ class StatementsSent(InfluxTestCase):
                          ["SELECT 'a;b' FROM m", "SHOW MEASUREMENTS"])
 
 
+class CreateDatabaseRefused(harness.AgentTestCase):
+    """The one statement outside the subset, where InfluxDB 3 puts it: a
+    server that refuses CREATE DATABASE (a proxy answers 400 to it, as to a
+    statement it does not run) costs one warning, and every point still
+    lands in the database, which InfluxDB 3 Core makes on the first write
+    (made here by hand, since influxd 1.x does not). docs/queries.md,
+    "What perfship sends"."""
+
+    def test_a_refused_create_database_is_one_warning_and_the_writes_go_on(self):
+        self.influx.create_db(self.db)
+        with FaultProxy(upstream_port=self.influx.port) as proxy:
+            proxy.add_rule("status", code=400, path="/query", contains=b"CREATE",
+                           body=b'{"error":"error parsing query: unsupported statement"}')
+            cfg = write_config(os.path.join(self.dir, "perfship.cfg"), proxy.url,
+                               os.path.join(self.dir, "state"), harness.JSONL_SOURCE % self.data,
+                               database=self.db, influx_extra="create_database = true;")
+            for i in range(5):
+                self.append(i)
+            rc, out, err = run_perfship(["-c", cfg, "run", "--once"], timeout=120)
+            refused = [r for r in proxy.requests if r.status == 400]
+        self.assertEqual(rc, 0, err[-2000:])
+        self.assertEqual(len(refused), 1, refused)
+        self.assertEqual(self.count(), 5)
+        warned = [line for line in err.splitlines() if "CREATE DATABASE" in line]
+        self.assertEqual(len(warned), 1, err[-2000:])
+        self.assertIn("warning", warned[0])
+        self.assertIn("HTTP 400", warned[0])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
