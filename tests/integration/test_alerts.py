@@ -33,7 +33,6 @@ What a user would check:
 PERFSHIP_SEED=N replays the kill moments.
 """
 import errno
-import http.server
 import json
 import os
 import random
@@ -41,13 +40,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import (DATA_DIR, Agent, InfluxServer, InfluxTestCase, free_port,  # noqa: E402
+from harness import (DATA_DIR, Agent, InfluxServer, InfluxTestCase, WebhookReceiver,  # noqa: E402
                      run_perfship, wait_until, write_config)
 
 sys.path.insert(0, os.path.join(DATA_DIR, "loadgen"))
@@ -74,63 +72,12 @@ def alert_id(event, source, run, marker_ns, host="test"):
     return f"{h1:016x}{h2:016x}"
 
 
-class Receiver:
-    """A webhook receiver on loopback. Records every request; answers 500
-    while `failing` (a count of requests still to refuse, or a time)."""
+class Receiver(WebhookReceiver):
+    """The shared webhook receiver (harness.WebhookReceiver) at a path holding
+    SECRET, which no log may show."""
 
     def __init__(self):
-        self.requests = []
-        self.lock = threading.Lock()
-        self.fail_count = 0
-        self.fail_until = 0.0
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                n = int(self.headers.get("Content-Length", "0"))
-                body = self.rfile.read(n)
-                with outer.lock:
-                    refuse = outer.fail_count > 0 or time.time() < outer.fail_until
-                    if outer.fail_count > 0:
-                        outer.fail_count -= 1
-                    outer.requests.append({
-                        "path": self.path, "headers": dict(self.headers),
-                        "body": json.loads(body), "status": 500 if refuse else 200})
-                self.send_response(500 if refuse else 200)
-                self.send_header("Content-Type", "text/plain")
-                self.end_headers()
-                self.wfile.write(b"try later\n" if refuse else b"ok\n")
-
-            def log_message(self, *a):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def url(self):
-        return f"http://127.0.0.1:{self.port}/hooks/{SECRET}"
-
-    def delivered(self):
-        """The event objects answered 200, in order."""
-        with self.lock:
-            return [r["body"] for r in self.requests if r["status"] == 200]
-
-    def all(self):
-        with self.lock:
-            return list(self.requests)
-
-    def reset(self):
-        with self.lock:
-            self.requests.clear()
-            self.fail_count = 0
-            self.fail_until = 0.0
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(path=f"/hooks/{SECRET}")
 
 
 def generate(out, name, start_epoch, outcome="fail", seed=7, slow=1.0):

@@ -12,18 +12,15 @@ Histories come from the loadgen generator (tests/data/loadgen/gen_loadgen.py)
 as in test_verdicts.py: Scenario(slow=...) makes a slower revision, each run
 within +-3 % of its level.
 """
-import http.server
 import json
 import os
-import shutil
 import sys
-import tempfile
-import threading
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import DATA_DIR, InfluxTestCase, free_port, run_perfship, write_config  # noqa: E402
+from harness import (DATA_DIR, InfluxTestCase, WebhookReceiver, run_perfship,  # noqa: E402
+                     scratch_dir, write_config)
 from test_verdicts import DAY, make_history  # noqa: E402
 from test_report import CHART_JS, CHROMIUM, open_in_browser  # noqa: E402
 from test_report import Receiver as Probe  # noqa: E402
@@ -33,39 +30,10 @@ sys.path.insert(0, os.path.join(DATA_DIR, "loadgen"))
 COMPARE = "https://github.com/Agoric/agoric-sdk/compare/{good}...{bad}"
 
 
-class Hook:
-    """A webhook receiver on loopback: records every event it is sent."""
-
-    def __init__(self):
-        self.bodies = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                outer.bodies.append(json.loads(body))
-                self.send_response(200)
-                self.end_headers()
-                self.wfile.write(b"ok\n")
-
-            def log_message(self, *a):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 class Candidates(InfluxTestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="perfship-candidates-")
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-        self.hook = Hook()
+        self.tmp = scratch_dir(self, "perfship-candidates-")
+        self.hook = WebhookReceiver()
         self.addCleanup(self.hook.close)
         self.n = getattr(type(self), "_n", 0) + 1
         type(self)._n = self.n
@@ -133,10 +101,10 @@ alerts = {{ webhook = {{ url = "{self.hook.url}"; timeout_ms = 5000; }};
         # The metric under test only: the generator draws the deploy
         # durations with a +-20 % spread, which a pass of the backfill that
         # knew few nightly runs may judge either way.
-        regs = [b for b in self.hook.bodies if b.get("event") == "regression"
+        regs = [b for b in self.hook.delivered() if b.get("event") == "regression"
                 and b["run"].startswith("manual-")
                 and "cycleAvgDuration" in [m["metric"] for m in b["metrics"]]]
-        self.assertEqual([b["run"] for b in regs], [slow], self.hook.bodies)
+        self.assertEqual([b["run"] for b in regs], [slow], self.hook.delivered())
         m = [x for x in regs[0]["metrics"] if x["metric"] == "cycleAvgDuration"][0]
         # (a backfill may raise it from a pass that knew fewer nightly runs:
         # the range is then a nightly revision of that level, and the link
@@ -224,8 +192,8 @@ alerts = {{ webhook = {{ url = "{self.hook.url}"; timeout_ms = 5000; }};
         self.assertEqual(reg["good_revision"], revs[names[8]])
         self.assertEqual(reg["bad_revision"], revs[names[9]])
         link = COMPARE.format(good=revs[names[8]], bad=revs[names[9]])
-        regs = [b for b in self.hook.bodies if b.get("event") == "regression"]
-        self.assertTrue(regs, self.hook.bodies)
+        regs = [b for b in self.hook.delivered() if b.get("event") == "regression"]
+        self.assertTrue(regs, self.hook.delivered())
         ev = [b for b in regs if b["run"] == reg["run"]][0]
         m = [x for x in ev["metrics"] if x["metric"] == "cycleAvgDuration"][0]
         self.assertEqual(m["good_revision"], revs[names[8]])

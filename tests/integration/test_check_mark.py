@@ -9,12 +9,12 @@ database, and gives up after --timeout with 69 when the server is down.
 import os
 import shutil
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import InfluxTestCase, free_port, run_perfship, write_config  # noqa: E402
+from harness import scratch_dir  # noqa: E402
 
 SECRET = "s3cr3t-Pa55word"
 
@@ -232,7 +232,7 @@ class V2Test(unittest.TestCase):
 
     def setUp(self):
         import subprocess
-        self.tmp = tempfile.mkdtemp(prefix="perfship-v2-")
+        self.tmp = scratch_dir(self, "perfship-v2-")
         self.port = free_port()
         self.proc = subprocess.Popen(
             ["victoria-metrics", "-storageDataPath=" + os.path.join(self.tmp, "vm"),
@@ -250,7 +250,6 @@ class V2Test(unittest.TestCase):
     def tearDown(self):
         self.proc.terminate()
         self.proc.wait(15)
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def test_check_and_mark_v2(self):
         path = os.path.join(self.tmp, "v2.cfg")

@@ -24,7 +24,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
@@ -33,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultproxy import FaultProxy  # noqa: E402
 from harness import (AGENT_OWN, DATA_DIR, Agent, InfluxServer, run_perfship,  # noqa: E402
                      wait_until, write_config)
+from harness import scratch_dir  # noqa: E402
 from pointset import db_points, diff, parse_lp  # noqa: E402
 
 SOAK = os.environ.get("PERFSHIP_SOAK") == "1"
@@ -54,7 +54,7 @@ def jsonl_line(i, tag):
 
 class CrashLoop(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="perfship-crash-")
+        self.tmp = scratch_dir(self, "perfship-crash-")
         self.influx = InfluxServer().start()
         self.proxy = FaultProxy(self.influx.port, seed=SEED).start()
         self.agents = []
@@ -67,7 +67,6 @@ class CrashLoop(unittest.TestCase):
         if not self._ok():
             print("--- last agent log:\n" + self.agents[-1].output()[-4000:]
                   if self.agents else "")
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def _ok(self):
         res = getattr(self._outcome, "result", None)

@@ -14,10 +14,8 @@ PERFSHIP_SEED=N replays the random faults (printed); PERFSHIP_SOAK=1
 makes the outage a minute long and the input ten times larger.
 """
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 import unittest
@@ -25,6 +23,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultproxy import FaultProxy  # noqa: E402
 from harness import Agent, InfluxServer, run_perfship, wait_until, write_config  # noqa: E402
+from harness import scratch_dir  # noqa: E402
 from pointset import db_points, diff, parse_lp  # noqa: E402
 from procstat import RssSampler, agent_is_sanitized, cpu_seconds  # noqa: E402
 
@@ -41,7 +40,7 @@ def jline(i, x=None):
 
 class Faults(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="perfship-faults-")
+        self.tmp = scratch_dir(self, "perfship-faults-")
         self.src = os.path.join(self.tmp, "src")
         os.mkdir(self.src)
         self.influx = InfluxServer().start()
@@ -56,7 +55,6 @@ class Faults(unittest.TestCase):
         res = getattr(self._outcome, "result", None)
         if res and any(t is self for t, _ in res.failures + res.errors) and self.agent:
             print("--- agent log:\n" + self.agent.output()[-5000:])
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def config(self, batch="", influx_extra=""):
         src = ('{ path = "%s"; format = "jsonl"; measurement = "m"; time_key = "ts"; '

@@ -14,17 +14,16 @@ state file, an unwritable state directory, and a full state disk.
 """
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (Agent, InfluxServer, InfluxTestCase, run_perfship, wait_until,  # noqa: E402
                      write_config)
+from harness import scratch_dir  # noqa: E402
 from pointset import db_points, diff  # noqa: E402
 from procstat import RssSampler, agent_is_sanitized  # noqa: E402
 
@@ -64,7 +63,7 @@ class Base(InfluxTestCase):
     """One influxd per class (InfluxTestCase); a scratch folder per test."""
 
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="perfship-hostile-")
+        self.tmp = scratch_dir(self, "perfship-hostile-")
         os.chmod(self.tmp, 0o755)
         self.src = os.path.join(self.tmp, "src")
         os.mkdir(self.src)
@@ -80,7 +79,6 @@ class Base(InfluxTestCase):
             for a in self.agents:
                 print(f"--- agent log:\n{a.output()[-5000:]}")
         subprocess.run(["umount", "-l", self.state], capture_output=True)
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def config(self, extra_watch="", src_extra=""):
         src = ('{ path = "%s"; format = "jsonl"; measurement = "m"; time_key = "ts"; '

@@ -3,7 +3,7 @@
 
 Real parts only: Debian's influxd (harness.InfluxServer), one perfship agent
 per machine, each with its own `host` tag and state directory, and a webhook
-receiver on loopback (test_alerts.Receiver). Loadgen histories come from the
+receiver on loopback (harness.WebhookReceiver). Loadgen histories come from the
 project's generator (tests/data/loadgen/gen_loadgen.py), DSS results from the
 bundled sample of tests/data/dss/gen_dss.py.
 
@@ -28,15 +28,14 @@ running the revisions from some time before the step on. What a user checks:
 import json
 import os
 import random
-import shutil
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import DATA_DIR, InfluxTestCase, run_perfship, wait_until  # noqa: E402
-from test_alerts import Receiver, alert_id  # noqa: E402
+from harness import DATA_DIR, InfluxTestCase, run_perfship, scratch_dir, wait_until  # noqa: E402
+from harness import WebhookReceiver as Receiver  # noqa: E402
+from test_alerts import alert_id  # noqa: E402
 
 sys.path.insert(0, os.path.join(DATA_DIR, "loadgen"))
 import gen_loadgen as gen  # noqa: E402
@@ -78,8 +77,7 @@ class Machines(InfluxTestCase):
 
     def setUp(self):
         self.hook.reset()
-        self.dir = tempfile.mkdtemp(prefix="perfship-hosts-")
-        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.dir = scratch_dir(self, "perfship-hosts-")
 
     def agent(self, host, db, source, fmt, extra=""):
         """A machine's configuration: its own host tag and state."""

@@ -16,8 +16,6 @@ import os
 import socket
 import subprocess
 import sys
-import shutil
-import tempfile
 import threading
 import unittest
 
@@ -89,13 +87,12 @@ def refused_url():
 class HttpLoopTest(unittest.TestCase):
     def setUp(self):
         self.rx = Receiver().start()
-        self.tmp = tempfile.mkdtemp(prefix="perfship-http-")
+        self.tmp = harness.scratch_dir(self, "perfship-http-")
 
     def tearDown(self):
         self.rx.release.set()
         self.rx.shutdown()
         self.rx.server_close()
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def drive(self, spec, timeout=60):
         path = os.path.join(self.tmp, "spec.json")

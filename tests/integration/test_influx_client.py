@@ -12,10 +12,8 @@ try to break out of their quotes: each selects exactly its own rows.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -202,8 +200,7 @@ class AuthTest(harness.InfluxTestCase):
 class VictoriaMetricsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="perfship-vm-")
-        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        cls.tmp = harness.scratch_dir(cls, "perfship-vm-")
         cls.vm = harness.VictoriaMetrics(cls.tmp).start()
         cls.addClassCleanup(cls.vm.stop)
 

@@ -25,7 +25,6 @@ import select
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 import urllib.request
@@ -34,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultproxy import FaultProxy  # noqa: E402
 from harness import (AGENT_OWN, DATA_DIR, PERFSHIP_BIN, Agent, InfluxServer, VictoriaMetrics, free_port,  # noqa: E402
                      or_empty, run_perfship, wait_until, write_config)
+from harness import scratch_dir  # noqa: E402
 
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
 DSS = os.path.join(DATA_DIR, "dss", "synth")
@@ -129,7 +129,7 @@ def run_on_a_terminal(args, timeout=60):
 
 class Base(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="perfship-live-")
+        self.tmp = scratch_dir(self, "perfship-live-")
         self.src = os.path.join(self.tmp, "src")
         os.mkdir(self.src)
         self.db = "t_" + self._testMethodName
@@ -144,7 +144,6 @@ class Base(unittest.TestCase):
                     print(f"--- agent log {a.log_path}:\n" + a.output()[-4000:])
                 except OSError:
                     pass
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def _ok(self):
         res = getattr(self._outcome, "result", None)

@@ -23,6 +23,7 @@ from procstat import RssSampler, agent_is_sanitized  # noqa: E402
 from harness import (AGENT_OWN, PERFSHIP_BIN, Agent, DatabaseNotFound, InfluxServer,  # noqa: E402
                      InfluxTestCase, free_port, or_empty, run_perfship, wait_until,
                      write_config)
+from harness import scratch_dir  # noqa: E402
 
 BASE = 1700000000
 
@@ -60,7 +61,7 @@ class Base(InfluxTestCase):
     """One influxd per class (InfluxTestCase); a scratch folder per test."""
 
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="perfship-pipe-")
+        self.tmp = scratch_dir(self, "perfship-pipe-")
         self.src = os.path.join(self.tmp, "src")
         os.mkdir(self.src)
         self.state = os.path.join(self.tmp, "state")
@@ -76,7 +77,6 @@ class Base(InfluxTestCase):
                     print(f"--- agent log {a.log_path}:\n" + a.output()[-4000:])
                 except OSError:
                     pass
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def _ok(self):
         res = getattr(self._outcome, "result", None)

@@ -18,7 +18,6 @@ import socket
 import ssl
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
@@ -28,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultproxy import FaultProxy  # noqa: E402
 from harness import (PERFSHIP_BIN, Agent, InfluxServer, free_port,  # noqa: E402
                      run_perfship, wait_until, write_config)
+from harness import scratch_dir  # noqa: E402
 from pointset import db_points, diff, parse_lp  # noqa: E402
 
 VICTORIA = shutil.which("victoria-metrics")
@@ -108,7 +108,7 @@ class TLSForwarder:
 
 class Base(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="perfship-sec-")
+        self.tmp = scratch_dir(self, "perfship-sec-")
         os.chmod(self.tmp, 0o755)
         self.src = os.path.join(self.tmp, "src")
         os.mkdir(self.src)
@@ -118,7 +118,6 @@ class Base(unittest.TestCase):
     def tearDown(self):
         for a in self.agents:
             a.kill()
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def config(self, url, influx_extra="", db="perf", name="p.cfg"):
         src = ('{ path = "%s"; format = "jsonl"; measurement = "m"; time_key = "ts"; '

@@ -19,6 +19,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (InfluxServer, PERFSHIP_BIN, VictoriaMetrics, free_port,  # noqa: E402
                      wait_until, write_config)
+from harness import scratch_dir  # noqa: E402
 from faultproxy import FaultProxy  # noqa: E402
 from pointset import acked_counts  # noqa: E402
 
@@ -550,7 +551,7 @@ class SinkTest(unittest.TestCase):
 @unittest.skipUnless(VICTORIA, "victoria-metrics not installed")
 class V2ApiTest(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="perfship-vm-")
+        self.dir = scratch_dir(self, "perfship-vm-")
         self.vm = VictoriaMetrics(self.dir).start()
         self.port = self.vm.port
         self.proxy = FaultProxy(self.port, seed=99).start()
@@ -558,7 +559,6 @@ class V2ApiTest(unittest.TestCase):
     def tearDown(self):
         self.proxy.stop()
         self.vm.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
     def test_v2_write_shape_and_data(self):
         token = "tok-SECRET-123"

@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from harness import DATA_DIR, Agent, InfluxTestCase, run_perfship, write_config  # noqa: E402
 from faultproxy import FaultProxy  # noqa: E402
 from harness import wait_until  # noqa: E402
-from test_alerts import Receiver  # noqa: E402
+from harness import WebhookReceiver as Receiver  # noqa: E402
 from test_report import CHART_JS, CHROMIUM, open_in_browser  # noqa: E402
 from test_report import Receiver as Probe  # noqa: E402
 from test_bidi_text import shown  # noqa: E402  (a direction control as the page shows it)

@@ -16,16 +16,15 @@ nothing acknowledged before the committed offset was sent again.
 """
 import os
 import re
-import shutil
 import sys
-import tempfile
 import threading
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultproxy import FaultProxy, acked_writes  # noqa: E402
-from harness import Agent, InfluxServer, run_perfship, wait_until, write_config  # noqa: E402
+from harness import (Agent, InfluxServer, run_perfship, scratch_dir, wait_until,  # noqa: E402
+                     write_config)
 from pointset import db_points, diff, parse_lp, request_lines  # noqa: E402
 
 BASE = 1700000000
@@ -75,8 +74,7 @@ class Writer(threading.Thread):
 
 class StopWithUnacknowledgedPoints(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="perfship-stop-")
-        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        self.tmp = scratch_dir(self, "perfship-stop-")
         self.src = os.path.join(self.tmp, "src")
         os.mkdir(self.src)
         self.influx = InfluxServer().start()

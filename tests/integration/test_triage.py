@@ -5,21 +5,18 @@ shows them, and a webhook receiver on loopback tells what reached people.
 Histories come from the loadgen generator as in test_verdicts.py
 (Scenario(slow=...) makes a slower revision, +-3 % run-to-run noise).
 """
-import http.server
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Agent, InfluxTestCase, QueryError, free_port, run_perfship, wait_until,  # noqa: E402
-                     write_config)
+from harness import (Agent, InfluxTestCase, QueryError, WebhookReceiver,  # noqa: E402
+                     run_perfship, scratch_dir, wait_until, write_config)
 import nodetools  # noqa: E402
 from faultproxy import FaultProxy  # noqa: E402
 from test_verdicts import ACROSS, DAY, make_history  # noqa: E402
@@ -39,40 +36,9 @@ def open_in_browser(page, shot, probe_url):
     return json.loads(p.stdout)
 
 
-class Receiver:
-    """A webhook receiver on loopback: records every event it is sent."""
-
-    def __init__(self):
-        self.events = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                outer.events.append(json.loads(body))
-                self.send_response(200)
-                self.end_headers()
-                self.wfile.write(b"ok\n")
-
-            def log_message(self, *a):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def regressions(self):
-        return [e for e in self.events if e["event"] == "regression"]
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 class Triage(InfluxTestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="perfship-triage-")
-        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.tmp = scratch_dir(self, "perfship-triage-")
         self.n = getattr(type(self), "_n", 0) + 1
         type(self)._n = self.n
         self.db = f"t{self.n}"
@@ -101,7 +67,7 @@ class Triage(InfluxTestCase):
         return {r["run"]: {k: r.get(k) for k in KEYS} for r in rows}
 
     def test_acknowledged_change_alerts_no_more_and_a_new_one_does(self):
-        hook = Receiver()
+        hook = WebhookReceiver()
         self.addCleanup(hook.close)
         t0 = int(time.time()) - 30 * DAY
         staged = os.path.join(self.tmp, "staged")

@@ -15,14 +15,13 @@ import os
 import random
 import shutil
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faultproxy import FaultProxy  # noqa: E402
 from harness import (DATA_DIR, InfluxServer, InfluxTestCase, VictoriaMetrics,  # noqa: E402
-                     run_perfship, wait_until, write_config)
+                     run_perfship, scratch_dir, wait_until, write_config)
 import pointset  # noqa: E402
 
 sys.path.insert(0, os.path.join(DATA_DIR, "loadgen"))
@@ -55,8 +54,7 @@ def make_history(root, levels, seed, noise=0.03, outcome=None, test_type="daily-
 
 class VerdictCase(InfluxTestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="perfship-verdicts-")
-        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.tmp = scratch_dir(self, "perfship-verdicts-")
         self.n = getattr(type(self), "_n", 0) + 1
         type(self)._n = self.n
 
@@ -359,8 +357,7 @@ class WithoutInfluxQL(unittest.TestCase):
     def test_own_history(self):
         if not VictoriaMetrics.BIN:
             self.skipTest("victoria-metrics is not installed")
-        tmp = tempfile.mkdtemp(prefix="perfship-verdicts-vm-")
-        self.addCleanup(shutil.rmtree, tmp, True)
+        tmp = scratch_dir(self, "perfship-verdicts-vm-")
         vm = VictoriaMetrics(os.path.join(tmp, "vm")).start()
         self.addCleanup(vm.stop)
         res = os.path.join(tmp, "results")
