@@ -86,6 +86,7 @@ class InfluxServer:
         self.port = None
         self.rpc_port = None
         self.proc = None
+        self.served = False  # answered a /ping once: its ports are known to the test
         self.log_path = os.path.join(self.dir, "influxd.log")
 
     # -- lifecycle -------------------------------------------------------
@@ -124,6 +125,19 @@ bind-address = "127.0.0.1:{self.rpc_port}"
         return path
 
     def start(self, timeout=30):
+        # free_port() lets a port go before influxd binds it, and tests run
+        # side by side: on its first start a server whose port was taken in
+        # between tries fresh ones. A restart keeps its ports (the agent
+        # under test knows the URL).
+        for tries_left in (2, 1, 0):
+            try:
+                return self._start(timeout)
+            except RuntimeError as e:
+                if self.served or tries_left == 0 or "address already in use" not in str(e):
+                    raise
+                self.port = self.rpc_port = None
+
+    def _start(self, timeout):
         conf = self._write_config()
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([INFLUXD, "-config", conf],
@@ -131,10 +145,12 @@ bind-address = "127.0.0.1:{self.rpc_port}"
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
+                self.log.close()
                 raise RuntimeError("influxd exited: " + self.tail_log())
             try:
                 st, _, _ = self.request("GET", "/ping")
                 if st == 204:
+                    self.served = True
                     return self
             except OSError:
                 pass
