@@ -37,11 +37,16 @@ DB = "perf"
 RP = "autogen"
 BUCKET = "perf/autogen"
 DS = {"type": "influxdb", "uid": "perfship-influxdb"}
-# A variable's values come from the dashboard's time range: on InfluxDB 3 an
-# unbounded SHOW TAG VALUES lists the last day's values only, so the run and
-# revision pickers would offer yesterday's runs (docs/queries.md, "InfluxDB 3").
+# A variable's values are bounded in time: on InfluxDB 3 an unbounded SHOW
+# TAG VALUES lists the last day's values only, so the run and revision
+# pickers would offer yesterday's runs (docs/queries.md, "InfluxDB 3").
+# Grafana fills $timeFilter in a variable's query; Chronograf fills only the
+# dashboard's own variables there, never :dashboardTime:, so its pickers
+# look back as far as a text variable of the dashboard says.
+CHRONOGRAF_RANGE_VAR = "picker_range"
+CHRONOGRAF_RANGE_DEFAULT = "90d"
 CHRONOGRAF_TAG_VALUES = ("SHOW TAG VALUES ON :database: FROM :measurement: WITH KEY=:tagKey:"
-                         " WHERE time > :dashboardTime: AND time < :upperDashboardTime:")
+                         f" WHERE time > now() - :{CHRONOGRAF_RANGE_VAR}:")
 
 # Colours shared by both tools so a failed run looks the same everywhere.
 RED, YELLOW, GREEN, ORANGE = "#DC4E58", "#FFB94A", "#4ED8A0", "#F48D38"
@@ -493,6 +498,12 @@ def chronograf_dashboard(d):
             "noteVisibility": "default",
         })
     templates = []
+    if d["variables"]:
+        templates.append({
+            "tempVar": f":{CHRONOGRAF_RANGE_VAR}:", "id": f"{d['uid']}-var-{CHRONOGRAF_RANGE_VAR}",
+            "type": "text", "label": "the pickers look back (an InfluxQL duration)",
+            "values": [{"value": CHRONOGRAF_RANGE_DEFAULT, "type": "constant", "selected": True}],
+        })
     for v in d["variables"]:
         templates.append({
             "tempVar": f":{v['name']}:", "id": f"{d['uid']}-var-{v['name']}", "type": "tagValues",

@@ -380,9 +380,14 @@ class ChronografJson(unittest.TestCase):
                 defined = {t["tempVar"].strip(":") for t in d["templates"]}
                 for t in d["templates"]:
                     self.assertRegex(t["tempVar"], r"^:\w+:$")
+                    self.assertIsInstance(t["values"], list)
+                    if t["type"] == "text":  # how far back the pickers look
+                        self.assertEqual(t["tempVar"], f":{build.CHRONOGRAF_RANGE_VAR}:")
+                        self.assertEqual([v["value"] for v in t["values"]], [build.CHRONOGRAF_RANGE_DEFAULT])
+                        continue
+                    self.assertEqual(t["type"], "tagValues")
                     for k in ("db", "measurement", "tagKey", "influxql"):
                         self.assertTrue(t["query"][k], k)
-                    self.assertIsInstance(t["values"], list)
                 cell_ids, occupied = set(), set()
                 self.assertTrue(d["cells"])
                 for c in d["cells"]:
@@ -1116,9 +1121,13 @@ class QueriesAgainstInflux(unittest.TestCase):
             with open(os.path.join(DASH, "chronograf", d["slug"] + ".dashboard")) as f:
                 templates = json.load(f)["templates"]
             for t in templates:
+                if t["type"] == "text":
+                    continue
                 tq = t["query"]
                 q = (tq["influxql"].replace(":database:", f'"{tq["db"]}"')
                      .replace(":measurement:", f'"{tq["measurement"]}"').replace(":tagKey:", f'"{tq["tagKey"]}"'))
+                # the pickers' text variable, set to reach back to the range's start
+                q = q.replace(f":{build.CHRONOGRAF_RANGE_VAR}:", f"{(time.time_ns() - start) // 10**9 + 1}s")
                 q = fill_chronograf(q, start - 1, end, {})
                 grafana_var = next(v for v in g["templating"]["list"] if f":{v['name']}:" == t["tempVar"])
                 gq = fill_grafana(grafana_var["query"], start, end, {})

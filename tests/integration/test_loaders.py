@@ -19,9 +19,10 @@ that stopped checking cannot pass the test.
 Chronograf has no loader here: test_dashboards.py checks its rule. The Flux
 tasks are type-checked there too.
 
-Every dashboard variable's SHOW TAG VALUES carries the dashboard's time range
-(Grafana's $timeFilter, Chronograf's :dashboardTime:): InfluxDB 3 lists the
-last day's values for an unbounded one. That check needs no validator.
+Every dashboard variable's SHOW TAG VALUES is bounded in time (Grafana's
+$timeFilter; in Chronograf, which fills no :dashboardTime: into a variable's
+query, a text variable of the dashboard): InfluxDB 3 lists the last day's
+values for an unbounded one. That check needs no validator.
 
 Where `../shared` is absent (a user's clone) the test says so and skips; with
 CI=true it fails instead, since CI must not pass without looking. The
@@ -174,8 +175,11 @@ class Grafana(unittest.TestCase):
 # A variable's SHOW TAG VALUES must carry the dashboard's time range: InfluxDB 3
 # answers an unbounded one with the last day's values only (docs/queries.md,
 # "InfluxDB 3"). These are the bounds each tool fills in.
+# Chronograf fills only a dashboard's own variables into a variable's query
+# (never :dashboardTime:), so there the bound is a text variable of the
+# dashboard, which must exist and hold a duration.
 TIME_BOUNDS = {"grafana": re.compile(r"\bWHERE\b.*\$timeFilter\b"),
-               "chronograf": re.compile(r"\bWHERE\b.*\btime > :dashboardTime: AND time < :upperDashboardTime:")}
+               "chronograf": re.compile(r"\bWHERE\b.*\btime > now\(\) - :(\w+):")}
 
 
 def tag_value_statements(tool, doc):
@@ -187,8 +191,19 @@ def tag_value_statements(tool, doc):
 
 
 def unbounded_tag_values(tool, doc):
-    return [q for q in tag_value_statements(tool, doc)
-            if re.match(r"(?i)\s*SHOW\s+TAG\s+VALUES\b", q) and not TIME_BOUNDS[tool].search(q)]
+    out = []
+    for q in tag_value_statements(tool, doc):
+        if not re.match(r"(?i)\s*SHOW\s+TAG\s+VALUES\b", q):
+            continue
+        m = TIME_BOUNDS[tool].search(q)
+        if tool == "chronograf" and m:
+            ranges = [t for t in doc.get("templates", []) if t.get("tempVar") == f":{m.group(1)}:"]
+            values = [v.get("value", "") for t in ranges if t.get("type") == "text"
+                      for v in t.get("values", [])]
+            m = m if values and all(re.fullmatch(r"\d+[smhdw]", v) for v in values) else None
+        if not m:
+            out.append(q)
+    return out
 
 
 def shipped_dashboards():
@@ -208,7 +223,7 @@ class TimeBoundedVariables(unittest.TestCase):
             with self.subTest(os.path.relpath(path, DASH)):
                 self.assertEqual(unbounded_tag_values(tool, doc), [])
                 seen += sum(1 for q in tag_value_statements(tool, doc) if "SHOW TAG VALUES" in q)
-        # Grafana's five variables (query and definition) and Chronograf's five templates.
+        # Grafana's five variables (query and definition) and Chronograf's five.
         self.assertGreaterEqual(seen, 15)
         for path in glob.glob(os.path.join(DASH, "queries", "influxql", "*", "*.influxql")):
             with open(path) as f:
@@ -223,9 +238,15 @@ class TimeBoundedVariables(unittest.TestCase):
                 continue
             text = json.dumps(doc)
             text = text.replace(" WHERE $timeFilter", "")
-            text = text.replace(" WHERE time > :dashboardTime: AND time < :upperDashboardTime:", "")
+            text = re.sub(r" WHERE time > now\(\) - :\w+:", "", text)
             with self.subTest(os.path.relpath(path, DASH)):
                 self.assertTrue(unbounded_tag_values(tool, json.loads(text)))
+            if tool == "chronograf":
+                # ... and a bound by a variable the dashboard lacks
+                broken = json.loads(json.dumps(doc))
+                broken["templates"] = [t for t in broken["templates"] if t["type"] != "text"]
+                with self.subTest(os.path.relpath(path, DASH), range_variable="missing"):
+                    self.assertTrue(unbounded_tag_values(tool, broken))
 
 
 if __name__ == "__main__":
