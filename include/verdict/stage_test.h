@@ -34,8 +34,9 @@
 
 #include <stddef.h>
 
-/* The p-value below which a stage's change counts as significant. */
-#define PS_STAGE_TEST_ALPHA 0.01
+/* The p-value below which a stage's change counts as significant: a run
+ * makes up to six such tests per stage (docs/verdicts.md "How sure"). */
+#define PS_STAGE_TEST_ALPHA 0.001
 
 typedef struct ps_batch_estimate {
   double ratio;   /* sum(num) / sum(den) */

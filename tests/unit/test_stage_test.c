@@ -144,10 +144,10 @@ static void test_batches_then_test(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_batch_means_plain),  cmocka_unit_test(test_batch_means_remainder),
-      cmocka_unit_test(test_batch_means_ratio),  cmocka_unit_test(test_batch_means_too_few),
-      cmocka_unit_test(test_student_t),          cmocka_unit_test(test_change_points),
-      cmocka_unit_test(test_change_log),         cmocka_unit_test(test_batches_then_test),
+      cmocka_unit_test(test_batch_means_plain), cmocka_unit_test(test_batch_means_remainder),
+      cmocka_unit_test(test_batch_means_ratio), cmocka_unit_test(test_batch_means_too_few),
+      cmocka_unit_test(test_student_t),         cmocka_unit_test(test_change_points),
+      cmocka_unit_test(test_change_log),        cmocka_unit_test(test_batches_then_test),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,8 +108,7 @@ static void test_ledger_json_under_another_metric_list(void **state) {
   ps_ledger_series *s = ps_ledger_series_get(&l, "loadgen", "daily-perf", HA, 1);
   double v[2] = {24.5, 98.0};
   ps_ledger_put(&l, s, HA, "r1", "abc1234", 1700000000123456000LL, PS_RUN_STATUS_SUCCESS, 1, v);
-  ps_ledger_put(&l, s, HA, "r2", NULL, 1700086400123456000LL, PS_RUN_STATUS_INTERRUPTED, 0,
-                NULL);
+  ps_ledger_put(&l, s, HA, "r2", NULL, 1700086400123456000LL, PS_RUN_STATUS_INTERRUPTED, 0, NULL);
   s->runs[0].judged = 1;
   cJSON *j = ps_ledger_to_json(&l);
   ps_ledger_free(&l);
@@ -122,7 +121,7 @@ static void test_ledger_json_under_another_metric_list(void **state) {
   assert_non_null(s);
   assert_int_equal(s->nruns, 2);
   assert_string_equal(s->runs[0].name, "r1");
-  assert_string_equal(s->runs[0].host, "bench-a"); /* saved hosts win over the defaults */
+  assert_string_equal(s->runs[0].host, "bench-a");           /* saved hosts win over the defaults */
   assert_true(s->runs[0].start_ns == 1700000000123456000LL); /* exact, not through a double */
   assert_string_equal(s->runs[0].revision, "abc1234");
   assert_true(s->runs[0].values[0] == 98.0);
@@ -260,8 +259,7 @@ static void test_history_query_and_answer(void **state) {
   ps_buf q;
   ps_buf_init(&q, 0);
   assert_int_equal(
-      pl_history_query_text("daily'perf", "bench'a", 1647216135581548000LL, 0, METRICS, 2, &q),
-      0);
+      pl_history_query_text("daily'perf", "bench'a", 1647216135581548000LL, 0, METRICS, 2, &q), 0);
   assert_string_equal(q.data, "SELECT \"status\", \"cycleAvgDuration\", \"cycleSuccessRate\" "
                               "FROM \"loadgen_run\" WHERE \"test_type\" = 'daily\\'perf' "
                               "AND \"host\" = 'bench\\'a' AND time >= 1647216135581548000 "
@@ -302,11 +300,12 @@ static void test_history_query_and_answer(void **state) {
   assert_int_equal(rows[1].status, PS_RUN_STATUS_FAILED);
   assert_true(isnan(rows[1].v0) && isnan(rows[1].v1));
   assert_int_equal(rows[2].run[0], 0);
-  assert_int_equal(pl_history_parse("{\"error\":\"x\"}", METRICS, 2, on_row, NULL, rows, NULL), -EPROTO);
+  assert_int_equal(pl_history_parse("{\"error\":\"x\"}", METRICS, 2, on_row, NULL, rows, NULL),
+                   -EPROTO);
   assert_int_equal(pl_history_parse("not json", METRICS, 2, on_row, NULL, rows, NULL), -EPROTO);
   memset(rows, 0, sizeof rows);
   assert_int_equal(pl_history_parse("{\"results\":[{\"statement_id\":0}]}", METRICS, 2, on_row,
-                                     NULL, rows, NULL),
+                                    NULL, rows, NULL),
                    0);
   assert_int_equal(rows[0].run[0], 0);
   /* A 200 whose rows are not what was asked: an error that says why, and
@@ -330,8 +329,7 @@ static void test_history_query_and_answer(void **state) {
        "row 1: status is not a string"},
       {"{\"results\":[{\"series\":[{\"columns\":[\"time\"],\"values\":[[1,2]]}]}]}",
        "row 1 is not a list of 1 values"},
-      {"{\"results\":[{\"series\":[{\"columns\":[\"status\"],\"values\":[]}]}]}",
-       "no time column"},
+      {"{\"results\":[{\"series\":[{\"columns\":[\"status\"],\"values\":[]}]}]}", "no time column"},
       {"{\"results\":[{\"error\":\"database not found\"}]}", "the server said: database"},
       {"{\"results\":\"none\"}", "no list of results"},
   };
@@ -442,6 +440,61 @@ static void test_collect_loadgen_and_dss(void **state) {
   pl_collect_free(&c);
 }
 
+/* The samples behind the stage figures: live blocks only, successful
+ * cycles only, in time order whatever order they came in, a replayed
+ * point once; the block gaps from consecutive beginAt (2 s and 3 s). */
+static void test_collect_stage_samples(void **state) {
+  (void)state;
+  pl_collect c;
+  pl_collect_init(&c, METRICS, 2);
+  pl_dss_doc *doc = NULL;
+  const int64_t s = 1000000000LL;
+  struct {
+    const char *live;
+    double swingset;
+    int64_t t;
+  } blocks[] = {
+      {"true", 0.3, 12 * s}, {"true", 0.1, 7 * s},  {"false", 9.0, 1 * s},
+      {"true", 0.2, 9 * s},  {"true", 0.3, 12 * s}, /* replayed */
+  };
+  for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
+    ps_tag bt[] = {{"run", "r1"}, {"stage", "1"}, {"live", blocks[i].live}};
+    ps_field bf[] = {ps_field_float("swingsetTime", blocks[i].swingset)};
+    ps_point p = pt("loadgen_block", bt, 3, bf, 1, blocks[i].t);
+    assert_int_equal(pl_collect_point(&c, &p, &doc), PL_COLLECT_NONE);
+  }
+  struct {
+    int ok;
+    double duration;
+    int64_t t;
+  } cycles[] = {{1, 20.0, 30 * s}, {0, 99.0, 10 * s}, {1, 18.0, 20 * s}};
+  for (size_t i = 0; i < sizeof cycles / sizeof cycles[0]; i++) {
+    ps_tag ct[] = {{"run", "r1"}, {"stage", "1"}, {"task", "vault"}};
+    ps_field cf[] = {ps_field_bool("success", cycles[i].ok),
+                     ps_field_float("duration", cycles[i].duration)};
+    ps_point p = pt("loadgen_cycle", ct, 3, cf, 2, cycles[i].t);
+    pl_collect_point(&c, &p, &doc);
+  }
+  pl_lg_run *r = pl_collect_find_run(&c, "r1");
+  assert_non_null(r);
+  ps_stage_samples *v;
+  size_t n;
+  double *store;
+  assert_int_equal(pl_collect_stage_samples(r, &v, &n, &store), 0);
+  assert_int_equal(n, 1);
+  assert_int_equal(v[0].stage, 1);
+  assert_int_equal(v[0].nswingset, 3);
+  assert_true(v[0].swingset_time[0] == 0.1 && v[0].swingset_time[1] == 0.2 &&
+              v[0].swingset_time[2] == 0.3);
+  assert_int_equal(v[0].ngaps, 2);
+  assert_true(v[0].block_gap[0] == 2.0 && v[0].block_gap[1] == 3.0);
+  assert_int_equal(v[0].ncycles, 2);
+  assert_true(v[0].cycle_duration[0] == 18.0 && v[0].cycle_duration[1] == 20.0);
+  free(v);
+  free(store);
+  pl_collect_free(&c);
+}
+
 static int has(const char *const *list, size_t n, const char *name) {
   for (size_t i = 0; i < n; i++)
     if (strcmp(list[i], name) == 0)
@@ -462,7 +515,10 @@ static void test_judges_subscribe_to_their_figures(void **state) {
   assert_true(has(m, n, "dss_bench"));
   assert_true(has(m, n, "runs"));
   assert_true(has(m, n, "perfship_verdict"));
-  assert_false(has(m, n, "loadgen_block")); /* thousands per run, judged by nobody */
+  /* the samples behind the stage figures: how sure a stage's change is */
+  assert_true(has(m, n, "loadgen_block"));
+  assert_true(has(m, n, "loadgen_cycle"));
+  assert_false(has(m, n, "loadgen_slog_block_vat")); /* read back from the server */
   for (size_t i = 0; i < n; i++)
     assert_false(has(m, i, m[i]));
   /* the table's own promises */
@@ -486,6 +542,7 @@ int main(void) {
       cmocka_unit_test(test_history_query_and_answer),
       cmocka_unit_test(test_history_growth_statement),
       cmocka_unit_test(test_collect_loadgen_and_dss),
+      cmocka_unit_test(test_collect_stage_samples),
       cmocka_unit_test(test_judges_subscribe_to_their_figures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
