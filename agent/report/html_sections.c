@@ -14,6 +14,15 @@
 #include "core/util.h"
 #include "html_private.h"
 
+/* A verdict's change as it is judged: the BOYD share in points (a share
+ * near 0 makes any percent large: docs/verdicts.md), the rest in percent. */
+static void put_change(page *p, const ps_rverdict *v) {
+  if (v->metric && strcmp(v->metric, ps_slog_stage_figure(PS_SLOG_FIG_BOYD_SHARE)->name) == 0)
+    putf(p, "%+.1f\u00a0points", v->value - v->baseline);
+  else
+    ps_html_fmt_change(p, v->change_pct);
+}
+
 /* "Cycle avg duration +14.3 %" with the verdict's word, for lists. */
 static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
   int c = vcode(v);
@@ -27,6 +36,10 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
     put(p, "; change began at ");
     esc(p, v->change_run);
   }
+  if (v->vat) {
+    put(p, "; vat ");
+    esc(p, v->vat);
+  }
   if (v->against) {
     put(p, "; against the current level of ");
     esc(p, v->against);
@@ -38,8 +51,12 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
     put(p, " ");
   }
   txt(p, ps_html_metric_label(v->metric));
+  if (v->vat) { /* which vat: its name, else its ID */
+    put(p, " of ");
+    txt(p, v->vat_name && v->vat_name[0] ? v->vat_name : v->vat);
+  }
   put(p, " ");
-  ps_html_fmt_change(p, v->change_pct);
+  put_change(p, v);
   if (v->against) {
     put(p, " against ");
     txt(p, v->against);
@@ -115,11 +132,7 @@ static void stage_mark(page *p, const ps_rverdict *v) {
     txt(p, ps_html_metric_label(v->metric));
   }
   put(p, " ");
-  /* a share is told in points, as it is judged (docs/verdicts.md) */
-  if (strcmp(v->metric, ps_slog_stage_figure(PS_SLOG_FIG_BOYD_SHARE)->name) == 0)
-    putf(p, "%+.1f\u00a0points", v->value - v->baseline);
-  else
-    ps_html_fmt_change(p, v->change_pct);
+  put_change(p, v);
   put(p, "</span>");
 }
 
@@ -160,16 +173,6 @@ static int stage_marks(page *p, size_t b, size_t e, const char *sep, int after) 
     for (size_t i = marks; i < n; i++) {
       put(p, i > marks ? "<br>" : "");
       verdict_item(p, changed[i], 1);
-      if (changed[i]->vat) {
-        put(p, " <span class=\"vat\">");
-        txt(p, changed[i]->vat);
-        if (changed[i]->vat_name) {
-          put(p, " (");
-          txt(p, changed[i]->vat_name);
-          put(p, ")");
-        }
-        put(p, "</span>");
-      }
     }
     put(p, "</details>");
   }
