@@ -198,6 +198,8 @@ static int by_time(const void *a, const void *b) {
 
 /* Sorts by time and drops repeats (a point replayed after a restart). */
 static size_t sort_unique(pl_lg_sample *a, size_t n) {
+  if (n < 2) /* a stage with blocks and no cycles has no array for them */
+    return n;
   qsort(a, n, sizeof *a, by_time);
   size_t k = 0;
   for (size_t i = 0; i < n; i++)

@@ -475,13 +475,22 @@ static void test_collect_stage_samples(void **state) {
     ps_point p = pt("loadgen_cycle", ct, 3, cf, 2, cycles[i].t);
     pl_collect_point(&c, &p, &doc);
   }
+  /* a stage with one live block and no cycle: no array for its cycles */
+  ps_tag bt2[] = {{"run", "r1"}, {"stage", "2"}, {"live", "true"}};
+  ps_field bf2[] = {ps_field_float("swingsetTime", 0.5)};
+  ps_point p2 = pt("loadgen_block", bt2, 3, bf2, 1, 40 * s);
+  pl_collect_point(&c, &p2, &doc);
   pl_lg_run *r = pl_collect_find_run(&c, "r1");
   assert_non_null(r);
   ps_stage_samples *v;
   size_t n;
   double *store;
   assert_int_equal(pl_collect_stage_samples(r, &v, &n, &store), 0);
-  assert_int_equal(n, 1);
+  assert_int_equal(n, 2);
+  assert_int_equal(v[1].stage, 2);
+  assert_int_equal(v[1].nswingset, 1);
+  assert_int_equal(v[1].ngaps, 0);
+  assert_int_equal(v[1].ncycles, 0);
   assert_int_equal(v[0].stage, 1);
   assert_int_equal(v[0].nswingset, 3);
   assert_true(v[0].swingset_time[0] == 0.1 && v[0].swingset_time[1] == 0.2 &&
