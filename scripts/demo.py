@@ -85,25 +85,28 @@ def main():
         rows.sort(key=lambda r: (r.get("run", ""), r.get("arm", ""), r.get("variantIndex") or 0))
         table(rows, ["run", "arm", "variant", "rps_total", "p95_ms", "errors"])
 
-        # The loadgen samples ran in 2022: a range that still holds them.
-        # Too few runs of one series for a verdict across revisions (it
-        # needs verdicts.min_runs); the stage drift of the successful runs
-        # and the DSS arms are judged.
-        print("\n$ perfship -c perfship.cfg verdicts --since 3650d")
-        sys.stdout.flush()
-        os.spawnv(os.P_WAIT, harness.PERFSHIP_BIN, [harness.PERFSHIP_BIN, "-c", cfg, "verdicts",
-                                                    "--since", "3650d"])
         page = os.path.join(work, "report.html")
         print("\n$ perfship -c perfship.cfg report -o report.html --since 3650d")
         sys.stdout.flush()
         if os.spawnv(os.P_WAIT, harness.PERFSHIP_BIN, [harness.PERFSHIP_BIN, "-c", cfg, "report",
                                                        "-o", page, "--since", "3650d"]) == 0:
-            print(f"\nThe report: {page}\n  open it in any browser (file://{page}); it needs "
+            print(f"The report: {page}\n  open it in any browser (file://{page}); it needs "
                   "nothing else, not even a network.")
             opener = shutil.which("xdg-open")
             if opener and (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
                 subprocess.Popen([opener, page], stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL)
+
+        # Last, what a person reads first: the changes, the rest counted.
+        # The loadgen samples ran in 2022: a range that still holds them.
+        # Too few runs of one series for a verdict across revisions (it
+        # needs verdicts.min_runs); the stage drift of the successful runs
+        # and the DSS arms are judged.
+        print("\nWhat changed (perfship verdicts: regressions first; --all lists the rest):")
+        print("$ perfship -c perfship.cfg verdicts --since 3650d")
+        sys.stdout.flush()
+        os.spawnv(os.P_WAIT, harness.PERFSHIP_BIN, [harness.PERFSHIP_BIN, "-c", cfg, "verdicts",
+                                                    "--since", "3650d"])
         if keep:
             print(f"\nInfluxDB left running at {influx.url} (pid {influx.proc.pid}, dir {influx.dir})")
         return 0 if rc in (0, 65) else rc

@@ -76,12 +76,13 @@ static int usage(const char *msg) {
   if (msg)
     fprintf(stderr, "perfship verdicts: %s\n", msg);
   fputs("usage: perfship [-c FILE] verdicts [--source S] [--series NAME] [--host H]... "
-        "[--since DURATION] [--format text|json|junit|markdown] [--json]\n"
+        "[--since DURATION] [--format text|json|junit|markdown] [--json] [--all]\n"
         "       [--fail-on regression|unacknowledged]\n"
         "       perfship [-c FILE] verdicts --candidate RUN --against SERIES [--host H] [--json]\n"
         "       perfship [-c FILE] verdicts --explain RUN [--host H] [--since DURATION] [--json]\n"
         "  --explain RUN: why RUN got slower: the vats that moved most against the old\n"
         "    level, the BOYD share then and now, the kernel growth per cycle\n"
+        "  --all: list the verdicts without change too (text; counted otherwise)\n"
         "  --host H: only the verdicts of machine H (its `host` tag); repeatable\n"
         "  --candidate RUN --against SERIES: judge RUN now against the current level of SERIES\n"
         "  DURATION: a number with s, m, h, d or w (default 7d)\n"
@@ -210,11 +211,16 @@ static cJSON *decision_json(const ps_triage_decision *d) {
   return o;
 }
 
-static void print_table(const table *t, const char *since, const char *link_tmpl) {
-  size_t reg = 0, imp = 0;
+static int is_none(const row *r) { return r->verdict && strcmp(r->verdict, "none") == 0; }
+
+/* `all` 0: the `none` rows are counted, not listed (a night's 40 and more
+ * unchanged figures would bury its one regression). */
+static void print_table(const table *t, const char *since, const char *link_tmpl, int all) {
+  size_t reg = 0, imp = 0, none = 0;
   for (size_t i = 0; i < t->n; i++) {
     reg += rank(t->rows[i].verdict) == 0;
     imp += rank(t->rows[i].verdict) == 1;
+    none += is_none(&t->rows[i]);
   }
   size_t acked = 0;
   for (size_t i = 0; i < t->n; i++)
@@ -223,13 +229,17 @@ static void print_table(const table *t, const char *since, const char *link_tmpl
          reg == 1 ? "" : "s", imp, imp == 1 ? "" : "s");
   if (acked)
     printf(" (%zu acknowledged)", acked);
-  putchar('\n');
-  if (!t->n)
+  printf(", %zu without change\n", none);
+  if (!all && none)
+    printf("(the %zu without change are not listed: --all lists them)\n", none);
+  if (t->n == (all ? 0 : none))
     return;
   printf("%-11s %9s  %-16s %-44s %-16s %-30s %12s %12s  %s\n", "VERDICT", "CHANGE", "HOST", "WHAT",
          "SERIES", "RUN", "VALUE", "BASELINE", "CHANGE BEGAN IN");
   for (size_t i = 0; i < t->n; i++) {
     const row *r = &t->rows[i];
+    if (!all && is_none(r))
+      continue;
     char what[256];
     const char *metric = cell_str(t, r, "metric"), *stage = cell_str(t, r, "stage"),
                *arm = cell_str(t, r, "arm"), *vat = cell_str(t, r, "vat");
@@ -411,13 +421,15 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   }
   int64_t since_s = DEFAULT_SINCE_S;
   enum format format = FORMAT_TEXT;
-  int fail_on_regression = 0, fail_on_unacked = 0, since_given = 0;
+  int fail_on_regression = 0, fail_on_unacked = 0, since_given = 0, all = 0;
   const char *explain_run = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int has_value = i + 1 < argc;
     if (!strcmp(a, "--json")) {
       format = FORMAT_JSON;
+    } else if (!strcmp(a, "--all")) {
+      all = 1;
     } else if (!strcmp(a, "--format") && has_value) {
       if (parse_format(argv[++i], &format) < 0) {
         free(hosts);
@@ -476,7 +488,7 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   if (rc != PS_EXIT_OK || candidate) {
     if (rc == PS_EXIT_OK)
       rc = ps_cmd_verdicts_candidate(cfg, candidate, against, nhosts ? hosts[0] : NULL,
-                                      format == FORMAT_JSON);
+                                     format == FORMAT_JSON);
     free(hosts);
     return rc;
   }
@@ -532,8 +544,8 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     r->per_cycle = fig && fig->scope == PS_FIG_GROWTH;
     /* an excluded run or a new baseline compares with nothing: what the
      * point still holds of an earlier judgement is not its (docs/schema.md) */
-    r->no_compare = r->verdict && (strcmp(r->verdict, "excluded") == 0 ||
-                                   strcmp(r->verdict, "baseline") == 0);
+    r->no_compare = r->verdict &&
+                    (strcmp(r->verdict, "excluded") == 0 || strcmp(r->verdict, "baseline") == 0);
     r->change_pct = r->per_cycle || r->no_compare ? NAN : cell_num(&t, r, "change_pct");
     const char *host = cell_str(&t, r, "host"), *run = cell_str(&t, r, "run");
     r->ack = ps_triage_ack_of(&triage, host, run, cell_str(&t, r, "change_run"),
@@ -547,7 +559,7 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   if (format == FORMAT_JSON)
     print_json(&t, cfg->verdicts.compare_url);
   else if (format == FORMAT_TEXT)
-    print_table(&t, since, cfg->verdicts.compare_url);
+    print_table(&t, since, cfg->verdicts.compare_url, all);
   else
     prc = print_formatted(&t, format, since);
   rc = prc == 0 && fflush(stdout) == 0 ? PS_EXIT_OK : PS_EXIT_SOFTWARE;

@@ -36,6 +36,11 @@ static void run_free(pl_lg_run *r) {
   free(r->revision);
   free(r->values);
   free(r->stages);
+  for (size_t i = 0; i < r->nsamples; i++) {
+    free(r->samples[i].blocks);
+    free(r->samples[i].cycles);
+  }
+  free(r->samples);
   free(r);
 }
 
@@ -125,6 +130,127 @@ static ps_stage_figures *stage_get(pl_lg_run *r, int stage) {
   return s;
 }
 
+/* --- the samples behind the stage figures --------------------------------- */
+
+#define BLOCK_MEASUREMENT "loadgen_block"
+#define CYCLE_MEASUREMENT "loadgen_cycle"
+
+static pl_lg_samples *samples_get(pl_lg_run *r, int stage) {
+  for (size_t i = 0; i < r->nsamples; i++)
+    if (r->samples[i].stage == stage)
+      return &r->samples[i];
+  if (r->nsamples == r->samples_cap) {
+    size_t cap = r->samples_cap ? r->samples_cap * 2 : 8;
+    pl_lg_samples *n = realloc(r->samples, cap * sizeof *n);
+    if (!n)
+      return NULL;
+    r->samples = n;
+    r->samples_cap = cap;
+  }
+  pl_lg_samples *s = &r->samples[r->nsamples++];
+  *s = (pl_lg_samples){.stage = stage};
+  return s;
+}
+
+static void sample_add(pl_lg_sample **a, size_t *n, size_t *cap, int64_t time_ns, double v) {
+  if (!isfinite(v) || *n >= PL_LG_MAX_SAMPLES)
+    return;
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 64;
+    pl_lg_sample *m = realloc(*a, c * sizeof *m);
+    if (!m)
+      return; /* a sample fewer: the test is a little less sure */
+    *a = m;
+    *cap = c;
+  }
+  (*a)[(*n)++] = (pl_lg_sample){time_ns, v};
+}
+
+/* A live block or a successful cycle of a run's stage. */
+static void sample_point(pl_collect *c, const ps_point *p, const char *run, int stage) {
+  int block = strcmp(p->measurement, BLOCK_MEASUREMENT) == 0;
+  if (block) {
+    const char *live = ps_point_tag(p, "live");
+    if (!live || strcmp(live, "true") != 0)
+      return;
+  } else {
+    const ps_field *ok = ps_point_field(p, "success");
+    if (!ok || ok->type != PS_F_BOOL || !ok->v.b)
+      return;
+  }
+  pl_lg_run *r = run_get(c, run);
+  pl_lg_samples *s = r ? samples_get(r, stage) : NULL;
+  if (!s)
+    return;
+  if (block)
+    sample_add(&s->blocks, &s->nblocks, &s->blocks_cap, p->time_ns,
+               ps_point_number(p, "swingsetTime"));
+  else
+    sample_add(&s->cycles, &s->ncycles, &s->cycles_cap, p->time_ns, ps_point_number(p, "duration"));
+}
+
+static int by_time(const void *a, const void *b) {
+  const pl_lg_sample *x = a, *y = b;
+  if (x->time_ns != y->time_ns)
+    return (x->time_ns > y->time_ns) - (x->time_ns < y->time_ns);
+  return (x->value > y->value) - (x->value < y->value);
+}
+
+/* Sorts by time and drops repeats (a point replayed after a restart). */
+static size_t sort_unique(pl_lg_sample *a, size_t n) {
+  if (n < 2) /* a stage with blocks and no cycles has no array for them */
+    return n;
+  qsort(a, n, sizeof *a, by_time);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (k == 0 || a[i].time_ns != a[k - 1].time_ns || a[i].value != a[k - 1].value)
+      a[k++] = a[i];
+  return k;
+}
+
+int pl_collect_stage_samples(pl_lg_run *r, ps_stage_samples **out, size_t *n, double **store) {
+  size_t total = 0;
+  *out = NULL;
+  *store = NULL;
+  *n = 0;
+  for (size_t i = 0; i < r->nsamples; i++) {
+    r->samples[i].nblocks = sort_unique(r->samples[i].blocks, r->samples[i].nblocks);
+    r->samples[i].ncycles = sort_unique(r->samples[i].cycles, r->samples[i].ncycles);
+    total += 2 * r->samples[i].nblocks + r->samples[i].ncycles;
+  }
+  if (!r->nsamples)
+    return 0;
+  *out = calloc(r->nsamples, sizeof **out);
+  *store = malloc((total ? total : 1) * sizeof **store);
+  if (!*out || !*store) {
+    free(*out);
+    free(*store);
+    *out = NULL;
+    *store = NULL;
+    return -ENOMEM;
+  }
+  double *at = *store;
+  for (size_t i = 0; i < r->nsamples; i++) {
+    const pl_lg_samples *s = &r->samples[i];
+    ps_stage_samples *v = &(*out)[i];
+    v->stage = s->stage;
+    v->swingset_time = at;
+    for (size_t k = 0; k < s->nblocks; k++)
+      *at++ = s->blocks[k].value;
+    v->nswingset = s->nblocks;
+    v->block_gap = at;
+    for (size_t k = 1; k < s->nblocks; k++)
+      *at++ = (double)(s->blocks[k].time_ns - s->blocks[k - 1].time_ns) / 1e9;
+    v->ngaps = s->nblocks ? s->nblocks - 1 : 0;
+    v->cycle_duration = at;
+    for (size_t k = 0; k < s->ncycles; k++)
+      *at++ = s->cycles[k].value;
+    v->ncycles = s->ncycles;
+  }
+  *n = r->nsamples;
+  return 0;
+}
+
 /* A point of a figure's measurement (core/figures.h): the run's judged
  * metrics, or a stage's figures when the point passes their selector. */
 static void loadgen_point(pl_collect *c, const ps_point *p) {
@@ -146,6 +272,14 @@ static void loadgen_point(pl_collect *c, const ps_point *p) {
   }
   if (!stage_tag)
     return;
+  if (strcmp(p->measurement, BLOCK_MEASUREMENT) == 0 ||
+      strcmp(p->measurement, CYCLE_MEASUREMENT) == 0) {
+    char *end;
+    long stage = strtol(stage_tag, &end, 10);
+    if (!*end && stage >= 0 && stage <= 100000)
+      sample_point(c, p, run, (int)stage);
+    return;
+  }
   /* The rows this point feeds: the stage kind, or stage figures. */
   const ps_figure *kind = ps_stage_kind_figure();
   int is_kind = strcmp(p->measurement, kind->measurement) == 0, fig[PS_STAGE_NFIGURES], any = 0;
@@ -172,8 +306,8 @@ static void loadgen_point(pl_collect *c, const ps_point *p) {
   }
   for (int i = 0; i < PS_STAGE_NFIGURES; i++)
     if (fig[i])
-      *ps_stage_figure_at(s, (ps_stage_figure_id)i) =
-          ps_point_number(p, ps_stage_figure((ps_stage_figure_id)i)->field);
+      *ps_stage_figure_at(s, (ps_stage_figure_id)i) = ps_point_number(
+          p, ps_stage_figure((ps_stage_figure_id)i)->field);
 }
 
 /* The DSS file being read for `run` (a new one once its marker was seen:
@@ -203,10 +337,10 @@ static int grow(double **a, size_t have, size_t want) {
 }
 
 static void dss_point(pl_collect *c, const ps_point *p) {
-  const char *run = ps_point_tag(p, "run"), *test = ps_point_tag(p, "test"), *arm = ps_point_tag(p, "arm");
+  const char *run = ps_point_tag(p, "run"), *test = ps_point_tag(p, "test"),
+             *arm = ps_point_tag(p, "arm");
   const ps_field *idx = ps_point_field(p, "variantIndex");
-  if (!run || !test || !arm || !idx || idx->type != PS_F_INT || idx->v.i < 0 ||
-      idx->v.i > 100000)
+  if (!run || !test || !arm || !idx || idx->type != PS_F_INT || idx->v.i < 0 || idx->v.i > 100000)
     return;
   pl_dss_doc *d = doc_get(c, run);
   if (!d)
@@ -286,8 +420,9 @@ int pl_collect_point(pl_collect *c, const ps_point *p, pl_dss_doc **doc) {
 
 size_t pl_collect_measurements(const char **out, size_t cap) {
   size_t n = 0;
-  const char *extra[] = {PL_COLLECT_DSS, PS_RUN_MARKER_MEASUREMENT};
-  for (size_t i = 0; i < ps_nfigures + 2; i++) {
+  const char *extra[] = {PL_COLLECT_DSS, PS_RUN_MARKER_MEASUREMENT, BLOCK_MEASUREMENT,
+                         CYCLE_MEASUREMENT};
+  for (size_t i = 0; i < ps_nfigures + 4; i++) {
     const char *m = i < ps_nfigures ? ps_figures[i].measurement : extra[i - ps_nfigures];
     size_t j = 0;
     while (j < n && strcmp(out[j], m) != 0)
@@ -504,8 +639,6 @@ static void doc_from_json(pl_collect *c, const cJSON *o) {
 
 void pl_collect_from_json(pl_collect *c, const cJSON *json) {
   const cJSON *o;
-  cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(json, "runs"))
-    run_from_json(c, o);
-  cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(json, "dss"))
-    doc_from_json(c, o);
+  cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(json, "runs")) run_from_json(c, o);
+  cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(json, "dss")) doc_from_json(c, o);
 }

@@ -23,8 +23,7 @@
 
 /* The series a candidate series is judged against (verdicts.candidates),
  * or NULL when it is none. */
-const char *pl_vd_candidate_against(const pl_verdicts *vd, const char *source,
-                                     const char *series) {
+const char *pl_vd_candidate_against(const pl_verdicts *vd, const char *source, const char *series) {
   const ps_verdicts_cfg *v = &vd->cfg->verdicts;
   if (strcmp(source, LOADGEN) != 0)
     return NULL;
@@ -37,11 +36,11 @@ const char *pl_vd_candidate_against(const pl_verdicts *vd, const char *source,
 /* A candidate series' runs from `from` on against the current level of the
  * series it is judged against, appended to `l` (docs/verdicts.md,
  * "Candidates"). */
-static int judge_candidates(pl_verdicts *vd, const ps_ledger_series *s,
-                            const ps_verdict_series *vs, size_t from, ps_verdict_list *l) {
+static int judge_candidates(pl_verdicts *vd, const ps_ledger_series *s, const ps_verdict_series *vs,
+                            size_t from, ps_verdict_list *l) {
   const char *against = pl_vd_candidate_against(vd, s->source, s->series);
-  ps_ledger_series *as =
-      against ? ps_ledger_series_get(&vd->ledger, s->source, against, s->host, 0) : NULL;
+  ps_ledger_series *as = against ? ps_ledger_series_get(&vd->ledger, s->source, against, s->host, 0)
+                                 : NULL;
   if (!as || !as->nruns)
     return 0;
   ps_verdict_run *view = malloc(as->nruns * sizeof *view);
@@ -200,7 +199,7 @@ int pl_vd_judge_series(pl_verdicts *vd, ps_ledger_series *s) {
 }
 
 void pl_vd_judge_stages(pl_verdicts *vd, pl_lg_run *r) {
-  ps_verdict_run run = {r->run,       r->revision, r->start_ns, (ps_run_status)r->status,
+  ps_verdict_run run = {r->run,      r->revision, r->start_ns, (ps_run_status)r->status,
                         r->backfill, r->values,   vd->host};
   ps_verdict_list l;
   ps_verdict_list_init(&l);
@@ -210,9 +209,15 @@ void pl_vd_judge_stages(pl_verdicts *vd, pl_lg_run *r) {
   p->kind = PASS_STAGES;
   p->ended = r;
   r->in_flight = 1;
-  if (ps_stage_drift(&vd->cfg->verdicts, LOADGEN, r->series, &run, r->stages, r->nstages,
-                     &l) < 0)
+  ps_stage_samples *samples;
+  size_t nsamples;
+  double *store;
+  if (pl_collect_stage_samples(r, &samples, &nsamples, &store) < 0 ||
+      ps_stage_drift(&vd->cfg->verdicts, LOADGEN, r->series, &run, r->stages, r->nstages, samples,
+                     nsamples, &l) < 0)
     p->failed = 1;
+  free(samples);
+  free(store);
   pl_vd_send_pass(vd, p, &l);
   ps_verdict_list_free(&l);
 }

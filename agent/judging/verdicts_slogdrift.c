@@ -34,6 +34,7 @@
  *   knows did not succeed not at all.
  */
 #include "judging/verdicts_slogdrift.h"
+#include "judging/verdicts_sdblocks.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -260,6 +261,7 @@ struct pl_vsdjob {
   int rc;
   ps_buf err;
   pl_sd_data d;
+  pl_sd_blocks blocks; /* the per-block figures: how sure a change is */
 };
 
 static void job_free(pl_vsdjob *j) {
@@ -268,6 +270,7 @@ static void job_free(pl_vsdjob *j) {
   free(j->host);
   ps_buf_free(&j->err);
   pl_sd_data_free(&j->d);
+  pl_sd_blocks_free(&j->blocks);
   free(j);
 }
 
@@ -285,7 +288,7 @@ static int read_all(pl_vsdjob *j) {
     ps_buf_free(&q);
     ps_buf_free(&answer);
   }
-  return rc;
+  return rc ? rc : pl_sd_blocks_read(&j->cfg, j->run, j->host, j->anchor_ns, &j->blocks, &j->err);
 }
 
 static void read_work(uv_work_t *w) {
@@ -294,6 +297,7 @@ static void read_work(uv_work_t *w) {
   if (j->rc == -EIO || j->rc == -EPROTO) {
     usleep(READ_RETRY_MS * 1000);
     pl_sd_data_free(&j->d);
+    pl_sd_blocks_free(&j->blocks);
     ps_buf_free(&j->err);
     ps_buf_init(&j->err, 0);
     j->rc = read_all(j);
@@ -316,7 +320,7 @@ static uint64_t verdict_hash(const ps_verdict *v) {
     h = mix_str(h, s[i]);
   int ints[] = {v->stage, (int)v->verdict, v->backfill};
   h = mix(h, ints, sizeof ints);
-  double d[] = {v->value, v->baseline};
+  double d[] = {v->value, v->baseline, v->p_value};
   h = mix(h, d, sizeof d);
   return mix(h, &v->time_ns, sizeof v->time_ns);
 }
@@ -346,15 +350,16 @@ static void judge(pl_verdicts *vd, pl_vsdjob *j) {
   if (!pass)
     return;
   pass->kind = PASS_SLOG_DRIFT;
+  ps_slog_drift_blocks blocks = pl_sd_blocks_view(&j->blocks);
   if (ps_slog_drift(&vd->cfg->verdicts, &run, j->d.stages, j->d.nstages, j->d.vats, j->d.nvats,
-                    &l) < 0)
+                    &blocks, &l) < 0)
     pass->failed = 1;
   else
     drop_sent(vd, &l);
   PS_DEBUG(MOD,
            "%s: slog stage drift judged from the server (%zu stages, %zu vat rows, "
-           "%zu verdicts)",
-           j->run, j->d.nstages, j->d.nvats, l.n);
+           "%zu block rows, %zu block vat rows, %zu verdicts)",
+           j->run, j->d.nstages, j->d.nvats, j->blocks.nblocks, j->blocks.nvats, l.n);
   pl_vd_send_pass(vd, pass, &l);
   ps_verdict_list_free(&l);
 }
@@ -414,6 +419,7 @@ static void read_done(uv_work_t *w, int status) {
       ++j->tries < PERF_WAIT_TRIES && ended(vd, j)) {
     j->waits = 1;
     pl_sd_data_free(&j->d); /* read again, whole, in a moment */
+    pl_sd_blocks_free(&j->blocks);
     if (!vd->sd_timer_on) {
       uv_timer_init(vd->sh->loop, &vd->sd_timer);
       vd->sd_timer.data = vd;

@@ -10,8 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/figures.h"
 #include "core/util.h"
 #include "html_private.h"
+
+/* A verdict's change as it is judged: the BOYD share in points (a share
+ * near 0 makes any percent large: docs/verdicts.md), the rest in percent. */
+static void put_change(page *p, const ps_rverdict *v) {
+  if (v->metric && strcmp(v->metric, ps_slog_stage_figure(PS_SLOG_FIG_BOYD_SHARE)->name) == 0)
+    putf(p, "%+.1f\u00a0points", v->value - v->baseline);
+  else
+    ps_html_fmt_change(p, v->change_pct);
+}
 
 /* "Cycle avg duration +14.3 %" with the verdict's word, for lists. */
 static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
@@ -26,6 +36,10 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
     put(p, "; change began at ");
     esc(p, v->change_run);
   }
+  if (v->vat) {
+    put(p, "; vat ");
+    esc(p, v->vat);
+  }
   if (v->against) {
     put(p, "; against the current level of ");
     esc(p, v->against);
@@ -37,8 +51,12 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
     put(p, " ");
   }
   txt(p, ps_html_metric_label(v->metric));
+  if (v->vat) { /* which vat: its name, else its ID */
+    put(p, " of ");
+    txt(p, v->vat_name && v->vat_name[0] ? v->vat_name : v->vat);
+  }
   put(p, " ");
-  ps_html_fmt_change(p, v->change_pct);
+  put_change(p, v);
   if (v->against) {
     put(p, " against ");
     txt(p, v->against);
@@ -71,9 +89,100 @@ static void verdict_item(page *p, const ps_rverdict *v, int with_stage) {
     ps_html_decision_badge(p, "acknowledged", ack);
 }
 
+/* --- a run's stage drift in the runs table ----------------------------------- */
+
+/* Regressions before improvements, then the larger change. */
+static int by_severity(const void *a, const void *b) {
+  const ps_rverdict *x = *(const ps_rverdict *const *)a, *y = *(const ps_rverdict *const *)b;
+  int rx = vcode(x) == V_REGRESSION, ry = vcode(y) == V_REGRESSION;
+  if (rx != ry)
+    return ry - rx;
+  double sx = isnan(x->change_pct) ? 0 : fabs(x->change_pct);
+  double sy = isnan(y->change_pct) ? 0 : fabs(y->change_pct);
+  if (sx != sy)
+    return sx < sy ? 1 : -1;
+  return strcmp(x->stage, y->stage);
+}
+
+/* "▲ stage 3: zcf-amm +44 %": the stage's worst change, a vat by its name
+ * (its ID when the slog named none), the rest of the verdict in the title. */
+static void stage_mark(page *p, const ps_rverdict *v) {
+  int c = vcode(v);
+  putf(p, "<span class=\"v v-%s sd-mark\" title=\"",
+       c == V_REGRESSION ? "regression" : "improvement");
+  esc(p, ps_html_metric_label(v->metric));
+  if (v->vat) {
+    put(p, " ");
+    esc(p, v->vat);
+  }
+  put(p, ": value ");
+  ps_html_fmt_num(p, v->value);
+  put(p, " against ");
+  ps_html_fmt_num(p, v->baseline);
+  put(p, " in the first loadgen stage");
+  if (!isnan(v->p_value))
+    putf(p, "; p %.2g", v->p_value);
+  putf(p, "\">%s stage ", c == V_REGRESSION ? "\u25b2" : "\u25c6");
+  txt(p, v->stage);
+  put(p, ": ");
+  if (v->vat) {
+    put(p, "vat ");
+    txt(p, v->vat_name && v->vat_name[0] ? v->vat_name : v->vat);
+  } else {
+    txt(p, ps_html_metric_label(v->metric));
+  }
+  put(p, " ");
+  put_change(p, v);
+  put(p, "</span>");
+}
+
+/* The changed stage-drift verdicts of a run: one mark per stage (its
+ * worst), worst stage first, the other changes behind a disclosure. Returns
+ * how many changes there were (0: nothing written). */
+static int stage_marks(page *p, size_t b, size_t e, const char *sep, int after) {
+  const ps_rverdict **changed = malloc((e > b ? e - b : 1) * sizeof *changed);
+  if (!changed) {
+    p->rc = -ENOMEM;
+    return 0;
+  }
+  size_t n = 0;
+  for (size_t i = b; i < e; i++) {
+    const ps_rverdict *v = p->vidx[i];
+    if (!is_dss(v) && v->stage && (vcode(v) == V_REGRESSION || vcode(v) == V_IMPROVEMENT))
+      changed[n++] = v;
+  }
+  qsort(changed, n, sizeof *changed, by_severity);
+  size_t marks = 0;
+  for (size_t i = 0; i < n; i++) { /* the first of each stage leads it */
+    int seen = 0;
+    for (size_t k = 0; k < marks && !seen; k++)
+      seen = strcmp(changed[k]->stage, changed[i]->stage) == 0;
+    if (!seen) {
+      const ps_rverdict *lead = changed[i];
+      memmove(&changed[marks + 1], &changed[marks], (i - marks) * sizeof *changed);
+      changed[marks++] = lead;
+    }
+  }
+  for (size_t i = 0; i < marks; i++) {
+    put(p, after || i ? sep : "");
+    stage_mark(p, changed[i]);
+  }
+  if (n > marks) {
+    putf(p, "<details class=\"sd-more\"><summary>%zu more stage change%s</summary>", n - marks,
+         n - marks == 1 ? "" : "s");
+    for (size_t i = marks; i < n; i++) {
+      put(p, i > marks ? "<br>" : "");
+      verdict_item(p, changed[i], 1);
+    }
+    put(p, "</details>");
+  }
+  free(changed);
+  return (int)n;
+}
+
 /* What the loadgen verdicts of a run say, in a few words: the changes, or
  * how many metrics were judged unchanged. Returns the count of regressions. */
-static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
+static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep, int stage_compact) {
   int judged = 0, judged_cand = 0, changes = 0, regressions = 0;
   size_t b, e;
   const ps_triage_decision *ex = ps_triage_excluded(&p->d->triage, r->host, r->name);
@@ -93,7 +202,7 @@ static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
       judged_cand += !v->stage;
     else
       judged += !v->stage;
-    if (c == V_REGRESSION || c == V_IMPROVEMENT) {
+    if ((c == V_REGRESSION || c == V_IMPROVEMENT) && !(stage_compact && v->stage)) {
       if (changes++)
         put(p, sep);
       verdict_item(p, v, 1);
@@ -102,6 +211,8 @@ static int run_verdict_summary(page *p, const ps_rrun *r, const char *sep) {
   }
   if (!judged)
     judged = judged_cand;
+  if (stage_compact)
+    changes += stage_marks(p, b, e, sep, changes > 0);
   if (!changes && judged)
     putf(p, "<span class=\"v v-none\">no change in %d metric%s</span>", judged,
          judged == 1 ? "" : "s");
@@ -179,7 +290,7 @@ void ps_html_headline_run(page *p, const ps_rrun *r, const char *what, const cha
       putf(p, "<b>%d regression%s</b>: ", regressions, regressions == 1 ? "" : "s");
     else if (improvements)
       putf(p, "%d improvement%s: ", improvements, improvements == 1 ? "" : "s");
-    run_verdict_summary(p, r, " · ");
+    run_verdict_summary(p, r, " · ", 0);
   }
   put(p, "</span></div>\n");
 }
@@ -331,7 +442,7 @@ void ps_html_section_runs(page *p) {
     }
     put(p, "<td class=\"verdicts\">");
     if (r->status == PS_RS_SUCCESS)
-      run_verdict_summary(p, r, "<br>");
+      run_verdict_summary(p, r, "<br>", 1);
     else
       put(p, "<span class=\"v v-none\">–</span>");
     put(p, "</td></tr>\n");

@@ -13,6 +13,13 @@
  *   there to name the vat that moved on its own.
  * - The vats taking part are chosen from the judged stage alone, so the
  *   set of points a stage gets does not depend on what else was read.
+ * - How sure: a vat's delivery seconds per cycle from a stage of 12-19
+ *   cycles swing by 30 % on steady runs, so a threshold alone names vats
+ *   that did nothing. The per-block figures say how much a stage's
+ *   figure varies (stage_test.h). A vat is tested on its share of the
+ *   chain's time (its seconds over the others', block by block), the same
+ *   quantity as the "beyond the others" rule, so a chain that slows as a
+ *   whole is no significant change of any vat.
  */
 #include "verdict/slog_drift.h"
 
@@ -22,6 +29,7 @@
 #include <string.h>
 
 #include "core/figures.h"
+#include "verdict/stage_test.h"
 
 static int complete(const ps_slog_drift_stage *s) {
   /* finished cycles are a count: less than one is none */
@@ -52,9 +60,101 @@ static ps_verdict base_verdict(const ps_slog_drift_run *run, const ps_slog_drift
   return v;
 }
 
+/* --- how sure: the per-block figures (stage_test.h) ---------------------- */
+
+static int by_block_time(const void *a, const void *b) {
+  int64_t x = (*(const ps_slog_drift_block *const *)a)->time_ns;
+  int64_t y = (*(const ps_slog_drift_block *const *)b)->time_ns;
+  return (x > y) - (x < y);
+}
+
+/* The block of `sorted` at `time_ns`, or -1. */
+static long block_at(const ps_slog_drift_block **sorted, size_t n, int64_t time_ns) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (sorted[mid]->time_ns < time_ns)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && sorted[lo]->time_ns == time_ns ? (long)lo : -1;
+}
+
+/* A stage's blocks in time order as num / den per block: BOYD seconds
+ * over delivery seconds (vat NULL), or the vat's delivery seconds over
+ * the other vats'. *n 0 when the stage has no blocks. */
+static int block_series(const ps_slog_drift_blocks *bl, int stage, const char *vat, double **num,
+                        double **den, size_t *n) {
+  size_t nb = 0;
+  for (size_t i = 0; i < bl->nblocks; i++)
+    nb += bl->blocks[i].stage == stage;
+  const ps_slog_drift_block **sorted = malloc((nb ? nb : 1) * sizeof *sorted);
+  *num = calloc(nb ? nb : 1, sizeof **num);
+  *den = calloc(nb ? nb : 1, sizeof **den);
+  *n = nb;
+  if (!sorted || !*num || !*den) {
+    free(sorted);
+    return -ENOMEM;
+  }
+  nb = 0;
+  for (size_t i = 0; i < bl->nblocks; i++)
+    if (bl->blocks[i].stage == stage)
+      sorted[nb++] = &bl->blocks[i];
+  qsort(sorted, nb, sizeof *sorted, by_block_time);
+  for (size_t i = 0; vat && i < bl->nvats; i++) {
+    const ps_slog_drift_block_vat *r = &bl->vats[i];
+    long at = r->stage == stage && r->vat && strcmp(r->vat, vat) == 0
+                  ? block_at(sorted, nb, r->time_ns)
+                  : -1;
+    if (at >= 0 && isfinite(r->delivery_s))
+      (*num)[at] += r->delivery_s;
+  }
+  for (size_t i = 0; i < nb; i++) {
+    if (!vat) {
+      (*num)[i] = sorted[i]->boyd_s;
+      (*den)[i] = sorted[i]->delivery_s;
+    } else /* the block's seconds less the vat's (rounding can go below 0) */
+      (*den)[i] = fmax(0.0, sorted[i]->delivery_s - (*num)[i]);
+  }
+  free(sorted);
+  return 0;
+}
+
+static int estimate(const ps_slog_drift_blocks *bl, int stage, const char *vat,
+                    ps_batch_estimate *e) {
+  double *num, *den;
+  size_t n;
+  int rc = block_series(bl, stage, vat, &num, &den, &n);
+  if (rc == 0 && ps_batch_means(num, den, n, e) < 0)
+    e->batches = 0; /* too few blocks: no test */
+  free(num);
+  free(den);
+  return rc;
+}
+
+/* The p-value of the change from the first stage to stage `s` (NaN when
+ * it cannot be tested), or -ENOMEM. */
+static int change_p(const ps_slog_drift_blocks *bl, int first, int s, const char *vat, double *p) {
+  ps_batch_estimate e1, ek;
+  ps_stage_change c;
+  *p = NAN;
+  int rc = estimate(bl, first, vat, &e1);
+  if (rc == 0)
+    rc = estimate(bl, s, vat, &ek);
+  if (rc == 0 &&
+      ps_stage_change_test(&e1, &ek, vat ? PS_STAGE_TEST_LOG : PS_STAGE_TEST_POINTS, &c) == 0)
+    *p = c.p_value;
+  return rc;
+}
+
+/* Whether a change beyond the threshold stands: significant, or no
+ * per-block figures to ask (the threshold alone). */
+static int sure(const ps_slog_drift_blocks *bl, double p) { return !bl || p < PS_STAGE_TEST_ALPHA; }
+
 static int judge_boyd(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
                       const ps_slog_drift_stage *first, const ps_slog_drift_stage *s,
-                      ps_verdict_list *out) {
+                      const ps_slog_drift_blocks *bl, ps_verdict_list *out) {
   /* a share is 0-1; anything else is no figure */
   if (!(first->boyd_share >= 0 && first->boyd_share <= 1 && s->boyd_share >= 0 &&
         s->boyd_share <= 1))
@@ -62,7 +162,10 @@ static int judge_boyd(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
   ps_verdict v = base_verdict(run, s, PS_SLOG_FIG_BOYD_SHARE);
   v.value = s->boyd_share * 100.0;
   v.baseline = first->boyd_share * 100.0;
-  if (ps_verdict_beyond(v.value, v.baseline, cfg->stage_drift_boyd_points, PS_CHANGE_POINTS))
+  if (bl && change_p(bl, first->stage, s->stage, NULL, &v.p_value) < 0)
+    return -ENOMEM;
+  if (ps_verdict_beyond(v.value, v.baseline, cfg->stage_drift_boyd_points, PS_CHANGE_POINTS) &&
+      sure(bl, v.p_value))
     v.verdict = ps_verdict_direction(v.value, v.baseline, PS_WORSE_HIGHER);
   return ps_verdict_list_push(out, &v);
 }
@@ -89,7 +192,8 @@ static double stage_seconds(const ps_slog_drift_stage *s, const ps_slog_drift_va
 
 static int judge_vats(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
                       const ps_slog_drift_stage *first, const ps_slog_drift_stage *s,
-                      const ps_slog_drift_vat *vats, size_t nvats, ps_verdict_list *out) {
+                      const ps_slog_drift_vat *vats, size_t nvats, const ps_slog_drift_blocks *bl,
+                      ps_verdict_list *out) {
   const ps_slog_drift_vat **mine = malloc((nvats ? nvats : 1) * sizeof *mine);
   if (!mine)
     return -ENOMEM;
@@ -123,7 +227,9 @@ static int judge_vats(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
       raw = ps_verdict_direction(v.value, v.baseline, PS_WORSE_HIGHER);
     if (isfinite(rel) && ps_verdict_beyond(rel, 1.0, cfg->stage_drift_pct, PS_CHANGE_PERCENT))
       own = ps_verdict_direction(rel, 1.0, PS_WORSE_HIGHER);
-    if (raw == own)
+    if (bl && (rc = change_p(bl, first->stage, s->stage, vk->vat, &v.p_value)) < 0)
+      break;
+    if (raw == own && sure(bl, v.p_value))
       v.verdict = raw;
     rc = ps_verdict_list_push(out, &v);
   }
@@ -133,7 +239,7 @@ static int judge_vats(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
 
 int ps_slog_drift(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
                   const ps_slog_drift_stage *stages, size_t nstages, const ps_slog_drift_vat *vats,
-                  size_t nvats, ps_verdict_list *out) {
+                  size_t nvats, const ps_slog_drift_blocks *blocks, ps_verdict_list *out) {
   if (run->status != PS_RUN_STATUS_SUCCESS)
     return 0;
   const ps_slog_drift_stage *first = NULL;
@@ -154,9 +260,9 @@ int ps_slog_drift(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
     after = next->stage;
     if (!complete(next))
       continue;
-    int rc = judge_boyd(cfg, run, first, next, out);
+    int rc = judge_boyd(cfg, run, first, next, blocks, out);
     if (rc == 0)
-      rc = judge_vats(cfg, run, first, next, vats, nvats, out);
+      rc = judge_vats(cfg, run, first, next, vats, nvats, blocks, out);
     if (rc)
       return rc < 0 ? rc : -ENOMEM;
   }

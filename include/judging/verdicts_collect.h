@@ -21,7 +21,13 @@
  *   stays until pl_collect_drop_run() (after its stage verdicts were
  *   acknowledged), as a DSS file's tables stay until pl_collect_drop_dss(),
  *   so a crash in between judges them again.
- * - Points seen twice (a replay after a restart) overwrite what was there.
+ * - The samples behind a stage's figures (verdict/stage_drift.h): the
+ *   live `loadgen_block` points' swingsetTime and time, the successful
+ *   `loadgen_cycle` points' duration and time, kept per stage (at most
+ *   PL_LG_MAX_SAMPLES of each) until the run is judged. They are not
+ *   saved: a run judged after a restart has its figures without them.
+ * - Points seen twice (a replay after a restart) overwrite what was there
+ *   (a sample seen twice, same time and value, is counted once).
  * - Everything survives a restart through pl_collect_to_json() /
  *   pl_collect_from_json() (a state section).
  */
@@ -38,6 +44,21 @@
 #include "runs/runs.h"
 #include "verdict/stage_drift.h"
 
+#define PL_LG_MAX_SAMPLES ((size_t)1 << 18)
+
+typedef struct pl_lg_sample {
+  int64_t time_ns;
+  double value;
+} pl_lg_sample;
+
+typedef struct pl_lg_samples {
+  int stage;
+  pl_lg_sample *blocks; /* live blocks: swingsetTime at beginAt */
+  size_t nblocks, blocks_cap;
+  pl_lg_sample *cycles; /* successful cycles: duration at startedAt */
+  size_t ncycles, cycles_cap;
+} pl_lg_samples;
+
 typedef struct pl_lg_run {
   struct pl_lg_run *next;
   char *run, *series, *revision; /* series/revision NULL when unknown */
@@ -45,6 +66,8 @@ typedef struct pl_lg_run {
   double *values;                /* one per judged metric; NaN = absent */
   ps_stage_figures *stages;
   size_t nstages, stages_cap;
+  pl_lg_samples *samples; /* not saved */
+  size_t nsamples, samples_cap;
   /* Set when the run ended (the run tracker said so): its stage drift is
    * judged, then it goes. */
   int ended;
@@ -97,6 +120,11 @@ void pl_collect_free(pl_collect *c);
 int pl_collect_point(pl_collect *c, const ps_point *p, pl_dss_doc **doc);
 /* The values of loadgen run `run`, or NULL. */
 pl_lg_run *pl_collect_find_run(pl_collect *c, const char *run);
+/* The judge's view of `r`'s samples (verdict/stage_drift.h): per stage,
+ * in time order, each sample once, the live blocks' gaps computed. The
+ * arrays are sorted in place; *out (NULL when there are none, *n 0) and
+ * *store are the caller's to free. 0 or -ENOMEM. */
+int pl_collect_stage_samples(pl_lg_run *r, ps_stage_samples **out, size_t *n, double **store);
 void pl_collect_drop_run(pl_collect *c, pl_lg_run *r);
 void pl_collect_drop_dss(pl_collect *c, pl_dss_doc *doc);
 

@@ -27,6 +27,8 @@
  *   tests/fuzz/fuzz_slogdrift.c). 0, -ENOMEM, or -EPROTO when the text is
  *   not an InfluxQL answer or holds an error.
  * - The data owns its strings; pl_sd_data_free() frees them.
+ * - The per-block rows that say how sure a change is are read after these,
+ *   by judging/verdicts_sdblocks.h, and handed to the judge with them.
  */
 #ifndef PS_JUDGING_VERDICTS_SLOGDRIFT_H
 #define PS_JUDGING_VERDICTS_SLOGDRIFT_H

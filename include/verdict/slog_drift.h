@@ -33,6 +33,16 @@
  *   stage's loadgen_slog_stage point (so judging again rewrites the same
  *   points), change_run = the run. At most 1 + PS_SLOG_DRIFT_TOP_VATS
  *   verdicts per judged stage.
+ * - With the per-block figures (`blocks` not NULL: loadgen_slog_block and
+ *   loadgen_slog_block_vat rows of the run, any order), a change must also
+ *   be significant (verdict/stage_test.h: batch means over the stage's
+ *   blocks in time order, p below PS_STAGE_TEST_ALPHA): the BOYD share as
+ *   BOYD seconds over delivery seconds per block, in points; a vat as its
+ *   own change, its delivery seconds over the other vats' per block (its
+ *   share of the chain's time), relative. The verdict carries the p-value.
+ *   A stage or first stage without enough blocks (fewer than 2 batches)
+ *   cannot show one: none, no p-value. Without them (NULL) the threshold
+ *   alone decides, and no p-value is given.
  * - Strings are borrowed from the input (verdict.h). No I/O, no globals.
  *   Returns 0 or -ENOMEM.
  */
@@ -66,6 +76,29 @@ typedef struct ps_slog_drift_vat {
   double delivery_s;
 } ps_slog_drift_vat;
 
+/* One closed block of a stage (loadgen_slog_block). */
+typedef struct ps_slog_drift_block {
+  int stage;
+  int64_t time_ns; /* the begin-block's, the key of its vats' rows */
+  double delivery_s, boyd_s;
+} ps_slog_drift_block;
+
+/* One vat's deliveries in one block (loadgen_slog_block_vat); a vat
+ * without a row in a block had none there. */
+typedef struct ps_slog_drift_block_vat {
+  int stage;
+  int64_t time_ns;
+  const char *vat;
+  double delivery_s;
+} ps_slog_drift_block_vat;
+
+typedef struct ps_slog_drift_blocks {
+  const ps_slog_drift_block *blocks;
+  size_t nblocks;
+  const ps_slog_drift_block_vat *vats;
+  size_t nvats;
+} ps_slog_drift_blocks;
+
 typedef struct ps_slog_drift_run {
   const char *source, *series, *run, *revision;
   ps_run_status status;
@@ -74,6 +107,6 @@ typedef struct ps_slog_drift_run {
 
 int ps_slog_drift(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
                   const ps_slog_drift_stage *stages, size_t nstages, const ps_slog_drift_vat *vats,
-                  size_t nvats, ps_verdict_list *out);
+                  size_t nvats, const ps_slog_drift_blocks *blocks, ps_verdict_list *out);
 
 #endif

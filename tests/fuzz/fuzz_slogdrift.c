@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ps_slog_drift_run run = {"loadgen", "daily-perf", "daily-perf-1", d.revision, d.status, 0};
   ps_verdict_list l;
   ps_verdict_list_init(&l);
-  if (ps_slog_drift(&cfg.verdicts, &run, d.stages, d.nstages, d.vats, d.nvats, &l) == 0) {
+  if (ps_slog_drift(&cfg.verdicts, &run, d.stages, d.nstages, d.vats, d.nvats, NULL, &l) == 0) {
     if (l.n > d.nstages * (1 + PS_SLOG_DRIFT_TOP_VATS))
       abort();
     for (size_t i = 0; i < l.n; i++)

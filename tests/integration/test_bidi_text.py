@@ -132,7 +132,7 @@ class BidiText(harness.InfluxTestCase):
     def test_terminal_and_log(self):
         # perfship mark said the name as data
         self.assertIn(f"run={shown(RUN)} status=failed", self.marked)
-        rc, out, err = harness.run_perfship(["-c", self.cfg, "verdicts", "--since", "2d"])
+        rc, out, err = harness.run_perfship(["-c", self.cfg, "verdicts", "--since", "2d", "--all"])
         self.assertEqual(rc, 0, err)
         for c in CONTROLS:
             self.assertNotIn(c, out + err)

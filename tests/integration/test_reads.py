@@ -93,7 +93,7 @@ class MissingReads(InfluxTestCase):
 
     def test_verdicts_host_column_and_filter(self):
         cfg = self.cfg("hosts")
-        rc, out, err = run_perfship(["-c", cfg, "verdicts"])
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--all"])
         self.assertEqual(rc, 0, out + err)
         lines = out.splitlines()
         self.assertIn("HOST", lines[1].split())
@@ -101,11 +101,11 @@ class MissingReads(InfluxTestCase):
         # the same run name on two machines: two rows, each with its host
         self.assertEqual(rows, {("regression", "bench-a"), ("none", "bench-b"),
                                 ("improvement", "bench-c")})
-        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--host", "bench-b"])
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--all", "--host", "bench-b"])
         self.assertEqual(rc, 0, out + err)
         self.assertIn("1 verdicts", out)
         self.assertEqual([ln.split()[3] for ln in out.splitlines()[2:]], ["bench-b"])
-        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--host", "bench-a",
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--all", "--host", "bench-a",
                                      "--host", "bench-c"])
         self.assertEqual(rc, 0, out + err)
         self.assertEqual(sorted(ln.split()[3] for ln in out.splitlines()[2:]),

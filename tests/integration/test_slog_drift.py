@@ -19,6 +19,7 @@ from harness import (DATA_DIR, Agent, InfluxTestCase, run_perfship, wait_until, 
                      write_config)
 from test_report import CHART_JS, CHROMIUM, open_in_browser  # noqa: E402
 from test_report import Receiver as Probe  # noqa: E402
+from reportdata import lp_line  # noqa: E402
 
 GEN = os.path.join(DATA_DIR, "loadgen", "gen_loadgen.py")
 GROUPS = ("batch = { flush_interval_ms = 100; };\n"
@@ -31,12 +32,13 @@ BOYD = "stage_boydShare"
 SHAPE = ["--stages", "4", "--stage-minutes", "8"]
 SLOW = {"slow_vat": "amm", "slow_vat_base": 1.0, "slow_vat_from_stage": 2}
 BOYD_HEAVY = {"boyd_every": 4, "boyd_seconds": 0.05, "boyd_from_stage": 2}
+HOSTILE_VAT = "</script><img src=x onerror=alert(7)>&amp;"
 
 
-def generate(out, rev_seed, **scenario):
+def generate(out, rev_seed, shape=SHAPE, **scenario):
     scenario.setdefault("slog", "rich")
     scenario["rev_seed"] = rev_seed
-    subprocess.run([sys.executable, GEN, "--out", out] + SHAPE +
+    subprocess.run([sys.executable, GEN, "--out", out] + shape +
                    ["--scenario-json", json.dumps(scenario)], check=True,
                    stdout=subprocess.DEVNULL)
     (name,) = os.listdir(out)
@@ -65,8 +67,8 @@ class SlogDrift(InfluxTestCase):
         self.assertEqual(agent.wait(180), 0, agent.output()[-2000:])
         return agent
 
-    def add_run(self, rev_seed, **scenario):
-        folder = generate(os.path.join(self.dir, "gen-" + rev_seed), rev_seed, **scenario)
+    def add_run(self, rev_seed, shape=SHAPE, **scenario):
+        folder = generate(os.path.join(self.dir, "gen-" + rev_seed), rev_seed, shape, **scenario)
         run = os.path.basename(folder)
         shutil.move(folder, os.path.join(self.results, run))
         return run
@@ -137,6 +139,111 @@ class SlogDrift(InfluxTestCase):
         self.assertGreaterEqual(len([k for k in got if k[0] == VAT]), 3, got)
         self.assertEqual(self.regressions(got), {})
 
+    def test_steady_runs_of_any_stage_length_name_no_vat(self):
+        """Steady runs with 4-minute stages (48 blocks, 12-19 cycles: a
+        vat's time per cycle swings by 30 %, which the threshold alone
+        reported) and 20-minute stages: no vat and no BOYD verdict, each
+        point with the p-value of its test (docs/verdicts.md "How sure")."""
+        short = [self.add_run(f"steady4m{i}", ["--stages", "6", "--stage-minutes", "4"],
+                              seed=7002 + i) for i in range(3)]
+        long = self.add_run("steady20m", ["--stages", "5", "--stage-minutes", "20"], seed=7011)
+        self.run_once("drift_lengths")
+        for run, stages in [(r, {"2", "3", "4"}) for r in short] + [(long, {"2", "3"})]:
+            got = self.drift("drift_lengths", run)
+            self.assertEqual({k[1] for k in got}, stages, (run, got))
+            self.assertGreaterEqual(len([k for k in got if k[0] == VAT]), 3 * len(stages), got)
+            self.assertEqual(self.regressions(got), {}, run)
+            for key, v in got.items():
+                self.assertTrue(0 <= v["p_value"] <= 1, (run, key, v))
+
+    def test_vat_40_percent_slower_is_named_on_its_first_stage(self):
+        """A vat 40 % slower from stage 2 on, in 20-minute stages: named in
+        stage 2 and in each stage after it, nothing else."""
+        run = self.add_run("slow40", ["--stages", "5", "--stage-minutes", "20"], seed=7021,
+                           slow_vat="amm", slow_vat_base=0.4, slow_vat_factor=0,
+                           slow_vat_from_stage=2)
+        self.run_once("drift_slow40")
+        changed = self.regressions(self.drift("drift_slow40", run))
+        self.assertEqual({(k[0], k[1], v["verdict"]) for k, v in changed.items()},
+                         {(VAT, "2", "regression"), (VAT, "3", "regression")}, changed)
+        for v in changed.values():
+            self.assertTrue(v["vat_name"].endswith("-amm"), v)
+            self.assertLess(v["p_value"], 0.001, v)
+            self.assertGreater(v["value"] / v["baseline"], 1.25, v)
+
+    def test_what_a_person_sees(self):
+        """A run's stage drift as a person meets it: in the report's runs
+        table one mark per stage that changed, the worst stage first, each
+        naming its worst change (a vat by its name, a hostile one as text),
+        the other changes behind a disclosure; `perfship verdicts` lists the
+        changes and counts the rest (--all lists them). The verdict points
+        are written as the agent writes them (docs/schema.md)."""
+        db, run, t = "drift_seen", "daily-perf-abc1234", 1700000000 * 10**9
+        tags = {"source": "loadgen", "run": run, "revision": "abc1234"}
+        lines = [
+            lp_line("runs", dict(tags, event="start", status="running"),
+                    {"text": f"{run} started", "backfill": True}, t),
+            lp_line("runs", dict(tags, event="end", status="success"),
+                    {"text": f"{run} ended: success", "exitCode": 0, "duration": 3600.0,
+                     "backfill": True}, t + 3600 * 10**9),
+            lp_line("loadgen_run", {"run": run, "revision": "abc1234", "test_type": "daily-perf"},
+                    {"success": True, "status": "success", "exitCode": 0,
+                     "cycleAvgDuration": 24.0}, t)]
+        drift = [  # stage, metric, vat, vat_name, verdict, value, baseline
+            ("2", VAT, "v16", HOSTILE_VAT, "regression", 0.0336, 0.0234),
+            ("2", BOYD, None, None, "regression", 67.0, 42.0),
+            ("2", "stage_avgSwingsetTime", None, None, "none", 0.17, 0.165),
+            ("3", VAT, "v16", HOSTILE_VAT, "regression", 0.0374, 0.0234),
+            ("3", VAT, "v11", "zoe", "improvement", 0.036, 0.045),
+            ("4", VAT, "v11", "zoe", "none", 0.046, 0.045),
+            ("4", BOYD, None, None, "none", 43.0, 42.0)]
+        for stage, metric, vat, name, verdict, value, base in drift:
+            vtags = {"source": "loadgen", "series": "daily-perf", "metric": metric, "run": run,
+                     "stage": stage, "vat": vat}
+            fields = {"verdict": verdict, "value": value, "baseline": base,
+                      "change_pct": round((value - base) / base * 100, 2), "change_run": run,
+                      "method": "stage_drift", "p_value": 1e-6 if verdict != "none" else 0.4,
+                      "revision": "abc1234", "backfill": True}
+            if name:
+                fields["vat_name"] = name
+            lines.append(lp_line("perfship_verdict", vtags, fields, t + int(stage) * 10**9))
+        self.influx.create_db(db)
+        st, resp = self.influx.write(db, "\n".join(lines))
+        self.assertEqual(st, 204, resp)
+        self.config(db)
+        rc, out, err = run_perfship(["-c", self.cfg, "verdicts", "--since", "1000w"])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("3 regressions, 1 improvement, 3 without change",
+                      out.splitlines()[0])
+        self.assertIn("--all lists them", out)
+        listed = [ln.split()[0] for ln in out.splitlines()[3:] if ln and not ln.startswith(" ")]
+        self.assertEqual(listed, ["regression"] * 3 + ["improvement"], out)
+        rc, out, err = run_perfship(["-c", self.cfg, "verdicts", "--since", "1000w", "--all"])
+        self.assertEqual([ln.split()[0] for ln in out.splitlines()[2:]].count("none"), 3, out)
+        if not (os.path.exists(CHROMIUM) and os.path.exists(CHART_JS)):
+            self.skipTest("needs chromium and libjs-chart.js for the page")
+        page = os.path.join(self.dir, "report.html")
+        rc, out, err = run_perfship(["-c", self.cfg, "report", "-o", page, "--since", "1000w"])
+        self.assertEqual(rc, 0, err)
+        probe = Probe()
+        self.addCleanup(probe.close)
+        seen = open_in_browser(page, os.path.join(self.dir, "report.png"), probe.url)
+        (row,) = [r for r in seen["tables"]["runs"] if r["cells"][0] == run]
+        marks = row["stageMarks"]
+        # stage 3's AMM (+59.8 %) is its worst and worse than stage 2's worst,
+        # the BOYD share (+59.5 %: 42 to 67 %, told in points as judged)
+        self.assertEqual([m["text"] for m in marks],
+                         [f"\u25b2 stage 3: vat {HOSTILE_VAT} +59.8\u00a0%",
+                          "\u25b2 stage 2: BOYD share +25.0\u00a0points"], marks)
+        self.assertTrue(all("v-regression" in m["cls"] for m in marks), marks)
+        self.assertIn("v16", marks[0]["title"])
+        self.assertEqual(row["stageMore"]["summary"], "2 more stage changes", row)
+        self.assertEqual(len(row["stageMore"]["items"]), 2, row)
+        self.assertIn(HOSTILE_VAT, row["stageMore"]["text"])  # stage 2's AMM, as text
+        self.assertIn("zoe", row["stageMore"]["text"])
+        self.assertEqual(row["images"], 0, row)
+        self.assertEqual(seen["dialogs"], [])
+
     def test_boyd_heavy_stage_is_a_regression(self):
         run = self.add_run("boydheavy", seed=4303, **BOYD_HEAVY)
         self.run_once("drift_boyd")
@@ -146,6 +253,7 @@ class SlogDrift(InfluxTestCase):
         # in percent of the stage's delivery seconds, compared in points
         self.assertLess(v["baseline"], v["value"], v)
         self.assertGreater(v["value"] - v["baseline"], 5, v)
+        self.assertLess(v["p_value"], 0.001, v)  # significant, block by block
         stage = self.influx.query("drift_boyd", "SELECT boydShare FROM loadgen_slog_stage "
                                                 f"WHERE run='{run}' AND stage='2'")
         self.assertAlmostEqual(v["value"], stage[0]["boydShare"] * 100, places=6)

@@ -91,7 +91,7 @@ STAGE_PARTS = {
     "verdicts_triage": "verdicts", "verdicts_growth": "verdicts",
     "verdicts_fetch": "verdicts",
     "slogs_private": "slogs", "slogs_cycles": "slogs",
-    "verdicts_slogdrift": "verdicts",
+    "verdicts_slogdrift": "verdicts", "verdicts_sdblocks": "verdicts",
 }
 
 # Headers many files implement, or that only declare types.

@@ -135,7 +135,11 @@ class AcrossRevisions(VerdictCase):
         self.assertEqual(rc, 0, err)
         lines = out.splitlines()
         self.assertIn("regression", lines[0])
-        self.assertTrue(lines[2].startswith("regression"), out[:2000])
+        # the verdicts without change are counted, not listed (--all lists them)
+        self.assertIn("--all lists them", lines[1])
+        self.assertTrue(lines[2].startswith("VERDICT"), out[:2000])
+        self.assertTrue(lines[3].startswith("regression"), out[:2000])
+        self.assertFalse([ln for ln in lines if ln.startswith("none")], out[:2000])
         self.assertIn(names[9], out)
         rc, out, err = run_perfship(["-c", cfg, "verdicts", "--since", "10000d", "--json"])
         self.assertEqual(rc, 0, err)
@@ -301,19 +305,27 @@ class AcrossRevisions(VerdictCase):
 
 
 class StageDriftAndDss(VerdictCase):
-    def test_bundled_run_drifts_in_swingset_time(self):
+    def test_bundled_run_drifts_within_its_noise(self):
+        """The bundled run's swingset time is 18.5 % higher in stage 4 than in
+        stage 1, and its vats' time per cycle moves by up to 69 %: beyond the
+        thresholds, but its 4-minute stages are too short for such swings to
+        mean anything (docs/verdicts.md "How sure"): no stage changed, and
+        every point says how sure its test was."""
         res = os.path.join(self.tmp, "results")
         shutil.copytree(os.path.join(DATA_DIR, "loadgen", "synth", "daily-perf-9eb37164f6f7"),
                         os.path.join(res, "daily-perf-9eb37164f6f7"))
         db = f"v{self.n}"
         self.once(self.agent(res, db))
         rows = self.influx.query(db, "SELECT * FROM \"perfship_verdict\" WHERE \"method\" = "
-                                     "'stage_drift' AND \"metric\" = 'stage_avgSwingsetTime'")
-        by_stage = {int(r["stage"]): r for r in rows}
-        last = by_stage[max(by_stage)]
-        self.assertEqual(last["verdict"], "regression")
+                                     "'stage_drift'")
+        self.assertEqual(len(rows), 27, rows)  # 3 stages: 3 figures, BOYD, 5 vats
+        self.assertEqual([r for r in rows if r["verdict"] != "none"], [])
+        swingset = {int(r["stage"]): r for r in rows if r["metric"] == "stage_avgSwingsetTime"}
+        last = swingset[max(swingset)]
         self.assertGreater(last["change_pct"], 15)
+        self.assertGreater(last["p_value"], 0.01, last)
         self.assertEqual(last["run"], "daily-perf-9eb37164f6f7")
+        self.assertTrue(all(0 <= r["p_value"] <= 1 for r in rows), rows)
 
     def test_dss_arms_compared_both_ways(self):
         src = os.path.join(DATA_DIR, "dss", "synth", "latency_compare_images")

@@ -118,6 +118,16 @@ try {
     status: tr.dataset.status,
     badgeClass: tr.querySelector('.st') ? tr.querySelector('.st').className : null,
     badgeText: tr.querySelector('.st') ? tr.querySelector('.st').textContent : null,
+    // stage drift in the runs table: the marks in view, the rest behind a disclosure
+    stageMarks: Array.from(tr.querySelectorAll('.sd-mark')).filter((m) => !m.closest('details'))
+      .map((m) => ({ text: m.textContent, cls: m.className, title: m.title,
+                     children: m.children.length })),
+    stageMore: tr.querySelector('details.sd-more') ? {
+      summary: tr.querySelector('details.sd-more summary').textContent,
+      items: Array.from(tr.querySelectorAll('details.sd-more > .v')).map((v) => v.textContent),
+      text: tr.querySelector('details.sd-more').textContent,
+    } : null,
+    images: tr.querySelectorAll('img, script, iframe').length,
   })), sel);
   out.tables.runs = await rows('#runs-table tbody tr');
   out.tables.dss = await rows('#dss-table tbody tr');

@@ -36,7 +36,10 @@ static void test_judges_subscribe_to_their_figures(void **state) {
   assert_true(has(m, n, "dss_bench"));
   assert_true(has(m, n, "runs"));
   assert_true(has(m, n, "perfship_verdict"));
-  assert_false(has(m, n, "loadgen_block")); /* thousands per run, judged by nobody */
+  /* the samples behind the stage figures: how sure a stage's change is */
+  assert_true(has(m, n, "loadgen_block"));
+  assert_true(has(m, n, "loadgen_cycle"));
+  assert_false(has(m, n, "loadgen_slog_block_vat")); /* read back from the server */
   for (size_t i = 0; i < n; i++)
     assert_false(has(m, i, m[i]));
   /* the table's own promises */

@@ -54,7 +54,7 @@ static void test_uniform_slowdown_names_no_vat(void **state) {
   };
   ps_verdict_list l;
   ps_verdict_list_init(&l);
-  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 6, &l), 0);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 6, NULL, &l), 0);
   assert_int_equal(l.n, 4); /* BOYD + three vats, stage 2 only */
   for (size_t i = 0; i < l.n; i++) {
     assert_int_equal(l.v[i].verdict, PS_VERDICT_NONE);
@@ -84,7 +84,7 @@ static void test_slowing_vat_and_boyd(void **state) {
   };
   ps_verdict_list l;
   ps_verdict_list_init(&l);
-  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 6, &l), 0);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 6, NULL, &l), 0);
   assert_int_equal(find(&l, "stage_vatSecondsPerCycle", "v16")->verdict, PS_VERDICT_REGRESSION);
   assert_int_equal(find(&l, "stage_vatSecondsPerCycle", "v11")->verdict, PS_VERDICT_NONE);
   assert_int_equal(find(&l, "stage_boydShare", NULL)->verdict, PS_VERDICT_REGRESSION);
@@ -92,7 +92,7 @@ static void test_slowing_vat_and_boyd(void **state) {
   /* 4.9 points is not 5 */
   stages4(s, 0.089, 13.0, 10);
   ps_verdict_list_init(&l);
-  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 6, &l), 0);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 6, NULL, &l), 0);
   assert_int_equal(find(&l, "stage_boydShare", NULL)->verdict, PS_VERDICT_NONE);
   ps_verdict_list_free(&l);
 }
@@ -109,7 +109,7 @@ static void test_per_cycle_and_improvement(void **state) {
   };
   ps_verdict_list l;
   ps_verdict_list_init(&l);
-  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 6, &l), 0);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 6, NULL, &l), 0);
   const ps_verdict *amm = find(&l, "stage_vatSecondsPerCycle", "v16");
   assert_true(fabs(amm->value - 0.15) < 1e-9);
   assert_int_equal(amm->verdict, PS_VERDICT_IMPROVEMENT);
@@ -136,7 +136,7 @@ static void test_vats_taking_part(void **state) {
   }
   ps_verdict_list l;
   ps_verdict_list_init(&l);
-  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, n, &l), 0);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, n, NULL, &l), 0);
   size_t vats = 0;
   for (size_t i = 0; i < l.n; i++)
     if (l.v[i].vat) {
@@ -158,26 +158,101 @@ static void test_what_is_judged(void **state) {
   ps_verdict_list_init(&l);
   stages4(s, 0.04, 10.0, 10);
   s[1].partial = 1;
-  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 2, &l), 0);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 2, NULL, &l), 0);
   assert_int_equal(l.n, 0);
   stages4(s, 0.04, 10.0, 10);
   s[1].time_ns = -1; /* loadgen_stage known, its slog not read yet */
-  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 2, &l), 0);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 2, NULL, &l), 0);
   assert_int_equal(l.n, 0);
   stages4(s, 0.04, 10.0, 10);
   s[2].partial = 1;
-  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 2, &l), 0);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 2, NULL, &l), 0);
   assert_int_equal(l.n, 0);
   ps_slog_drift_run failed = RUN;
   failed.status = PS_RUN_STATUS_FAILED;
   stages4(s, 0.04, 10.0, 10);
-  assert_int_equal(ps_slog_drift(&cfg.verdicts, &failed, s, 4, v, 2, &l), 0);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &failed, s, 4, v, 2, NULL, &l), 0);
   assert_int_equal(l.n, 0);
   /* in any order: the same verdicts */
   ps_slog_drift_stage r[4] = {s[3], s[2], s[0], s[1]};
-  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, r, 4, v, 2, &l), 0);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, r, 4, v, 2, NULL, &l), 0);
   assert_int_equal(l.n, 2);
   assert_int_equal(l.v[0].stage, 2);
+  ps_verdict_list_free(&l);
+}
+
+/* With the per-block figures, a vat's own change must be significant.
+ * Stage 1: four blocks of 2.5 s, zoe (v11) and the AMM (v16) 1.25 s each
+ * in every block; stage 2: four blocks, zoe 1.25 s each, the AMM 0.5,
+ * 0.5, 4.5, 4.5 s. The AMM per cycle doubled (0.5 to 1.0 s) and doubled
+ * beyond zoe: a regression by the threshold alone. Its share of the rest,
+ * by batch means (2 batches of 2 blocks): stage 1 R = 1, variance 0;
+ * stage 2 R = 10 / 5 = 2, z = 1 - 2 x 2.5 = -4 and 9 - 5 = 4, variance
+ * 2 x 32 / 5^2 = 2.56, log variance 2.56 / 4 = 0.64; t = ln 2 / 0.8, df
+ * 1 (all from stage 2's one degree of freedom): p = 1 - 2/pi atan t =
+ * 0.545, none. The same total spread evenly over stage 2's blocks: no
+ * variance, p 0, the regression stands. */
+static void test_blocks_weigh_the_change(void **state) {
+  (void)state;
+  ps_slog_drift_stage s[4];
+  stages4(s, 0.04, 15.0, 10);
+  ps_slog_drift_vat v[] = {
+      {1, "v11", "zoe", 5.0},
+      {1, "v16", "zcf-amm", 5.0},
+      {2, "v11", "zoe", 5.0},
+      {2, "v16", "zcf-amm", 10.0},
+  };
+  ps_slog_drift_block b[8];
+  ps_slog_drift_block_vat bv[16];
+  double amm2[] = {0.5, 0.5, 4.5, 4.5};
+  size_t nbv = 0;
+  for (int i = 0; i < 4; i++) {
+    /* stage 2's rows first: the order rows come in does not matter */
+    b[i] = (ps_slog_drift_block){2, T2 + 4 - i, 1.25 + amm2[3 - i], 0.15};
+    b[4 + i] = (ps_slog_drift_block){1, T1 + i, 2.5, 0.1};
+    bv[nbv++] = (ps_slog_drift_block_vat){2, T2 + 4 - i, "v16", amm2[3 - i]};
+    bv[nbv++] = (ps_slog_drift_block_vat){2, T2 + 4 - i, "v11", 1.25};
+    bv[nbv++] = (ps_slog_drift_block_vat){1, T1 + i, "v16", 1.25};
+    bv[nbv++] = (ps_slog_drift_block_vat){1, T1 + i, "v11", 1.25};
+  }
+  ps_slog_drift_blocks blocks = {b, 8, bv, nbv};
+  ps_verdict_list l;
+  ps_verdict_list_init(&l);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 4, NULL, &l), 0);
+  assert_int_equal(find(&l, "stage_vatSecondsPerCycle", "v16")->verdict, PS_VERDICT_REGRESSION);
+  assert_true(isnan(find(&l, "stage_vatSecondsPerCycle", "v16")->p_value));
+  ps_verdict_list_free(&l);
+
+  ps_verdict_list_init(&l);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 4, &blocks, &l), 0);
+  const ps_verdict *amm = find(&l, "stage_vatSecondsPerCycle", "v16");
+  assert_int_equal(amm->verdict, PS_VERDICT_NONE);
+  assert_true(fabs(amm->value - 1.0) < 1e-12 && fabs(amm->baseline - 0.5) < 1e-12);
+  double p = 1 - 2 / M_PI * atan(log(2) / 0.8);
+  assert_true(fabs(amm->p_value - p) < 1e-12);
+  assert_true(fabs(amm->p_value - 0.5455) < 1e-4);
+  /* the BOYD share stayed at 4 %, block by block: p 1 */
+  assert_true(find(&l, "stage_boydShare", NULL)->p_value == 1.0);
+  ps_verdict_list_free(&l);
+
+  for (int i = 0; i < 4; i++) {
+    b[i].delivery_s = 3.75;
+    bv[4 * i].delivery_s = 2.5;
+  }
+  ps_verdict_list_init(&l);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 4, &blocks, &l), 0);
+  amm = find(&l, "stage_vatSecondsPerCycle", "v16");
+  assert_int_equal(amm->verdict, PS_VERDICT_REGRESSION);
+  assert_true(amm->p_value == 0.0);
+  ps_verdict_list_free(&l);
+
+  /* a stage without blocks cannot show a change: none, no p-value */
+  blocks.nblocks = 4; /* stage 2's only */
+  ps_verdict_list_init(&l);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, 4, v, 4, &blocks, &l), 0);
+  amm = find(&l, "stage_vatSecondsPerCycle", "v16");
+  assert_int_equal(amm->verdict, PS_VERDICT_NONE);
+  assert_true(isnan(amm->p_value));
   ps_verdict_list_free(&l);
 }
 
@@ -190,6 +265,8 @@ int main(void) {
                                       defaults_teardown),
       cmocka_unit_test_setup_teardown(test_vats_taking_part, defaults_setup, defaults_teardown),
       cmocka_unit_test_setup_teardown(test_what_is_judged, defaults_setup, defaults_teardown),
+      cmocka_unit_test_setup_teardown(test_blocks_weigh_the_change, defaults_setup,
+                                      defaults_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

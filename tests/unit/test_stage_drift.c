@@ -46,9 +46,8 @@ static size_t fixture_stages(ps_stage_figures *out, size_t cap) {
   char *last = strrchr(text, '\n');
   cJSON *finish = cJSON_Parse(last ? last + 1 : text);
   assert_non_null(finish);
-  const cJSON *stages =
-      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(finish, "stats"),
-                                       "stages");
+  const cJSON *stages = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(finish, "stats"), "stages");
   size_t n = 0;
   const cJSON *st;
   cJSON_ArrayForEach(st, stages) {
@@ -75,8 +74,8 @@ static const ps_verdict *find(const ps_verdict_list *l, const char *metric, int 
   return NULL;
 }
 
-static const ps_verdict_run fixture_run = {RUN, "9eb37164f6f7", 1647216135581548000LL,
-                                           PS_RUN_STATUS_SUCCESS, 1, NULL, NULL};
+static const ps_verdict_run fixture_run = {
+    RUN, "9eb37164f6f7", 1647216135581548000LL, PS_RUN_STATUS_SUCCESS, 1, NULL, NULL};
 
 static void test_fixture_run_drifts_in_swingset_time(void **state) {
   (void)state;
@@ -85,9 +84,8 @@ static void test_fixture_run_drifts_in_swingset_time(void **state) {
   assert_int_equal(n, 6); /* setup stage 0, loadgen stages 1-4, restart stage 5 */
   ps_verdict_list l;
   ps_verdict_list_init(&l);
-  assert_int_equal(ps_stage_drift(&cfg.verdicts, "loadgen", "daily-perf", &fixture_run, st, n,
-                                  &l),
-                   0);
+  assert_int_equal(
+      ps_stage_drift(&cfg.verdicts, "loadgen", "daily-perf", &fixture_run, st, n, NULL, 0, &l), 0);
   /* stages 2, 3 and 4 against stage 1, three figures each; stage 0 (setup
    * only) and 5 (chain only) are not loadgen stages */
   assert_int_equal(l.n, 9);
@@ -133,9 +131,8 @@ static void test_fixture_run_drifts_in_swingset_time(void **state) {
   /* with a threshold of 20 %, nothing in this run is reported */
   cfg.verdicts.stage_drift_pct = 20.0;
   ps_verdict_list_init(&l);
-  assert_int_equal(ps_stage_drift(&cfg.verdicts, "loadgen", "daily-perf", &fixture_run, st, n,
-                                  &l),
-                   0);
+  assert_int_equal(
+      ps_stage_drift(&cfg.verdicts, "loadgen", "daily-perf", &fixture_run, st, n, NULL, 0, &l), 0);
   for (size_t k = 0; k < l.n; k++)
     assert_int_equal(l.v[k].verdict, PS_VERDICT_NONE);
   ps_verdict_list_free(&l);
@@ -153,7 +150,7 @@ static void test_order_gaps_and_status(void **state) {
   ps_verdict_run run = {"manual-7102939", NULL, 1, PS_RUN_STATUS_SUCCESS, 0, NULL, NULL};
   ps_verdict_list l;
   ps_verdict_list_init(&l);
-  assert_int_equal(ps_stage_drift(&cfg.verdicts, "loadgen", "manual", &run, st, 4, &l), 0);
+  assert_int_equal(ps_stage_drift(&cfg.verdicts, "loadgen", "manual", &run, st, 4, NULL, 0, &l), 0);
   /* stage 2: duration -11 % (improvement), swingset against a 0 baseline
    * (none, no change_pct); stage 3: duration +20 % (regression),
    * block duration unchanged; absent figures give no verdict */
@@ -176,15 +173,65 @@ static void test_order_gaps_and_status(void **state) {
   for (size_t s = 0; s < 4; s++) {
     run.status = others[s];
     ps_verdict_list_init(&l);
-    assert_int_equal(ps_stage_drift(&cfg.verdicts, "loadgen", "manual", &run, st, 4, &l), 0);
+    assert_int_equal(ps_stage_drift(&cfg.verdicts, "loadgen", "manual", &run, st, 4, NULL, 0, &l),
+                     0);
     assert_int_equal(l.n, 0);
     ps_verdict_list_free(&l);
   }
   /* a run with one loadgen stage has nothing to compare */
   run.status = PS_RUN_STATUS_SUCCESS;
   ps_verdict_list_init(&l);
-  assert_int_equal(ps_stage_drift(&cfg.verdicts, "loadgen", "manual", &run, st + 1, 2, &l), 0);
+  assert_int_equal(ps_stage_drift(&cfg.verdicts, "loadgen", "manual", &run, st + 1, 2, NULL, 0, &l),
+                   0);
   assert_int_equal(l.n, 0);
+  ps_verdict_list_free(&l);
+}
+
+/* The samples decide whether a change beyond the threshold stands. Cycle
+ * durations 1..9 s in stage 1 and 1.3 times them in stage 2: the figure
+ * rose 30 %, but batch means (3 of 3, R 5 and 6.5, variances 3 and 5.07)
+ * give log variances 0.12 each, t = ln 1.3 / sqrt 0.24, df 4, and p =
+ * 1 - 3/2 u (1 - u^2 / 3) with u = t / sqrt(4 + t^2): 0.62, none. The
+ * swingset time rose 30 % too, from samples without spread: p 0, a
+ * regression. The block gaps of stage 2 are one too few for 2 batches:
+ * none, no p-value. A stage without samples is judged by the threshold
+ * alone, without a p-value. */
+static void test_samples_decide(void **state) {
+  (void)state;
+  ps_stage_figures st[] = {
+      {1, 1, 5.0, 0.10, 5.0},
+      {2, 1, 6.5, 0.13, 6.0},
+      {3, 1, 6.5, 0.13, 5.0},
+  };
+  double c1[] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, c2[9];
+  for (int i = 0; i < 9; i++)
+    c2[i] = 1.3 * c1[i];
+  double s1[] = {0.10, 0.10, 0.10, 0.10}, s2[] = {0.13, 0.13, 0.13, 0.13};
+  double g1[] = {5, 5, 5}, g2[] = {6};
+  ps_stage_samples sm[] = {
+      {1, s1, 4, g1, 3, c1, 9},
+      {2, s2, 4, g2, 1, c2, 9},
+  };
+  ps_verdict_run run = {"manual-1", NULL, 1, PS_RUN_STATUS_SUCCESS, 0, NULL, NULL};
+  ps_verdict_list l;
+  ps_verdict_list_init(&l);
+  assert_int_equal(ps_stage_drift(&cfg.verdicts, "loadgen", "manual", &run, st, 3, sm, 2, &l), 0);
+  assert_int_equal(l.n, 6);
+  double t = log(1.3) / sqrt(0.24), u = t / sqrt(4 + t * t);
+  assert_string_equal(l.v[0].metric, "stage_avgDuration");
+  assert_int_equal(l.v[0].verdict, PS_VERDICT_NONE);
+  assert_float_equal(l.v[0].p_value, 1 - 1.5 * u * (1 - u * u / 3), 1e-12);
+  assert_float_equal(l.v[0].p_value, 0.62066, 1e-5);
+  assert_string_equal(l.v[1].metric, "stage_avgSwingsetTime");
+  assert_int_equal(l.v[1].verdict, PS_VERDICT_REGRESSION);
+  assert_float_equal(l.v[1].p_value, 0.0, 0);
+  assert_string_equal(l.v[2].metric, "stage_avgBlockDuration");
+  assert_int_equal(l.v[2].verdict, PS_VERDICT_NONE);
+  assert_true(isnan(l.v[2].p_value));
+  /* stage 3 has no samples: the threshold alone */
+  assert_int_equal(l.v[3].stage, 3);
+  assert_int_equal(l.v[3].verdict, PS_VERDICT_REGRESSION);
+  assert_true(isnan(l.v[3].p_value));
   ps_verdict_list_free(&l);
 }
 
@@ -194,6 +241,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       TEST(test_fixture_run_drifts_in_swingset_time),
       TEST(test_order_gaps_and_status),
+      TEST(test_samples_decide),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

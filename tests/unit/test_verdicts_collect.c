@@ -112,9 +112,74 @@ static void test_collect_loadgen_and_dss(void **state) {
   pl_collect_free(&c);
 }
 
+/* The samples behind the stage figures: live blocks only, successful
+ * cycles only, in time order whatever order they came in, a replayed
+ * point once; the block gaps from consecutive beginAt (2 s and 3 s). */
+static void test_collect_stage_samples(void **state) {
+  (void)state;
+  pl_collect c;
+  pl_collect_init(&c, METRICS, 2);
+  pl_dss_doc *doc = NULL;
+  const int64_t s = 1000000000LL;
+  struct {
+    const char *live;
+    double swingset;
+    int64_t t;
+  } blocks[] = {
+      {"true", 0.3, 12 * s}, {"true", 0.1, 7 * s},  {"false", 9.0, 1 * s},
+      {"true", 0.2, 9 * s},  {"true", 0.3, 12 * s}, /* replayed */
+  };
+  for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
+    ps_tag bt[] = {{"run", "r1"}, {"stage", "1"}, {"live", blocks[i].live}};
+    ps_field bf[] = {ps_field_float("swingsetTime", blocks[i].swingset)};
+    ps_point p = pt("loadgen_block", bt, 3, bf, 1, blocks[i].t);
+    assert_int_equal(pl_collect_point(&c, &p, &doc), PL_COLLECT_NONE);
+  }
+  struct {
+    int ok;
+    double duration;
+    int64_t t;
+  } cycles[] = {{1, 20.0, 30 * s}, {0, 99.0, 10 * s}, {1, 18.0, 20 * s}};
+  for (size_t i = 0; i < sizeof cycles / sizeof cycles[0]; i++) {
+    ps_tag ct[] = {{"run", "r1"}, {"stage", "1"}, {"task", "vault"}};
+    ps_field cf[] = {ps_field_bool("success", cycles[i].ok),
+                     ps_field_float("duration", cycles[i].duration)};
+    ps_point p = pt("loadgen_cycle", ct, 3, cf, 2, cycles[i].t);
+    pl_collect_point(&c, &p, &doc);
+  }
+  /* a stage with one live block and no cycle: no array for its cycles */
+  ps_tag bt2[] = {{"run", "r1"}, {"stage", "2"}, {"live", "true"}};
+  ps_field bf2[] = {ps_field_float("swingsetTime", 0.5)};
+  ps_point p2 = pt("loadgen_block", bt2, 3, bf2, 1, 40 * s);
+  pl_collect_point(&c, &p2, &doc);
+  pl_lg_run *r = pl_collect_find_run(&c, "r1");
+  assert_non_null(r);
+  ps_stage_samples *v;
+  size_t n;
+  double *store;
+  assert_int_equal(pl_collect_stage_samples(r, &v, &n, &store), 0);
+  assert_int_equal(n, 2);
+  assert_int_equal(v[1].stage, 2);
+  assert_int_equal(v[1].nswingset, 1);
+  assert_int_equal(v[1].ngaps, 0);
+  assert_int_equal(v[1].ncycles, 0);
+  assert_int_equal(v[0].stage, 1);
+  assert_int_equal(v[0].nswingset, 3);
+  assert_true(v[0].swingset_time[0] == 0.1 && v[0].swingset_time[1] == 0.2 &&
+              v[0].swingset_time[2] == 0.3);
+  assert_int_equal(v[0].ngaps, 2);
+  assert_true(v[0].block_gap[0] == 2.0 && v[0].block_gap[1] == 3.0);
+  assert_int_equal(v[0].ncycles, 2);
+  assert_true(v[0].cycle_duration[0] == 18.0 && v[0].cycle_duration[1] == 20.0);
+  free(v);
+  free(store);
+  pl_collect_free(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_collect_loadgen_and_dss),
+      cmocka_unit_test(test_collect_stage_samples),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

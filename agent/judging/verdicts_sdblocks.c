@@ -1,0 +1,168 @@
+/*
+ * verdicts_sdblocks.c: the per-block slog figures of a run, read back for
+ * its stage drift. See include/judging/verdicts_sdblocks.h.
+ *
+ * Design
+ * - Its own statements and reader, beside the slog drift's others: the
+ *   rows are many (a block per 5 s, a row per block and busy vat) and
+ *   want a compact form (vat IDs interned, no strings per row), and the
+ *   read is one function (statement in, rows out) however the server is
+ *   asked.
+ * - Only the fields the test needs are selected: a 12-stage run of two
+ *   hours per stage has about 17,000 blocks and 10 times as many block
+ *   vat rows, some 10 MB of answer.
+ */
+#include "judging/verdicts_sdblocks.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "influx/client.h"
+#include "influx/influxql.h"
+#include "judging/verdicts_slogdrift.h"
+#include "report/query.h"
+
+int pl_sd_blocks_statement(int s, const char *run, const char *host, int64_t anchor_ns, ps_buf *q) {
+  static const char *const head[PL_SDB_NSTATEMENTS] = {
+      [PL_SDB_BLOCKS] = "SELECT \"boydSeconds\", \"deliverySeconds\", \"stage\" "
+                        "FROM \"loadgen_slog_block\"",
+      [PL_SDB_BLOCK_VATS] = "SELECT \"deliverySeconds\", \"stage\", \"vat\" "
+                            "FROM \"loadgen_slog_block_vat\"",
+  };
+  if (s < 0 || s >= PL_SDB_NSTATEMENTS || !run || !host)
+    return -EINVAL;
+  int64_t from = anchor_ns > PL_SD_SPAN_NS ? anchor_ns - PL_SD_SPAN_NS : 0;
+  int rc = ps_buf_puts(q, head[s]) | ps_buf_puts(q, " WHERE \"run\" = ") |
+           ps_influxql_quote_string(q, run) | ps_buf_puts(q, " AND \"host\" = ") |
+           ps_influxql_quote_string(q, host) |
+           ps_buf_printf(q, " AND time >= %" PRId64 " AND time <= %" PRId64, from,
+                         anchor_ns + PL_SD_SPAN_NS);
+  return rc ? -EINVAL : 0;
+}
+
+static int stage_of(const cJSON *cols, const cJSON *vals) {
+  const char *s = ps_report_answer_str(cols, vals, "stage");
+  char *end;
+  long n = s && *s ? strtol(s, &end, 10) : -1;
+  return s && *s && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
+}
+
+static const char *intern(pl_sd_blocks *b, const char *vat) {
+  for (size_t i = 0; i < b->nids; i++)
+    if (strcmp(b->ids[i], vat) == 0)
+      return b->ids[i];
+  if (b->nids == b->ids_cap) {
+    size_t cap = b->ids_cap ? b->ids_cap * 2 : 32;
+    char **n = realloc(b->ids, cap * sizeof *n);
+    if (!n)
+      return NULL;
+    b->ids = n;
+    b->ids_cap = cap;
+  }
+  char *copy = strdup(vat);
+  if (copy)
+    b->ids[b->nids++] = copy;
+  return copy;
+}
+
+/* Room for one more row in an array of `size`-byte rows. */
+static int room(void **rows, size_t n, size_t *cap, size_t size) {
+  if (n < *cap)
+    return 0;
+  size_t c = *cap ? *cap * 2 : 256;
+  void *r = realloc(*rows, c * size);
+  if (!r)
+    return -ENOMEM;
+  *rows = r;
+  *cap = c;
+  return 0;
+}
+
+static int on_row(pl_sd_blocks *b, int s, const cJSON *cols, const cJSON *vals) {
+  const cJSON *t = ps_report_answer_cell(cols, vals, "time");
+  int stage = stage_of(cols, vals);
+  if (!cJSON_IsNumber(t) || !(t->valuedouble >= 0 && t->valuedouble < 9.2e18) || stage < 0)
+    return 0;
+  int64_t time_ns = (int64_t)t->valuedouble;
+  double secs = ps_report_answer_num(cols, vals, "deliverySeconds");
+  size_t n = s == PL_SDB_BLOCKS ? b->nblocks : b->nvats;
+  if (n >= PL_SDB_MAX_ROWS) {
+    b->dropped++;
+    return 0;
+  }
+  if (s == PL_SDB_BLOCKS) {
+    if (room((void **)&b->blocks, b->nblocks, &b->blocks_cap, sizeof *b->blocks))
+      return -ENOMEM;
+    b->blocks[b->nblocks++] = (ps_slog_drift_block){
+        stage, time_ns, secs, ps_report_answer_num(cols, vals, "boydSeconds")};
+    return 0;
+  }
+  const char *vat = ps_report_answer_str(cols, vals, "vat");
+  if (!vat || !*vat)
+    return 0;
+  const char *id = intern(b, vat);
+  if (!id || room((void **)&b->vats, b->nvats, &b->vats_cap, sizeof *b->vats))
+    return -ENOMEM;
+  b->vats[b->nvats++] = (ps_slog_drift_block_vat){stage, time_ns, id, secs};
+  return 0;
+}
+
+int pl_sd_blocks_parse(pl_sd_blocks *b, int s, const char *json, size_t len) {
+  if (s < 0 || s >= PL_SDB_NSTATEMENTS)
+    return -EINVAL;
+  cJSON *j = json ? cJSON_ParseWithLength(json, len) : NULL;
+  const cJSON *results = cJSON_GetObjectItemCaseSensitive(j, "results"), *result, *series, *vals;
+  int rc = cJSON_IsArray(results) ? 0 : -EPROTO;
+  cJSON_ArrayForEach(result, results) {
+    if (cJSON_GetObjectItemCaseSensitive(result, "error"))
+      rc = -EPROTO;
+    cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(result, "series")) {
+      const cJSON *cols = cJSON_GetObjectItemCaseSensitive(series, "columns");
+      if (rc < 0 || !cJSON_IsArray(cols))
+        continue;
+      cJSON_ArrayForEach(vals, cJSON_GetObjectItemCaseSensitive(series, "values")) {
+        if (cJSON_IsArray(vals) && (rc = on_row(b, s, cols, vals)) < 0)
+          goto out;
+      }
+    }
+  }
+out:
+  cJSON_Delete(j);
+  return rc;
+}
+
+int pl_sd_blocks_read(const ps_config *cfg, const char *run, const char *host, int64_t anchor_ns,
+                      pl_sd_blocks *b, ps_buf *err) {
+  int rc = 0;
+  for (int s = 0; rc == 0 && s < PL_SDB_NSTATEMENTS; s++) {
+    ps_buf q, answer;
+    ps_buf_init(&q, 0);
+    ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
+    rc = pl_sd_blocks_statement(s, run, host, anchor_ns, &q);
+    if (rc == 0)
+      rc = ps_influx_query(cfg, q.data, &answer, err);
+    if (rc == 0)
+      rc = pl_sd_blocks_parse(b, s, answer.data, answer.len);
+    ps_buf_free(&q);
+    ps_buf_free(&answer);
+  }
+  return rc;
+}
+
+ps_slog_drift_blocks pl_sd_blocks_view(const pl_sd_blocks *b) {
+  return (ps_slog_drift_blocks){b->blocks, b->nblocks, b->vats, b->nvats};
+}
+
+void pl_sd_blocks_free(pl_sd_blocks *b) {
+  for (size_t i = 0; i < b->nids; i++)
+    free(b->ids[i]);
+  free(b->ids);
+  free(b->blocks);
+  free(b->vats);
+  memset(b, 0, sizeof *b);
+}

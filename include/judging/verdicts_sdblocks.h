@@ -1,0 +1,59 @@
+/*
+ * judging/verdicts_sdblocks: the per-block slog figures behind a run's
+ * stage drift, read back from the server (docs/verdicts.md, "Within a run
+ * (stage drift)", "How sure"): every loadgen_slog_block (BOYD and delivery
+ * seconds) and loadgen_slog_block_vat (a vat's delivery seconds) of the
+ * run, so that the judge (verdict/slog_drift.h) can weigh a stage's change
+ * against the variation of its blocks.
+ *
+ * Contract
+ * - pl_sd_blocks_statement() builds statement `s` (PL_SDB_*) for `run` on
+ *   `host`, host-scoped and bounded in time as the other slog drift reads
+ *   (PL_SD_SPAN_NS either side of `anchor_ns`); names quoted. 0 or
+ *   -EINVAL.
+ * - pl_sd_blocks_parse() reads the answer to statement `s` into `b`: rows
+ *   without a stage (a number 0-100000), a time, or (block vats) a vat
+ *   string are skipped; at most PL_SDB_MAX_ROWS rows of each kind are kept
+ *   (beyond, the rest are dropped and `b->dropped` counts them). Vat IDs
+ *   are kept once each (a run has tens of vats, hundreds of thousands of
+ *   rows). Any text is read without a crash (fuzz target
+ *   tests/fuzz/fuzz_sdblocks.c). 0, -ENOMEM, or -EPROTO when the text is
+ *   not an InfluxQL answer or holds an error.
+ * - pl_sd_blocks_read() is the only I/O: each statement in, its rows out
+ *   into `b` (influx/client.h's ps_influx_query; its codes, `err` its
+ *   words). Runs on a worker thread; touches nothing but its arguments.
+ * - pl_sd_blocks_view() gives the judge's view (borrowing `b`);
+ *   pl_sd_blocks_free() frees what `b` owns.
+ */
+#ifndef PS_JUDGING_VERDICTS_SDBLOCKS_H
+#define PS_JUDGING_VERDICTS_SDBLOCKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "core/config.h"
+#include "verdict/slog_drift.h"
+
+#define PL_SDB_MAX_ROWS ((size_t)1 << 20)
+
+enum { PL_SDB_BLOCKS = 0, PL_SDB_BLOCK_VATS, PL_SDB_NSTATEMENTS };
+
+typedef struct pl_sd_blocks {
+  ps_slog_drift_block *blocks;
+  size_t nblocks, blocks_cap;
+  ps_slog_drift_block_vat *vats;
+  size_t nvats, vats_cap;
+  char **ids; /* the vat IDs, each once; the rows point into them */
+  size_t nids, ids_cap;
+  size_t dropped;
+} pl_sd_blocks;
+
+int pl_sd_blocks_statement(int s, const char *run, const char *host, int64_t anchor_ns, ps_buf *q);
+int pl_sd_blocks_parse(pl_sd_blocks *b, int s, const char *json, size_t len);
+int pl_sd_blocks_read(const ps_config *cfg, const char *run, const char *host, int64_t anchor_ns,
+                      pl_sd_blocks *b, ps_buf *err);
+ps_slog_drift_blocks pl_sd_blocks_view(const pl_sd_blocks *b);
+void pl_sd_blocks_free(pl_sd_blocks *b);
+
+#endif
