@@ -65,6 +65,11 @@ int ps_slog_stage_of(const char *path) {
   return n < PS_SLOG_MAX_STAGES ? n : -1;
 }
 
+void ps_slog_corrupt_reason(const ps_gzlines_status *st, char *out, size_t n) {
+  snprintf(out, n, "corrupt gzip data (%s); %u stretch%s skipped, the stage is partial",
+           st->message, st->corrupt, st->corrupt == 1 ? "" : "es");
+}
+
 int ps_slog_feed_stage(const char *path, const ps_run_id *id, int stage, int64_t cycles,
                        ps_emitter *em, int *complete, ps_buf *err) {
   *complete = 0;
@@ -107,9 +112,10 @@ int ps_slog_feed_stage(const char *path, const ps_run_id *id, int stage, int64_t
       em->origin.line = 0;
       ps_emit_reject(em, "cannot be read: %s; the stage is partial", strerror(-got));
     } else if (st->corrupt) {
+      char why[256];
+      ps_slog_corrupt_reason(st, why, sizeof why);
       em->origin.line = st->corrupt_line;
-      ps_emit_reject(em, "corrupt gzip data (%s); %u stretch%s skipped, the stage is partial",
-                     st->message, st->corrupt, st->corrupt == 1 ? "" : "es");
+      ps_emit_reject(em, "%s", why);
     }
     /* No trailer is no reject, also when the run ended: a killed runner
      * leaves its stage so, and the stage point says partial=true. */
