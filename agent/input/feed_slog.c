@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/point.h"
+#include "core/util.h"
 #include "formats/slog_reduce.h"
 #include "input/gzlines.h"
 
@@ -73,11 +74,12 @@ void ps_slog_corrupt_reason(const ps_gzlines_status *st, char *out, size_t n) {
 int ps_slog_feed_stage(const char *path, const ps_run_id *id, int stage, int64_t cycles,
                        ps_emitter *em, int *complete, ps_buf *err) {
   *complete = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) { /* one unreadable stage stops no other */
-    int e = errno;
+  /* one unreadable stage stops no other; a FIFO named like a slog is
+   * not waited on (the agent's scan passes it by too) */
+  int fd = ps_open_regular(path, NULL);
+  if (fd < 0) {
     ps_origin o = {path, 0};
-    em->reject(em->ctx, &o, strerror(e));
+    em->reject(em->ctx, &o, fd == -EINVAL ? "not a regular file; not read" : strerror(-fd));
     return 0;
   }
   char stage_s[16];

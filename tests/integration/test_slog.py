@@ -651,6 +651,48 @@ class Slog(InfluxTestCase):
                 write_lines(self.influx, DB, out)
                 self.check_folder(folder, key + " with long deliveries")
 
+    def test_fifo_named_like_a_slog_is_skipped(self):
+        """A FIFO named chain-stage-1.slog.gz hung convert for good (no
+        writer ever comes); it is reported by name and not read, and the
+        other stages and perf.jsonl are converted as usual."""
+        folder = self.copy("steady", "fifo")
+        path = os.path.join(folder, "chain-stage-1.slog.gz")
+        os.unlink(path)
+        os.mkfifo(path)
+        try:
+            rc, out, err = convert("loadgen", [folder], timeout=60)
+        except subprocess.TimeoutExpired:
+            self.fail("convert waited on a FIFO")
+        self.assertEqual(rc, 65, err)
+        self.assertIn(f"{path}: not a regular file; not read\n", err)
+        self.assertIn("perfship convert: 1 record(s) rejected", err)
+        for stage in ("0", "2"):
+            self.assertRegex(out, rf"loadgen_slog_stage,.*stage={stage}\b.*partial=false")
+        self.assertNotRegex(out, r"loadgen_slog_stage,.*stage=1\b")
+        self.assertIn("loadgen_run,", out)
+
+    def test_many_rejects_all_reported_with_their_lines(self):
+        """80,000 bad lines, each reported as FILE:LINE in order and counted,
+        among good ones; the messages end with the count (convert writes
+        what it says in chunks: docs/benchmarks.md)."""
+        folder = self.copy("steady", "rejects")
+        path = os.path.join(folder, "chain-stage-1.slog.gz")
+        lines, _, _ = lines_of(path)
+        bad = [b'{"type":"deliver","vatID":"v%d x=1","kd":[]}' % i for i in range(80_000)]
+        mixed = lines[:100] + bad + lines[100:]
+        regzip(path, mixed)
+        rc, out, err = convert("loadgen", [folder])
+        self.assertEqual(rc, 65, err[-500:])
+        said = err.splitlines()
+        self.assertEqual(said[-1], "perfship convert: 80000 record(s) rejected")
+        want = [f"{path}:{101 + i}: not a slog event: vatID is not a vat ID" for i in range(80_000)]
+        self.assertEqual(said[:-1], want)
+        stage = [l for l in out.splitlines()
+                 if l.startswith("loadgen_slog_stage,") and re.search(r",stage=1[, ]", l)]
+        self.assertEqual(len(stage), 1)
+        self.assertIn("badLines=80000i", stage[0])
+        self.assertIn(f"lines={len(mixed)}i", stage[0])
+
     def test_big_lines_cost_no_memory(self):
         folder = generate(os.path.join(self.tmp, "gen", "big"), seed=4107, rev_seed="slog-big",
                           bundle_bytes={"amm": 8000000})
