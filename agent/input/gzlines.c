@@ -204,6 +204,28 @@ static size_t find_magic(const ps_gzlines *r, size_t from) {
   return r->in_len;
 }
 
+/* inflate() stopped on bad data, having started at in[from]. What it gave
+ * before it stopped is handed out as zcat writes it: a CRC or length error
+ * comes after the member's last byte, so dropping the chunk lost up to
+ * 256 KiB of good lines (a small stage's all). Only the line the break
+ * cuts is dropped, once the lines before it are out (ps_gzlines_next), so
+ * the break is numbered where it happened. The search for the next member
+ * starts where inflate stopped (a member may follow the trailer whose CRC
+ * was wrong), one byte on only if it took none. 1: bytes to hand out. */
+static int data_error(ps_gzlines *r, size_t from) {
+  if (r->in_pos == from && r->in_pos < r->in_len)
+    r->in_pos++;
+  if (!r->out_len) {
+    note_break(r, r->z.msg);
+    return 0;
+  }
+  snprintf(r->break_why, sizeof r->break_why, "%s", r->z.msg ? r->z.msg : "corrupt data");
+  r->break_after = 1;
+  r->in_member = 0;
+  r->seeking = 1;
+  return 1;
+}
+
 /* Decompressed bytes into r->out. 1: some; 0: the stream is over;
  * negative errno. */
 static int inflate_more(ps_gzlines *r) {
@@ -270,24 +292,8 @@ static int inflate_more(ps_gzlines *r) {
     if (zr == Z_MEM_ERROR)
       return -ENOMEM;
     if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) {
-      /* What inflate gave before it stopped is handed out as zcat writes
-       * it: a CRC or length error comes after the member's last byte, so
-       * dropping the chunk lost up to 256 KiB of good lines (a small
-       * stage's all). Only the line the break cuts is dropped, once the
-       * lines before it are out (ps_gzlines_next), so the break is
-       * numbered where it happened. The search for the next member
-       * starts where inflate stopped (a member may follow the trailer
-       * whose CRC was wrong), one byte on only if it took none. */
-      if (r->in_pos == from && r->in_pos < r->in_len)
-        r->in_pos++;
-      if (r->out_len) {
-        snprintf(r->break_why, sizeof r->break_why, "%s", r->z.msg ? r->z.msg : "corrupt data");
-        r->break_after = 1;
-        r->in_member = 0;
-        r->seeking = 1;
+      if (data_error(r, from))
         return 1;
-      }
-      note_break(r, r->z.msg);
       continue;
     }
     if (r->out_len)
