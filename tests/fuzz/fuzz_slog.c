@@ -15,6 +15,7 @@
  * gives agrees with the whole line (docs/loadgen.md "Slogs").
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,16 @@ static int cut_in_type(const char *why) {
                  strncmp(why, "no \"type\"", 9) == 0);
 }
 
+/* `"key"` occurs once in the line: a member the cut line read is then the
+ * one the whole line read (with a key twice, the whole line reads the
+ * later one, which the cut may not reach). */
+static int once(const char *s, size_t n, const char *key) {
+  char q[40];
+  size_t k = (size_t)snprintf(q, sizeof q, "\"%s\"", key);
+  const char *a = memmem(s, n, q, k);
+  return a && !memmem(a + 1, n - (size_t)(a + 1 - s), q, k);
+}
+
 static void same_as_whole(const char *s, size_t n, const ps_slog_rec *cut, int rc,
                           const char *why) {
   ps_slog_rec whole;
@@ -44,19 +55,20 @@ static void same_as_whole(const char *s, size_t n, const ps_slog_rec *cut, int r
   }
   if (cut->type != whole.type || cut->era != whole.era)
     abort();
-  if ((cut->has & PS_SR_VAT) && strcmp(cut->vat, whole.vat) != 0)
+  if ((cut->has & PS_SR_VAT) && once(s, n, "vatID") && strcmp(cut->vat, whole.vat) != 0)
     abort();
-  if ((cut->has & PS_SR_HEIGHT) && cut->height != whole.height)
+  if ((cut->has & PS_SR_HEIGHT) && once(s, n, "blockHeight") && cut->height != whole.height)
     abort();
-  if ((cut->has & PS_SR_NAME) && strcmp(cut->name, whole.name) != 0)
+  if ((cut->has & PS_SR_NAME) && once(s, n, "name") && strcmp(cut->name, whole.name) != 0)
     abort();
-  if ((cut->has & PS_SR_REPLAY) && cut->replay != whole.replay)
+  if ((cut->has & PS_SR_REPLAY) && once(s, n, "replay") && cut->replay != whole.replay)
     abort();
   if ((cut->has & whole.has & PS_SR_TIME) && !(cut->time == whole.time) &&
       !(cut->time != cut->time && whole.time != whole.time))
     abort();
   for (int c = 0; c < PS_SLOG_NCOUNTERS; c++)
-    if ((cut->counters_has & (1u << c)) && !(cut->counters[c] == whole.counters[c]))
+    if ((cut->counters_has & (1u << c)) && once(s, n, "stats") &&
+        once(s, n, ps_slog_counter_names[c]) && !(cut->counters[c] == whole.counters[c]))
       abort();
 }
 
