@@ -16,9 +16,15 @@
  *   module (input/feed_run.h), which also emits the runs' markers.
  * - Bad input never stops the run: every reject is printed as
  *   FILE:LINE: reason and counted; the exit code says whether any happened.
+ *   What the command says on stderr is gathered and written in chunks of
+ *   64 KiB, as stdout is, and at every way out: stderr is unbuffered, and
+ *   a reject written a character at a time cost a write(2) per byte
+ *   (80,000 bad lines took 12 s, 100M empty slog lines hours).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,16 +41,25 @@
 #include "input/feed_run.h"
 
 #define OUT_FLUSH_BYTES (256 * 1024)
+#define MSG_FLUSH_BYTES (64 * 1024)
 
 typedef struct convert_ctx {
   ps_buf out;
+  ps_buf msgs; /* for stderr, in order */
   const ps_tag *extra;
   size_t nextra;
   unsigned long rejects;
   int write_failed;
 } convert_ctx;
 
+static void flush_msgs(convert_ctx *cx) {
+  if (cx->msgs.len)
+    fwrite(cx->msgs.data, 1, cx->msgs.len, stderr);
+  ps_buf_reset(&cx->msgs);
+}
+
 static void flush_out(convert_ctx *cx) {
+  flush_msgs(cx); /* what was said so far keeps pace with the points */
   if (cx->out.len && !cx->write_failed) {
     if (fwrite(cx->out.data, 1, cx->out.len, stdout) != cx->out.len)
       cx->write_failed = 1;
@@ -52,22 +67,57 @@ static void flush_out(convert_ctx *cx) {
   ps_buf_reset(&cx->out);
 }
 
-/* Prints a data-derived text without control characters, so a hostile
- * value cannot forge extra lines on stderr. */
-static void put_clean(const char *s) {
-  for (; *s; s++)
-    fputc((unsigned char)*s < 0x20 ? ' ' : *s, stderr);
+static void say(convert_ctx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A message for stderr, after those before it. */
+static void say(convert_ctx *cx, const char *fmt, ...) {
+  va_list ap, again;
+  va_start(ap, fmt);
+  va_copy(again, ap);
+  if (ps_buf_vprintf(&cx->msgs, fmt, ap) < 0) { /* no memory for it: say it now */
+    flush_msgs(cx);
+    vfprintf(stderr, fmt, again);
+  }
+  va_end(again);
+  va_end(ap);
+  if (cx->msgs.len >= MSG_FLUSH_BYTES)
+    flush_msgs(cx);
 }
 
+/* A data-derived text without control characters, so a hostile value
+ * cannot forge extra lines on stderr. */
+static void put_clean(convert_ctx *cx, const char *s) {
+  for (const char *run = s;; s++) {
+    if (*s && (unsigned char)*s >= 0x20)
+      continue;
+    ps_buf_append(&cx->msgs, run, (size_t)(s - run));
+    if (!*s)
+      return;
+    ps_buf_putc(&cx->msgs, ' ');
+    run = s + 1;
+  }
+}
+
+/* One reject per bad line, so no printf: 100M empty slog lines are 100M
+ * rejects (docs/benchmarks.md "convert with many rejects"). */
 static void on_reject(void *ctx, const ps_origin *o, const char *reason) {
   convert_ctx *cx = ctx;
   cx->rejects++;
-  put_clean(o->file ? o->file : "-");
-  if (o->line)
-    fprintf(stderr, ":%llu", (unsigned long long)o->line);
-  fputs(": ", stderr);
-  put_clean(reason);
-  fputc('\n', stderr);
+  put_clean(cx, o->file ? o->file : "-");
+  if (o->line) {
+    char num[24], *p = num + sizeof num;
+    uint64_t n = o->line;
+    do
+      *--p = (char)('0' + n % 10);
+    while ((n /= 10) != 0);
+    *--p = ':';
+    ps_buf_append(&cx->msgs, p, (size_t)(num + sizeof num - p));
+  }
+  ps_buf_append(&cx->msgs, ": ", 2);
+  put_clean(cx, reason);
+  ps_buf_putc(&cx->msgs, '\n');
+  if (cx->msgs.len >= MSG_FLUSH_BYTES)
+    flush_msgs(cx);
 }
 
 static int on_point(void *ctx, const ps_point *p, const ps_origin *o) {
@@ -100,16 +150,17 @@ static int usage(const char *msg, const char *arg) {
 static int convert_file(const ps_format_ops *ops, const ps_source_cfg *src,
                         const char *path, size_t max_line, ps_emitter *em,
                         ps_buf *err) {
+  convert_ctx *cx = em->ctx;
   int is_stdin = strcmp(path, "-") == 0;
   int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
-    fprintf(stderr, "perfship convert: cannot read %s: %s\n", path, strerror(e));
+    say(cx, "perfship convert: cannot read %s: %s\n", path, strerror(e));
     return -e;
   }
   const char *note = ops->not_converted ? ops->not_converted(path) : NULL;
   if (note) {
-    fprintf(stderr, "perfship convert: %s: %s; not converted\n", path, note);
+    say(cx, "perfship convert: %s: %s; not converted\n", path, note);
     if (!is_stdin)
       close(fd);
     return 0;
@@ -123,7 +174,7 @@ static int convert_file(const ps_format_ops *ops, const ps_source_cfg *src,
     ps_head_buf_free(&hb);
   }
   if (rc < 0) {
-    fprintf(stderr, "perfship convert: %s: %s\n", path, err->len ? err->data : strerror(-rc));
+    say(cx, "perfship convert: %s: %s\n", path, err->len ? err->data : strerror(-rc));
     if (!is_stdin)
       close(fd);
     return rc;
@@ -144,15 +195,14 @@ static int convert_file(const ps_format_ops *ops, const ps_source_cfg *src,
       rc = ps_feed_line(ops, parser, em, last.text.data, last.text.len, last.line_no);
     ps_buf_free(&last.text);
   } else {
-    fprintf(stderr, "perfship convert: %s: format %s does not read this "
-                    "kind of file\n",
-            path, ops->name);
+    say(cx, "perfship convert: %s: format %s does not read this kind of file\n", path,
+        ops->name);
     unreadable = 1;
   }
   if (rc == 0 && ops->finish)
     rc = ops->finish(parser, em);
   if (rc < 0)
-    fprintf(stderr, "perfship convert: %s: %s\n", path, strerror(-rc));
+    say(cx, "perfship convert: %s: %s\n", path, strerror(-rc));
   ops->free(parser);
   if (!is_stdin)
     close(fd);
@@ -315,8 +365,7 @@ static int convert_paths(convert_ctx *cx, const convert_args *c, const ps_format
       int rc = ps_run_convert_path(ops, src, path, (int64_t)time(NULL), stall_after_s,
                                    max_line, &em, &err);
       if (rc < 0) {
-        fprintf(stderr, "perfship convert: %s: %s\n", path,
-                err.len ? err.data : strerror(-rc));
+        say(cx, "perfship convert: %s: %s\n", path, err.len ? err.data : strerror(-rc));
         unreadable = 1;
       }
       continue;
@@ -335,6 +384,7 @@ int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
   int exit_code = PS_EXIT_OK;
   convert_ctx cx = {0};
   ps_buf_init(&cx.out, 0);
+  ps_buf_init(&cx.msgs, 0);
   if (args_alloc(&args, argc) < 0) {
     exit_code = PS_EXIT_SOFTWARE;
     goto done;
@@ -350,8 +400,7 @@ int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
   }
   const ps_format_ops *ops = ps_format_ops_get(fid);
   if (!ops) {
-    fprintf(stderr, "perfship convert: format %s is not part of this build\n",
-            args.format);
+    say(&cx, "perfship convert: format %s is not part of this build\n", args.format);
     exit_code = PS_EXIT_SOFTWARE;
     goto done;
   }
@@ -366,19 +415,21 @@ int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
   int unreadable = convert_paths(&cx, &args, ops, &src, conf);
   flush_out(&cx);
   if (fflush(stdout) != 0 || cx.write_failed) {
-    fprintf(stderr, "perfship convert: writing to stdout failed: %s\n",
-            strerror(errno));
+    say(&cx, "perfship convert: writing to stdout failed: %s\n", strerror(errno));
     exit_code = PS_EXIT_SOFTWARE;
   } else if (unreadable) {
     exit_code = PS_EXIT_NOINPUT;
   } else if (cx.rejects) {
-    fprintf(stderr, "perfship convert: %lu record(s) rejected\n", cx.rejects);
+    say(&cx, "perfship convert: %lu record(s) rejected\n", cx.rejects);
     exit_code = PS_EXIT_DATAERR;
   }
 
 done:
+  flush_msgs(&cx);
+  fflush(stderr);
   args_free(&args);
   free(extra);
   ps_buf_free(&cx.out);
+  ps_buf_free(&cx.msgs);
   return exit_code;
 }

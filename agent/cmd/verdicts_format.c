@@ -279,7 +279,9 @@ int ps_verdicts_junit(ps_buf *out, const ps_verdict_row *rows, size_t n, const c
       continue;
     const ps_verdict_row *r = &rows[i], *worst = NULL, *known = NULL;
     size_t runs = 0;
-    for (size_t j = i; j < n; j++) {
+    /* every row, not only those from i on: the marks of the cases before
+     * stay otherwise, and each failure listed the runs of all of them */
+    for (size_t j = 0; j < n; j++) {
       mine[j] = first[j] == i;
       runs += mine[j];
       /* the rows are sorted: the largest change first */

@@ -83,17 +83,32 @@ int ps_read_whole(int fd, size_t limit, ps_buf *out) {
   }
 }
 
-int ps_read_file(const char *path, size_t limit, ps_buf *out, struct stat *st) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+int ps_open_regular(const char *path, struct stat *st) {
+  /* non-blocking until the type is known: a FIFO's open waits for a writer */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return -errno;
   struct stat s;
-  int rc = 0;
-  if (fstat(fd, &s) < 0)
+  int rc = fstat(fd, &s) < 0 ? -errno : S_ISDIR(s.st_mode) ? -EISDIR : !S_ISREG(s.st_mode) ? -EINVAL : 0;
+  int fl = rc == 0 ? fcntl(fd, F_GETFL) : 0;
+  if (rc == 0 && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0))
     rc = -errno;
-  else if (!S_ISREG(s.st_mode))
-    rc = S_ISDIR(s.st_mode) ? -EISDIR : -EINVAL;
-  else if (limit && (uint64_t)s.st_size > limit)
+  if (rc < 0) {
+    close(fd);
+    return rc;
+  }
+  if (st)
+    *st = s;
+  return fd;
+}
+
+int ps_read_file(const char *path, size_t limit, ps_buf *out, struct stat *st) {
+  struct stat s;
+  int fd = ps_open_regular(path, &s);
+  if (fd < 0)
+    return fd;
+  int rc = 0;
+  if (limit && (uint64_t)s.st_size > limit)
     rc = -EFBIG; /* known before reading a byte */
   else
     rc = ps_read_whole(fd, limit, out);

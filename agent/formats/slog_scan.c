@@ -31,8 +31,12 @@ const char *const ps_slog_counter_names[PS_SLOG_NCOUNTERS] = {
 /* how far from a line's end the type-first envelope is looked for */
 #define ENVELOPE 512
 
+/* `cut`: the text is the kept head of a longer line, so a value that
+ * reaches `end` may go on beyond it. `ran_out`: a scanner wanted bytes
+ * past `end`; on a cut line that is where reading stops, not a fault. */
 typedef struct cur {
   const char *p, *end;
+  int cut, ran_out;
 } cur;
 
 static void ws(cur *c) {
@@ -46,6 +50,7 @@ static int lit(cur *c, char ch) {
     c->p++;
     return 1;
   }
+  c->ran_out |= c->p >= c->end;
   return 0;
 }
 
@@ -53,9 +58,11 @@ static int lit(cur *c, char ch) {
 static int skip_string(cur *c) {
   const char *s = c->p + 1;
   for (;;) {
-    const char *q = memchr(s, '"', (size_t)(c->end - s));
-    if (!q)
+    const char *q = s < c->end ? memchr(s, '"', (size_t)(c->end - s)) : NULL;
+    if (!q) {
+      c->ran_out = 1;
       return 0;
+    }
     size_t bs = 0;
     for (const char *b = q; b > s && b[-1] == '\\'; b--)
       bs++;
@@ -70,8 +77,10 @@ static int skip_string(cur *c) {
 /* Past one value. 0 when it is broken or does not end within the text. */
 static int skip_value(cur *c) {
   ws(c);
-  if (c->p >= c->end)
+  if (c->p >= c->end) {
+    c->ran_out = 1;
     return 0;
+  }
   char ch = *c->p;
   if (ch == '"')
     return skip_string(c);
@@ -99,12 +108,14 @@ static int skip_value(cur *c) {
       }
       c->p++;
     }
+    c->ran_out = 1;
     return 0;
   }
   const char *s = c->p;
   while (c->p < c->end && *c->p != ',' && *c->p != '}' && *c->p != ']' && *c->p != ' ' &&
          *c->p != '\t' && *c->p != '\r' && *c->p != '\n')
     c->p++;
+  c->ran_out |= c->p >= c->end;
   return c->p > s && c->p < c->end;
 }
 
@@ -116,6 +127,10 @@ static int number(cur *c, double *out) {
   while (c->p + n < c->end && n < sizeof buf - 1 &&
          (strchr("+-.eE", c->p[n]) || (c->p[n] >= '0' && c->p[n] <= '9')))
     n++;
+  if (c->cut && c->p + n >= c->end) { /* its last digits may lie past the cut */
+    c->ran_out = 1;
+    return 0;
+  }
   if (n == 0 || n == sizeof buf - 1)
     return 0;
   memcpy(buf, c->p, n);
@@ -133,8 +148,10 @@ static int number(cur *c, double *out) {
  * key with an escape matches no key perfship knows). */
 static int key(cur *c, const char **k, size_t *n) {
   ws(c);
-  if (c->p >= c->end || *c->p != '"')
+  if (c->p >= c->end || *c->p != '"') {
+    c->ran_out |= c->p >= c->end;
     return 0;
+  }
   const char *s = c->p + 1;
   if (!skip_string(c))
     return 0;
@@ -175,8 +192,10 @@ static int put_utf8(char *o, size_t *j, size_t cap, unsigned cp) {
  * become U+FFFD: this text ends up in a field, not back in JSON. */
 static int string_value(cur *c, char *out, size_t cap) {
   ws(c);
-  if (c->p >= c->end || *c->p != '"')
+  if (c->p >= c->end || *c->p != '"') {
+    c->ran_out |= c->p >= c->end;
     return 0;
+  }
   const char *s = c->p + 1;
   if (!skip_string(c))
     return 0;
@@ -252,6 +271,7 @@ static int bool_value(cur *c, int *out) {
     *out = 0;
     return 1;
   }
+  c->ran_out |= c->end - c->p < 5; /* a word cut short */
   return 0;
 }
 
@@ -522,7 +542,7 @@ static void envelope_from_end(const char *s, size_t n, ps_slog_rec *r) {
   const char *t = last_of(from, e, "\"time\":");
   if (!t)
     return;
-  cur c = {t + 7, e};
+  cur c = {.p = t + 7, .end = e};
   double v;
   if (number(&c, &v)) {
     r->time = v;
@@ -530,7 +550,7 @@ static void envelope_from_end(const char *s, size_t n, ps_slog_rec *r) {
   }
   const char *sec = last_of(t, e, "\"seconds\":");
   if (sec) {
-    cur d = {sec + 10, e};
+    cur d = {.p = sec + 10, .end = e};
     if (number(&d, &v)) {
       r->seconds = v;
       r->has |= PS_SR_SECONDS;
@@ -544,7 +564,7 @@ int ps_slog_scan(const char *head, size_t head_len, const char *tail, size_t tai
   r->vat[0] = '\0';
   r->name[0] = '\0';
   *why = NULL;
-  cur c = {head, head + head_len};
+  cur c = {head, head + head_len, truncated, 0};
   if (!lit(&c, '{')) {
     *why = "not a JSON object";
     return -1;
@@ -613,13 +633,16 @@ int ps_slog_scan(const char *head, size_t head_len, const char *tail, size_t tai
     envelope_from_end(endp, endn, r);
   return 1;
 broken:
-  if (truncated && c.p >= c.end) { /* ran out of the kept head: what was read stands */
+bad:
+  if (truncated && c.ran_out) {
+    /* The kept head ended inside a member (a deliver's kd, a create-vat's
+     * bundle): what was read before it stands, what lies past the cut is
+     * missing, and the envelope is read from the line's end as usual. */
+    *why = NULL;
     if (r->era == PS_SLOG_ERA_TYPE_FIRST)
       envelope_from_end(endp, endn, r);
     return 1;
   }
-  *why = "broken JSON";
-bad:
   if (!*why)
     *why = "broken JSON";
   return -1;

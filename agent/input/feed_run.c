@@ -26,6 +26,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/util.h"
 #include "input/feed.h"
 #include "input/feed_slog.h"
 
@@ -85,10 +86,10 @@ static int convert_run(const ps_format_ops *ops, const ps_source_cfg *src,
     rc = -ENOMEM;
     goto out;
   }
-  fd = open(perf, O_RDONLY | O_CLOEXEC);
+  fd = ps_open_regular(perf, NULL); /* a FIFO is not waited on */
   if (fd < 0) {
-    rc = -errno;
-    ps_buf_printf(err, "%s: %s", perf, strerror(-rc));
+    rc = fd;
+    ps_buf_printf(err, "%s: %s", perf, rc == -EINVAL ? "not a regular file" : strerror(-rc));
     goto out;
   }
   if ((rc = open_parser(ops, src, fd, perf, &p, err)) != 0)

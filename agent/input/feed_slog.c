@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/point.h"
+#include "core/util.h"
 #include "formats/slog_reduce.h"
 #include "input/gzlines.h"
 
@@ -65,14 +66,20 @@ int ps_slog_stage_of(const char *path) {
   return n < PS_SLOG_MAX_STAGES ? n : -1;
 }
 
+void ps_slog_corrupt_reason(const ps_gzlines_status *st, char *out, size_t n) {
+  snprintf(out, n, "corrupt gzip data (%s); %u stretch%s skipped, the stage is partial",
+           st->message, st->corrupt, st->corrupt == 1 ? "" : "es");
+}
+
 int ps_slog_feed_stage(const char *path, const ps_run_id *id, int stage, int64_t cycles,
                        ps_emitter *em, int *complete, ps_buf *err) {
   *complete = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) { /* one unreadable stage stops no other */
-    int e = errno;
+  /* one unreadable stage stops no other; a FIFO named like a slog is
+   * not waited on (the agent's scan passes it by too) */
+  int fd = ps_open_regular(path, NULL);
+  if (fd < 0) {
     ps_origin o = {path, 0};
-    em->reject(em->ctx, &o, strerror(e));
+    em->reject(em->ctx, &o, fd == -EINVAL ? "not a regular file; not read" : strerror(-fd));
     return 0;
   }
   char stage_s[16];
@@ -107,9 +114,10 @@ int ps_slog_feed_stage(const char *path, const ps_run_id *id, int stage, int64_t
       em->origin.line = 0;
       ps_emit_reject(em, "cannot be read: %s; the stage is partial", strerror(-got));
     } else if (st->corrupt) {
+      char why[256];
+      ps_slog_corrupt_reason(st, why, sizeof why);
       em->origin.line = st->corrupt_line;
-      ps_emit_reject(em, "corrupt gzip data (%s); %u stretch%s skipped, the stage is partial",
-                     st->message, st->corrupt, st->corrupt == 1 ? "" : "es");
+      ps_emit_reject(em, "%s", why);
     }
     /* No trailer is no reject, also when the run ended: a killed runner
      * leaves its stage so, and the stage point says partial=true. */

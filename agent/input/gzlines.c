@@ -48,6 +48,8 @@ struct ps_gzlines {
   char tbuf[PS_GZLINES_TAIL];
   size_t tbuf_len;
   int reset_line;   /* the assembled line was handed out */
+  int break_after;  /* a break noted once the chunk's lines are out */
+  char break_why[128];
   uint64_t line_no;
   ps_gzlines_status st;
 };
@@ -202,6 +204,28 @@ static size_t find_magic(const ps_gzlines *r, size_t from) {
   return r->in_len;
 }
 
+/* inflate() stopped on bad data, having started at in[from]. What it gave
+ * before it stopped is handed out as zcat writes it: a CRC or length error
+ * comes after the member's last byte, so dropping the chunk lost up to
+ * 256 KiB of good lines (a small stage's all). Only the line the break
+ * cuts is dropped, once the lines before it are out (ps_gzlines_next), so
+ * the break is numbered where it happened. The search for the next member
+ * starts where inflate stopped (a member may follow the trailer whose CRC
+ * was wrong), one byte on only if it took none. 1: bytes to hand out. */
+static int data_error(ps_gzlines *r, size_t from) {
+  if (r->in_pos == from && r->in_pos < r->in_len)
+    r->in_pos++;
+  if (!r->out_len) {
+    note_break(r, r->z.msg);
+    return 0;
+  }
+  snprintf(r->break_why, sizeof r->break_why, "%s", r->z.msg ? r->z.msg : "corrupt data");
+  r->break_after = 1;
+  r->in_member = 0;
+  r->seeking = 1;
+  return 1;
+}
+
 /* Decompressed bytes into r->out. 1: some; 0: the stream is over;
  * negative errno. */
 static int inflate_more(ps_gzlines *r) {
@@ -253,6 +277,7 @@ static int inflate_more(ps_gzlines *r) {
     r->z.avail_in = (uInt)(r->in_len - r->in_pos);
     r->z.next_out = r->out;
     r->z.avail_out = (uInt)OUT_CAP;
+    size_t from = r->in_pos;
     int zr = inflate(&r->z, Z_NO_FLUSH);
     r->in_pos = r->in_len - r->z.avail_in;
     r->out_pos = 0;
@@ -267,13 +292,8 @@ static int inflate_more(ps_gzlines *r) {
     if (zr == Z_MEM_ERROR)
       return -ENOMEM;
     if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) {
-      /* Lines before the break in this chunk are still good, but which
-       * of them the damage reached is unknowable: drop the chunk. */
-      r->st.out_bytes -= r->out_len;
-      r->out_len = 0;
-      note_break(r, r->z.msg);
-      if (r->in_pos < r->in_len)
-        r->in_pos++;
+      if (data_error(r, from))
+        return 1;
       continue;
     }
     if (r->out_len)
@@ -321,6 +341,10 @@ int ps_gzlines_next(ps_gzlines *r, ps_gzline *line) {
       }
       line_add(r, s, n);
       return line_emit(r, line);
+    }
+    if (r->break_after) {
+      r->break_after = 0;
+      note_break(r, r->break_why);
     }
     int rc = inflate_more(r);
     if (rc < 0) {

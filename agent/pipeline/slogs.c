@@ -363,8 +363,10 @@ static void read_slice(pl_slog_stage *s) {
   if (st->complete || st->corrupt) {
     /* final: a corrupt file will not mend, reading it again gives the same */
     if (st->corrupt) {
+      char why[256];
+      ps_slog_corrupt_reason(st, why, sizeof why);
       s->em.origin.line = st->corrupt_line;
-      slog_reject(s, &s->em.origin, "corrupt gzip data; the stage is partial");
+      slog_reject(s, &s->em.origin, why);
     }
     s->em.origin.line = 0;
     ps_slog_reduce_finish(s->red, st->complete, st->out_bytes, &s->em);

@@ -131,7 +131,8 @@ static ssize_t read_tail_at(int dirfd, const char *name, char *buf, size_t cap,
  * not a number (a queue-driven run whose code is not known). */
 static int read_exit_code(int dirfd, int *exists, struct stat *st, int *code) {
   *exists = 0;
-  int fd = openat(dirfd, "exit_code", O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO's open would wait for a writer; it reads as empty */
+  int fd = openat(dirfd, "exit_code", O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return 0;
   if (fstat(fd, st) != 0) {

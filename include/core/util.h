@@ -19,6 +19,9 @@
  *   ps_read_file() opens a path for it and refuses what is not a regular
  *   file. Both return 0 or a negative errno; on failure `out` holds no
  *   data a caller may use.
+ * - ps_open_regular(): opens a path for reading only if it is a regular
+ *   file, without ever blocking on the way (a FIFO's open waits for a
+ *   writer: one named like a stage's slog hung `convert` for good).
  * - ps_compare_url(): a verdict's revision range as a link
  *   (verdicts.compare_url, docs/verdicts.md "The revision range"): the
  *   template with {good} and {bad} replaced by the revisions,
@@ -65,6 +68,12 @@ int ps_read_whole(int fd, size_t limit, ps_buf *out);
  * for anything else that is not a regular file, -EFBIG past `limit`.
  * `st` (may be NULL) gets the file's status as opened. */
 int ps_read_file(const char *path, size_t limit, ps_buf *out, struct stat *st);
+
+/* A descriptor (O_CLOEXEC, blocking) of the regular file at `path`, or
+ * -EISDIR for a directory, -EINVAL for any other file that is not regular
+ * (FIFO, socket, device), or another negative errno. `st` (may be NULL)
+ * gets its status. */
+int ps_open_regular(const char *path, struct stat *st);
 
 /* A duration as people write it: a positive whole number with s, m, h, d
  * or w ("90m", "36h", "7d"; no unit: seconds); 0 with *seconds set,

@@ -18,7 +18,9 @@
  *   writer appends them after every other member).
  * - `head`/`tail`: the line, or the first bytes and the last bytes of a
  *   line too long to keep (input/gzlines.h); `truncated` says which. Keys
- *   beyond the head are then missing, not guessed.
+ *   beyond the head are then missing, not guessed: a value the head ends
+ *   in (a delivery's megabyte `kd`, a number whose last digits may be
+ *   cut) ends the reading there, and what was read before it stands.
  * - Returns 1 (a record of a used type), 0 (a line only counted), or -1
  *   with `*why` set: the line is not a slog event (not a JSON object, no
  *   type), or a used key holds something it cannot (a vatID that is no

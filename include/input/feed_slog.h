@@ -27,10 +27,12 @@
 #ifndef PS_INPUT_FEED_SLOG_H
 #define PS_INPUT_FEED_SLOG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/buf.h"
 #include "core/emit.h"
+#include "input/gzlines.h"
 #include "runs/runs.h"
 
 #define PS_SLOG_MAX_STAGES 256
@@ -45,6 +47,11 @@ void ps_slog_cycles_tap(ps_slog_cycles *t, ps_emitter *inner);
 
 /* The stage number of a chain-stage-N.slog.gz path (its base name), or -1. */
 int ps_slog_stage_of(const char *path);
+
+/* The reason a corrupt stream's reject gives (at st->corrupt_line), the
+ * same words from `convert` and the agent: zlib's, how many stretches,
+ * and that the stage is partial. */
+void ps_slog_corrupt_reason(const ps_gzlines_status *st, char *out, size_t n);
 
 int ps_slog_feed_stage(const char *path, const ps_run_id *id, int stage, int64_t cycles,
                        ps_emitter *em, int *complete, ps_buf *err);

@@ -23,9 +23,10 @@
  * - A corrupt member (zlib data or CRC error, garbage between members) is
  *   not fatal to the caller: it is reported in the end (`corrupt`, zlib's
  *   message, the line number it broke in: `corrupt_line`, i.e. the number
- *   the next line would have had), the line it broke is dropped, and
- *   reading resumes at the next gzip member header if one follows.
- *   `corrupt` counts such breaks.
+ *   the next line would have had). Every line completed before the break
+ *   is handed out (a CRC or length error, at the member's end, loses no
+ *   line), the line it broke is dropped, and reading resumes at the next
+ *   gzip member header if one follows. `corrupt` counts such breaks.
  * - Returns 1 (a line), 0 (end), or a negative errno (read(2) failed, or
  *   out of memory); after an error the reader can only be freed.
  * - No allocation after open except the line window growing to `window`.

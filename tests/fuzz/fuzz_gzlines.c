@@ -7,7 +7,8 @@
  * whole (no tail) exactly when it fits the window, else with a head of the
  * window's size and a tail of PS_GZLINES_TAIL bytes, never more than its
  * length; the lines and their '\n's never exceed the bytes inflated; a
- * complete stream has no cut bytes and no break.
+ * complete stream has no cut bytes and no break; a break's line number
+ * is at most the one after the last line handed out.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -58,6 +59,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (rc == 0 && total > st->out_bytes + 1) /* +1: a complete stream's last line may lack '\n' */
     abort();
   if (st->complete && (st->cut_bytes || st->corrupt || st->no_trailer))
+    abort();
+  /* a break is numbered after the lines handed out before it */
+  if (rc == 0 && st->corrupt && (st->corrupt_line < 1 || st->corrupt_line > expect))
     abort();
   ps_gzlines_free(g);
   close(fd);

@@ -9,9 +9,13 @@
  * synchronous). The rest is split into lines. Invariants: the scanner's
  * answer is -1 with a reason, 0, or 1 with a known type; a record's vat ID
  * is a non-empty string of the safe alphabet (it becomes a tag); every
- * point keeps the emitter's contract (fuzz_common.h).
+ * point keeps the emitter's contract (fuzz_common.h). A line cut by the
+ * window that reads whole as a record is read from its head: a record of
+ * the same type (unless the cut reached its type), and whatever the head
+ * gives agrees with the whole line (docs/loadgen.md "Slogs").
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +25,52 @@
 #include "input/gzlines.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The reasons a head cut before the end of its type may give. */
+static int cut_in_type(const char *why) {
+  return why && (strcmp(why, "not a JSON object") == 0 || strcmp(why, "type is not a string") == 0 ||
+                 strncmp(why, "no \"type\"", 9) == 0);
+}
+
+/* `"key"` occurs once in the line: a member the cut line read is then the
+ * one the whole line read (with a key twice, the whole line reads the
+ * later one, which the cut may not reach). */
+static int once(const char *s, size_t n, const char *key) {
+  char q[40];
+  size_t k = (size_t)snprintf(q, sizeof q, "\"%s\"", key);
+  const char *a = memmem(s, n, q, k);
+  return a && !memmem(a + 1, n - (size_t)(a + 1 - s), q, k);
+}
+
+static void same_as_whole(const char *s, size_t n, const ps_slog_rec *cut, int rc,
+                          const char *why) {
+  ps_slog_rec whole;
+  const char *wwhy = NULL;
+  if (ps_slog_scan(s, n, NULL, 0, 0, 1, &whole, &wwhy) != 1)
+    return;
+  if (rc != 1) {
+    if (!cut_in_type(why))
+      abort();
+    return;
+  }
+  if (cut->type != whole.type || cut->era != whole.era)
+    abort();
+  if ((cut->has & PS_SR_VAT) && once(s, n, "vatID") && strcmp(cut->vat, whole.vat) != 0)
+    abort();
+  if ((cut->has & PS_SR_HEIGHT) && once(s, n, "blockHeight") && cut->height != whole.height)
+    abort();
+  if ((cut->has & PS_SR_NAME) && once(s, n, "name") && strcmp(cut->name, whole.name) != 0)
+    abort();
+  if ((cut->has & PS_SR_REPLAY) && once(s, n, "replay") && cut->replay != whole.replay)
+    abort();
+  if ((cut->has & whole.has & PS_SR_TIME) && !(cut->time == whole.time) &&
+      !(cut->time != cut->time && whole.time != whole.time))
+    abort();
+  for (int c = 0; c < PS_SLOG_NCOUNTERS; c++)
+    if ((cut->counters_has & (1u << c)) && once(s, n, "stats") &&
+        once(s, n, ps_slog_counter_names[c]) && !(cut->counters[c] == whole.counters[c]))
+      abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1)
@@ -55,6 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (rc >= 0 && (rec.has & PS_SR_VAT) &&
         (!rec.vat[0] || strcspn(rec.vat, " ,=\"\\\n") != strlen(rec.vat)))
       abort();
+    if (n > window)
+      same_as_whole(s, n, &rec, rc, why);
     if (ps_slog_reduce_line(r, s, head, tail, tail_len, n, &em) != 0)
       abort();
     s += n + (nl ? 1 : 0);

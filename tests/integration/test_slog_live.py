@@ -3,6 +3,7 @@ against a real InfluxDB: `run --once` writes exactly what `convert`
 writes; a running stage is partial and then completes in place; kill -9
 in the middle of a slog loses and doubles nothing.
 """
+import gzip
 import json
 import os
 import re
@@ -157,6 +158,44 @@ class SlogLive(InfluxTestCase):
         # and it is what convert makes of the finished file
         self.converted_db(dst, "conv2")
         self.assert_same("conv2", "live2", run)
+
+    def test_crc_error_keeps_every_line(self):
+        """A stage whose only fault is one flipped byte of its gzip CRC, in a
+        74,400-line and a 248-line stage: `run --once` writes every line gzip
+        -dc recovers (the stage partial), exactly what convert writes, and
+        names the file and the line where it broke."""
+        folder = generate(os.path.join(self.dir, "gen"), "--stages", "3",
+                          seed=4109, rev_seed="live-crc", stage_minutes=37)
+        run = os.path.basename(folder)
+        dst = os.path.join(self.results, run)
+        shutil.move(folder, dst)
+        for stage, keep in ((1, 74_400), (2, 248)):
+            path = os.path.join(dst, f"chain-stage-{stage}.slog.gz")
+            with open(path, "rb") as f:
+                raw = zlib.decompress(f.read(), 16 + zlib.MAX_WBITS)
+            whole = b"".join(l + b"\n" for l in raw.split(b"\n")[:keep])
+            body = bytearray(gzip.compress(whole))
+            body[-8] ^= 0x01  # the CRC's first byte
+            with open(path, "wb") as f:
+                f.write(body)
+            z = subprocess.run(["gzip", "-dc", path], capture_output=True)
+            self.assertNotEqual(z.returncode, 0)
+            self.assertEqual(z.stdout, whole)
+        self.converted_db(dst, "conv4")
+        agent = Agent(self.config("live4"), ["--once"]).start()
+        # a corrupt stream is bad input: --once says so in its exit code
+        self.assertEqual(agent.wait(180), 65, agent.output()[-2000:])
+        self.assert_same("conv4", "live4", run)
+        log = agent.output()
+        for stage, keep in ((1, 74_400), (2, 248)):
+            with self.subTest(stage=stage):
+                rows = self.influx.query("live4", "SELECT lines, partial FROM loadgen_slog_stage "
+                                                  f"WHERE run='{run}' AND stage='{stage}'")
+                self.assertEqual(len(rows), 1)
+                self.assertEqual(rows[0]["lines"], keep)
+                self.assertIs(rows[0]["partial"], True)
+                path = os.path.join(dst, f"chain-stage-{stage}.slog.gz")
+                self.assertIn(f"{path}:{keep + 1}: corrupt gzip data (incorrect data check)", log)
 
     def test_kill_9_during_a_slog_read(self):
         big = os.path.join(self.dir, "gen")

@@ -149,6 +149,47 @@ class VerdictsInCI(InfluxTestCase):
         root = ET.fromstring(out.encode())
         self.assertEqual((root.get("tests"), root.get("failures")), ("2", "0"))
 
+    def junit_failures(self, database, lines):
+        """{(classname, name): runs named in its failure's text} of
+        `verdicts --format junit` over `lines` written into `database`."""
+        self.influx.create_db(database)
+        harness.write_lines(self.influx, database, "\n".join(lines))
+        rc, out, err = self.verdicts("--format", "junit", database=database)
+        self.assertEqual(rc, 0, out + err)
+        got = {}
+        for c in ET.fromstring(out.encode()).findall("./testsuite/testcase"):
+            f = c.find("failure")
+            if f is not None:
+                got[(c.get("classname"), c.get("name"))] = sorted(
+                    ln.split(":")[0][len("run "):] for ln in f.text.splitlines()
+                    if ln.startswith("run "))
+        return got
+
+    def test_junit_failure_names_only_its_own_runs(self):
+        # two regressions of two metrics: the second case named the first's too
+        now = int(time.time())
+        got = self.junit_failures("two_failing", [
+            verdict_line("daily-perf-r1", "daily-perf", "cycleAvgDuration", 4.0,
+                         now - 7200, "regression"),
+            verdict_line("daily-perf-r2", "daily-perf", "live_avgSwingsetTime", 3.0,
+                         now - 3600, "regression"),
+        ])
+        self.assertEqual(got, {
+            ("loadgen.daily-perf on bench-a", "cycleAvgDuration"): ["daily-perf-r1"],
+            ("loadgen.daily-perf on bench-a", "live_avgSwingsetTime"): ["daily-perf-r2"],
+        })
+        # seven failing cases of two runs each, their rows interleaved by the
+        # sort on change: the last case listed all seven cases' runs
+        lines, want = [], {}
+        for k in range(7):
+            metric = f"stage{k}_cycleAvgDuration"
+            runs = [f"daily-perf-{k}a", f"daily-perf-{k}b"]
+            for j, run in enumerate(runs):
+                lines.append(verdict_line(run, "daily-perf", metric, 2.0 + k * 0.3 + j * 2.5,
+                                          now - 7200 + j * 600 + k, "regression"))
+            want[("loadgen.daily-perf on bench-a", metric)] = sorted(runs)
+        self.assertEqual(self.junit_failures("seven_failing", lines), want)
+
     def test_markdown_summary(self):
         rc, out, err = self.verdicts("--format", "markdown")
         self.assertEqual(rc, 0, out + err)

@@ -149,6 +149,108 @@ static void members_and_a_corrupt_one(void **st) {
   close(fd);
 }
 
+/* Reads the whole stream; returns the lines handed out, checks they are
+ * numbered 1.. and that each is `line_fmt` of its number. */
+static uint64_t read_all(int fd, const char *line_fmt, const ps_gzlines_status **out,
+                         ps_gzlines **g) {
+  assert_int_equal(ps_gzlines_open(g, fd, 0), 0);
+  ps_gzline l;
+  uint64_t n = 0;
+  char want[64];
+  while (ps_gzlines_next(*g, &l) == 1) {
+    n++;
+    assert_int_equal(l.line_no, n);
+    snprintf(want, sizeof want, line_fmt, (unsigned long long)n);
+    assert_int_equal(l.len, strlen(want));
+    assert_memory_equal(l.head, want, l.len);
+  }
+  *out = ps_gzlines_end(*g);
+  return n;
+}
+
+static size_t numbered_lines(char *text, size_t cap, const char *fmt, unsigned count) {
+  size_t n = 0;
+  for (unsigned i = 1; i <= count; i++) {
+    n += (size_t)snprintf(text + n, cap - n, fmt, (unsigned long long)i);
+    text[n++] = '\n';
+  }
+  return n;
+}
+
+/* One flipped byte of the CRC (or of the length) at the member's end:
+ * every line was inflated and zcat writes every one, so every one is
+ * handed out and the break is numbered after the last (docs/loadgen.md
+ * "Slogs"; a 248-line stage lost all its lines, a 74,400-line one its
+ * last ~2,000). */
+static void crc_error_keeps_every_line(void **st) {
+  (void)st;
+  static const char fmt[] = "{\"type\":\"deliver\",\"crankNum\":%llu,\"vatID\":\"v1\"}";
+  static char text[8 << 20];
+  static const unsigned counts[] = {248, 74400};
+  for (size_t c = 0; c < 2; c++)
+    for (int which = 0; which < 2; which++) {
+      size_t tn = numbered_lines(text, sizeof text, fmt, counts[c]);
+      size_t n = gz(buf, sizeof buf, text, tn, 1);
+      assert_true(n < sizeof buf / 2);
+      buf[n - (which ? 1 : 8)] ^= 0x01; /* the CRC's first byte, or ISIZE's last */
+      int fd = file_with("crc.gz", buf, n);
+      ps_gzlines *g;
+      const ps_gzlines_status *s;
+      assert_int_equal(read_all(fd, fmt, &s, &g), counts[c]);
+      assert_int_equal(s->corrupt, 1);
+      assert_int_equal(s->corrupt_line, (uint64_t)counts[c] + 1);
+      assert_string_equal(s->message, which ? "incorrect length check" : "incorrect data check");
+      assert_false(s->complete);
+      assert_int_equal(s->out_bytes, tn);
+      ps_gzlines_free(g);
+      close(fd);
+    }
+}
+
+/* A break inside the deflate data: the lines before it are handed out,
+ * the one it cuts is not, and the next member is read. */
+static void a_break_drops_only_the_line_it_cuts(void **st) {
+  (void)st;
+  size_t n = gz(buf, sizeof buf, "l1\nl2\nl3-cut-by-the-break", 26, 0);
+  buf[n++] = 0x07; /* a final block of the reserved type: "invalid block type" */
+  n += gz(buf + n, sizeof buf - n, "next\n", 5, 1);
+  int fd = file_with("break.gz", buf, n);
+  ps_gzlines *g;
+  assert_int_equal(ps_gzlines_open(&g, fd, 0), 0);
+  ps_gzline l;
+  char got[256] = "";
+  while (ps_gzlines_next(g, &l) == 1) {
+    strncat(got, l.head, l.len);
+    strcat(got, "|");
+  }
+  const ps_gzlines_status *s = ps_gzlines_end(g);
+  assert_string_equal(got, "l1|l2|next|");
+  assert_int_equal(s->corrupt, 1);
+  assert_int_equal(s->corrupt_line, 3);
+  assert_string_equal(s->message, "invalid block type");
+  assert_int_equal(s->members, 2);
+  ps_gzlines_free(g);
+  close(fd);
+
+  /* a member right after a trailer whose CRC is wrong is read too */
+  n = gz(buf, sizeof buf, "a1\na2\n", 6, 1);
+  buf[n - 6] ^= 0x80;
+  n += gz(buf + n, sizeof buf - n, "b1\n", 3, 1);
+  fd = file_with("crc-then-member.gz", buf, n);
+  assert_int_equal(ps_gzlines_open(&g, fd, 0), 0);
+  got[0] = '\0';
+  while (ps_gzlines_next(g, &l) == 1) {
+    strncat(got, l.head, l.len);
+    strcat(got, "|");
+  }
+  s = ps_gzlines_end(g);
+  assert_string_equal(got, "a1|a2|b1|");
+  assert_int_equal(s->corrupt_line, 3);
+  assert_int_equal(s->members, 2);
+  ps_gzlines_free(g);
+  close(fd);
+}
+
 static void long_line_head_and_tail(void **st) {
   (void)st;
   static char text[300000 + 16];
@@ -196,6 +298,8 @@ int main(void) {
       cmocka_unit_test(no_trailer_cut_line_then_grows),
       cmocka_unit_test(members_and_a_corrupt_one),
       cmocka_unit_test(long_line_head_and_tail),
+      cmocka_unit_test(crc_error_keeps_every_line),
+      cmocka_unit_test(a_break_drops_only_the_line_it_cuts),
       cmocka_unit_test(not_gzip_at_all),
   };
   return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

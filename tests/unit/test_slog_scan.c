@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -99,6 +100,131 @@ static void long_line_from_head_and_tail(void **st) {
   assert_true(r.time == 1700000000.125);
 }
 
+/* A deliver line whose kd and vd bodies are `body` bytes each, as
+ * gzlines hands it over: its first `window` bytes and its last 512. */
+static char *long_deliver(int time_first, size_t body, size_t *len) {
+  const char *pre = time_first ? "{\"time\":1647216520.723883,\"type\":\"deliver\","
+                               : "{\"type\":\"deliver\",";
+  const char *mid = "\"crankNum\":2153,\"vatID\":\"v13\",\"deliveryNum\":78,"
+                    "\"replay\":false,\"kd\":[\"message\",\"ko820\",{\"methargs\":{\"body\":\"";
+  const char *vd = "\",\"slots\":[]},\"result\":\"kp1763\"}],\"vd\":[\"message\",\"o+127\","
+                   "{\"methargs\":{\"body\":\"";
+  const char *end = time_first ? "\",\"slots\":[]},\"result\":\"p-66\"}]}"
+                               : "\",\"slots\":[]},\"result\":\"p-66\"}],"
+                                 "\"time\":1700000000.125,\"monotime\":9.5}";
+  size_t n = strlen(pre) + strlen(mid) + body + strlen(vd) + body + strlen(end);
+  char *s = malloc(n + 1), *p = s;
+  assert_non_null(s);
+  p = stpcpy(p, pre);
+  p = stpcpy(p, mid);
+  memset(p, 'x', body);
+  p = stpcpy(p + body, vd);
+  memset(p, 'y', body);
+  p = stpcpy(p + body, end);
+  *len = n;
+  return s;
+}
+
+static int scan_cut(const char *s, size_t n, size_t window, ps_slog_rec *r, const char **why) {
+  if (n <= window)
+    return ps_slog_scan(s, n, NULL, 0, 0, 1, r, why);
+  return ps_slog_scan(s, window, s + n - 512, 512, 1, 1, r, why);
+}
+
+/* docs/loadgen.md "Slogs": a line longer than the kept head is read from
+ * its head; a member cut by the head is where reading stops, not broken
+ * JSON (a 66 kB deliver was rejected and its time lost). */
+static void long_delivery_read_from_its_head(void **st) {
+  (void)st;
+  static const size_t bodies[] = {33000, 40000, 3 << 20};
+  for (int tf = 0; tf < 2; tf++)
+    for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+      size_t n;
+      char *line = long_deliver(tf, bodies[i], &n);
+      ps_slog_rec r;
+      const char *why = "unset";
+      assert_true(n > 65536);
+      assert_int_equal(scan_cut(line, n, 65536, &r, &why), 1);
+      assert_null(why);
+      assert_int_equal(r.type, PS_SLOG_DELIVER);
+      assert_string_equal(r.vat, "v13");
+      assert_true((r.has & PS_SR_REPLAY) && !r.replay);
+      assert_true(r.has & PS_SR_KIND);
+      assert_false(r.boyd);
+      assert_true(r.has & PS_SR_TIME);
+      assert_true(r.time == (tf ? 1647216520.723883 : 1700000000.125));
+      /* the same line whole reads the same */
+      ps_slog_rec whole;
+      assert_int_equal(ps_slog_scan(line, n, NULL, 0, 0, 1, &whole, &why), 1);
+      assert_string_equal(whole.vat, r.vat);
+      assert_true(whole.time == r.time);
+      free(line);
+    }
+}
+
+/* Cut anywhere after its type, a line is read as far as the cut: never
+ * rejected, and a value the cut went through is missing, not shortened
+ * (a vatID "v1" of "v13", a height 12 of 1234). */
+static void a_cut_anywhere_is_no_fault(void **st) {
+  (void)st;
+  const char *lines[] = {
+      "{\"type\":\"deliver\",\"crankNum\":2153,\"vatID\":\"v13\",\"deliveryNum\":78,"
+      "\"replay\":false,\"kd\":[\"bringOutYourDead\",{\"a\":[1,2,{\"b\":\"}]\\\"\"}]}],"
+      "\"vd\":[\"bringOutYourDead\"],\"time\":5.5,\"monotime\":1}",
+      "{\"type\":\"cosmic-swingset-begin-block\",\"blockHeight\":1234,\"time\":7,\"monotime\":1}",
+      "{\"type\":\"deliver-result\",\"crankNum\":1,\"vatID\":\"v13\",\"deliveryNum\":3,"
+      "\"replay\":false,\"dr\":[\"ok\",null,{\"meterType\":\"m\",\"compute\":117158}],"
+      "\"time\":9,\"monotime\":1}",
+      "{\"type\":\"create-vat\",\"vatID\":\"v16\",\"dynamic\":true,\"name\":\"zcf-amm\","
+      "\"vatSourceBundle\":{\"endoZipBase64\":\"UEsDB\"},\"time\":3,\"monotime\":1}",
+      "{\"time\":3.25,\"type\":\"kernel-stats\",\"stats\":{\"kernelObjects\":1200,"
+      "\"kpUnresolved\":30,\"vats\":7}}",
+  };
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+    size_t n = strlen(lines[i]);
+    ps_slog_rec whole, r;
+    const char *why;
+    assert_int_equal(ps_slog_scan(lines[i], n, NULL, 0, 0, 1, &whole, &why), 1);
+    size_t from = (size_t)(strchr(strchr(lines[i], ':') + 2, '"') - lines[i]) + 1;
+    if (lines[i][2] == 't' && lines[i][3] == 'i') /* time first: past the type */
+      from = (size_t)(strstr(lines[i], "\",\"") - lines[i]) + 2;
+    for (size_t k = from; k < n; k++) {
+      why = NULL;
+      int rc = ps_slog_scan(lines[i], k, NULL, 0, 1, 1, &r, &why);
+      if (rc != 1)
+        fail_msg("line %zu cut at %zu: %d (%s)", i, k, rc, why ? why : "");
+      assert_int_equal(r.type, whole.type);
+      if (r.has & PS_SR_VAT)
+        assert_string_equal(r.vat, whole.vat);
+      if (r.has & PS_SR_HEIGHT)
+        assert_int_equal(r.height, whole.height);
+      if (r.has & PS_SR_COMPUTE)
+        assert_true(r.compute == whole.compute);
+      if (r.has & PS_SR_NAME)
+        assert_string_equal(r.name, whole.name);
+      for (int c = 0; c < PS_SLOG_NCOUNTERS; c++)
+        if (r.counters_has & (1u << c))
+          assert_true(r.counters[c] == whole.counters[c]);
+    }
+  }
+}
+
+/* A cut line is still checked as far as it goes: what is wrong before the
+ * cut is as wrong as in a whole line. */
+static void a_cut_line_is_still_checked(void **st) {
+  (void)st;
+  ps_slog_rec r;
+  const char *why;
+  const char *bad_vat = "{\"type\":\"deliver\",\"vatID\":\"v1 x=1\",\"kd\":[\"message\",\"xxxx";
+  assert_int_equal(ps_slog_scan(bad_vat, strlen(bad_vat), NULL, 0, 1, 1, &r, &why), -1);
+  assert_string_equal(why, "vatID is not a vat ID");
+  const char *bad_nest = "{\"type\":\"deliver\",\"vatID\":\"v1\",\"x\":[1,2},\"kd\":[\"message\",\"xx";
+  assert_int_equal(ps_slog_scan(bad_nest, strlen(bad_nest), NULL, 0, 1, 1, &r, &why), -1);
+  assert_string_equal(why, "broken JSON");
+  const char *bad_height = "{\"type\":\"cosmic-swingset-begin-block\",\"blockHeight\":\"12\",\"x\":\"";
+  assert_int_equal(ps_slog_scan(bad_height, strlen(bad_height), NULL, 0, 1, 1, &r, &why), -1);
+}
+
 static void kernel_counters(void **st) {
   (void)st;
   ps_slog_rec r;
@@ -120,6 +246,9 @@ int main(void) {
       cmocka_unit_test(hostile_values_are_rejected),
       cmocka_unit_test(long_line_from_head_and_tail),
       cmocka_unit_test(kernel_counters),
+      cmocka_unit_test(long_delivery_read_from_its_head),
+      cmocka_unit_test(a_cut_anywhere_is_no_fault),
+      cmocka_unit_test(a_cut_line_is_still_checked),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

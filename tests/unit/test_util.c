@@ -90,6 +90,36 @@ static void not_regular_files(void **st) {
   ps_buf_free(&b);
 }
 
+/* A FIFO nobody writes to is refused at once, not waited on (a FIFO named
+ * like a stage's slog hung convert for good); a regular file comes
+ * blocking, as any reader expects. The alarm ends a wait that would be
+ * the bug. */
+static void fifo_without_writer_is_not_waited_on(void **st) {
+  (void)st;
+  char p[128];
+  sprintf(p, "%s/lonely-fifo", dir);
+  assert_int_equal(mkfifo(p, 0600), 0);
+  alarm(10);
+  assert_int_equal(ps_open_regular(p, NULL), -EINVAL);
+  ps_buf b;
+  ps_buf_init(&b, 0);
+  assert_int_equal(ps_read_file(p, 0, &b, NULL), -EINVAL);
+  ps_buf_free(&b);
+  alarm(0);
+  assert_int_equal(ps_open_regular(dir, NULL), -EISDIR);
+  sprintf(p, "%s/plain", dir);
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  fputs("x\n", f);
+  fclose(f);
+  struct stat sb;
+  int fd = ps_open_regular(p, &sb);
+  assert_true(fd >= 0);
+  assert_int_equal(sb.st_size, 2);
+  assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+  close(fd);
+}
+
 /* A pipe cannot pread: it is read in order (convert -). */
 static void pipe_is_read_whole(void **st) {
   (void)st;
@@ -193,6 +223,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(whole_file_and_limit),
       cmocka_unit_test(not_regular_files),
+      cmocka_unit_test(fifo_without_writer_is_not_waited_on),
       cmocka_unit_test(pipe_is_read_whole),
       cmocka_unit_test(pread_full_stops_at_end),
       cmocka_unit_test(hash_and_clock),

@@ -144,6 +144,70 @@ static void test_junit_cases_and_failures(void **st) {
   ps_buf_free(&b);
 }
 
+/* The text of the k-th <failure> of x (from its '>' to its end), or NULL. */
+static char *failure_text(const char *x, size_t k) {
+  const char *f = x;
+  for (size_t i = 0; f && i <= k; i++)
+    if ((f = strstr(f, "<failure ")) != NULL && i < k)
+      f++;
+  if (!f || !(f = strchr(f, '>')))
+    return NULL;
+  const char *e = strstr(f, "</failure>");
+  return e ? strndup(f + 1, (size_t)(e - f - 1)) : NULL;
+}
+
+/* Each failure names the runs of its own case and no other (two
+ * regressions named both under the second case; seven, all seven under
+ * the last). The cases' rows are interleaved, as the sort by change leaves
+ * them. */
+static void test_junit_failure_names_only_its_runs(void **st) {
+  (void)st;
+  ps_verdict_row two[] = {
+      row("regression", "daily-perf", "cycleAvgDuration", "r1", 12.0),
+      row("regression", "daily-perf", "live_avgSwingsetTime", "r2", 9.0),
+      row("none", "daily-perf", "cycleAvgDuration", "r0", 0.5),
+  };
+  ps_buf b;
+  ps_buf_init(&b, 0);
+  assert_int_equal(ps_verdicts_junit(&b, two, 3, "7d"), 0);
+  assert_int_equal(count(b.data, "<failure "), 2);
+  char *t0 = failure_text(b.data, 0), *t1 = failure_text(b.data, 1);
+  assert_non_null(t0);
+  assert_non_null(t1);
+  assert_string_equal(t0, "run r1: +12.0 %, value 33.6 against baseline 30\n");
+  assert_string_equal(t1, "run r2: +9.0 %, value 32.7 against baseline 30\n");
+  free(t0);
+  free(t1);
+  ps_buf_free(&b);
+
+  enum { CASES = 7 };
+  static const char *const metrics[CASES] = {"m0", "m1", "m2", "m3", "m4", "m5", "m6"};
+  static const char *const runs[CASES][2] = {{"a0", "b0"}, {"a1", "b1"}, {"a2", "b2"}, {"a3", "b3"},
+                                             {"a4", "b4"}, {"a5", "b5"}, {"a6", "b6"}};
+  ps_verdict_row seven[3 * CASES];
+  size_t n = 0;
+  for (int pass = 0; pass < 3; pass++)
+    for (int c = 0; c < CASES; c++)
+      seven[n++] = pass < 2 ? row("regression", "s", metrics[c], runs[c][pass], 20.0 - pass - c)
+                            : row("none", "s", metrics[c], "calm", 0.1);
+  ps_buf_init(&b, 0);
+  assert_int_equal(ps_verdicts_junit(&b, seven, n, "7d"), 0);
+  assert_int_equal(count(b.data, "<failure "), CASES);
+  for (size_t k = 0; k < CASES; k++) {
+    char *t = failure_text(b.data, k);
+    assert_non_null(t);
+    char want[160];
+    snprintf(want, sizeof want, "run %s: ", runs[k][0]);
+    assert_int_equal(count(t, want), 1);
+    snprintf(want, sizeof want, "run %s: ", runs[k][1]);
+    assert_int_equal(count(t, want), 1);
+    assert_int_equal(count(t, "run "), 2); /* and no run of another case */
+    assert_int_equal(count(t, "\n"), 2);
+    free(t);
+  }
+  ps_buf_free(&b);
+}
+
 /* Two vats of one stage's drift are two cases, each naming its vat, so a
  * regressing vat fails alone (docs/verdicts.md "Inside the chain"). */
 static void test_junit_vats_are_cases(void **st) {
@@ -204,6 +268,7 @@ int main(void) {
       cmocka_unit_test(test_markdown_escape),
       cmocka_unit_test(test_junit_cases_and_failures),
       cmocka_unit_test(test_junit_vats_are_cases),
+      cmocka_unit_test(test_junit_failure_names_only_its_runs),
       cmocka_unit_test(test_markdown_summary),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
