@@ -179,11 +179,6 @@ static void warn_unknown_run(const ps_config *cfg, const ps_triage_decision *d) 
   ps_buf_free(&err);
 }
 
-static int by_time(const void *a, const void *b) {
-  const ps_triage_decision *x = a, *y = b;
-  return x->when_ns < y->when_ns ? -1 : x->when_ns > y->when_ns;
-}
-
 static void when_text(int64_t ns, char out[24]) {
   if (ns <= 0) {
     strcpy(out, "-");
@@ -204,7 +199,11 @@ static int list(const ps_config *cfg, int json) {
     ps_triage_set_free(&s);
     return code;
   }
-  qsort(s.d, s.n, sizeof *s.d, by_time);
+  if (ps_triage_sort_by_time(&s) < 0) {
+    ps_triage_set_free(&s);
+    fputs("perfship triage: out of memory\n", stderr);
+    return PS_EXIT_SOFTWARE;
+  }
   if (json) {
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; arr && i < s.n; i++) {
@@ -332,9 +331,8 @@ int ps_cmd_triage(int argc, char **argv, ps_config *cfg, int cfg_given) {
     long bad = 0;
     code = read_all(cfg, &s, &bad);
     const ps_triage_decision *target = NULL;
-    for (size_t i = 0; code == PS_EXIT_OK && i < s.n; i++)
-      if (s.d[i].id && !strcmp(s.d[i].id, undo_id))
-        target = &s.d[i];
+    if (code == PS_EXIT_OK)
+      target = ps_triage_find(&s, undo_id);
     if (code == PS_EXIT_OK && (!target || target->action == PS_TRIAGE_UNDO)) {
       fprintf(stderr, "perfship triage: undo: no decision has the id ");
       put_visible(stderr, undo_id, 0);

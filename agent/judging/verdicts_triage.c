@@ -120,6 +120,10 @@ static void triage_done(void *arg, int rc, const char *json, size_t len, const c
     if (rc == 0 && ps_triage_parse_answer(&fresh, json, len) < 0) {
       ps_triage_set_free(&fresh);
       PS_ERROR(MOD, "out of memory reading the triage decisions");
+    } else if (!first && triage_same(&fresh, &vd->triage_server)) {
+      /* the usual minute: nothing new, and putting a large triage_file's
+       * decisions in force again would hold the loop for nothing */
+      ps_triage_set_free(&fresh);
     } else {
       ps_triage_set_free(&vd->triage_server);
       vd->triage_server = fresh;

@@ -2,9 +2,11 @@
  * verdict/triage.c: triage decisions as data and what they mean
  * (include/verdict/triage.h; docs/verdicts.md "Triage").
  *
- * Design: decisions are few (people take them), so every question is a
- * linear scan over the set; newest first, so that of two acks of the same
- * run the newer one's reason is the one shown.
+ * Design: decisions are usually few, but a generated triage_file can hold
+ * 100,000 lines, so the set keeps hash indexes by id, by run and by the
+ * id an undo revokes (open addressing, rebuilt when it grows): adding and
+ * every question cost the decisions they are about. Of two acks of the
+ * same run the newer one's reason is the one shown.
  */
 /* timegm: _GNU_SOURCE comes from the build (CMakeLists.txt) */
 #include "verdict/triage.h"
@@ -18,6 +20,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/sha256.h"
+#include "core/util.h"
 
 static const char *const action_names[PS_TRIAGE_NACTIONS] = {"ack", "exclude", "baseline",
                                                              "undo"};
@@ -48,10 +51,20 @@ static void decision_free(ps_triage_decision *d) {
   memset(d, 0, sizeof *d);
 }
 
+static void index_free(ps_triage_set *s) {
+  free(s->by_id);
+  free(s->by_run);
+  free(s->revoked);
+  free(s->run_next);
+  s->by_id = s->by_run = s->revoked = s->run_next = NULL;
+  s->nslots = 0;
+}
+
 void ps_triage_set_free(ps_triage_set *s) {
   for (size_t i = 0; i < s->n; i++)
     decision_free(&s->d[i]);
   free(s->d);
+  index_free(s);
   ps_triage_set_init(s);
 }
 
@@ -84,16 +97,90 @@ static int same(const char *a, const char *b) {
   return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
+/* --- the indexes ---------------------------------------------------------- */
+
+static size_t slot_of(const ps_triage_set *s, const char *key) {
+  return (size_t)ps_hash64(PS_HASH_SEED, key, strlen(key)) & (s->nslots - 1);
+}
+
+/* The slot of `table` that holds `key` (its decision's field by `field`),
+ * or the empty slot where it would go. */
+static size_t probe(const ps_triage_set *s, const size_t *table, const char *key,
+                    const char *(*field)(const ps_triage_decision *)) {
+  size_t i = slot_of(s, key);
+  while (table[i] && !same(field(&s->d[table[i] - 1]), key))
+    i = (i + 1) & (s->nslots - 1);
+  return i;
+}
+
+static const char *id_of(const ps_triage_decision *d) { return d->id; }
+static const char *run_of(const ps_triage_decision *d) { return d->run; }
+static const char *revokes_of(const ps_triage_decision *d) { return d->revokes; }
+
+/* Puts decision `k` in the indexes (the tables have room). */
+static void index_one(ps_triage_set *s, size_t k) {
+  const ps_triage_decision *d = &s->d[k];
+  if (d->id) {
+    size_t i = probe(s, s->by_id, d->id, id_of);
+    if (!s->by_id[i])
+      s->by_id[i] = k + 1;
+  }
+  if (d->run) {
+    size_t i = probe(s, s->by_run, d->run, run_of);
+    s->run_next[k] = s->by_run[i];
+    s->by_run[i] = k + 1;
+  }
+  if (d->action == PS_TRIAGE_UNDO && d->revokes) {
+    size_t i = probe(s, s->revoked, d->revokes, revokes_of);
+    if (!s->revoked[i])
+      s->revoked[i] = k + 1;
+  }
+}
+
+/* Builds the indexes anew for `cap` decisions. 0 or -ENOMEM (then the
+ * old ones stay). */
+static int reindex(ps_triage_set *s, size_t cap) {
+  size_t nslots = 16;
+  while (nslots < 2 * cap)
+    nslots *= 2;
+  size_t *by_id = calloc(nslots, sizeof *by_id), *by_run = calloc(nslots, sizeof *by_run),
+         *revoked = calloc(nslots, sizeof *revoked), *run_next = calloc(cap, sizeof *run_next);
+  if (!by_id || !by_run || !revoked || !run_next) {
+    free(by_id);
+    free(by_run);
+    free(revoked);
+    free(run_next);
+    return -ENOMEM;
+  }
+  index_free(s);
+  s->by_id = by_id;
+  s->by_run = by_run;
+  s->revoked = revoked;
+  s->run_next = run_next;
+  s->nslots = nslots;
+  for (size_t k = 0; k < s->n; k++)
+    index_one(s, k);
+  return 0;
+}
+
+const ps_triage_decision *ps_triage_find(const ps_triage_set *s, const char *id) {
+  if (!id || !s->nslots)
+    return NULL;
+  size_t i = probe(s, s->by_id, id, id_of);
+  return s->by_id[i] ? &s->d[s->by_id[i] - 1] : NULL;
+}
+
 int ps_triage_add(ps_triage_set *s, const ps_triage_decision *d) {
   ps_triage_decision copy;
   if (decision_copy(&copy, d) < 0)
     return -ENOMEM;
-  for (size_t i = 0; copy.id && i < s->n; i++)
-    if (same(s->d[i].id, copy.id)) {
-      decision_free(&s->d[i]);
-      s->d[i] = copy;
-      return 0;
-    }
+  ps_triage_decision *had = (ps_triage_decision *)ps_triage_find(s, copy.id);
+  if (had) {
+    decision_free(had);
+    *had = copy;
+    /* rare: its run or revokes may differ, and the chains say where */
+    return reindex(s, s->cap);
+  }
   if (s->n == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 16;
     ps_triage_decision *grown = realloc(s->d, cap * sizeof *grown);
@@ -102,10 +189,27 @@ int ps_triage_add(ps_triage_set *s, const ps_triage_decision *d) {
       return -ENOMEM;
     }
     s->d = grown;
+    if (reindex(s, cap) < 0) {
+      decision_free(&copy);
+      return -ENOMEM;
+    }
     s->cap = cap;
   }
   s->d[s->n++] = copy;
+  index_one(s, s->n - 1);
   return 0;
+}
+
+static int by_time(const void *a, const void *b) {
+  const ps_triage_decision *x = a, *y = b;
+  return x->when_ns < y->when_ns ? -1 : x->when_ns > y->when_ns;
+}
+
+int ps_triage_sort_by_time(ps_triage_set *s) {
+  if (!s->n)
+    return 0;
+  qsort(s->d, s->n, sizeof *s->d, by_time);
+  return reindex(s, s->cap);
 }
 
 int ps_triage_merge(ps_triage_set *into, ps_triage_set *from) {
@@ -117,12 +221,9 @@ int ps_triage_merge(ps_triage_set *into, ps_triage_set *from) {
 }
 
 int ps_triage_revoked(const ps_triage_set *s, const ps_triage_decision *d) {
-  if (d->action == PS_TRIAGE_UNDO || !d->id)
+  if (d->action == PS_TRIAGE_UNDO || !d->id || !s->nslots)
     return 0;
-  for (size_t i = 0; i < s->n; i++)
-    if (s->d[i].action == PS_TRIAGE_UNDO && same(s->d[i].revokes, d->id))
-      return 1;
-  return 0;
+  return s->revoked[probe(s, s->revoked, d->id, revokes_of)] != 0;
 }
 
 static int host_matches(const ps_triage_decision *d, const char *host) {
@@ -136,15 +237,19 @@ static const ps_triage_decision *newest(const ps_triage_set *s, ps_triage_action
                                         int (*extra)(const ps_triage_decision *, const void *),
                                         const void *ctx) {
   const ps_triage_decision *best = NULL;
-  for (size_t i = 0; run && i < s->n; i++) {
-    const ps_triage_decision *d = &s->d[i];
-    if (d->action != action || !d->run || !host_matches(d, host) || strcmp(d->run, run) != 0)
+  if (!run || !s->nslots)
+    return NULL;
+  for (size_t k = s->by_run[probe(s, s->by_run, run, run_of)]; k; k = s->run_next[k - 1]) {
+    const ps_triage_decision *d = &s->d[k - 1];
+    if (d->action != action || !host_matches(d, host))
       continue;
     if (extra && !extra(d, ctx))
       continue;
     if (ps_triage_revoked(s, d))
       continue;
-    if (!best || d->when_ns > best->when_ns)
+    /* >=: the chain runs newest-added first, and of two at one time the
+     * first added is the one shown, as it always was */
+    if (!best || d->when_ns >= best->when_ns)
       best = d;
   }
   return best;

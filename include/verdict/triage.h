@@ -75,9 +75,18 @@ typedef struct ps_triage_decision {
   char *origin;  /* "FILE:LINE" for a file's line, NULL for the server */
 } ps_triage_decision;
 
+/* The hash indexes (slots hold an index into d plus one, 0 is empty) make
+ * every question cost the decisions it is about, not the whole set: a
+ * file of 100,000 lines was quadratic to load and to ask. d is read-only
+ * to callers; reorder it only through ps_triage_sort_by_time(). */
 typedef struct ps_triage_set {
   ps_triage_decision *d;
   size_t n, cap;
+  size_t *by_id;    /* id -> its decision */
+  size_t *by_run;   /* run -> the newest-added decision about it */
+  size_t *revoked;  /* an id -> the first undo that revokes it */
+  size_t *run_next; /* per decision: the one added before it about its run */
+  size_t nslots;    /* a power of two, at least twice n */
 } ps_triage_set;
 
 void ps_triage_set_init(ps_triage_set *s);
@@ -96,6 +105,11 @@ int ps_triage_action_parse(const char *name);
 
 /* 1 when an undo in force names this decision's id. */
 int ps_triage_revoked(const ps_triage_set *s, const ps_triage_decision *d);
+/* The decision with this id, or NULL. */
+const ps_triage_decision *ps_triage_find(const ps_triage_set *s, const char *id);
+/* Orders the decisions oldest first (no time first), indexes kept true.
+ * 0 or -ENOMEM (the set is then as before, unordered). */
+int ps_triage_sort_by_time(ps_triage_set *s);
 
 const ps_triage_decision *ps_triage_ack_of(const ps_triage_set *s, const char *host,
                                            const char *run, const char *change_run,
