@@ -3,11 +3,18 @@
  * same message and exits with the same code for the same trouble
  * (include/cmd/cmd.h).
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "cmd/cmd.h"
 #include "state/state.h"
+#include "core/jsontext.h"
 #include "core/sysexits_ps.h"
+#include "core/visible.h"
 
 int ps_cmd_load_secrets(ps_config *cfg) {
   ps_buf err;
@@ -30,4 +37,43 @@ void ps_cmd_load_state(ps_state *s, const char *dir, const char *cmd) {
   if (warn.len)
     fprintf(stderr, "perfship %s: %s\n", cmd, warn.data);
   ps_buf_free(&warn);
+}
+
+void ps_cmd_triage_bad_line(void *ctx, const char *name, size_t line, const char *why) {
+  long *n = ctx;
+  if (n)
+    (*n)++;
+  ps_buf shown;
+  ps_buf_init(&shown, 0);
+  /* the reason quotes the line's id: data, shown and not obeyed */
+  if (ps_visible(&shown, name, 0) == 0 && ps_buf_printf(&shown, ":%zu: ", line) >= 0 &&
+      ps_visible(&shown, why, 0) == 0)
+    fprintf(stderr, "%s (the line is left out)\n", shown.data);
+  ps_buf_free(&shown);
+}
+
+void ps_cmd_triage_checks(const char *cmd, const ps_triage_set *s, long *bad) {
+  ps_triage_check_file(s, ps_cmd_triage_bad_line, bad);
+  if (!s->repeated)
+    return;
+  ps_buf id;
+  ps_buf_init(&id, 0);
+  ps_visible(&id, s->repeated_id, 0);
+  fprintf(stderr,
+          "perfship %s: warning: the server holds %zu perfship_triage point%s whose id a newer "
+          "point has too (the first: %s); the newest of each is in force\n",
+          cmd, s->repeated, s->repeated == 1 ? "" : "s", id.data ? id.data : "");
+  ps_buf_free(&id);
+}
+
+int ps_cmd_print_json(const cJSON *root) {
+  char *text = root ? cJSON_Print(root) : NULL;
+  ps_buf out;
+  ps_buf_init(&out, 0);
+  int rc = text && ps_utf8_repair(&out, text, strlen(text)) == 0 ? 0 : -ENOMEM;
+  if (rc == 0)
+    puts(out.data);
+  free(text);
+  ps_buf_free(&out);
+  return rc;
 }

@@ -126,12 +126,6 @@ out:
   return code;
 }
 
-static void on_bad_line(void *ctx, const char *name, size_t line, const char *why) {
-  long *n = ctx;
-  (*n)++;
-  fprintf(stderr, "%s:%zu: %s (the line is left out)\n", name, line, why);
-}
-
 /* The decisions of the server and the triage_file; an exit code. */
 static int read_all(const ps_config *cfg, ps_triage_set *s, long *bad) {
   ps_buf err;
@@ -143,10 +137,12 @@ static int read_all(const ps_config *cfg, ps_triage_set *s, long *bad) {
     code = rc == -ENOMEM ? PS_EXIT_SOFTWARE : PS_EXIT_UNAVAILABLE;
   } else {
     ps_buf_reset(&err);
-    long n = ps_triage_read_file(cfg, s, on_bad_line, bad, &err);
+    long n = ps_triage_read_file(cfg, s, ps_cmd_triage_bad_line, bad, &err);
     if (n < 0) {
       fprintf(stderr, "perfship triage: %s\n", err.data ? err.data : strerror((int)-n));
       code = n == -ENOMEM ? PS_EXIT_SOFTWARE : PS_EXIT_CONFIG;
+    } else {
+      ps_cmd_triage_checks("triage", s, bad);
     }
   }
   ps_buf_free(&err);
@@ -225,10 +221,7 @@ static int list(const ps_config *cfg, int json) {
       cJSON_AddBoolToObject(o, "in_force", !ps_triage_revoked(&s, d));
       cJSON_AddItemToArray(arr, o);
     }
-    char *text = cJSON_Print(arr);
-    if (text)
-      puts(text);
-    free(text);
+    ps_cmd_print_json(arr);
     cJSON_Delete(arr);
   } else {
     printf("%zu decision%s\n", s.n, s.n == 1 ? "" : "s");

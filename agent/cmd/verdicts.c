@@ -192,11 +192,6 @@ static void print_decision(const char *what, const ps_triage_decision *d) {
   printf(" [%s]\n", d->id);
 }
 
-static void on_bad_line(void *ctx, const char *name, size_t line, const char *why) {
-  (void)ctx;
-  fprintf(stderr, "%s:%zu: %s (the line is left out)\n", name, line, why);
-}
-
 static cJSON *decision_json(const ps_triage_decision *d) {
   cJSON *o = cJSON_CreateObject();
   char when[24];
@@ -317,10 +312,7 @@ static void print_json(const table *t, const char *link_tmpl) {
       cJSON_AddItemToObject(o, "baseline_decision", decision_json(t->rows[i].baseline));
     cJSON_AddItemToArray(arr, o);
   }
-  char *text = cJSON_Print(arr);
-  if (text)
-    puts(text);
-  free(text);
+  ps_cmd_print_json(arr);
   cJSON_Delete(arr);
 }
 
@@ -380,9 +372,11 @@ static int load_triage(const ps_config *cfg, ps_triage_set *set) {
   ps_buf err;
   ps_buf_init(&err, 2048);
   int rc = ps_triage_read_server(cfg, set, &err) < 0 ||
-                   ps_triage_read_file(cfg, set, on_bad_line, NULL, &err) < 0
+                   ps_triage_read_file(cfg, set, ps_cmd_triage_bad_line, NULL, &err) < 0
                ? -1
                : 0;
+  if (rc == 0)
+    ps_cmd_triage_checks("verdicts", set, NULL);
   if (rc < 0)
     fprintf(stderr, "perfship verdicts: the triage decisions cannot be read (%s)\n",
             err.len ? err.data : "?");

@@ -223,10 +223,7 @@ static void print(const ps_config *cfg, const ps_verdict_list *l, const char *ru
         cJSON_AddStringToObject(o, "compare_url", link.data);
       cJSON_AddItemToArray(arr, o);
     }
-    char *text = cJSON_Print(arr);
-    if (text)
-      puts(text);
-    free(text);
+    ps_cmd_print_json(arr);
     cJSON_Delete(arr);
     ps_buf_free(&link);
     return;

@@ -56,10 +56,7 @@ static void explain_json(const ps_explain_data *d) {
     if (isfinite(e->growth[i]))
       cJSON_AddNumberToObject(g, ps_growth_figure((ps_growth_figure_id)i)->name, e->growth[i]);
   cJSON_AddItemToObject(o, "growth", g);
-  char *text = cJSON_Print(o);
-  if (text)
-    puts(text);
-  free(text);
+  ps_cmd_print_json(o);
   cJSON_Delete(o);
 }
 

@@ -26,6 +26,38 @@ static int triage_copy(ps_triage_set *into, const ps_triage_set *from) {
   return 0;
 }
 
+static void triage_bad_line(void *ctx, const char *name, size_t line, const char *why) {
+  pl_verdicts *vd = ctx;
+  /* a rejected record like any other: counted, and --once exits 65 */
+  vd->sh->n.records_rejected++;
+  PS_ERROR(MOD, "%s:%zu: %s; the line is left out, the other decisions count", name, line,
+           why);
+}
+
+/* What only the server's decisions tell about the file's lines: an id a
+ * server decision has (the server's stays in force), an undo of an id
+ * nobody has. Said when what is in force changed, not every minute. */
+static void triage_check(pl_verdicts *vd, const ps_triage_set *in_force) {
+  for (size_t i = 0; i < vd->triage_file.n; i++) {
+    const ps_triage_decision *d = &vd->triage_file.d[i], *had = ps_triage_find(in_force, d->id);
+    if (had && !had->origin) {
+      vd->sh->n.records_rejected++;
+      PS_ERROR(MOD,
+               "%s: id=%s is the id of a decision on the server already (perfship_triage), "
+               "which stays in force; the line is left out",
+               d->origin, d->id);
+    }
+  }
+  ps_triage_check_file(in_force, triage_bad_line, vd);
+  if (vd->triage_server.repeated)
+    PS_WARN(MOD,
+               "the server holds %zu perfship_triage point%s whose id a newer point has too "
+               "(the first: %s); the newest of each is in force",
+               vd->triage_server.repeated, vd->triage_server.repeated == 1 ? "" : "s",
+               vd->triage_server.repeated_id);
+  vd->triage_checked = 1;
+}
+
 /* Puts the server's and the file's decisions in force; the series whose
  * runs an exclude or baseline now treats otherwise are judged again from
  * the first such run, which rewrites what it changes (as a late run). */
@@ -67,6 +99,8 @@ static int triage_apply(pl_verdicts *vd) {
     }
   }
   int changed = !triage_same(&vd->triage, &fresh);
+  if (vd->triage_synced && (changed || !vd->triage_checked))
+    triage_check(vd, &fresh);
   ps_triage_set_free(&vd->triage);
   vd->triage = fresh;
   if (rejudged) {
@@ -74,14 +108,6 @@ static int triage_apply(pl_verdicts *vd) {
     vd->sh->state_dirty = 1;
   }
   return changed;
-}
-
-static void triage_bad_line(void *ctx, const char *name, size_t line, const char *why) {
-  pl_verdicts *vd = ctx;
-  /* a rejected record like any other: counted, and --once exits 65 */
-  vd->sh->n.records_rejected++;
-  PS_ERROR(MOD, "%s:%zu: %s; the line is left out, the other decisions count", name, line,
-           why);
 }
 
 /* Returns whether the decisions in force changed. */

@@ -64,6 +64,7 @@ void ps_triage_set_free(ps_triage_set *s) {
   for (size_t i = 0; i < s->n; i++)
     decision_free(&s->d[i]);
   free(s->d);
+  free(s->repeated_id);
   index_free(s);
   ps_triage_set_init(s);
 }
@@ -174,12 +175,9 @@ int ps_triage_add(ps_triage_set *s, const ps_triage_decision *d) {
   ps_triage_decision copy;
   if (decision_copy(&copy, d) < 0)
     return -ENOMEM;
-  ps_triage_decision *had = (ps_triage_decision *)ps_triage_find(s, copy.id);
-  if (had) {
-    decision_free(had);
-    *had = copy;
-    /* rare: its run or revokes may differ, and the chains say where */
-    return reindex(s, s->cap);
+  if (ps_triage_find(s, copy.id)) {
+    decision_free(&copy);
+    return 1;
   }
   if (s->n == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 16;
@@ -214,10 +212,10 @@ int ps_triage_sort_by_time(ps_triage_set *s) {
 
 int ps_triage_merge(ps_triage_set *into, ps_triage_set *from) {
   int rc = 0;
-  for (size_t i = 0; i < from->n && rc == 0; i++)
+  for (size_t i = 0; i < from->n && rc >= 0; i++)
     rc = ps_triage_add(into, &from->d[i]);
   ps_triage_set_free(from);
-  return rc;
+  return rc < 0 ? rc : 0;
 }
 
 int ps_triage_revoked(const ps_triage_set *s, const ps_triage_decision *d) {
@@ -317,8 +315,12 @@ static int64_t parse_when(const char *t) {
   } else {
     return -1;
   }
-  if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
-      tm.tm_min > 59 || tm.tm_sec > 60 || tm.tm_year < 1970 || tm.tm_year > 2200)
+  static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  int leap = tm.tm_year % 4 == 0 && (tm.tm_year % 100 != 0 || tm.tm_year % 400 == 0);
+  /* timegm would move 2026-02-31 to 2026-03-03 without a word */
+  if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > mdays[tm.tm_mon - 1] ||
+      (tm.tm_mon == 2 && tm.tm_mday == 29 && !leap) || tm.tm_hour > 23 || tm.tm_min > 59 ||
+      tm.tm_sec > 59 || tm.tm_year < 1970 || tm.tm_year > 2200)
     return -1;
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
@@ -417,7 +419,7 @@ static const char *parse_line(const char *p, const char *end, ps_triage_decision
   d->ticket = vals[6];
   d->revokes = vals[7];
   if (vals[8] && (d->when_ns = parse_when(vals[8])) < 0)
-    return "when= is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ";
+    return "when= is not a date YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ that exists";
   if (d->action == PS_TRIAGE_UNDO) {
     if (!d->revokes || !d->revokes[0])
       return "undo needs revokes=ID";
@@ -436,6 +438,37 @@ static const char *parse_line(const char *p, const char *end, ps_triage_decision
   if (d->ticket && strncmp(d->ticket, "https://", 8) != 0 && strncmp(d->ticket, "http://", 7) != 0)
     return "ticket= is not an http(s) URL";
   return NULL;
+}
+
+/* Why a decision whose id `had` holds already is left out. */
+static int taken_id(ps_buf *why, const ps_triage_decision *d, const ps_triage_decision *had) {
+  int rc = had->origin ? ps_buf_printf(why, "id=%s is the id of %s already; the line is left out",
+                                       d->id, had->origin)
+                       : ps_buf_printf(why,
+                                       "id=%s is the id of a decision on the server already "
+                                       "(perfship_triage), which stays in force; the line is "
+                                       "left out",
+                                       d->id);
+  return rc < 0 ? -ENOMEM : 0;
+}
+
+size_t ps_triage_check_file(const ps_triage_set *s, ps_triage_bad_fn bad, void *ctx) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    const ps_triage_decision *d = &s->d[i];
+    if (!d->origin || d->action != PS_TRIAGE_UNDO || ps_triage_find(s, d->revokes))
+      continue;
+    n++;
+    if (!bad)
+      continue;
+    /* origin is "FILE:LINE", as parse_text made it */
+    const char *colon = strrchr(d->origin, ':');
+    char file[4096];
+    snprintf(file, sizeof file, "%.*s", colon ? (int)(colon - d->origin) : 0, d->origin);
+    bad(ctx, file, colon ? strtoul(colon + 1, NULL, 10) : 0,
+        "revokes= names no decision of the file or the server");
+  }
+  return n;
 }
 
 long ps_triage_parse_text(ps_triage_set *s, const char *name, const char *text, size_t len,
@@ -475,8 +508,16 @@ long ps_triage_parse_text(ps_triage_set *s, const char *name, const char *text, 
           ps_triage_id(&d, 1, origin.data, id);
           d.id = id;
         }
+        const ps_triage_decision *had = ps_triage_find(s, d.id);
         ps_buf_reset(&origin);
-        if (ps_buf_printf(&origin, "%s:%zu", name ? name : "-", lineno) < 0) {
+        if (had) {
+          /* the first keeps the id: a copied line must not silently
+           * replace a decision someone relies on */
+          nbad++;
+          rc = taken_id(&origin, &d, had);
+          if (rc == 0 && bad)
+            bad(ctx, name, lineno, origin.data);
+        } else if (ps_buf_printf(&origin, "%s:%zu", name ? name : "-", lineno) < 0) {
           rc = -ENOMEM;
         } else {
           d.origin = origin.data;
@@ -556,11 +597,14 @@ long ps_triage_parse_answer(ps_triage_set *s, const char *json, size_t len) {
           continue;
         if (action == PS_TRIAGE_UNDO ? !d.revokes || !d.revokes[0] : !d.run || !d.run[0])
           continue;
-        if (ps_triage_add(s, &d) < 0) {
+        int rc = ps_triage_add(s, &d);
+        if (rc < 0 || (rc > 0 && !s->repeated_id && !(s->repeated_id = strdup(d.id)))) {
           cJSON_Delete(root);
           return -ENOMEM;
         }
-        added++;
+        /* newest first: a repeat is an older point, and the newer holds */
+        s->repeated += rc > 0;
+        added += rc == 0;
       }
     }
   }

@@ -130,6 +130,7 @@ typedef struct pl_verdicts {
   uint64_t triage_next; /* uv_now() at which the server is asked again */
   int triage_fetching;
   int triage_synced;    /* the server was asked once (answered or not) */
+  int triage_checked;   /* the file's lines were checked against the server's */
   uint64_t busy_since;
 } pl_verdicts;
 

@@ -18,8 +18,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Agent, InfluxTestCase, QueryError, free_port, run_perfship, wait_until,  # noqa: E402
-                     write_config)
+from harness import (PERFSHIP_BIN, Agent, InfluxTestCase, QueryError, free_port, run_perfship,  # noqa: E402
+                     wait_until, write_config)
 import nodetools  # noqa: E402
 from faultproxy import FaultProxy  # noqa: E402
 from test_verdicts import ACROSS, DAY, make_history  # noqa: E402
@@ -281,6 +281,66 @@ class Triage(InfluxTestCase):
         self.assertIn("keep", out)
         out, err = self.triage(cfg, "undo", "nosuch", rc=65)
         self.assertIn("no decision has the id", err)
+
+    def perfship_bytes(self, cfg, *args):
+        """stdout as bytes: run_perfship's decoding would hide invalid UTF-8."""
+        p = subprocess.run([PERFSHIP_BIN, "-c", cfg, *args], capture_output=True, timeout=180)
+        return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+    def test_large_file_and_its_problems_are_said(self):
+        # 100,000 lines loaded in linear time (a linear duplicate search per
+        # line took `triage list` 28 s), and every problem of the file said
+        # with FILE:LINE where it used to pass silently
+        names = make_history(self.res, [1.0] * 8, seed=29, t0=int(time.time()) - 20 * DAY)
+        path = os.path.join(self.tmp, "decisions.triage")
+        cfg = self.config(extra=f'triage_file = "{path}";')
+        self.influx.create_db(self.db)
+        out, _ = self.triage(cfg, "exclude", "--run", names[5], "--reason", "server's")
+        server_id = out.split()[1]
+        # two server points with one id: the newer one holds
+        self.influx.write(self.db, "perfship_triage,action=ack,id=dupid run=\"%s\",reason=\"older\" "
+                          "1700000000000000000\n"
+                          "perfship_triage,action=ack,id=dupid run=\"%s\",reason=\"newer\" "
+                          "1700000100000000000\n" % (names[5], names[5]))
+        with open(path, "wb") as f:
+            f.write("".join(f"ack id=f{i} run=bulk{i} reason=seen{i}\n"
+                            for i in range(100000)).encode())
+            f.write(b"ack id=f5 run=copied reason=copied\n"                        # 100001
+                    + f"exclude id={server_id} run={names[4]} reason=mine\n".encode()  # 100002
+                    + b"undo revokes=nosuch reason=typo\n"                          # 100003
+                    + f"ack run={names[6]} reason=x when=2026-02-31\n".encode()       # 100004
+                    + f"ack id=latin run={names[6]} reason=caf\xe9\n".encode("latin-1"))
+        rc, out, err = run_perfship(["-c", cfg, "run", "--once"], timeout=180)
+        self.assertEqual(rc, 65, err[-3000:])
+        self.assertIn(f"{path}:100001: id=f5 is the id of {path}:6 already", err)
+        self.assertIn(f"{path}:100002: id={server_id} is the id of a decision on the server "
+                      "already (perfship_triage), which stays in force", err)
+        self.assertIn(f"{path}:100003: revokes= names no decision", err)
+        self.assertIn(f"{path}:100004: when= is not a date", err)
+        self.assertIn("the server holds 1 perfship_triage point whose id a newer point has too "
+                      "(the first: dupid)", err)
+        self.assertEqual(self.verdicts()[names[5]]["verdict"], "excluded")
+        self.assertNotEqual(self.verdicts()[names[4]]["verdict"], "excluded")
+        out, err = self.triage(cfg, "list", rc=65)
+        self.assertEqual(out.splitlines()[0], "100004 decisions")  # 100,002 lines, 2 points
+        self.assertIn(f"{path}:100001: id=f5 is the id of {path}:6 already", err)
+        self.assertIn(f"{path}:100003: revokes= names no decision", err)
+        self.assertIn("the server holds 1 perfship_triage point whose id a newer point has too "
+                      "(the first: dupid)", err)
+        # JSON is valid UTF-8 whatever the file's bytes (U+FFFD for a byte
+        # that begins no character: docs/verdicts.md)
+        rc, raw, err = self.perfship_bytes(cfg, "triage", "list", "--json")
+        self.assertEqual(rc, 65, err[-2000:])
+        listed = {d["id"]: d for d in json.loads(raw.decode("utf-8"))}
+        self.assertEqual(listed["latin"]["reason"], "caf\ufffd")
+        self.assertEqual(listed["dupid"]["reason"], "newer")
+        self.assertEqual(listed["f5"]["run"], "bulk5")
+        rc, raw, err = self.perfship_bytes(cfg, "verdicts", "--since", "100d", "--json")
+        self.assertEqual(rc, 0, err[-2000:])
+        rows = json.loads(raw.decode("utf-8"))
+        acked = [r for r in rows if r.get("run") == names[6] and r.get("acknowledged")]
+        self.assertTrue(acked, rows)
+        self.assertEqual(acked[0]["acknowledged"]["reason"], "caf\ufffd")
 
     def test_running_agent_rereads_the_file_on_sighup(self):
         levels = [1.0] * 12

@@ -100,7 +100,8 @@ static void ack_covers_its_change_only(void **state) {
   assert_null(ps_triage_ack_of(&s, "h", "r20", "r20", "cycle_avg_s"));
   /* undo restores what was; the server may answer the same point twice */
   add(&s, "t2", PS_TRIAGE_UNDO, NULL, NULL, "t1", 2);
-  add(&s, "t2", PS_TRIAGE_UNDO, NULL, NULL, "t1", 2);
+  ps_triage_decision again = s.d[1];
+  assert_int_equal(ps_triage_add(&s, &again), 1); /* held already: the first stays */
   assert_int_equal(s.n, 2);
   assert_null(ps_triage_ack_of(&s, "h", "r10", "r10", "cycle_avg_s"));
   ps_triage_set_free(&s);
@@ -189,6 +190,57 @@ static void large_file(void **state) {
   ps_buf_free(&text);
 }
 
+/* Problems of a file that were silent: a repeated id replaced the earlier
+ * line, a server decision's id was taken over by a line, an undo of no
+ * decision did nothing, an impossible date moved to the next month. */
+static void file_problems_are_said(void **state) {
+  (void)state;
+  static const char server[] =
+      "{\"results\":[{\"series\":[{\"columns\":[\"time\",\"id\",\"action\",\"run\","
+      "\"reason\"],\"values\":["
+      "[1764547300000000000,\"t1\",\"exclude\",\"r5\",\"newer\"],"
+      "[1764547200000000000,\"t1\",\"exclude\",\"r6\",\"older\"]]}]}]}";
+  static const char text[] =
+      "ack id=a1 run=r1 reason=first\n"
+      "ack id=a1 run=r2 reason=copied\n"
+      "exclude id=t1 run=r9 reason=\"the server's id\"\n"
+      "undo revokes=nosuch reason=typo\n"
+      "undo revokes=t1 reason=ok\n"
+      "ack run=r3 reason=x when=2026-02-31\n"
+      "ack run=r3 reason=x when=2026-02-29T10:00:00Z\n"
+      "ack run=r4 reason=x when=2028-02-29\n"
+      "ack run=r4 reason=x when=2026-04-31\n";
+  ps_triage_set s;
+  ps_triage_set_init(&s);
+  assert_int_equal(ps_triage_parse_answer(&s, server, strlen(server)), 1);
+  /* of two points with one id the newest holds, and the repeat is told */
+  assert_int_equal(s.n, 1);
+  assert_string_equal(s.d[0].reason, "newer");
+  assert_int_equal(s.repeated, 1);
+  assert_string_equal(s.repeated_id, "t1");
+  bad_lines b = {0};
+  assert_int_equal(ps_triage_parse_text(&s, "decisions.triage", text, strlen(text), on_bad, &b),
+                   5);
+  assert_int_equal(b.line[0], 2);
+  assert_non_null(strstr(b.why[0], "id=a1 is the id of decisions.triage:1 already"));
+  assert_int_equal(b.line[1], 3);
+  assert_non_null(strstr(b.why[1], "id=t1 is the id of a decision on the server"));
+  assert_int_equal(b.line[2], 6);
+  assert_non_null(strstr(b.why[2], "when="));
+  assert_int_equal(b.line[3], 7);
+  assert_int_equal(b.line[4], 9);
+  assert_string_equal(ps_triage_find(&s, "a1")->run, "r1");
+  assert_string_equal(ps_triage_find(&s, "t1")->run, "r5");
+  assert_non_null(ps_triage_ack_of(&s, "h", "r4", NULL, NULL)); /* 2028 is a leap year */
+  /* an undo of an id nobody has: said with its line once all is read */
+  memset(&b, 0, sizeof b);
+  assert_int_equal(ps_triage_check_file(&s, on_bad, &b), 1);
+  assert_int_equal(b.n, 1);
+  assert_int_equal(b.line[0], 4);
+  assert_non_null(strstr(b.why[0], "revokes= names no decision"));
+  ps_triage_set_free(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(file_lines),
@@ -196,6 +248,7 @@ int main(void) {
       cmocka_unit_test(baseline_start),
       cmocka_unit_test(server_answer),
       cmocka_unit_test(large_file),
+      cmocka_unit_test(file_problems_are_said),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
