@@ -70,15 +70,6 @@ static const char *who_am_i(void) {
   return pw && pw->pw_name ? pw->pw_name : "unknown";
 }
 
-static void put_visible(FILE *out, const char *s, int width) {
-  char shown[1024];
-  size_t len = ps_visible_into(shown, width ? (size_t)width + 1 : sizeof shown, s ? s : "",
-                               s ? strlen(s) : 0, 0);
-  fwrite(shown, 1, len, out);
-  for (int n = (int)len; n < width; n++)
-    fputc(' ', out);
-}
-
 static int post(const ps_config *cfg, const ps_triage_decision *d) {
   ps_tag tags[3];
   size_t ntags = 0;
@@ -101,8 +92,8 @@ static int post(const ps_config *cfg, const ps_triage_decision *d) {
   const char *reason = NULL;
   int code = PS_EXIT_OK;
   if (ps_lp_encode(&line, &pt, NULL, 0, &reason) < 0) {
-    fprintf(stderr, "perfship triage: cannot write the decision: %s\n",
-            reason ? reason : "out of memory");
+    ps_visible_say(stderr, "perfship triage: cannot write the decision: %s\n",
+                   reason ? reason : "out of memory");
     code = PS_EXIT_USAGE;
     goto out;
   }
@@ -111,12 +102,12 @@ static int post(const ps_config *cfg, const ps_triage_decision *d) {
   if (answer.data)
     ps_influx_answer_text(cfg, answer.data, answer.len, &said);
   if (rc < 0) {
-    fprintf(stderr, "perfship triage: the server at %s cannot be reached: %s; nothing was "
-            "decided\n", cfg->influxdb.url, said.data ? said.data : strerror(-rc));
+    ps_visible_say(stderr, "perfship triage: the server at %s cannot be reached: %s; nothing "
+                   "was decided\n", cfg->influxdb.url, said.data ? said.data : strerror(-rc));
     code = PS_EXIT_UNAVAILABLE;
   } else if (status < 200 || status > 299) {
-    fprintf(stderr, "perfship triage: the server refused the decision (HTTP %ld: %s); "
-            "nothing was decided\n", status, said.data ? said.data : "");
+    ps_visible_say(stderr, "perfship triage: the server refused the decision (HTTP %ld: %s); "
+                   "nothing was decided\n", status, said.data ? said.data : "");
     code = status == 400 ? PS_EXIT_DATAERR : PS_EXIT_UNAVAILABLE;
   }
 out:
@@ -133,13 +124,13 @@ static int read_all(const ps_config *cfg, ps_triage_set *s, long *bad) {
   int code = PS_EXIT_OK;
   int rc = ps_triage_read_server(cfg, s, &err);
   if (rc < 0) {
-    fprintf(stderr, "perfship triage: %s\n", err.data ? err.data : strerror(-rc));
+    ps_visible_say(stderr, "perfship triage: %s\n", err.data ? err.data : strerror(-rc));
     code = rc == -ENOMEM ? PS_EXIT_SOFTWARE : PS_EXIT_UNAVAILABLE;
   } else {
     ps_buf_reset(&err);
     long n = ps_triage_read_file(cfg, s, ps_cmd_triage_bad_line, bad, &err);
     if (n < 0) {
-      fprintf(stderr, "perfship triage: %s\n", err.data ? err.data : strerror((int)-n));
+      ps_visible_say(stderr, "perfship triage: %s\n", err.data ? err.data : strerror((int)-n));
       code = n == -ENOMEM ? PS_EXIT_SOFTWARE : PS_EXIT_CONFIG;
     } else {
       ps_cmd_triage_checks("triage", s, bad);
@@ -165,7 +156,7 @@ static void warn_unknown_run(const ps_config *cfg, const ps_triage_decision *d) 
       ps_influx_query(cfg, q.data, &answer, &err) == 0 && answer.data &&
       !strstr(answer.data, "\"values\"")) {
     fputs("perfship triage: warning: no verdict names the run ", stderr);
-    put_visible(stderr, d->run, 0);
+    ps_visible_put(stderr, d->run, 0);
     fputs(d->host ? " on that host" : "", stderr);
     fputs(" (yet): the decision is written; check the name with `perfship verdicts`\n",
           stderr);
@@ -232,27 +223,27 @@ static int list(const ps_config *cfg, int json) {
       const ps_triage_decision *d = &s.d[i];
       char when[24];
       when_text(d->when_ns, when);
-      put_visible(stdout, d->id, 13);
+      ps_visible_put(stdout, d->id, 13);
       printf(" %-8s %-20s ", ps_triage_action_name(d->action), when);
-      put_visible(stdout, d->who ? d->who : "-", 12);
+      ps_visible_put(stdout, d->who ? d->who : "-", 12);
       putchar(' ');
-      put_visible(stdout, d->host ? d->host : "*", 12);
+      ps_visible_put(stdout, d->host ? d->host : "*", 12);
       putchar(' ');
-      put_visible(stdout, d->action == PS_TRIAGE_UNDO ? d->revokes : d->run, 30);
+      ps_visible_put(stdout, d->action == PS_TRIAGE_UNDO ? d->revokes : d->run, 30);
       putchar(' ');
-      put_visible(stdout, d->metric ? d->metric : d->action == PS_TRIAGE_ACK ? "*" : "-", 20);
+      ps_visible_put(stdout, d->metric ? d->metric : d->action == PS_TRIAGE_ACK ? "*" : "-", 20);
       printf(" %-8s ", d->action == PS_TRIAGE_UNDO ? "undo" : ps_triage_revoked(&s, d)
                                                                   ? "undone"
                                                                   : "in force");
-      put_visible(stdout, d->reason, 0);
+      ps_visible_put(stdout, d->reason, 0);
       if (d->ticket) {
         fputs(" <", stdout);
-        put_visible(stdout, d->ticket, 0);
+        ps_visible_put(stdout, d->ticket, 0);
         putchar('>');
       }
       if (d->origin) {
         fputs(" [", stdout);
-        put_visible(stdout, d->origin, 0);
+        ps_visible_put(stdout, d->origin, 0);
         putchar(']');
       }
       putchar('\n');
@@ -328,17 +319,17 @@ int ps_cmd_triage(int argc, char **argv, ps_config *cfg, int cfg_given) {
       target = ps_triage_find(&s, undo_id);
     if (code == PS_EXIT_OK && (!target || target->action == PS_TRIAGE_UNDO)) {
       fprintf(stderr, "perfship triage: undo: no decision has the id ");
-      put_visible(stderr, undo_id, 0);
+      ps_visible_put(stderr, undo_id, 0);
       fprintf(stderr, " (see `perfship triage list`)\n");
       code = PS_EXIT_DATAERR;
     } else if (code == PS_EXIT_OK && ps_triage_revoked(&s, target)) {
       fputs("perfship triage: undo: ", stderr);
-      put_visible(stderr, target->id, 0);
+      ps_visible_put(stderr, target->id, 0);
       fputs(" is undone already\n", stderr);
       code = PS_EXIT_DATAERR;
     } else if (code == PS_EXIT_OK && target->origin) {
       fputs("perfship triage: undo: the decision is a line of ", stderr);
-      put_visible(stderr, target->origin, 0);
+      ps_visible_put(stderr, target->origin, 0);
       fputs(": remove the line there too; until then this undo keeps it out of force\n",
             stderr);
     }
@@ -359,11 +350,11 @@ int ps_cmd_triage(int argc, char **argv, ps_config *cfg, int cfg_given) {
     printf("%s %s", ps_triage_action_name(d.action), id);
     if (d.run) {
       fputs(" run=", stdout);
-      put_visible(stdout, d.run, 0);
+      ps_visible_put(stdout, d.run, 0);
     }
     if (d.revokes) {
       fputs(" revokes=", stdout);
-      put_visible(stdout, d.revokes, 0);
+      ps_visible_put(stdout, d.revokes, 0);
     }
     puts("");
   }

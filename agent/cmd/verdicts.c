@@ -135,18 +135,6 @@ static int by_importance(const void *a, const void *b) {
   return cx < cy ? 1 : cx > cy ? -1 : 0;
 }
 
-/* Data-derived text, with controls and direction controls shown as their
- * escapes (core/visible.h: a run name cannot reorder the line), cut to
- * `width` (0: whole) and padded to it. */
-static void put_clean(const char *s, int width) {
-  char shown[1024];
-  size_t len = ps_visible_into(shown, width ? (size_t)width + 1 : sizeof shown, s ? s : "",
-                               s ? strlen(s) : 0, 0);
-  fwrite(shown, 1, len, stdout);
-  for (int n = (int)len; n < width; n++)
-    putchar(' ');
-}
-
 /* A regression's revision range, on a line of its own under it, with the
  * verdicts.compare_url link (docs/verdicts.md, "The revision range"). */
 static void put_range(const table *t, const row *r, const char *tmpl) {
@@ -154,14 +142,14 @@ static void put_range(const table *t, const row *r, const char *tmpl) {
   if (!good || !bad || !good[0] || !bad[0])
     return; /* "" is written for no range (docs/schema.md) */
   fputs("            revisions ", stdout);
-  put_clean(good, 0);
+  ps_visible_put(stdout, good, 0);
   fputs("..", stdout);
-  put_clean(bad, 0);
+  ps_visible_put(stdout, bad, 0);
   ps_buf link;
   ps_buf_init(&link, 0);
   if (ps_compare_url(&link, tmpl, good, bad) == 0) {
     putchar(' ');
-    put_clean(link.data, 0);
+    ps_visible_put(stdout, link.data, 0);
   }
   ps_buf_free(&link);
   putchar('\n');
@@ -181,15 +169,17 @@ static void print_decision(const char *what, const ps_triage_decision *d) {
   char when[24];
   when_text(d->when_ns, when);
   printf("    %s by ", what);
-  put_clean(d->who ? d->who : "?", 0);
+  ps_visible_put(stdout, d->who ? d->who : "?", 0);
   printf(" at %s: ", when);
-  put_clean(d->reason, 0);
+  ps_visible_put(stdout, d->reason, 0);
   if (d->ticket) {
     fputs(" <", stdout);
-    put_clean(d->ticket, 0);
+    ps_visible_put(stdout, d->ticket, 0);
     putchar('>');
   }
-  printf(" [%s]\n", d->id);
+  fputs(" [", stdout);
+  ps_visible_put(stdout, d->id, 0);
+  fputs("]\n", stdout);
 }
 
 static cJSON *decision_json(const ps_triage_decision *d) {
@@ -246,25 +236,26 @@ static void print_table(const table *t, const char *since, const char *link_tmpl
       snprintf(change, sizeof change, "%+.3g/cyc", value - baseline);
     else if (!isnan(r->change_pct))
       snprintf(change, sizeof change, "%+.1f %%", r->change_pct);
-    printf("%-11s %9s  ", r->verdict ? r->verdict : "?", change);
+    ps_visible_put(stdout, r->verdict ? r->verdict : "?", 11);
+    printf(" %9s  ", change);
     /* one run name can be on several machines: the host tells them apart */
     const char *host = cell_str(t, r, "host");
-    put_clean(host && host[0] ? host : "-", 16);
+    ps_visible_put(stdout, host && host[0] ? host : "-", 16);
     putchar(' ');
-    put_clean(what, 44);
+    ps_visible_put(stdout, what, 44);
     putchar(' ');
-    put_clean(cell_str(t, r, "series"), 16);
+    ps_visible_put(stdout, cell_str(t, r, "series"), 16);
     putchar(' ');
     const char *run = cell_str(t, r, "run"), *began = cell_str(t, r, "change_run");
-    put_clean(run, 30);
+    ps_visible_put(stdout, run, 30);
     printf(" %12.6g %12.6g  ", value, baseline);
     if (began && run && strcmp(began, run) != 0)
-      put_clean(began, 0);
+      ps_visible_put(stdout, began, 0);
     else if (cell_str(t, r, "arm"))
-      put_clean(cell_str(t, r, "reference"), 0); /* DSS: against this arm */
+      ps_visible_put(stdout, cell_str(t, r, "reference"), 0); /* DSS: against this arm */
     else if (cell_str(t, r, "against")) {
       fputs("against ", stdout);
-      put_clean(cell_str(t, r, "against"), 0); /* a candidate: that series' level */
+      ps_visible_put(stdout, cell_str(t, r, "against"), 0); /* a candidate: that series' level */
     }
     putchar('\n');
     put_range(t, r, link_tmpl);
@@ -378,7 +369,7 @@ static int load_triage(const ps_config *cfg, ps_triage_set *set) {
   if (rc == 0)
     ps_cmd_triage_checks("verdicts", set, NULL);
   if (rc < 0)
-    fprintf(stderr, "perfship verdicts: the triage decisions cannot be read (%s)\n",
+    ps_visible_say(stderr, "perfship verdicts: the triage decisions cannot be read (%s)\n",
             err.len ? err.data : "?");
   ps_buf_free(&err);
   return rc;
@@ -495,7 +486,7 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   }
   int qrc = ps_influx_query(cfg, q.data, &answer, &err);
   if (qrc < 0) { /* a missing database too: "0 verdicts" would hide it */
-    fprintf(stderr, "perfship verdicts: %s\n", err.data ? err.data : strerror(-qrc));
+    ps_visible_say(stderr, "perfship verdicts: %s\n", err.data ? err.data : strerror(-qrc));
     rc = PS_EXIT_UNAVAILABLE;
     goto out;
   }

@@ -22,6 +22,7 @@ from harness import (PERFSHIP_BIN, Agent, InfluxTestCase, QueryError, free_port,
                      wait_until, write_config)
 import nodetools  # noqa: E402
 from faultproxy import FaultProxy  # noqa: E402
+from reportdata import lp_line  # noqa: E402
 from test_verdicts import ACROSS, DAY, make_history  # noqa: E402
 
 KEYS = ("verdict", "value", "baseline", "change_run", "baseline_runs")
@@ -341,6 +342,41 @@ class Triage(InfluxTestCase):
         acked = [r for r in rows if r.get("run") == names[6] and r.get("acknowledged")]
         self.assertTrue(acked, rows)
         self.assertEqual(acked[0]["acknowledged"]["reason"], "caf\ufffd")
+
+    def test_hostile_strings_are_shown_not_obeyed_on_the_terminal(self):
+        # the verdict field and a decision's id were printed as they are: an
+        # id with an OSC title and a clear-screen drove the terminal, and
+        # --candidate echoed its RUN and SERIES raw (issue 32)
+        self.influx.create_db(self.db)
+        cfg = self.config()
+        now = int(time.time()) * 10**9
+        evil_id = "t\x1b]0;pwned\x07\x1b[2J"
+        points = [lp_line("perfship_verdict", {"source": "loadgen", "series": "daily-perf",
+                                               "metric": "cycleAvgDuration", "run": run,
+                                               "host": "h"},
+                          {"verdict": verdict, "value": 27.8, "baseline": 24.3,
+                           "change_pct": 14.4, "change_run": run, "baseline_runs": 6,
+                           "method": "edivisive", "backfill": False}, now - 3600 * 10**9)
+                  for run, verdict in (("r1", "regression"), ("r2", "\x1b[2J"),
+                                       ("r3", "\u202e"), ("r4", "\x7f"))]
+        self.influx.write(self.db, "\n".join(points + [
+            lp_line("perfship_triage", {"action": "ack", "id": evil_id},
+                    {"run": "r1", "who": "ann", "reason": "known"}, now - 60 * 10**9),
+        ]) + "\n")
+        raw = ("\x1b", "\x07", "\x7f", "\u202e")
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--since", "2d"])
+        self.assertEqual(rc, 0, err)
+        for c in raw:
+            self.assertNotIn(c, out + err)
+        self.assertIn("[t\\u001b]0;pwned\\u0007\\u001b[2J]", out)  # the id under the row
+        for shown in ("\\u001b[2J", "\\u202e", "\\u007f"):  # the verdicts, escaped
+            self.assertIn(f"\n{shown} ", out)
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--candidate", "c\x1b[2J\u202e",
+                                     "--against", "s\x1b]0;x\x07"])
+        self.assertEqual(rc, 65, err)
+        for c in raw:
+            self.assertNotIn(c, out + err)
+        self.assertIn("run c\\u001b[2J\\u202e is not in loadgen_run", err)
 
     def test_running_agent_rereads_the_file_on_sighup(self):
         levels = [1.0] * 12
