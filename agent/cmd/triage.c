@@ -343,9 +343,10 @@ int ps_cmd_triage(int argc, char **argv, ps_config *cfg, int cfg_given) {
   char id[14];
   ps_triage_id(&d, 0, NULL, id);
   d.id = id;
-  if (d.run)
-    warn_unknown_run(cfg, &d);
   code = post(cfg, &d);
+  /* after the write: "the decision is written" is said only when it is */
+  if (code == PS_EXIT_OK && d.run)
+    warn_unknown_run(cfg, &d);
   if (code == PS_EXIT_OK) {
     printf("%s %s", ps_triage_action_name(d.action), id);
     if (d.run) {

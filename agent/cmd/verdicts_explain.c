@@ -66,7 +66,7 @@ int ps_cmd_verdicts_explain(ps_config *cfg, const char *run, const char *host, i
   ps_explain_data_init(&d, run, host, since_s * 1000000000LL,
                        (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
   int rc = ps_explain_query(cfg, &d, &err);
-  if (rc == -ENOENT) {
+  if (rc == -ENOENT && !err.len) { /* with words: the database is missing */
     fprintf(stderr, "perfship verdicts: no loadgen run ");
     ps_visible_put(stderr, run, 0);
     fprintf(stderr, " in the last %" PRId64 " s\n", since_s);

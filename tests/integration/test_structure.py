@@ -208,7 +208,7 @@ def layer_violations(g):
 DATA_PRINTERS = ["agent/cmd/verdicts.c", "agent/cmd/verdicts_candidate.c",
                  "agent/cmd/verdicts_explain.c", "agent/cmd/triage.c", "agent/cmd/common.c",
                  "agent/cmd/status.c"]
-OWN_TEXT = {"when", "change", "since", "id", "what", "cmd", "msg", "running", "sd", "agent"}
+OWN_TEXT = {"when", "change", "since", "id", "what", "cmd", "msg", "option", "running", "sd", "agent"}
 PRINT_CALL = re.compile(r"\b(printf|fprintf|fputs|puts)\s*\(")
 C_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 CONVERSION = re.compile(r"%[-+ #0]*(\*|\d+)?(\.(\*|\d+))?(hh|h|ll|l|z|j|t|L)?([a-zA-Z%])")

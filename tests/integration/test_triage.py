@@ -378,6 +378,39 @@ class Triage(InfluxTestCase):
             self.assertNotIn(c, out + err)
         self.assertIn("run c\\u001b[2J\\u202e is not in loadgen_run", err)
 
+    def test_messages_say_what_is_wrong(self):
+        # --explain against a missing database named no database; a CR in a
+        # name exited 69 with an empty message; a refused write was first
+        # announced as written (issue 32)
+        missing = os.path.join(self.tmp, "missing.cfg")
+        write_config(missing, self.influx.url, os.path.join(self.tmp, "m"), database="nosuchdb")
+        rc, out, err = run_perfship(["-c", missing, "verdicts", "--explain", "r1"])
+        self.assertEqual(rc, 69, err)
+        self.assertIn('database "nosuchdb" not found', err)
+        self.assertNotIn("no loadgen run", err)
+        self.influx.create_db(self.db)
+        cfg = self.config()
+        for args in (["--candidate", "c\rx", "--against", "daily-perf"],
+                     ["--candidate", "c", "--against", "daily\rperf"],
+                     ["--candidate", "c", "--against", "daily-perf", "--host", "h\r"],
+                     ["--series", "s\r"], ["--host", "\rh"]):
+            rc, out, err = run_perfship(["-c", cfg, "verdicts", *args])
+            self.assertEqual(rc, 64, (args, err))
+            opt = next(a for a, v in zip(args, args[1:]) if "\r" in v)
+            self.assertIn(f"perfship verdicts: {opt}: a name holds a character InfluxQL cannot "
+                          "carry (\\r, a carriage return)", err)
+        proxy = FaultProxy(self.influx.port, seed=32).start()
+        self.addCleanup(proxy.stop)
+        proxy.add_rule("status", code=403, path="/write")
+        refused = os.path.join(self.tmp, "refused.cfg")
+        write_config(refused, proxy.url, os.path.join(self.tmp, "r"), database=self.db)
+        out, err = self.triage(refused, "ack", "--run", "nosuchrun", "--reason", "x", rc=69)
+        self.assertIn("the server refused the decision (HTTP 403", err)
+        self.assertNotIn("written", err)
+        # and when the write is taken, the unknown run is still said
+        out, err = self.triage(cfg, "ack", "--run", "nosuchrun", "--reason", "x")
+        self.assertIn("no verdict names the run nosuchrun (yet): the decision is written", err)
+
     def test_running_agent_rereads_the_file_on_sighup(self):
         levels = [1.0] * 12
         levels[7] = 1.30
