@@ -109,7 +109,8 @@ int pl_vd_growth_waiting(const pl_verdicts *vd);
 void pl_vd_growth_finished(pl_verdicts *vd, uint64_t seq, int ok);
 /* The held stages as a JSON array for the state, and back. */
 cJSON *pl_vd_growth_to_json(const pl_verdicts *vd);
-void pl_vd_growth_from_json(pl_verdicts *vd, const cJSON *a);
+/* Returns how many damaged entries were left out. */
+size_t pl_vd_growth_from_json(pl_verdicts *vd, const cJSON *a);
 /* Growth across revisions: a run's growth per cycle as series metrics, the
  * largest of its judged stages (docs/verdicts.md, "Kernel growth across
  * revisions"). `of` reads the run's (NaN: none, or not a judged metric);
