@@ -102,12 +102,16 @@ static int post(const ps_config *cfg, const ps_triage_decision *d) {
   if (answer.data)
     ps_influx_answer_text(cfg, answer.data, answer.len, &said);
   if (rc < 0) {
-    ps_visible_say(stderr, "perfship triage: the server at %s cannot be reached: %s; nothing "
-                   "was decided\n", cfg->influxdb.url, said.data ? said.data : strerror(-rc));
+    ps_visible_say(stderr,
+                   "perfship triage: the server at %s cannot be reached: %s; nothing "
+                   "was decided\n",
+                   cfg->influxdb.url, said.data ? said.data : strerror(-rc));
     code = PS_EXIT_UNAVAILABLE;
   } else if (status < 200 || status > 299) {
-    ps_visible_say(stderr, "perfship triage: the server refused the decision (HTTP %ld: %s); "
-                   "nothing was decided\n", status, said.data ? said.data : "");
+    ps_visible_say(stderr,
+                   "perfship triage: the server refused the decision (HTTP %ld: %s); "
+                   "nothing was decided\n",
+                   status, said.data ? said.data : "");
     code = status == 400 ? PS_EXIT_DATAERR : PS_EXIT_UNAVAILABLE;
   }
 out:

@@ -370,7 +370,7 @@ static int load_triage(const ps_config *cfg, ps_triage_set *set) {
     ps_cmd_triage_checks("verdicts", set, NULL);
   if (rc < 0)
     ps_visible_say(stderr, "perfship verdicts: the triage decisions cannot be read (%s)\n",
-            err.len ? err.data : "?");
+                   err.len ? err.data : "?");
   ps_buf_free(&err);
   return rc;
 }
@@ -391,8 +391,10 @@ static int parse_format(const char *s, enum format *f) {
 static int cannot_carry(const char *option, const char *value) {
   if (!value || !strchr(value, '\r'))
     return 0;
-  fprintf(stderr, "perfship verdicts: %s: a name holds a character InfluxQL cannot carry "
-                  "(\\r, a carriage return)\n", option);
+  fprintf(stderr,
+          "perfship verdicts: %s: a name holds a character InfluxQL cannot carry "
+          "(\\r, a carriage return)\n",
+          option);
   return 1;
 }
 

@@ -272,15 +272,17 @@ int ps_cmd_verdicts_candidate(const ps_config *cfg, const char *run, const char 
     goto out;
   }
   if (cand.n == 0 || cand.r[0].status == PS_RUN_STATUS_NONE) {
-    ps_visible_say(stderr, "perfship verdicts: run %s is not in loadgen_run%s with a status; "
-                   "nothing to judge\n", run, host ? " on that host" : "");
+    ps_visible_say(stderr,
+                   "perfship verdicts: run %s is not in loadgen_run%s with a status; "
+                   "nothing to judge\n",
+                   run, host ? " on that host" : "");
     rc = PS_EXIT_DATAERR;
     goto out;
   }
   for (size_t i = 1; i < cand.n; i++)
     if (!host && strcmp(cand.r[i].host ? cand.r[i].host : "", cand.r[0].host ? cand.r[0].host : "")) {
-      ps_visible_say(stderr, "perfship verdicts: run %s is on several hosts; say which with --host\n",
-                     run);
+      ps_visible_say(stderr,
+                     "perfship verdicts: run %s is on several hosts; say which with --host\n", run);
       rc = PS_EXIT_DATAERR;
       goto out;
     }
@@ -312,7 +314,8 @@ int ps_cmd_verdicts_candidate(const ps_config *cfg, const char *run, const char 
     goto out;
   }
   if (!l.n)
-    ps_visible_say(stderr, "perfship verdicts: %s has no level to judge against before %s (it "
+    ps_visible_say(stderr,
+                   "perfship verdicts: %s has no level to judge against before %s (it "
                    "needs %lld successful runs since its last change)\n",
                    against, run, (long long)v->min_runs);
   print(cfg, &l, run, against, json);

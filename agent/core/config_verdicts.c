@@ -151,23 +151,29 @@ static int check_compare_url(ps_cfg_loader *L, const config_setting_t *root, con
     at = verdicts;
   size_t len = strlen(u);
   if (len > PS_COMPARE_URL_TEMPLATE_MAX)
-    return ps_cfg_fail(L, at, "key 'verdicts.compare_url': %zu bytes, more than the %d a "
-                       "link template may have", len, PS_COMPARE_URL_TEMPLATE_MAX);
+    return ps_cfg_fail(L, at,
+                       "key 'verdicts.compare_url': %zu bytes, more than the %d a "
+                       "link template may have",
+                       len, PS_COMPARE_URL_TEMPLATE_MAX);
   for (const unsigned char *p = (const unsigned char *)u; *p; p++)
     if (*p < 0x20 || *p == 0x7f)
-      return ps_cfg_fail(L, at, "key 'verdicts.compare_url': holds the control character "
-                         "\\u%04x at byte %zu; a URL has none", *p,
-                         (size_t)(p - (const unsigned char *)u) + 1);
+      return ps_cfg_fail(L, at,
+                         "key 'verdicts.compare_url': holds the control character "
+                         "\\u%04x at byte %zu; a URL has none",
+                         *p, (size_t)(p - (const unsigned char *)u) + 1);
   size_t places = count_of(u, "{good}") + count_of(u, "{bad}");
   if (places > PS_COMPARE_URL_PLACEHOLDERS)
-    return ps_cfg_fail(L, at, "key 'verdicts.compare_url': %zu placeholders, more than %d; "
-                       "say {good} and {bad} once each", places, PS_COMPARE_URL_PLACEHOLDERS);
+    return ps_cfg_fail(L, at,
+                       "key 'verdicts.compare_url': %zu placeholders, more than %d; "
+                       "say {good} and {bad} once each",
+                       places, PS_COMPARE_URL_PLACEHOLDERS);
   if ((strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) || !strstr(u, "{good}") ||
       !strstr(u, "{bad}") || strpbrk(u, " \"'<>\\"))
     return ps_cfg_fail(L, at,
                        "key 'verdicts.compare_url': \"%s\" is not an http:// or https:// URL "
                        "with {good} and {bad} and no spaces, quotes or angle brackets, e.g. "
-                       "\"https://github.com/Agoric/agoric-sdk/compare/{good}...{bad}\"", u);
+                       "\"https://github.com/Agoric/agoric-sdk/compare/{good}...{bad}\"",
+                       u);
   return 0;
 }
 

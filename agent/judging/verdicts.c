@@ -492,7 +492,8 @@ static size_t triage_from_json(pl_verdicts *vd, const cJSON *tr) {
       dropped++;
       continue;
     }
-    ps_triage_decision d = {.id = id->valuestring, .action = (ps_triage_action)a,
+    ps_triage_decision d = {.id = id->valuestring,
+                            .action = (ps_triage_action)a,
                             .run = run->valuestring,
                             .host = cJSON_IsString(host) ? host->valuestring : NULL};
     if (ps_triage_add(&saved, &d) < 0)
@@ -524,18 +525,19 @@ void pl_verdicts_from_json(pl_verdicts *vd, const char *text) {
   ps_buf_init(&said, 0);
   if (!cJSON_IsObject(o)) {
     if (text) /* "verdicts": [] reset the ledger without a word */
-      PS_WARN(MOD, "the state file's verdicts section is %s (ignored): verdicts are judged "
-                   "again from the server's history",
+      PS_WARN(MOD,
+              "the state file's verdicts section is %s (ignored): verdicts are judged "
+              "again from the server's history",
               o ? "not an object" : "not JSON");
     if (o)
       pl_vd_arm(vd, JUDGE_DELAY_MS);
     cJSON_Delete(o);
     return;
   }
-  said_dropped(&said,
-               ps_ledger_from_json(&vd->ledger, part(o, "history", 1, &said), vd->series_host,
-                                   vd->host),
-               "'history'");
+  said_dropped(
+      &said,
+      ps_ledger_from_json(&vd->ledger, part(o, "history", 1, &said), vd->series_host, vd->host),
+      "'history'");
   pl_collect_from_json(&vd->collect, part(o, "pending", 0, &said));
   said_dropped(&said, pl_vd_growth_from_json(vd, part(o, "growth", 1, &said)), "'growth'");
   const cJSON *tr = part(o, "triage", 1, &said);

@@ -30,8 +30,7 @@ static void triage_bad_line(void *ctx, const char *name, size_t line, const char
   pl_verdicts *vd = ctx;
   /* a rejected record like any other: counted, and --once exits 65 */
   vd->sh->n.records_rejected++;
-  PS_ERROR(MOD, "%s:%zu: %s; the line is left out, the other decisions count", name, line,
-           why);
+  PS_ERROR(MOD, "%s:%zu: %s; the line is left out, the other decisions count", name, line, why);
 }
 
 /* What only the server's decisions tell about the file's lines: an id a
@@ -51,10 +50,10 @@ static void triage_check(pl_verdicts *vd, const ps_triage_set *in_force) {
   ps_triage_check_file(in_force, triage_bad_line, vd);
   if (vd->triage_server.repeated)
     PS_WARN(MOD,
-               "the server holds %zu perfship_triage point%s whose id a newer point has too "
-               "(the first: %s); the newest of each is in force",
-               vd->triage_server.repeated, vd->triage_server.repeated == 1 ? "" : "s",
-               vd->triage_server.repeated_id);
+            "the server holds %zu perfship_triage point%s whose id a newer point has too "
+            "(the first: %s); the newest of each is in force",
+            vd->triage_server.repeated, vd->triage_server.repeated == 1 ? "" : "s",
+            vd->triage_server.repeated_id);
   vd->triage_checked = 1;
 }
 

@@ -155,8 +155,9 @@ void pl_slogs_from_json(pl_slogs *t, const char *text) {
     PS_WARN(MOD, "the state file's slogs section is %s (ignored): its stages are read again",
             root ? "not an object" : "not JSON");
   else if (!done_list || dropped || cycles)
-    PS_WARN(MOD, "the state file's slogs section was not read whole%s; %zu damaged entr%s of "
-                 "'done' and %zu of 'cycles' left out (those stages are read again)",
+    PS_WARN(MOD,
+            "the state file's slogs section was not read whole%s; %zu damaged entr%s of "
+            "'done' and %zu of 'cycles' left out (those stages are read again)",
             done_list ? "" : " ('done' is not a list)", dropped, dropped == 1 ? "y" : "ies",
             cycles);
   cJSON_Delete(root);

@@ -91,9 +91,11 @@ void ps_html_chain(page *p, size_t of, int first) {
     return;
   }
   snprintf(id, sizeof id, first ? "chain-vats" : "chain-vats-%zu", of);
-  putf(p, "<table id=\"%s\" class=\"chain-vats\"><thead><tr><th>Vat</th><th>Name</th>"
-          "<th class=\"n\">Then (ms per cycle)</th><th class=\"n\">Now (ms per cycle)</th>"
-          "<th class=\"n\">Change</th></tr></thead><tbody>\n", id);
+  putf(p,
+       "<table id=\"%s\" class=\"chain-vats\"><thead><tr><th>Vat</th><th>Name</th>"
+       "<th class=\"n\">Then (ms per cycle)</th><th class=\"n\">Now (ms per cycle)</th>"
+       "<th class=\"n\">Change</th></tr></thead><tbody>\n",
+       id);
   for (size_t i = 0; i < c->e.ntop; i++) {
     const ps_explain_vat *v = &c->e.top[i];
     put(p, "<tr><td>");

@@ -422,7 +422,8 @@ static void drift_figures(page *p, const ps_rverdict *v) {
   if (limit && !isnan(v->baseline))
     put(p, "limit ");
   ps_html_fmt_num(p, v->baseline);
-  put(p, limit && !isnan(v->baseline) ? " per cycle</td><td class=\"n\">" : "</td><td class=\"n\">");
+  put(p,
+      limit && !isnan(v->baseline) ? " per cycle</td><td class=\"n\">" : "</td><td class=\"n\">");
   if (!limit)
     ps_html_fmt_change(p, v->change_pct);
   else if (!isnan(v->value) && !isnan(v->baseline))

@@ -390,8 +390,9 @@ int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
     ps_buf_free(&aside);
     rc = 0;
   } else if (skipped.len) {
-    ps_buf_printf(warn, "%s: damaged sections ignored (neither an object nor a list, or "
-                        "entries of the wrong type): %s",
+    ps_buf_printf(warn,
+                  "%s: damaged sections ignored (neither an object nor a list, or "
+                  "entries of the wrong type): %s",
                   path.data, skipped.data);
   }
 out:

@@ -139,11 +139,11 @@ static void test_utf8_repair_replaces_what_begins_no_character(void **st) {
     const char *in, *out;
   } cases[] = {
       {"plain \xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80", "plain \xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80"},
-      {"caf\xe9!", "caf\xef\xbf\xbd!"},                       /* Latin-1 */
-      {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},            /* overlong '/' */
+      {"caf\xe9!", "caf\xef\xbf\xbd!"},                           /* Latin-1 */
+      {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},                   /* overlong '/' */
       {"\xed\xa0\x80x", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdx"}, /* a surrogate */
       {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
-      {"end \xe2\x82", "end \xef\xbf\xbd\xef\xbf\xbd"},    /* cut short */
+      {"end \xe2\x82", "end \xef\xbf\xbd\xef\xbf\xbd"}, /* cut short */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     ps_buf out;

@@ -260,8 +260,7 @@ static void damaged_errors_are_said(void **st) {
   (void)st;
   static const char *const cases[][2] = {
       {"{\"version\":1,\"files\":[],\"errors\":5}", "'errors' (a number, not a list)"},
-      {"{\"version\":1,\"files\":[],\"errors\":{\"a\":\"b\"}}",
-       "'errors' (an object, not a list)"},
+      {"{\"version\":1,\"files\":[],\"errors\":{\"a\":\"b\"}}", "'errors' (an object, not a list)"},
       {"{\"version\":1,\"files\":[],\"errors\":[\"kept\",3,null],\"verdicts\":7}",
        "2 entries of 'errors' that are not text, 'verdicts' (a number)"},
   };

@@ -162,11 +162,11 @@ static void large_file(void **state) {
   ps_buf text;
   ps_buf_init(&text, 0);
   for (int i = 0; i < LINES; i++)
-    assert_int_equal(i % 10 == 9 ? ps_buf_printf(&text, "undo revokes=f%d reason=wrong\n", i - 1)
-                                 : ps_buf_printf(&text,
-                                                 "ack id=f%d run=r%d reason=seen when=2026-%02d-%02d\n",
-                                                 i, i % 5000, 1 + i % 12, 1 + i % 28),
-                     0);
+    assert_int_equal(
+        i % 10 == 9 ? ps_buf_printf(&text, "undo revokes=f%d reason=wrong\n", i - 1)
+                    : ps_buf_printf(&text, "ack id=f%d run=r%d reason=seen when=2026-%02d-%02d\n",
+                                    i, i % 5000, 1 + i % 12, 1 + i % 28),
+        0);
   ps_triage_set s;
   ps_triage_set_init(&s);
   assert_int_equal(ps_triage_parse_text(&s, "big.triage", text.data, text.len, NULL, NULL), 0);
@@ -200,16 +200,15 @@ static void file_problems_are_said(void **state) {
       "\"reason\"],\"values\":["
       "[1764547300000000000,\"t1\",\"exclude\",\"r5\",\"newer\"],"
       "[1764547200000000000,\"t1\",\"exclude\",\"r6\",\"older\"]]}]}]}";
-  static const char text[] =
-      "ack id=a1 run=r1 reason=first\n"
-      "ack id=a1 run=r2 reason=copied\n"
-      "exclude id=t1 run=r9 reason=\"the server's id\"\n"
-      "undo revokes=nosuch reason=typo\n"
-      "undo revokes=t1 reason=ok\n"
-      "ack run=r3 reason=x when=2026-02-31\n"
-      "ack run=r3 reason=x when=2026-02-29T10:00:00Z\n"
-      "ack run=r4 reason=x when=2028-02-29\n"
-      "ack run=r4 reason=x when=2026-04-31\n";
+  static const char text[] = "ack id=a1 run=r1 reason=first\n"
+                             "ack id=a1 run=r2 reason=copied\n"
+                             "exclude id=t1 run=r9 reason=\"the server's id\"\n"
+                             "undo revokes=nosuch reason=typo\n"
+                             "undo revokes=t1 reason=ok\n"
+                             "ack run=r3 reason=x when=2026-02-31\n"
+                             "ack run=r3 reason=x when=2026-02-29T10:00:00Z\n"
+                             "ack run=r4 reason=x when=2028-02-29\n"
+                             "ack run=r4 reason=x when=2026-04-31\n";
   ps_triage_set s;
   ps_triage_set_init(&s);
   assert_int_equal(ps_triage_parse_answer(&s, server, strlen(server)), 1);
@@ -219,8 +218,7 @@ static void file_problems_are_said(void **state) {
   assert_int_equal(s.repeated, 1);
   assert_string_equal(s.repeated_id, "t1");
   bad_lines b = {0};
-  assert_int_equal(ps_triage_parse_text(&s, "decisions.triage", text, strlen(text), on_bad, &b),
-                   5);
+  assert_int_equal(ps_triage_parse_text(&s, "decisions.triage", text, strlen(text), on_bad, &b), 5);
   assert_int_equal(b.line[0], 2);
   assert_non_null(strstr(b.why[0], "id=a1 is the id of decisions.triage:1 already"));
   assert_int_equal(b.line[1], 3);
@@ -243,12 +241,9 @@ static void file_problems_are_said(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(file_lines),
-      cmocka_unit_test(ack_covers_its_change_only),
-      cmocka_unit_test(baseline_start),
-      cmocka_unit_test(server_answer),
-      cmocka_unit_test(large_file),
-      cmocka_unit_test(file_problems_are_said),
+      cmocka_unit_test(file_lines),     cmocka_unit_test(ack_covers_its_change_only),
+      cmocka_unit_test(baseline_start), cmocka_unit_test(server_answer),
+      cmocka_unit_test(large_file),     cmocka_unit_test(file_problems_are_said),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
