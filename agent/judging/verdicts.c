@@ -50,8 +50,7 @@ void pl_vd_arm(pl_verdicts *vd, uint64_t delay) {
 }
 
 void pl_verdicts_reconfigured(pl_verdicts *vd, const ps_config *cfg) {
-  if (pl_vd_read_triage_file(vd, cfg) && vd->hooks.written)
-    vd->hooks.written(vd->hooks.ctx); /* the report shows them */
+  pl_vd_read_triage_file(vd, cfg);
   vd->triage_next = 0;
   pl_vd_arm(vd, 0);
 }
@@ -242,6 +241,8 @@ static void timer_cb(uv_timer_t *t) {
   if (!busy)
     vd->busy_since = 0;
   int wait = busy && now - vd->busy_since < BUSY_WAIT_MAX_MS;
+  if (vd->triage_reading)
+    return; /* judged under the file's decisions: its read arms us again */
   pl_vd_growth_due(vd);
   /* DSS files and stage drift need no history. A pass with nothing to
    * send is done at once and drops its file or run: the next is taken
@@ -415,7 +416,7 @@ static const pl_vseries *vseries_find(const pl_verdicts *vd, const char *source,
 }
 
 int pl_verdicts_quiet(const pl_verdicts *vd) {
-  if (vd->passes || vd->fetching || vd->triage_fetching || vd->slog_drift ||
+  if (vd->passes || vd->fetching || vd->triage_fetching || vd->triage_reading || vd->slog_drift ||
       (!vd->triage_synced && vd->ledger.nseries))
     return 0;
   for (const pl_dss_doc *d = vd->collect.docs; d; d = d->next)
@@ -501,6 +502,7 @@ static size_t triage_from_json(pl_verdicts *vd, const cJSON *tr) {
   }
   ps_triage_set_free(&vd->triage);
   vd->triage = saved;
+  vd->triage_restored = 1;
   return dropped;
 }
 
@@ -558,6 +560,7 @@ void pl_verdicts_close(pl_verdicts *vd) {
 }
 
 void pl_verdicts_free(pl_verdicts *vd) {
+  free(vd->triage_read_next);
   for (pl_vpass *p = vd->passes, *n; p; p = n) {
     n = p->next;
     pass_free(p);
