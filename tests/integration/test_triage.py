@@ -411,6 +411,33 @@ class Triage(InfluxTestCase):
         out, err = self.triage(cfg, "ack", "--run", "nosuchrun", "--reason", "x")
         self.assertIn("no verdict names the run nosuchrun (yet): the decision is written", err)
 
+    def test_compare_link_is_bounded(self):
+        # revisions of megabytes made one verdicts --json of 51 MB through
+        # the compare_url link (issue 32): a link over 4 KiB is no link,
+        # and a short one is still made
+        self.influx.create_db(self.db)
+        cfg = self.config(extra='verdicts = { compare_url = '
+                                '"https://git.example/compare/{good}...{bad}"; };')
+        now = int(time.time()) * 10**9
+        self.influx.write(self.db, "\n".join(
+            lp_line("perfship_verdict", {"source": "loadgen", "series": "daily-perf",
+                                         "metric": "cycleAvgDuration", "run": run, "host": "h"},
+                    {"verdict": "regression", "value": 27.8, "baseline": 24.3,
+                     "change_pct": 14.4, "change_run": run, "baseline_runs": 6,
+                     "method": "edivisive", "good_revision": good, "bad_revision": "b" + good,
+                     "backfill": False}, now - 3600 * 10**9)
+            for run, good in (("long", "/" * 60000), ("short", "abc123"))) + "\n")
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--since", "2d", "--json"])
+        self.assertEqual(rc, 0, err)
+        rows = {r["run"]: r for r in json.loads(out)}
+        self.assertNotIn("compare_url", rows["long"])
+        self.assertEqual(rows["short"]["compare_url"],
+                         "https://git.example/compare/abc123...babc123")
+        self.assertLess(len(out), 200000)
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--since", "2d"])
+        self.assertEqual(rc, 0, err)
+        self.assertLess(max(len(x) for x in out.splitlines()), 130000)
+
     def test_running_agent_rereads_the_file_on_sighup(self):
         levels = [1.0] * 12
         levels[7] = 1.30
