@@ -120,6 +120,17 @@ def case_verdicts(b, quick):
                f"{median(case, 'one_run') * 1000:.1f} ms  every run "
                f"{median(case, 'all_runs'):.2f} s  (CPU)"
                + (f"  judged at every newest-first arrival {rev:.1f} s" if rev else ""))
+    # a generated triage_file of 100,000 lines (docs/benchmarks.md, "Triage at scale")
+    lines = 10000 if quick else 100000
+    for r in range(b.args.runs):
+        out = subprocess.run([exe, "triage", "--lines", str(lines)], check=True,
+                             capture_output=True, text=True).stdout
+        pairs = dict(p.split("=") for p in out.split()[1:])
+        for k in ("parse_cpu_s", "copy_cpu_s", "ask_all_cpu_s"):
+            record("triage", **{k: float(pairs[k])})
+    figure("triage", f"a triage_file of {lines:,} lines: parsed {median('triage', 'parse_cpu_s') * 1000:.0f} ms  "
+           f"put in force {median('triage', 'copy_cpu_s') * 1000:.0f} ms  every run asked "
+           f"{median('triage', 'ask_all_cpu_s') * 1000:.0f} ms  (CPU)")
 
 
 def plain_client_process(b, db, lp, conns=2):

@@ -185,12 +185,9 @@ static post_step judge_answer(const ps_config *cfg, const ps_config *attempt,
                               const mark_args *m, int rc, long status_code, const char *s,
                               int *created, int *code) {
   if (rc == 0 && status_code >= 200 && status_code <= 299) {
-    ps_buf shown; /* the name as data, never as direction controls */
-    ps_buf_init(&shown, 0);
-    ps_visible(&shown, m->run, 0);
-    printf("marker posted: runs %s run=%s status=%s\n", m->event,
-           shown.data ? shown.data : "", m->status);
-    ps_buf_free(&shown);
+    /* the name as data, never as direction controls */
+    ps_visible_say(stdout, "marker posted: runs %s run=%s status=%s\n", m->event, m->run,
+                   m->status);
     *code = PS_EXIT_OK;
   } else if (rc == 0 && status_code == 404 && cfg->influxdb.api == PS_API_V1 &&
              cfg->influxdb.create_database && !*created) {

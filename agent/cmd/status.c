@@ -89,32 +89,30 @@ int ps_cmd_status(int argc, char **argv, ps_config *cfg, int cfg_given) {
   printf("saved at: %s by pid %d\n", when, s.pid);
   printf("pending points: %" PRIu64 "\n", s.pending_points);
   printf("files: %zu\n", s.nfiles);
-  char path[8192];
   for (size_t i = 0; i < s.nfiles; i++) {
     const ps_state_file *f = &s.files[i];
     struct stat st;
     int have = stat(f->path, &st) == 0;
     /* the path as it is, with what would drive the terminal or reorder
      * the line shown as escapes (core/visible.h) */
-    ps_visible_into(path, sizeof path, f->path, strlen(f->path), 0);
     if (f->has_doc) {
-      printf("  %s  document, contents acknowledged (hash %016" PRIx64 ")%s\n", path,
-             f->doc_hash, have ? "" : "  [missing]");
+      ps_visible_say(stdout, "  %s  document, contents acknowledged (hash %016" PRIx64 ")%s\n",
+                     f->path, f->doc_hash, have ? "" : "  [missing]");
     } else if (have && (uint64_t)st.st_ino == f->id.ino) {
       uint64_t size = (uint64_t)st.st_size;
-      printf("  %s  offset %" PRIu64 " of %" PRIu64 " (line %" PRIu64 ", %" PRIu64
-             " bytes behind)\n",
-             path, f->offset, size, f->line, size > f->offset ? size - f->offset : 0);
+      ps_visible_say(stdout,
+                     "  %s  offset %" PRIu64 " of %" PRIu64 " (line %" PRIu64 ", %" PRIu64
+                     " bytes behind)\n",
+                     f->path, f->offset, size, f->line, size > f->offset ? size - f->offset : 0);
     } else {
-      printf("  %s  offset %" PRIu64 " (line %" PRIu64 ")  [%s]\n", path, f->offset,
-             f->line, have ? "replaced" : "missing");
+      ps_visible_say(stdout, "  %s  offset %" PRIu64 " (line %" PRIu64 ")  [%s]\n", f->path,
+                     f->offset, f->line, have ? "replaced" : "missing");
     }
   }
   print_server(&s, lock == -EWOULDBLOCK);
   printf("last errors: %zu\n", s.nerrors);
   for (size_t i = 0; i < s.nerrors; i++) {
-    ps_visible_into(path, sizeof path, s.errors[i], strlen(s.errors[i]), 0);
-    printf("  %s\n", path);
+    ps_visible_say(stdout, "  %s\n", s.errors[i]);
   }
   ps_state_free(&s);
   return PS_EXIT_OK;

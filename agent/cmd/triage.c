@@ -70,15 +70,6 @@ static const char *who_am_i(void) {
   return pw && pw->pw_name ? pw->pw_name : "unknown";
 }
 
-static void put_visible(FILE *out, const char *s, int width) {
-  char shown[1024];
-  size_t len = ps_visible_into(shown, width ? (size_t)width + 1 : sizeof shown, s ? s : "",
-                               s ? strlen(s) : 0, 0);
-  fwrite(shown, 1, len, out);
-  for (int n = (int)len; n < width; n++)
-    fputc(' ', out);
-}
-
 static int post(const ps_config *cfg, const ps_triage_decision *d) {
   ps_tag tags[3];
   size_t ntags = 0;
@@ -101,8 +92,8 @@ static int post(const ps_config *cfg, const ps_triage_decision *d) {
   const char *reason = NULL;
   int code = PS_EXIT_OK;
   if (ps_lp_encode(&line, &pt, NULL, 0, &reason) < 0) {
-    fprintf(stderr, "perfship triage: cannot write the decision: %s\n",
-            reason ? reason : "out of memory");
+    ps_visible_say(stderr, "perfship triage: cannot write the decision: %s\n",
+                   reason ? reason : "out of memory");
     code = PS_EXIT_USAGE;
     goto out;
   }
@@ -111,12 +102,16 @@ static int post(const ps_config *cfg, const ps_triage_decision *d) {
   if (answer.data)
     ps_influx_answer_text(cfg, answer.data, answer.len, &said);
   if (rc < 0) {
-    fprintf(stderr, "perfship triage: the server at %s cannot be reached: %s; nothing was "
-            "decided\n", cfg->influxdb.url, said.data ? said.data : strerror(-rc));
+    ps_visible_say(stderr,
+                   "perfship triage: the server at %s cannot be reached: %s; nothing "
+                   "was decided\n",
+                   cfg->influxdb.url, said.data ? said.data : strerror(-rc));
     code = PS_EXIT_UNAVAILABLE;
   } else if (status < 200 || status > 299) {
-    fprintf(stderr, "perfship triage: the server refused the decision (HTTP %ld: %s); "
-            "nothing was decided\n", status, said.data ? said.data : "");
+    ps_visible_say(stderr,
+                   "perfship triage: the server refused the decision (HTTP %ld: %s); "
+                   "nothing was decided\n",
+                   status, said.data ? said.data : "");
     code = status == 400 ? PS_EXIT_DATAERR : PS_EXIT_UNAVAILABLE;
   }
 out:
@@ -126,12 +121,6 @@ out:
   return code;
 }
 
-static void on_bad_line(void *ctx, const char *name, size_t line, const char *why) {
-  long *n = ctx;
-  (*n)++;
-  fprintf(stderr, "%s:%zu: %s (the line is left out)\n", name, line, why);
-}
-
 /* The decisions of the server and the triage_file; an exit code. */
 static int read_all(const ps_config *cfg, ps_triage_set *s, long *bad) {
   ps_buf err;
@@ -139,14 +128,16 @@ static int read_all(const ps_config *cfg, ps_triage_set *s, long *bad) {
   int code = PS_EXIT_OK;
   int rc = ps_triage_read_server(cfg, s, &err);
   if (rc < 0) {
-    fprintf(stderr, "perfship triage: %s\n", err.data ? err.data : strerror(-rc));
+    ps_visible_say(stderr, "perfship triage: %s\n", err.data ? err.data : strerror(-rc));
     code = rc == -ENOMEM ? PS_EXIT_SOFTWARE : PS_EXIT_UNAVAILABLE;
   } else {
     ps_buf_reset(&err);
-    long n = ps_triage_read_file(cfg, s, on_bad_line, bad, &err);
+    long n = ps_triage_read_file(cfg, s, ps_cmd_triage_bad_line, bad, &err);
     if (n < 0) {
-      fprintf(stderr, "perfship triage: %s\n", err.data ? err.data : strerror((int)-n));
+      ps_visible_say(stderr, "perfship triage: %s\n", err.data ? err.data : strerror((int)-n));
       code = n == -ENOMEM ? PS_EXIT_SOFTWARE : PS_EXIT_CONFIG;
+    } else {
+      ps_cmd_triage_checks("triage", s, bad);
     }
   }
   ps_buf_free(&err);
@@ -169,7 +160,7 @@ static void warn_unknown_run(const ps_config *cfg, const ps_triage_decision *d) 
       ps_influx_query(cfg, q.data, &answer, &err) == 0 && answer.data &&
       !strstr(answer.data, "\"values\"")) {
     fputs("perfship triage: warning: no verdict names the run ", stderr);
-    put_visible(stderr, d->run, 0);
+    ps_visible_put(stderr, d->run, 0);
     fputs(d->host ? " on that host" : "", stderr);
     fputs(" (yet): the decision is written; check the name with `perfship verdicts`\n",
           stderr);
@@ -177,11 +168,6 @@ static void warn_unknown_run(const ps_config *cfg, const ps_triage_decision *d) 
   ps_buf_free(&q);
   ps_buf_free(&answer);
   ps_buf_free(&err);
-}
-
-static int by_time(const void *a, const void *b) {
-  const ps_triage_decision *x = a, *y = b;
-  return x->when_ns < y->when_ns ? -1 : x->when_ns > y->when_ns;
 }
 
 static void when_text(int64_t ns, char out[24]) {
@@ -204,7 +190,11 @@ static int list(const ps_config *cfg, int json) {
     ps_triage_set_free(&s);
     return code;
   }
-  qsort(s.d, s.n, sizeof *s.d, by_time);
+  if (ps_triage_sort_by_time(&s) < 0) {
+    ps_triage_set_free(&s);
+    fputs("perfship triage: out of memory\n", stderr);
+    return PS_EXIT_SOFTWARE;
+  }
   if (json) {
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; arr && i < s.n; i++) {
@@ -226,10 +216,7 @@ static int list(const ps_config *cfg, int json) {
       cJSON_AddBoolToObject(o, "in_force", !ps_triage_revoked(&s, d));
       cJSON_AddItemToArray(arr, o);
     }
-    char *text = cJSON_Print(arr);
-    if (text)
-      puts(text);
-    free(text);
+    ps_cmd_print_json(arr);
     cJSON_Delete(arr);
   } else {
     printf("%zu decision%s\n", s.n, s.n == 1 ? "" : "s");
@@ -240,27 +227,27 @@ static int list(const ps_config *cfg, int json) {
       const ps_triage_decision *d = &s.d[i];
       char when[24];
       when_text(d->when_ns, when);
-      put_visible(stdout, d->id, 13);
+      ps_visible_put(stdout, d->id, 13);
       printf(" %-8s %-20s ", ps_triage_action_name(d->action), when);
-      put_visible(stdout, d->who ? d->who : "-", 12);
+      ps_visible_put(stdout, d->who ? d->who : "-", 12);
       putchar(' ');
-      put_visible(stdout, d->host ? d->host : "*", 12);
+      ps_visible_put(stdout, d->host ? d->host : "*", 12);
       putchar(' ');
-      put_visible(stdout, d->action == PS_TRIAGE_UNDO ? d->revokes : d->run, 30);
+      ps_visible_put(stdout, d->action == PS_TRIAGE_UNDO ? d->revokes : d->run, 30);
       putchar(' ');
-      put_visible(stdout, d->metric ? d->metric : d->action == PS_TRIAGE_ACK ? "*" : "-", 20);
+      ps_visible_put(stdout, d->metric ? d->metric : d->action == PS_TRIAGE_ACK ? "*" : "-", 20);
       printf(" %-8s ", d->action == PS_TRIAGE_UNDO ? "undo" : ps_triage_revoked(&s, d)
                                                                   ? "undone"
                                                                   : "in force");
-      put_visible(stdout, d->reason, 0);
+      ps_visible_put(stdout, d->reason, 0);
       if (d->ticket) {
         fputs(" <", stdout);
-        put_visible(stdout, d->ticket, 0);
+        ps_visible_put(stdout, d->ticket, 0);
         putchar('>');
       }
       if (d->origin) {
         fputs(" [", stdout);
-        put_visible(stdout, d->origin, 0);
+        ps_visible_put(stdout, d->origin, 0);
         putchar(']');
       }
       putchar('\n');
@@ -332,22 +319,21 @@ int ps_cmd_triage(int argc, char **argv, ps_config *cfg, int cfg_given) {
     long bad = 0;
     code = read_all(cfg, &s, &bad);
     const ps_triage_decision *target = NULL;
-    for (size_t i = 0; code == PS_EXIT_OK && i < s.n; i++)
-      if (s.d[i].id && !strcmp(s.d[i].id, undo_id))
-        target = &s.d[i];
+    if (code == PS_EXIT_OK)
+      target = ps_triage_find(&s, undo_id);
     if (code == PS_EXIT_OK && (!target || target->action == PS_TRIAGE_UNDO)) {
       fprintf(stderr, "perfship triage: undo: no decision has the id ");
-      put_visible(stderr, undo_id, 0);
+      ps_visible_put(stderr, undo_id, 0);
       fprintf(stderr, " (see `perfship triage list`)\n");
       code = PS_EXIT_DATAERR;
     } else if (code == PS_EXIT_OK && ps_triage_revoked(&s, target)) {
       fputs("perfship triage: undo: ", stderr);
-      put_visible(stderr, target->id, 0);
+      ps_visible_put(stderr, target->id, 0);
       fputs(" is undone already\n", stderr);
       code = PS_EXIT_DATAERR;
     } else if (code == PS_EXIT_OK && target->origin) {
       fputs("perfship triage: undo: the decision is a line of ", stderr);
-      put_visible(stderr, target->origin, 0);
+      ps_visible_put(stderr, target->origin, 0);
       fputs(": remove the line there too; until then this undo keeps it out of force\n",
             stderr);
     }
@@ -361,18 +347,19 @@ int ps_cmd_triage(int argc, char **argv, ps_config *cfg, int cfg_given) {
   char id[14];
   ps_triage_id(&d, 0, NULL, id);
   d.id = id;
-  if (d.run)
-    warn_unknown_run(cfg, &d);
   code = post(cfg, &d);
+  /* after the write: "the decision is written" is said only when it is */
+  if (code == PS_EXIT_OK && d.run)
+    warn_unknown_run(cfg, &d);
   if (code == PS_EXIT_OK) {
     printf("%s %s", ps_triage_action_name(d.action), id);
     if (d.run) {
       fputs(" run=", stdout);
-      put_visible(stdout, d.run, 0);
+      ps_visible_put(stdout, d.run, 0);
     }
     if (d.revokes) {
       fputs(" revokes=", stdout);
-      put_visible(stdout, d.revokes, 0);
+      ps_visible_put(stdout, d.revokes, 0);
     }
     puts("");
   }

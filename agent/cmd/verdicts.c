@@ -136,18 +136,6 @@ static int by_importance(const void *a, const void *b) {
   return cx < cy ? 1 : cx > cy ? -1 : 0;
 }
 
-/* Data-derived text, with controls and direction controls shown as their
- * escapes (core/visible.h: a run name cannot reorder the line), cut to
- * `width` (0: whole) and padded to it. */
-static void put_clean(const char *s, int width) {
-  char shown[1024];
-  size_t len = ps_visible_into(shown, width ? (size_t)width + 1 : sizeof shown, s ? s : "",
-                               s ? strlen(s) : 0, 0);
-  fwrite(shown, 1, len, stdout);
-  for (int n = (int)len; n < width; n++)
-    putchar(' ');
-}
-
 /* A regression's revision range, on a line of its own under it, with the
  * verdicts.compare_url link (docs/verdicts.md, "The revision range"). */
 static void put_range(const table *t, const row *r, const char *tmpl) {
@@ -155,14 +143,14 @@ static void put_range(const table *t, const row *r, const char *tmpl) {
   if (!good || !bad || !good[0] || !bad[0])
     return; /* "" is written for no range (docs/schema.md) */
   fputs("            revisions ", stdout);
-  put_clean(good, 0);
+  ps_visible_put(stdout, good, 0);
   fputs("..", stdout);
-  put_clean(bad, 0);
+  ps_visible_put(stdout, bad, 0);
   ps_buf link;
   ps_buf_init(&link, 0);
   if (ps_compare_url(&link, tmpl, good, bad) == 0) {
     putchar(' ');
-    put_clean(link.data, 0);
+    ps_visible_put(stdout, link.data, 0);
   }
   ps_buf_free(&link);
   putchar('\n');
@@ -182,20 +170,17 @@ static void print_decision(const char *what, const ps_triage_decision *d) {
   char when[24];
   when_text(d->when_ns, when);
   printf("    %s by ", what);
-  put_clean(d->who ? d->who : "?", 0);
+  ps_visible_put(stdout, d->who ? d->who : "?", 0);
   printf(" at %s: ", when);
-  put_clean(d->reason, 0);
+  ps_visible_put(stdout, d->reason, 0);
   if (d->ticket) {
     fputs(" <", stdout);
-    put_clean(d->ticket, 0);
+    ps_visible_put(stdout, d->ticket, 0);
     putchar('>');
   }
-  printf(" [%s]\n", d->id);
-}
-
-static void on_bad_line(void *ctx, const char *name, size_t line, const char *why) {
-  (void)ctx;
-  fprintf(stderr, "%s:%zu: %s (the line is left out)\n", name, line, why);
+  fputs(" [", stdout);
+  ps_visible_put(stdout, d->id, 0);
+  fputs("]\n", stdout);
 }
 
 static cJSON *decision_json(const ps_triage_decision *d) {
@@ -261,25 +246,26 @@ static void print_table(const table *t, const char *since, const char *link_tmpl
       snprintf(change, sizeof change, "%+.3g/cyc", value - baseline);
     else if (!isnan(r->change_pct))
       snprintf(change, sizeof change, "%+.1f %%", r->change_pct);
-    printf("%-11s %9s  ", r->verdict ? r->verdict : "?", change);
+    ps_visible_put(stdout, r->verdict ? r->verdict : "?", 11);
+    printf(" %9s  ", change);
     /* one run name can be on several machines: the host tells them apart */
     const char *host = cell_str(t, r, "host");
-    put_clean(host && host[0] ? host : "-", 16);
+    ps_visible_put(stdout, host && host[0] ? host : "-", 16);
     putchar(' ');
-    put_clean(what, 44);
+    ps_visible_put(stdout, what, 44);
     putchar(' ');
-    put_clean(cell_str(t, r, "series"), 16);
+    ps_visible_put(stdout, cell_str(t, r, "series"), 16);
     putchar(' ');
     const char *run = cell_str(t, r, "run"), *began = cell_str(t, r, "change_run");
-    put_clean(run, 30);
+    ps_visible_put(stdout, run, 30);
     printf(" %12.6g %12.6g  ", value, baseline);
     if (began && run && strcmp(began, run) != 0)
-      put_clean(began, 0);
+      ps_visible_put(stdout, began, 0);
     else if (cell_str(t, r, "arm"))
-      put_clean(cell_str(t, r, "reference"), 0); /* DSS: against this arm */
+      ps_visible_put(stdout, cell_str(t, r, "reference"), 0); /* DSS: against this arm */
     else if (cell_str(t, r, "against")) {
       fputs("against ", stdout);
-      put_clean(cell_str(t, r, "against"), 0); /* a candidate: that series' level */
+      ps_visible_put(stdout, cell_str(t, r, "against"), 0); /* a candidate: that series' level */
     }
     putchar('\n');
     put_range(t, r, link_tmpl);
@@ -327,10 +313,7 @@ static void print_json(const table *t, const char *link_tmpl) {
       cJSON_AddItemToObject(o, "baseline_decision", decision_json(t->rows[i].baseline));
     cJSON_AddItemToArray(arr, o);
   }
-  char *text = cJSON_Print(arr);
-  if (text)
-    puts(text);
-  free(text);
+  ps_cmd_print_json(arr);
   cJSON_Delete(arr);
 }
 
@@ -390,12 +373,14 @@ static int load_triage(const ps_config *cfg, ps_triage_set *set) {
   ps_buf err;
   ps_buf_init(&err, 2048);
   int rc = ps_triage_read_server(cfg, set, &err) < 0 ||
-                   ps_triage_read_file(cfg, set, on_bad_line, NULL, &err) < 0
+                   ps_triage_read_file(cfg, set, ps_cmd_triage_bad_line, NULL, &err) < 0
                ? -1
                : 0;
+  if (rc == 0)
+    ps_cmd_triage_checks("verdicts", set, NULL);
   if (rc < 0)
-    fprintf(stderr, "perfship verdicts: the triage decisions cannot be read (%s)\n",
-            err.len ? err.data : "?");
+    ps_visible_say(stderr, "perfship verdicts: the triage decisions cannot be read (%s)\n",
+                   err.len ? err.data : "?");
   ps_buf_free(&err);
   return rc;
 }
@@ -408,6 +393,19 @@ static int parse_format(const char *s, enum format *f) {
       return 0;
     }
   return -1;
+}
+
+/* InfluxQL has no escape for a carriage return (influx/influxql.h): the
+ * option that holds one is said before anything is asked, as a usage
+ * error, whichever read would have carried it. */
+static int cannot_carry(const char *option, const char *value) {
+  if (!value || !strchr(value, '\r'))
+    return 0;
+  fprintf(stderr,
+          "perfship verdicts: %s: a name holds a character InfluxQL cannot carry "
+          "(\\r, a carriage return)\n",
+          option);
+  return 1;
 }
 
 int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
@@ -478,6 +476,15 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     free(hosts);
     return usage("--explain takes one --host at most, and no --source, --series or --candidate");
   }
+  int bad_name = cannot_carry("--candidate", candidate) || cannot_carry("--against", against) ||
+                 cannot_carry("--explain", explain_run) || cannot_carry("--source", source) ||
+                 cannot_carry("--series", series);
+  for (size_t h = 0; h < nhosts && !bad_name; h++)
+    bad_name = cannot_carry("--host", hosts[h]);
+  if (bad_name) {
+    free(hosts);
+    return PS_EXIT_USAGE;
+  }
   int rc = ps_cmd_load_secrets(cfg);
   if (rc == PS_EXIT_OK && explain_run) {
     rc = ps_cmd_verdicts_explain(cfg, explain_run, nhosts ? hosts[0] : NULL,
@@ -507,13 +514,14 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
          ps_influxql_quote_string(&q, hosts[h]) == 0 &&
          (h + 1 < nhosts || ps_buf_putc(&q, ')') == 0);
   if (!ok) {
-    fprintf(stderr, "perfship verdicts: a name holds a character InfluxQL cannot carry\n");
+    fprintf(stderr, "perfship verdicts: a name holds a character InfluxQL cannot carry "
+                    "(\\r, a carriage return)\n");
     rc = PS_EXIT_USAGE;
     goto out;
   }
   int qrc = ps_influx_query(cfg, q.data, &answer, &err);
   if (qrc < 0) { /* a missing database too: "0 verdicts" would hide it */
-    fprintf(stderr, "perfship verdicts: %s\n", err.data ? err.data : strerror(-qrc));
+    ps_visible_say(stderr, "perfship verdicts: %s\n", err.data ? err.data : strerror(-qrc));
     rc = PS_EXIT_UNAVAILABLE;
     goto out;
   }

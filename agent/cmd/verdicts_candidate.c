@@ -174,18 +174,12 @@ static int ask(const ps_config *cfg, const ps_buf *q, runs *rs) {
   ps_buf_init(&err, 2048);
   int rc = ps_influx_query(cfg, q->data, &answer, &err);
   if (rc < 0)
-    fprintf(stderr, "perfship verdicts: %s\n", err.data ? err.data : strerror(-rc));
+    ps_visible_say(stderr, "perfship verdicts: %s\n", err.data ? err.data : strerror(-rc));
   else if ((rc = parse(rs, &cfg->verdicts, answer.data ? answer.data : "")) < 0)
     fprintf(stderr, "perfship verdicts: the server's answer is not one (%s)\n", strerror(-rc));
   ps_buf_free(&answer);
   ps_buf_free(&err);
   return rc;
-}
-
-static void put_clean(const char *s) {
-  char shown[1024];
-  size_t len = ps_visible_into(shown, sizeof shown, s ? s : "", s ? strlen(s) : 0, 0);
-  fwrite(shown, 1, len, stdout);
 }
 
 static void print(const ps_config *cfg, const ps_verdict_list *l, const char *run,
@@ -223,10 +217,7 @@ static void print(const ps_config *cfg, const ps_verdict_list *l, const char *ru
         cJSON_AddStringToObject(o, "compare_url", link.data);
       cJSON_AddItemToArray(arr, o);
     }
-    char *text = cJSON_Print(arr);
-    if (text)
-      puts(text);
-    free(text);
+    ps_cmd_print_json(arr);
     cJSON_Delete(arr);
     ps_buf_free(&link);
     return;
@@ -234,9 +225,9 @@ static void print(const ps_config *cfg, const ps_verdict_list *l, const char *ru
   size_t reg = 0;
   for (size_t i = 0; i < l->n; i++)
     reg += l->v[i].verdict == PS_VERDICT_REGRESSION;
-  put_clean(run);
+  ps_visible_put(stdout, run, 0);
   printf(" against the current level of ");
-  put_clean(against);
+  ps_visible_put(stdout, against, 0);
   printf(": %zu verdict%s, %zu regression%s\n", l->n, l->n == 1 ? "" : "s", reg,
          reg == 1 ? "" : "s");
   if (!l->n)
@@ -249,16 +240,17 @@ static void print(const ps_config *cfg, const ps_verdict_list *l, const char *ru
     double pct = ps_verdict_change_pct(v->value, v->baseline);
     if (isfinite(pct))
       snprintf(change, sizeof change, "%+.1f %%", pct);
-    printf("%-11s %9s  %-36s %12.6g %12.6g %5" PRId64 "  ", ps_verdict_kind_name(v->verdict),
-           change, v->metric, v->value, v->baseline, v->baseline_runs);
+    printf("%-11s %9s  ", ps_verdict_kind_name(v->verdict), change);
+    ps_visible_put(stdout, v->metric, 36);
+    printf(" %12.6g %12.6g %5" PRId64 "  ", v->value, v->baseline, v->baseline_runs);
     if (v->good_revision && v->bad_revision) {
-      put_clean(v->good_revision);
+      ps_visible_put(stdout, v->good_revision, 0);
       fputs("..", stdout);
-      put_clean(v->bad_revision);
+      ps_visible_put(stdout, v->bad_revision, 0);
       link.len = 0;
       if (ps_compare_url(&link, cfg->verdicts.compare_url, v->good_revision, v->bad_revision) == 0) {
         fputs(" ", stdout);
-        put_clean(link.data);
+        ps_visible_put(stdout, link.data, 0);
       }
     }
     putchar('\n');
@@ -280,14 +272,17 @@ int ps_cmd_verdicts_candidate(const ps_config *cfg, const char *run, const char 
     goto out;
   }
   if (cand.n == 0 || cand.r[0].status == PS_RUN_STATUS_NONE) {
-    fprintf(stderr, "perfship verdicts: run %s is not in loadgen_run%s with a status; nothing "
-            "to judge\n", run, host ? " on that host" : "");
+    ps_visible_say(stderr,
+                   "perfship verdicts: run %s is not in loadgen_run%s with a status; "
+                   "nothing to judge\n",
+                   run, host ? " on that host" : "");
     rc = PS_EXIT_DATAERR;
     goto out;
   }
   for (size_t i = 1; i < cand.n; i++)
     if (!host && strcmp(cand.r[i].host ? cand.r[i].host : "", cand.r[0].host ? cand.r[0].host : "")) {
-      fprintf(stderr, "perfship verdicts: run %s is on several hosts; say which with --host\n", run);
+      ps_visible_say(stderr,
+                     "perfship verdicts: run %s is on several hosts; say which with --host\n", run);
       rc = PS_EXIT_DATAERR;
       goto out;
     }
@@ -319,8 +314,10 @@ int ps_cmd_verdicts_candidate(const ps_config *cfg, const char *run, const char 
     goto out;
   }
   if (!l.n)
-    fprintf(stderr, "perfship verdicts: %s has no level to judge against before %s (it needs "
-            "%lld successful runs since its last change)\n", against, run, (long long)v->min_runs);
+    ps_visible_say(stderr,
+                   "perfship verdicts: %s has no level to judge against before %s (it "
+                   "needs %lld successful runs since its last change)\n",
+                   against, run, (long long)v->min_runs);
   print(cfg, &l, run, against, json);
   if (fflush(stdout) != 0)
     rc = PS_EXIT_SOFTWARE;

@@ -21,12 +21,6 @@
 #include "core/visible.h"
 #include "report/explain.h"
 
-static void put_clean_to(FILE *f, const char *s) {
-  char shown[1024];
-  size_t len = ps_visible_into(shown, sizeof shown, s ? s : "", s ? strlen(s) : 0, 0);
-  fwrite(shown, 1, len, f);
-}
-
 static void explain_json(const ps_explain_data *d) {
   const ps_explanation *e = &d->e;
   cJSON *o = cJSON_CreateObject(), *vats = cJSON_CreateArray(), *g = cJSON_CreateObject();
@@ -56,10 +50,7 @@ static void explain_json(const ps_explain_data *d) {
     if (isfinite(e->growth[i]))
       cJSON_AddNumberToObject(g, ps_growth_figure((ps_growth_figure_id)i)->name, e->growth[i]);
   cJSON_AddItemToObject(o, "growth", g);
-  char *text = cJSON_Print(o);
-  if (text)
-    puts(text);
-  free(text);
+  ps_cmd_print_json(o);
   cJSON_Delete(o);
 }
 
@@ -75,30 +66,30 @@ int ps_cmd_verdicts_explain(ps_config *cfg, const char *run, const char *host, i
   ps_explain_data_init(&d, run, host, since_s * 1000000000LL,
                        (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
   int rc = ps_explain_query(cfg, &d, &err);
-  if (rc == -ENOENT) {
+  if (rc == -ENOENT && !err.len) { /* with words: the database is missing */
     fprintf(stderr, "perfship verdicts: no loadgen run ");
-    put_clean_to(stderr, run);
+    ps_visible_put(stderr, run, 0);
     fprintf(stderr, " in the last %" PRId64 " s\n", since_s);
     rc = PS_EXIT_UNAVAILABLE;
   } else if (rc < 0) {
-    fprintf(stderr, "perfship verdicts: %s\n", err.data ? err.data : strerror(-rc));
+    ps_visible_say(stderr, "perfship verdicts: %s\n", err.data ? err.data : strerror(-rc));
     rc = PS_EXIT_UNAVAILABLE;
   } else if (json) {
     explain_json(&d);
     rc = PS_EXIT_OK;
   } else {
-    put_clean_to(stdout, d.run);
+    ps_visible_put(stdout, d.run, 0);
     fputs(" on ", stdout);
-    put_clean_to(stdout, d.host ? d.host : "?");
+    ps_visible_put(stdout, d.host ? d.host : "?", 0);
     fputs(" (series ", stdout);
-    put_clean_to(stdout, d.series ? d.series : "?");
+    ps_visible_put(stdout, d.series ? d.series : "?", 0);
     fputs("): ", stdout);
     if (d.regressed) {
       fputs("regression of ", stdout);
-      put_clean_to(stdout, d.regressed);
+      ps_visible_put(stdout, d.regressed, 0);
       if (d.change_run && strcmp(d.change_run, d.run) != 0) {
         fputs(", the change began in ", stdout);
-        put_clean_to(stdout, d.change_run);
+        ps_visible_put(stdout, d.change_run, 0);
       }
     } else {
       fputs("no regression of its time in the chain; against the runs before it", stdout);
@@ -110,7 +101,7 @@ int ps_cmd_verdicts_explain(ps_config *cfg, const char *run, const char *host, i
       nl = strchr(line, '\n');
       if (nl)
         *nl = '\0';
-      put_clean_to(stdout, line);
+      ps_visible_put(stdout, line, 0);
       putchar('\n');
     }
     if (rc == PS_EXIT_OK && fflush(stdout) != 0)

@@ -12,6 +12,7 @@
 
 #include "config_private.h"
 #include "core/figures.h"
+#include "core/util.h"
 
 /* The run figures a verdict can judge across revisions: the run rows of
  * the figures table and the growth rows (core/figures.h), as a key table, so that a misspelt metric gets
@@ -130,6 +131,52 @@ int ps_cfg_apply_verdict_metrics(ps_cfg_loader *L, const config_setting_t *s,
   return 0;
 }
 
+static size_t count_of(const char *s, const char *word) {
+  size_t n = 0;
+  for (const char *p = s; (p = strstr(p, word)); p += strlen(word))
+    n++;
+  return n;
+}
+
+/* The link goes into web pages, chat messages and the terminal: a
+ * javascript: or data: URL there would run in the reader's browser, a
+ * control would drive the terminal, and a template of 10,000 {good}s made
+ * pages of 100 MB (docs/verdicts.md, "The revision range"). */
+static int check_compare_url(ps_cfg_loader *L, const config_setting_t *root, const char *u) {
+  if (!u || !u[0])
+    return 0;
+  const config_setting_t *verdicts = config_setting_get_member(root, "verdicts");
+  const config_setting_t *at = verdicts ? config_setting_get_member(verdicts, "compare_url") : NULL;
+  if (!at)
+    at = verdicts;
+  size_t len = strlen(u);
+  if (len > PS_COMPARE_URL_TEMPLATE_MAX)
+    return ps_cfg_fail(L, at,
+                       "key 'verdicts.compare_url': %zu bytes, more than the %d a "
+                       "link template may have",
+                       len, PS_COMPARE_URL_TEMPLATE_MAX);
+  for (const unsigned char *p = (const unsigned char *)u; *p; p++)
+    if (*p < 0x20 || *p == 0x7f)
+      return ps_cfg_fail(L, at,
+                         "key 'verdicts.compare_url': holds the control character "
+                         "\\u%04x at byte %zu; a URL has none",
+                         *p, (size_t)(p - (const unsigned char *)u) + 1);
+  size_t places = count_of(u, "{good}") + count_of(u, "{bad}");
+  if (places > PS_COMPARE_URL_PLACEHOLDERS)
+    return ps_cfg_fail(L, at,
+                       "key 'verdicts.compare_url': %zu placeholders, more than %d; "
+                       "say {good} and {bad} once each",
+                       places, PS_COMPARE_URL_PLACEHOLDERS);
+  if ((strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) || !strstr(u, "{good}") ||
+      !strstr(u, "{bad}") || strpbrk(u, " \"'<>\\"))
+    return ps_cfg_fail(L, at,
+                       "key 'verdicts.compare_url': \"%s\" is not an http:// or https:// URL "
+                       "with {good} and {bad} and no spaces, quotes or angle brackets, e.g. "
+                       "\"https://github.com/Agoric/agoric-sdk/compare/{good}...{bad}\"",
+                       u);
+  return 0;
+}
+
 int ps_cfg_check_verdicts(ps_cfg_loader *L, const config_setting_t *root) {
   const ps_verdicts_cfg *v = &L->c->verdicts;
   if (v->window_runs < v->min_runs)
@@ -137,16 +184,9 @@ int ps_cfg_check_verdicts(ps_cfg_loader *L, const config_setting_t *root) {
                        "key 'verdicts.window_runs': %lld is less than verdicts.min_runs "
                        "(%lld), so no run would ever get a verdict; raise window_runs or "
                        "lower min_runs", (long long)v->window_runs, (long long)v->min_runs);
-  const char *u = v->compare_url;
-  /* The link goes into web pages and chat messages: a javascript: or
-   * data: URL there would run in the reader's browser (docs/verdicts.md,
-   * "The revision range"). */
-  if (u && u[0] && ((strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) ||
-                    !strstr(u, "{good}") || !strstr(u, "{bad}") || strpbrk(u, " \"'<>\\")))
-    return ps_cfg_fail(L, config_setting_get_member(root, "verdicts"),
-                       "key 'verdicts.compare_url': \"%s\" is not an http:// or https:// URL "
-                       "with {good} and {bad} and no spaces, quotes or angle brackets, e.g. "
-                       "\"https://github.com/Agoric/agoric-sdk/compare/{good}...{bad}\"", u);
+  int rc = check_compare_url(L, root, v->compare_url);
+  if (rc)
+    return rc;
   const char *against = v->candidates.against ? v->candidates.against : "";
   if (v->candidates.nseries && !against[0])
     return ps_cfg_fail(L, config_setting_get_member(root, "verdicts"),

@@ -8,6 +8,7 @@
  */
 #include "core/jsontext.h"
 
+#include <errno.h>
 #include <string.h>
 
 /* The byte-by-byte rule, for text that holds a raw NUL somewhere: a NUL
@@ -124,4 +125,44 @@ const char *ps_json_escape(const char *p, const char *end, unsigned *cp, const c
   }
   *cp = hi;
   return p;
+}
+
+/* The length of the well-formed UTF-8 character at s (RFC 3629: no
+ * overlong form, no surrogate, nothing past U+10FFFF), or 0. */
+static size_t utf8_char_len(const unsigned char *s, size_t n) {
+  unsigned char c = s[0];
+  if (c < 0x80)
+    return 1;
+  size_t len = c >= 0xc2 && c <= 0xdf   ? 2
+               : c >= 0xe0 && c <= 0xef ? 3
+               : c >= 0xf0 && c <= 0xf4 ? 4
+                                        : 0;
+  if (!len || len > n)
+    return 0;
+  for (size_t i = 1; i < len; i++)
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+  if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) || (c == 0xf0 && s[1] < 0x90) ||
+      (c == 0xf4 && s[1] > 0x8f))
+    return 0;
+  return len;
+}
+
+int ps_utf8_repair(ps_buf *out, const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  for (size_t i = 0; i < n;) {
+    size_t run = i;
+    size_t len;
+    while (run < n && (len = utf8_char_len(p + run, n - run)) > 0)
+      run += len;
+    if (run > i && ps_buf_append(out, s + i, run - i) < 0)
+      return -ENOMEM;
+    i = run;
+    if (i < n) {
+      if (ps_buf_append(out, "\xef\xbf\xbd", 3) < 0)
+        return -ENOMEM;
+      i++;
+    }
+  }
+  return ps_buf_putc(out, '\0') < 0 ? -ENOMEM : (out->len--, 0);
 }

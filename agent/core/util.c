@@ -160,8 +160,9 @@ int ps_compare_url(ps_buf *out, const char *tmpl, const char *good, const char *
   if (!tmpl || (strncmp(tmpl, "http://", 7) && strncmp(tmpl, "https://", 8)) || !good ||
       !good[0] || !bad || !bad[0])
     return -ENOENT;
-  for (const char *p = tmpl; *p;) {
-    int rc;
+  size_t start = out->len;
+  int rc = 0;
+  for (const char *p = tmpl; *p && !rc;) {
     if (!strncmp(p, "{good}", 6)) {
       rc = put_encoded(out, good);
       p += 6;
@@ -172,8 +173,12 @@ int ps_compare_url(ps_buf *out, const char *tmpl, const char *good, const char *
       rc = ps_buf_append(out, p, 1) ? -ENOMEM : 0;
       p++;
     }
-    if (rc)
-      return rc;
+    if (!rc && out->len - start > PS_COMPARE_URL_MAX)
+      rc = -E2BIG;
   }
-  return 0;
+  if (rc && out->data) {
+    out->len = start;
+    out->data[start] = '\0';
+  }
+  return rc;
 }

@@ -8,6 +8,9 @@
 #include "core/visible.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The code point to show at s (of n bytes left), with its length in *len;
@@ -100,4 +103,47 @@ int ps_visible_needed(const char *s) {
     i += len;
   }
   return 0;
+}
+
+int ps_visible_put(FILE *out, const char *s, int width) {
+  size_t n = s ? strlen(s) : 0;
+  char fixed[1024];
+  ps_buf whole;
+  ps_buf_init(&whole, 0);
+  const char *shown = fixed;
+  size_t len;
+  if (width > 0) {
+    size_t cap = (size_t)width + 1 < sizeof fixed ? (size_t)width + 1 : sizeof fixed;
+    len = ps_visible_into(fixed, cap, s ? s : "", n, 0);
+  } else if (ps_visible(&whole, s, 0) == 0) {
+    shown = whole.data ? whole.data : "";
+    len = whole.len;
+  } else {
+    /* out of memory: what fits, never the raw text */
+    len = ps_visible_into(fixed, sizeof fixed, s ? s : "", n, 0);
+  }
+  int rc = fwrite(shown, 1, len, out) == len ? 0 : EOF;
+  for (int pad = (int)len; rc == 0 && pad < width; pad++)
+    rc = fputc(' ', out) == EOF ? EOF : 0;
+  ps_buf_free(&whole);
+  return rc;
+}
+
+int ps_visible_say(FILE *out, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *text = NULL;
+  int n = vasprintf(&text, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return EOF;
+  /* the message is one line: its own newline is put back after it */
+  int nl = n > 0 && text[n - 1] == '\n';
+  if (nl)
+    text[n - 1] = '\0';
+  int rc = ps_visible_put(out, text, 0);
+  if (rc == 0 && nl)
+    rc = fputc('\n', out) == EOF ? EOF : 0;
+  free(text);
+  return rc;
 }

@@ -50,8 +50,7 @@ void pl_vd_arm(pl_verdicts *vd, uint64_t delay) {
 }
 
 void pl_verdicts_reconfigured(pl_verdicts *vd, const ps_config *cfg) {
-  if (pl_vd_read_triage_file(vd, cfg) && vd->hooks.written)
-    vd->hooks.written(vd->hooks.ctx); /* the report shows them */
+  pl_vd_read_triage_file(vd, cfg);
   vd->triage_next = 0;
   pl_vd_arm(vd, 0);
 }
@@ -242,6 +241,8 @@ static void timer_cb(uv_timer_t *t) {
   if (!busy)
     vd->busy_since = 0;
   int wait = busy && now - vd->busy_since < BUSY_WAIT_MAX_MS;
+  if (vd->triage_reading)
+    return; /* judged under the file's decisions: its read arms us again */
   pl_vd_growth_due(vd);
   /* DSS files and stage drift need no history. A pass with nothing to
    * send is done at once and drops its file or run: the next is taken
@@ -415,7 +416,7 @@ static const pl_vseries *vseries_find(const pl_verdicts *vd, const char *source,
 }
 
 int pl_verdicts_quiet(const pl_verdicts *vd) {
-  if (vd->passes || vd->fetching || vd->triage_fetching || vd->slog_drift ||
+  if (vd->passes || vd->fetching || vd->triage_fetching || vd->triage_reading || vd->slog_drift ||
       (!vd->triage_synced && vd->ledger.nseries))
     return 0;
   for (const pl_dss_doc *d = vd->collect.docs; d; d = d->next)
@@ -472,38 +473,82 @@ char *pl_verdicts_to_json(pl_verdicts *vd) {
   return text;
 }
 
+/* The saved decisions the verdicts were judged under; how many entries
+ * were damaged and left out. */
+static size_t triage_from_json(pl_verdicts *vd, const cJSON *tr) {
+  size_t dropped = 0;
+  const cJSON *x;
+  ps_triage_set saved;
+  ps_triage_set_init(&saved);
+  cJSON_ArrayForEach(x, tr) {
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(x, "id"),
+                *action = cJSON_GetObjectItemCaseSensitive(x, "action"),
+                *run = cJSON_GetObjectItemCaseSensitive(x, "run"),
+                *host = cJSON_GetObjectItemCaseSensitive(x, "host");
+    int a = ps_triage_action_parse(cJSON_GetStringValue(action));
+    /* the set keeps an empty string as none, and a decision without an
+     * id or a run is not saved: it is not read either */
+    if (!cJSON_IsString(id) || !id->valuestring[0] || !cJSON_IsString(run) ||
+        !run->valuestring[0] || (a != PS_TRIAGE_EXCLUDE && a != PS_TRIAGE_BASELINE)) {
+      dropped++;
+      continue;
+    }
+    ps_triage_decision d = {.id = id->valuestring,
+                            .action = (ps_triage_action)a,
+                            .run = run->valuestring,
+                            .host = cJSON_IsString(host) ? host->valuestring : NULL};
+    if (ps_triage_add(&saved, &d) < 0)
+      break;
+  }
+  ps_triage_set_free(&vd->triage);
+  vd->triage = saved;
+  vd->triage_restored = 1;
+  return dropped;
+}
+
+static void said_dropped(ps_buf *said, size_t n, const char *what) {
+  if (n)
+    ps_buf_printf(said, "; %zu damaged entr%s of %s left out", n, n == 1 ? "y" : "ies", what);
+}
+
+/* A part of the section that is there but of the wrong type. */
+static const cJSON *part(const cJSON *o, const char *name, int list, ps_buf *said) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, name);
+  if (x && !(list ? cJSON_IsArray(x) : cJSON_IsObject(x))) {
+    ps_buf_printf(said, "; '%s' is not %s (left out)", name, list ? "a list" : "an object");
+    return NULL;
+  }
+  return x;
+}
+
 void pl_verdicts_from_json(pl_verdicts *vd, const char *text) {
   cJSON *o = text ? cJSON_Parse(text) : NULL;
-  if (!o)
+  ps_buf said;
+  ps_buf_init(&said, 0);
+  if (!cJSON_IsObject(o)) {
+    if (text) /* "verdicts": [] reset the ledger without a word */
+      PS_WARN(MOD,
+              "the state file's verdicts section is %s (ignored): verdicts are judged "
+              "again from the server's history",
+              o ? "not an object" : "not JSON");
+    if (o)
+      pl_vd_arm(vd, JUDGE_DELAY_MS);
+    cJSON_Delete(o);
     return;
-  ps_ledger_from_json(&vd->ledger, cJSON_GetObjectItemCaseSensitive(o, "history"),
-                      vd->series_host, vd->host);
-  pl_collect_from_json(&vd->collect, cJSON_GetObjectItemCaseSensitive(o, "pending"));
-  pl_vd_growth_from_json(vd, cJSON_GetObjectItemCaseSensitive(o, "growth"));
-  const cJSON *tr = cJSON_GetObjectItemCaseSensitive(o, "triage"), *x;
-  if (cJSON_IsArray(tr)) {
-    ps_triage_set saved;
-    ps_triage_set_init(&saved);
-    cJSON_ArrayForEach(x, tr) {
-      const cJSON *id = cJSON_GetObjectItemCaseSensitive(x, "id"),
-                  *action = cJSON_GetObjectItemCaseSensitive(x, "action"),
-                  *run = cJSON_GetObjectItemCaseSensitive(x, "run"),
-                  *host = cJSON_GetObjectItemCaseSensitive(x, "host");
-      int a = ps_triage_action_parse(cJSON_GetStringValue(action));
-      /* the set keeps an empty string as none, and a decision without an
-       * id or a run is not saved: it is not read either */
-      if (!cJSON_IsString(id) || !id->valuestring[0] || !cJSON_IsString(run) ||
-          !run->valuestring[0] || (a != PS_TRIAGE_EXCLUDE && a != PS_TRIAGE_BASELINE))
-        continue;
-      ps_triage_decision d = {.id = id->valuestring, .action = (ps_triage_action)a,
-                              .run = run->valuestring,
-                              .host = cJSON_IsString(host) ? host->valuestring : NULL};
-      if (ps_triage_add(&saved, &d) < 0)
-        break;
-    }
-    ps_triage_set_free(&vd->triage);
-    vd->triage = saved;
   }
+  said_dropped(
+      &said,
+      ps_ledger_from_json(&vd->ledger, part(o, "history", 1, &said), vd->series_host, vd->host),
+      "'history'");
+  pl_collect_from_json(&vd->collect, part(o, "pending", 0, &said));
+  said_dropped(&said, pl_vd_growth_from_json(vd, part(o, "growth", 1, &said)), "'growth'");
+  const cJSON *tr = part(o, "triage", 1, &said);
+  if (tr)
+    said_dropped(&said, triage_from_json(vd, tr), "'triage'");
+  /* one line for the section, as the alerts section says its damage */
+  if (said.len)
+    PS_WARN(MOD, "the state file's verdicts section was not read whole%s", said.data);
+  ps_buf_free(&said);
   cJSON_Delete(o);
   pl_vd_arm(vd, JUDGE_DELAY_MS); /* whatever was left undone */
 }
@@ -515,6 +560,7 @@ void pl_verdicts_close(pl_verdicts *vd) {
 }
 
 void pl_verdicts_free(pl_verdicts *vd) {
+  free(vd->triage_read_next);
   for (pl_vpass *p = vd->passes, *n; p; p = n) {
     n = p->next;
     pass_free(p);

@@ -170,8 +170,9 @@ cJSON *pl_vd_growth_to_json(const pl_verdicts *vd) {
 
 /* What does not read as a held stage is left out: the stage is then lost
  * to the damage, never the agent. */
-void pl_vd_growth_from_json(pl_verdicts *vd, const cJSON *a) {
+size_t pl_vd_growth_from_json(pl_verdicts *vd, const cJSON *a) {
   const cJSON *o, *list = cJSON_IsArray(a) ? a : NULL;
+  size_t dropped = a && !list;
   cJSON_ArrayForEach(o, list) {
     const char *run = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "run"));
     const char *series = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "series"));
@@ -180,13 +181,17 @@ void pl_vd_growth_from_json(pl_verdicts *vd, const cJSON *a) {
     const cJSON *growth = cJSON_GetObjectItemCaseSensitive(o, "growth");
     if (!run || !run[0] || !series || !series[0] || !time || !cJSON_IsNumber(stage) ||
         stage->valuedouble < 0 || stage->valuedouble > 100000 || !cJSON_IsArray(growth) ||
-        cJSON_GetArraySize(growth) != PS_GROWTH_NFIGURES)
+        cJSON_GetArraySize(growth) != PS_GROWTH_NFIGURES) {
+      dropped++;
       continue;
+    }
     char *end;
     errno = 0;
     long long t = strtoll(time, &end, 10);
-    if (errno || *end || end == time)
+    if (errno || *end || end == time) {
+      dropped++;
       continue;
+    }
     ps_growth_stage g = {LOADGEN, series, run,
                          cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "revision")),
                          (int)stage->valuedouble, 0, 0, (int64_t)t, {0}};
@@ -197,6 +202,7 @@ void pl_vd_growth_from_json(pl_verdicts *vd, const cJSON *a) {
     if (ps_growth_judged(&g))
       hold(vd, &g, 1);
   }
+  return dropped;
 }
 
 /* --- growth across revisions ----------------------------------------------- */

@@ -67,10 +67,11 @@ pl_vseries *pl_vd_series_get(pl_verdicts *vd, const char *source, const char *se
  * negative errno and nothing started. */
 int pl_vd_fetch_history(pl_verdicts *vd, pl_vseries *vs);
 
-/* Triage (verdicts_triage.c): the triage_file read again (0, or -1 when it
- * could not be read: said, and the decisions in force stay), and a read of
- * the server's decisions started when one is due. */
-int pl_vd_read_triage_file(pl_verdicts *vd, const ps_config *cfg);
+/* Triage (verdicts_triage.c): the triage_file read again on the threadpool
+ * (judging waits; what it could not read is said, and the decisions in
+ * force stay), and a read of the server's decisions started when one is
+ * due. */
+void pl_vd_read_triage_file(pl_verdicts *vd, const ps_config *cfg);
 void pl_vd_triage_fetch(pl_verdicts *vd);
 
 /* Sends a pass's verdicts (aux batches); its runs are marked done when
@@ -109,7 +110,8 @@ int pl_vd_growth_waiting(const pl_verdicts *vd);
 void pl_vd_growth_finished(pl_verdicts *vd, uint64_t seq, int ok);
 /* The held stages as a JSON array for the state, and back. */
 cJSON *pl_vd_growth_to_json(const pl_verdicts *vd);
-void pl_vd_growth_from_json(pl_verdicts *vd, const cJSON *a);
+/* Returns how many damaged entries were left out. */
+size_t pl_vd_growth_from_json(pl_verdicts *vd, const cJSON *a);
 /* Growth across revisions: a run's growth per cycle as series metrics, the
  * largest of its judged stages (docs/verdicts.md, "Kernel growth across
  * revisions"). `of` reads the run's (NaN: none, or not a judged metric);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <uv.h>
+
 #include "core/log.h"
 #include "judging/verdicts_history.h"
 #include "report/triage_read.h"
@@ -24,6 +26,37 @@ static int triage_copy(ps_triage_set *into, const ps_triage_set *from) {
     if (ps_triage_add(into, &from->d[i]) < 0)
       return -ENOMEM;
   return 0;
+}
+
+static void triage_bad_line(void *ctx, const char *name, size_t line, const char *why) {
+  pl_verdicts *vd = ctx;
+  /* a rejected record like any other: counted, and --once exits 65 */
+  vd->sh->n.records_rejected++;
+  PS_ERROR(MOD, "%s:%zu: %s; the line is left out, the other decisions count", name, line, why);
+}
+
+/* What only the server's decisions tell about the file's lines: an id a
+ * server decision has (the server's stays in force), an undo of an id
+ * nobody has. Said when what is in force changed, not every minute. */
+static void triage_check(pl_verdicts *vd, const ps_triage_set *in_force) {
+  for (size_t i = 0; i < vd->triage_file.n; i++) {
+    const ps_triage_decision *d = &vd->triage_file.d[i], *had = ps_triage_find(in_force, d->id);
+    if (had && !had->origin) {
+      vd->sh->n.records_rejected++;
+      PS_ERROR(MOD,
+               "%s: id=%s is the id of a decision on the server already (perfship_triage), "
+               "which stays in force; the line is left out",
+               d->origin, d->id);
+    }
+  }
+  ps_triage_check_file(in_force, triage_bad_line, vd);
+  if (vd->triage_server.repeated)
+    PS_WARN(MOD,
+            "the server holds %zu perfship_triage point%s whose id a newer point has too "
+            "(the first: %s); the newest of each is in force",
+            vd->triage_server.repeated, vd->triage_server.repeated == 1 ? "" : "s",
+            vd->triage_server.repeated_id);
+  vd->triage_checked = 1;
 }
 
 /* Puts the server's and the file's decisions in force; the series whose
@@ -67,6 +100,8 @@ static int triage_apply(pl_verdicts *vd) {
     }
   }
   int changed = !triage_same(&vd->triage, &fresh);
+  if (vd->triage_synced && (changed || !vd->triage_checked))
+    triage_check(vd, &fresh);
   ps_triage_set_free(&vd->triage);
   vd->triage = fresh;
   if (rejudged) {
@@ -76,34 +111,121 @@ static int triage_apply(pl_verdicts *vd) {
   return changed;
 }
 
-static void triage_bad_line(void *ctx, const char *name, size_t line, const char *why) {
-  pl_verdicts *vd = ctx;
-  /* a rejected record like any other: counted, and --once exits 65 */
-  vd->sh->n.records_rejected++;
-  PS_ERROR(MOD, "%s:%zu: %s; the line is left out, the other decisions count", name, line,
-           why);
+/* One read of the triage_file on the threadpool: the file and its parse
+ * are the thread's, the sets and the counters the loop's. */
+typedef struct triage_read {
+  uv_work_t work;
+  pl_verdicts *vd;
+  char *path;
+  ps_triage_set fresh;
+  ps_buf bad; /* a "FILE:LINE: why" line per line left out */
+  ps_buf err;
+  long n;
+} triage_read;
+
+static void collect_bad_line(void *ctx, const char *name, size_t line, const char *why) {
+  triage_read *r = ctx;
+  ps_buf_printf(&r->bad, "%s:%zu: %s\n", name, line, why);
 }
 
-/* Returns whether the decisions in force changed. */
-int pl_vd_read_triage_file(pl_verdicts *vd, const ps_config *cfg) {
+static void read_work(uv_work_t *w) {
+  triage_read *r = w->data;
+  ps_config cfg; /* the path alone: the loop may load another configuration */
+  memset(&cfg, 0, sizeof cfg);
+  cfg.triage_file = r->path;
+  ps_triage_set_init(&r->fresh);
+  r->n = ps_triage_read_file(&cfg, &r->fresh, collect_bad_line, r, &r->err);
+}
+
+static void read_free(triage_read *r) {
+  ps_triage_set_free(&r->fresh);
+  ps_buf_free(&r->bad);
+  ps_buf_free(&r->err);
+  free(r->path);
+  free(r);
+}
+
+static void read_start(pl_verdicts *vd, char *path);
+
+static void read_done(uv_work_t *w, int status) {
+  triage_read *r = w->data;
+  pl_verdicts *vd = r->vd;
   int changed = 0;
-  ps_triage_set fresh;
-  ps_triage_set_init(&fresh);
-  ps_buf err;
-  ps_buf_init(&err, 1024);
-  long n = ps_triage_read_file(cfg, &fresh, triage_bad_line, vd, &err);
-  if (n < 0) {
-    /* the decisions it gave before stay in force: a file being replaced
-     * does not undo them for a moment */
-    PS_ERROR(MOD, "%s; its decisions stay as they were", err.data ? err.data : "triage_file");
-    ps_triage_set_free(&fresh);
-  } else {
-    ps_triage_set_free(&vd->triage_file);
-    vd->triage_file = fresh;
-    changed = triage_apply(vd);
+  vd->triage_reading = 0;
+  if (status == 0 && !vd->sh->stopping) {
+    for (char *line = r->bad.data, *nl; line && (nl = strchr(line, '\n')); line = nl + 1) {
+      *nl = '\0';
+      vd->sh->n.records_rejected++; /* counted, and --once exits 65 */
+      PS_ERROR(MOD, "%s; the line is left out, the other decisions count", line);
+    }
+    if (r->n < 0) {
+      /* the decisions it gave before stay in force: a file being
+       * replaced does not undo them for a moment */
+      PS_ERROR(MOD, "%s; its decisions stay as they were",
+               r->err.data ? r->err.data : "triage_file");
+    } else {
+      ps_triage_set_free(&vd->triage_file);
+      vd->triage_file = r->fresh;
+      ps_triage_set_init(&r->fresh);
+      /* decisions judged under were restored: they stay in force until the
+       * server's are known too, or the server's excludes would look undone */
+      if (vd->triage_synced || !vd->triage_restored)
+        changed = triage_apply(vd);
+    }
   }
-  ps_buf_free(&err);
-  return changed;
+  read_free(r);
+  if (vd->sh->stopping) {
+    free(vd->triage_read_next);
+    vd->triage_read_next = NULL;
+    vd->triage_read_again = 0;
+    return;
+  }
+  if (vd->triage_read_again) {
+    vd->triage_read_again = 0;
+    char *next = vd->triage_read_next;
+    vd->triage_read_next = NULL;
+    read_start(vd, next);
+  }
+  if (changed && vd->hooks.written)
+    vd->hooks.written(vd->hooks.ctx); /* the report shows them */
+  pl_vd_arm(vd, 0);
+}
+
+/* Takes `path` (may be NULL: no file, no decisions of a file). */
+static void read_start(pl_verdicts *vd, char *path) {
+  triage_read *r = calloc(1, sizeof *r);
+  if (!r) {
+    free(path);
+    PS_ERROR(MOD, "out of memory; the triage_file's decisions stay as they were");
+    return;
+  }
+  r->vd = vd;
+  r->path = path;
+  r->work.data = r;
+  ps_buf_init(&r->err, 1024);
+  ps_buf_init(&r->bad, 0);
+  if (uv_queue_work(vd->sh->loop, &r->work, read_work, read_done) == 0) {
+    vd->triage_reading = 1;
+    return;
+  }
+  read_work(&r->work); /* no threadpool: read here, as before */
+  vd->triage_reading = 1;
+  read_done(&r->work, 0);
+}
+
+void pl_vd_read_triage_file(pl_verdicts *vd, const ps_config *cfg) {
+  char *path = cfg->triage_file && cfg->triage_file[0] ? strdup(cfg->triage_file) : NULL;
+  if (cfg->triage_file && cfg->triage_file[0] && !path) {
+    PS_ERROR(MOD, "out of memory; the triage_file's decisions stay as they were");
+    return;
+  }
+  if (vd->triage_reading) { /* read again after the read under way */
+    free(vd->triage_read_next);
+    vd->triage_read_next = path;
+    vd->triage_read_again = 1;
+    return;
+  }
+  read_start(vd, path);
 }
 
 static void triage_done(void *arg, int rc, const char *json, size_t len, const char *err) {
@@ -120,10 +242,15 @@ static void triage_done(void *arg, int rc, const char *json, size_t len, const c
     if (rc == 0 && ps_triage_parse_answer(&fresh, json, len) < 0) {
       ps_triage_set_free(&fresh);
       PS_ERROR(MOD, "out of memory reading the triage decisions");
+    } else if (!first && triage_same(&fresh, &vd->triage_server)) {
+      /* the usual minute: nothing new, and putting a large triage_file's
+       * decisions in force again would hold the loop for nothing */
+      ps_triage_set_free(&fresh);
     } else {
       ps_triage_set_free(&vd->triage_server);
       vd->triage_server = fresh;
-      changed = triage_apply(vd);
+      /* with the file's read under way, its end puts both in force */
+      changed = vd->triage_reading ? 0 : triage_apply(vd);
     }
   } else {
     ps_log_limited(PS_LOG_WARNING, MOD, "triage", 300,

@@ -128,6 +128,10 @@ void pl_slogs_from_json(pl_slogs *t, const char *text) {
   cJSON *root = text ? cJSON_Parse(text) : NULL;
   const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "done");
   const cJSON *e;
+  size_t dropped = 0, cycles = 0;
+  int whole = cJSON_IsObject(root), done_list = !arr || cJSON_IsArray(arr);
+  if (!whole || !done_list)
+    arr = NULL;
   cJSON_ArrayForEach(e, arr) {
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(e, "path");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(e, "size");
@@ -140,8 +144,22 @@ void pl_slogs_from_json(pl_slogs *t, const char *text) {
     if (cJSON_IsString(p) && sane && cJSON_IsString(m))
       done_add(t, p->valuestring, (uint64_t)s->valuedouble, strtoll(m->valuestring, NULL, 10),
                cJSON_IsNumber(c) ? (int64_t)c->valuedouble : 0);
+    else
+      dropped++;
   }
-  pl_slogs_cycles_from_json(t, cJSON_GetObjectItemCaseSensitive(root, "cycles"));
+  if (whole)
+    cycles = pl_slogs_cycles_from_json(t, cJSON_GetObjectItemCaseSensitive(root, "cycles"));
+  /* one line for the section: a stage left out is read again, and
+   * whoever wonders why should find it said */
+  if (text && !whole)
+    PS_WARN(MOD, "the state file's slogs section is %s (ignored): its stages are read again",
+            root ? "not an object" : "not JSON");
+  else if (!done_list || dropped || cycles)
+    PS_WARN(MOD,
+            "the state file's slogs section was not read whole%s; %zu damaged entr%s of "
+            "'done' and %zu of 'cycles' left out (those stages are read again)",
+            done_list ? "" : " ('done' is not a list)", dropped, dropped == 1 ? "y" : "ies",
+            cycles);
   cJSON_Delete(root);
   t->sh->state_dirty = 0;
 }

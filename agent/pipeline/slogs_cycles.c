@@ -68,8 +68,9 @@ pl_slog_cyc *pl_slogs_cycles_of(pl_slogs *t, const char *folder, int make) {
 
 /* "cycles": [{"folder": F, "counts": [[stage, n], ...], "seen": [[stage,
  * "id"], ...]}, ...]: what does not read as such is left out. */
-void pl_slogs_cycles_from_json(pl_slogs *t, const cJSON *cycles) {
+size_t pl_slogs_cycles_from_json(pl_slogs *t, const cJSON *cycles) {
   const cJSON *folders = cJSON_IsArray(cycles) ? cycles : NULL;
+  size_t dropped = cycles && !folders;
   const cJSON *e;
   cJSON_ArrayForEach(e, folders) {
     const char *folder = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "folder"));
@@ -77,6 +78,7 @@ void pl_slogs_cycles_from_json(pl_slogs *t, const cJSON *cycles) {
     const cJSON *counts = cJSON_GetObjectItemCaseSensitive(e, "counts");
     pl_slog_cyc *cy = folder && folder[0] && cJSON_IsArray(counts) ? pl_slogs_cycles_of(t, folder, 1) : NULL;
     const cJSON *ids = cy && cJSON_IsArray(seen) ? seen : NULL, *list = cy ? counts : NULL;
+    dropped += !cy;
     cJSON_ArrayForEach(x, list) {
       const cJSON *st = cJSON_GetArrayItem(x, 0), *k = cJSON_GetArrayItem(x, 1);
       if (cJSON_IsNumber(st) && st->valuedouble >= 0 && st->valuedouble < PS_SLOG_MAX_STAGES &&
@@ -93,6 +95,7 @@ void pl_slogs_cycles_from_json(pl_slogs *t, const cJSON *cycles) {
         cycle_remember(cy, (int)st->valuedouble, v);
     }
   }
+  return dropped;
 }
 
 cJSON *pl_slogs_cycles_to_json(pl_slogs *t) {

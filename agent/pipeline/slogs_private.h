@@ -48,7 +48,8 @@ int pl_slogs_folder_reading(const pl_slogs *t, const char *folder);
 /* The section's "cycles" (state section `slogs`), and back; a folder whose
  * stages were all read lets its ids go when it is saved. */
 cJSON *pl_slogs_cycles_to_json(pl_slogs *t);
-void pl_slogs_cycles_from_json(pl_slogs *t, const cJSON *cycles);
+/* Returns how many damaged entries were left out. */
+size_t pl_slogs_cycles_from_json(pl_slogs *t, const cJSON *cycles);
 void pl_slogs_cycles_free(pl_slogs *t);
 
 #endif

@@ -91,21 +91,27 @@ void ps_html_chain(page *p, size_t of, int first) {
     return;
   }
   snprintf(id, sizeof id, first ? "chain-vats" : "chain-vats-%zu", of);
-  putf(p, "<table id=\"%s\" class=\"chain-vats\"><thead><tr><th>Vat</th><th>Name</th>"
-          "<th class=\"n\">Then (s per cycle)</th><th class=\"n\">Now (s per cycle)</th>"
-          "<th class=\"n\">Change</th></tr></thead><tbody>\n", id);
+  putf(p,
+       "<table id=\"%s\" class=\"chain-vats\"><thead><tr><th>Vat</th><th>Name</th>"
+       "<th class=\"n\">Then (ms per cycle)</th><th class=\"n\">Now (ms per cycle)</th>"
+       "<th class=\"n\">Change</th></tr></thead><tbody>\n",
+       id);
   for (size_t i = 0; i < c->e.ntop; i++) {
     const ps_explain_vat *v = &c->e.top[i];
     put(p, "<tr><td>");
     txt(p, v->vat);
     put(p, "</td><td><bdi>");
     txt(p, v->name);
+    /* milliseconds: in seconds every vat read 0.001 then and now, -0.000 */
     put(p, "</bdi></td><td class=\"n\">");
-    ps_html_fmt_num(p, v->then);
+    ps_html_fmt_num(p, v->then * 1000.0);
     put(p, "</td><td class=\"n\">");
-    ps_html_fmt_num(p, v->now);
+    ps_html_fmt_num(p, v->now * 1000.0);
     put(p, "</td><td class=\"n\">");
-    ps_html_fmt_num(p, v->now - v->then);
+    if (v->then > 0)
+      ps_html_fmt_change(p, (v->now - v->then) / v->then * 100.0);
+    else
+      put(p, v->now > 0 ? "new" : "–");
     put(p, "</td></tr>\n");
   }
   put(p, "</tbody></table>\n");

@@ -521,6 +521,31 @@ static int stage_rows(const ps_report_data *d, size_t of, int *cycles, int *bloc
   return *cycles || *blocks;
 }
 
+/* A drift row's value, first stage, change and verdict cells. A kernel-growth
+ * verdict is judged against its limit, not against the first stage: its
+ * cells say the growth in counts per cycle, the limit, and which side of it
+ * the growth is (it read "-100.0 %" for 0 per cycle under a limit of 1). */
+static void drift_figures(page *p, const ps_rverdict *v) {
+  int limit = v->method && strcmp(v->method, "limit") == 0;
+  put(p, "<td class=\"n\">");
+  ps_html_fmt_num(p, v->value);
+  put(p, limit && !isnan(v->value) ? " per cycle</td><td class=\"n\">" : "</td><td class=\"n\">");
+  if (limit && !isnan(v->baseline))
+    put(p, "limit ");
+  ps_html_fmt_num(p, v->baseline);
+  put(p,
+      limit && !isnan(v->baseline) ? " per cycle</td><td class=\"n\">" : "</td><td class=\"n\">");
+  if (!limit)
+    ps_html_fmt_change(p, v->change_pct);
+  else if (!isnan(v->value) && !isnan(v->baseline))
+    put(p, v->value > v->baseline ? "&gt;\u00a0limit" : "\u2264\u00a0limit");
+  put(p, "</td>");
+  if (limit && vcode(v) != V_REGRESSION)
+    put(p, "<td><span class=\"v v-none\">within the limit</span></td>");
+  else
+    verdict_cell(p, v);
+}
+
 /* One machine's newest run with stage data: its charts and its drift. */
 static void html_stage_run(page *p, size_t of, int first) {
   const ps_report_data *d = p->d;
@@ -592,14 +617,8 @@ static void html_stage_run(page *p, size_t of, int first) {
       }
       put(p, "</span>");
     }
-    put(p, "</td><td class=\"n\">");
-    ps_html_fmt_num(p, v->value);
-    put(p, "</td><td class=\"n\">");
-    ps_html_fmt_num(p, v->baseline);
-    put(p, "</td><td class=\"n\">");
-    ps_html_fmt_change(p, v->change_pct);
     put(p, "</td>");
-    verdict_cell(p, v);
+    drift_figures(p, v);
     put(p, "</tr>\n");
   }
   put(p, n ? "</tbody></table>\n"

@@ -232,8 +232,22 @@ static int parse_state(ps_state *s, const char *text, ps_buf *why, ps_buf *skipp
   }
   const cJSON *errs = cJSON_GetObjectItemCaseSensitive(root, "errors");
   const cJSON *e;
-  cJSON_ArrayForEach(e, errs) if (cJSON_IsString(e))
+  size_t not_text = 0;
+  if (errs && !cJSON_IsArray(errs)) {
+    /* the last errors are what `status` shows: their loss is said */
+    ps_buf_printf(skipped, "%s'errors' (%s, not a list)", skipped->len ? ", " : "",
+                  cJSON_IsObject(errs) ? "an object" : json_type_word(errs));
+    errs = NULL;
+  }
+  cJSON_ArrayForEach(e, errs) {
+    if (cJSON_IsString(e))
       ps_state_add_error(s, e->valuestring);
+    else
+      not_text++;
+  }
+  if (not_text)
+    ps_buf_printf(skipped, "%s%zu entr%s of 'errors' that %s not text", skipped->len ? ", " : "",
+                  not_text, not_text == 1 ? "y" : "ies", not_text == 1 ? "is" : "are");
   uint64_t x;
   if (get_u64(root, "pending_points", &x) == 0)
     s->pending_points = x;
@@ -376,7 +390,9 @@ int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
     ps_buf_free(&aside);
     rc = 0;
   } else if (skipped.len) {
-    ps_buf_printf(warn, "%s: sections that are neither an object nor a list ignored: %s",
+    ps_buf_printf(warn,
+                  "%s: damaged sections ignored (neither an object nor a list, or "
+                  "entries of the wrong type): %s",
                   path.data, skipped.data);
   }
 out:

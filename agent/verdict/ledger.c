@@ -222,12 +222,13 @@ static const char *str_of(const cJSON *o, const char *key) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-void ps_ledger_from_json(ps_ledger *l, const cJSON *json, const char *series_host,
-                         const char *run_host) {
+size_t ps_ledger_from_json(ps_ledger *l, const cJSON *json, const char *series_host,
+                           const char *run_host) {
   const cJSON *so;
+  size_t dropped = 0;
   double *values = malloc((l->nmetrics ? l->nmetrics : 1) * sizeof *values);
   if (!values)
-    return;
+    return 0;
   cJSON_ArrayForEach(so, json) {
     const char *source = str_of(so, "source"), *series = str_of(so, "series");
     const char *shost = str_of(so, "host");
@@ -236,10 +237,13 @@ void ps_ledger_from_json(ps_ledger *l, const cJSON *json, const char *series_hos
     ps_ledger_series *s = source && series ? ps_ledger_series_get(l, source, series, shost, 1)
                                            : NULL;
     const cJSON *ro, *runs = s ? cJSON_GetObjectItemCaseSensitive(so, "runs") : NULL;
-    cJSON_ArrayForEach(ro, runs) {
+    dropped += !s || (runs && !cJSON_IsArray(runs));
+    const cJSON *list = cJSON_IsArray(runs) ? runs : NULL;
+    cJSON_ArrayForEach(ro, list) {
       const char *name = str_of(ro, "name"), *start = str_of(ro, "start_ns");
       const char *host = str_of(ro, "host");
       int judged = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ro, "judged"));
+      dropped += !name || !start;
       if (!name || !start || (!host && judged))
         continue; /* without a host: the server gives it again, with its host */
       const cJSON *vo = cJSON_GetObjectItemCaseSensitive(ro, "values");
@@ -257,4 +261,5 @@ void ps_ledger_from_json(ps_ledger *l, const cJSON *json, const char *series_hos
     }
   }
   free(values);
+  return dropped;
 }

@@ -2,9 +2,11 @@
  * verdict/triage.c: triage decisions as data and what they mean
  * (include/verdict/triage.h; docs/verdicts.md "Triage").
  *
- * Design: decisions are few (people take them), so every question is a
- * linear scan over the set; newest first, so that of two acks of the same
- * run the newer one's reason is the one shown.
+ * Design: decisions are usually few, but a generated triage_file can hold
+ * 100,000 lines, so the set keeps hash indexes by id, by run and by the
+ * id an undo revokes (open addressing, rebuilt when it grows): adding and
+ * every question cost the decisions they are about. Of two acks of the
+ * same run the newer one's reason is the one shown.
  */
 /* timegm: _GNU_SOURCE comes from the build (CMakeLists.txt) */
 #include "verdict/triage.h"
@@ -18,6 +20,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/sha256.h"
+#include "core/util.h"
 
 static const char *const action_names[PS_TRIAGE_NACTIONS] = {"ack", "exclude", "baseline",
                                                              "undo"};
@@ -48,10 +51,21 @@ static void decision_free(ps_triage_decision *d) {
   memset(d, 0, sizeof *d);
 }
 
+static void index_free(ps_triage_set *s) {
+  free(s->by_id);
+  free(s->by_run);
+  free(s->revoked);
+  free(s->run_next);
+  s->by_id = s->by_run = s->revoked = s->run_next = NULL;
+  s->nslots = 0;
+}
+
 void ps_triage_set_free(ps_triage_set *s) {
   for (size_t i = 0; i < s->n; i++)
     decision_free(&s->d[i]);
   free(s->d);
+  free(s->repeated_id);
+  index_free(s);
   ps_triage_set_init(s);
 }
 
@@ -84,16 +98,87 @@ static int same(const char *a, const char *b) {
   return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
+/* --- the indexes ---------------------------------------------------------- */
+
+static size_t slot_of(const ps_triage_set *s, const char *key) {
+  return (size_t)ps_hash64(PS_HASH_SEED, key, strlen(key)) & (s->nslots - 1);
+}
+
+/* The slot of `table` that holds `key` (its decision's field by `field`),
+ * or the empty slot where it would go. */
+static size_t probe(const ps_triage_set *s, const size_t *table, const char *key,
+                    const char *(*field)(const ps_triage_decision *)) {
+  size_t i = slot_of(s, key);
+  while (table[i] && !same(field(&s->d[table[i] - 1]), key))
+    i = (i + 1) & (s->nslots - 1);
+  return i;
+}
+
+static const char *id_of(const ps_triage_decision *d) { return d->id; }
+static const char *run_of(const ps_triage_decision *d) { return d->run; }
+static const char *revokes_of(const ps_triage_decision *d) { return d->revokes; }
+
+/* Puts decision `k` in the indexes (the tables have room). */
+static void index_one(ps_triage_set *s, size_t k) {
+  const ps_triage_decision *d = &s->d[k];
+  if (d->id) {
+    size_t i = probe(s, s->by_id, d->id, id_of);
+    if (!s->by_id[i])
+      s->by_id[i] = k + 1;
+  }
+  if (d->run) {
+    size_t i = probe(s, s->by_run, d->run, run_of);
+    s->run_next[k] = s->by_run[i];
+    s->by_run[i] = k + 1;
+  }
+  if (d->action == PS_TRIAGE_UNDO && d->revokes) {
+    size_t i = probe(s, s->revoked, d->revokes, revokes_of);
+    if (!s->revoked[i])
+      s->revoked[i] = k + 1;
+  }
+}
+
+/* Builds the indexes anew for `cap` decisions. 0 or -ENOMEM (then the
+ * old ones stay). */
+static int reindex(ps_triage_set *s, size_t cap) {
+  size_t nslots = 16;
+  while (nslots < 2 * cap)
+    nslots *= 2;
+  size_t *by_id = calloc(nslots, sizeof *by_id), *by_run = calloc(nslots, sizeof *by_run),
+         *revoked = calloc(nslots, sizeof *revoked), *run_next = calloc(cap, sizeof *run_next);
+  if (!by_id || !by_run || !revoked || !run_next) {
+    free(by_id);
+    free(by_run);
+    free(revoked);
+    free(run_next);
+    return -ENOMEM;
+  }
+  index_free(s);
+  s->by_id = by_id;
+  s->by_run = by_run;
+  s->revoked = revoked;
+  s->run_next = run_next;
+  s->nslots = nslots;
+  for (size_t k = 0; k < s->n; k++)
+    index_one(s, k);
+  return 0;
+}
+
+const ps_triage_decision *ps_triage_find(const ps_triage_set *s, const char *id) {
+  if (!id || !s->nslots)
+    return NULL;
+  size_t i = probe(s, s->by_id, id, id_of);
+  return s->by_id[i] ? &s->d[s->by_id[i] - 1] : NULL;
+}
+
 int ps_triage_add(ps_triage_set *s, const ps_triage_decision *d) {
   ps_triage_decision copy;
   if (decision_copy(&copy, d) < 0)
     return -ENOMEM;
-  for (size_t i = 0; copy.id && i < s->n; i++)
-    if (same(s->d[i].id, copy.id)) {
-      decision_free(&s->d[i]);
-      s->d[i] = copy;
-      return 0;
-    }
+  if (ps_triage_find(s, copy.id)) {
+    decision_free(&copy);
+    return 1;
+  }
   if (s->n == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 16;
     ps_triage_decision *grown = realloc(s->d, cap * sizeof *grown);
@@ -102,27 +187,41 @@ int ps_triage_add(ps_triage_set *s, const ps_triage_decision *d) {
       return -ENOMEM;
     }
     s->d = grown;
+    if (reindex(s, cap) < 0) {
+      decision_free(&copy);
+      return -ENOMEM;
+    }
     s->cap = cap;
   }
   s->d[s->n++] = copy;
+  index_one(s, s->n - 1);
   return 0;
+}
+
+static int by_time(const void *a, const void *b) {
+  const ps_triage_decision *x = a, *y = b;
+  return x->when_ns < y->when_ns ? -1 : x->when_ns > y->when_ns;
+}
+
+int ps_triage_sort_by_time(ps_triage_set *s) {
+  if (!s->n)
+    return 0;
+  qsort(s->d, s->n, sizeof *s->d, by_time);
+  return reindex(s, s->cap);
 }
 
 int ps_triage_merge(ps_triage_set *into, ps_triage_set *from) {
   int rc = 0;
-  for (size_t i = 0; i < from->n && rc == 0; i++)
+  for (size_t i = 0; i < from->n && rc >= 0; i++)
     rc = ps_triage_add(into, &from->d[i]);
   ps_triage_set_free(from);
-  return rc;
+  return rc < 0 ? rc : 0;
 }
 
 int ps_triage_revoked(const ps_triage_set *s, const ps_triage_decision *d) {
-  if (d->action == PS_TRIAGE_UNDO || !d->id)
+  if (d->action == PS_TRIAGE_UNDO || !d->id || !s->nslots)
     return 0;
-  for (size_t i = 0; i < s->n; i++)
-    if (s->d[i].action == PS_TRIAGE_UNDO && same(s->d[i].revokes, d->id))
-      return 1;
-  return 0;
+  return s->revoked[probe(s, s->revoked, d->id, revokes_of)] != 0;
 }
 
 static int host_matches(const ps_triage_decision *d, const char *host) {
@@ -136,15 +235,19 @@ static const ps_triage_decision *newest(const ps_triage_set *s, ps_triage_action
                                         int (*extra)(const ps_triage_decision *, const void *),
                                         const void *ctx) {
   const ps_triage_decision *best = NULL;
-  for (size_t i = 0; run && i < s->n; i++) {
-    const ps_triage_decision *d = &s->d[i];
-    if (d->action != action || !d->run || !host_matches(d, host) || strcmp(d->run, run) != 0)
+  if (!run || !s->nslots)
+    return NULL;
+  for (size_t k = s->by_run[probe(s, s->by_run, run, run_of)]; k; k = s->run_next[k - 1]) {
+    const ps_triage_decision *d = &s->d[k - 1];
+    if (d->action != action || !host_matches(d, host))
       continue;
     if (extra && !extra(d, ctx))
       continue;
     if (ps_triage_revoked(s, d))
       continue;
-    if (!best || d->when_ns > best->when_ns)
+    /* >=: the chain runs newest-added first, and of two at one time the
+     * first added is the one shown, as it always was */
+    if (!best || d->when_ns >= best->when_ns)
       best = d;
   }
   return best;
@@ -212,8 +315,12 @@ static int64_t parse_when(const char *t) {
   } else {
     return -1;
   }
-  if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
-      tm.tm_min > 59 || tm.tm_sec > 60 || tm.tm_year < 1970 || tm.tm_year > 2200)
+  static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  int leap = tm.tm_year % 4 == 0 && (tm.tm_year % 100 != 0 || tm.tm_year % 400 == 0);
+  /* timegm would move 2026-02-31 to 2026-03-03 without a word */
+  if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > mdays[tm.tm_mon - 1] ||
+      (tm.tm_mon == 2 && tm.tm_mday == 29 && !leap) || tm.tm_hour > 23 || tm.tm_min > 59 ||
+      tm.tm_sec > 59 || tm.tm_year < 1970 || tm.tm_year > 2200)
     return -1;
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
@@ -312,7 +419,7 @@ static const char *parse_line(const char *p, const char *end, ps_triage_decision
   d->ticket = vals[6];
   d->revokes = vals[7];
   if (vals[8] && (d->when_ns = parse_when(vals[8])) < 0)
-    return "when= is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ";
+    return "when= is not a date YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ that exists";
   if (d->action == PS_TRIAGE_UNDO) {
     if (!d->revokes || !d->revokes[0])
       return "undo needs revokes=ID";
@@ -331,6 +438,37 @@ static const char *parse_line(const char *p, const char *end, ps_triage_decision
   if (d->ticket && strncmp(d->ticket, "https://", 8) != 0 && strncmp(d->ticket, "http://", 7) != 0)
     return "ticket= is not an http(s) URL";
   return NULL;
+}
+
+/* Why a decision whose id `had` holds already is left out. */
+static int taken_id(ps_buf *why, const ps_triage_decision *d, const ps_triage_decision *had) {
+  int rc = had->origin ? ps_buf_printf(why, "id=%s is the id of %s already; the line is left out",
+                                       d->id, had->origin)
+                       : ps_buf_printf(why,
+                                       "id=%s is the id of a decision on the server already "
+                                       "(perfship_triage), which stays in force; the line is "
+                                       "left out",
+                                       d->id);
+  return rc < 0 ? -ENOMEM : 0;
+}
+
+size_t ps_triage_check_file(const ps_triage_set *s, ps_triage_bad_fn bad, void *ctx) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    const ps_triage_decision *d = &s->d[i];
+    if (!d->origin || d->action != PS_TRIAGE_UNDO || ps_triage_find(s, d->revokes))
+      continue;
+    n++;
+    if (!bad)
+      continue;
+    /* origin is "FILE:LINE", as parse_text made it */
+    const char *colon = strrchr(d->origin, ':');
+    char file[4096];
+    snprintf(file, sizeof file, "%.*s", colon ? (int)(colon - d->origin) : 0, d->origin);
+    bad(ctx, file, colon ? strtoul(colon + 1, NULL, 10) : 0,
+        "revokes= names no decision of the file or the server");
+  }
+  return n;
 }
 
 long ps_triage_parse_text(ps_triage_set *s, const char *name, const char *text, size_t len,
@@ -370,8 +508,16 @@ long ps_triage_parse_text(ps_triage_set *s, const char *name, const char *text, 
           ps_triage_id(&d, 1, origin.data, id);
           d.id = id;
         }
+        const ps_triage_decision *had = ps_triage_find(s, d.id);
         ps_buf_reset(&origin);
-        if (ps_buf_printf(&origin, "%s:%zu", name ? name : "-", lineno) < 0) {
+        if (had) {
+          /* the first keeps the id: a copied line must not silently
+           * replace a decision someone relies on */
+          nbad++;
+          rc = taken_id(&origin, &d, had);
+          if (rc == 0 && bad)
+            bad(ctx, name, lineno, origin.data);
+        } else if (ps_buf_printf(&origin, "%s:%zu", name ? name : "-", lineno) < 0) {
           rc = -ENOMEM;
         } else {
           d.origin = origin.data;
@@ -451,11 +597,14 @@ long ps_triage_parse_answer(ps_triage_set *s, const char *json, size_t len) {
           continue;
         if (action == PS_TRIAGE_UNDO ? !d.revokes || !d.revokes[0] : !d.run || !d.run[0])
           continue;
-        if (ps_triage_add(s, &d) < 0) {
+        int rc = ps_triage_add(s, &d);
+        if (rc < 0 || (rc > 0 && !s->repeated_id && !(s->repeated_id = strdup(d.id)))) {
           cJSON_Delete(root);
           return -ENOMEM;
         }
-        added++;
+        /* newest first: a repeat is an older point, and the newer holds */
+        s->repeated += rc > 0;
+        added += rc == 0;
       }
     }
   }

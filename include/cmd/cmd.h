@@ -15,6 +15,7 @@
 #define PS_CMD_CMD_H
 
 #include "core/config.h"
+#include "verdict/triage.h"
 
 int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given);
 int ps_cmd_run(int argc, char **argv, ps_config *cfg, int cfg_given);
@@ -40,6 +41,20 @@ const char *ps_cmd_state_dir(const ps_config *cfg);
  * prints any warning as "perfship CMD: warning text". */
 struct ps_state;
 void ps_cmd_load_state(struct ps_state *s, const char *dir, const char *cmd);
+
+/* A triage_file line left out (a ps_triage_bad_fn), said on stderr with
+ * its data shown escaped; ctx, a long, counts them (may be NULL). */
+void ps_cmd_triage_bad_line(void *ctx, const char *name, size_t line, const char *why);
+/* Once the server's and the file's decisions are in `s`: the file's undo
+ * lines of ids nobody has (counted in *bad) and the server's points that
+ * repeat an id, said on stderr. */
+void ps_cmd_triage_checks(const char *cmd, const ps_triage_set *s, long *bad);
+
+/* Prints `root` as indented JSON and a newline on stdout, valid UTF-8
+ * whatever bytes its strings hold (a byte that begins no character is
+ * U+FFFD: core/jsontext.h). 0 or -ENOMEM. */
+struct cJSON;
+int ps_cmd_print_json(const struct cJSON *root);
 
 /* `perfship verdicts --candidate RUN --against SERIES` (cmd/verdicts_candidate.c):
  * the run judged now against the current level of SERIES, both read from

@@ -27,7 +27,12 @@
  *   template with {good} and {bad} replaced by the revisions,
  *   percent-encoded (every byte but A-Z a-z 0-9 - . _ ~), so a revision
  *   string from the data cannot add a path, a query or a scheme. Only a
- *   template starting with http:// or https:// is used.
+ *   template starting with http:// or https:// is used. The link is at
+ *   most PS_COMPARE_URL_MAX bytes: a longer one (revisions of megabytes
+ *   made a 40 MB webhook body) is no link, -E2BIG, and `out` is left as
+ *   it was on any failure. The configuration holds the template to
+ *   PS_COMPARE_URL_TEMPLATE_MAX bytes and PS_COMPARE_URL_PLACEHOLDERS
+ *   placeholders (core/config_verdicts.c).
  */
 #ifndef PS_CORE_UTIL_H
 #define PS_CORE_UTIL_H
@@ -42,6 +47,9 @@
 uint64_t ps_now_ms(void);
 
 #define PS_HASH_SEED 1469598103934665603ULL
+#define PS_COMPARE_URL_MAX 4096
+#define PS_COMPARE_URL_TEMPLATE_MAX 1024
+#define PS_COMPARE_URL_PLACEHOLDERS 4
 uint64_t ps_hash64(uint64_t h, const void *p, size_t n);
 
 static inline int64_t ps_stat_mtime_ns(const struct stat *st) {

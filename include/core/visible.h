@@ -18,11 +18,21 @@
  *   it returns the length written. ps_visible() appends to a ps_buf and
  *   returns 0 or the buffer's -ENOMEM / -E2BIG. ps_visible_needed() says whether `s` holds
  *   anything to show.
+ * - The terminal writers: every string from the data that a command
+ *   prints goes through one of these two (tests/integration/
+ *   test_structure.py holds the commands to it), so no command has a
+ *   writer of its own to forget. ps_visible_put() writes `s` shown as
+ *   above (newlines as spaces), cut to `width` bytes and padded to it with
+ *   spaces (width 0: whole, padded to nothing). ps_visible_say() formats a
+ *   message (printf) and writes all of it shown, for a message that quotes
+ *   data (a run, a series, the server's words); a newline ending the
+ *   format is kept. Both return 0 or EOF.
  */
 #ifndef PS_CORE_VISIBLE_H
 #define PS_CORE_VISIBLE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "core/buf.h"
 
@@ -31,5 +41,7 @@
 size_t ps_visible_into(char *dst, size_t cap, const char *s, size_t n, int flags);
 int ps_visible(ps_buf *out, const char *s, int flags);
 int ps_visible_needed(const char *s);
+int ps_visible_put(FILE *out, const char *s, int width);
+int ps_visible_say(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

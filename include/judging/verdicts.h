@@ -130,6 +130,14 @@ typedef struct pl_verdicts {
   uint64_t triage_next; /* uv_now() at which the server is asked again */
   int triage_fetching;
   int triage_synced;    /* the server was asked once (answered or not) */
+  int triage_checked;   /* the file's lines were checked against the server's */
+  /* the triage_file is read and parsed on the threadpool (a file of
+   * 100,000 lines held the loop; docs/benchmarks.md "Triage at scale"):
+   * judging waits for it; a reload meanwhile reads again after it */
+  int triage_reading;
+  char *triage_read_next; /* the path to read once this read is done */
+  int triage_read_again;
+  int triage_restored; /* the state gave the decisions judged under */
   uint64_t busy_since;
 } pl_verdicts;
 

@@ -97,7 +97,9 @@ long ps_ledger_find(const ps_ledger_series *s, const char *host, const char *nam
 void ps_ledger_view(const ps_ledger_series *s, ps_verdict_run *out);
 
 cJSON *ps_ledger_to_json(const ps_ledger *l);
-void ps_ledger_from_json(ps_ledger *l, const cJSON *json, const char *series_host,
-                         const char *run_host);
+/* Returns how many entries (a series, a run) were damaged and left out;
+ * the others are read. */
+size_t ps_ledger_from_json(ps_ledger *l, const cJSON *json, const char *series_host,
+                           const char *run_host);
 
 #endif

@@ -29,7 +29,10 @@
  *   `ACTION key=value...` (values bare or "double quoted" with \" and \\),
  *   `#` comments and blank lines ignored. A bad line is reported through
  *   `bad` as (name, line, reason) and skipped; every other line is kept.
- *   Returns the number of bad lines, or -ENOMEM.
+ *   A line whose id= the set holds already (an earlier line, or a server
+ *   decision read before the file) is a bad line: the first one stays.
+ *   A when= that is no date (2026-02-31) is a bad line. Returns the
+ *   number of bad lines, or -ENOMEM.
  * - ps_triage_parse_answer() adds the rows of one /query answer to the
  *   statement of ps_triage_statement(); it never fails on shape (fuzzed
  *   by tests/fuzz/fuzz_triage.c, with the text parser), and skips rows it
@@ -75,16 +78,31 @@ typedef struct ps_triage_decision {
   char *origin;  /* "FILE:LINE" for a file's line, NULL for the server */
 } ps_triage_decision;
 
+/* The hash indexes (slots hold an index into d plus one, 0 is empty) make
+ * every question cost the decisions it is about, not the whole set: a
+ * file of 100,000 lines was quadratic to load and to ask. d is read-only
+ * to callers; reorder it only through ps_triage_sort_by_time(). */
 typedef struct ps_triage_set {
   ps_triage_decision *d;
   size_t n, cap;
+  size_t *by_id;    /* id -> its decision */
+  size_t *by_run;   /* run -> the newest-added decision about it */
+  size_t *revoked;  /* an id -> the first undo that revokes it */
+  size_t *run_next; /* per decision: the one added before it about its run */
+  size_t nslots;    /* a power of two, at least twice n */
+  /* server points whose id a newer point has (the newer is in force),
+   * and the first such id */
+  size_t repeated;
+  char *repeated_id;
 } ps_triage_set;
 
 void ps_triage_set_init(ps_triage_set *s);
 void ps_triage_set_free(ps_triage_set *s);
-/* Appends a copy of `d` (its strings copied); a decision with an id the
- * set holds already replaces it (the server answers a point once, a file
- * and the server may say the same). 0 or -ENOMEM. */
+/* Appends a copy of `d` (its strings copied): 0, or -ENOMEM; 1 when the
+ * set holds a decision with its id already, which stays (the server's
+ * points are read newest first and before the file's lines, so the
+ * newest point holds, and a file line cannot replace a server decision
+ * or an earlier line). */
 int ps_triage_add(ps_triage_set *s, const ps_triage_decision *d);
 /* Moves every decision of `from` into `into` (as ps_triage_add) and
  * empties `from`. 0 or -ENOMEM. */
@@ -96,6 +114,11 @@ int ps_triage_action_parse(const char *name);
 
 /* 1 when an undo in force names this decision's id. */
 int ps_triage_revoked(const ps_triage_set *s, const ps_triage_decision *d);
+/* The decision with this id, or NULL. */
+const ps_triage_decision *ps_triage_find(const ps_triage_set *s, const char *id);
+/* Orders the decisions oldest first (no time first), indexes kept true.
+ * 0 or -ENOMEM (the set is then as before, unordered). */
+int ps_triage_sort_by_time(ps_triage_set *s);
 
 const ps_triage_decision *ps_triage_ack_of(const ps_triage_set *s, const char *host,
                                            const char *run, const char *change_run,
@@ -109,6 +132,10 @@ size_t ps_triage_baseline_start(const ps_triage_set *s, const ps_verdict_run *ru
 typedef void (*ps_triage_bad_fn)(void *ctx, const char *name, size_t line, const char *why);
 long ps_triage_parse_text(ps_triage_set *s, const char *name, const char *text, size_t len,
                           ps_triage_bad_fn bad, void *ctx);
+/* Reports through `bad` each file line (a decision with an origin) that
+ * undoes an id no decision of `s` has; returns how many. Ask it once the
+ * server's decisions are in `s` too. */
+size_t ps_triage_check_file(const ps_triage_set *s, ps_triage_bad_fn bad, void *ctx);
 
 /* The InfluxQL statement that reads the decisions back (newest first,
  * at most PS_TRIAGE_MAX_READ). 0 or -ENOMEM. */

@@ -7,8 +7,10 @@
  * then the text (tests/fuzz/corpus/triage/ holds a file and an answer).
  * Properties: any input is read without a crash or a leak; the file
  * reader reports exactly the lines it did not keep, each once, with a
- * line number inside the text; every decision kept answers the questions
- * of the module without a crash.
+ * line number inside the text; ids are unique in the set (the first of a
+ * repeated id stays) and each is found by its index, before and after the
+ * set is sorted by time; every decision kept answers the questions of the
+ * module without a crash.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -46,6 +48,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       abort();
   } else if (ps_triage_parse_answer(&set, text, len) < 0) {
     abort();
+  }
+  ps_triage_check_file(&set, NULL, NULL);
+  for (int sorted = 0; sorted < 2; sorted++) {
+    for (size_t i = 0; i < set.n; i++)
+      if (ps_triage_find(&set, set.d[i].id) != &set.d[i])
+        abort();
+    if (!sorted && ps_triage_sort_by_time(&set) < 0)
+      abort();
   }
   for (size_t i = 0; i < set.n; i++) {
     const ps_triage_decision *d = &set.d[i];

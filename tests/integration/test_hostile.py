@@ -359,6 +359,52 @@ class StateFile(Base):
         self.assertIsNone(a.proc.poll())
         self.assertEqual(a.stop(), 0)
 
+    def test_damaged_sections_are_said_and_the_rest_kept(self):
+        # damage inside the verdicts or slogs sections, or a wrong type for
+        # them or for errors, was dropped without a word (issue 32); each
+        # damaged section is one warning line, and a damaged entry costs
+        # that entry, not the section
+        os.mkdir(self.state)
+        good_run = {"name": "r1", "host": "h", "start_ns": "1700000000000000000",
+                    "status": "success", "judged": True, "values": {}}
+        state = {
+            "version": 1, "files": [],
+            "errors": ["kept", 5, {"x": 1}],
+            "verdicts": {"history": [
+                {"source": "loadgen", "series": 5, "runs": [good_run]},
+                {"source": "loadgen", "series": "daily", "host": "h",
+                 "runs": [good_run, {"name": "r2"}]}],
+                "growth": "oops", "triage": [{"id": "x"}]},
+            "slogs": {"done": [{"path": "/a", "size": 1, "mtime_ns": "2"},
+                               {"path": 7, "size": 1, "mtime_ns": "2"}],
+                      "cycles": [{"folder": "", "counts": []}]},
+        }
+        with open(os.path.join(self.state, "state.json"), "w") as f:
+            json.dump(state, f)
+        rc, out, err = run_perfship(["-c", self.config(), "run", "--once"], timeout=60)
+        self.assertIn("damaged sections ignored (neither an object nor a list, or entries of "
+                      "the wrong type): 2 entries of 'errors' that are not text", err)
+        self.assertIn("the state file's verdicts section was not read whole; 2 damaged "
+                      "entries of 'history' left out; 'growth' is not a list (left out); "
+                      "1 damaged entry of 'triage' left out", err)
+        self.assertIn("the state file's slogs section was not read whole; 1 damaged entry of "
+                      "'done' and 1 of 'cycles' left out", err)
+        # what was whole is kept: the next save still has the good series
+        # and its run, the good slog stage and the error that was text
+        with open(os.path.join(self.state, "state.json")) as f:
+            saved = json.load(f)
+        self.assertEqual(saved["errors"][:1], ["kept"])
+        series = [x for x in saved["verdicts"]["history"] if x.get("series") == "daily"]
+        self.assertEqual([r["name"] for r in series[0]["runs"]], ["r1"])
+        self.assertEqual([d["path"] for d in saved["slogs"]["done"]], ["/a"])
+        # a section of the wrong type: said, not a silent reset
+        state["verdicts"], state["slogs"] = [], "x"
+        with open(os.path.join(self.state, "state.json"), "w") as f:
+            json.dump(state, f)
+        rc, out, err = run_perfship(["-c", self.config(), "run", "--once"], timeout=60)
+        self.assertIn("the state file's verdicts section is not an object (ignored)", err)
+        self.assertIn("'slogs' (a string)", err)
+
     @unittest.skipUnless(ROOT, NEED_ROOT)
     def test_unwritable_state_dir_keeps_shipping_then_recovers(self):
         os.mkdir(self.state)

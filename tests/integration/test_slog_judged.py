@@ -98,6 +98,30 @@ class SlogJudged(InfluxTestCase):
         self.assertRegex(row("kernelObjectsPerCycle, stage 1"), r"^regression +> limit ")
         self.assertRegex(row("clistEntriesPerCycle, stage 1"), r"^none +<= limit ")
         self.assertNotIn("-100.0 %", out)
+        if os.path.exists(CHROMIUM) and os.path.exists(CHART_JS):
+            self.check_limit_rows()
+
+    def check_limit_rows(self):
+        """The page's stage-drift table of the latest run shows growth against
+        its limit as such: counts per cycle, the limit, which side of it;
+        not a drift against the first stage of -100 % (issue 32)."""
+        page = os.path.join(self.dir, "report.html")
+        rc, out, err = run_perfship(["-c", self.cfg, "report", "-o", page, "--since", "1000w"])
+        self.assertEqual(rc, 0, err)
+        probe = Probe()
+        self.addCleanup(probe.close)
+        seen = open_in_browser(page, os.path.join(self.dir, "report.png"), probe.url)
+        rows = {(r["cells"][0], r["cells"][1]): r["cells"] for r in seen["tables"]["drift"]}
+        leak = rows[("1", "Kernel objects per cycle")]
+        self.assertEqual(leak[2:], ["2.00 per cycle", "limit 1.00 per cycle", ">\u00a0limit",
+                                    "\u25b2 regression"], leak)
+        clist = [c for k, c in rows.items() if k[0] == "1" and k[1].startswith("C-list")]
+        self.assertEqual(len(clist), 1, rows)
+        self.assertEqual(clist[0][3:], ["limit 1.00 per cycle", "\u2264\u00a0limit",
+                                        "within the limit"])
+        self.assertRegex(clist[0][2], r"^-?\d+(\.\d+)? per cycle$")
+        for cells in rows.values():
+            self.assertNotIn("100.0", cells[4])
 
     def test_steady_run_passes_and_the_limit_is_configurable(self):
         run = self.add_run("steady", seed=4101)
@@ -339,6 +363,16 @@ class SlogJudged(InfluxTestCase):
         vats = seen["tables"]["chainVats"]
         self.assertTrue(vats, seen["tables"])
         self.assertLessEqual(len(vats), 5)
+        # per-cycle seconds in milliseconds with their digits, the change in
+        # percent (every vat read 0.001 then and now, -0.000: issue 32)
+        for cells in (r["cells"] for r in vats):
+            then, change = cells[2], cells[4]
+            self.assertRegex(then, r"^\d+\.\d+$|^\d+$", cells)
+            self.assertNotEqual(then, "0.001", cells)
+            self.assertRegex(change, r"^[+\u2212\u00b1]\d+\.\d\u00a0%$", cells)
+        then, now = float(vats[0]["cells"][2]), float(vats[0]["cells"][3])
+        self.assertAlmostEqual(now / then, first["now"] / first["then"], delta=0.1)
+        self.assertAlmostEqual(then, first["then"] * 1000, delta=abs(first["then"]) * 10)
         self.assertEqual(vats[0]["cells"][0], first["vat"])
         self.assertTrue(vats[0]["cells"][1].endswith("-amm"), vats[0])
         stages = [r["cells"][0] for r in seen["tables"]["chainStages"]]

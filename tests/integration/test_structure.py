@@ -25,6 +25,12 @@
 - Every header has a source file of its name, except the interfaces that
   many files implement (INTERFACES), so a reader finds a function where its
   header says.
+- Text from the data reaches a terminal through one writer
+  (core/visible.h: ps_visible_put, ps_visible_say): no file but core/
+  shows text through ps_visible_into itself, and in the commands that print
+  data (DATA_PRINTERS) a printf-family %s, fputs or puts is given only the
+  code's own text (a literal, a choice of literals, a name function, or a
+  buffer the command formats itself: OWN_TEXT).
 
 No server: this reads the source tree (PERFSHIP_SOURCE_DIR).
 """
@@ -194,6 +200,110 @@ def layer_violations(g):
     return out
 
 
+
+# The commands that print strings from the data (runs, series, decisions,
+# the server's words), and the variables of theirs that hold only text the
+# command formats itself (a time, a change in percent, a duration the
+# option parser checked, the id it made, a literal chosen earlier).
+DATA_PRINTERS = ["agent/cmd/verdicts.c", "agent/cmd/verdicts_candidate.c",
+                 "agent/cmd/verdicts_explain.c", "agent/cmd/triage.c", "agent/cmd/common.c",
+                 "agent/cmd/status.c"]
+OWN_TEXT = {"when", "change", "since", "id", "what", "cmd", "msg", "option", "running", "sd", "agent"}
+PRINT_CALL = re.compile(r"\b(printf|fprintf|fputs|puts)\s*\(")
+C_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+CONVERSION = re.compile(r"%[-+ #0]*(\*|\d+)?(\.(\*|\d+))?(hh|h|ll|l|z|j|t|L)?([a-zA-Z%])")
+
+
+def call_args(text, i):
+    """The top-level arguments of the call whose '(' ends just before i."""
+    depth, args, cur, j = 0, [], "", i
+    while j < len(text):
+        c = text[j]
+        if c == '"':
+            m = C_STRING.match(text, j)
+            cur += m.group(0)
+            j = m.end()
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                args.append(cur.strip())
+                return args
+            depth -= 1
+        elif c == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+            j += 1
+            continue
+        cur += c
+        j += 1
+    raise AssertionError("a call that does not close")
+
+
+def top_level_split(expr, sep):
+    depth = 0
+    pending = 0  # '?' seen before a ':' at this depth
+    for k, c in enumerate(C_STRING.sub(lambda m: "_" * len(m.group(0)), expr)):
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif depth == 0 and c == "?" and sep == ":":
+            pending += 1
+        elif depth == 0 and c == sep:
+            if sep == ":" and pending:
+                pending -= 1
+                continue
+            return expr[:k].strip(), expr[k + 1:].strip()
+    return None
+
+
+def own_text(expr):
+    """Whether `expr` can only be the code's own text."""
+    expr = expr.strip()
+    while expr.startswith("(") and expr.endswith(")"):
+        expr = expr[1:-1].strip()
+    if C_STRING.sub("", expr).strip() == "" and expr.startswith('"'):
+        return True
+    q = top_level_split(expr, "?")
+    if q:
+        branches = top_level_split(q[1], ":")
+        return bool(branches) and own_text(branches[0]) and own_text(branches[1])
+    if re.fullmatch(r"(ps_\w+_name|strerror|ps_verdict_kind_name)\(.*\)", expr, re.S):
+        return True
+    return expr in OWN_TEXT
+
+
+def raw_data_prints(path):
+    """(line, call) of each print in `path` that may show a data string
+    other than through core/visible.h."""
+    src = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"),
+                 open(path).read(), flags=re.S)
+    found = []
+    for m in PRINT_CALL.finditer(src):
+        fn, args = m.group(1), call_args(src, m.end())
+        line = src.count("\n", 0, m.start()) + 1
+        if fn == "fprintf":
+            args = args[1:]
+        if fn in ("fputs", "puts"):
+            shown = args[:1]
+        else:
+            fmt = "".join(C_STRING.findall(args[0])) if args[0].startswith('"') else None
+            if fmt is None:
+                found.append((line, f"{fn}: a format that is not a literal"))
+                continue
+            shown, k = [], 1
+            for conv in CONVERSION.finditer(fmt):
+                if conv.group(5) == "%":
+                    continue
+                k += (conv.group(1) == "*") + (conv.group(3) == "*")
+                if conv.group(5) == "s" and k < len(args):
+                    shown.append(args[k])
+                k += 1
+        found += [(line, f"{fn}(... {a} ...)") for a in shown if not own_text(a)]
+    return found
+
 class StructureTest(unittest.TestCase):
     def test_graph_is_read(self):
         # The test sees the includes it judges (a broken pattern would pass
@@ -353,6 +463,31 @@ class StructureTest(unittest.TestCase):
                 self.assertTrue(os.path.exists(os.path.join(ROOT, stem + ".c")),
                                 f"{f} has no {stem}.c")
 
+
+    def test_one_writer_of_data_text(self):
+        private = [f for f in source_files() if f.startswith("agent/")
+                   and not f.startswith("agent/core/")
+                   and "ps_visible_into(" in open(os.path.join(ROOT, f)).read()]
+        self.assertEqual(private, [], "shows data text through a writer of its own; use "
+                                      "ps_visible_put or ps_visible_say (core/visible.h)")
+        for path in DATA_PRINTERS:
+            self.assertEqual(raw_data_prints(os.path.join(ROOT, path)), [],
+                             f"{path} prints a string that may be data without "
+                             "ps_visible_put/ps_visible_say")
+
+    def test_data_text_check_sees_a_violation(self):
+        # a command that printed a verdict or a decision's id raw (issue 32)
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".c", delete=False) as f:
+            f.write('static void p(const row *r) {\n'
+                    '  printf("%-11s %9s  ", r->verdict ? r->verdict : "?", change);\n'
+                    '  printf(" [%s]\\n", d->id);\n'
+                    '  fputs(run, stderr);\n'
+                    '  printf("%zu decision%s\\n", n, n == 1 ? "" : "s");\n'
+                    '  fprintf(stderr, "%s %s: %s\\n", ps_triage_action_name(a), id, strerror(e));\n'
+                    '}\n')
+        self.addCleanup(os.unlink, f.name)
+        self.assertEqual([line for line, _ in raw_data_prints(f.name)], [2, 3, 4])
 
 if __name__ == "__main__":
     unittest.main()

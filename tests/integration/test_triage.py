@@ -15,10 +15,12 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Agent, InfluxTestCase, QueryError, WebhookReceiver,  # noqa: E402
-                     run_perfship, scratch_dir, wait_until, write_config)
+from harness import (PERFSHIP_BIN, Agent, InfluxTestCase, QueryError,  # noqa: E402
+                     WebhookReceiver, free_port, run_perfship, scratch_dir, wait_until,
+                     write_config)
 import nodetools  # noqa: E402
 from faultproxy import FaultProxy  # noqa: E402
+from reportdata import lp_line  # noqa: E402
 from test_verdicts import ACROSS, DAY, make_history  # noqa: E402
 
 KEYS = ("verdict", "value", "baseline", "change_run", "baseline_runs")
@@ -247,6 +249,161 @@ class Triage(InfluxTestCase):
         self.assertIn("keep", out)
         out, err = self.triage(cfg, "undo", "nosuch", rc=65)
         self.assertIn("no decision has the id", err)
+
+    def perfship_bytes(self, cfg, *args):
+        """stdout as bytes: run_perfship's decoding would hide invalid UTF-8."""
+        p = subprocess.run([PERFSHIP_BIN, "-c", cfg, *args], capture_output=True, timeout=180)
+        return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+    def test_large_file_and_its_problems_are_said(self):
+        # 100,000 lines loaded in linear time (a linear duplicate search per
+        # line took `triage list` 28 s), and every problem of the file said
+        # with FILE:LINE where it used to pass silently
+        names = make_history(self.res, [1.0] * 8, seed=29, t0=int(time.time()) - 20 * DAY)
+        path = os.path.join(self.tmp, "decisions.triage")
+        cfg = self.config(extra=f'triage_file = "{path}";')
+        self.influx.create_db(self.db)
+        out, _ = self.triage(cfg, "exclude", "--run", names[5], "--reason", "server's")
+        server_id = out.split()[1]
+        # two server points with one id: the newer one holds
+        self.influx.write(self.db, "perfship_triage,action=ack,id=dupid run=\"%s\",reason=\"older\" "
+                          "1700000000000000000\n"
+                          "perfship_triage,action=ack,id=dupid run=\"%s\",reason=\"newer\" "
+                          "1700000100000000000\n" % (names[5], names[5]))
+        with open(path, "wb") as f:
+            f.write("".join(f"ack id=f{i} run=bulk{i} reason=seen{i}\n"
+                            for i in range(100000)).encode())
+            f.write(b"ack id=f5 run=copied reason=copied\n"                        # 100001
+                    + f"exclude id={server_id} run={names[4]} reason=mine\n".encode()  # 100002
+                    + b"undo revokes=nosuch reason=typo\n"                          # 100003
+                    + f"ack run={names[6]} reason=x when=2026-02-31\n".encode()       # 100004
+                    + f"ack id=latin run={names[6]} reason=caf\xe9\n".encode("latin-1"))
+        rc, out, err = run_perfship(["-c", cfg, "run", "--once"], timeout=180)
+        self.assertEqual(rc, 65, err[-3000:])
+        self.assertIn(f"{path}:100001: id=f5 is the id of {path}:6 already", err)
+        self.assertIn(f"{path}:100002: id={server_id} is the id of a decision on the server "
+                      "already (perfship_triage), which stays in force", err)
+        self.assertIn(f"{path}:100003: revokes= names no decision", err)
+        self.assertIn(f"{path}:100004: when= is not a date", err)
+        self.assertIn("the server holds 1 perfship_triage point whose id a newer point has too "
+                      "(the first: dupid)", err)
+        self.assertEqual(self.verdicts()[names[5]]["verdict"], "excluded")
+        self.assertNotEqual(self.verdicts()[names[4]]["verdict"], "excluded")
+        out, err = self.triage(cfg, "list", rc=65)
+        self.assertEqual(out.splitlines()[0], "100004 decisions")  # 100,002 lines, 2 points
+        self.assertIn(f"{path}:100001: id=f5 is the id of {path}:6 already", err)
+        self.assertIn(f"{path}:100003: revokes= names no decision", err)
+        self.assertIn("the server holds 1 perfship_triage point whose id a newer point has too "
+                      "(the first: dupid)", err)
+        # JSON is valid UTF-8 whatever the file's bytes (U+FFFD for a byte
+        # that begins no character: docs/verdicts.md)
+        rc, raw, err = self.perfship_bytes(cfg, "triage", "list", "--json")
+        self.assertEqual(rc, 65, err[-2000:])
+        listed = {d["id"]: d for d in json.loads(raw.decode("utf-8"))}
+        self.assertEqual(listed["latin"]["reason"], "caf\ufffd")
+        self.assertEqual(listed["dupid"]["reason"], "newer")
+        self.assertEqual(listed["f5"]["run"], "bulk5")
+        rc, raw, err = self.perfship_bytes(cfg, "verdicts", "--since", "100d", "--json")
+        self.assertEqual(rc, 0, err[-2000:])
+        rows = json.loads(raw.decode("utf-8"))
+        acked = [r for r in rows if r.get("run") == names[6] and r.get("acknowledged")]
+        self.assertTrue(acked, rows)
+        self.assertEqual(acked[0]["acknowledged"]["reason"], "caf\ufffd")
+
+    def test_hostile_strings_are_shown_not_obeyed_on_the_terminal(self):
+        # the verdict field and a decision's id were printed as they are: an
+        # id with an OSC title and a clear-screen drove the terminal, and
+        # --candidate echoed its RUN and SERIES raw (issue 32)
+        self.influx.create_db(self.db)
+        cfg = self.config()
+        now = int(time.time()) * 10**9
+        evil_id = "t\x1b]0;pwned\x07\x1b[2J"
+        points = [lp_line("perfship_verdict", {"source": "loadgen", "series": "daily-perf",
+                                               "metric": "cycleAvgDuration", "run": run,
+                                               "host": "h"},
+                          {"verdict": verdict, "value": 27.8, "baseline": 24.3,
+                           "change_pct": 14.4, "change_run": run, "baseline_runs": 6,
+                           "method": "edivisive", "backfill": False}, now - 3600 * 10**9)
+                  for run, verdict in (("r1", "regression"), ("r2", "\x1b[2J"),
+                                       ("r3", "\u202e"), ("r4", "\x7f"))]
+        self.influx.write(self.db, "\n".join(points + [
+            lp_line("perfship_triage", {"action": "ack", "id": evil_id},
+                    {"run": "r1", "who": "ann", "reason": "known"}, now - 60 * 10**9),
+        ]) + "\n")
+        raw = ("\x1b", "\x07", "\x7f", "\u202e")
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--since", "2d"])
+        self.assertEqual(rc, 0, err)
+        for c in raw:
+            self.assertNotIn(c, out + err)
+        self.assertIn("[t\\u001b]0;pwned\\u0007\\u001b[2J]", out)  # the id under the row
+        for shown in ("\\u001b[2J", "\\u202e", "\\u007f"):  # the verdicts, escaped
+            self.assertIn(f"\n{shown} ", out)
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--candidate", "c\x1b[2J\u202e",
+                                     "--against", "s\x1b]0;x\x07"])
+        self.assertEqual(rc, 65, err)
+        for c in raw:
+            self.assertNotIn(c, out + err)
+        self.assertIn("run c\\u001b[2J\\u202e is not in loadgen_run", err)
+
+    def test_messages_say_what_is_wrong(self):
+        # --explain against a missing database named no database; a CR in a
+        # name exited 69 with an empty message; a refused write was first
+        # announced as written (issue 32)
+        missing = os.path.join(self.tmp, "missing.cfg")
+        write_config(missing, self.influx.url, os.path.join(self.tmp, "m"), database="nosuchdb")
+        rc, out, err = run_perfship(["-c", missing, "verdicts", "--explain", "r1"])
+        self.assertEqual(rc, 69, err)
+        self.assertIn('database "nosuchdb" not found', err)
+        self.assertNotIn("no loadgen run", err)
+        self.influx.create_db(self.db)
+        cfg = self.config()
+        for args in (["--candidate", "c\rx", "--against", "daily-perf"],
+                     ["--candidate", "c", "--against", "daily\rperf"],
+                     ["--candidate", "c", "--against", "daily-perf", "--host", "h\r"],
+                     ["--series", "s\r"], ["--host", "\rh"]):
+            rc, out, err = run_perfship(["-c", cfg, "verdicts", *args])
+            self.assertEqual(rc, 64, (args, err))
+            opt = next(a for a, v in zip(args, args[1:]) if "\r" in v)
+            self.assertIn(f"perfship verdicts: {opt}: a name holds a character InfluxQL cannot "
+                          "carry (\\r, a carriage return)", err)
+        proxy = FaultProxy(self.influx.port, seed=32).start()
+        self.addCleanup(proxy.stop)
+        proxy.add_rule("status", code=403, path="/write")
+        refused = os.path.join(self.tmp, "refused.cfg")
+        write_config(refused, proxy.url, os.path.join(self.tmp, "r"), database=self.db)
+        out, err = self.triage(refused, "ack", "--run", "nosuchrun", "--reason", "x", rc=69)
+        self.assertIn("the server refused the decision (HTTP 403", err)
+        self.assertNotIn("written", err)
+        # and when the write is taken, the unknown run is still said
+        out, err = self.triage(cfg, "ack", "--run", "nosuchrun", "--reason", "x")
+        self.assertIn("no verdict names the run nosuchrun (yet): the decision is written", err)
+
+    def test_compare_link_is_bounded(self):
+        # revisions of megabytes made one verdicts --json of 51 MB through
+        # the compare_url link (issue 32): a link over 4 KiB is no link,
+        # and a short one is still made
+        self.influx.create_db(self.db)
+        cfg = self.config(extra='verdicts = { compare_url = '
+                                '"https://git.example/compare/{good}...{bad}"; };')
+        now = int(time.time()) * 10**9
+        self.influx.write(self.db, "\n".join(
+            lp_line("perfship_verdict", {"source": "loadgen", "series": "daily-perf",
+                                         "metric": "cycleAvgDuration", "run": run, "host": "h"},
+                    {"verdict": "regression", "value": 27.8, "baseline": 24.3,
+                     "change_pct": 14.4, "change_run": run, "baseline_runs": 6,
+                     "method": "edivisive", "good_revision": good, "bad_revision": "b" + good,
+                     "backfill": False}, now - 3600 * 10**9)
+            for run, good in (("long", "/" * 60000), ("short", "abc123"))) + "\n")
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--since", "2d", "--json"])
+        self.assertEqual(rc, 0, err)
+        rows = {r["run"]: r for r in json.loads(out)}
+        self.assertNotIn("compare_url", rows["long"])
+        self.assertEqual(rows["short"]["compare_url"],
+                         "https://git.example/compare/abc123...babc123")
+        self.assertLess(len(out), 200000)
+        rc, out, err = run_perfship(["-c", cfg, "verdicts", "--since", "2d"])
+        self.assertEqual(rc, 0, err)
+        self.assertLess(max(len(x) for x in out.splitlines()), 130000)
 
     def test_running_agent_rereads_the_file_on_sighup(self):
         levels = [1.0] * 12

@@ -25,6 +25,11 @@
  *       revision 10 % slower, are a regression, and how often a candidate
  *       at the new level after a 10 % nightly step raises anything. A
  *       Markdown table.
+ *   bench_verdicts triage [--lines N]
+ *       A triage_file of N lines (an ack of its own run each, one undo in
+ *       ten lines), then the CPU time of parsing it, of copying the set
+ *       (what the agent does when it puts decisions in force) and of
+ *       asking ack_of/excluded for every run, as key=value lines.
  */
 #include <math.h>
 #include <stdint.h>
@@ -36,6 +41,7 @@
 #include "core/config.h"
 #include "verdict/candidate.h"
 #include "verdict/judge.h"
+#include "verdict/triage.h"
 
 #define DAY_NS 86400000000000LL
 
@@ -348,7 +354,49 @@ static long arg_long(int argc, char **argv, const char *name, long def) {
   return def;
 }
 
+static int triage_cost(long lines) {
+  ps_buf text;
+  ps_buf_init(&text, 0);
+  for (long i = 0; i < lines; i++)
+    if (i % 10 == 9 ? ps_buf_printf(&text, "undo id=u%ld revokes=f%ld reason=wrong\n", i, i - 1)
+                    : ps_buf_printf(&text, "ack id=f%ld run=r%ld reason=seen%ld\n", i, i, i))
+      return 70;
+  ps_triage_set s, copy;
+  ps_triage_set_init(&s);
+  ps_triage_set_init(&copy);
+  double t0 = cpu_seconds();
+  long bad = ps_triage_parse_text(&s, "bench.triage", text.data, text.len, NULL, NULL);
+  double t1 = cpu_seconds();
+  for (size_t i = 0; i < s.n; i++)
+    if (ps_triage_add(&copy, &s.d[i]) < 0)
+      return 70;
+  double t2 = cpu_seconds();
+  size_t found = 0;
+  char run[32];
+  for (long i = 0; i < lines; i++) {
+    snprintf(run, sizeof run, "r%ld", i);
+    found += ps_triage_ack_of(&copy, "h", run, NULL, "m") != NULL;
+    found += ps_triage_excluded(&copy, "h", run) != NULL;
+  }
+  double t3 = cpu_seconds();
+  printf("triage lines=%ld bytes=%zu bad=%ld decisions=%zu in_force_acks=%zu parse_cpu_s=%.4f "
+         "copy_cpu_s=%.4f ask_all_cpu_s=%.4f\n",
+         lines, text.len, bad, s.n, found, t1 - t0, t2 - t1, t3 - t2);
+  ps_triage_set_free(&s);
+  ps_triage_set_free(&copy);
+  ps_buf_free(&text);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "triage") == 0) {
+    long lines = arg_long(argc, argv, "--lines", 100000);
+    if (lines < 1) {
+      fprintf(stderr, "bench_verdicts triage: --lines >= 1\n");
+      return 64;
+    }
+    return triage_cost(lines);
+  }
   if (argc >= 2 && strcmp(argv[1], "cost") == 0) {
     long runs = arg_long(argc, argv, "--runs", 365);
     long window = arg_long(argc, argv, "--window", 60);
@@ -380,6 +428,7 @@ int main(int argc, char **argv) {
   }
   fprintf(stderr, "usage: bench_verdicts cost [--runs N] [--window W] [--repeat R] [--reverse]\n"
                   "       bench_verdicts rates [--trials T]\n"
-                  "       bench_verdicts candidates [--trials T]\n");
+                  "       bench_verdicts candidates [--trials T]\n"
+                  "       bench_verdicts triage [--lines N]\n");
   return 64;
 }

@@ -652,11 +652,29 @@ static void test_verdicts_mistakes(void **state) {
                "window_runs", "less than verdicts.min_runs", NULL);
   /* the compare link goes into pages and chat: http(s) with both revisions */
   expect_error("verdicts = {\n compare_url = \"javascript:alert({good}{bad})\"; };\n",
-               "perfship.cfg:1: ", "verdicts.compare_url", "http:// or https://", NULL);
+               "perfship.cfg:2: ", "verdicts.compare_url", "http:// or https://", NULL);
   expect_error("verdicts = {\n compare_url = \"https://git/{good}\"; };\n",
-               "perfship.cfg:1: ", "verdicts.compare_url", NULL);
+               "perfship.cfg:2: ", "verdicts.compare_url", NULL);
   expect_error("verdicts = {\n compare_url = \"https://git/{good}...{bad}\\\"x\"; };\n",
-               "perfship.cfg:1: ", "verdicts.compare_url", NULL);
+               "perfship.cfg:2: ", "verdicts.compare_url", NULL);
+  /* a sane length and character set: pages of 100 MB came of a template
+   * with {good} 10,000 times; a tab or newline would break a chat line */
+  expect_error("verdicts = {\n compare_url = \"https://git/{good}\t{bad}\"; };\n",
+               "perfship.cfg:2: ", "verdicts.compare_url", "control character \\u0009", NULL);
+  expect_error("verdicts = {\n\n compare_url = \"https://git/{good}\n{bad}\"; };\n",
+               "perfship.cfg:3: ", "control character \\u000a at byte 19", NULL);
+  expect_error("verdicts = {\n compare_url = \"https://git/{good}{good}{bad}{bad}{good}\"; };\n",
+               "perfship.cfg:2: ", "5 placeholders, more than 4", NULL);
+  {
+    ps_buf big;
+    ps_buf_init(&big, 0);
+    ps_buf_puts(&big, "verdicts = {\n compare_url = \"https://git/");
+    for (int i = 0; i < 10000; i++)
+      ps_buf_puts(&big, "{good}");
+    ps_buf_puts(&big, "{bad}\"; };\n");
+    expect_error(big.data, "perfship.cfg:2: ", "60017 bytes, more than the 1024", NULL);
+    ps_buf_free(&big);
+  }
   expect_error("verdicts = {\n candidates = { series = [\"manual\"]; }; };\n",
                "perfship.cfg:1: ", "verdicts.candidates.against", NULL);
   expect_error("verdicts = {\n candidates = { series = [\"manual\", \"daily-perf\"]; "

@@ -131,9 +131,33 @@ static void test_escape_reads_one_escape_or_says_why(void **st) {
   }
 }
 
+/* cJSON copies a string's bytes as they are: a reason with a Latin-1
+ * byte made `triage list --json` output no JSON reader accepts. */
+static void test_utf8_repair_replaces_what_begins_no_character(void **st) {
+  (void)st;
+  static const struct {
+    const char *in, *out;
+  } cases[] = {
+      {"plain \xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80", "plain \xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80"},
+      {"caf\xe9!", "caf\xef\xbf\xbd!"},                           /* Latin-1 */
+      {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},                   /* overlong '/' */
+      {"\xed\xa0\x80x", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdx"}, /* a surrogate */
+      {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+      {"end \xe2\x82", "end \xef\xbf\xbd\xef\xbf\xbd"}, /* cut short */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ps_buf out;
+    ps_buf_init(&out, 0);
+    assert_int_equal(ps_utf8_repair(&out, cases[i].in, strlen(cases[i].in)), 0);
+    assert_string_equal(out.data, cases[i].out);
+    ps_buf_free(&out);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_clean_text_passes),
+      cmocka_unit_test(test_utf8_repair_replaces_what_begins_no_character),
       cmocka_unit_test(test_raw_nul_found_with_its_column),
       cmocka_unit_test(test_escaped_nul_found),
       cmocka_unit_test(test_hex4_reads_any_case_and_refuses_the_rest),

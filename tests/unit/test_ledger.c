@@ -123,11 +123,18 @@ static void test_ledger_json_under_another_metric_list(void **state) {
   assert_true(s->runs[0].backfill);
   assert_int_equal(s->runs[1].status, PS_RUN_STATUS_INTERRUPTED);
   assert_false(s->runs[1].judged);
-  /* garbage is skipped, not fatal */
+  /* garbage is skipped, not fatal, and counted (the caller says it): a
+   * damaged entry costs that entry, the good run beside it is read */
   cJSON *bad = cJSON_Parse("[{\"source\":\"loadgen\"},{\"source\":1,\"series\":[]},"
-                           "{\"source\":\"x\",\"series\":\"y\",\"runs\":[{\"name\":3}]}]");
-  ps_ledger_from_json(&l, bad, "bench-a", "bench-a");
+                           "{\"source\":\"x\",\"series\":\"y\",\"runs\":[{\"name\":3},"
+                           "{\"name\":\"ok\",\"host\":\"bench-a\",\"start_ns\":\"5\"}]},"
+                           "{\"source\":\"x\",\"series\":\"z\",\"runs\":5}]");
+  assert_int_equal(ps_ledger_from_json(&l, bad, "bench-a", "bench-a"), 4);
   cJSON_Delete(bad);
+  ps_ledger_series *y = ps_ledger_series_get(&l, "x", "y", "bench-a", 0);
+  assert_non_null(y);
+  assert_int_equal(y->nruns, 1);
+  assert_string_equal(y->runs[0].name, "ok");
   ps_ledger_free(&l);
 }
 

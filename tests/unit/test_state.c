@@ -254,6 +254,32 @@ static void errors_keep_the_last_ten(void **st) {
   ps_state_free(&s);
 }
 
+/* The errors `status` shows: a list of another type, or entries that
+ * are not text, were dropped without a word (issue 32). */
+static void damaged_errors_are_said(void **st) {
+  (void)st;
+  static const char *const cases[][2] = {
+      {"{\"version\":1,\"files\":[],\"errors\":5}", "'errors' (a number, not a list)"},
+      {"{\"version\":1,\"files\":[],\"errors\":{\"a\":\"b\"}}", "'errors' (an object, not a list)"},
+      {"{\"version\":1,\"files\":[],\"errors\":[\"kept\",3,null],\"verdicts\":7}",
+       "2 entries of 'errors' that are not text, 'verdicts' (a number)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    write_text("state.json", cases[i][0]);
+    ps_state s;
+    ps_buf warn;
+    ps_buf_init(&warn, 0);
+    assert_int_equal(ps_state_load(&s, dir, &warn), 0);
+    assert_non_null(warn.data);
+    if (!strstr(warn.data, cases[i][1]))
+      fail_msg("\"%s\" lacks \"%s\"", warn.data, cases[i][1]);
+    assert_non_null(strstr(warn.data, "damaged sections ignored"));
+    assert_int_equal(s.nerrors, i == 2 ? 1 : 0);
+    ps_state_free(&s);
+    ps_buf_free(&warn);
+  }
+}
+
 #define NOBODY 65534
 
 static uid_t owner_of(const char *path) {
@@ -353,6 +379,7 @@ int main(void) {
       cmocka_unit_test(path_under_rule),
       cmocka_unit_test(forget_drops_files_and_folders),
       cmocka_unit_test(errors_keep_the_last_ten),
+      cmocka_unit_test(damaged_errors_are_said),
       cmocka_unit_test(root_leaves_files_to_the_directory_owner),
   };
   return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);

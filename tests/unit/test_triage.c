@@ -100,7 +100,8 @@ static void ack_covers_its_change_only(void **state) {
   assert_null(ps_triage_ack_of(&s, "h", "r20", "r20", "cycle_avg_s"));
   /* undo restores what was; the server may answer the same point twice */
   add(&s, "t2", PS_TRIAGE_UNDO, NULL, NULL, "t1", 2);
-  add(&s, "t2", PS_TRIAGE_UNDO, NULL, NULL, "t1", 2);
+  ps_triage_decision again = s.d[1];
+  assert_int_equal(ps_triage_add(&s, &again), 1); /* held already: the first stays */
   assert_int_equal(s.n, 2);
   assert_null(ps_triage_ack_of(&s, "h", "r10", "r10", "cycle_avg_s"));
   ps_triage_set_free(&s);
@@ -152,12 +153,97 @@ static void server_answer(void **state) {
   ps_triage_set_free(&s);
 }
 
+/* 100,000 lines, an undo in every ten: the set answers by its indexes (a
+ * linear search per added line made this quadratic: 28 s to list), and
+ * they stay true when the set is sorted by time. */
+static void large_file(void **state) {
+  (void)state;
+  enum { LINES = 100000 };
+  ps_buf text;
+  ps_buf_init(&text, 0);
+  for (int i = 0; i < LINES; i++)
+    assert_int_equal(
+        i % 10 == 9 ? ps_buf_printf(&text, "undo revokes=f%d reason=wrong\n", i - 1)
+                    : ps_buf_printf(&text, "ack id=f%d run=r%d reason=seen when=2026-%02d-%02d\n",
+                                    i, i % 5000, 1 + i % 12, 1 + i % 28),
+        0);
+  ps_triage_set s;
+  ps_triage_set_init(&s);
+  assert_int_equal(ps_triage_parse_text(&s, "big.triage", text.data, text.len, NULL, NULL), 0);
+  assert_int_equal(s.n, LINES);
+  for (int pass = 0; pass < 2; pass++) {
+    /* r8 is acked by f8, f5008, ...: every tenth decision's next is undone */
+    const ps_triage_decision *a = ps_triage_ack_of(&s, "h", "r8", NULL, "m");
+    assert_null(a);
+    a = ps_triage_ack_of(&s, "h", "r7", NULL, "m");
+    assert_non_null(a);
+    assert_string_equal(a->run, "r7");
+    assert_non_null(ps_triage_find(&s, "f99997"));
+    assert_true(ps_triage_revoked(&s, ps_triage_find(&s, "f99998")));
+    assert_false(ps_triage_revoked(&s, ps_triage_find(&s, "f99997")));
+    assert_null(ps_triage_find(&s, "f99999")); /* an undo's line, with an id of its own */
+    assert_int_equal(ps_triage_sort_by_time(&s), 0);
+    for (size_t i = 1; i < s.n; i++)
+      assert_true(s.d[i - 1].when_ns <= s.d[i].when_ns);
+  }
+  ps_triage_set_free(&s);
+  ps_buf_free(&text);
+}
+
+/* Problems of a file that were silent: a repeated id replaced the earlier
+ * line, a server decision's id was taken over by a line, an undo of no
+ * decision did nothing, an impossible date moved to the next month. */
+static void file_problems_are_said(void **state) {
+  (void)state;
+  static const char server[] =
+      "{\"results\":[{\"series\":[{\"columns\":[\"time\",\"id\",\"action\",\"run\","
+      "\"reason\"],\"values\":["
+      "[1764547300000000000,\"t1\",\"exclude\",\"r5\",\"newer\"],"
+      "[1764547200000000000,\"t1\",\"exclude\",\"r6\",\"older\"]]}]}]}";
+  static const char text[] = "ack id=a1 run=r1 reason=first\n"
+                             "ack id=a1 run=r2 reason=copied\n"
+                             "exclude id=t1 run=r9 reason=\"the server's id\"\n"
+                             "undo revokes=nosuch reason=typo\n"
+                             "undo revokes=t1 reason=ok\n"
+                             "ack run=r3 reason=x when=2026-02-31\n"
+                             "ack run=r3 reason=x when=2026-02-29T10:00:00Z\n"
+                             "ack run=r4 reason=x when=2028-02-29\n"
+                             "ack run=r4 reason=x when=2026-04-31\n";
+  ps_triage_set s;
+  ps_triage_set_init(&s);
+  assert_int_equal(ps_triage_parse_answer(&s, server, strlen(server)), 1);
+  /* of two points with one id the newest holds, and the repeat is told */
+  assert_int_equal(s.n, 1);
+  assert_string_equal(s.d[0].reason, "newer");
+  assert_int_equal(s.repeated, 1);
+  assert_string_equal(s.repeated_id, "t1");
+  bad_lines b = {0};
+  assert_int_equal(ps_triage_parse_text(&s, "decisions.triage", text, strlen(text), on_bad, &b), 5);
+  assert_int_equal(b.line[0], 2);
+  assert_non_null(strstr(b.why[0], "id=a1 is the id of decisions.triage:1 already"));
+  assert_int_equal(b.line[1], 3);
+  assert_non_null(strstr(b.why[1], "id=t1 is the id of a decision on the server"));
+  assert_int_equal(b.line[2], 6);
+  assert_non_null(strstr(b.why[2], "when="));
+  assert_int_equal(b.line[3], 7);
+  assert_int_equal(b.line[4], 9);
+  assert_string_equal(ps_triage_find(&s, "a1")->run, "r1");
+  assert_string_equal(ps_triage_find(&s, "t1")->run, "r5");
+  assert_non_null(ps_triage_ack_of(&s, "h", "r4", NULL, NULL)); /* 2028 is a leap year */
+  /* an undo of an id nobody has: said with its line once all is read */
+  memset(&b, 0, sizeof b);
+  assert_int_equal(ps_triage_check_file(&s, on_bad, &b), 1);
+  assert_int_equal(b.n, 1);
+  assert_int_equal(b.line[0], 4);
+  assert_non_null(strstr(b.why[0], "revokes= names no decision"));
+  ps_triage_set_free(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(file_lines),
-      cmocka_unit_test(ack_covers_its_change_only),
-      cmocka_unit_test(baseline_start),
-      cmocka_unit_test(server_answer),
+      cmocka_unit_test(file_lines),     cmocka_unit_test(ack_covers_its_change_only),
+      cmocka_unit_test(baseline_start), cmocka_unit_test(server_answer),
+      cmocka_unit_test(large_file),     cmocka_unit_test(file_problems_are_said),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

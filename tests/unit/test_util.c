@@ -216,6 +216,20 @@ static void compare_url_encodes_revisions(void **state) {
   assert_int_equal(ps_compare_url(&b, "https://x/{good}...{bad}", "", "b"), -ENOENT);
   assert_int_equal(ps_compare_url(&b, NULL, "a", "b"), -ENOENT);
   assert_int_equal(b.len, 0);
+  /* long revisions give no link, not a link of megabytes (a 40 MB webhook
+   * body), and what the buffer held stays as it was */
+  char rev[2000];
+  memset(rev, 'a', sizeof rev - 1);
+  rev[sizeof rev - 1] = '\0';
+  ps_buf_puts(&b, "before ");
+  assert_int_equal(ps_compare_url(&b, "https://x/{good}...{bad}", rev, rev), 0);
+  assert_true(b.len <= 7 + PS_COMPARE_URL_MAX);
+  b.len = 7;
+  rev[1500] = '/'; /* percent-encoded: 3 bytes each would pass 4 KiB */
+  memset(rev, '/', 1400);
+  assert_int_equal(ps_compare_url(&b, "https://x/{good}...{bad}", rev, rev), -E2BIG);
+  assert_int_equal(b.len, 7);
+  assert_string_equal(b.data, "before ");
   ps_buf_free(&b);
 }
 

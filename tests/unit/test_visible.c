@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/visible.h"
@@ -69,11 +71,44 @@ static void fixed_buffer_never_cut_inside(void **st) {
   assert_string_equal(out, "");
 }
 
+static char *written(FILE *f) {
+  static char text[8192];
+  rewind(f);
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  text[n] = '\0';
+  fclose(f);
+  return text;
+}
+
+/* The commands' one writer: a column cut and padded, a whole string of any
+ * length, a message quoting data with its own newline kept. */
+static void terminal_writers(void **state) {
+  (void)state;
+  FILE *f = tmpfile();
+  assert_int_equal(ps_visible_put(f, "t\x1b]0;pwned\x07", 8), 0);
+  assert_int_equal(ps_visible_put(f, "ok", 4), 0);
+  assert_int_equal(ps_visible_put(f, NULL, 0), 0);
+  assert_string_equal(written(f), "t\\u001b]ok  ");
+  char long_run[3000];
+  memset(long_run, 'x', sizeof long_run - 2);
+  long_run[sizeof long_run - 2] = 0x7f;
+  long_run[sizeof long_run - 1] = '\0';
+  f = tmpfile();
+  assert_int_equal(ps_visible_put(f, long_run, 0), 0);
+  const char *text = written(f);
+  assert_int_equal(strlen(text), sizeof long_run - 2 + 6); /* whole, not cut at 1 KiB */
+  assert_string_equal(text + sizeof long_run - 2, "\\u007f");
+  f = tmpfile();
+  assert_int_equal(ps_visible_say(f, "run %s: %d\n", "a\rb\xe2\x80\xae", 7), 0);
+  assert_string_equal(written(f), "run a b\\u202e: 7\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(trojan_source_names),
       cmocka_unit_test(lines_tabs_and_the_rest),
       cmocka_unit_test(fixed_buffer_never_cut_inside),
+      cmocka_unit_test(terminal_writers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
