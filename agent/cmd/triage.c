@@ -33,8 +33,10 @@
 #include "core/sysexits_ps.h"
 #include "core/visible.h"
 #include "influx/client.h"
+#include "readback/query.h"
 #include "influx/endpoint.h"
-#include "influx/influxql.h"
+#include "readback/answer.h"
+#include "readback/statement.h"
 #include "influx/lp_encode.h"
 #include "report/triage_read.h"
 #include "verdict/triage.h"
@@ -162,12 +164,19 @@ static void warn_unknown_run(const ps_config *cfg, const ps_triage_decision *d) 
   ps_buf_init(&err, 1024);
   int ok = ps_buf_puts(&q, "SELECT \"verdict\" FROM \"perfship_verdict\" WHERE \"run\" = ") ==
                0 &&
-           ps_influxql_quote_string(&q, d->run) == 0;
-  if (ok && d->host)
-    ok = ps_buf_puts(&q, " AND \"host\" = ") == 0 && ps_influxql_quote_string(&q, d->host) == 0;
+           ps_rb_string(&q, d->run) == 0;
+  if (ok)
+    ok = ps_rb_tag_is(&q, "host", d->host) == 0;
+  ps_rb_answer a;
   if (ok && ps_buf_puts(&q, " LIMIT 1") == 0 &&
-      ps_influx_query(cfg, q.data, &answer, &err) == 0 && answer.data &&
-      !strstr(answer.data, "\"values\"")) {
+      ps_rb_query(cfg, q.data, &answer, &err) == 0 &&
+      ps_rb_answer_parse(&a, answer.data, answer.len) == 0) {
+    ok = ps_rb_answer_next(&a) == NULL;
+    ps_rb_answer_free(&a);
+  } else {
+    ok = 0;
+  }
+  if (ok) {
     fputs("perfship triage: warning: no verdict names the run ", stderr);
     put_visible(stderr, d->run, 0);
     fputs(d->host ? " on that host" : "", stderr);

@@ -11,6 +11,7 @@
 
 #include "core/log.h"
 #include "judging/verdicts_history.h"
+#include "readback/query.h"
 #include "report/triage_read.h"
 #include "verdicts_private.h"
 
@@ -141,7 +142,7 @@ void pl_vd_triage_fetch(pl_verdicts *vd) {
   ps_buf q;
   ps_buf_init(&q, 0);
   if (ps_triage_statement(&q) == 0 &&
-      pl_history_fetch(vd->sh->loop, vd->cfg, q.data, triage_done, vd) == 0)
+      ps_rb_run(vd->sh->loop, vd->cfg, q.data, triage_done, vd) == 0)
     vd->triage_fetching = 1;
   else
     vd->triage_next = uv_now(vd->sh->loop) + HISTORY_RETRY_FIRST_MS;

@@ -9,6 +9,7 @@
 
 #include "core/util.h"
 #include "influx/client.h"
+#include "readback/query.h"
 
 /* A decision is a line of words: a file far larger is a mistake, and the
  * bound keeps it from costing the agent its memory. */
@@ -41,7 +42,7 @@ int ps_triage_read_server(const ps_config *cfg, ps_triage_set *out, ps_buf *err)
   ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
   int rc = ps_triage_statement(&q);
   if (rc == 0)
-    rc = ps_influx_query(cfg, q.data, &answer, err);
+    rc = ps_rb_query(cfg, q.data, &answer, err);
   if (rc == 0 && ps_triage_parse_answer(out, answer.data ? answer.data : "", answer.len) < 0) {
     rc = -ENOMEM;
     ps_buf_puts(err, "out of memory");

@@ -54,17 +54,4 @@ int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err);
 int ps_report_statements(const ps_report_data *d, int statement, ps_buf *out);
 int ps_report_parse_answer(ps_report_data *d, int statement, const char *json, size_t len);
 
-/* The cell of column `name` in one row of an InfluxQL answer (`columns`:
- * the series' names, `values`: the row), or NULL. Every reader of the
- * report's answers (this file, report/explain.c) looks cells up this way. */
-struct cJSON;
-const struct cJSON *ps_report_answer_cell(const struct cJSON *columns,
-                                          const struct cJSON *values, const char *name);
-/* The same cell as a string (NULL when it is none) or as a finite number
- * (NaN when it is none). */
-const char *ps_report_answer_str(const struct cJSON *columns, const struct cJSON *values,
-                                 const char *name);
-double ps_report_answer_num(const struct cJSON *columns, const struct cJSON *values,
-                            const char *name);
-
 #endif

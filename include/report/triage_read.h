@@ -16,7 +16,7 @@
  *   database without `perfship_triage` points is no decision, not an
  *   error.
  * - The agent does not block its loop: it runs ps_triage_statement()
- *   through pl_history_fetch() and parses the answer with
+ *   through readback/query.h ps_rb_run() and parses the answer with
  *   ps_triage_parse_answer() (judging/verdicts.c).
  */
 #ifndef PS_REPORT_TRIAGE_READ_H

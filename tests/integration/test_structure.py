@@ -50,13 +50,14 @@ ALLOWED = {
     "state": {"core", "input"},
     "verdict": {"core", "runs"},
     "alert": {"core", "net", "runs"},
-    "report": {"core", "influx", "runs", "verdict"},
+    "readback": {"core", "net", "influx", "runs", "verdict"},
+    "report": {"core", "influx", "runs", "verdict", "readback"},
     "pipeline": {"core", "net", "influx", "runs", "formats", "input", "state"},
     "judging": {"core", "influx", "runs", "formats", "state", "verdict", "alert",
-                "report", "pipeline"},
+                "readback", "report", "pipeline"},
     "service": {"core", "formats", "input", "state", "pipeline", "judging"},
     "cmd": {"core", "net", "influx", "runs", "formats", "input", "state",
-            "verdict", "alert", "report", "service"},
+            "verdict", "alert", "readback", "report", "service"},
 }
 
 # The layers of `perfship run`, bottom first: a layer includes only those
