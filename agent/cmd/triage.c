@@ -38,7 +38,7 @@
 #include "readback/answer.h"
 #include "readback/statement.h"
 #include "influx/lp_encode.h"
-#include "report/triage_read.h"
+#include "readback/triage.h"
 #include "verdict/triage.h"
 
 static int usage(const char *msg) {
@@ -139,13 +139,13 @@ static int read_all(const ps_config *cfg, ps_triage_set *s, long *bad) {
   ps_buf err;
   ps_buf_init(&err, 2048);
   int code = PS_EXIT_OK;
-  int rc = ps_triage_read_server(cfg, s, &err);
+  int rc = ps_rb_triage_read_server(cfg, s, &err);
   if (rc < 0) {
     fprintf(stderr, "perfship triage: %s\n", err.data ? err.data : strerror(-rc));
     code = rc == -ENOMEM ? PS_EXIT_SOFTWARE : PS_EXIT_UNAVAILABLE;
   } else {
     ps_buf_reset(&err);
-    long n = ps_triage_read_file(cfg, s, on_bad_line, bad, &err);
+    long n = ps_rb_triage_read_file(cfg, s, on_bad_line, bad, &err);
     if (n < 0) {
       fprintf(stderr, "perfship triage: %s\n", err.data ? err.data : strerror((int)-n));
       code = n == -ENOMEM ? PS_EXIT_SOFTWARE : PS_EXIT_CONFIG;

@@ -13,7 +13,7 @@
  *   output is written whole before the exit code is decided, so a CI job
  *   that fails still has its report to attach.
  * - Triage decisions (verdict/triage.h, read from the server's
- *   perfship_triage points and the triage_file by report/triage_read.h,
+ *   perfship_triage points and the triage_file by readback/triage.h,
  *   as the agent reads them) mark each row: an
  *   acknowledged change and an excluded run say by whom, when and why
  *   under their row (and in --json as "acknowledged"/"excluded"); a bad
@@ -48,7 +48,7 @@
 #include "readback/query.h"
 #include "readback/answer.h"
 #include "readback/statement.h"
-#include "report/triage_read.h"
+#include "readback/triage.h"
 #include "verdict/triage.h"
 
 #define DEFAULT_SINCE_S (7 * 86400)
@@ -369,8 +369,8 @@ static int print_formatted(const table *t, enum format format, const char *since
 static int load_triage(const ps_config *cfg, ps_triage_set *set) {
   ps_buf err;
   ps_buf_init(&err, 2048);
-  int rc = ps_triage_read_server(cfg, set, &err) < 0 ||
-                   ps_triage_read_file(cfg, set, on_bad_line, NULL, &err) < 0
+  int rc = ps_rb_triage_read_server(cfg, set, &err) < 0 ||
+                   ps_rb_triage_read_file(cfg, set, on_bad_line, NULL, &err) < 0
                ? -1
                : 0;
   if (rc < 0)

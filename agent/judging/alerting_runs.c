@@ -23,7 +23,7 @@
 #include "core/util.h"
 #include "core/figures.h"
 #include "core/log.h"
-#include "report/explain.h"
+#include "readback/explain.h"
 #include "runs/runs.h"
 
 #define MOD "alerts"
@@ -357,7 +357,7 @@ static char *cause_json(const ps_explanation *e) {
 
 
 /* A loadgen regression of time in the chain waits for its cause, read
- * back on the threadpool (report/explain.h); the event goes out with or
+ * back on the threadpool (readback/explain.h); the event goes out with or
  * without it (docs/alerts.md: a server that cannot answer costs the cause,
  * never the alert). */
 /* The run's slog may still be read when its regression is judged: while
@@ -399,12 +399,12 @@ static void explain_done(uv_work_t *w, int status);
 
 static void explain_work(uv_work_t *w) {
   explain_job *j = w->data;
-  j->rc = ps_explain_query(&j->cfg, &j->d, &j->err);
+  j->rc = ps_rb_explain_query(&j->cfg, &j->d, &j->err);
 }
 
 static void job_free(uv_handle_t *h) {
   explain_job *j = h->data;
-  ps_explain_data_free(&j->d);
+  ps_rb_explain_data_free(&j->d);
   ps_buf_free(&j->err);
   free(j);
 }
@@ -436,9 +436,9 @@ static void explain_done(uv_work_t *w, int status) {
     char *change = j->d.change_run ? strdup(j->d.change_run) : NULL;
     char *run = strdup(j->d.run), *host = j->d.host ? strdup(j->d.host) : NULL;
     int64_t since = j->d.since_ns, now = j->d.now_ns, old_runs = j->d.baseline_runs;
-    ps_explain_data_free(&j->d);
-    ps_explain_data_init(&j->d, run, host, since, now);
-    int ok = run && metric && ps_explain_data_known(&j->d, metric, change, old_runs) == 0;
+    ps_rb_explain_data_free(&j->d);
+    ps_rb_explain_data_init(&j->d, run, host, since, now);
+    int ok = run && metric && ps_rb_explain_data_known(&j->d, metric, change, old_runs) == 0;
     free(metric);
     free(change);
     free(run);
@@ -503,14 +503,14 @@ static int explain_then_raise(pl_alert_runs *ar, ps_alert_event *ev, const char 
   j->ar = ar;
   j->cfg = *ar->sh->cfg;
   /* every time is bounded by the run's own; the run is looked for far back */
-  ps_explain_data_init(&j->d, run, ev->host, (int64_t)3660 * 86400 * 1000000000, time_ns);
+  ps_rb_explain_data_init(&j->d, run, ev->host, (int64_t)3660 * 86400 * 1000000000, time_ns);
   ps_buf_init(&j->err, 2048);
   j->backfill = backfill;
   j->time_ns = time_ns;
   j->work.data = j;
-  if (!j->d.run || ps_explain_data_known(&j->d, m->metric, m->change_run, m->baseline_runs) < 0 ||
+  if (!j->d.run || ps_rb_explain_data_known(&j->d, m->metric, m->change_run, m->baseline_runs) < 0 ||
       uv_timer_init(ar->sh->loop, &j->retry) < 0) {
-    ps_explain_data_free(&j->d);
+    ps_rb_explain_data_free(&j->d);
     ps_buf_free(&j->err);
     free(j);
     return 0;

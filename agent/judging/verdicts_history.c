@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "core/figures.h"
 #include "readback/answer.h"
 #include "readback/statement.h"
@@ -97,112 +95,17 @@ int pl_history_query_text(const char *series, const char *host, int64_t since_ns
 
 /* --- reading the answer ----------------------------------------------------- */
 
-/* Whether one series of the answer is what the query asked for: a
- * "columns" list of names with "time" among them, rows of as many cells,
- * each time a number (the client asks for epoch nanoseconds), the status a
- * string or null, each metric a number or null. `why` says what is not. */
-static int series_ok(const cJSON *series, ps_buf *why) {
-  const cJSON *cols = cJSON_GetObjectItemCaseSensitive(series, "columns");
-  const cJSON *rows = cJSON_GetObjectItemCaseSensitive(series, "values");
-  const cJSON *tags = cJSON_GetObjectItemCaseSensitive(series, "tags");
-  if (!cJSON_IsObject(series) || !cJSON_IsArray(cols) || (rows && !cJSON_IsArray(rows)) ||
-      (tags && !cJSON_IsObject(tags))) {
-    ps_buf_puts(why, "a series without a list of columns and of rows");
-    return 0;
-  }
-  long time_col = -1, status_col = -1, n = 0;
-  const cJSON *c;
-  cJSON_ArrayForEach(c, cols) {
-    if (!cJSON_IsString(c)) {
-      ps_buf_puts(why, "a column name that is not a string");
-      return 0;
-    }
-    if (strcmp(c->valuestring, "time") == 0)
-      time_col = n;
-    else if (strcmp(c->valuestring, "status") == 0)
-      status_col = n;
-    n++;
-  }
-  if (time_col < 0) {
-    ps_buf_puts(why, "no time column");
-    return 0;
-  }
-  const cJSON *tag;
-  cJSON_ArrayForEach(tag, tags) if (!cJSON_IsString(tag) && !cJSON_IsNull(tag)) {
-    ps_buf_printf(why, "the tag '%.40s' is not a string", tag->string ? tag->string : "?");
-    return 0;
-  }
-  const cJSON *r;
-  long k = 0;
-  cJSON_ArrayForEach(r, rows) {
-    if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) != n) {
-      ps_buf_printf(why, "row %ld is not a list of %ld values", k + 1, n);
-      return 0;
-    }
-    long i = 0;
-    const cJSON *v;
-    cJSON_ArrayForEach(v, r) {
-      const char *col = cJSON_GetArrayItem(cols, (int)i)->valuestring;
-      /* a time no int64 of nanoseconds holds is none (the fuzz target
-       * found 1.6e20 overflowing the microsecond rounding) */
-      int ok = i == time_col ? cJSON_IsNumber(v) && fabs(v->valuedouble) < 9.2e18
-               : i == status_col ? cJSON_IsString(v) || cJSON_IsNull(v)
-                                 : cJSON_IsNumber(v) || cJSON_IsNull(v);
-      if (!ok) {
-        ps_buf_printf(why, "row %ld: %s is not %s", k + 1, col,
-                      i == time_col     ? "a time in nanoseconds"
-                      : i == status_col ? "a string"
-                                        : "a number");
-        return 0;
-      }
-      i++;
-    }
-    k++;
-  }
-  return 1;
-}
-
 int pl_history_parse(const char *json, const char *const *metrics, size_t nmetrics,
                      pl_history_row_cb row, pl_history_growth_cb growth, void *ctx,
                      ps_buf *why) {
-  ps_buf ignored;
-  ps_buf_init(&ignored, 256);
-  if (!why)
-    why = &ignored;
-  cJSON *root = cJSON_Parse(json);
-  const cJSON *results = cJSON_GetObjectItemCaseSensitive(root, "results");
-  const cJSON *res;
-  int ok = cJSON_IsArray(results);
-  const cJSON *checked = ok ? results : NULL;
-  if (!ok)
-    ps_buf_puts(why, root ? "no list of results" : "not JSON");
-  /* The whole answer is checked before a row is taken: half an answer
-   * merged would be a history with holes, judged as if it were whole. */
-  cJSON_ArrayForEach(res, checked) {
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(res, "error");
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(res, "series");
-    if (!cJSON_IsObject(res) || e || (list && !cJSON_IsArray(list))) {
-      if (cJSON_IsString(e))
-        ps_buf_printf(why, "the server said: %.200s", e->valuestring);
-      else
-        ps_buf_puts(why, "a result that is not an object with a list of series");
-      ok = 0;
-      break;
-    }
-    const cJSON *series;
-    cJSON_ArrayForEach(series, list) if (!(ok = series_ok(series, why))) break;
-    if (!ok)
-      break;
-  }
-  if (!ok) {
-    cJSON_Delete(root);
-    ps_buf_free(&ignored);
-    return -EPROTO;
-  }
-  ps_buf_free(&ignored);
   double *values = malloc((nmetrics ? nmetrics : 1) * sizeof *values);
   ps_rb_answer a;
   int rc = values ? ps_rb_answer_parse(&a, json, strlen(json)) : -ENOMEM;
+  /* The whole answer is checked before a row is taken: half an answer
+   * merged would be a history with holes, judged as if it were whole. */
+  static const char *const strings[] = {"status", NULL};
+  if (rc == 0 && ps_rb_answer_check(&a, strings, why) < 0)
+    rc = -EPROTO;
   for (const ps_rb_row *r; rc == 0 && (r = ps_rb_answer_next_series(&a));) {
     const char *run = ps_rb_tag(r, "run");
     if (!run)
@@ -222,6 +125,5 @@ int pl_history_parse(const char *json, const char *const *metrics, size_t nmetri
   if (values)
     ps_rb_answer_free(&a);
   free(values);
-  cJSON_Delete(root);
   return rc;
 }

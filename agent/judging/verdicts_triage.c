@@ -12,7 +12,7 @@
 #include "core/log.h"
 #include "judging/verdicts_history.h"
 #include "readback/query.h"
-#include "report/triage_read.h"
+#include "readback/triage.h"
 #include "verdicts_private.h"
 
 #define MOD PL_VD_MOD
@@ -92,7 +92,7 @@ int pl_vd_read_triage_file(pl_verdicts *vd, const ps_config *cfg) {
   ps_triage_set_init(&fresh);
   ps_buf err;
   ps_buf_init(&err, 1024);
-  long n = ps_triage_read_file(cfg, &fresh, triage_bad_line, vd, &err);
+  long n = ps_rb_triage_read_file(cfg, &fresh, triage_bad_line, vd, &err);
   if (n < 0) {
     /* the decisions it gave before stay in force: a file being replaced
      * does not undo them for a moment */

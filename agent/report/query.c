@@ -17,8 +17,8 @@
  * - "Fields" a series does not have come back as null and stay NAN.
  */
 #include "report/query.h"
-#include "report/triage_read.h"
-#include "report/explain.h"
+#include "readback/triage.h"
+#include "readback/explain.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -437,17 +437,17 @@ static int chart_of(ps_rchain *c, const ps_explain_data *x) {
   return 0;
 }
 
-/* The slog part of stage run `k` (report/explain.h); only -ENOMEM stops
+/* The slog part of stage run `k` (readback/explain.h); only -ENOMEM stops
  * the page: the rest of it does not depend on the slog figures. */
 static int chain_of(const ps_config *cfg, ps_report_data *d, size_t k) {
   const ps_rstamp *sr = &d->stage_runs[k];
   ps_explain_data x;
   ps_buf err;
   ps_buf_init(&err, 2048);
-  ps_explain_data_init(&x, sr->run, sr->host, d->now_ns - d->since_ns, d->now_ns);
-  int rc = x.run ? ps_explain_query(cfg, &x, &err) : -ENOMEM;
+  ps_rb_explain_data_init(&x, sr->run, sr->host, d->now_ns - d->since_ns, d->now_ns);
+  int rc = x.run ? ps_rb_explain_query(cfg, &x, &err) : -ENOMEM;
   /* the chart's points: a server that cannot answer leaves the chart out */
-  if (rc == 0 && ps_explain_query_blocks(cfg, &x, &err) == -ENOMEM)
+  if (rc == 0 && ps_rb_explain_query_blocks(cfg, &x, &err) == -ENOMEM)
     rc = -ENOMEM;
   size_t n = 0;
   for (size_t i = 0; rc == 0 && i < x.nstages; i++)
@@ -468,7 +468,7 @@ static int chain_of(const ps_config *cfg, ps_report_data *d, size_t k) {
       rc = chart_of(c, &x);
     }
   }
-  ps_explain_data_free(&x);
+  ps_rb_explain_data_free(&x);
   ps_buf_free(&err);
   return rc == -ENOMEM ? rc : 0;
 }
@@ -496,8 +496,8 @@ int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err) {
   if (rc == 0) {
     ps_buf terr;
     ps_buf_init(&terr, 1024);
-    if (ps_triage_read_server(cfg, &d->triage, &terr) == -ENOMEM ||
-        ps_triage_read_file(cfg, &d->triage, NULL, NULL, &terr) == -ENOMEM)
+    if (ps_rb_triage_read_server(cfg, &d->triage, &terr) == -ENOMEM ||
+        ps_rb_triage_read_file(cfg, &d->triage, NULL, NULL, &terr) == -ENOMEM)
       rc = -ENOMEM;
     ps_buf_free(&terr);
   }

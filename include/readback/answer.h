@@ -36,6 +36,14 @@
  * - ps_rb_answer_whole() says whether every document holds a list of
  *   results and none an error: a reader that must not take half an answer
  *   for the whole checks it first.
+ * - ps_rb_answer_check() is the strict reading, for a reader that takes
+ *   the whole answer or nothing (the judges' history): every document a
+ *   list of results without an error, every series a list of string
+ *   column names with "time" among them, tags strings or null, rows of as
+ *   many cells, each time a number of nanoseconds an int64 holds, each
+ *   column of `string_columns` (NULL-terminated, may be NULL) a string or
+ *   null, every other a number or null. 0, or -EPROTO with `why` (may be
+ *   NULL) saying the first thing that is not so.
  * - ps_rb_answer_error() is the text of the first "error" the answer holds
  *   (top level or of a statement), or NULL.
  * - The strings returned live as long as the answer.
@@ -45,6 +53,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/buf.h"
 
 struct cJSON;
 
@@ -71,6 +81,8 @@ void ps_rb_answer_free(ps_rb_answer *a);
 const ps_rb_row *ps_rb_answer_next(ps_rb_answer *a);
 const ps_rb_row *ps_rb_answer_next_series(ps_rb_answer *a);
 int ps_rb_answer_whole(const ps_rb_answer *a);
+int ps_rb_answer_check(const ps_rb_answer *a, const char *const *string_columns,
+                       ps_buf *why);
 const char *ps_rb_answer_error(const ps_rb_answer *a);
 
 const struct cJSON *ps_rb_cell(const ps_rb_row *r, const char *column);

@@ -138,12 +138,12 @@ typedef struct ps_rhealth {
 } ps_rhealth;
 
 /* Inside the chain: a stage run's slog figures and its explanation
- * (verdict/explain.h, read by report/explain.h). At most PS_RCHAIN_STAGES
+ * (verdict/explain.h, read by readback/explain.h). At most PS_RCHAIN_STAGES
  * stages are kept. */
 #define PS_RCHAIN_STAGES 64
 /* One vat of the chart of delivery seconds per block: the run's vats with
- * the most delivery seconds over its stages that take part (report/explain.h
- * ps_explain_query_blocks), its points points[begin .. begin + n). */
+ * the most delivery seconds over its stages that take part (readback/explain.h
+ * ps_rb_explain_query_blocks), its points points[begin .. begin + n). */
 typedef struct ps_rchain_point {
   double height, seconds; /* blockHeight, deliverySeconds */
 } ps_rchain_point;

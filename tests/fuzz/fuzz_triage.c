@@ -1,7 +1,8 @@
 /*
  * fuzz_triage.c: the two readers of triage decisions
- * (agent/verdict/triage.c): a triage_file's text and the server's answer
- * to the statement that reads `perfship_triage` back.
+ * (agent/verdict/triage.c, agent/readback/triage.c): a triage_file's text
+ * and the server's answer to the statement that reads `perfship_triage`
+ * back.
  *
  * Input: a byte choosing the reader (even: the file, odd: the answer),
  * then the text (tests/fuzz/corpus/triage/ holds a file and an answer).
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "readback/triage.h"
 #include "verdict/triage.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

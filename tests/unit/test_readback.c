@@ -144,6 +144,53 @@ static void test_times_beyond_what_influxdb_stores(void **state) {
   ps_rb_answer_free(&a);
 }
 
+/* The strict reading takes the whole answer or says the first thing
+ * wrong. */
+static void check_says(const char *json, const char *want) {
+  static const char *const strings[] = {"status", NULL};
+  ps_rb_answer a;
+  ps_buf why;
+  ps_buf_init(&why, 0);
+  assert_int_equal(ps_rb_answer_parse(&a, json, strlen(json)), 0);
+  int rc = ps_rb_answer_check(&a, strings, &why);
+  if (want) {
+    assert_int_equal(rc, -EPROTO);
+    assert_non_null(strstr(why.data, want));
+  } else {
+    assert_int_equal(rc, 0);
+  }
+  ps_rb_answer_free(&a);
+  ps_buf_free(&why);
+}
+
+static void test_strict_check(void **state) {
+  (void)state;
+  check_says("{\"results\":[{\"series\":[{\"tags\":{\"run\":\"a\"},"
+             "\"columns\":[\"time\",\"status\",\"x\"],"
+             "\"values\":[[1,\"success\",2.5],[2,null,null]]}]},{}]}",
+             NULL);
+  check_says("", "not JSON");
+  check_says("{}", "no list of results");
+  check_says("{\"results\":[{\"error\":\"boom\"}]}", "the server said: boom");
+  check_says("{\"results\":[{\"series\":[{\"columns\":[\"x\"]}]}]}", "no time column");
+  check_says("{\"results\":[{\"series\":[{\"columns\":[\"time\",\"x\"],"
+             "\"values\":[[1]]}]}]}",
+             "row 1 is not a list of 2 values");
+  check_says("{\"results\":[{\"series\":[{\"columns\":[\"time\",\"status\"],"
+             "\"values\":[[1,3]]}]}]}",
+             "row 1: status is not a string");
+  check_says("{\"results\":[{\"series\":[{\"columns\":[\"time\",\"x\"],"
+             "\"values\":[[1,\"s\"]]}]}]}",
+             "row 1: x is not a number");
+  check_says("{\"results\":[{\"series\":[{\"columns\":[\"time\"],"
+             "\"values\":[[1.6e20]]}]}]}",
+             "not a time in nanoseconds");
+  check_says("{\"results\":[{\"series\":[{\"tags\":{\"run\":1},\"columns\":[\"time\"]}]}]}",
+             "the tag 'run' is not a string");
+  /* a chunked answer is checked in every chunk */
+  check_says("{\"results\":[]}\n{\"results\":[{\"error\":\"late\"}]}", "late");
+}
+
 static void test_statement_pieces(void **state) {
   (void)state;
   ps_buf q;
@@ -202,6 +249,7 @@ int main(void) {
       cmocka_unit_test(test_chunked_answer),
       cmocka_unit_test(test_shapes_that_are_no_rows),
       cmocka_unit_test(test_times_beyond_what_influxdb_stores),
+      cmocka_unit_test(test_strict_check),
       cmocka_unit_test(test_statement_pieces),
       cmocka_unit_test(test_server_answers_to_codes),
       cmocka_unit_test(test_status_names),

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "readback/triage.h"
 #include "verdict/triage.h"
 
 typedef struct bad_lines {

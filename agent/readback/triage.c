@@ -1,8 +1,8 @@
 /*
- * report/triage_read.c: the decisions of triage_file and of the server
- * (include/report/triage_read.h).
+ * readback/triage.c: the decisions of triage_file and of the server
+ * (include/readback/triage.h).
  */
-#include "report/triage_read.h"
+#include "readback/triage.h"
 
 #include <errno.h>
 #include <string.h>
@@ -15,8 +15,8 @@
  * bound keeps it from costing the agent its memory. */
 #define TRIAGE_FILE_MAX_BYTES (16u << 20)
 
-long ps_triage_read_file(const ps_config *cfg, ps_triage_set *out, ps_triage_bad_fn bad,
-                         void *ctx, ps_buf *err) {
+long ps_rb_triage_read_file(const ps_config *cfg, ps_triage_set *out, ps_triage_bad_fn bad,
+                            void *ctx, ps_buf *err) {
   if (!cfg->triage_file || !cfg->triage_file[0])
     return 0;
   ps_buf text;
@@ -36,7 +36,7 @@ long ps_triage_read_file(const ps_config *cfg, ps_triage_set *out, ps_triage_bad
   return n;
 }
 
-int ps_triage_read_server(const ps_config *cfg, ps_triage_set *out, ps_buf *err) {
+int ps_rb_triage_read_server(const ps_config *cfg, ps_triage_set *out, ps_buf *err) {
   ps_buf q, answer;
   ps_buf_init(&q, 0);
   ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);

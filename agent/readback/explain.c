@@ -1,6 +1,6 @@
 /*
- * explain.c: a run's explanation read back from InfluxDB. See
- * include/report/explain.h.
+ * readback/explain.c: a run's explanation read back from InfluxDB. See
+ * include/readback/explain.h.
  *
  * Design
  * - The old level is the runs before the one where the change began, as
@@ -11,7 +11,7 @@
  * - Answers are parsed whole and their strings copied into d->strs, so
  *   one answer is in memory at a time (as report/query.c does).
  */
-#include "report/explain.h"
+#include "readback/explain.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -35,7 +35,7 @@
  * epoch): a bound at a time read back gets this much slack. */
 #define SLACK_NS 1000
 
-void ps_explain_data_init(ps_explain_data *d, const char *run, const char *host,
+void ps_rb_explain_data_init(ps_explain_data *d, const char *run, const char *host,
                           int64_t since_ns, int64_t now_ns) {
   memset(d, 0, sizeof *d);
   d->run = run ? strdup(run) : NULL;
@@ -45,7 +45,7 @@ void ps_explain_data_init(ps_explain_data *d, const char *run, const char *host,
   d->baseline_runs = -1;
 }
 
-void ps_explain_data_free(ps_explain_data *d) {
+void ps_rb_explain_data_free(ps_explain_data *d) {
   for (size_t i = 0; i < d->nstrs; i++)
     free(d->strs[i]);
   free(d->strs);
@@ -101,7 +101,7 @@ static int where_host(ps_buf *q, const char *host) {
              : 0;
 }
 
-int ps_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run,
+int ps_rb_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run,
                           int64_t baseline_runs) {
   if (!(d->regressed = (char *)keep(d, metric)) ||
       !(d->change_run = (char *)keep(d, change_run ? change_run : d->run)))
@@ -120,7 +120,7 @@ static int64_t oldest(const ps_explain_data *d) {
   return t;
 }
 
-int ps_explain_statement(const ps_explain_data *d, int statement, ps_buf *q) {
+int ps_rb_explain_statement(const ps_explain_data *d, int statement, ps_buf *q) {
   int rc = 0;
   const char *series = d->series ? d->series : "";
   switch (statement) {
@@ -207,7 +207,7 @@ static int by_seconds(const void *pa, const void *pb) {
   return strcmp(a->vat, b->vat);
 }
 
-void ps_explain_chart_pick(ps_explain_data *d) {
+void ps_rb_explain_chart_pick(ps_explain_data *d) {
   if (d->chart_picked)
     return;
   d->chart_picked = 1;
@@ -380,11 +380,11 @@ static int on_row(ps_explain_data *d, int statement, const row *r) {
   }
 }
 
-int ps_explain_parse_answer(ps_explain_data *d, int statement, const char *json, size_t len) {
+int ps_rb_explain_parse_answer(ps_explain_data *d, int statement, const char *json, size_t len) {
   if (statement < 0 || statement >= PS_EXPLAIN_NSTATEMENTS)
     return -EINVAL;
   if (statement == PS_EQ_BLOCK_VATS)
-    ps_explain_chart_pick(d); /* the rows are of the chart's vats */
+    ps_rb_explain_chart_pick(d); /* the rows are of the chart's vats */
   ps_rb_answer a;
   int rc = ps_rb_answer_parse(&a, json, len);
   for (const row *r; rc >= 0 && (r = ps_rb_answer_next(&a));)
@@ -399,11 +399,11 @@ static int ask(const ps_config *cfg, ps_explain_data *d, int statement, ps_buf *
   ps_buf q, answer;
   ps_buf_init(&q, 0);
   ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
-  int rc = ps_explain_statement(d, statement, &q);
+  int rc = ps_rb_explain_statement(d, statement, &q);
   if (rc == -ENOENT)
     rc = 0; /* nothing to ask */
   else if (rc == 0 && (rc = ps_rb_query(cfg, q.data, &answer, err)) == 0)
-    rc = ps_explain_parse_answer(d, statement, answer.data, answer.len);
+    rc = ps_rb_explain_parse_answer(d, statement, answer.data, answer.len);
   ps_buf_free(&q);
   ps_buf_free(&answer);
   return rc;
@@ -432,7 +432,7 @@ static void trim_old(ps_explain_data *d, size_t keep_n) {
   free(p);
 }
 
-int ps_explain_query(const ps_config *cfg, ps_explain_data *d, ps_buf *err) {
+int ps_rb_explain_query(const ps_config *cfg, ps_explain_data *d, ps_buf *err) {
   if (!d->run)
     return -ENOMEM;
   int rc = ask(cfg, d, PS_EQ_RUN, err);
@@ -450,9 +450,9 @@ int ps_explain_query(const ps_config *cfg, ps_explain_data *d, ps_buf *err) {
   return rc;
 }
 
-int ps_explain_query_blocks(const ps_config *cfg, ps_explain_data *d, ps_buf *err) {
+int ps_rb_explain_query_blocks(const ps_config *cfg, ps_explain_data *d, ps_buf *err) {
   if (!d->found)
     return -ENOENT;
-  ps_explain_chart_pick(d);
+  ps_rb_explain_chart_pick(d);
   return ask(cfg, d, PS_EQ_BLOCK_VATS, err);
 }
