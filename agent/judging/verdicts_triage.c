@@ -118,7 +118,7 @@ static void triage_done(void *arg, int rc, const char *json, size_t len, const c
   if (rc == 0 || rc == -ENOENT || rc == -EOPNOTSUPP) {
     ps_triage_set fresh;
     ps_triage_set_init(&fresh);
-    if (rc == 0 && ps_triage_parse_answer(&fresh, json, len) < 0) {
+    if (rc == 0 && ps_rb_triage_parse_answer(&fresh, json, len) < 0) {
       ps_triage_set_free(&fresh);
       PS_ERROR(MOD, "out of memory reading the triage decisions");
     } else {
@@ -141,7 +141,7 @@ static void triage_done(void *arg, int rc, const char *json, size_t len, const c
 void pl_vd_triage_fetch(pl_verdicts *vd) {
   ps_buf q;
   ps_buf_init(&q, 0);
-  if (ps_triage_statement(&q) == 0 &&
+  if (ps_rb_triage_statement(&q) == 0 &&
       ps_rb_run(vd->sh->loop, vd->cfg, q.data, triage_done, vd) == 0)
     vd->triage_fetching = 1;
   else

@@ -7,8 +7,8 @@
  *
  * Contract
  * - A ps_triage_set holds decisions from any origin: `perfship_triage`
- *   points read back from the server (ps_triage_parse_answer) and the
- *   lines of a triage_file (ps_triage_parse_text). Strings are copied in;
+ *   points read back from the server (readback/triage.h) and the lines of
+ *   a triage_file (ps_triage_parse_text). Strings are copied in;
  *   the set owns them.
  * - A decision is in force unless an `undo` decision names its id
  *   (revokes). An undo cannot be undone (decide again instead), so undoing
@@ -30,10 +30,6 @@
  *   `#` comments and blank lines ignored. A bad line is reported through
  *   `bad` as (name, line, reason) and skipped; every other line is kept.
  *   Returns the number of bad lines, or -ENOMEM.
- * - ps_triage_parse_answer() adds the rows of one /query answer to the
- *   statement of ps_triage_statement(); it never fails on shape (fuzzed
- *   by tests/fuzz/fuzz_triage.c, with the text parser), and skips rows it
- *   cannot use. Returns the rows added, or -ENOMEM.
  * - ps_triage_id() makes the id of a new decision from what it says and
  *   when: 12 hex digits after "t" (server) or "f" (a file line without
  *   id=, so the same line keeps its id across reloads).
@@ -109,11 +105,6 @@ size_t ps_triage_baseline_start(const ps_triage_set *s, const ps_verdict_run *ru
 typedef void (*ps_triage_bad_fn)(void *ctx, const char *name, size_t line, const char *why);
 long ps_triage_parse_text(ps_triage_set *s, const char *name, const char *text, size_t len,
                           ps_triage_bad_fn bad, void *ctx);
-
-/* The InfluxQL statement that reads the decisions back (newest first,
- * at most PS_TRIAGE_MAX_READ). 0 or -ENOMEM. */
-int ps_triage_statement(ps_buf *out);
-long ps_triage_parse_answer(ps_triage_set *s, const char *json, size_t len);
 
 /* Writes "t" or "f" (by `file`) and 12 hex digits, NUL-terminated, into
  * out[14]. */

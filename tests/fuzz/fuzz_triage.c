@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     long nbad = ps_triage_parse_text(&set, "fuzz.triage", text, len, on_bad, &s);
     if (nbad < 0 || (size_t)nbad != s.bad)
       abort();
-  } else if (ps_triage_parse_answer(&set, text, len) < 0) {
+  } else if (ps_rb_triage_parse_answer(&set, text, len) < 0) {
     abort();
   }
   for (size_t i = 0; i < set.n; i++) {
