@@ -12,13 +12,13 @@
  *   PS_EXPLAIN_OLD_RUNS, of the series on the host within 90 days before
  *   that start), and the slog stage and vat points of the series on the
  *   host from the oldest of them to 7 days after the run's start. Every
- *   name from data or the command line is quoted (influx/influxql.h).
+ *   name from data or the command line is quoted (readback/statement.h).
  *   It blocks (threadpool or a one-shot command).
  * - `host` NULL: the run's host is taken from its loadgen_run point (the
  *   newest when several machines have a run of that name).
  * - Returns 0 with d->found (the run was there) and d->e filled;
  *   -ENOENT when the run has no loadgen_run point in range; otherwise the
- *   code of ps_influx_query() with one sentence in `err`; -ENOMEM.
+ *   code of ps_rb_query() with one sentence in `err`; -ENOMEM.
  * - ps_rb_explain_parse_answer() adds one answer to `statement` to `d`: the
  *   parser of server text; any JSON, or none, only adds what it
  *   recognises (fuzzed by tests/fuzz/fuzz_explain.c).

@@ -60,7 +60,7 @@ static ps_ledger_series *nightly(const char *series, const char *host, size_t n,
     for (size_t m = 0; m < cfg.verdicts.nmetrics; m++)
       v[m] = NAN;
     v[0] = 24.33 * (i >= STEP ? 1.2 : 1.0) * (1.0 + wiggle[i % 7]);
-    char name[48], rev[16];
+    char name[64], rev[24];
     snprintf(rev, sizeof rev, "r%02zu", i);
     snprintf(name, sizeof name, "%s-%02zu", series, i);
     assert_true(ps_ledger_put(&ledger, s, host, name, rev, t0 + (int64_t)i * DAY_NS,
@@ -151,7 +151,7 @@ static void test_baseline_starts_the_series_anew(void **state) {
   assert_non_null(v);
   assert_int_equal(v->verdict, PS_VERDICT_BASELINE);
   for (size_t i = STEP + 1; i < N; i++) {
-    char run[16];
+    char run[32];
     snprintf(run, sizeof run, "daily-%02zu", i);
     v = of(&l, run, PS_METHOD_EDIVISIVE);
     assert_non_null(v);
@@ -176,7 +176,7 @@ static void test_only_this_hosts_runs(void **state) {
     for (size_t m = 0; m < cfg.verdicts.nmetrics; m++)
       v[m] = NAN;
     v[0] = 24.33 * (1.0 + 0.002 * (double)(i % 3));
-    char name[16];
+    char name[32];
     snprintf(name, sizeof name, "run-%02zu", i);
     assert_true(ps_ledger_put(&ledger, s, i % 2 ? "h2" : "h1", name, "r",
                               T0_NS + (int64_t)i * DAY_NS, PS_RUN_STATUS_SUCCESS, 0, v) >= 0);
@@ -202,7 +202,7 @@ static void test_candidate_against_its_reference(void **state) {
   ps_verdict_list_free(&l);
   /* a reference run kept out is in no level: with all of them out, none */
   for (size_t i = 0; i < STEP; i++) {
-    char id[8], run[16];
+    char id[32], run[32];
     snprintf(id, sizeof id, "x%zu", i);
     snprintf(run, sizeof run, "nightly-%02zu", i);
     decision(id, PS_TRIAGE_EXCLUDE, run);
