@@ -76,8 +76,8 @@ static int query_text(ps_buf *q, const ps_verdicts_cfg *v, const char *key, cons
        ps_rb_string(q, value);
   if (!rc)
     rc = ps_rb_tag_is(q, "host", host);
-  if (!rc && since > 0)
-    rc = ps_buf_printf(q, " AND time >= %" PRId64 " AND time < %" PRId64, since, until);
+  if (!rc && since > 0) /* the run itself is looked up by name, at any time */
+    rc = ps_rb_and_time_range(q, since, until);
   return rc || ps_buf_puts(q, " GROUP BY \"host\", \"run\", \"revision\", \"test_type\"") ? -ENOMEM
                                                                                        : 0;
 }

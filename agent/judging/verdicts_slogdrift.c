@@ -226,7 +226,6 @@ void pl_sd_data_free(pl_sd_data *d) {
 struct pl_vsdjob {
   struct pl_vsdjob *next;
   pl_verdicts *vd;
-  uv_work_t work;
   ps_config cfg; /* shallow copy: its strings outlive the read */
   char *run, *series, *host;
   int64_t anchor_ns;
@@ -264,8 +263,9 @@ static int read_all(pl_vsdjob *j) {
   return rc;
 }
 
-static void read_work(uv_work_t *w) {
-  pl_vsdjob *j = w->data;
+/* On the threadpool (readback/query.h ps_rb_run_reads). */
+static int read_work(void *arg) {
+  pl_vsdjob *j = arg;
   j->rc = read_all(j);
   if (j->rc == -EIO || j->rc == -EPROTO) {
     usleep(READ_RETRY_MS * 1000);
@@ -274,6 +274,7 @@ static void read_work(uv_work_t *w) {
     ps_buf_init(&j->err, 0);
     j->rc = read_all(j);
   }
+  return 0;
 }
 
 static void start_next(pl_verdicts *vd);
@@ -382,8 +383,9 @@ static void wait_cb(uv_timer_t *t) {
     start_next(vd);
 }
 
-static void read_done(uv_work_t *w, int status) {
-  pl_vsdjob *j = w->data;
+/* On the loop; `status` -ECANCELED when the loop cancelled the read. */
+static void read_done(void *arg, int status) {
+  pl_vsdjob *j = arg;
   pl_verdicts *vd = j->vd;
   j->in_flight = 0;
   if (status == 0 && !vd->sh->stopping && j->rc == 0 && !perf_side_read(&j->d) &&
@@ -432,8 +434,7 @@ static void start_next(pl_verdicts *vd) {
     uv_timer_stop(&vd->sd_timer);
   while (j && !j->in_flight) {
     j->in_flight = 1;
-    j->work.data = j;
-    if (uv_queue_work(vd->sh->loop, &j->work, read_work, read_done) == 0)
+    if (ps_rb_run_reads(vd->sh->loop, read_work, read_done, j) == 0)
       return;
     vd->slog_drift = j->next;
     job_free(j);

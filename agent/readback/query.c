@@ -224,30 +224,63 @@ out:
 
 /* --- on the threadpool --------------------------------------------------- */
 
-typedef struct run_req {
+typedef struct reads_req {
   uv_work_t work;
+  ps_rb_reads_fn reads;
+  ps_rb_reads_done_fn done;
+  void *arg;
+  int rc;
+} reads_req;
+
+static void reads_work(uv_work_t *w) {
+  reads_req *r = w->data;
+  r->rc = r->reads(r->arg);
+}
+
+static void reads_done(uv_work_t *w, int status) {
+  reads_req *r = w->data;
+  r->done(r->arg, status < 0 ? -ECANCELED : r->rc);
+  free(r);
+}
+
+int ps_rb_run_reads(uv_loop_t *loop, ps_rb_reads_fn reads, ps_rb_reads_done_fn done, void *arg) {
+  reads_req *r = calloc(1, sizeof *r);
+  if (!r)
+    return -ENOMEM;
+  *r = (reads_req){.reads = reads, .done = done, .arg = arg};
+  r->work.data = r;
+  int rc = uv_queue_work(loop, &r->work, reads_work, reads_done);
+  if (rc < 0)
+    free(r);
+  return rc;
+}
+
+/* One statement: the request and its answer. */
+typedef struct run_req {
   ps_config cfg; /* shallow copy: the caller's strings outlive us */
   char *influxql;
   ps_rb_done_fn done;
   void *arg;
-  int rc;
   ps_buf json, err;
 } run_req;
 
-static void run_work(uv_work_t *w) {
-  run_req *r = w->data;
-  r->rc = ps_rb_query(&r->cfg, r->influxql, &r->json, &r->err);
+static int run_work(void *arg) {
+  run_req *r = arg;
+  return ps_rb_query(&r->cfg, r->influxql, &r->json, &r->err);
 }
 
-static void run_done(uv_work_t *w, int status) {
-  run_req *r = w->data;
-  int rc = status < 0 ? -ECANCELED : r->rc;
-  r->done(r->arg, rc, r->json.data ? r->json.data : "", r->json.len,
-          r->err.data ? r->err.data : NULL);
+static void run_free(run_req *r) {
   ps_buf_free(&r->json);
   ps_buf_free(&r->err);
   free(r->influxql);
   free(r);
+}
+
+static void run_done(void *arg, int rc) {
+  run_req *r = arg;
+  r->done(r->arg, rc, r->json.data ? r->json.data : "", r->json.len,
+          r->err.data ? r->err.data : NULL);
+  run_free(r);
 }
 
 int ps_rb_run(uv_loop_t *loop, const ps_config *cfg, const char *influxql, ps_rb_done_fn done,
@@ -262,13 +295,8 @@ int ps_rb_run(uv_loop_t *loop, const ps_config *cfg, const char *influxql, ps_rb
   r->arg = arg;
   ps_buf_init(&r->json, PS_INFLUX_QUERY_MAX_BYTES);
   ps_buf_init(&r->err, 2048);
-  r->work.data = r;
-  int rc = uv_queue_work(loop, &r->work, run_work, run_done);
-  if (rc < 0) {
-    ps_buf_free(&r->json);
-    ps_buf_free(&r->err);
-    free(r->influxql);
-    free(r);
-  }
+  int rc = ps_rb_run_reads(loop, run_work, run_done, r);
+  if (rc < 0)
+    run_free(r);
   return rc;
 }

@@ -37,7 +37,7 @@
 /* The range, and the hosts the page is narrowed to (quoted: a host tag
  * is data). */
 static int since(ps_buf *q, const ps_report_data *d) {
-  int rc = ps_buf_printf(q, " WHERE time >= %" PRId64, d->since_ns);
+  int rc = ps_rb_time_range(q, d->since_ns, 0);
   for (size_t i = 0; !rc && i < d->nhosts; i++) {
     rc = ps_buf_puts(q, i ? " OR \"host\" = " : " AND (\"host\" = ");
     rc = rc ? rc : ps_rb_string(q, d->hosts[i]);

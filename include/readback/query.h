@@ -28,6 +28,12 @@
  *   outlive the call (the agent's configuration does). Returns 0, or a
  *   negative code when nothing was queued, and then `done` is never
  *   called (as libuv does).
+ * - ps_rb_run_reads() is the same runner for a reader that asks several
+ *   statements in one go (a run's cause, its slog figures): `reads(arg)`
+ *   runs on the threadpool (it blocks in ps_rb_query() and may wait
+ *   between tries), then `done(arg, rc)` on the loop with what `reads`
+ *   returned, or -ECANCELED. Returns 0, or a negative code when nothing
+ *   was queued, and then `done` is never called.
  */
 #ifndef PS_READBACK_QUERY_H
 #define PS_READBACK_QUERY_H
@@ -46,5 +52,9 @@ typedef void (*ps_rb_done_fn)(void *arg, int rc, const char *json, size_t len,
                               const char *err);
 int ps_rb_run(uv_loop_t *loop, const ps_config *cfg, const char *influxql, ps_rb_done_fn done,
               void *arg);
+
+typedef int (*ps_rb_reads_fn)(void *arg);
+typedef void (*ps_rb_reads_done_fn)(void *arg, int rc);
+int ps_rb_run_reads(uv_loop_t *loop, ps_rb_reads_fn reads, ps_rb_reads_done_fn done, void *arg);
 
 #endif
