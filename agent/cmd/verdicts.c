@@ -498,12 +498,12 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   ps_rb_answer all;
   size_t n = 0;
   table t = {NULL, 0};
-  if (ps_rb_answer_parse(&all, answer.data, answer.len) == 0)
+  if (ps_rb_answer_parse(&all, answer.data, answer.len) == 0) {
     while (ps_rb_answer_next(&all))
       n++;
-  ps_rb_answer_free(&all);
-  if (ps_rb_answer_parse(&all, answer.data, answer.len) == 0)
+    ps_rb_answer_rewind(&all);
     t.rows = calloc(n ? n : 1, sizeof *t.rows);
+  }
   ps_triage_set triage;
   ps_triage_set_init(&triage);
   if (load_triage(cfg, &triage) < 0) {

@@ -109,6 +109,12 @@ static int next_series(ps_rb_answer *a) {
   }
 }
 
+void ps_rb_answer_rewind(ps_rb_answer *a) {
+  a->doc = a->result_index = 0;
+  a->result = a->series = a->value = NULL;
+  a->started = 0;
+}
+
 /* a->value is the next row to hand out of the current series. */
 const ps_rb_row *ps_rb_answer_next(ps_rb_answer *a) {
   for (;;) {

@@ -80,6 +80,7 @@ int ps_rb_answer_parse(ps_rb_answer *a, const char *json, size_t len);
 void ps_rb_answer_free(ps_rb_answer *a);
 const ps_rb_row *ps_rb_answer_next(ps_rb_answer *a);
 const ps_rb_row *ps_rb_answer_next_series(ps_rb_answer *a);
+void ps_rb_answer_rewind(ps_rb_answer *a);
 int ps_rb_answer_whole(const ps_rb_answer *a);
 int ps_rb_answer_check(const ps_rb_answer *a, const char *const *string_columns,
                        ps_buf *why);

@@ -70,6 +70,10 @@ static void test_rows_of_every_statement_and_series(void **state) {
   assert_string_equal(ps_rb_tag(r, "run"), "r3"); /* a tag as a column */
   assert_null(ps_rb_answer_next(&a));
   assert_null(ps_rb_answer_next(&a));
+  ps_rb_answer_rewind(&a); /* the same rows again */
+  r = ps_rb_answer_next(&a);
+  assert_non_null(r);
+  assert_string_equal(ps_rb_tag(r, "run"), "r1");
   ps_rb_answer_free(&a);
 }
 
