@@ -24,6 +24,7 @@
 
 #include "cmd/cmd.h"
 #include "influx/client.h"
+#include "readback/query.h"
 #include "influx/endpoint.h"
 #include "core/sysexits_ps.h"
 
@@ -186,7 +187,7 @@ static int probe_read(const ps_config *cfg, int db_missing) {
   ps_buf json, err;
   ps_buf_init(&json, 0);
   ps_buf_init(&err, 4096);
-  int rc = ps_influx_query(cfg, "SHOW MEASUREMENTS LIMIT 1", &json, &err);
+  int rc = ps_rb_query(cfg, "SHOW MEASUREMENTS LIMIT 1", &json, &err);
   int code = PS_EXIT_UNAVAILABLE;
   const char *said = err.data ? err.data : strerror(-rc);
   if (rc == 0) {

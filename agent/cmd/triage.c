@@ -33,10 +33,12 @@
 #include "core/sysexits_ps.h"
 #include "core/visible.h"
 #include "influx/client.h"
+#include "readback/query.h"
 #include "influx/endpoint.h"
-#include "influx/influxql.h"
+#include "readback/answer.h"
+#include "readback/statement.h"
 #include "influx/lp_encode.h"
-#include "report/triage_read.h"
+#include "readback/triage.h"
 #include "verdict/triage.h"
 
 static int usage(const char *msg) {
@@ -126,13 +128,13 @@ static int read_all(const ps_config *cfg, ps_triage_set *s, long *bad) {
   ps_buf err;
   ps_buf_init(&err, 2048);
   int code = PS_EXIT_OK;
-  int rc = ps_triage_read_server(cfg, s, &err);
+  int rc = ps_rb_triage_read_server(cfg, s, &err);
   if (rc < 0) {
     ps_visible_say(stderr, "perfship triage: %s\n", err.data ? err.data : strerror(-rc));
     code = rc == -ENOMEM ? PS_EXIT_SOFTWARE : PS_EXIT_UNAVAILABLE;
   } else {
     ps_buf_reset(&err);
-    long n = ps_triage_read_file(cfg, s, ps_cmd_triage_bad_line, bad, &err);
+    long n = ps_rb_triage_read_file(cfg, s, ps_cmd_triage_bad_line, bad, &err);
     if (n < 0) {
       ps_visible_say(stderr, "perfship triage: %s\n", err.data ? err.data : strerror((int)-n));
       code = n == -ENOMEM ? PS_EXIT_SOFTWARE : PS_EXIT_CONFIG;
@@ -153,12 +155,19 @@ static void warn_unknown_run(const ps_config *cfg, const ps_triage_decision *d) 
   ps_buf_init(&err, 1024);
   int ok = ps_buf_puts(&q, "SELECT \"verdict\" FROM \"perfship_verdict\" WHERE \"run\" = ") ==
                0 &&
-           ps_influxql_quote_string(&q, d->run) == 0;
-  if (ok && d->host)
-    ok = ps_buf_puts(&q, " AND \"host\" = ") == 0 && ps_influxql_quote_string(&q, d->host) == 0;
+           ps_rb_string(&q, d->run) == 0;
+  if (ok)
+    ok = ps_rb_tag_is(&q, "host", d->host) == 0;
+  ps_rb_answer a;
   if (ok && ps_buf_puts(&q, " LIMIT 1") == 0 &&
-      ps_influx_query(cfg, q.data, &answer, &err) == 0 && answer.data &&
-      !strstr(answer.data, "\"values\"")) {
+      ps_rb_query(cfg, q.data, &answer, &err) == 0 &&
+      ps_rb_answer_parse(&a, answer.data, answer.len) == 0) {
+    ok = ps_rb_answer_next(&a) == NULL;
+    ps_rb_answer_free(&a);
+  } else {
+    ok = 0;
+  }
+  if (ok) {
     fputs("perfship triage: warning: no verdict names the run ", stderr);
     ps_visible_put(stderr, d->run, 0);
     fputs(d->host ? " on that host" : "", stderr);

@@ -5,7 +5,7 @@
  *
  * Design
  * - One InfluxQL query over /query (influx/client.h), every name from the
- *   command line quoted (influx/influxql.h); then sorted here: regressions
+ *   command line quoted (readback/statement.h); then sorted here: regressions
  *   first, then by the size of the change.
  * - Text from the data (run names, series, arms) is printed without control
  *   characters, so a hostile name cannot forge lines or escape sequences.
@@ -13,7 +13,7 @@
  *   output is written whole before the exit code is decided, so a CI job
  *   that fails still has its report to attach.
  * - Triage decisions (verdict/triage.h, read from the server's
- *   perfship_triage points and the triage_file by report/triage_read.h,
+ *   perfship_triage points and the triage_file by readback/triage.h,
  *   as the agent reads them) mark each row: an
  *   acknowledged change and an excluded run say by whom, when and why
  *   under their row (and in --json as "acknowledged"/"excluded"); a bad
@@ -45,8 +45,10 @@
 #include "core/util.h"
 #include "core/visible.h"
 #include "influx/client.h"
-#include "influx/influxql.h"
-#include "report/triage_read.h"
+#include "readback/query.h"
+#include "readback/answer.h"
+#include "readback/statement.h"
+#include "readback/triage.h"
 #include "verdict/triage.h"
 
 #define DEFAULT_SINCE_S (7 * 86400)
@@ -56,7 +58,7 @@
 #define EXPLAIN_SINCE_S (90 * 86400)
 
 typedef struct row {
-  const cJSON *values; /* the row, cells in column order */
+  ps_rb_row cells; /* the answer's row (readback/answer.h) */
   const char *verdict;
   double change_pct; /* NaN for a count per cycle: a percent of 0 or of a limit says nothing */
   int per_cycle;     /* a kernel growth figure: its change is told in counts per cycle */
@@ -67,7 +69,6 @@ typedef struct row {
 } row;
 
 typedef struct table {
-  const cJSON *columns;
   row *rows;
   size_t n;
 } table;
@@ -92,30 +93,19 @@ static int usage(const char *msg) {
   return PS_EXIT_USAGE;
 }
 
-static int column(const table *t, const char *name) {
-  int i = 0;
-  const cJSON *c;
-  cJSON_ArrayForEach(c, t->columns) {
-    if (cJSON_IsString(c) && strcmp(c->valuestring, name) == 0)
-      return i;
-    i++;
-  }
-  return -1;
-}
-
 static const cJSON *cell(const table *t, const row *r, const char *name) {
-  int i = column(t, name);
-  return i < 0 ? NULL : cJSON_GetArrayItem(r->values, i);
+  (void)t;
+  return ps_rb_cell(&r->cells, name);
 }
 
 static const char *cell_str(const table *t, const row *r, const char *name) {
-  const cJSON *c = cell(t, r, name);
-  return cJSON_IsString(c) ? c->valuestring : NULL;
+  (void)t;
+  return ps_rb_str(&r->cells, name);
 }
 
 static double cell_num(const table *t, const row *r, const char *name) {
-  const cJSON *c = cell(t, r, name);
-  return cJSON_IsNumber(c) ? c->valuedouble : NAN;
+  (void)t;
+  return ps_rb_num(&r->cells, name);
 }
 
 static int rank(const char *verdict) {
@@ -284,8 +274,8 @@ static void print_json(const table *t, const char *link_tmpl) {
     cJSON *o = cJSON_CreateObject();
     int k = 0;
     const cJSON *c;
-    cJSON_ArrayForEach(c, t->columns) {
-      const cJSON *v = cJSON_GetArrayItem(t->rows[i].values, k++);
+    cJSON_ArrayForEach(c, t->rows[i].cells.columns) {
+      const cJSON *v = cJSON_GetArrayItem(t->rows[i].cells.values, k++);
       if (!cJSON_IsString(c) || !v || cJSON_IsNull(v))
         continue;
       if (strcmp(c->valuestring, "time") == 0 && cJSON_IsNumber(v)) {
@@ -372,8 +362,8 @@ static int print_formatted(const table *t, enum format format, const char *since
 static int load_triage(const ps_config *cfg, ps_triage_set *set) {
   ps_buf err;
   ps_buf_init(&err, 2048);
-  int rc = ps_triage_read_server(cfg, set, &err) < 0 ||
-                   ps_triage_read_file(cfg, set, ps_cmd_triage_bad_line, NULL, &err) < 0
+  int rc = ps_rb_triage_read_server(cfg, set, &err) < 0 ||
+                   ps_rb_triage_read_file(cfg, set, ps_cmd_triage_bad_line, NULL, &err) < 0
                ? -1
                : 0;
   if (rc == 0)
@@ -506,12 +496,12 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   int ok = ps_buf_printf(&q, "SELECT * FROM \"perfship_verdict\" WHERE time > now() - %" PRId64 "s",
                          since_s) == 0;
   if (ok && source)
-    ok = ps_buf_puts(&q, " AND \"source\" = ") == 0 && ps_influxql_quote_string(&q, source) == 0;
+    ok = ps_rb_tag_is(&q, "source", source) == 0;
   if (ok && series)
-    ok = ps_buf_puts(&q, " AND \"series\" = ") == 0 && ps_influxql_quote_string(&q, series) == 0;
+    ok = ps_rb_tag_is(&q, "series", series) == 0;
   for (size_t h = 0; ok && h < nhosts; h++)
     ok = ps_buf_puts(&q, h ? " OR \"host\" = " : " AND (\"host\" = ") == 0 &&
-         ps_influxql_quote_string(&q, hosts[h]) == 0 &&
+         ps_rb_string(&q, hosts[h]) == 0 &&
          (h + 1 < nhosts || ps_buf_putc(&q, ')') == 0);
   if (!ok) {
     fprintf(stderr, "perfship verdicts: a name holds a character InfluxQL cannot carry "
@@ -519,21 +509,21 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     rc = PS_EXIT_USAGE;
     goto out;
   }
-  int qrc = ps_influx_query(cfg, q.data, &answer, &err);
+  int qrc = ps_rb_query(cfg, q.data, &answer, &err);
   if (qrc < 0) { /* a missing database too: "0 verdicts" would hide it */
     ps_visible_say(stderr, "perfship verdicts: %s\n", err.data ? err.data : strerror(-qrc));
     rc = PS_EXIT_UNAVAILABLE;
     goto out;
   }
-  cJSON *root = cJSON_Parse(answer.data);
-  const cJSON *s0 = cJSON_GetArrayItem(
-      cJSON_GetObjectItemCaseSensitive(
-          cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "results"), 0), "series"),
-      0);
-  table t = {cJSON_GetObjectItemCaseSensitive(s0, "columns"), NULL, 0};
-  const cJSON *values = cJSON_GetObjectItemCaseSensitive(s0, "values");
-  size_t n = (size_t)cJSON_GetArraySize(values);
-  t.rows = calloc(n ? n : 1, sizeof *t.rows);
+  ps_rb_answer rows_read;
+  size_t n = 0;
+  table t = {NULL, 0};
+  if (ps_rb_answer_parse(&rows_read, answer.data, answer.len) == 0) {
+    while (ps_rb_answer_next(&rows_read))
+      n++;
+    ps_rb_answer_rewind(&rows_read);
+    t.rows = calloc(n ? n : 1, sizeof *t.rows);
+  }
   ps_triage_set triage;
   ps_triage_set_init(&triage);
   if (load_triage(cfg, &triage) < 0) {
@@ -543,10 +533,9 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     }
     fprintf(stderr, "perfship verdicts: shown without the triage decisions\n");
   }
-  const cJSON *v, *list = t.rows ? values : NULL;
-  cJSON_ArrayForEach(v, list) {
+  for (const ps_rb_row *v; t.rows && t.n < n && (v = ps_rb_answer_next(&rows_read));) {
     row *r = &t.rows[t.n++];
-    r->values = v;
+    r->cells = *v;
     r->verdict = cell_str(&t, r, "verdict");
     const ps_figure *fig = ps_figure_find(cell_str(&t, r, "metric"));
     r->per_cycle = fig && fig->scope == PS_FIG_GROWTH;
@@ -587,7 +576,7 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
 done:
   ps_triage_set_free(&triage);
   free(t.rows);
-  cJSON_Delete(root);
+  ps_rb_answer_free(&rows_read);
 out:
   free(hosts);
   ps_buf_free(&q);

@@ -5,7 +5,7 @@
  *
  * Design
  * - Two kinds of InfluxQL read over `loadgen_run`, every name quoted
- *   (influx/influxql.h): the candidate's own rows (by run, and host when
+ *   (readback/statement.h): the candidate's own rows (by run, and host when
  *   given), then the series it is judged against on the candidate's host,
  *   bounded in time like the agent's history read (30 days back from the
  *   candidate's start, twice as far while fewer than window_runs
@@ -30,7 +30,10 @@
 #include "core/util.h"
 #include "core/visible.h"
 #include "influx/client.h"
-#include "influx/influxql.h"
+#include "readback/query.h"
+#include "readback/answer.h"
+#include "readback/statement.h"
+#include "readback/status.h"
 #include "verdict/candidate.h"
 
 #define DAY_NS (86400LL * 1000000000LL)
@@ -64,52 +67,30 @@ static void runs_free(runs *rs) {
   memset(rs, 0, sizeof *rs);
 }
 
-static const char *tag_of(const cJSON *series, const char *key) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(series, "tags"),
-                                                    key);
-  return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
-}
-
-static ps_run_status status_named(const char *s) {
-  static const ps_run_status all[] = {PS_RUN_STATUS_SUCCESS, PS_RUN_STATUS_FAILED,
-                                      PS_RUN_STATUS_INTERRUPTED, PS_RUN_STATUS_STALLED};
-  for (size_t i = 0; s && i < sizeof all / sizeof *all; i++)
-    if (!strcmp(s, ps_run_status_name(all[i])))
-      return all[i];
-  return PS_RUN_STATUS_NONE;
-}
-
 static int query_text(ps_buf *q, const ps_verdicts_cfg *v, const char *key, const char *value,
                       const char *host, int64_t since, int64_t until) {
   int rc = ps_buf_puts(q, "SELECT \"status\"");
   for (size_t i = 0; !rc && i < v->nmetrics; i++)
-    rc = ps_buf_puts(q, ", ") || ps_influxql_quote_ident(q, v->metrics[i].name);
+    rc = ps_buf_puts(q, ", ") || ps_rb_ident(q, v->metrics[i].name);
   rc = rc || ps_buf_printf(q, " FROM \"loadgen_run\" WHERE \"%s\" = ", key) ||
-       ps_influxql_quote_string(q, value);
-  if (!rc && host)
-    rc = ps_buf_puts(q, " AND \"host\" = ") || ps_influxql_quote_string(q, host);
-  if (!rc && since > 0)
-    rc = ps_buf_printf(q, " AND time >= %" PRId64 " AND time < %" PRId64, since, until);
+       ps_rb_string(q, value);
+  if (!rc)
+    rc = ps_rb_tag_is(q, "host", host);
+  if (!rc && since > 0) /* the run itself is looked up by name, at any time */
+    rc = ps_rb_and_time_range(q, since, until);
   return rc || ps_buf_puts(q, " GROUP BY \"host\", \"run\", \"revision\", \"test_type\"") ? -ENOMEM
                                                                                        : 0;
 }
 
 /* The answer's runs (the last row of each group) appended to `rs`. */
 static int parse(runs *rs, const ps_verdicts_cfg *v, const char *json) {
-  cJSON *root = cJSON_Parse(json);
-  const cJSON *res = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "results"), 0);
-  if (!root || !res || cJSON_GetObjectItemCaseSensitive(res, "error")) {
-    cJSON_Delete(root);
-    return -EPROTO;
-  }
-  const cJSON *s, *list = cJSON_GetObjectItemCaseSensitive(res, "series");
-  int rc = 0;
-  cJSON_ArrayForEach(s, list) {
-    const cJSON *cols = cJSON_GetObjectItemCaseSensitive(s, "columns");
-    const cJSON *vals = cJSON_GetObjectItemCaseSensitive(s, "values");
-    const cJSON *row = cJSON_GetArrayItem(vals, cJSON_GetArraySize(vals) - 1);
-    const cJSON *t = cJSON_GetArrayItem(row, 0);
-    if (!cJSON_IsArray(cols) || !cJSON_IsNumber(t) || !tag_of(s, "run"))
+  ps_rb_answer a;
+  int rc = ps_rb_answer_parse(&a, json, strlen(json));
+  if (rc == 0 && !ps_rb_answer_whole(&a))
+    rc = -EPROTO;
+  for (const ps_rb_row *row; rc == 0 && (row = ps_rb_answer_next_series(&a));) {
+    if (row->statement > 0 || !cJSON_IsNumber(ps_rb_cell(row, "time")) ||
+        !ps_rb_tag(row, "run"))
       continue;
     ps_verdict_run *r = realloc(rs->r, (rs->n + 1) * sizeof *r);
     if (r)
@@ -125,32 +106,21 @@ static int parse(runs *rs, const ps_verdicts_cfg *v, const char *json) {
     memset(x, 0, sizeof *x);
     double *mv = &rs->values[rs->n * v->nmetrics];
     for (size_t m = 0; m < v->nmetrics; m++)
-      mv[m] = NAN;
-    int k = 0;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cols) {
-      const cJSON *cellv = cJSON_GetArrayItem(row, k++);
-      if (!cJSON_IsString(c))
-        continue;
-      if (!strcmp(c->valuestring, "status") && cJSON_IsString(cellv))
-        x->status = status_named(cellv->valuestring);
-      for (size_t m = 0; m < v->nmetrics; m++)
-        if (!strcmp(c->valuestring, v->metrics[m].name) && cJSON_IsNumber(cellv))
-          mv[m] = cellv->valuedouble;
-    }
-    x->name = keep(rs, tag_of(s, "run"));
-    x->revision = keep(rs, tag_of(s, "revision"));
-    x->host = keep(rs, tag_of(s, "host"));
-    x->start_ns = (int64_t)t->valuedouble;
-    if (!rs->series && tag_of(s, "test_type"))
-      rs->series = keep(rs, tag_of(s, "test_type"));
+      mv[m] = ps_rb_num(row, v->metrics[m].name);
+    x->status = ps_rb_run_status(ps_rb_status_named(ps_rb_str(row, "status")));
+    x->name = keep(rs, ps_rb_tag(row, "run"));
+    x->revision = keep(rs, ps_rb_tag(row, "revision"));
+    x->host = keep(rs, ps_rb_tag(row, "host"));
+    x->start_ns = ps_rb_time_ns(row);
+    if (!rs->series && ps_rb_tag(row, "test_type"))
+      rs->series = keep(rs, ps_rb_tag(row, "test_type"));
     if (!x->name) {
       rc = -ENOMEM;
       break;
     }
     rs->n++;
   }
-  cJSON_Delete(root);
+  ps_rb_answer_free(&a);
   /* values were moved by realloc: point each run at its own again */
   for (size_t i = 0; i < rs->n; i++)
     rs->r[i].values = &rs->values[i * v->nmetrics];
@@ -172,7 +142,7 @@ static int ask(const ps_config *cfg, const ps_buf *q, runs *rs) {
   ps_buf answer, err;
   ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
   ps_buf_init(&err, 2048);
-  int rc = ps_influx_query(cfg, q->data, &answer, &err);
+  int rc = ps_rb_query(cfg, q->data, &answer, &err);
   if (rc < 0)
     ps_visible_say(stderr, "perfship verdicts: %s\n", err.data ? err.data : strerror(-rc));
   else if ((rc = parse(rs, &cfg->verdicts, answer.data ? answer.data : "")) < 0)

@@ -1,6 +1,6 @@
 /*
  * verdicts_explain.c: `perfship verdicts --explain RUN`: why a run got
- * slower, read back from the server (report/explain.h; docs/verdicts.md,
+ * slower, read back from the server (readback/explain.h; docs/verdicts.md,
  * "Why it got slower"). Every name from the data is shown with its
  * controls escaped (core/visible.h).
  */
@@ -19,7 +19,7 @@
 #include "core/figures.h"
 #include "core/sysexits_ps.h"
 #include "core/visible.h"
-#include "report/explain.h"
+#include "readback/explain.h"
 
 static void explain_json(const ps_explain_data *d) {
   const ps_explanation *e = &d->e;
@@ -54,7 +54,7 @@ static void explain_json(const ps_explain_data *d) {
   cJSON_Delete(o);
 }
 
-/* `--explain RUN`: its cause, read back (report/explain.h). */
+/* `--explain RUN`: its cause, read back (readback/explain.h). */
 int ps_cmd_verdicts_explain(ps_config *cfg, const char *run, const char *host, int64_t since_s,
                    int json) {
   ps_explain_data d;
@@ -63,9 +63,9 @@ int ps_cmd_verdicts_explain(ps_config *cfg, const char *run, const char *host, i
   ps_buf_init(&text, 0);
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
-  ps_explain_data_init(&d, run, host, since_s * 1000000000LL,
+  ps_rb_explain_data_init(&d, run, host, since_s * 1000000000LL,
                        (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
-  int rc = ps_explain_query(cfg, &d, &err);
+  int rc = ps_rb_explain_query(cfg, &d, &err);
   if (rc == -ENOENT && !err.len) { /* with words: the database is missing */
     fprintf(stderr, "perfship verdicts: no loadgen run ");
     ps_visible_put(stderr, run, 0);
@@ -107,7 +107,7 @@ int ps_cmd_verdicts_explain(ps_config *cfg, const char *run, const char *host, i
     if (rc == PS_EXIT_OK && fflush(stdout) != 0)
       rc = PS_EXIT_SOFTWARE;
   }
-  ps_explain_data_free(&d);
+  ps_rb_explain_data_free(&d);
   ps_buf_free(&err);
   ps_buf_free(&text);
   return rc;

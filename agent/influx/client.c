@@ -260,155 +260,27 @@ int ps_influx_create_database(const ps_config *cfg, ps_buf *err) {
   return rc;
 }
 
-/* Does the statement text start with SHOW DATABASES? */
-static int is_show_databases(const char *q) {
-  static const char *words[] = {"SHOW", "DATABASES"};
-  for (int i = 0; i < 2; i++) {
-    while (isspace((unsigned char)*q))
-      q++;
-    size_t n = strlen(words[i]);
-    if (strncasecmp(q, words[i], n) || isalnum((unsigned char)q[n]) || q[n] == '_')
-      return 0;
-    q += n;
-  }
-  return 1;
-}
-
-/* VictoriaMetrics' canned answer (see the design comment at the top). */
-static int canned_database_list(const cJSON *j) {
-  const cJSON *results = cJSON_GetObjectItemCaseSensitive(j, "results");
-  const cJSON *series = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(results, 0),
-                                                         "series");
-  const cJSON *s0 = cJSON_GetArrayItem(series, 0);
-  const cJSON *name = cJSON_GetObjectItemCaseSensitive(s0, "name");
-  const cJSON *cols = cJSON_GetObjectItemCaseSensitive(s0, "columns");
-  const cJSON *c0 = cJSON_GetArrayItem(cols, 0);
-  return cJSON_GetArraySize(results) == 1 && cJSON_GetArraySize(series) == 1 &&
-         cJSON_IsString(name) && !strcmp(name->valuestring, "databases") &&
-         cJSON_GetArraySize(cols) == 1 && cJSON_IsString(c0) &&
-         !strcmp(c0->valuestring, "name");
-}
-
-static const char *what_to_check(const ps_config *cfg) {
-  return cfg->influxdb.api == PS_API_V2
-             ? "check influxdb.token_file (or PERFSHIP_TOKEN) and that the token may "
-               "read the bucket"
-             : "check influxdb.username and influxdb.password_file, and that the user "
-               "may read the database";
-}
-
-/* The database a read names: influxdb.database (v1), or the bucket's
- * database part (v2; influx/endpoint.h reads "db/rp" as db and rp). */
-static void read_database(const ps_config *cfg, ps_buf *out) {
-  if (cfg->influxdb.api != PS_API_V2) {
-    ps_buf_puts(out, cfg->influxdb.database ? cfg->influxdb.database : "");
-    return;
-  }
-  const char *b = cfg->influxdb.bucket ? cfg->influxdb.bucket : "";
-  ps_buf_append(out, b, strcspn(b, "/"));
-}
-
-/* "database not found" on a read: an error that names the database and
- * what to do, never "nothing yet" (docs/operations.md, "Reads"). For the
- * v2 API the usual cause is a bucket without a DBRP mapping: InfluxDB 2.x
- * answers InfluxQL only for mapped buckets, and the same words. */
-static void say_not_found(const ps_config *cfg, const char *where, long status,
-                          const char *text, ps_buf *err) {
-  if (!err)
-    return;
-  ps_buf db;
-  ps_buf_init(&db, 0);
-  read_database(cfg, &db);
-  const char *name = db.data ? db.data : "";
-  ps_buf_printf(err, "database \"%s\" not found on %.*s (HTTP %ld: ", name, url_len(where),
-                where, status);
-  if (text)
-    ps_influx_redact(cfg, text, strlen(text), err);
-  if (cfg->influxdb.api == PS_API_V2) {
-    const char *slash = cfg->influxdb.bucket ? strchr(cfg->influxdb.bucket, '/') : NULL;
-    ps_buf_printf(err, "); InfluxQL reads need bucket \"%s\" mapped to a database and "
-                  "retention policy: on InfluxDB 2.x `influx v1 dbrp create --db %s --rp "
-                  "%s --bucket-id <bucket-id> --default`; on InfluxDB 1.8 write the bucket "
-                  "as \"database/retention-policy\"",
-                  cfg->influxdb.bucket ? cfg->influxdb.bucket : "", name,
-                  slash && slash[1] ? slash + 1 : "autogen");
-  } else {
-    ps_buf_printf(err, "); check influxdb.database, or create it (CREATE DATABASE \"%s\")",
-                  name);
-  }
-  ps_buf_free(&db);
-}
-
-int ps_influx_query(const ps_config *cfg, const char *influxql, ps_buf *json,
-                    ps_buf *err) {
-  if (!influxql || !json)
+int ps_influx_query_post(const ps_config *cfg, const char *influxql, ps_influx_reply *r,
+                         ps_buf *err) {
+  memset(r, 0, sizeof *r);
+  ps_buf_init(&r->body, 0);
+  ps_buf_init(&r->url, 0);
+  if (!influxql)
     return -EINVAL;
-  ps_buf url, form;
-  ps_buf_init(&url, 0);
+  ps_buf form;
   ps_buf_init(&form, 0);
   call c = {0};
-  cJSON *j = NULL;
-  int rc = query_call(cfg, influxql, 1, PS_INFLUX_QUERY_MAX_BYTES, &c, &url, &form);
-  const char *where = url.data ? url.data : "";
-  if (rc) {
+  int rc = query_call(cfg, influxql, 1, PS_INFLUX_QUERY_MAX_BYTES, &c, &r->url, &form);
+  if (rc)
     say_failed(&c, rc, err);
-    goto out;
-  }
-  if (refused(c.status)) {
-    rc = -EACCES;
-    if (err) {
-      ps_buf_printf(err, "%.*s refused the credentials (HTTP %ld: ", url_len(where), where,
-                    c.status);
-      ps_influx_answer_text(cfg, c.answer.data, c.answer.len, err);
-      ps_buf_printf(err, "); %s", what_to_check(cfg));
-    }
-    goto out;
-  }
-  if (c.status == 404) {
-    rc = -EOPNOTSUPP;
-    if (err)
-      ps_buf_printf(err, "%.*s answered HTTP 404: the server has no InfluxQL query "
-                    "endpoint", url_len(where), where);
-    goto out;
-  }
-  if (c.truncated) {
-    rc = -E2BIG;
-    if (err)
-      ps_buf_printf(err, "the answer of %.*s is over %u MiB; ask for less (a shorter "
-                    "time range, fewer fields, or GROUP BY time)", url_len(where), where,
-                    PS_INFLUX_QUERY_MAX_BYTES / (1024 * 1024));
-    goto out;
-  }
-  j = c.answer.data ? cJSON_ParseWithLength(c.answer.data, c.answer.len) : NULL;
-  const cJSON *e = j ? first_error(j) : NULL;
-  if (e || !ok(c.status) || !j) {
-    const char *text = cJSON_IsString(e) ? e->valuestring : NULL;
-    rc = text && strstr(text, "database not found") ? -ENOENT : -EPROTO;
-    if (rc == -ENOENT) {
-      say_not_found(cfg, where, c.status, text, err);
-    } else if (err) {
-      ps_buf_printf(err, "%.*s answered HTTP %ld: ", url_len(where), where, c.status);
-      if (text)
-        ps_influx_redact(cfg, text, strlen(text), err);
-      else
-        ps_influx_answer_text(cfg, c.answer.data, c.answer.len, err);
-      if (!j && ok(c.status))
-        ps_buf_puts(err, " (not JSON: is influxdb.url an InfluxDB server?)");
-    }
-    goto out;
-  }
-  if (canned_database_list(j) && !is_show_databases(influxql)) {
-    rc = -EOPNOTSUPP;
-    if (err)
-      ps_buf_printf(err, "%.*s answered a query with a fixed database list: the server "
-                    "(VictoriaMetrics?) has no InfluxQL", url_len(where), where);
-    goto out;
-  }
-  rc = ps_buf_append(json, c.answer.data, c.answer.len);
-out:
-  cJSON_Delete(j);
-  ps_buf_free(&c.answer);
-  ps_buf_free(&url);
+  r->status = c.status;
+  r->truncated = c.truncated;
+  r->body = c.answer;
   ps_buf_free(&form);
   return rc;
+}
+
+void ps_influx_reply_free(ps_influx_reply *r) {
+  ps_buf_free(&r->body);
+  ps_buf_free(&r->url);
 }

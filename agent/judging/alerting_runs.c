@@ -23,7 +23,8 @@
 #include "core/util.h"
 #include "core/figures.h"
 #include "core/log.h"
-#include "report/explain.h"
+#include "readback/explain.h"
+#include "readback/query.h"
 #include "runs/runs.h"
 
 #define MOD "alerts"
@@ -357,7 +358,7 @@ static char *cause_json(const ps_explanation *e) {
 
 
 /* A loadgen regression of time in the chain waits for its cause, read
- * back on the threadpool (report/explain.h); the event goes out with or
+ * back on the threadpool (readback/explain.h); the event goes out with or
  * without it (docs/alerts.md: a server that cannot answer costs the cause,
  * never the alert). */
 /* The run's slog may still be read when its regression is judged: while
@@ -369,7 +370,6 @@ static char *cause_json(const ps_explanation *e) {
 
 typedef struct explain_job {
   struct explain_job *next;
-  uv_work_t work;
   uv_timer_t retry;
   int tries;
   pl_alert_runs *ar;
@@ -395,25 +395,26 @@ static const ps_alert_metric *wants_cause(const ps_alert_event *ev) {
   return NULL;
 }
 
-static void explain_done(uv_work_t *w, int status);
+static void explain_done(void *arg, int status);
 
-static void explain_work(uv_work_t *w) {
-  explain_job *j = w->data;
-  j->rc = ps_explain_query(&j->cfg, &j->d, &j->err);
+/* On the threadpool (readback/query.h ps_rb_run_reads). */
+static int explain_work(void *arg) {
+  explain_job *j = arg;
+  j->rc = ps_rb_explain_query(&j->cfg, &j->d, &j->err);
+  return 0;
 }
 
 static void job_free(uv_handle_t *h) {
   explain_job *j = h->data;
-  ps_explain_data_free(&j->d);
+  ps_rb_explain_data_free(&j->d);
   ps_buf_free(&j->err);
   free(j);
 }
 
 static void retry_cb(uv_timer_t *t) {
   explain_job *j = t->data;
-  if (j->ar->sh->stopping || uv_queue_work(j->ar->sh->loop, &j->work, explain_work,
-                                           explain_done) < 0)
-    explain_done(&j->work, UV_ECANCELED);
+  if (j->ar->sh->stopping || ps_rb_run_reads(j->ar->sh->loop, explain_work, explain_done, j) < 0)
+    explain_done(j, -ECANCELED);
 }
 
 /* Has the run a slog stage on the server that takes part? */
@@ -425,8 +426,9 @@ static int run_has_slog(const ps_explain_data *d) {
   return 0;
 }
 
-static void explain_done(uv_work_t *w, int status) {
-  explain_job *j = w->data;
+/* On the loop; `status` -ECANCELED when the read was cancelled. */
+static void explain_done(void *arg, int status) {
+  explain_job *j = arg;
   pl_alert_runs *ar = j->ar;
   if (status == 0 && j->rc == 0 && j->d.nstages && !run_has_slog(&j->d) &&
       ++j->tries < CAUSE_TRIES &&
@@ -436,9 +438,9 @@ static void explain_done(uv_work_t *w, int status) {
     char *change = j->d.change_run ? strdup(j->d.change_run) : NULL;
     char *run = strdup(j->d.run), *host = j->d.host ? strdup(j->d.host) : NULL;
     int64_t since = j->d.since_ns, now = j->d.now_ns, old_runs = j->d.baseline_runs;
-    ps_explain_data_free(&j->d);
-    ps_explain_data_init(&j->d, run, host, since, now);
-    int ok = run && metric && ps_explain_data_known(&j->d, metric, change, old_runs) == 0;
+    ps_rb_explain_data_free(&j->d);
+    ps_rb_explain_data_init(&j->d, run, host, since, now);
+    int ok = run && metric && ps_rb_explain_data_known(&j->d, metric, change, old_runs) == 0;
     free(metric);
     free(change);
     free(run);
@@ -503,20 +505,19 @@ static int explain_then_raise(pl_alert_runs *ar, ps_alert_event *ev, const char 
   j->ar = ar;
   j->cfg = *ar->sh->cfg;
   /* every time is bounded by the run's own; the run is looked for far back */
-  ps_explain_data_init(&j->d, run, ev->host, (int64_t)3660 * 86400 * 1000000000, time_ns);
+  ps_rb_explain_data_init(&j->d, run, ev->host, (int64_t)3660 * 86400 * 1000000000, time_ns);
   ps_buf_init(&j->err, 2048);
   j->backfill = backfill;
   j->time_ns = time_ns;
-  j->work.data = j;
-  if (!j->d.run || ps_explain_data_known(&j->d, m->metric, m->change_run, m->baseline_runs) < 0 ||
+  if (!j->d.run || ps_rb_explain_data_known(&j->d, m->metric, m->change_run, m->baseline_runs) < 0 ||
       uv_timer_init(ar->sh->loop, &j->retry) < 0) {
-    ps_explain_data_free(&j->d);
+    ps_rb_explain_data_free(&j->d);
     ps_buf_free(&j->err);
     free(j);
     return 0;
   }
   j->retry.data = j;
-  if (uv_queue_work(ar->sh->loop, &j->work, explain_work, explain_done) < 0) {
+  if (ps_rb_run_reads(ar->sh->loop, explain_work, explain_done, j) < 0) {
     uv_close((uv_handle_t *)&j->retry, job_free);
     return 0;
   }

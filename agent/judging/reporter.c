@@ -22,12 +22,12 @@
 #include <time.h>
 
 #include "core/log.h"
+#include "readback/query.h"
 #include "report/report.h"
 
 #define MOD "report"
 
 typedef struct page_req {
-  uv_work_t work;
   pl_reporter *r;
   ps_config quick; /* shallow copy of the sink's configuration */
   char *path, *chart_js, *last_error, *compare_url;
@@ -55,8 +55,10 @@ void pl_reporter_init(pl_reporter *r, pl_shared *sh, const ps_config *influx_cfg
   r->timer.data = r;
 }
 
-static void work_cb(uv_work_t *w) {
-  page_req *q = w->data;
+/* On the threadpool (readback/query.h ps_rb_run_reads): the page's reads
+ * and its file. */
+static int work_cb(void *arg) {
+  page_req *q = arg;
   ps_buf html;
   ps_buf_init(&html, 0);
   int errno_out = 0;
@@ -66,12 +68,14 @@ static void work_cb(uv_work_t *w) {
     q->write_rc = ps_report_write_file(q->path, html.data, html.len, &q->err);
   }
   ps_buf_free(&html);
+  return 0;
 }
 
 static void schedule(pl_reporter *r);
 
-static void done_cb(uv_work_t *w, int status) {
-  page_req *q = w->data;
+/* On the loop; `status` -ECANCELED when the loop cancelled the work. */
+static void done_cb(void *arg, int status) {
+  page_req *q = arg;
   pl_reporter *r = q->r;
   r->busy = 0;
   uint64_t took = uv_now(r->sh->loop) - q->started_ms;
@@ -126,8 +130,7 @@ static void make_page(pl_reporter *r) {
       .last_error = q->last_error,
   };
   q->started_ms = uv_now(r->sh->loop);
-  q->work.data = q;
-  if (!q->path || !q->chart_js || uv_queue_work(r->sh->loop, &q->work, work_cb, done_cb) < 0) {
+  if (!q->path || !q->chart_js || ps_rb_run_reads(r->sh->loop, work_cb, done_cb, q) < 0) {
     free(q->path);
     free(q->chart_js);
   free(q->compare_url);

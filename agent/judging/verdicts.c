@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "report/triage_read.h"
+#include "readback/triage.h"
 #include "judging/verdicts_send.h"
 
 #define MOD PL_VD_MOD

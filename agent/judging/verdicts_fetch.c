@@ -14,6 +14,7 @@
 
 #include "core/log.h"
 #include "judging/verdicts_history.h"
+#include "readback/query.h"
 #include "verdicts_private.h"
 
 #define MOD PL_VD_MOD
@@ -189,7 +190,7 @@ int pl_vd_fetch_history(pl_verdicts *vd, pl_vseries *vs) {
   if (rc == 0) {
     f->vd = vd;
     f->since_ns = since;
-    rc = pl_history_fetch(vd->sh->loop, vd->cfg, q.data, history_done, f);
+    rc = ps_rb_run(vd->sh->loop, vd->cfg, q.data, history_done, f);
   }
   if (rc < 0 && f) {
     free(f->source);

@@ -23,9 +23,10 @@
 #include <cjson/cJSON.h>
 
 #include "influx/client.h"
-#include "influx/influxql.h"
 #include "judging/verdicts_slogdrift.h"
-#include "report/query.h"
+#include "readback/answer.h"
+#include "readback/query.h"
+#include "readback/statement.h"
 
 int pl_sd_blocks_statement(int s, const char *run, const char *host, int64_t anchor_ns, ps_buf *q) {
   static const char *const head[PL_SDB_NSTATEMENTS] = {
@@ -37,16 +38,14 @@ int pl_sd_blocks_statement(int s, const char *run, const char *host, int64_t anc
   if (s < 0 || s >= PL_SDB_NSTATEMENTS || !run || !host)
     return -EINVAL;
   int64_t from = anchor_ns > PL_SD_SPAN_NS ? anchor_ns - PL_SD_SPAN_NS : 0;
-  int rc = ps_buf_puts(q, head[s]) | ps_buf_puts(q, " WHERE \"run\" = ") |
-           ps_influxql_quote_string(q, run) | ps_buf_puts(q, " AND \"host\" = ") |
-           ps_influxql_quote_string(q, host) |
-           ps_buf_printf(q, " AND time >= %" PRId64 " AND time <= %" PRId64, from,
-                         anchor_ns + PL_SD_SPAN_NS);
+  int rc = ps_buf_puts(q, head[s]) | ps_buf_puts(q, " WHERE \"run\" = ") | ps_rb_string(q, run) |
+           ps_rb_tag_is(q, "host", host) |
+           ps_rb_and_time_range(q, from, anchor_ns + PL_SD_SPAN_NS + 1);
   return rc ? -EINVAL : 0;
 }
 
-static int stage_of(const cJSON *cols, const cJSON *vals) {
-  const char *s = ps_report_answer_str(cols, vals, "stage");
+static int stage_of(const ps_rb_row *r) {
+  const char *s = ps_rb_str(r, "stage");
   char *end;
   long n = s && *s ? strtol(s, &end, 10) : -1;
   return s && *s && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
@@ -83,13 +82,13 @@ static int room(void **rows, size_t n, size_t *cap, size_t size) {
   return 0;
 }
 
-static int on_row(pl_sd_blocks *b, int s, const cJSON *cols, const cJSON *vals) {
-  const cJSON *t = ps_report_answer_cell(cols, vals, "time");
-  int stage = stage_of(cols, vals);
+static int on_row(pl_sd_blocks *b, int s, const ps_rb_row *r) {
+  const cJSON *t = ps_rb_cell(r, "time");
+  int stage = stage_of(r);
   if (!cJSON_IsNumber(t) || !(t->valuedouble >= 0 && t->valuedouble < 9.2e18) || stage < 0)
     return 0;
   int64_t time_ns = (int64_t)t->valuedouble;
-  double secs = ps_report_answer_num(cols, vals, "deliverySeconds");
+  double secs = ps_rb_num(r, "deliverySeconds");
   size_t n = s == PL_SDB_BLOCKS ? b->nblocks : b->nvats;
   if (n >= PL_SDB_MAX_ROWS) {
     b->dropped++;
@@ -99,10 +98,10 @@ static int on_row(pl_sd_blocks *b, int s, const cJSON *cols, const cJSON *vals) 
     if (room((void **)&b->blocks, b->nblocks, &b->blocks_cap, sizeof *b->blocks))
       return -ENOMEM;
     b->blocks[b->nblocks++] = (ps_slog_drift_block){
-        stage, time_ns, secs, ps_report_answer_num(cols, vals, "boydSeconds")};
+        stage, time_ns, secs, ps_rb_num(r, "boydSeconds")};
     return 0;
   }
-  const char *vat = ps_report_answer_str(cols, vals, "vat");
+  const char *vat = ps_rb_str(r, "vat");
   if (!vat || !*vat)
     return 0;
   const char *id = intern(b, vat);
@@ -115,24 +114,13 @@ static int on_row(pl_sd_blocks *b, int s, const cJSON *cols, const cJSON *vals) 
 int pl_sd_blocks_parse(pl_sd_blocks *b, int s, const char *json, size_t len) {
   if (s < 0 || s >= PL_SDB_NSTATEMENTS)
     return -EINVAL;
-  cJSON *j = json ? cJSON_ParseWithLength(json, len) : NULL;
-  const cJSON *results = cJSON_GetObjectItemCaseSensitive(j, "results"), *result, *series, *vals;
-  int rc = cJSON_IsArray(results) ? 0 : -EPROTO;
-  cJSON_ArrayForEach(result, results) {
-    if (cJSON_GetObjectItemCaseSensitive(result, "error"))
-      rc = -EPROTO;
-    cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(result, "series")) {
-      const cJSON *cols = cJSON_GetObjectItemCaseSensitive(series, "columns");
-      if (rc < 0 || !cJSON_IsArray(cols))
-        continue;
-      cJSON_ArrayForEach(vals, cJSON_GetObjectItemCaseSensitive(series, "values")) {
-        if (cJSON_IsArray(vals) && (rc = on_row(b, s, cols, vals)) < 0)
-          goto out;
-      }
-    }
-  }
-out:
-  cJSON_Delete(j);
+  ps_rb_answer a;
+  if (ps_rb_answer_parse(&a, json ? json : "", json ? len : 0) < 0)
+    return -ENOMEM;
+  int rc = ps_rb_answer_whole(&a) ? 0 : -EPROTO;
+  for (const ps_rb_row *r; rc == 0 && (r = ps_rb_answer_next(&a));)
+    rc = on_row(b, s, r);
+  ps_rb_answer_free(&a);
   return rc;
 }
 
@@ -145,7 +133,7 @@ int pl_sd_blocks_read(const ps_config *cfg, const char *run, const char *host, i
     ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
     rc = pl_sd_blocks_statement(s, run, host, anchor_ns, &q);
     if (rc == 0)
-      rc = ps_influx_query(cfg, q.data, &answer, err);
+      rc = ps_rb_query(cfg, q.data, &answer, err);
     if (rc == 0)
       rc = pl_sd_blocks_parse(b, s, answer.data, answer.len);
     ps_buf_free(&q);

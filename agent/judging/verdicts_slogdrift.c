@@ -48,8 +48,10 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "influx/client.h"
-#include "influx/influxql.h"
-#include "report/query.h"
+#include "readback/query.h"
+#include "readback/statement.h"
+#include "readback/answer.h"
+#include "readback/status.h"
 #include "verdicts_private.h"
 
 #define MOD PL_VD_MOD
@@ -79,8 +81,8 @@ int pl_sd_statement(int s, const char *run, const char *host, int64_t anchor_ns,
    * which is before any of its stages; the stage points within the span */
   int64_t to = s == PL_SD_STATUS ? anchor_ns + SLACK_NS : anchor_ns + PL_SD_SPAN_NS;
   int rc = ps_buf_puts(q, head[s]) | ps_buf_puts(q, " WHERE \"run\" = ") |
-           ps_influxql_quote_string(q, run) | ps_buf_puts(q, " AND \"host\" = ") |
-           ps_influxql_quote_string(q, host);
+           ps_rb_string(q, run) | ps_buf_puts(q, " AND \"host\" = ") |
+           ps_rb_string(q, host);
   if (s == PL_SD_BACKFILL)
     rc |= ps_buf_puts(q, " AND \"event\" = 'end'");
   if (s == PL_SD_CYCLES)
@@ -91,24 +93,10 @@ int pl_sd_statement(int s, const char *run, const char *host, int64_t anchor_ns,
 
 /* --- the answers --------------------------------------------------------- */
 
-typedef struct row {
-  const cJSON *columns, *values;
-} row;
-
-static const cJSON *cell(const row *r, const char *name) {
-  return ps_report_answer_cell(r->columns, r->values, name);
-}
-
-static const char *str(const row *r, const char *name) {
-  return ps_report_answer_str(r->columns, r->values, name);
-}
-
-static double num(const row *r, const char *name) {
-  return ps_report_answer_num(r->columns, r->values, name);
-}
+typedef ps_rb_row row;
 
 static int stage_no(const row *r) {
-  const char *s = str(r, "stage");
+  const char *s = ps_rb_str(r, "stage");
   char *end;
   long n = s && *s ? strtol(s, &end, 10) : -1;
   return s && *s && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
@@ -152,25 +140,24 @@ static int add_vat(pl_sd_data *d, int n, const char *vat, const char *name, doub
 }
 
 static int on_row(pl_sd_data *d, int s, const row *r) {
-  const cJSON *t = cell(r, "time");
+  const cJSON *t = ps_rb_cell(r, "time");
   int64_t time_ns = cJSON_IsNumber(t) && t->valuedouble >= 0 && t->valuedouble < 9.2e18
                         ? (int64_t)t->valuedouble
                         : -1;
   switch (s) {
   case PL_SD_STATUS: {
-    const char *st = str(r, "status");
-    for (int k = PS_RUN_STATUS_SUCCESS; st && k <= PS_RUN_STATUS_STALLED; k++)
-      if (strcmp(st, ps_run_status_name((ps_run_status)k)) == 0)
-        d->status = (ps_run_status)k;
+    ps_rb_status st = ps_rb_status_named(ps_rb_str(r, "status"));
+    if (st > PS_RB_RUNNING)
+      d->status = ps_rb_run_status(st);
     return 0;
   }
   case PL_SD_BACKFILL:
-    if (cJSON_IsBool(cell(r, "backfill")))
-      d->backfill = cJSON_IsTrue(cell(r, "backfill"));
+    if (cJSON_IsBool(ps_rb_cell(r, "backfill")))
+      d->backfill = cJSON_IsTrue(ps_rb_cell(r, "backfill"));
     return 0;
   case PL_SD_STAGES: {
     int n = stage_no(r);
-    const cJSON *l = cell(r, "loadgen");
+    const cJSON *l = ps_rb_cell(r, "loadgen");
     ps_slog_drift_stage *x = n >= 0 && cJSON_IsBool(l) ? stage_get(d, n) : NULL;
     if (x)
       x->loadgen = cJSON_IsTrue(l);
@@ -181,12 +168,12 @@ static int on_row(pl_sd_data *d, int s, const row *r) {
     ps_slog_drift_stage *x = n >= 0 && time_ns >= 0 ? stage_get(d, n) : NULL;
     if (!x)
       return 0;
-    x->partial = !cJSON_IsFalse(cell(r, "partial"));
-    x->cycles = num(r, "finishedCycles");
-    x->delivery_s = num(r, "deliverySeconds");
-    x->boyd_share = num(r, "boydShare");
+    x->partial = !cJSON_IsFalse(ps_rb_cell(r, "partial"));
+    x->cycles = ps_rb_num(r, "finishedCycles");
+    x->delivery_s = ps_rb_num(r, "deliverySeconds");
+    x->boyd_share = ps_rb_num(r, "boydShare");
     x->time_ns = time_ns;
-    const char *rev = str(r, "revision");
+    const char *rev = ps_rb_str(r, "revision");
     if (rev && !d->revision && !(d->revision = strdup(rev)))
       return -ENOMEM;
     return 0;
@@ -194,7 +181,7 @@ static int on_row(pl_sd_data *d, int s, const row *r) {
   case PL_SD_CYCLES: {
     /* the slog's own count when it has one (the figure as written) */
     int n = stage_no(r);
-    double cycles = num(r, "cycleCount");
+    double cycles = ps_rb_num(r, "cycleCount");
     ps_slog_drift_stage *x = n >= 0 && isfinite(cycles) ? stage_get(d, n) : NULL;
     if (x && !(isfinite(x->cycles) && x->cycles > 0))
       x->cycles = cycles;
@@ -202,11 +189,11 @@ static int on_row(pl_sd_data *d, int s, const row *r) {
   }
   case PL_SD_VATS: {
     int n = stage_no(r);
-    const char *vat = str(r, "vat");
-    double secs = num(r, "deliverySeconds");
+    const char *vat = ps_rb_str(r, "vat");
+    double secs = ps_rb_num(r, "deliverySeconds");
     if (n < 0 || !vat || !isfinite(secs))
       return 0;
-    return add_vat(d, n, vat, str(r, "name"), secs);
+    return add_vat(d, n, vat, ps_rb_str(r, "name"), secs);
   }
   default: return -EINVAL;
   }
@@ -215,25 +202,14 @@ static int on_row(pl_sd_data *d, int s, const row *r) {
 int pl_sd_parse(pl_sd_data *d, int s, const char *json, size_t len) {
   if (s < 0 || s >= PL_SD_NSTATEMENTS)
     return -EINVAL;
-  cJSON *j = json ? cJSON_ParseWithLength(json, len) : NULL;
-  const cJSON *results = cJSON_GetObjectItemCaseSensitive(j, "results"), *result, *series;
-  int rc = cJSON_IsArray(results) ? 0 : -EPROTO;
-  cJSON_ArrayForEach(result, results) {
-    if (cJSON_GetObjectItemCaseSensitive(result, "error"))
-      rc = -EPROTO;
-    cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(result, "series")) {
-      row r = {cJSON_GetObjectItemCaseSensitive(series, "columns"), NULL};
-      if (rc < 0 || !cJSON_IsArray(r.columns))
-        continue;
-      cJSON_ArrayForEach(r.values, cJSON_GetObjectItemCaseSensitive(series, "values")) {
-        if (cJSON_IsArray(r.values) && (rc = on_row(d, s, &r)) < 0)
-          goto out;
-      }
-    }
-  }
-out:
-  cJSON_Delete(j);
-  return rc;
+  ps_rb_answer a;
+  int rc = ps_rb_answer_parse(&a, json, len);
+  if (rc == 0 && !ps_rb_answer_whole(&a))
+    rc = -EPROTO;
+  for (const row *r; rc >= 0 && (r = ps_rb_answer_next(&a));)
+    rc = on_row(d, s, r);
+  ps_rb_answer_free(&a);
+  return rc < 0 ? rc : 0;
 }
 
 void pl_sd_data_free(pl_sd_data *d) {
@@ -251,7 +227,6 @@ void pl_sd_data_free(pl_sd_data *d) {
 struct pl_vsdjob {
   struct pl_vsdjob *next;
   pl_verdicts *vd;
-  uv_work_t work;
   ps_config cfg; /* shallow copy: its strings outlive the read */
   char *run, *series, *host;
   int64_t anchor_ns;
@@ -282,7 +257,7 @@ static int read_all(pl_vsdjob *j) {
     ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
     rc = pl_sd_statement(s, j->run, j->host, j->anchor_ns, &q);
     if (rc == 0)
-      rc = ps_influx_query(&j->cfg, q.data, &answer, &j->err);
+      rc = ps_rb_query(&j->cfg, q.data, &answer, &j->err);
     if (rc == 0)
       rc = pl_sd_parse(&j->d, s, answer.data, answer.len);
     ps_buf_free(&q);
@@ -291,8 +266,9 @@ static int read_all(pl_vsdjob *j) {
   return rc ? rc : pl_sd_blocks_read(&j->cfg, j->run, j->host, j->anchor_ns, &j->blocks, &j->err);
 }
 
-static void read_work(uv_work_t *w) {
-  pl_vsdjob *j = w->data;
+/* On the threadpool (readback/query.h ps_rb_run_reads). */
+static int read_work(void *arg) {
+  pl_vsdjob *j = arg;
   j->rc = read_all(j);
   if (j->rc == -EIO || j->rc == -EPROTO) {
     usleep(READ_RETRY_MS * 1000);
@@ -302,6 +278,7 @@ static void read_work(uv_work_t *w) {
     ps_buf_init(&j->err, 0);
     j->rc = read_all(j);
   }
+  return 0;
 }
 
 static void start_next(pl_verdicts *vd);
@@ -411,8 +388,9 @@ static void wait_cb(uv_timer_t *t) {
     start_next(vd);
 }
 
-static void read_done(uv_work_t *w, int status) {
-  pl_vsdjob *j = w->data;
+/* On the loop; `status` -ECANCELED when the loop cancelled the read. */
+static void read_done(void *arg, int status) {
+  pl_vsdjob *j = arg;
   pl_verdicts *vd = j->vd;
   j->in_flight = 0;
   if (status == 0 && !vd->sh->stopping && j->rc == 0 && !perf_side_read(&j->d) &&
@@ -462,8 +440,7 @@ static void start_next(pl_verdicts *vd) {
     uv_timer_stop(&vd->sd_timer);
   while (j && !j->in_flight) {
     j->in_flight = 1;
-    j->work.data = j;
-    if (uv_queue_work(vd->sh->loop, &j->work, read_work, read_done) == 0)
+    if (ps_rb_run_reads(vd->sh->loop, read_work, read_done, j) == 0)
       return;
     vd->slog_drift = j->next;
     job_free(j);

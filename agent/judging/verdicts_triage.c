@@ -13,7 +13,8 @@
 
 #include "core/log.h"
 #include "judging/verdicts_history.h"
-#include "report/triage_read.h"
+#include "readback/query.h"
+#include "readback/triage.h"
 #include "verdicts_private.h"
 
 #define MOD PL_VD_MOD
@@ -134,7 +135,7 @@ static void read_work(uv_work_t *w) {
   memset(&cfg, 0, sizeof cfg);
   cfg.triage_file = r->path;
   ps_triage_set_init(&r->fresh);
-  r->n = ps_triage_read_file(&cfg, &r->fresh, collect_bad_line, r, &r->err);
+  r->n = ps_rb_triage_read_file(&cfg, &r->fresh, collect_bad_line, r, &r->err);
 }
 
 static void read_free(triage_read *r) {
@@ -239,7 +240,7 @@ static void triage_done(void *arg, int rc, const char *json, size_t len, const c
   if (rc == 0 || rc == -ENOENT || rc == -EOPNOTSUPP) {
     ps_triage_set fresh;
     ps_triage_set_init(&fresh);
-    if (rc == 0 && ps_triage_parse_answer(&fresh, json, len) < 0) {
+    if (rc == 0 && ps_rb_triage_parse_answer(&fresh, json, len) < 0) {
       ps_triage_set_free(&fresh);
       PS_ERROR(MOD, "out of memory reading the triage decisions");
     } else if (!first && triage_same(&fresh, &vd->triage_server)) {
@@ -267,8 +268,8 @@ static void triage_done(void *arg, int rc, const char *json, size_t len, const c
 void pl_vd_triage_fetch(pl_verdicts *vd) {
   ps_buf q;
   ps_buf_init(&q, 0);
-  if (ps_triage_statement(&q) == 0 &&
-      pl_history_fetch(vd->sh->loop, vd->cfg, q.data, triage_done, vd) == 0)
+  if (ps_rb_triage_statement(&q) == 0 &&
+      ps_rb_run(vd->sh->loop, vd->cfg, q.data, triage_done, vd) == 0)
     vd->triage_fetching = 1;
   else
     vd->triage_next = uv_now(vd->sh->loop) + HISTORY_RETRY_FIRST_MS;

@@ -9,7 +9,7 @@
 
 #include "core/figures.h"
 #include "html_private.h"
-#include "report/explain.h"
+#include "readback/explain.h"
 
 /* The chart of delivery seconds per block of the run's top vats (their
  * points are in the JSON block's chains[idx].blocks). */

@@ -86,7 +86,7 @@ static void json_trends(page *p) {
       jnum(p, run_x_ms(r));
       put(p, ",\"run\":");
       jstr(p, r->name);
-      putf(p, ",\"status\":\"%s\"}", ps_rstatus_name(r->status));
+      putf(p, ",\"status\":\"%s\"}", ps_rb_status_name(r->status));
     }
     put(p, "]}");
   }

@@ -75,5 +75,5 @@ void ps_html_fmt_change(page *p, double pct) {
 }
 
 void ps_html_badge(page *p, ps_rstatus s) {
-  putf(p, "<span class=\"st st-%s\">%s</span>", ps_rstatus_name(s), ps_rstatus_name(s));
+  putf(p, "<span class=\"st st-%s\">%s</span>", ps_rb_status_name(s), ps_rb_status_name(s));
 }

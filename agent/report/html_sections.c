@@ -408,7 +408,7 @@ void ps_html_section_runs(page *p) {
   for (size_t i = 0; i < d->nruns && !p->rc; i++) {
     const ps_rrun *r = &d->runs[i];
     putf(p, "<tr class=\"row-%s\" data-status=\"%s\"><td class=\"name run\">",
-         ps_rstatus_name(r->status), ps_rstatus_name(r->status));
+         ps_rb_status_name(r->status), ps_rb_status_name(r->status));
     txt(p, r->name);
     put(p, "</td><td class=\"name host\">");
     txt(p, r->host ? r->host : "–");
@@ -716,7 +716,7 @@ void ps_html_section_dss(page *p) {
           ps_html_names_add(&arms, d->dss[i].arm, ps_html_by_name, NULL))
         p->rc = -ENOMEM;
     putf(p, "<tr class=\"row-%s\" data-status=\"%s\"><td class=\"name run\">",
-         ps_rstatus_name(file->status), ps_rstatus_name(file->status));
+         ps_rb_status_name(file->status), ps_rb_status_name(file->status));
     txt(p, file->run);
     put(p, "</td><td class=\"name host\">");
     txt(p, file->host ? file->host : "–");

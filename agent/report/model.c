@@ -29,24 +29,6 @@ int ps_report_metric_index(const char *field) {
   return -1;
 }
 
-static const char *const status_names[] = {
-    [PS_RS_UNKNOWN] = "unknown", [PS_RS_RUNNING] = "running",
-    [PS_RS_SUCCESS] = "success", [PS_RS_FAILED] = "failed",
-    [PS_RS_INTERRUPTED] = "interrupted", [PS_RS_STALLED] = "stalled",
-};
-
-const char *ps_rstatus_name(ps_rstatus s) {
-  return (unsigned)s < sizeof status_names / sizeof status_names[0] ? status_names[s]
-                                                                     : "unknown";
-}
-
-ps_rstatus ps_rstatus_from_name(const char *name) {
-  for (size_t i = 1; name && i < sizeof status_names / sizeof status_names[0]; i++)
-    if (strcmp(status_names[i], name) == 0)
-      return (ps_rstatus)i;
-  return PS_RS_UNKNOWN;
-}
-
 void ps_report_data_init(ps_report_data *d, int64_t now_ns, int64_t since_ns,
                          const char *source) {
   memset(d, 0, sizeof *d);

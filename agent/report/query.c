@@ -17,8 +17,8 @@
  * - "Fields" a series does not have come back as null and stay NAN.
  */
 #include "report/query.h"
-#include "report/triage_read.h"
-#include "report/explain.h"
+#include "readback/triage.h"
+#include "readback/explain.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -27,21 +27,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
-#include "influx/client.h"
 #include "core/figures.h"
-#include "influx/influxql.h"
+#include "readback/answer.h"
+#include "readback/query.h"
+#include "readback/statement.h"
 
 /* --- the statements ------------------------------------------------------- */
 
 /* The range, and the hosts the page is narrowed to (quoted: a host tag
  * is data). */
 static int since(ps_buf *q, const ps_report_data *d) {
-  int rc = ps_buf_printf(q, " WHERE time >= %" PRId64, d->since_ns);
+  int rc = ps_rb_time_range(q, d->since_ns, 0);
   for (size_t i = 0; !rc && i < d->nhosts; i++) {
     rc = ps_buf_puts(q, i ? " OR \"host\" = " : " AND (\"host\" = ");
-    rc = rc ? rc : ps_influxql_quote_string(q, d->hosts[i]);
+    rc = rc ? rc : ps_rb_string(q, d->hosts[i]);
     if (!rc && i + 1 == d->nhosts)
       rc = ps_buf_putc(q, ')');
   }
@@ -106,10 +105,10 @@ static int of_stage_run(ps_buf *q, const ps_report_data *d, const char *columns,
     return -ENOENT;
   int rc = select_from(q, d, columns, measurement, filter);
   rc = rc ? rc : ps_buf_puts(q, " AND \"run\" = ");
-  rc = rc ? rc : ps_influxql_quote_string(q, d->stage_run);
+  rc = rc ? rc : ps_rb_string(q, d->stage_run);
   if (!rc && d->stage_host) {
     rc = ps_buf_puts(q, " AND \"host\" = ");
-    rc = rc ? rc : ps_influxql_quote_string(q, d->stage_host);
+    rc = rc ? rc : ps_rb_string(q, d->stage_host);
   }
   return rc ? rc : ps_buf_puts(q, group);
 }
@@ -128,9 +127,9 @@ static int q_stage_blocks(const ps_report_data *d, ps_buf *q) {
   ps_buf filter;
   ps_buf_init(&filter, 64);
   int rc = ps_buf_puts(&filter, " AND ");
-  rc = rc ? rc : ps_influxql_quote_ident(&filter, f->tag);
+  rc = rc ? rc : ps_rb_ident(&filter, f->tag);
   rc = rc ? rc : ps_buf_puts(&filter, " = ");
-  rc = rc ? rc : ps_influxql_quote_string(&filter, f->tag_value);
+  rc = rc ? rc : ps_rb_string(&filter, f->tag_value);
   rc = rc ? rc
           : of_stage_run(q, d, "\"avgSwingsetTime\", \"avgBlockDuration\", \"blockCount\"",
                          f->measurement, filter.data, " GROUP BY \"stage\"");
@@ -138,62 +137,9 @@ static int q_stage_blocks(const ps_report_data *d, ps_buf *q) {
   return rc;
 }
 
-/* --- reading rows ------------------------------------------------------------ */
+/* --- reading rows (readback/answer.h) ------------------------------------ */
 
-typedef struct row {
-  const cJSON *tags;    /* the series' tags object, may be NULL */
-  const cJSON *columns; /* array of names */
-  const cJSON *values;  /* this row's array */
-} row;
-
-const cJSON *ps_report_answer_cell(const cJSON *columns, const cJSON *values,
-                                   const char *name) {
-  int i = 0;
-  const cJSON *c;
-  cJSON_ArrayForEach(c, columns) {
-    if (cJSON_IsString(c) && strcmp(c->valuestring, name) == 0)
-      return cJSON_GetArrayItem(values, i);
-    i++;
-  }
-  return NULL;
-}
-
-const char *ps_report_answer_str(const cJSON *columns, const cJSON *values, const char *name) {
-  const cJSON *c = ps_report_answer_cell(columns, values, name);
-  return cJSON_IsString(c) ? c->valuestring : NULL;
-}
-
-double ps_report_answer_num(const cJSON *columns, const cJSON *values, const char *name) {
-  const cJSON *c = ps_report_answer_cell(columns, values, name);
-  return cJSON_IsNumber(c) && isfinite(c->valuedouble) ? c->valuedouble : NAN;
-}
-
-static const cJSON *column(const row *r, const char *name) {
-  return ps_report_answer_cell(r->columns, r->values, name);
-}
-
-/* A tag: from the series' tags (GROUP BY), else a string column (SELECT *).
- * An empty value (a GROUP BY tag the series does not have) is NULL. */
-static const char *tag(const row *r, const char *name) {
-  const cJSON *t = cJSON_GetObjectItemCaseSensitive(r->tags, name);
-  if (!cJSON_IsString(t))
-    t = column(r, name);
-  return cJSON_IsString(t) && t->valuestring[0] ? t->valuestring : NULL;
-}
-
-static double num(const row *r, const char *name) {
-  return ps_report_answer_num(r->columns, r->values, name);
-}
-
-static const char *str(const row *r, const char *name) {
-  return ps_report_answer_str(r->columns, r->values, name);
-}
-
-static int64_t time_ns(const row *r) {
-  double t = num(r, "time");
-  /* beyond ±2^62 is no time InfluxDB stores; keep the cast defined */
-  return isnan(t) || fabs(t) > 4.6e18 ? 0 : (int64_t)t;
-}
+typedef ps_rb_row row;
 
 /* Replaces *dst with a copy of s (NULL keeps *dst). */
 static int set_str(char **dst, const char *s) {
@@ -224,9 +170,9 @@ static ps_rrun *run_named(ps_report_data *d, const char *host, const char *name)
 }
 
 static int on_marker(ps_report_data *d, const row *r) {
-  const char *source = tag(r, "source"), *run = tag(r, "run"), *event = tag(r, "event");
-  const char *status = tag(r, "status"), *host = tag(r, "host");
-  int64_t t = time_ns(r);
+  const char *source = ps_rb_tag(r, "source"), *run = ps_rb_tag(r, "run"), *event = ps_rb_tag(r, "event");
+  const char *status = ps_rb_tag(r, "status"), *host = ps_rb_tag(r, "host");
+  int64_t t = ps_rb_time_ns(r);
   if (!source || !run || !event)
     return 0;
   if (strcmp(source, "dss_bench") == 0) {
@@ -243,13 +189,13 @@ static int on_marker(ps_report_data *d, const row *r) {
       return 0; /* an older version of the file */
     }
     f->time_ns = t;
-    f->status = ps_rstatus_from_name(status);
-    return set_str(&f->text, str(r, "text"));
+    f->status = ps_rb_status_named(status);
+    return set_str(&f->text, ps_rb_str(r, "text"));
   }
   if (strcmp(source, "loadgen") != 0)
     return 0;
   ps_rrun *x = run_named(d, host, run);
-  if (!x || set_str(&x->revision, tag(r, "revision")))
+  if (!x || set_str(&x->revision, ps_rb_tag(r, "revision")))
     return -ENOMEM;
   if (strcmp(event, "start") == 0) {
     x->have_start_marker = 1;
@@ -259,55 +205,55 @@ static int on_marker(ps_report_data *d, const row *r) {
   }
   if (strcmp(event, "end") != 0)
     return 0;
-  ps_rstatus st = ps_rstatus_from_name(status);
+  ps_rstatus st = ps_rb_status_named(status);
   if (st == PS_RS_STALLED) {
     x->stalled_status = st;
     x->stalled_ns = t;
-    return x->text ? 0 : set_str(&x->text, str(r, "text"));
+    return x->text ? 0 : set_str(&x->text, ps_rb_str(r, "text"));
   }
   if (st == PS_RS_UNKNOWN || st == PS_RS_RUNNING || t < x->end_ns)
     return 0;
   x->end_status = st;
   x->end_ns = t;
-  set_num(&x->duration_s, num(r, "duration"));
-  double code = num(r, "exitCode");
+  set_num(&x->duration_s, ps_rb_num(r, "duration"));
+  double code = ps_rb_num(r, "exitCode");
   if (!isnan(code)) {
     x->have_exit = 1;
     x->exit_code = (int64_t)code;
   }
-  return set_str(&x->text, str(r, "text"));
+  return set_str(&x->text, ps_rb_str(r, "text"));
 }
 
 static int on_run_point(ps_report_data *d, const row *r) {
-  const char *run = tag(r, "run");
+  const char *run = ps_rb_tag(r, "run");
   if (!run)
     return 0;
-  ps_rrun *x = run_named(d, tag(r, "host"), run);
-  if (!x || set_str(&x->revision, tag(r, "revision")) ||
-      set_str(&x->test_type, tag(r, "test_type")))
+  ps_rrun *x = run_named(d, ps_rb_tag(r, "host"), run);
+  if (!x || set_str(&x->revision, ps_rb_tag(r, "revision")) ||
+      set_str(&x->test_type, ps_rb_tag(r, "test_type")))
     return -ENOMEM;
-  x->run_point_ns = time_ns(r);
-  ps_rstatus st = ps_rstatus_from_name(str(r, "status"));
-  const cJSON *success = column(r, "success");
-  if (st == PS_RS_UNKNOWN && cJSON_IsBool(success))
-    st = cJSON_IsTrue(success) ? PS_RS_SUCCESS : PS_RS_FAILED;
+  x->run_point_ns = ps_rb_time_ns(r);
+  ps_rstatus st = ps_rb_status_named(ps_rb_str(r, "status"));
+  int success = ps_rb_bool(r, "success");
+  if (st == PS_RS_UNKNOWN && success >= 0)
+    st = success ? PS_RS_SUCCESS : PS_RS_FAILED;
   if (st != PS_RS_UNKNOWN)
     x->point_status = st;
-  double code = num(r, "exitCode");
+  double code = ps_rb_num(r, "exitCode");
   if (!isnan(code) && !x->have_exit) {
     x->have_exit = 1;
     x->exit_code = (int64_t)code;
   }
-  double duration = num(r, "duration");
+  double duration = ps_rb_num(r, "duration");
   if (!isnan(duration))
     x->duration_s = duration; /* stats.duration beats the markers' difference */
   for (int i = 0; i < PS_REPORT_NMETRICS; i++)
-    set_num(&x->metric[i], num(r, ps_report_metrics[i].field));
+    set_num(&x->metric[i], ps_rb_num(r, ps_report_metrics[i].field));
   return 0;
 }
 
 static int on_verdict(ps_report_data *d, const row *r) {
-  if (!tag(r, "run") || !tag(r, "metric") || !str(r, "verdict"))
+  if (!ps_rb_tag(r, "run") || !ps_rb_tag(r, "metric") || !ps_rb_str(r, "verdict"))
     return 0;
   ps_rverdict *v = ps_report_add_verdict(d);
   if (!v)
@@ -316,104 +262,104 @@ static int on_verdict(ps_report_data *d, const row *r) {
     char **dst;
     const char *src;
   } s[] = {
-      {&v->host, tag(r, "host")},
-      {&v->source, tag(r, "source")},       {&v->series, tag(r, "series")},
-      {&v->metric, tag(r, "metric")},       {&v->run, tag(r, "run")},
-      {&v->stage, tag(r, "stage")},         {&v->arm, tag(r, "arm")},
-      {&v->reference, tag(r, "reference")}, {&v->verdict, str(r, "verdict")},
-      {&v->against, tag(r, "against")},
-      {&v->vat, tag(r, "vat")},             {&v->vat_name, str(r, "vat_name")},
-      {&v->change_run, str(r, "change_run")}, {&v->method, str(r, "method")},
-      {&v->revision, str(r, "revision")},
-      {&v->good_revision, str(r, "good_revision")},
-      {&v->bad_revision, str(r, "bad_revision")},
+      {&v->host, ps_rb_tag(r, "host")},
+      {&v->source, ps_rb_tag(r, "source")},       {&v->series, ps_rb_tag(r, "series")},
+      {&v->metric, ps_rb_tag(r, "metric")},       {&v->run, ps_rb_tag(r, "run")},
+      {&v->stage, ps_rb_tag(r, "stage")},         {&v->arm, ps_rb_tag(r, "arm")},
+      {&v->reference, ps_rb_tag(r, "reference")}, {&v->verdict, ps_rb_str(r, "verdict")},
+      {&v->against, ps_rb_tag(r, "against")},
+      {&v->vat, ps_rb_tag(r, "vat")},             {&v->vat_name, ps_rb_str(r, "vat_name")},
+      {&v->change_run, ps_rb_str(r, "change_run")}, {&v->method, ps_rb_str(r, "method")},
+      {&v->revision, ps_rb_str(r, "revision")},
+      {&v->good_revision, ps_rb_str(r, "good_revision")},
+      {&v->bad_revision, ps_rb_str(r, "bad_revision")},
   };
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
     if (set_str(s[i].dst, s[i].src))
       return -ENOMEM;
-  v->time_ns = time_ns(r);
-  v->value = num(r, "value");
-  v->baseline = num(r, "baseline");
-  v->change_pct = num(r, "change_pct");
-  v->p_value = num(r, "p_value");
-  v->baseline_runs = num(r, "baseline_runs");
-  v->variants = num(r, "variants");
-  v->variants_agree = num(r, "variants_agree");
+  v->time_ns = ps_rb_time_ns(r);
+  v->value = ps_rb_num(r, "value");
+  v->baseline = ps_rb_num(r, "baseline");
+  v->change_pct = ps_rb_num(r, "change_pct");
+  v->p_value = ps_rb_num(r, "p_value");
+  v->baseline_runs = ps_rb_num(r, "baseline_runs");
+  v->variants = ps_rb_num(r, "variants");
+  v->variants_agree = ps_rb_num(r, "variants_agree");
   return 0;
 }
 
 static int on_stage_candidate(ps_report_data *d, const row *r) {
-  const char *run = tag(r, "run");
+  const char *run = ps_rb_tag(r, "run");
   if (!run)
     return 0;
   ps_rstamp *c = ps_report_add_stage_candidate(d);
-  if (!c || set_str(&c->run, run) || set_str(&c->host, tag(r, "host")))
+  if (!c || set_str(&c->run, run) || set_str(&c->host, ps_rb_tag(r, "host")))
     return -ENOMEM;
-  c->time_ns = time_ns(r);
+  c->time_ns = ps_rb_time_ns(r);
   return 0;
 }
 
 static int on_dss(ps_report_data *d, const row *r) {
-  if (!tag(r, "run") || !tag(r, "test") || !tag(r, "arm") || !tag(r, "variant"))
+  if (!ps_rb_tag(r, "run") || !ps_rb_tag(r, "test") || !ps_rb_tag(r, "arm") || !ps_rb_tag(r, "variant"))
     return 0;
   ps_rdss *p = ps_report_add_dss(d);
-  if (!p || set_str(&p->host, tag(r, "host")) || set_str(&p->run, tag(r, "run")) ||
-      set_str(&p->test, tag(r, "test")) ||
-      set_str(&p->arm, tag(r, "arm")) || set_str(&p->variant, tag(r, "variant")) ||
-      set_str(&p->sweep, tag(r, "sweep")))
+  if (!p || set_str(&p->host, ps_rb_tag(r, "host")) || set_str(&p->run, ps_rb_tag(r, "run")) ||
+      set_str(&p->test, ps_rb_tag(r, "test")) ||
+      set_str(&p->arm, ps_rb_tag(r, "arm")) || set_str(&p->variant, ps_rb_tag(r, "variant")) ||
+      set_str(&p->sweep, ps_rb_tag(r, "sweep")))
     return -ENOMEM;
-  p->time_ns = time_ns(r);
-  p->variant_index = num(r, "variantIndex");
-  p->rps = num(r, "rps_total");
-  p->p95 = num(r, "p95_ms");
-  p->errors = num(r, "errors");
+  p->time_ns = ps_rb_time_ns(r);
+  p->variant_index = ps_rb_num(r, "variantIndex");
+  p->rps = ps_rb_num(r, "rps_total");
+  p->p95 = ps_rb_num(r, "p95_ms");
+  p->errors = ps_rb_num(r, "errors");
   return 0;
 }
 
 static int on_health(ps_report_data *d, const row *r) {
   ps_rhealth *h = ps_report_add_health(d);
-  if (!h || set_str(&h->host, tag(r, "host") ? tag(r, "host") : "(no host tag)"))
+  if (!h || set_str(&h->host, ps_rb_tag(r, "host") ? ps_rb_tag(r, "host") : "(no host tag)"))
     return -ENOMEM;
-  h->time_ns = time_ns(r);
-  h->points_written = num(r, "points_written");
-  h->records_rejected = num(r, "records_rejected");
-  h->points_rejected = num(r, "points_rejected");
-  h->uptime_s = num(r, "uptime_s");
+  h->time_ns = ps_rb_time_ns(r);
+  h->points_written = ps_rb_num(r, "points_written");
+  h->records_rejected = ps_rb_num(r, "records_rejected");
+  h->points_rejected = ps_rb_num(r, "points_rejected");
+  h->uptime_s = ps_rb_num(r, "uptime_s");
   return 0;
 }
 
 static int on_alert_error(ps_report_data *d, const row *r) {
-  int64_t t = time_ns(r);
-  if (!str(r, "text") || (d->alert_error && t <= d->alert_error_ns))
+  int64_t t = ps_rb_time_ns(r);
+  if (!ps_rb_str(r, "text") || (d->alert_error && t <= d->alert_error_ns))
     return 0;
   d->alert_error_ns = t;
-  return set_str(&d->alert_error, str(r, "text"));
+  return set_str(&d->alert_error, ps_rb_str(r, "text"));
 }
 
 static int on_stage_cycles(ps_report_data *d, const row *r) {
-  if (!tag(r, "stage") || !tag(r, "task"))
+  if (!ps_rb_tag(r, "stage") || !ps_rb_tag(r, "task"))
     return 0;
   ps_rstage *s = ps_report_add_stage(d);
-  if (!s || set_str(&s->stage, tag(r, "stage")) || set_str(&s->task, tag(r, "task")))
+  if (!s || set_str(&s->stage, ps_rb_tag(r, "stage")) || set_str(&s->task, ps_rb_tag(r, "task")))
     return -ENOMEM;
   s->of = d->stage_of;
-  s->cycles = num(r, "cycleCount");
-  s->avg_duration = num(r, ps_stage_figure(PS_STAGE_FIG_AVG_DURATION)->field);
-  s->p95_duration = num(r, "p95Duration");
-  s->success_rate = num(r, "cycleSuccessRate");
+  s->cycles = ps_rb_num(r, "cycleCount");
+  s->avg_duration = ps_rb_num(r, ps_stage_figure(PS_STAGE_FIG_AVG_DURATION)->field);
+  s->p95_duration = ps_rb_num(r, "p95Duration");
+  s->success_rate = ps_rb_num(r, "cycleSuccessRate");
   return 0;
 }
 
 static int on_stage_blocks(ps_report_data *d, const row *r) {
-  if (!tag(r, "stage"))
+  if (!ps_rb_tag(r, "stage"))
     return 0;
   ps_rblocks *b = ps_report_add_blocks(d);
-  if (!b || set_str(&b->stage, tag(r, "stage")))
+  if (!b || set_str(&b->stage, ps_rb_tag(r, "stage")))
     return -ENOMEM;
   b->of = d->stage_of;
-  b->avg_swingset = num(r, ps_stage_figure(PS_STAGE_FIG_SWINGSET_TIME)->field);
-  b->avg_block = num(r, ps_stage_figure(PS_STAGE_FIG_BLOCK_DURATION)->field);
-  b->block_count = num(r, "blockCount");
+  b->avg_swingset = ps_rb_num(r, ps_stage_figure(PS_STAGE_FIG_SWINGSET_TIME)->field);
+  b->avg_block = ps_rb_num(r, ps_stage_figure(PS_STAGE_FIG_BLOCK_DURATION)->field);
+  b->block_count = ps_rb_num(r, "blockCount");
   return 0;
 }
 
@@ -444,25 +390,12 @@ int ps_report_parse_answer(ps_report_data *d, int statement, const char *json, s
   if (statement < 0 || statement >= PS_REPORT_NSTATEMENTS)
     return -EINVAL;
   row_fn fn = statements[statement].rows;
-  cJSON *j = json ? cJSON_ParseWithLength(json, len) : NULL;
-  const cJSON *result;
-  int rc = 0;
-  cJSON_ArrayForEach(result, cJSON_GetObjectItemCaseSensitive(j, "results")) {
-    const cJSON *series;
-    cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(result, "series")) {
-      row r = {cJSON_GetObjectItemCaseSensitive(series, "tags"),
-               cJSON_GetObjectItemCaseSensitive(series, "columns"), NULL};
-      if (!cJSON_IsArray(r.columns))
-        continue;
-      cJSON_ArrayForEach(r.values, cJSON_GetObjectItemCaseSensitive(series, "values")) {
-        if (cJSON_IsArray(r.values) && (rc = fn(d, &r)) < 0)
-          goto out;
-      }
-    }
-  }
-out:
-  cJSON_Delete(j);
-  return rc;
+  ps_rb_answer a;
+  int rc = ps_rb_answer_parse(&a, json, len);
+  for (const row *r; rc >= 0 && (r = ps_rb_answer_next(&a));)
+    rc = fn(d, r);
+  ps_rb_answer_free(&a);
+  return rc < 0 ? rc : 0;
 }
 
 /* --- the requests -------------------------------------------------------- */
@@ -475,7 +408,7 @@ static int ask(const ps_config *cfg, ps_report_data *d, int statement, ps_buf *e
   ps_buf_init(&answer, 0);
   int rc = ps_report_statements(d, statement, &q);
   if (rc == 0)
-    rc = ps_influx_query(cfg, q.data, &answer, err);
+    rc = ps_rb_query(cfg, q.data, &answer, err);
   if (rc == 0)
     rc = ps_report_parse_answer(d, statement, answer.data, answer.len);
   ps_buf_free(&q);
@@ -504,17 +437,17 @@ static int chart_of(ps_rchain *c, const ps_explain_data *x) {
   return 0;
 }
 
-/* The slog part of stage run `k` (report/explain.h); only -ENOMEM stops
+/* The slog part of stage run `k` (readback/explain.h); only -ENOMEM stops
  * the page: the rest of it does not depend on the slog figures. */
 static int chain_of(const ps_config *cfg, ps_report_data *d, size_t k) {
   const ps_rstamp *sr = &d->stage_runs[k];
   ps_explain_data x;
   ps_buf err;
   ps_buf_init(&err, 2048);
-  ps_explain_data_init(&x, sr->run, sr->host, d->now_ns - d->since_ns, d->now_ns);
-  int rc = x.run ? ps_explain_query(cfg, &x, &err) : -ENOMEM;
+  ps_rb_explain_data_init(&x, sr->run, sr->host, d->now_ns - d->since_ns, d->now_ns);
+  int rc = x.run ? ps_rb_explain_query(cfg, &x, &err) : -ENOMEM;
   /* the chart's points: a server that cannot answer leaves the chart out */
-  if (rc == 0 && ps_explain_query_blocks(cfg, &x, &err) == -ENOMEM)
+  if (rc == 0 && ps_rb_explain_query_blocks(cfg, &x, &err) == -ENOMEM)
     rc = -ENOMEM;
   size_t n = 0;
   for (size_t i = 0; rc == 0 && i < x.nstages; i++)
@@ -535,7 +468,7 @@ static int chain_of(const ps_config *cfg, ps_report_data *d, size_t k) {
       rc = chart_of(c, &x);
     }
   }
-  ps_explain_data_free(&x);
+  ps_rb_explain_data_free(&x);
   ps_buf_free(&err);
   return rc == -ENOMEM ? rc : 0;
 }
@@ -563,8 +496,8 @@ int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err) {
   if (rc == 0) {
     ps_buf terr;
     ps_buf_init(&terr, 1024);
-    if (ps_triage_read_server(cfg, &d->triage, &terr) == -ENOMEM ||
-        ps_triage_read_file(cfg, &d->triage, NULL, NULL, &terr) == -ENOMEM)
+    if (ps_rb_triage_read_server(cfg, &d->triage, &terr) == -ENOMEM ||
+        ps_rb_triage_read_file(cfg, &d->triage, NULL, NULL, &terr) == -ENOMEM)
       rc = -ENOMEM;
     ps_buf_free(&terr);
   }

@@ -17,8 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <cjson/cJSON.h>
-
 #include "core/sha256.h"
 #include "core/util.h"
 
@@ -532,82 +530,4 @@ long ps_triage_parse_text(ps_triage_set *s, const char *name, const char *text, 
   ps_buf_free(&tok);
   ps_buf_free(&origin);
   return rc < 0 ? rc : nbad;
-}
-
-/* --- the server's points -------------------------------------------------- */
-
-int ps_triage_statement(ps_buf *out) {
-  return ps_buf_printf(out,
-                       "SELECT \"id\", \"action\", \"run\", \"metric\", \"host\", \"who\", "
-                       "\"reason\", \"ticket\", \"revokes\" FROM \"" PS_TRIAGE_MEASUREMENT
-                       "\" ORDER BY time DESC LIMIT %d",
-                       PS_TRIAGE_MAX_READ) < 0
-             ? -ENOMEM
-             : 0;
-}
-
-static const char *str_at(const cJSON *row, int i) {
-  const cJSON *c = i < 0 ? NULL : cJSON_GetArrayItem(row, i);
-  return cJSON_IsString(c) ? c->valuestring : NULL;
-}
-
-long ps_triage_parse_answer(ps_triage_set *s, const char *json, size_t len) {
-  cJSON *root = cJSON_ParseWithLength(json, len);
-  long added = 0;
-  const cJSON *results = cJSON_GetObjectItemCaseSensitive(root, "results"), *res;
-  cJSON_ArrayForEach(res, results) {
-    const cJSON *series = cJSON_GetObjectItemCaseSensitive(res, "series"), *se;
-    cJSON_ArrayForEach(se, series) {
-      const cJSON *cols = cJSON_GetObjectItemCaseSensitive(se, "columns");
-      const char *names[] = {"time", "id",     "action", "run",    "metric",
-                             "host", "who",    "reason", "ticket", "revokes"};
-      int at[10];
-      for (int k = 0; k < 10; k++) {
-        at[k] = -1;
-        int i = 0;
-        const cJSON *c;
-        cJSON_ArrayForEach(c, cols) {
-          if (cJSON_IsString(c) && strcmp(c->valuestring, names[k]) == 0) {
-            at[k] = i;
-            break;
-          }
-          i++;
-        }
-      }
-      const cJSON *row;
-      cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(se, "values")) {
-        const cJSON *t = at[0] < 0 ? NULL : cJSON_GetArrayItem(row, at[0]);
-        int action = ps_triage_action_parse(str_at(row, at[2]));
-        ps_triage_decision d = {
-            .id = (char *)str_at(row, at[1]),
-            .action = (ps_triage_action)(action < 0 ? 0 : action),
-            .run = (char *)str_at(row, at[3]),
-            .metric = (char *)str_at(row, at[4]),
-            .host = (char *)str_at(row, at[5]),
-            .who = (char *)str_at(row, at[6]),
-            .reason = (char *)str_at(row, at[7]),
-            .ticket = (char *)str_at(row, at[8]),
-            .revokes = (char *)str_at(row, at[9]),
-            /* epoch=ns: exact in a double only to ~256 ns, enough to order */
-            .when_ns = cJSON_IsNumber(t) && t->valuedouble > 0 && t->valuedouble < 9e18
-                           ? (int64_t)t->valuedouble
-                           : 0,
-        };
-        if (action < 0 || !d.id || !d.id[0])
-          continue;
-        if (action == PS_TRIAGE_UNDO ? !d.revokes || !d.revokes[0] : !d.run || !d.run[0])
-          continue;
-        int rc = ps_triage_add(s, &d);
-        if (rc < 0 || (rc > 0 && !s->repeated_id && !(s->repeated_id = strdup(d.id)))) {
-          cJSON_Delete(root);
-          return -ENOMEM;
-        }
-        /* newest first: a repeat is an older point, and the newer holds */
-        s->repeated += rc > 0;
-        added += rc == 0;
-      }
-    }
-  }
-  cJSON_Delete(root);
-  return added;
 }

@@ -1,7 +1,8 @@
 /*
  * influx/client: blocking one-request calls to InfluxDB, for the one-shot
- * commands (check, mark, verdicts) and for work the agent runs on libuv's
- * threadpool (never on the loop: they block for up to influxdb.timeout_ms).
+ * commands (check, mark), the read-back layer (readback/) and work the
+ * agent runs on libuv's threadpool (never on the loop: they block for up
+ * to influxdb.timeout_ms).
  *
  * Contract
  * - Each call makes one HTTP request with the configuration's URL, TLS
@@ -21,23 +22,16 @@
  *   0 when the server answered, whatever it answered: *http_status says
  *   what, `answer` (may be NULL) gets its body. -EIO when nothing answered;
  *   `answer` then gets curl's words and, for a TLS failure, what to do.
- * - ps_influx_query(): runs InfluxQL over /query (a POST form, so the query
- *   is never in a URL): v1 with `db`, `rp` when set, `epoch=ns` and HTTP
- *   Basic auth; v2 and later through their v1-compatible /query with the
- *   token and `db` = the bucket (`db/rp` as db and rp: influx/endpoint.h).
- *   On success appends the server's JSON to `json`
- *   ({"results":[{"statement_id":0,"series":[...]}]}; times are integer
- *   nanoseconds). Besides the codes above: -ENOENT the server says the
- *   database does not exist, with `err` naming the database and what to do
- *   (for v2: map the bucket to a database and retention policy). It is an
- *   error for every reader: only an agent that just created the database
- *   itself may read it as "nothing yet";
- *   -EOPNOTSUPP the server has no InfluxQL endpoint (VictoriaMetrics answers
- *   every /query with a canned database list; others 404); -E2BIG the
- *   answer is over PS_INFLUX_QUERY_MAX_BYTES (ask for less). An InfluxQL
- *   error of any statement is -EPROTO with the server's text in `err`.
- *   Build `influxql` with influx/influxql.h's quoting for anything taken
- *   from data.
+ * - ps_influx_query_post(): POSTs `influxql` to /query (a form, so the
+ *   query is never in a URL): v1 with `db`, `rp` when set, `epoch=ns` and
+ *   HTTP Basic auth; v2 and later through their v1-compatible /query with
+ *   the token and `db` = the bucket (`db/rp` as db and rp:
+ *   influx/endpoint.h). 0 when the server answered, whatever it answered:
+ *   `r` holds the status, the body (at most PS_INFLUX_QUERY_MAX_BYTES;
+ *   `truncated` when there was more) and the URL asked; -EIO (with `err`
+ *   said) when nothing answered. What an answer means is decided by the
+ *   read-back layer (readback/query.h), the one caller;
+ *   ps_influx_reply_free() frees `r` in every case.
  * - curl_global_init() must have been called (main.c does).
  */
 #ifndef PS_INFLUX_CLIENT_H
@@ -54,7 +48,14 @@ int ps_influx_ping(const ps_config *cfg, ps_buf *version, ps_buf *err);
 int ps_influx_create_database(const ps_config *cfg, ps_buf *err);
 int ps_influx_write_sync(const ps_config *cfg, const char *body, size_t len,
                          long *http_status, ps_buf *answer);
-int ps_influx_query(const ps_config *cfg, const char *influxql, ps_buf *json,
-                    ps_buf *err);
+typedef struct ps_influx_reply {
+  long status;
+  int truncated;
+  ps_buf body, url;
+} ps_influx_reply;
+
+int ps_influx_query_post(const ps_config *cfg, const char *influxql, ps_influx_reply *r,
+                         ps_buf *err);
+void ps_influx_reply_free(ps_influx_reply *r);
 
 #endif

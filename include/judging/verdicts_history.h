@@ -14,17 +14,13 @@
  *   unbounded read is refused by InfluxDB 3 once the measurement spans too
  *   many files), one group per
  *   run, a run being (host, name) (every name from the configuration or
- *   the data is quoted, influx/influxql.h). The growth figures among the
+ *   the data is quoted, readback/statement.h). The growth figures among the
  *   metrics (core/figures.h, PS_FIG_GROWTH) are not loadgen_run fields: a
  *   second statement reads each run's largest over its judged stages from
  *   `loadgen_slog_stage` (docs/verdicts.md, "Kernel growth across
  *   revisions").
- * - pl_history_fetch() runs it on libuv's threadpool (the request blocks
- *   for up to influxdb.timeout_ms) with the sink's configuration, and calls
- *   `done` on the loop with the client's return code (influx/client.h: 0,
- *   -EIO unreachable, -ENOENT no database yet, -EOPNOTSUPP no InfluxQL,
- *   ...) and the answer. A failed start returns a negative errno and never
- *   calls `done`.
+ * - The agent runs it on libuv's threadpool with readback/query.h's
+ *   ps_rb_run() (the request blocks for up to influxdb.timeout_ms).
  * - pl_history_parse() reads such an answer and calls `row` once per run:
  *   its host (NULL when its points have none), name, revision (NULL when
  *   absent), start time (the loadgen_run point's time), status, and one
@@ -44,8 +40,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <uv.h>
-
 #include "core/buf.h"
 #include "core/config.h"
 #include "runs/runs.h"
@@ -53,12 +47,6 @@
 int pl_history_query_text(const char *series, const char *host, int64_t since_ns,
                           int64_t until_ns, const char *const *metrics, size_t nmetrics,
                           ps_buf *out);
-
-typedef void (*pl_history_done_cb)(void *arg, int rc, const char *json, size_t len,
-                                   const char *err);
-
-int pl_history_fetch(uv_loop_t *loop, const ps_config *cfg, const char *influxql,
-                     pl_history_done_cb done, void *arg);
 
 typedef void (*pl_history_row_cb)(void *ctx, const char *host, const char *run,
                                   const char *revision,

@@ -20,7 +20,7 @@
  *   tests/fuzz/fuzz_sdblocks.c). 0, -ENOMEM, or -EPROTO when the text is
  *   not an InfluxQL answer or holds an error.
  * - pl_sd_blocks_read() is the only I/O: each statement in, its rows out
- *   into `b` (influx/client.h's ps_influx_query; its codes, `err` its
+ *   into `b` (readback/query.h's ps_rb_query; its codes, `err` its
  *   words). Runs on a worker thread; touches nothing but its arguments.
  * - pl_sd_blocks_view() gives the judge's view (borrowing `b`);
  *   pl_sd_blocks_free() frees what `b` owns.

@@ -18,7 +18,7 @@
  *   time: from PL_SD_SPAN_NS before `anchor_ns` (the time of a stage's
  *   slog point: the run began before it) to PL_SD_SPAN_NS after it (a
  *   run's stages begin within that of each other). Names are quoted
- *   (influx/influxql.h). 0 or -EINVAL.
+ *   (readback/statement.h). 0 or -EINVAL.
  * - pl_sd_parse() reads the answer to statement `s` into `d`: rows that
  *   lack what they need (a stage that is no number 0-100000, a vat that
  *   is no string) are skipped; the rows kept are bounded (PL_SD_MAX_STAGES

@@ -30,6 +30,7 @@
 #include "verdict/explain.h"
 
 #include "core/figures.h"
+#include "readback/status.h"
 #include "verdict/triage.h"
 
 /* The run-level metrics of loadgen_run the page tabulates and trends: the
@@ -43,18 +44,15 @@ extern const ps_report_metric *const ps_report_metrics;
 /* The metric's index, or -1. */
 int ps_report_metric_index(const char *field);
 
-typedef enum ps_rstatus {
-  PS_RS_UNKNOWN = 0,
-  PS_RS_RUNNING,
-  PS_RS_SUCCESS,
-  PS_RS_FAILED,
-  PS_RS_INTERRUPTED,
-  PS_RS_STALLED,
-} ps_rstatus;
-
-/* "running", "success", "failed", ... as the `runs` markers spell them. */
-const char *ps_rstatus_name(ps_rstatus s);
-ps_rstatus ps_rstatus_from_name(const char *name);
+/* A run's status, read with the one table of readback/status.h; the
+ * report's names for its values. */
+typedef ps_rb_status ps_rstatus;
+#define PS_RS_UNKNOWN PS_RB_UNKNOWN
+#define PS_RS_RUNNING PS_RB_RUNNING
+#define PS_RS_SUCCESS PS_RB_SUCCESS
+#define PS_RS_FAILED PS_RB_FAILED
+#define PS_RS_INTERRUPTED PS_RB_INTERRUPTED
+#define PS_RS_STALLED PS_RB_STALLED
 
 /* One loadgen run: its `runs` markers and its `loadgen_run` point. */
 typedef struct ps_rrun {
@@ -140,12 +138,12 @@ typedef struct ps_rhealth {
 } ps_rhealth;
 
 /* Inside the chain: a stage run's slog figures and its explanation
- * (verdict/explain.h, read by report/explain.h). At most PS_RCHAIN_STAGES
+ * (verdict/explain.h, read by readback/explain.h). At most PS_RCHAIN_STAGES
  * stages are kept. */
 #define PS_RCHAIN_STAGES 64
 /* One vat of the chart of delivery seconds per block: the run's vats with
- * the most delivery seconds over its stages that take part (report/explain.h
- * ps_explain_query_blocks), its points points[begin .. begin + n). */
+ * the most delivery seconds over its stages that take part (readback/explain.h
+ * ps_rb_explain_query_blocks), its points points[begin .. begin + n). */
 typedef struct ps_rchain_point {
   double height, seconds; /* blockHeight, deliverySeconds */
 } ps_rchain_point;

@@ -1,6 +1,6 @@
 /*
  * report/query: reads what the report shows back from InfluxDB with
- * InfluxQL (influx/client.h ps_influx_query), into report/model.h rows.
+ * InfluxQL through the read-back layer (readback/), into report/model.h rows.
  *
  * Contract
  * - ps_report_query() runs the statements below one request each: the
@@ -10,14 +10,14 @@
  *   d->since_ns and, when d->hosts is set, asks for those hosts only;
  *   every statement selects `host`, so a run is (host, run) from its
  *   first row on (report/model.h). The names taken from data (the stage
- *   run and its host, the hosts) are quoted with influx/influxql.h. It
+ *   run and its host, the hosts) are quoted with readback/statement.h. It
  *   blocks (threadpool or one-shot command).
  * - Returns 0 with `d` finished (ps_report_finish); an existing database
  *   with nothing in range is an empty page. Otherwise the code of
- *   ps_influx_query() (-EIO unreachable, -EACCES, -ENOENT the database does
- *   not exist or the bucket is not mapped: never read as an empty page,
- *   -EOPNOTSUPP no InfluxQL, -E2BIG, -EPROTO) with one sentence in `err`
- *   that names the database; -ENOMEM.
+ *   readback/query.h ps_rb_query() (-EIO unreachable, -EACCES, -ENOENT the
+ *   database does not exist or the bucket is not mapped: never read as an
+ *   empty page, -EOPNOTSUPP no InfluxQL, -E2BIG, -EPROTO) with one
+ *   sentence in `err` that names the database; -ENOMEM.
  * - ps_report_parse_answer() adds the rows of one answer to `statement` to
  *   `d`. It is the parser of server text: any JSON, or none, only adds
  *   what it recognises and never fails on shape (fuzzed by
@@ -53,18 +53,5 @@ enum {
 int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err);
 int ps_report_statements(const ps_report_data *d, int statement, ps_buf *out);
 int ps_report_parse_answer(ps_report_data *d, int statement, const char *json, size_t len);
-
-/* The cell of column `name` in one row of an InfluxQL answer (`columns`:
- * the series' names, `values`: the row), or NULL. Every reader of the
- * report's answers (this file, report/explain.c) looks cells up this way. */
-struct cJSON;
-const struct cJSON *ps_report_answer_cell(const struct cJSON *columns,
-                                          const struct cJSON *values, const char *name);
-/* The same cell as a string (NULL when it is none) or as a finite number
- * (NaN when it is none). */
-const char *ps_report_answer_str(const struct cJSON *columns, const struct cJSON *values,
-                                 const char *name);
-double ps_report_answer_num(const struct cJSON *columns, const struct cJSON *values,
-                            const char *name);
 
 #endif

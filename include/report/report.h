@@ -11,7 +11,7 @@
  *   sentence naming what failed and what to do.
  * - Its return value says whose fault a failure is: PS_REPORT_SERVER (the
  *   server could not be reached or refused; the negative errno of
- *   ps_influx_query is in *errno_out), PS_REPORT_CHART_JS (the library
+ *   ps_rb_query is in *errno_out), PS_REPORT_CHART_JS (the library
  *   could not be read or inlined), PS_REPORT_NOMEM; 0 when `html` holds a
  *   page.
  * - ps_report_write_file() replaces `path` atomically (a temporary file in

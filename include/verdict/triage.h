@@ -7,8 +7,8 @@
  *
  * Contract
  * - A ps_triage_set holds decisions from any origin: `perfship_triage`
- *   points read back from the server (ps_triage_parse_answer) and the
- *   lines of a triage_file (ps_triage_parse_text). Strings are copied in;
+ *   points read back from the server (readback/triage.h) and the lines of
+ *   a triage_file (ps_triage_parse_text). Strings are copied in;
  *   the set owns them.
  * - A decision is in force unless an `undo` decision names its id
  *   (revokes). An undo cannot be undone (decide again instead), so undoing
@@ -33,10 +33,6 @@
  *   decision read before the file) is a bad line: the first one stays.
  *   A when= that is no date (2026-02-31) is a bad line. Returns the
  *   number of bad lines, or -ENOMEM.
- * - ps_triage_parse_answer() adds the rows of one /query answer to the
- *   statement of ps_triage_statement(); it never fails on shape (fuzzed
- *   by tests/fuzz/fuzz_triage.c, with the text parser), and skips rows it
- *   cannot use. Returns the rows added, or -ENOMEM.
  * - ps_triage_id() makes the id of a new decision from what it says and
  *   when: 12 hex digits after "t" (server) or "f" (a file line without
  *   id=, so the same line keeps its id across reloads).
@@ -136,11 +132,6 @@ long ps_triage_parse_text(ps_triage_set *s, const char *name, const char *text, 
  * undoes an id no decision of `s` has; returns how many. Ask it once the
  * server's decisions are in `s` too. */
 size_t ps_triage_check_file(const ps_triage_set *s, ps_triage_bad_fn bad, void *ctx);
-
-/* The InfluxQL statement that reads the decisions back (newest first,
- * at most PS_TRIAGE_MAX_READ). 0 or -ENOMEM. */
-int ps_triage_statement(ps_buf *out);
-long ps_triage_parse_answer(ps_triage_set *s, const char *json, size_t len);
 
 /* Writes "t" or "f" (by `file`) and 12 hex digits, NUL-terminated, into
  * out[14]. */

@@ -1,9 +1,9 @@
 /*
  * fuzz_explain.c: the explanation's reading of InfluxDB answers
- * (agent/report/explain.c) and the explanation made from what it yielded
+ * (agent/readback/explain.c) and the explanation made from what it yielded
  * (agent/verdict/explain.c).
  *
- * Input: a byte choosing the statement (report/explain.h PS_EQ_*, modulo
+ * Input: a byte choosing the statement (readback/explain.h PS_EQ_*, modulo
  * their count), then the answer's text; the same answer is read as every
  * statement after it too, so the rows of one feed the next.
  * Properties: any answer is read without a crash or a leak; the
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/explain.h"
+#include "readback/explain.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -24,15 +24,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1)
     return 0;
   ps_explain_data d;
-  ps_explain_data_init(&d, "daily-perf-1", NULL, 1000000000LL, 2000000000000000000LL);
+  ps_rb_explain_data_init(&d, "daily-perf-1", NULL, 1000000000LL, 2000000000000000000LL);
   for (int s = data[0] % PS_EXPLAIN_NSTATEMENTS; s < PS_EXPLAIN_NSTATEMENTS; s++) {
     ps_buf q;
     ps_buf_init(&q, 0);
     if (s == PS_EQ_BLOCK_VATS)
-      ps_explain_chart_pick(&d); /* as ps_explain_query_blocks() does */
-    (void)ps_explain_statement(&d, s, &q);
+      ps_rb_explain_chart_pick(&d); /* as ps_rb_explain_query_blocks() does */
+    (void)ps_rb_explain_statement(&d, s, &q);
     ps_buf_free(&q);
-    if (ps_explain_parse_answer(&d, s, (const char *)data + 1, size - 1) < 0)
+    if (ps_rb_explain_parse_answer(&d, s, (const char *)data + 1, size - 1) < 0)
       break;
   }
   if (ps_explain(d.run, (const char *const *)d.old, d.nold, d.stages, d.nstages, d.vats,
@@ -56,6 +56,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < d.nblocks; i++)
     if (d.blocks[i].vat >= d.nchart)
       abort();
-  ps_explain_data_free(&d);
+  ps_rb_explain_data_free(&d);
   return 0;
 }

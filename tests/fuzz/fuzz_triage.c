@@ -1,7 +1,8 @@
 /*
  * fuzz_triage.c: the two readers of triage decisions
- * (agent/verdict/triage.c): a triage_file's text and the server's answer
- * to the statement that reads `perfship_triage` back.
+ * (agent/verdict/triage.c, agent/readback/triage.c): a triage_file's text
+ * and the server's answer to the statement that reads `perfship_triage`
+ * back.
  *
  * Input: a byte choosing the reader (even: the file, odd: the answer),
  * then the text (tests/fuzz/corpus/triage/ holds a file and an answer).
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "readback/triage.h"
 #include "verdict/triage.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -46,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     long nbad = ps_triage_parse_text(&set, "fuzz.triage", text, len, on_bad, &s);
     if (nbad < 0 || (size_t)nbad != s.bad)
       abort();
-  } else if (ps_triage_parse_answer(&set, text, len) < 0) {
+  } else if (ps_rb_triage_parse_answer(&set, text, len) < 0) {
     abort();
   }
   ps_triage_check_file(&set, NULL, NULL);

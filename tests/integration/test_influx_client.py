@@ -1,4 +1,4 @@
-"""ps_influx_query (influx/client.h) against a real InfluxDB 1.6.7, and the
+"""ps_rb_query (readback/query.h, over influx/client.h) against a real InfluxDB 1.6.7, and the
 InfluxQL quoting helpers (influx/influxql.h) against its real parser.
 
 tests/tools/influx_query runs one query through the client and prints the

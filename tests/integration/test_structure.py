@@ -14,6 +14,10 @@
   (agent/pipeline/reader_queue.h, agent/influx/sink_private.h), which no
   other folder includes.
 - The transport (net/) knows nothing of InfluxDB.
+- Every read of the server goes through readback/: no other folder quotes
+  InfluxQL (influx/influxql.h; influx/ itself for CREATE DATABASE), sends
+  a query (ps_influx_query_post) or walks an answer ("results"); the
+  judges include of report/ only the page's writer (READ_RULES).
 - Neither the data path nor the judges branch on a format's id (PS_FMT_*):
   what a format brings (run folders, run markers, backfill) is an entry of
   its ops table (include/formats/format.h), and they ask for the entry. Nor
@@ -56,13 +60,14 @@ ALLOWED = {
     "state": {"core", "input"},
     "verdict": {"core", "runs"},
     "alert": {"core", "net", "runs"},
-    "report": {"core", "influx", "runs", "verdict"},
+    "readback": {"core", "net", "influx", "runs", "verdict"},
+    "report": {"core", "influx", "runs", "verdict", "readback"},
     "pipeline": {"core", "net", "influx", "runs", "formats", "input", "state"},
     "judging": {"core", "influx", "runs", "formats", "state", "verdict", "alert",
-                "report", "pipeline"},
+                "readback", "report", "pipeline"},
     "service": {"core", "formats", "input", "state", "pipeline", "judging"},
     "cmd": {"core", "net", "influx", "runs", "formats", "input", "state",
-            "verdict", "alert", "report", "service"},
+            "verdict", "alert", "readback", "report", "service"},
 }
 
 # The layers of `perfship run`, bottom first: a layer includes only those
@@ -176,6 +181,41 @@ def stage(path):
         return None
     name = os.path.splitext(os.path.basename(path))[0]
     return layer, STAGE_PARTS.get(name, name)
+
+
+# Who may do which part of reading the server back.
+READ_HOME = {"readback", "influx"}
+READ_SIGNS = ('"influx/influxql.h"', "ps_influx_query_post", '"results"')
+JUDGING_REPORT = {"include/report/report.h"}
+
+
+def read_violations(texts, g):
+    """Every read of the server outside readback/: `texts` maps a file to
+    its text, `g` is the include graph."""
+    out = []
+    for f, text in texts.items():
+        if folder(f) in READ_HOME:
+            continue
+        for sign in READ_SIGNS:
+            if sign in text:
+                out.append(f"{f}: {sign} outside readback/ (read the server through "
+                           "include/readback/)")
+    for f, deps in g.items():
+        if folder(f) != "judging":
+            continue
+        for d in deps:
+            if folder(d) == "report" and d not in JUDGING_REPORT:
+                out.append(f"{f} includes {d}: the judges include of report/ only the "
+                           "page's writer; reads are readback/'s")
+    return out
+
+
+def source_texts():
+    out = {}
+    for f in source_files():
+        with open(os.path.join(ROOT, f), encoding="utf-8") as fh:
+            out[f] = fh.read()
+    return out
 
 
 def layer_violations(g):
@@ -393,6 +433,21 @@ class StructureTest(unittest.TestCase):
             if folder(f) == "net":
                 self.assertEqual([d for d in deps if folder(d) == "influx"], [],
                                  f"{f} includes the InfluxDB client")
+
+    def test_reads_go_through_readback(self):
+        self.assertEqual(read_violations(source_texts(), graph()), [])
+
+    def test_read_check_sees_a_violation(self):
+        texts = {
+            "agent/cmd/x.c": '#include "influx/influxql.h"\n',
+            "agent/judging/y.c": 'cJSON_GetObjectItemCaseSensitive(j, "results")',
+            "agent/report/z.c": "ps_influx_query_post(cfg, q, &r, err);",
+            "agent/readback/ok.c": '"results" ps_influx_query_post',
+        }
+        g = {"agent/judging/y.c": ["include/report/query.h", "include/report/report.h"]}
+        found = read_violations(texts, g)
+        self.assertEqual(len(found), 4, found)
+        self.assertTrue(any("include/report/query.h" in v for v in found))
 
     def test_layers_have_no_format_branches(self):
         files = [f for f in source_files() if folder(f) in LAYERS]

@@ -1,5 +1,5 @@
 /*
- * influx_query: runs one InfluxQL query through ps_influx_query()
+ * influx_query: runs one InfluxQL query through ps_rb_query()
  * (influx/client.h), for tests/integration/test_influx_client.py and for
  * trying the client by hand against a server.
  *
@@ -27,6 +27,7 @@
 
 #include "core/config.h"
 #include "influx/client.h"
+#include "readback/query.h"
 #include "influx/influxql.h"
 
 static const char *errno_name(int rc) {
@@ -128,7 +129,7 @@ int main(int argc, char **argv) {
   }
   double t0 = now_ms();
   if (!rc)
-    rc = ps_influx_query(&cfg, q.data, &json, &err);
+    rc = ps_rb_query(&cfg, q.data, &json, &err);
   double ms = now_ms() - t0;
 
   cJSON *out = cJSON_CreateObject();

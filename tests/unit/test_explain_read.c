@@ -1,6 +1,6 @@
 /*
  * test_explain_read: the report's chart of delivery seconds per block as
- * report/explain.c reads it: which vats are the run's top ones, the
+ * readback/explain.c reads it: which vats are the run's top ones, the
  * statement that asks for their points (names from the data quoted, the
  * read bounded), and the answer's rows kept within the bound. The
  * statement runs against a real influxd in
@@ -18,12 +18,12 @@
 #include <string.h>
 
 #include "core/buf.h"
-#include "report/explain.h"
+#include "readback/explain.h"
 
 #define T0 1647216135581548000LL
 
 static void parse(ps_explain_data *d, int statement, const char *json) {
-  assert_int_equal(ps_explain_parse_answer(d, statement, json, strlen(json)), 0);
+  assert_int_equal(ps_rb_explain_parse_answer(d, statement, json, strlen(json)), 0);
 }
 
 /* Run "new": stage 1 and 3 take part, stage 0 (setup) and the partial
@@ -48,12 +48,12 @@ static const char vats[] =
 static void top_vats_and_their_statement(void **state) {
   (void)state;
   ps_explain_data d;
-  ps_explain_data_init(&d, "new", "bench-1", 1000, T0);
+  ps_rb_explain_data_init(&d, "new", "bench-1", 1000, T0);
   d.found = 1;
   d.run_ns = T0;
   parse(&d, PS_EQ_STAGES, stages);
   parse(&d, PS_EQ_VATS, vats);
-  ps_explain_chart_pick(&d);
+  ps_rb_explain_chart_pick(&d);
   /* by delivery seconds in stages 1 and 3; v2 and v3 tie: by vat ID */
   assert_int_equal(d.nchart, PS_EXPLAIN_TOP);
   const char *want[] = {"v1", "v'q", "v2", "v3", "v4"};
@@ -65,7 +65,7 @@ static void top_vats_and_their_statement(void **state) {
 
   ps_buf q;
   ps_buf_init(&q, 0);
-  assert_int_equal(ps_explain_statement(&d, PS_EQ_BLOCK_VATS, &q), 0);
+  assert_int_equal(ps_rb_explain_statement(&d, PS_EQ_BLOCK_VATS, &q), 0);
   char expect[1024];
   snprintf(expect, sizeof expect,
            "SELECT \"blockHeight\", \"deliverySeconds\" FROM \"loadgen_slog_block_vat\" WHERE "
@@ -75,13 +75,13 @@ static void top_vats_and_their_statement(void **state) {
            T0 - 1000, T0 + 7LL * 86400 * 1000000000, PS_EXPLAIN_BLOCK_POINTS + 1);
   assert_string_equal(q.data, expect);
   ps_buf_free(&q);
-  ps_explain_data_free(&d);
+  ps_rb_explain_data_free(&d);
 }
 
 static void points_kept_within_the_bound(void **state) {
   (void)state;
   ps_explain_data d;
-  ps_explain_data_init(&d, "new", NULL, 1000, T0);
+  ps_rb_explain_data_init(&d, "new", NULL, 1000, T0);
   parse(&d, PS_EQ_STAGES, stages);
   parse(&d, PS_EQ_VATS, vats);
   /* v1: one point more than the bound; v2 one point; a vat not asked for
@@ -98,7 +98,7 @@ static void points_kept_within_the_bound(void **state) {
                   "[[1,7,0.25],[2,8,null]]},{\"name\":\"loadgen_slog_block_vat\",\"tags\":"
                   "{\"vat\":\"v9\"},\"columns\":[\"time\",\"blockHeight\",\"deliverySeconds\"],"
                   "\"values\":[[1,7,0.25]]}]}]}");
-  assert_int_equal(ps_explain_parse_answer(&d, PS_EQ_BLOCK_VATS, a.data, a.len), 0);
+  assert_int_equal(ps_rb_explain_parse_answer(&d, PS_EQ_BLOCK_VATS, a.data, a.len), 0);
   ps_buf_free(&a);
   assert_int_equal(d.chart_picked, 1);
   assert_int_equal(d.chart[0].npoints, PS_EXPLAIN_BLOCK_POINTS);
@@ -110,21 +110,21 @@ static void points_kept_within_the_bound(void **state) {
   assert_int_equal(last->vat, 2);
   assert_true(last->height == 7 && last->delivery_s == 0.25);
   assert_true(d.blocks[0].height == 100 && d.blocks[0].delivery_s == 0.5);
-  ps_explain_data_free(&d);
+  ps_rb_explain_data_free(&d);
 }
 
 static void no_stage_takes_part_no_chart(void **state) {
   (void)state;
   ps_explain_data d;
-  ps_explain_data_init(&d, "a", NULL, 1000, T0);
+  ps_rb_explain_data_init(&d, "a", NULL, 1000, T0);
   parse(&d, PS_EQ_VATS, vats); /* no stage rows: nothing takes part */
-  ps_explain_chart_pick(&d);
+  ps_rb_explain_chart_pick(&d);
   assert_int_equal(d.nchart, 0);
   ps_buf q;
   ps_buf_init(&q, 0);
-  assert_int_equal(ps_explain_statement(&d, PS_EQ_BLOCK_VATS, &q), -ENOENT);
+  assert_int_equal(ps_rb_explain_statement(&d, PS_EQ_BLOCK_VATS, &q), -ENOENT);
   ps_buf_free(&q);
-  ps_explain_data_free(&d);
+  ps_rb_explain_data_free(&d);
 }
 
 int main(void) {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "readback/triage.h"
 #include "verdict/triage.h"
 
 typedef struct bad_lines {
@@ -139,15 +140,15 @@ static void server_answer(void **state) {
       "]}]}]}";
   ps_triage_set s;
   ps_triage_set_init(&s);
-  assert_int_equal(ps_triage_parse_answer(&s, answer, strlen(answer)), 3);
+  assert_int_equal(ps_rb_triage_parse_answer(&s, answer, strlen(answer)), 3);
   assert_null(ps_triage_excluded(&s, "m1", "r5"));
   const ps_triage_decision *a = ps_triage_ack_of(&s, "m9", "r3", NULL, "anything");
   assert_non_null(a);
   assert_string_equal(a->who, "bob");
-  assert_int_equal(ps_triage_parse_answer(&s, "not json", 8), 0);
+  assert_int_equal(ps_rb_triage_parse_answer(&s, "not json", 8), 0);
   ps_buf q;
   ps_buf_init(&q, 0);
-  assert_int_equal(ps_triage_statement(&q), 0);
+  assert_int_equal(ps_rb_triage_statement(&q), 0);
   assert_non_null(strstr(q.data, "LIMIT"));
   ps_buf_free(&q);
   ps_triage_set_free(&s);
@@ -211,7 +212,7 @@ static void file_problems_are_said(void **state) {
                              "ack run=r4 reason=x when=2026-04-31\n";
   ps_triage_set s;
   ps_triage_set_init(&s);
-  assert_int_equal(ps_triage_parse_answer(&s, server, strlen(server)), 1);
+  assert_int_equal(ps_rb_triage_parse_answer(&s, server, strlen(server)), 1);
   /* of two points with one id the newest holds, and the repeat is told */
   assert_int_equal(s.n, 1);
   assert_string_equal(s.d[0].reason, "newer");

@@ -4,6 +4,7 @@
  * and pl_history_parse on a real InfluxDB 1.6.7 answer shape, with the
  * growth read beside it.
  */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

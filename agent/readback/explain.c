@@ -1,6 +1,6 @@
 /*
- * explain.c: a run's explanation read back from InfluxDB. See
- * include/report/explain.h.
+ * readback/explain.c: a run's explanation read back from InfluxDB. See
+ * include/readback/explain.h.
  *
  * Design
  * - The old level is the runs before the one where the change began, as
@@ -11,7 +11,7 @@
  * - Answers are parsed whole and their strings copied into d->strs, so
  *   one answer is in memory at a time (as report/query.c does).
  */
-#include "report/explain.h"
+#include "readback/explain.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -23,8 +23,9 @@
 
 #include "core/figures.h"
 #include "influx/client.h"
-#include "influx/influxql.h"
-#include "report/query.h"
+#include "readback/query.h"
+#include "readback/statement.h"
+#include "readback/answer.h"
 
 #define DAY_NS ((int64_t)86400 * 1000000000)
 #define AFTER_RUN_NS (7 * DAY_NS)  /* a run's stages begin within this of its start */
@@ -34,7 +35,7 @@
  * epoch): a bound at a time read back gets this much slack. */
 #define SLACK_NS 1000
 
-void ps_explain_data_init(ps_explain_data *d, const char *run, const char *host,
+void ps_rb_explain_data_init(ps_explain_data *d, const char *run, const char *host,
                           int64_t since_ns, int64_t now_ns) {
   memset(d, 0, sizeof *d);
   d->run = run ? strdup(run) : NULL;
@@ -44,7 +45,7 @@ void ps_explain_data_init(ps_explain_data *d, const char *run, const char *host,
   d->baseline_runs = -1;
 }
 
-void ps_explain_data_free(ps_explain_data *d) {
+void ps_rb_explain_data_free(ps_explain_data *d) {
   for (size_t i = 0; i < d->nstrs; i++)
     free(d->strs[i]);
   free(d->strs);
@@ -95,12 +96,12 @@ static int grow(void **p, size_t *cap, size_t n, size_t size) {
 static int where_host(ps_buf *q, const char *host) {
   if (!host)
     return 0;
-  return ps_buf_puts(q, " AND \"host\" = ") < 0 || ps_influxql_quote_string(q, host) < 0
+  return ps_buf_puts(q, " AND \"host\" = ") < 0 || ps_rb_string(q, host) < 0
              ? -EINVAL
              : 0;
 }
 
-int ps_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run,
+int ps_rb_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run,
                           int64_t baseline_runs) {
   if (!(d->regressed = (char *)keep(d, metric)) ||
       !(d->change_run = (char *)keep(d, change_run ? change_run : d->run)))
@@ -119,7 +120,7 @@ static int64_t oldest(const ps_explain_data *d) {
   return t;
 }
 
-int ps_explain_statement(const ps_explain_data *d, int statement, ps_buf *q) {
+int ps_rb_explain_statement(const ps_explain_data *d, int statement, ps_buf *q) {
   int rc = 0;
   const char *series = d->series ? d->series : "";
   switch (statement) {
@@ -127,14 +128,14 @@ int ps_explain_statement(const ps_explain_data *d, int statement, ps_buf *q) {
     if (!d->run)
       return -ENOENT;
     rc = ps_buf_puts(q, "SELECT * FROM \"loadgen_run\" WHERE \"run\" = ") |
-         ps_influxql_quote_string(q, d->run) | where_host(q, d->host) |
+         ps_rb_string(q, d->run) | where_host(q, d->host) |
          ps_buf_printf(q, " AND time > %" PRId64, d->now_ns - d->since_ns);
     break;
   case PS_EQ_VERDICTS:
     if (d->known)
       return -ENOENT;
     rc = ps_buf_puts(q, "SELECT * FROM \"perfship_verdict\" WHERE \"run\" = ") |
-         ps_influxql_quote_string(q, d->run ? d->run : "") | where_host(q, d->host) |
+         ps_rb_string(q, d->run ? d->run : "") | where_host(q, d->host) |
          ps_buf_printf(q, " AND time >= %" PRId64 " AND time <= %" PRId64,
                        d->run_ns - SLACK_NS, d->run_ns + AFTER_RUN_NS);
     break;
@@ -142,13 +143,13 @@ int ps_explain_statement(const ps_explain_data *d, int statement, ps_buf *q) {
     if (!d->change_run)
       return -ENOENT;
     rc = ps_buf_puts(q, "SELECT * FROM \"loadgen_run\" WHERE \"run\" = ") |
-         ps_influxql_quote_string(q, d->change_run) | where_host(q, d->host) |
+         ps_rb_string(q, d->change_run) | where_host(q, d->host) |
          ps_buf_printf(q, " AND time <= %" PRId64 " AND time > %" PRId64,
                        d->run_ns + SLACK_NS, d->run_ns - CHANGE_SPAN_NS);
     break;
   case PS_EQ_OLD_RUNS:
     rc = ps_buf_puts(q, "SELECT * FROM \"loadgen_run\" WHERE \"test_type\" = ") |
-         ps_influxql_quote_string(q, series) | where_host(q, d->host) |
+         ps_rb_string(q, series) | where_host(q, d->host) |
          ps_buf_printf(q, " AND time < %" PRId64 " AND time > %" PRId64,
                        d->change_ns + SLACK_NS, d->change_ns - OLD_SPAN_NS);
     break;
@@ -158,7 +159,7 @@ int ps_explain_statement(const ps_explain_data *d, int statement, ps_buf *q) {
                             ? "SELECT * FROM \"loadgen_slog_stage\" WHERE \"test_type\" = "
                             : "SELECT \"deliverySeconds\", \"name\", \"run\", \"stage\", "
                               "\"vat\" FROM \"loadgen_slog_vat\" WHERE \"test_type\" = ") |
-         ps_influxql_quote_string(q, series) | where_host(q, d->host) |
+         ps_rb_string(q, series) | where_host(q, d->host) |
          ps_buf_printf(q, " AND time >= %" PRId64 " AND time < %" PRId64, oldest(d) - SLACK_NS,
                        d->run_ns + AFTER_RUN_NS);
     break;
@@ -167,10 +168,10 @@ int ps_explain_statement(const ps_explain_data *d, int statement, ps_buf *q) {
       return -ENOENT;
     rc = ps_buf_puts(q, "SELECT \"blockHeight\", \"deliverySeconds\" FROM "
                         "\"loadgen_slog_block_vat\" WHERE \"run\" = ") |
-         ps_influxql_quote_string(q, d->run) | where_host(q, d->host);
+         ps_rb_string(q, d->run) | where_host(q, d->host);
     for (size_t i = 0; i < d->nchart; i++)
       rc |= ps_buf_puts(q, i ? " OR \"vat\" = " : " AND (\"vat\" = ") |
-            ps_influxql_quote_string(q, d->chart[i].vat);
+            ps_rb_string(q, d->chart[i].vat);
     for (size_t i = 0; i < d->nchart_stages; i++)
       rc |= ps_buf_printf(q, "%s\"stage\" = '%d'", i ? " OR " : ") AND (", d->chart_stages[i]);
     /* per vat (GROUP BY): one more than kept, to know that there were more */
@@ -206,7 +207,7 @@ static int by_seconds(const void *pa, const void *pb) {
   return strcmp(a->vat, b->vat);
 }
 
-void ps_explain_chart_pick(ps_explain_data *d) {
+void ps_rb_explain_chart_pick(ps_explain_data *d) {
   if (d->chart_picked)
     return;
   d->chart_picked = 1;
@@ -245,35 +246,20 @@ void ps_explain_chart_pick(ps_explain_data *d) {
 
 /* --- the answers --------------------------------------------------------- */
 
-typedef struct row {
-  const cJSON *columns, *values;
-  const cJSON *tags; /* the series' (GROUP BY), or NULL */
-} row;
-
-static const cJSON *cell(const row *r, const char *name) {
-  return ps_report_answer_cell(r->columns, r->values, name);
-}
-
-static const char *str(const row *r, const char *name) {
-  return ps_report_answer_str(r->columns, r->values, name);
-}
-
-static double num(const row *r, const char *name) {
-  return ps_report_answer_num(r->columns, r->values, name);
-}
+typedef ps_rb_row row;
 
 /* A time as the answer holds it (epoch=ns is not asked: RFC 3339 text
  * would need parsing, so the statements' answers carry numbers only when
  * the client asks for them; both are read). */
 static int64_t when(const row *r) {
-  const cJSON *c = cell(r, "time");
+  const cJSON *c = ps_rb_cell(r, "time");
   if (cJSON_IsNumber(c) && c->valuedouble >= 0 && c->valuedouble < 9.2e18)
     return (int64_t)c->valuedouble;
   return -1;
 }
 
 static int stage_no(const row *r) {
-  const char *s = str(r, "stage");
+  const char *s = ps_rb_str(r, "stage");
   char *end;
   long n = s ? strtol(s, &end, 10) : -1;
   return s && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
@@ -290,7 +276,7 @@ static int set_str(ps_explain_data *d, char **dst, const char *s) {
 }
 
 static int on_row(ps_explain_data *d, int statement, const row *r) {
-  const char *run = str(r, "run");
+  const char *run = ps_rb_str(r, "run");
   int64_t t = when(r);
   switch (statement) {
   case PS_EQ_RUN:
@@ -298,20 +284,20 @@ static int on_row(ps_explain_data *d, int statement, const row *r) {
       return 0;
     d->found = 1;
     d->run_ns = d->change_ns = t;
-    if (set_str(d, &d->series, str(r, "test_type")) < 0)
+    if (set_str(d, &d->series, ps_rb_str(r, "test_type")) < 0)
       return -ENOMEM;
-    if (!d->host && str(r, "host") && !(d->host = strdup(str(r, "host"))))
+    if (!d->host && ps_rb_str(r, "host") && !(d->host = strdup(ps_rb_str(r, "host"))))
       return -ENOMEM;
     return 0;
   case PS_EQ_VERDICTS: {
-    const char *v = str(r, "verdict"), *m = str(r, "metric");
+    const char *v = ps_rb_str(r, "verdict"), *m = ps_rb_str(r, "metric");
     const ps_figure *f = ps_figure_find(m);
     if (d->change_run || !v || strcmp(v, "regression") != 0 || !f || !f->explained)
       return 0;
     if (set_str(d, &d->regressed, m) < 0 ||
-        set_str(d, &d->change_run, str(r, "change_run") ? str(r, "change_run") : run) < 0)
+        set_str(d, &d->change_run, ps_rb_str(r, "change_run") ? ps_rb_str(r, "change_run") : run) < 0)
       return -ENOMEM;
-    double b = num(r, "baseline_runs");
+    double b = ps_rb_num(r, "baseline_runs");
     if (isfinite(b) && b >= 1 && b <= 1000)
       d->baseline_runs = (int64_t)b;
     return 0;
@@ -344,35 +330,34 @@ static int on_row(ps_explain_data *d, int statement, const row *r) {
     if (grow((void **)&d->stages, &d->stages_cap, d->nstages, sizeof *d->stages) < 0)
       return -ENOMEM;
     ps_explain_stage_row *s = &d->stages[d->nstages];
-    const cJSON *partial = cell(r, "partial");
-    *s = (ps_explain_stage_row){keep(d, run), n, !cJSON_IsFalse(partial), num(r, "finishedCycles"),
-                                num(r, "deliverySeconds"), num(r, "boydSeconds"), {0}};
+    const cJSON *partial = ps_rb_cell(r, "partial");
+    *s = (ps_explain_stage_row){keep(d, run), n, !cJSON_IsFalse(partial), ps_rb_num(r, "finishedCycles"),
+                                ps_rb_num(r, "deliverySeconds"), ps_rb_num(r, "boydSeconds"), {0}};
     if (!s->run)
       return -ENOMEM;
     for (int g = 0; g < PS_GROWTH_NFIGURES; g++)
-      s->growth[g] = num(r, ps_growth_figure((ps_growth_figure_id)g)->field);
+      s->growth[g] = ps_rb_num(r, ps_growth_figure((ps_growth_figure_id)g)->field);
     d->nstages++;
     return 0;
   }
   case PS_EQ_VATS: {
     int n = stage_no(r);
-    const char *vat = str(r, "vat"), *name = str(r, "name");
+    const char *vat = ps_rb_str(r, "vat"), *name = ps_rb_str(r, "name");
     if (!run || n < 0 || !vat)
       return 0;
     if (grow((void **)&d->vats, &d->vats_cap, d->nvats, sizeof *d->vats) < 0)
       return -ENOMEM;
     ps_explain_vat_row *v = &d->vats[d->nvats];
     *v = (ps_explain_vat_row){keep(d, run), n, keep(d, vat), name ? keep(d, name) : NULL,
-                              num(r, "deliverySeconds")};
+                              ps_rb_num(r, "deliverySeconds")};
     if (!v->run || !v->vat || (name && !v->name))
       return -ENOMEM;
     d->nvats++;
     return 0;
   }
   case PS_EQ_BLOCK_VATS: {
-    const cJSON *tv = cJSON_GetObjectItemCaseSensitive(r->tags, "vat");
-    const char *vat = cJSON_IsString(tv) ? tv->valuestring : str(r, "vat");
-    double h = num(r, "blockHeight"), s = num(r, "deliverySeconds");
+    const char *vat = ps_rb_tag(r, "vat");
+    double h = ps_rb_num(r, "blockHeight"), s = ps_rb_num(r, "deliverySeconds");
     size_t k = 0;
     if (!vat || !isfinite(h) || !isfinite(s))
       return 0;
@@ -395,29 +380,17 @@ static int on_row(ps_explain_data *d, int statement, const row *r) {
   }
 }
 
-int ps_explain_parse_answer(ps_explain_data *d, int statement, const char *json, size_t len) {
+int ps_rb_explain_parse_answer(ps_explain_data *d, int statement, const char *json, size_t len) {
   if (statement < 0 || statement >= PS_EXPLAIN_NSTATEMENTS)
     return -EINVAL;
   if (statement == PS_EQ_BLOCK_VATS)
-    ps_explain_chart_pick(d); /* the rows are of the chart's vats */
-  cJSON *j = json ? cJSON_ParseWithLength(json, len) : NULL;
-  const cJSON *result, *series;
-  int rc = 0;
-  cJSON_ArrayForEach(result, cJSON_GetObjectItemCaseSensitive(j, "results")) {
-    cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(result, "series")) {
-      row r = {cJSON_GetObjectItemCaseSensitive(series, "columns"), NULL,
-               cJSON_GetObjectItemCaseSensitive(series, "tags")};
-      if (!cJSON_IsArray(r.columns))
-        continue;
-      cJSON_ArrayForEach(r.values, cJSON_GetObjectItemCaseSensitive(series, "values")) {
-        if (cJSON_IsArray(r.values) && (rc = on_row(d, statement, &r)) < 0)
-          goto out;
-      }
-    }
-  }
-out:
-  cJSON_Delete(j);
-  return rc;
+    ps_rb_explain_chart_pick(d); /* the rows are of the chart's vats */
+  ps_rb_answer a;
+  int rc = ps_rb_answer_parse(&a, json, len);
+  for (const row *r; rc >= 0 && (r = ps_rb_answer_next(&a));)
+    rc = on_row(d, statement, r);
+  ps_rb_answer_free(&a);
+  return rc < 0 ? rc : 0;
 }
 
 /* --- the requests -------------------------------------------------------- */
@@ -426,11 +399,11 @@ static int ask(const ps_config *cfg, ps_explain_data *d, int statement, ps_buf *
   ps_buf q, answer;
   ps_buf_init(&q, 0);
   ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
-  int rc = ps_explain_statement(d, statement, &q);
+  int rc = ps_rb_explain_statement(d, statement, &q);
   if (rc == -ENOENT)
     rc = 0; /* nothing to ask */
-  else if (rc == 0 && (rc = ps_influx_query(cfg, q.data, &answer, err)) == 0)
-    rc = ps_explain_parse_answer(d, statement, answer.data, answer.len);
+  else if (rc == 0 && (rc = ps_rb_query(cfg, q.data, &answer, err)) == 0)
+    rc = ps_rb_explain_parse_answer(d, statement, answer.data, answer.len);
   ps_buf_free(&q);
   ps_buf_free(&answer);
   return rc;
@@ -459,7 +432,7 @@ static void trim_old(ps_explain_data *d, size_t keep_n) {
   free(p);
 }
 
-int ps_explain_query(const ps_config *cfg, ps_explain_data *d, ps_buf *err) {
+int ps_rb_explain_query(const ps_config *cfg, ps_explain_data *d, ps_buf *err) {
   if (!d->run)
     return -ENOMEM;
   int rc = ask(cfg, d, PS_EQ_RUN, err);
@@ -477,9 +450,9 @@ int ps_explain_query(const ps_config *cfg, ps_explain_data *d, ps_buf *err) {
   return rc;
 }
 
-int ps_explain_query_blocks(const ps_config *cfg, ps_explain_data *d, ps_buf *err) {
+int ps_rb_explain_query_blocks(const ps_config *cfg, ps_explain_data *d, ps_buf *err) {
   if (!d->found)
     return -ENOENT;
-  ps_explain_chart_pick(d);
+  ps_rb_explain_chart_pick(d);
   return ask(cfg, d, PS_EQ_BLOCK_VATS, err);
 }

@@ -1,10 +1,10 @@
 /*
- * report/explain: a run's explanation (verdict/explain.h) read back from
+ * readback/explain: a run's explanation (verdict/explain.h) read back from
  * InfluxDB with InfluxQL, for `perfship verdicts --explain`, the report
  * page and the regression alert (docs/verdicts.md, "Why it got slower").
  *
  * Contract
- * - ps_explain_query() asks, one request each and every one bounded in
+ * - ps_rb_explain_query() asks, one request each and every one bounded in
  *   time: the run's loadgen_run point (within `since_ns` of now), its
  *   verdicts, the start of the run where its explained regression began
  *   (core/figures.h `explained` rows; else the run itself), the old
@@ -12,19 +12,19 @@
  *   PS_EXPLAIN_OLD_RUNS, of the series on the host within 90 days before
  *   that start), and the slog stage and vat points of the series on the
  *   host from the oldest of them to 7 days after the run's start. Every
- *   name from data or the command line is quoted (influx/influxql.h).
+ *   name from data or the command line is quoted (readback/statement.h).
  *   It blocks (threadpool or a one-shot command).
  * - `host` NULL: the run's host is taken from its loadgen_run point (the
  *   newest when several machines have a run of that name).
  * - Returns 0 with d->found (the run was there) and d->e filled;
  *   -ENOENT when the run has no loadgen_run point in range; otherwise the
- *   code of ps_influx_query() with one sentence in `err`; -ENOMEM.
- * - ps_explain_parse_answer() adds one answer to `statement` to `d`: the
+ *   code of ps_rb_query() with one sentence in `err`; -ENOMEM.
+ * - ps_rb_explain_parse_answer() adds one answer to `statement` to `d`: the
  *   parser of server text; any JSON, or none, only adds what it
  *   recognises (fuzzed by tests/fuzz/fuzz_explain.c).
- * - ps_explain_query_blocks() (the report's chart of delivery seconds
+ * - ps_rb_explain_query_blocks() (the report's chart of delivery seconds
  *   per block, docs/report.md "Inside the chain"), after a successful
- *   ps_explain_query(): picks the run's top vats (ps_explain_chart_pick:
+ *   ps_rb_explain_query(): picks the run's top vats (ps_rb_explain_chart_pick:
  *   the PS_EXPLAIN_TOP vats with the most delivery seconds over the run's
  *   stages that take part, as verdict/explain.h defines them; ties by vat
  *   ID) and asks for their loadgen_slog_block_vat points in those stages,
@@ -34,10 +34,10 @@
  *   first PS_EXPLAIN_BLOCK_POINTS and says so (`more`). The run's other
  *   requests do not ask for these points (`verdicts --explain` and the
  *   alert do not need them).
- * - ps_explain_data_free() frees what the queries kept.
+ * - ps_rb_explain_data_free() frees what the queries kept.
  */
-#ifndef PS_REPORT_EXPLAIN_H
-#define PS_REPORT_EXPLAIN_H
+#ifndef PS_READBACK_EXPLAIN_H
+#define PS_READBACK_EXPLAIN_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -74,7 +74,7 @@ enum {
   PS_EQ_OLD_RUNS,
   PS_EQ_STAGES,
   PS_EQ_VATS,
-  PS_EQ_BLOCK_VATS, /* only ps_explain_query_blocks() asks it */
+  PS_EQ_BLOCK_VATS, /* only ps_rb_explain_query_blocks() asks it */
   PS_EXPLAIN_NSTATEMENTS
 };
 
@@ -84,7 +84,7 @@ typedef struct ps_explain_data {
   int64_t since_ns, now_ns;
   /* found */
   int found;
-  int known;          /* ps_explain_data_known() */
+  int known;          /* ps_rb_explain_data_known() */
   char *series;
   int64_t run_ns;
   char *change_run;   /* the explained regression's change_run; NULL: none */
@@ -98,7 +98,7 @@ typedef struct ps_explain_data {
   size_t nstages, stages_cap;
   ps_explain_vat_row *vats;
   size_t nvats, vats_cap;
-  /* the report's chart (ps_explain_query_blocks) */
+  /* the report's chart (ps_rb_explain_query_blocks) */
   int chart_picked;
   ps_explain_chart_vat chart[PS_EXPLAIN_TOP];
   size_t nchart;
@@ -111,23 +111,23 @@ typedef struct ps_explain_data {
   ps_explanation e;
 } ps_explain_data;
 
-void ps_explain_data_init(ps_explain_data *d, const char *run, const char *host,
+void ps_rb_explain_data_init(ps_explain_data *d, const char *run, const char *host,
                           int64_t since_ns, int64_t now_ns);
-void ps_explain_data_free(ps_explain_data *d);
+void ps_rb_explain_data_free(ps_explain_data *d);
 /* The regression is known already (the alert is raised before its verdict
  * points are on the server): `metric` regressed, the change began in
  * `change_run` (NULL: the run itself), its baseline the median of
  * `baseline_runs` runs; the verdicts are then not asked for, and the old
  * level is that many runs (PS_EXPLAIN_OLD_RUNS when it is not 1-1000, as
  * when not told). -ENOMEM. */
-int ps_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run,
+int ps_rb_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run,
                           int64_t baseline_runs);
-int ps_explain_statement(const ps_explain_data *d, int statement, ps_buf *out);
-int ps_explain_parse_answer(ps_explain_data *d, int statement, const char *json, size_t len);
-int ps_explain_query(const ps_config *cfg, ps_explain_data *d, ps_buf *err);
+int ps_rb_explain_statement(const ps_explain_data *d, int statement, ps_buf *out);
+int ps_rb_explain_parse_answer(ps_explain_data *d, int statement, const char *json, size_t len);
+int ps_rb_explain_query(const ps_config *cfg, ps_explain_data *d, ps_buf *err);
 /* Picks the chart's vats and stages from the rows read (idempotent). */
-void ps_explain_chart_pick(ps_explain_data *d);
-/* 0 (also when no vat takes part: nchart 0), or as ps_explain_query(). */
-int ps_explain_query_blocks(const ps_config *cfg, ps_explain_data *d, ps_buf *err);
+void ps_rb_explain_chart_pick(ps_explain_data *d);
+/* 0 (also when no vat takes part: nchart 0), or as ps_rb_explain_query(). */
+int ps_rb_explain_query_blocks(const ps_config *cfg, ps_explain_data *d, ps_buf *err);
 
 #endif
