@@ -48,6 +48,7 @@ typedef struct convert_ctx {
   ps_buf msgs; /* for stderr, in order */
   const ps_tag *extra;
   size_t nextra;
+  char host[256]; /* the `host` tag when the configuration sets none */
   unsigned long rejects;
   int write_failed;
 } convert_ctx;
@@ -324,19 +325,16 @@ static int source_mapping(convert_args *c, const ps_config *cfg, ps_format_id fi
   return PS_EXIT_OK;
 }
 
-/* The configuration's global tags, added to every point. 0 or -ENOMEM. */
+/* With a configuration, the tags `run` adds to every point it ships, the
+ * machine's name as `host` included (docs/run.md): convert -c prints what
+ * would be shipped. Without one, none. 0 or -ENOMEM. */
 static int global_tags(convert_ctx *cx, const ps_config *cfg, ps_tag **extra) {
   *extra = NULL;
-  if (!cfg || !cfg->ntags)
+  if (!cfg)
     return 0;
-  if (!(*extra = calloc(cfg->ntags, sizeof **extra)))
+  if (ps_config_global_tags(cfg, cx->host, sizeof cx->host, extra, &cx->nextra) < 0)
     return -ENOMEM;
-  for (size_t t = 0; t < cfg->ntags; t++) {
-    (*extra)[t].key = cfg->tags[t].key;
-    (*extra)[t].value = cfg->tags[t].value;
-  }
   cx->extra = *extra;
-  cx->nextra = cfg->ntags;
   return 0;
 }
 

@@ -356,3 +356,24 @@ const char *ps_config_host(const ps_config *c, char *buf, size_t n) {
   buf[n - 1] = '\0';
   return buf;
 }
+
+/* One rule for `run` and `convert -c`, so that convert prints what would be
+ * shipped. A `host` key with an empty value counts as set: the encoder
+ * leaves the empty tag out, as the configuration asked. */
+int ps_config_global_tags(const ps_config *c, char *host_buf, size_t n, ps_tag **out,
+                          size_t *nout) {
+  int have_host = 0;
+  for (size_t i = 0; i < c->ntags; i++)
+    have_host |= strcmp(c->tags[i].key, "host") == 0;
+  size_t count = c->ntags + !have_host;
+  ps_tag *tags = calloc(count, sizeof *tags);
+  if (!tags)
+    return -ENOMEM;
+  for (size_t i = 0; i < c->ntags; i++)
+    tags[i] = (ps_tag){c->tags[i].key, c->tags[i].value};
+  if (!have_host)
+    tags[c->ntags] = (ps_tag){"host", ps_config_host(c, host_buf, n)};
+  *out = tags;
+  *nout = count;
+  return 0;
+}

@@ -22,7 +22,9 @@ static long shown_at(const unsigned char *s, size_t n, int flags, size_t *len) {
     if (c == '\t')
       return -1;
     if (c == '\n' || c == '\r')
-      return flags & PS_VISIBLE_KEEP_LINES ? -1 : -2; /* -2: a space */
+      return flags & PS_VISIBLE_KEEP_LINES     ? -1
+             : flags & PS_VISIBLE_ESCAPE_LINES ? c
+                                               : -2; /* -2: a space */
     return c;
   }
   if (c < 0x80)

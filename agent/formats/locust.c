@@ -17,7 +17,11 @@
  *   field).
  * - CSV per Python's csv module (what Locust uses): fields may be quoted,
  *   "" is a quote inside a quoted field, a quoted field may hold commas and
- *   line breaks, records end in \r\n.
+ *   line breaks, records end in \r\n, \n, or \r\r\n (written on Windows).
+ * - History rows are timed by their Timestamp (whole seconds) plus their
+ *   line number in ns: Locust writes a name's last sample and its final row
+ *   in the same second, and the line number keeps them apart the same way
+ *   on every read, after a restart too.
  * - `N/A` and empty cells are "absent". Only the counters listed in
  *   docs/schema.md are integers; every other number is a float.
  * - Failures rows share type+name tags and the file's time, so each is kept
@@ -32,6 +36,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "core/visible.h"
 #include "formats/format.h"
 
 #define LOCUST_MAX_COLUMNS 128
@@ -153,14 +158,17 @@ static int csv_record(ps_parser *p, const char *data, size_t len, size_t *pos,
       } else if (c == ',') {
         end_cell = 1;
         i++;
-      } else if (c == '\r' && i + 1 < len && data[i + 1] == '\n') {
+      } else if (c == '\r' || c == '\n') {
+        /* \n, \r\n, and the \r\r\n of Python's csv writer on Windows in
+         * text mode (it writes \r\n, the file turns \n into \r\n) each end
+         * one record, as Python's csv reader reads them */
         end_cell = end_record = 1;
-        i += 2;
-        (*lines)++;
-      } else if (c == '\n') {
-        end_cell = end_record = 1;
-        i++;
-        (*lines)++;
+        while (i < len && data[i] == '\r')
+          i++;
+        if (i < len && data[i] == '\n') {
+          i++;
+          (*lines)++;
+        }
       } else {
         if (ps_buf_putc(&p->cells, c))
           return -ENOMEM;
@@ -280,6 +288,13 @@ static int is_header(const ps_parser *p) {
 /* ---- rows ------------------------------------------------------------------
  */
 
+/* A cell as a reject message shows it: a control character as its escape
+ * (a stray CR printed as a blank hid why "123" was no number). */
+static const char *shown_cell(char *dst, size_t cap, const char *v) {
+  ps_visible_into(dst, cap, v, strlen(v), PS_VISIBLE_ESCAPE_LINES);
+  return dst;
+}
+
 static int parse_number(const char *s, double *out) {
   char *end;
   errno = 0;
@@ -290,8 +305,9 @@ static int parse_number(const char *s, double *out) {
   return 1;
 }
 
-/* Builds the point of the record in p->cells. Returns 1 with *pt filled, or
- * 0 after writing a reason to `why`. */
+/* Builds the point of the record in p->cells at `time_ns` (a history row:
+ * its Timestamp plus `time_ns`). Returns 1 with *pt filled, or 0 after
+ * writing a reason to `why`. */
 static int build_point(ps_parser *p, size_t ncells, int64_t time_ns,
                        ps_tag *tags, ps_point *pt, char *why,
                        size_t why_cap) {
@@ -331,16 +347,18 @@ static int build_point(ps_parser *p, size_t ncells, int64_t time_ns,
     if (*v == '\0' || strcmp(v, "N/A") == 0)
       continue; /* no requests yet: absent, not 0 */
     double d;
+    char sh[48];
     if (!parse_number(v, &d)) {
-      snprintf(why, why_cap, "column %s: not a number: \"%.40s\"", c->key, v);
+      snprintf(why, why_cap, "column %s: not a number: \"%s\"", c->key,
+               shown_cell(sh, sizeof sh, v));
       return 0;
     }
     if (c->role == COL_TIME) {
       if (d < -9.2e9 || d > 9.2e9) {
-        snprintf(why, why_cap, "Timestamp out of range: %.40s", v);
+        snprintf(why, why_cap, "Timestamp out of range: %s", shown_cell(sh, sizeof sh, v));
         return 0;
       }
-      time_ns = ps_seconds_to_ns(d);
+      time_ns = ps_seconds_to_ns(d) + time_ns;
       has_time = 1;
       continue;
     }
@@ -348,8 +366,8 @@ static int build_point(ps_parser *p, size_t ncells, int64_t time_ns,
     *f = (ps_field){.key = c->key};
     if (c->role == COL_INT) {
       if (d != floor(d) || d < -9.2e18 || d > 9.2e18) {
-        snprintf(why, why_cap, "column %s: not a whole number: \"%.40s\"",
-                 c->key, v);
+        snprintf(why, why_cap, "column %s: not a whole number: \"%s\"",
+                 c->key, shown_cell(sh, sizeof sh, v));
         return 0;
       }
       f->type = PS_F_INT;
@@ -403,7 +421,7 @@ static int header_from_head(ps_parser *p, const ps_input_head *head,
     ps_buf_printf(err, "line 1: header longer than %d bytes", LOCUST_HEADER_MAX);
     return -EINVAL;
   }
-  if (len > 0 && head->first_line[len - 1] == '\r')
+  while (len > 0 && head->first_line[len - 1] == '\r')
     len--;
   int n = csv_record(p, head->first_line, len, &pos, &lines);
   if (n > 0 && is_header(p))
@@ -464,8 +482,8 @@ static int locust_line(ps_parser *p, const char *data, size_t len,
                        ps_emitter *em) {
   size_t pos = 0;
   uint64_t lines;
-  if (len > 0 && data[len - 1] == '\r')
-    len--;
+  while (len > 0 && data[len - 1] == '\r')
+    len--; /* the driver took one CR; \r\r\n leaves another */
   if (len == 0)
     return 0;
   const char *nul = memchr(data, '\0', len);
@@ -489,7 +507,8 @@ static int locust_line(ps_parser *p, const char *data, size_t len,
   ps_tag tags[LOCUST_MAX_COLUMNS + 1];
   ps_point pt;
   char why[160];
-  if (!build_point(p, (size_t)n, 0, tags, &pt, why, sizeof why)) {
+  /* the line number in ns keeps apart rows of one name in one second */
+  if (!build_point(p, (size_t)n, (int64_t)em->origin.line, tags, &pt, why, sizeof why)) {
     ps_emit_reject(em, "%s", why);
     return 0;
   }

@@ -8,6 +8,14 @@
  * InfluxDB would reject is reported here with its column instead of
  * bouncing a whole batch later. One point per line, so back-pressure needs
  * no resume state: a refused point is simply parsed again next time.
+ *
+ * A raw newline inside a quoted string (InfluxDB 1.x accepts it) is
+ * refused once, at the record's first line; the lines up to the string's
+ * closing quote are the rest of that record and are skipped without a
+ * message of their own (docs/line-protocol.md). A skipped line that reads
+ * as a whole point on its own ends the skipping and lands, so a stray
+ * quote never swallows good lines. After a restart inside such a record
+ * its remaining lines are refused one by one: nothing is skipped unseen.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +25,7 @@
 
 struct ps_parser {
   ps_lp_scratch scratch;
+  int in_string; /* skipping the rest of a record refused for a raw newline */
 };
 
 static ps_input_kind lp_input_kind(const ps_source_cfg *src, const char *path) {
@@ -36,7 +45,20 @@ static int lp_open(ps_parser **out, const ps_source_cfg *src,
     return -ENOMEM;
   }
   ps_lp_scratch_init(&p->scratch);
+  p->in_string = 0;
   *out = p;
+  return 0;
+}
+
+/* Whether a line that continues a string value holds its closing quote
+ * (escapes as in a string value: \" and \\). */
+static int string_closes(const char *data, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    if (data[i] == '\\' && i + 1 < len && (data[i + 1] == '"' || data[i + 1] == '\\'))
+      i++;
+    else if (data[i] == '"')
+      return 1;
+  }
   return 0;
 }
 
@@ -44,8 +66,21 @@ static int lp_line(ps_parser *p, const char *data, size_t len, ps_emitter *em) {
   ps_point pt;
   const char *reason = NULL;
   int rc = ps_lp_parse_point(&p->scratch, data, len, &pt, &reason);
+  if (p->in_string && rc != 0) {
+    if (string_closes(data, len))
+      p->in_string = 0;
+    return 0;
+  }
+  p->in_string = 0;
   if (rc == 1)
     return 0;
+  if (rc < 0 && p->scratch.open_string) {
+    ps_emit_reject(em, "column %zu: string field not closed on its line: a raw newline in a "
+                       "string is refused with the lines up to its closing quote (write it "
+                       "as \\n)", p->scratch.err_col);
+    p->in_string = 1;
+    return 0;
+  }
   if (rc < 0) {
     ps_emit_reject(em, "column %zu: %s", p->scratch.err_col, reason);
     return 0;

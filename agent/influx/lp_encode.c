@@ -7,10 +7,11 @@
  *   any refusal; nothing half-written ever reaches a batch).
  * - Names (measurement, tag keys and values, field keys) are escaped per
  *   element as InfluxDB 1.x unescapes them (agent/influx/lp_syntax.h). 1.x
- *   never unescapes `\\` in a name, so a backslash is written raw; a
- *   backslash directly before a character that must be escaped in that
- *   element (or at its end) cannot be represented at all (influxdb#5407,
- *   #6008), and is refused instead of silently landing as something else.
+ *   never unescapes `\\` in a name, so a backslash is written raw. A
+ *   backslash at a name's end cannot be represented (influxdb#5407); one
+ *   directly before a separator can in a tag (`a\\ b` is `a\ b`) but not
+ *   in a measurement or field key (#6008): those are refused instead of
+ *   silently landing as something else.
  * - Tags are sorted with an on-stack index array: no allocation per point.
  * - Space is reserved once per element from a worst case, then written
  *   with plain stores: this is the hot path of every format.
@@ -117,15 +118,12 @@ static size_t check_name(enum ps_lp_name_kind k, const char *s, size_t *raw,
       "tag key ends in a backslash (InfluxDB cannot parse it, influxdb#5407)",
       "tag value ends in a backslash (InfluxDB cannot parse it, influxdb#5407)",
       "field key ends in a backslash (InfluxDB cannot parse it, influxdb#5407)"};
-  static const char *bsesc[] = {
+  static const char bsesc_measurement[] =
       "measurement has a backslash before a comma or space; line protocol "
-      "cannot carry it (influxdb#6008)",
-      "tag key has a backslash before a comma, '=' or space; line protocol "
-      "cannot carry it (influxdb#6008)",
-      "tag value has a backslash before a comma, '=' or space; line protocol "
-      "cannot carry it (influxdb#6008)",
+      "cannot carry it (influxdb#6008)";
+  static const char bsesc_field_key[] =
       "field key has a backslash before a comma, '=', space or quote; line "
-      "protocol cannot carry it (influxdb#6008)"};
+      "protocol cannot carry it (influxdb#6008)";
   static const char *badutf[] = {
       "invalid UTF-8 in measurement", "invalid UTF-8 in tag key",
       "invalid UTF-8 in tag value", "invalid UTF-8 in field key"};
@@ -153,8 +151,12 @@ static size_t check_name(enum ps_lp_name_kind k, const char *s, size_t *raw,
         *reason = trail[k];
         return 0;
       }
-      if (ps_lp_unescaped_after_backslash(k, (char)p[1])) {
-        *reason = bsesc[k];
+      /* In a tag 1.x reads `\\,` as the backslash and an escaped comma
+       * (tested on 1.6.7); a measurement loses that backslash and a field
+       * key is refused (docs/line-protocol.md). */
+      if ((k == PS_LP_MEASUREMENT || k == PS_LP_FIELD_KEY) &&
+          ps_lp_unescaped_after_backslash(k, (char)p[1])) {
+        *reason = k == PS_LP_MEASUREMENT ? bsesc_measurement : bsesc_field_key;
         return 0;
       }
       continue;

@@ -2,10 +2,10 @@
  * influx/lp_parse.c: reading line protocol (include/influx/lp_parse.h).
  *
  * Design
- * - The parser mirrors the 1.x scanner (a backslash always skips the next
- *   byte while scanning; only the element's escape set is unescaped, see
- *   agent/influx/lp_syntax.h), so a normalised line lands exactly as the
- *   original would have.
+ * - The parser mirrors the 1.x scanner (a separator is escaped when a
+ *   backslash stands right before it; only the element's escape set is
+ *   unescaped, any other backslash is kept, see agent/influx/lp_syntax.h),
+ *   so a normalised line lands exactly as the original would have.
  * - Strings are unescaped into one scratch buffer reserved up front for the
  *   worst case, so pointers into it stay valid for the whole line; they are
  *   kept as offsets while the line is read and turned into pointers at the
@@ -61,14 +61,11 @@ static size_t scan_name(lp_cursor *c, enum ps_lp_name_kind k, const char *stops)
   char *w = t->data + t->len;
   while (c->p < c->end && !strchr(stops, *c->p)) {
     char ch = *c->p;
-    if (ch == '\\' && c->p + 1 < c->end) {
-      char nx = c->p[1];
-      if (ps_lp_unescaped_after_backslash(k, nx)) {
-        *w++ = nx;
-      } else {
-        *w++ = '\\';
-        *w++ = nx;
-      }
+    /* 1.x's rule: a backslash escapes only a character of its element's
+     * set; any other backslash is itself, and the byte after it is read
+     * afresh (`a\\ b` is `a\` and an escaped space: `a\ b`). */
+    if (ch == '\\' && c->p + 1 < c->end && ps_lp_unescaped_after_backslash(k, c->p[1])) {
+      *w++ = c->p[1];
       c->p += 2;
       continue;
     }
@@ -144,8 +141,10 @@ static int parse_string_value(lp_cursor *c, ps_field *f, const char **reason) {
     *w++ = ch;
     c->p++;
   }
-  if (!closed)
+  if (!closed) {
+    c->s->open_string = 1;
     return parse_fail(c, v, reason, "unterminated string field");
+  }
   f->type = PS_F_STRING;
   f->v.s.n = (size_t)(w - (t->data + soff));
   *w++ = '\0';
@@ -266,6 +265,7 @@ int ps_lp_parse_point(ps_lp_scratch *s, const char *line, size_t len,
   if (!reason)
     reason = &dummy;
   s->err_col = 0;
+  s->open_string = 0;
   lp_cursor c = {line, line, line + len, s};
   while (c.p < c.end && (*c.p == ' ' || *c.p == '\t'))
     c.p++;

@@ -5,9 +5,11 @@
  *
  * InfluxDB 1.x unescapes, per element, only that element's escape set:
  * comma and space everywhere, '=' in tag keys, tag values and field keys.
- * A backslash before any other character stays a backslash; a backslash
- * before a character of the set (or a '"' in a field key) cannot be carried
- * at all (influxdb#6008). docs/line-protocol.md has the user's view.
+ * A backslash before any other character stays a backslash, `\\` included,
+ * so `a\\ b` is a backslash and an escaped space. In a tag that carries a
+ * backslash before a separator; in a measurement or a field key (or before
+ * a '"' in a field key) it cannot be carried (influxdb#6008, tried on
+ * 1.6.7). docs/line-protocol.md has the user's view.
  */
 #ifndef PS_INFLUX_LP_SYNTAX_H
 #define PS_INFLUX_LP_SYNTAX_H

@@ -29,7 +29,11 @@
 #include "net/http_loop.h"
 
 #define SINK_MAX_IN_FLIGHT 2
-#define SINK_UPLOAD_BUFFER (512 * 1024)
+/* Below the service's fixed mmap threshold (128 KiB, agent/service/
+ * service.c): curl allocates this buffer for every request and frees it
+ * after, and above the threshold each request mapped, faulted in page by
+ * page and unmapped 512 KiB (docs/benchmarks.md, "End to end"). */
+#define SINK_UPLOAD_BUFFER (96 * 1024)
 #define BACKOFF_FIRST_MS 200
 #define BACKOFF_MAX_MS 60000
 /* Configuration errors (401/403/404, a missing retention policy) need a

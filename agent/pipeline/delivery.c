@@ -241,22 +241,10 @@ static char *server_json(void *ctx) {
  * sets none: a machine is part of what is measured, and two agents that
  * share a database must not write one series (docs/schema.md). */
 static int build_tags(pl_delivery *d, const ps_config *cfg) {
-  int have_host = 0;
-  for (size_t i = 0; i < cfg->ntags; i++)
-    have_host |= strcmp(cfg->tags[i].key, "host") == 0;
-  if (!have_host && !d->hostname[0] &&
-      (gethostname(d->hostname, sizeof d->hostname - 1) < 0 || !d->hostname[0]))
-    snprintf(d->hostname, sizeof d->hostname, "unknown");
-  size_t n = cfg->ntags + !have_host;
-  ps_tag *tags = calloc(n, sizeof *tags);
-  if (!tags)
+  ps_tag *tags;
+  size_t n;
+  if (ps_config_global_tags(cfg, d->hostname, sizeof d->hostname, &tags, &n) < 0)
     return -ENOMEM;
-  for (size_t i = 0; i < cfg->ntags; i++) {
-    tags[i].key = cfg->tags[i].key;
-    tags[i].value = cfg->tags[i].value;
-  }
-  if (!have_host)
-    tags[cfg->ntags] = (ps_tag){"host", d->hostname};
   free(d->tags);
   d->tags = tags;
   d->ntags = n;

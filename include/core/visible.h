@@ -10,8 +10,10 @@
  *   "daily-perf-not-failed": the "Trojan Source" trick, docs/report.md),
  *   the C1 controls U+0080-U+009F, the ASCII controls other than tab,
  *   newline and CR, and DEL (ESC would drive the terminal).
- * - Newline and CR: kept with PS_VISIBLE_KEEP_LINES, else a space (a log
- *   line stays one line). Tab is kept. Every other byte, invalid UTF-8
+ * - Newline and CR: kept with PS_VISIBLE_KEEP_LINES, shown as their
+ *   escape with PS_VISIBLE_ESCAPE_LINES (a cell quoted in a reject, where a
+ *   blank would hide a stray CR), else a space (a log line stays one
+ *   line). Tab is kept. Every other byte, invalid UTF-8
  *   included, is copied as it is.
  * - ps_visible_into() writes into a fixed buffer of `cap` bytes (cap >= 1),
  *   NUL-terminated, never splitting an escape or a character at the cut;
@@ -37,6 +39,7 @@
 #include "core/buf.h"
 
 #define PS_VISIBLE_KEEP_LINES 1
+#define PS_VISIBLE_ESCAPE_LINES 2
 
 size_t ps_visible_into(char *dst, size_t cap, const char *s, size_t n, int flags);
 int ps_visible(ps_buf *out, const char *s, int flags);

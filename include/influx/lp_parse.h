@@ -37,6 +37,8 @@ typedef struct ps_lp_scratch {
   ps_field *sort_tmp;
   size_t sort_tmp_cap;
   size_t err_col; /* 1-based column of the last parse error, 0 if none */
+  int open_string; /* the last parse ran to the line's end inside a quoted
+                      string value: a raw newline broke the string */
 } ps_lp_scratch;
 
 void ps_lp_scratch_init(ps_lp_scratch *s);

@@ -532,8 +532,6 @@ alerts = {{
         self.assertEqual([e["run"] for e in self.hook.delivered()], [recent])
 
     def test_hostile_run_name_reaches_exec_unchanged(self):
-        # (a backslash before a space is the one thing line protocol cannot
-        # carry in a tag, influxdb#6008: that name would be refused as input)
         name = "daily-perf-$(touch PWNED);'\"`id`|&<>*?\\b x"
         shutil.copytree(self.recent[1], os.path.join(self.results, name))
         cfg = self.config("no_new_run_after_s = 0;")

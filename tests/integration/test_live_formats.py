@@ -474,8 +474,9 @@ class DocumentLiveTests(Base):
         # Row by row: each one arrives before the next is written.
         stamps = []
         delays = []
-        for row in rows[1:13]:
-            stamps.append(int(row.split(",")[0]) * 10**9)
+        # a row's time: its Timestamp plus its line number in ns (docs/schema.md)
+        for line, row in enumerate(rows[1:13], start=2):
+            stamps.append(int(row.split(",")[0]) * 10**9 + line)
             t0 = time.monotonic()
             with open(hist, "a", newline="") as f:
                 f.write(row)
@@ -492,7 +493,7 @@ class DocumentLiveTests(Base):
         self.assertEqual(len(history()), 12)
         with open(hist, "a", newline="") as f:
             f.write(row[20:])
-        stamps.append(int(row.split(",")[0]) * 10**9)
+        stamps.append(int(row.split(",")[0]) * 10**9 + 14)
         wait_until(lambda: history() == stamps, 10, what="the row written in two pieces")
         with open(hist, "a", newline="") as f:
             f.writelines(rows[14:])

@@ -140,9 +140,10 @@ class LocustConvertTest(InfluxTestCase):
         got = self.q("SELECT * FROM locust_history WHERE run='isa' GROUP BY *")
         self.assertEqual(len(got), len(rows))
         got.sort(key=lambda g: g["time"])
-        for g, row in zip(got, rows):
+        for line, (g, row) in enumerate(zip(got, rows), start=2):
             with self.subTest(ts=row["Timestamp"]):
-                self.assertEqual(g["time"], int(row["Timestamp"]) * 10**9)
+                # its Timestamp plus its line number in ns (docs/schema.md)
+                self.assertEqual(g["time"], int(row["Timestamp"]) * 10**9 + line)
                 self.assertEqual(g["name"], row["Name"])
                 self.assertIsNone(g.get("type"))
                 for col in row:

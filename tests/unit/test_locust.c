@@ -144,7 +144,8 @@ static void test_history_fixture_and_restart(void **state) {
   assert_int_equal(cap.nrejects, 0);
   assert_int_equal(cap_count(&cap, "locust_history"), 180);
   const cap_point *p = &cap.points[3];
-  assert_int_equal(p->time_ns, 1781000003LL * 1000000000LL);
+  /* its Timestamp plus its line number (5) in ns */
+  assert_int_equal(p->time_ns, 1781000003LL * 1000000000LL + 5);
   assert_null(cap_tag(p, "type"));
   assert_string_equal(cap_tag(p, "name"), "Aggregated");
   assert_string_equal(cap_tag(p, "run"), "isa");
@@ -286,6 +287,66 @@ static void test_history_without_header_yet(void **state) {
   ps_buf_free(&err);
 }
 
+/* Real histories (docs/dss-locust.md): Locust writes a name's last sample
+ * and its final row in the same second; files written on Windows end their
+ * lines in \r\r\n. Both read as the \n file does, every row its own point. */
+static void test_same_second_rows_and_windows_line_ends(void **state) {
+  (void)state;
+  static const char *const ends[] = {"\n", "\r\n", "\r\r\n"};
+  char dir[] = "/tmp/perfship-locust-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  int64_t first[3][3];
+  for (size_t e = 0; e < 3; e++) {
+    char hist[96], stats[96], text[1024];
+    snprintf(hist, sizeof hist, "%s/w%zu_stats_history.csv", dir, e);
+    snprintf(stats, sizeof stats, "%s/w%zu_stats.csv", dir, e);
+    snprintf(text, sizeof text,
+             "\"Timestamp\",\"User Count\",\"Type\",\"Name\",\"Requests/s\"%s"
+             "\"1597569274\",\"1\",\"\",\"Aggregated\",0.00%s"
+             "\"1597569276\",\"10\",\"\",\"Aggregated\",0.00%s"
+             "\"1597569276\",\"0\",\"\",\"Aggregated\",0.00%s",
+             ends[e], ends[e], ends[e], ends[e]);
+    write_file(hist, text);
+    snprintf(text, sizeof text, "Type,Name,Request Count%sGET,/a,123%sGET,/b,12x%s",
+             ends[e], ends[e], ends[e]);
+    write_file(stats, text);
+    capture cap = {0};
+    convert_lines(hist, 0, &cap);
+    assert_int_equal(cap.nrejects, 0);
+    assert_int_equal(cap.npoints, 3);
+    for (size_t i = 0; i < 3; i++)
+      first[e][i] = cap.points[i].time_ns;
+    assert_int_equal(cap_int(&cap.points[1], "user_count"), 10);
+    assert_int_equal(cap_int(&cap.points[2], "user_count"), 0);
+    assert_true(cap.points[1].time_ns != cap.points[2].time_ns);
+    assert_int_equal(cap.points[2].time_ns, 1597569276LL * 1000000000LL + 4);
+    cap_free(&cap);
+    capture doc = {0};
+    convert_document(stats, &doc);
+    assert_int_equal(doc.npoints, 1);
+    assert_int_equal(cap_int(&doc.points[0], "request_count"), 123);
+    assert_int_equal(doc.nrejects, 1);
+    assert_int_equal(doc.rejects[0].line, 3);
+    assert_string_equal(doc.rejects[0].reason, "column request_count: not a number: \"12x\"");
+    cap_free(&doc);
+    unlink(hist);
+    unlink(stats);
+  }
+  assert_memory_equal(first[0], first[1], sizeof first[0]);
+  assert_memory_equal(first[0], first[2], sizeof first[0]);
+  /* a control character in a refused cell is shown as its escape */
+  char bad[96];
+  snprintf(bad, sizeof bad, "%s/c_stats.csv", dir);
+  write_file(bad, "Type,Name,Request Count\nGET,/a,\"1\r2\"\n");
+  capture doc = {0};
+  convert_document(bad, &doc);
+  assert_int_equal(doc.nrejects, 1);
+  assert_string_equal(doc.rejects[0].reason, "column request_count: not a number: \"1\\u000d2\"");
+  cap_free(&doc);
+  unlink(bad);
+  rmdir(dir);
+}
+
 static void test_resume_after_eagain(void **state) {
   (void)state;
   const char *path = LOCUST_DIR "isa_failures.csv";
@@ -328,6 +389,7 @@ int main(void) {
       cmocka_unit_test(test_history_fixture_and_restart),
       cmocka_unit_test(test_quoting_na_and_bad_rows),
       cmocka_unit_test(test_history_without_header_yet),
+      cmocka_unit_test(test_same_second_rows_and_windows_line_ends),
       cmocka_unit_test(test_resume_after_eagain),
       cmocka_unit_test(test_input_kind),
   };

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -20,6 +21,8 @@
 #include "influx/numfmt.h"
 
 #include "aux_rand.h"
+#include "capture.h"
+#include "formats/format.h"
 
 #define T0 1700000000000000000LL
 
@@ -166,11 +169,10 @@ static void test_cr_in_tag_value_refused_influxdb_python_716(void **st) {
 static void test_already_escaped_backslash_not_reescaped_influxdb_client_python_302(
     void **st) {
   (void)st;
-  /* the value is taken literally: "a\\,b" (backslash, comma) would need a
-   * backslash before an escaped comma, which 1.x cannot carry */
-  const char *why;
-  assert_null(enc1("m", "t", "a\\,b", fnum("f", 1), &why));
-  assert_non_null(strstr(why, "influxdb#6008"));
+  /* the value is taken literally: "a\\,b" (backslash, comma) is the raw
+   * backslash and an escaped comma, which 1.x reads back as "a\\,b" */
+  assert_string_equal(enc1("m", "t", "a\\,b", fnum("f", 1), NULL),
+                      "m,t=a\\\\,b f=1.0 1700000000000000000\n");
   /* a string field has real escapes, so the same text round-trips there */
   assert_string_equal(enc1("m", NULL, NULL, fstr("s", "a\\,b"), NULL),
                       "m s=\"a\\\\,b\" 1700000000000000000\n");
@@ -581,6 +583,63 @@ static void test_parse_normalises(void **st) {
   assert_string_equal(norm("# comment", NULL), "");
 }
 
+/* influxdata's line-protocol corpus and InfluxDB 1.6.7 agree: in a name a
+ * backslash escapes only its element's separators, and `\\` is no escape
+ * there, so `a\\ b` is a backslash and an escaped space. */
+static void test_parse_backslash_before_escaped_separator(void **st) {
+  (void)st;
+  ps_lp_scratch s;
+  ps_lp_scratch_init(&s);
+  ps_point p;
+  const char *why;
+  const char *line = "cpu,regions=\\\\ east,s=\\\\,\\,\\t,h=two\\\\\\ words v=1 1";
+  assert_int_equal(ps_lp_parse_point(&s, line, strlen(line), &p, &why), 0);
+  assert_int_equal(p.ntags, 3);
+  assert_string_equal(p.tags[0].value, "\\ east");
+  assert_string_equal(p.tags[1].value, "\\,,\\t");
+  assert_string_equal(p.tags[2].value, "two\\\\ words");
+  ps_lp_scratch_free(&s);
+  /* and the encoder writes them back so that they read the same */
+  assert_string_equal(norm("m,t=a\\\\ b,u=x\\\\=y v=1 1", NULL), "m,t=a\\\\ b,u=x\\\\=y v=1.0 1\n");
+  /* a measurement or field key cannot carry it: 1.6.7 drops the backslash
+   * of `m\\ x` and refuses the field key `f\\ g` */
+  const char *why2 = NULL;
+  assert_null(norm("m\\\\ x v=1 1", &why2));
+  assert_non_null(strstr(why2, "measurement has a backslash"));
+}
+
+/* The `lp` format fed line by line as the tailer does: a raw newline in a
+ * string is one reject at the record's first line, the lines up to the
+ * closing quote go with it, and a good line after a stray quote lands. */
+static void test_format_raw_newline_in_string_one_reject(void **st) {
+  (void)st;
+  static const char *lines[] = {"m v=\"a", "b\" 1", "m v=2 2", "m v=\"x",
+                                "m v=3 3", "m v=\"p", "q \\\" still", "r\" 4", "m v=5 5"};
+  capture cap = {0};
+  ps_emitter em = cap_emitter(&cap, "x.lp");
+  ps_input_head head = {.path = "x.lp"};
+  ps_parser *p = NULL;
+  ps_buf err;
+  ps_buf_init(&err, 0);
+  assert_int_equal(ps_format_lp.open(&p, NULL, &head, &err), 0);
+  for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+    em.origin.line = i + 1;
+    assert_int_equal(ps_format_lp.line(p, lines[i], strlen(lines[i]), &em), 0);
+  }
+  ps_format_lp.free(p);
+  ps_buf_free(&err);
+  assert_int_equal(cap.npoints, 3);
+  assert_int_equal(cap.points[0].line, 3);
+  assert_int_equal(cap.points[1].line, 5);
+  assert_int_equal(cap.points[2].line, 9);
+  assert_int_equal(cap.nrejects, 3);
+  assert_int_equal(cap.rejects[0].line, 1);
+  assert_int_equal(cap.rejects[1].line, 4);
+  assert_int_equal(cap.rejects[2].line, 6);
+  assert_non_null(strstr(cap.rejects[0].reason, "raw newline in a string"));
+  cap_free(&cap);
+}
+
 static void test_parse_roundtrip_of_encoded(void **st) {
   (void)st;
   ps_tag t[] = {{"k y", "v,=1"}, {"p", "C:\\x"}};
@@ -730,6 +789,8 @@ int main(void) {
       cmocka_unit_test(test_parse_rejects),
       cmocka_unit_test(test_parse_float_equals_strtod),
       cmocka_unit_test(test_parse_point_column),
+      cmocka_unit_test(test_parse_backslash_before_escaped_separator),
+      cmocka_unit_test(test_format_raw_newline_in_string_one_reject),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
