@@ -25,6 +25,14 @@
  *       revision 10 % slower, are a regression, and how often a candidate
  *       at the new level after a 10 % nightly step raises anything. A
  *       Markdown table.
+ *   bench_verdicts spoiled [--trials T]
+ *       Histories with spoiled nights (35-45 % off their level): how often
+ *       a stable history with one or three of them raises anything, and
+ *       where a 12 % step after one (anywhere before it, just before it,
+ *       or the night after it began) is reported. A Markdown table.
+ *   bench_verdicts series < values
+ *       The regressions and improvements of one series of values (one a
+ *       line), judged as one metric with the default settings.
  */
 #include <math.h>
 #include <stdint.h>
@@ -271,6 +279,96 @@ static int rates(int trials) {
   return 0;
 }
 
+/* ---- spoiled nights ------------------------------------------------------ */
+
+/* Spoiled nights (a busy machine, a half-failed run) 35-45 % off their
+ * level, either way, at the positions in spoil[0..nspoil). */
+static size_t spoil_at[4], nspoil;
+static double spoil_by[4];
+static double step_at;
+
+static double spoiled(size_t i) {
+  double l = step_at > 0 && (double)i >= step_at ? 1.12 : 1.0;
+  for (size_t k = 0; k < nspoil; k++)
+    if (spoil_at[k] == i)
+      return l * spoil_by[k];
+  return l;
+}
+
+static void spoil(size_t k, size_t at) {
+  spoil_at[k] = at;
+  double off = 0.35 + 0.10 * uniform01();
+  spoil_by[k] = next_u64() & 1 ? 1.0 + off : 1.0 - off;
+}
+
+/* The first run from 40 on with a regression, or -1. */
+static int first_regression(const int *kinds, size_t n) {
+  for (size_t i = 40; i < n; i++)
+    if (kinds[i] == PS_VERDICT_REGRESSION)
+      return (int)i;
+  return -1;
+}
+
+static int spoiled_rates(int trials) {
+  ps_config c;
+  ps_config_defaults(&c);
+  c.verdicts.nmetrics = 1; /* cycleAvgDuration: higher is worse, 5 % */
+  const noise_model models[] = {
+      {"uniform +-3 %", 0, 0.03},  {"normal sd 1.5 %", 1, 0.015}, {"normal sd 2 %", 1, 0.02},
+      {"normal sd 3 %", 1, 0.03},
+  };
+  printf("| noise | stable 60 runs, 1 spoiled night: any alarm | 3 spoiled nights: any alarm | 12 %% step at run 40, a spoiled night anywhere before: reported by the next run | by 3 runs after | by run 59 | spoiled night just before the step: by the next run | the night after the step spoiled: by 2 runs after |\n");
+  printf("|---|---|---|---|---|---|---|---|\n");
+  int kinds[64];
+  for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+    const noise_model *nm = &models[mi];
+    rng_state = 3000 + mi;
+    int fa1 = 0, fa3 = 0, d1 = 0, d3 = 0, dall = 0, db = 0, da = 0;
+    for (int t = 0; t < trials; t++) {
+      step_at = 0;
+      nspoil = 1;
+      spoil(0, (size_t)(uniform01() * 60));
+      one(&c.verdicts, nm, 60, spoiled, kinds);
+      for (int i = 0; i < 60; i++)
+        if (kinds[i] > 0) {
+          fa1++;
+          break;
+        }
+      nspoil = 3;
+      for (size_t k = 0; k < 3; k++)
+        spoil(k, (size_t)(uniform01() * 60));
+      one(&c.verdicts, nm, 60, spoiled, kinds);
+      for (int i = 0; i < 60; i++)
+        if (kinds[i] > 0) {
+          fa3++;
+          break;
+        }
+      step_at = 40;
+      nspoil = 1;
+      spoil(0, (size_t)(uniform01() * 40));
+      one(&c.verdicts, nm, 60, spoiled, kinds);
+      int first = first_regression(kinds, 60);
+      d1 += first >= 0 && first <= 41;
+      d3 += first >= 0 && first <= 43;
+      dall += first >= 0;
+      spoil(0, 39);
+      one(&c.verdicts, nm, 60, spoiled, kinds);
+      first = first_regression(kinds, 60);
+      db += first >= 0 && first <= 41;
+      spoil(0, 41);
+      one(&c.verdicts, nm, 60, spoiled, kinds);
+      first = first_regression(kinds, 60);
+      da += first >= 0 && first <= 42;
+    }
+    printf("| %s | %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.1f %% |\n",
+           nm->name, 100.0 * fa1 / trials, 100.0 * fa3 / trials, 100.0 * d1 / trials,
+           100.0 * d3 / trials, 100.0 * dall / trials, 100.0 * db / trials, 100.0 * da / trials);
+  }
+  printf("\n%d histories per cell, seeded.\n", trials);
+  ps_config_free(&c);
+  return 0;
+}
+
 /* ---- candidates ---------------------------------------------------------- */
 
 static long no_level, judged;
@@ -341,6 +439,54 @@ static int candidates(int trials) {
   return 0;
 }
 
+/* ---- one series --------------------------------------------------------- */
+
+/* The verdicts of the values on stdin (one a line, oldest first) judged as
+ * one metric with the default settings: each run with a regression or
+ * improvement as "INDEX VERDICT began=INDEX p=P", for checking a real
+ * series by hand (docs/verdicts.md, "The peers' test suites"). */
+static int series(void) {
+  ps_config c;
+  ps_config_defaults(&c);
+  c.verdicts.nmetrics = 1;
+  size_t cap = 64, n = 0;
+  double *v = malloc(cap * sizeof *v);
+  double x;
+  while (v && scanf("%lf", &x) == 1) {
+    if (n == cap) {
+      double *nv = realloc(v, (cap *= 2) * sizeof *v);
+      if (!nv)
+        break;
+      v = nv;
+    }
+    v[n++] = x;
+  }
+  if (!v || n == 0) {
+    fprintf(stderr, "bench_verdicts series: no values on stdin\n");
+    free(v);
+    ps_config_free(&c);
+    return 65;
+  }
+  history h;
+  history_alloc(&h, n, 1);
+  memcpy(h.values, v, n * sizeof *v);
+  for (size_t i = 0; i < n; i++)
+    snprintf(h.names[i], sizeof h.names[i], "run-%06zu", i);
+  ps_verdict_series s = {"loadgen", "daily-perf", h.runs, h.n};
+  ps_verdict_list out;
+  ps_verdict_list_init(&out);
+  int rc = ps_verdict_judge(&c.verdicts, &s, 0, &out);
+  for (size_t k = 0; !rc && k < out.n; k++)
+    if (out.v[k].verdict != PS_VERDICT_NONE)
+      printf("%s %s began=%s p=%g\n", out.v[k].run + 4, ps_verdict_kind_name(out.v[k].verdict),
+             out.v[k].change_run + 4, out.v[k].p_value);
+  ps_verdict_list_free(&out);
+  history_free(&h);
+  free(v);
+  ps_config_free(&c);
+  return rc ? 1 : 0;
+}
+
 static long arg_long(int argc, char **argv, const char *name, long def) {
   for (int i = 2; i + 1 < argc; i++)
     if (strcmp(argv[i], name) == 0)
@@ -378,8 +524,20 @@ int main(int argc, char **argv) {
     }
     return candidates((int)trials);
   }
+  if (argc >= 2 && strcmp(argv[1], "spoiled") == 0) {
+    long trials = arg_long(argc, argv, "--trials", 200);
+    if (trials < 1) {
+      fprintf(stderr, "bench_verdicts spoiled: --trials >= 1\n");
+      return 64;
+    }
+    return spoiled_rates((int)trials);
+  }
+  if (argc >= 2 && strcmp(argv[1], "series") == 0)
+    return series();
   fprintf(stderr, "usage: bench_verdicts cost [--runs N] [--window W] [--repeat R] [--reverse]\n"
                   "       bench_verdicts rates [--trials T]\n"
-                  "       bench_verdicts candidates [--trials T]\n");
+                  "       bench_verdicts candidates [--trials T]\n"
+                  "       bench_verdicts spoiled [--trials T]\n"
+                  "       bench_verdicts series < values\n");
   return 64;
 }
