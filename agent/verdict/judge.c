@@ -29,6 +29,12 @@
  *   depends on arrival order; evaluations are memoised per series
  *   position, so judging a whole year evaluates each run once, and judging
  *   one new run evaluates it and the runs of its level.
+ * - The metrics judged on one run are a family (docs/verdicts.md, "The
+ *   error of a night"): a change is reported only when its p-value,
+ *   adjusted by Holm's step-down over the run's p-values, reaches the
+ *   significance level. Every metric keeps its own memo of evaluations,
+ *   and a run's family is computed once, from the evaluations of every
+ *   metric at that run, so a verdict still depends only on the windows.
  */
 #include "verdict/judge.h"
 
@@ -38,10 +44,18 @@
 #include <string.h>
 
 #include "verdict/edivisive.h"
+#include "verdict/robust.h"
 
 /* How many times the run-to-run noise two levels must be apart to be a
  * change (docs/verdicts.md, "How well it works", measures the trade-off). */
 #define NOISE_GATE 2.5
+
+/* How far from its level's median, in noise scales, a value of the level
+ * before the newest runs still counts at full weight in their permutation
+ * test; farther ones are pulled in to this distance. 3: normal noise
+ * reaches it in 3 runs of 1,000, a spoiled night 35 % off at 2 % noise is
+ * 17 scales out. */
+#define CLIP_SCALES 3.0
 
 int ps_verdict_run_cmp(const ps_verdict_run *a, const ps_verdict_run *b) {
   if (a->start_ns != b->start_ns)
@@ -66,9 +80,30 @@ typedef struct level {
   double baseline;          /* median of the level before, or of the window before the run */
   int64_t baseline_runs;
   double p;
+  /* without the change (when the run's family does not let it through):
+   * the median of the window before the run, and its runs */
+  double plain_baseline;
+  int64_t plain_runs;
+  /* the run's family (docs/verdicts.md, "The error of a night") */
+  unsigned char family_done;
+  unsigned char passes;     /* has_change, and its Holm-adjusted p reaches significance */
+  double p_floor;           /* the smallest p the newest runs' test could give, or NaN */
+  int64_t family_size;
+  double p_adjusted;
 } level;
 
-typedef struct metric_ctx {
+typedef struct metric_ctx metric_ctx;
+
+/* One member of a run's family: a metric's evaluation of the run. */
+typedef struct member {
+  metric_ctx *c;
+  size_t j;
+  double p;
+} member;
+
+struct metric_ctx {
+  metric_ctx *all; /* every metric's context, cfg->nmetrics of them */
+  member *family;  /* room for cfg->nmetrics members */
   const ps_verdicts_cfg *cfg;
   const ps_verdict_metric_cfg *mc;
   size_t mi;
@@ -78,10 +113,13 @@ typedef struct metric_ctx {
   level *lv;
   double *x;      /* one window's values */
   double *sorted; /* a segment of them, sorted, for its median */
+  double *clipped; /* the window with the far-off values of a level pulled in */
   size_t window;
   ps_cp_ws *ws;
   ps_cp_params params;
-} metric_ctx;
+  unsigned fine_permutations; /* for a family of every enabled metric */
+  double family_alpha;        /* significance / that family's size */
+};
 
 static double value_at(const metric_ctx *c, size_t j) {
   return c->s->runs[c->pos[j]].values[c->mi];
@@ -92,13 +130,25 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The median of window values [a, b); with an even count and `toward`
- * given (not NaN), the middle value nearer to `toward` instead of the mean
- * of the two middle values. */
+/* The level of window values [a, b): their median. With `toward` (the
+ * level before; not NaN) the level counts only as far as it is past that
+ * level: a level shorter than min_runs whose values all moved the same way
+ * counts as its value nearest to `toward` (two spoiled nights among three
+ * runs are not a level), a level of two runs on both sides of `toward` as
+ * `toward` itself (two neighbours spoiled opposite ways are not one), and
+ * otherwise a level of an even count as the middle value nearer to
+ * `toward` instead of the mean of the two middle values. */
 static double median_of(metric_ctx *c, size_t a, size_t b, double toward) {
   size_t n = b - a;
   memcpy(c->sorted, c->x + a, n * sizeof *c->sorted);
   qsort(c->sorted, n, sizeof *c->sorted, cmp_double);
+  if (!isnan(toward) && n < (size_t)c->cfg->min_runs) {
+    double lo = c->sorted[0], hi = c->sorted[n - 1];
+    if (toward < lo || toward > hi)
+      return lo > toward ? lo : hi;
+    if (n == 2)
+      return toward;
+  }
   if (n % 2)
     return c->sorted[n / 2];
   double lo = c->sorted[n / 2 - 1], hi = c->sorted[n / 2];
@@ -107,24 +157,14 @@ static double median_of(metric_ctx *c, size_t a, size_t b, double toward) {
   return fabs(lo - toward) <= fabs(hi - toward) ? lo : hi;
 }
 
-/* The run-to-run noise of the window: the standard deviation of the values
- * around the mean of their segment, pooled over the segments (n - segments
- * degrees of freedom), so a change between segments is not noise. Not
- * robust on purpose: an outlier raises it, which makes verdicts more
- * cautious, never less. */
-static double noise_sd(const metric_ctx *c, const size_t *starts, size_t nseg, size_t n) {
-  if (n <= nseg)
-    return 0.0;
-  double ss = 0;
-  for (size_t k = 0; k < nseg; k++) {
-    double mean = 0;
-    for (size_t i = starts[k]; i < starts[k + 1]; i++)
-      mean += c->x[i];
-    mean /= (double)(starts[k + 1] - starts[k]);
-    for (size_t i = starts[k]; i < starts[k + 1]; i++)
-      ss += (c->x[i] - mean) * (c->x[i] - mean);
-  }
-  return sqrt(ss / (double)(n - nseg));
+/* The run-to-run noise of the window: 1.4826 x the median absolute
+ * deviation of the values from the median of their segment, pooled over
+ * the segments, so a change between segments is not noise, and a spoiled
+ * night neither widens it (hiding a real change) nor narrows it
+ * (docs/verdicts.md, "Spoiled nights"). 0 when it cannot be told. */
+static double noise_sd(metric_ctx *c, const size_t *starts, size_t nseg) {
+  double s = ps_robust_pooled_sd(c->x, starts, nseg, c->sorted);
+  return isnan(s) ? 0.0 : s;
 }
 
 /* How far apart two levels are, in the metric's unit (the merge order). */
@@ -142,36 +182,104 @@ static void merge_at(size_t *starts, double *p_at, size_t *nseg, size_t k) {
   (*nseg)--;
 }
 
+/* Merges neighbouring segments, the closest pair first, until every
+ * boundary left is a change worth reporting (docs/verdicts.md, Step 2). */
+static void merge_small(metric_ctx *c, size_t *starts, double *p_at, size_t *nseg) {
+  double gate = NOISE_GATE * noise_sd(c, starts, *nseg);
+  while (*nseg >= 2) {
+    size_t merge = 0;
+    double smallest = INFINITY;
+    for (size_t k = 1; k < *nseg; k++) {
+      double prev = median_of(c, starts[k - 1], starts[k], NAN);
+      double cur = median_of(c, starts[k], starts[k + 1], prev);
+      if (ps_verdict_beyond(cur, prev, c->mc->min_change, c->mc->unit) &&
+          fabs(cur - prev) >= gate)
+        continue;
+      double e = effect_size(c->mc, cur, prev);
+      if (merge == 0 || e < smallest) {
+        merge = k;
+        smallest = e;
+      }
+    }
+    if (merge == 0)
+      break;
+    merge_at(starts, p_at, nseg, merge);
+  }
+}
+
 /* The newest two runs at a level of their own (docs/verdicts.md, "The
  * newest runs"). E-Divisive looks for the best split anywhere in the
  * window, and its permutation test pays for all the places a change could
  * have been: two runs at a new level at the very end rarely reach
- * significance that way, though a change is news only there. So, when the
- * segmentation does not already end with them, the last two runs are
- * tested against the level before them at that one split: the less extreme
- * of the two must be past that level's median by the metric's minimum
- * effect and by NOISE_GATE times the noise (a single outlier next to an
- * ordinary run never is), and the split's exact permutation p-value must
- * reach the significance level. */
-static void tail_test(metric_ctx *c, size_t *starts, double *p_at, size_t *nseg, size_t n) {
-  size_t base = starts[*nseg - 1];
-  if (n < 2 || base + (size_t)c->cfg->min_runs > n - 2 || *nseg > PS_CP_MAX_POINTS)
-    return; /* already a segment of its own, or too little level before it */
+ * significance that way, though a change is news only there. So the last
+ * two runs are tested against the level before them at that one split:
+ * the less extreme of the two must be past that level's median by the
+ * metric's minimum effect and by NOISE_GATE times the noise (a single
+ * outlier next to an ordinary run never is), and the split's exact
+ * permutation p-value must reach the significance level. When the
+ * segmentation already ends with them, their level carries the smaller of
+ * the search's p-value and this one: both test the same split, and the
+ * exact one is often the finer (the family's correction, family(), asks
+ * for a p-value several times smaller than the significance level). */
+static void tail_test(metric_ctx *c, size_t *starts, double *p_at, size_t *nseg, size_t n,
+                      double *floor) {
+  int own = *nseg >= 2 && starts[*nseg - 1] == n - 2;
+  size_t base = starts[*nseg - (own ? 2 : 1)];
+  if (n < 2 || base + (size_t)c->cfg->min_runs > n - 2 || (!own && *nseg > PS_CP_MAX_POINTS))
+    return; /* too little level before them */
   double prev = median_of(c, base, n - 2, NAN);
   double cur = median_of(c, n - 2, n, prev);
-  starts[*nseg + 1] = n;
-  starts[*nseg] = n - 2;
-  double gate = NOISE_GATE * noise_sd(c, starts, *nseg + 1, n);
-  starts[*nseg] = n;
-  if (!ps_verdict_beyond(cur, prev, c->mc->min_change, c->mc->unit) || fabs(cur - prev) < gate)
+  if (!own) {
+    starts[*nseg + 1] = n;
+    starts[*nseg] = n - 2;
+  }
+  double noise = noise_sd(c, starts, *nseg + !own);
+  if (!own)
+    starts[*nseg] = n;
+  if (!ps_verdict_beyond(cur, prev, c->mc->min_change, c->mc->unit) ||
+      fabs(cur - prev) < NOISE_GATE * noise)
     return;
-  double p = ps_edivisive_tail_p(c->x + base, n - base);
+  /* A spoiled night in the level before would be the far end of many of
+   * the splits the permutation test scores and lift the p-value of the
+   * real one; one of the newest two would make them look far apart from
+   * each other: its distance counts only as far as CLIP_SCALES noise
+   * scales from its level (for the newest two, from the less extreme of
+   * them, the value the level is measured by). */
+  memcpy(c->clipped, c->x, n * sizeof *c->clipped);
+  ps_robust_clip(c->clipped, base, n - 2, prev, CLIP_SCALES, noise);
+  ps_robust_clip(c->clipped, n - 2, n, cur, CLIP_SCALES, noise);
+  double p = ps_edivisive_tail_p(c->clipped + base, n - base);
+  double m = (double)(n - base);
+  if (own) {
+    if (p < p_at[*nseg - 1])
+      *floor = 2.0 / (m * (m - 1.0));
+    p_at[*nseg - 1] = fmin(p_at[*nseg - 1], p);
+    return;
+  }
   if (!(p <= c->cfg->significance))
     return;
+  *floor = 2.0 / (m * (m - 1.0));
   starts[*nseg] = n - 2;
   starts[*nseg + 1] = n;
   p_at[*nseg] = p;
   (*nseg)++;
+}
+
+/* Whether the search's p-values are too coarse for the run's family: Holm
+ * asks the smallest of k p-values to reach significance / k, and the
+ * default permutations (199 at 0.05) cannot tell a p-value below 0.005. A
+ * clear change's p-value is that smallest one, enough for a family of up
+ * to 10; a change point accepted with a larger one is searched again with
+ * as many permutations as the family needs (c->fine_permutations). Only
+ * those: the finer search costs ten times as much and would make a year's
+ * judging ten times as slow (docs/benchmarks.md, "Verdicts"). */
+static int needs_finer(const metric_ctx *c, const ps_cp_result *res) {
+  if (c->fine_permutations <= ps_cp_default_permutations(c->cfg->significance))
+    return 0;
+  for (size_t k = 0; k < res->npoints; k++)
+    if (res->points[k].p_value > c->family_alpha)
+      return 1;
+  return 0;
 }
 
 static int evaluate(metric_ctx *c, size_t j) {
@@ -188,8 +296,13 @@ static int evaluate(metric_ctx *c, size_t j) {
     c->x[i] = value_at(c, lo + i);
   const ps_verdict_run *run = &c->s->runs[c->pos[j]];
   ps_cp_result res;
-  int rc = ps_edivisive(c->ws, c->x, n, &c->params,
-                        ps_cp_seed(c->s->series, c->mc->name, run->name), &res);
+  uint64_t seed = ps_cp_seed(c->s->series, c->mc->name, run->name);
+  int rc = ps_edivisive(c->ws, c->x, n, &c->params, seed, &res);
+  if (!rc && needs_finer(c, &res)) {
+    ps_cp_params fine = c->params;
+    fine.permutations = c->fine_permutations;
+    rc = ps_edivisive(c->ws, c->x, n, &fine, seed, &res);
+  }
   if (rc)
     return rc;
 
@@ -211,27 +324,10 @@ static int evaluate(metric_ctx *c, size_t j) {
    * first two runs of a series being low is not a level. */
   while (nseg >= 2 && starts[1] + 1 < (size_t)c->cfg->min_runs)
     merge_at(starts, p_at, &nseg, 1);
-  double gate = NOISE_GATE * noise_sd(c, starts, nseg, n);
-  while (nseg >= 2) {
-    size_t merge = 0;
-    double smallest = INFINITY;
-    for (size_t k = 1; k < nseg; k++) {
-      double prev = median_of(c, starts[k - 1], starts[k], NAN);
-      double cur = median_of(c, starts[k], starts[k + 1], prev);
-      if (ps_verdict_beyond(cur, prev, c->mc->min_change, c->mc->unit) &&
-          fabs(cur - prev) >= gate)
-        continue;
-      double e = effect_size(c->mc, cur, prev);
-      if (merge == 0 || e < smallest) {
-        merge = k;
-        smallest = e;
-      }
-    }
-    if (merge == 0)
-      break;
-    merge_at(starts, p_at, &nseg, merge);
-  }
-  tail_test(c, starts, p_at, &nseg, n);
+  merge_small(c, starts, p_at, &nseg);
+  double floor = NAN;
+  tail_test(c, starts, p_at, &nseg, n, &floor);
+  lv->p_floor = floor;
   if (nseg >= 2) {
     size_t last = starts[nseg - 1], prev = starts[nseg - 2];
     double prev_level = median_of(c, prev, last, NAN);
@@ -245,9 +341,78 @@ static int evaluate(metric_ctx *c, size_t j) {
     lv->p = p_at[nseg - 1];
   } else {
     lv->start = lo;
-    lv->baseline = n > 1 ? median_of(c, 0, n - 1, NAN) : NAN;
-    lv->baseline_runs = (int64_t)(n - 1);
     lv->p = res.rejected ? res.rejected_cp.p_value : NAN;
+  }
+  lv->plain_baseline = n > 1 ? median_of(c, 0, n - 1, NAN) : NAN;
+  lv->plain_runs = (int64_t)(n - 1);
+  if (!lv->has_change) {
+    lv->baseline = lv->plain_baseline;
+    lv->baseline_runs = lv->plain_runs;
+  }
+  return 0;
+}
+
+/* The position of run index r in c's series, or c->n when the metric has
+ * no value there. */
+static size_t position_of(const metric_ctx *c, size_t r) {
+  size_t lo = 0, hi = c->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (c->pos[mid] < r)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < c->n && c->pos[lo] == r ? lo : c->n;
+}
+
+static int cmp_member(const void *a, const void *b) {
+  double x = ((const member *)a)->p, y = ((const member *)b)->p;
+  if (isnan(x) || isnan(y))
+    return isnan(x) - isnan(y);
+  return x < y ? -1 : x > y;
+}
+
+/* The family of the run at c's position j: every enabled metric judged on
+ * that run. Holm's step-down over their p-values: the i-th smallest of k
+ * (from 0) is adjusted to the largest (k - h) p_(h) for h <= i, at most 1;
+ * a change lets its run report it only when its adjusted p reaches the
+ * significance level. The chance that a stable night shows any false
+ * change among them is then at most the significance level, whatever the
+ * metrics' correlation (Holm 1979), where each metric at its own level
+ * would allow up to k times that. */
+static int family(metric_ctx *c, size_t j) {
+  if (c->lv[j].family_done)
+    return 0;
+  size_t r = c->pos[j], k = 0;
+  for (size_t mi = 0; mi < c->cfg->nmetrics; mi++) {
+    metric_ctx *m = &c->all[mi];
+    if (!m->cfg->metrics[mi].enabled)
+      continue;
+    size_t q = position_of(m, r);
+    if (q == m->n)
+      continue;
+    int rc = evaluate(m, q);
+    if (rc)
+      return rc;
+    if (m->lv[q].judged)
+      c->family[k++] = (member){m, q, m->lv[q].p};
+  }
+  qsort(c->family, k, sizeof *c->family, cmp_member);
+  double running = 0.0;
+  for (size_t i = 0; i < k; i++) {
+    level *l = &c->family[i].c->lv[c->family[i].j];
+    double adj = (double)(k - i) * c->family[i].p;
+    running = isnan(adj) ? NAN : fmax(running, fmin(adj, 1.0));
+    l->family_done = 1;
+    l->family_size = (int64_t)k;
+    l->p_adjusted = running;
+    /* 10 x 0.005 must pass at 0.05 whatever the rounding; a p-value at
+     * the smallest the newest runs' exact test can give (two runs after a
+     * short level) passes too: the data cannot say more, and a family must
+     * not make a change unreportable until its level before is long */
+    l->passes = l->has_change && (running <= c->cfg->significance * (1.0 + 1e-9) ||
+                                  l->p <= l->p_floor * (1.0 + 1e-9));
   }
   return 0;
 }
@@ -262,7 +427,12 @@ static int first_shown(metric_ctx *c, size_t j, size_t *found) {
     if (rc)
       return rc;
     const level *lu = &c->lv[u], *lv = &c->lv[j];
-    if (lu->judged && lu->has_change && lu->dir == lv->dir && lu->start > lv->prev_start) {
+    if (!(lu->judged && lu->has_change && lu->dir == lv->dir && lu->start > lv->prev_start))
+      continue;
+    rc = family(c, u);
+    if (rc)
+      return rc;
+    if (lu->passes) {
       *found = u;
       break;
     }
@@ -280,6 +450,10 @@ static int judge_metric(metric_ctx *c, size_t from, ps_verdict_list *out) {
       return rc;
     if (!c->lv[j].judged)
       continue;
+    rc = family(c, j);
+    if (rc)
+      return rc;
+    const level *lv = &c->lv[j];
     const ps_verdict_run *r = &c->s->runs[c->pos[j]];
     ps_verdict v = ps_verdict_blank();
     v.source = c->s->source;
@@ -293,17 +467,29 @@ static int judge_metric(metric_ctx *c, size_t from, ps_verdict_list *out) {
     v.backfill = r->backfill;
     v.time_ns = r->start_ns;
     v.change_run = r->name;
-    if (c->lv[j].has_change) {
-      /* Reported once, by the first run that showed it; the runs after it
-       * name the run where that report said the change began, so noise
-       * moving the estimate by a run does not make the level jump. */
-      size_t reporter = j;
+    v.baseline = lv->baseline;
+    v.baseline_runs = lv->baseline_runs;
+    v.p_value = lv->p;
+    v.family_size = lv->family_size;
+    v.p_adjusted = lv->p_adjusted;
+    size_t reporter = j;
+    if (lv->has_change) {
+      /* Reported once, by the first run that showed it and whose family
+       * let it through; the runs after it name the run where that report
+       * said the change began, so noise moving the estimate by a run does
+       * not make the level jump. */
       rc = first_shown(c, j, &reporter);
       if (rc)
         return rc;
-      v.verdict = reporter == j ? c->lv[j].dir : PS_VERDICT_NONE;
+    }
+    if (lv->has_change && reporter == j && !lv->passes) {
+      /* not yet a change for the night's family: the window as a whole */
+      v.baseline = lv->plain_baseline;
+      v.baseline_runs = lv->plain_runs;
+    } else if (lv->has_change) {
+      v.verdict = reporter == j ? lv->dir : PS_VERDICT_NONE;
       v.change_run = c->s->runs[c->pos[c->lv[reporter].start]].name;
-      if (v.verdict != PS_VERDICT_NONE && c->lv[j].start > 0) {
+      if (v.verdict != PS_VERDICT_NONE && lv->start > 0) {
         /* The revision range (docs/verdicts.md, "The revision range"):
          * the level before began at prev_start and ended just before the
          * new one, so its last run is the last good one. */
@@ -315,9 +501,6 @@ static int judge_metric(metric_ctx *c, size_t from, ps_verdict_list *out) {
         v.bad_revision = bad->revision;
       }
     }
-    v.baseline = c->lv[j].baseline;
-    v.baseline_runs = c->lv[j].baseline_runs;
-    v.p_value = c->lv[j].p;
     rc = ps_verdict_list_push(out, &v);
     if (rc)
       return rc;
@@ -340,33 +523,50 @@ int ps_verdict_judge(const ps_verdicts_cfg *cfg, const ps_verdict_series *s, siz
     return 0;
   size_t window = (size_t)cfg->window_runs;
   size_t cap = window < s->nruns ? window : s->nruns;
-  metric_ctx c;
-  memset(&c, 0, sizeof c);
-  c.cfg = cfg;
-  c.s = s;
-  c.window = window;
-  c.params.significance = cfg->significance;
-  c.pos = malloc(s->nruns * sizeof *c.pos);
-  c.lv = malloc(s->nruns * sizeof *c.lv);
-  c.x = malloc(cap * sizeof *c.x);
-  c.sorted = malloc(cap * sizeof *c.sorted);
-  int rc = c.pos && c.lv && c.x && c.sorted ? ps_cp_ws_new(&c.ws, cap) : -ENOMEM;
-  for (size_t mi = 0; !rc && mi < cfg->nmetrics; mi++) {
-    if (!cfg->metrics[mi].enabled)
-      continue;
-    c.mc = &cfg->metrics[mi];
-    c.mi = mi;
-    c.n = 0;
+  size_t nm = cfg->nmetrics, enabled = 0;
+  for (size_t mi = 0; mi < nm; mi++)
+    enabled += cfg->metrics[mi].enabled != 0;
+  /* Holm asks the smallest p-value of a family of k to reach
+   * significance / k: a finer search needs room for that (10 / (alpha / k)
+   * - 1 permutations, 1,999 for 10 metrics at 0.05; needs_finer()). */
+  double family_alpha = cfg->significance / (double)(enabled ? enabled : 1);
+  unsigned perms = ps_cp_default_permutations(family_alpha);
+  metric_ctx *all = calloc(nm ? nm : 1, sizeof *all);
+  member *fam = malloc((nm ? nm : 1) * sizeof *fam);
+  double *x = malloc(cap * sizeof *x), *sorted = malloc(cap * sizeof *sorted);
+  double *clipped = malloc(cap * sizeof *clipped);
+  ps_cp_ws *ws = NULL;
+  int rc = all && fam && x && sorted && clipped ? ps_cp_ws_new(&ws, cap) : -ENOMEM;
+  for (size_t mi = 0; !rc && mi < nm; mi++) {
+    metric_ctx *c = &all[mi];
+    *c = (metric_ctx){.all = all, .family = fam, .cfg = cfg, .mc = &cfg->metrics[mi],
+                      .mi = mi, .s = s, .x = x, .sorted = sorted, .clipped = clipped,
+                      .window = window, .ws = ws};
+    c->params.significance = cfg->significance;
+    c->fine_permutations = perms;
+    c->family_alpha = family_alpha;
+    c->pos = malloc(s->nruns * sizeof *c->pos);
+    c->lv = calloc(s->nruns, sizeof *c->lv);
+    if (!c->pos || !c->lv) {
+      rc = -ENOMEM;
+      break;
+    }
     for (size_t i = 0; i < s->nruns; i++)
       if (s->runs[i].status == PS_RUN_STATUS_SUCCESS && isfinite(s->runs[i].values[mi]))
-        c.pos[c.n++] = i;
-    memset(c.lv, 0, s->nruns * sizeof *c.lv);
-    rc = judge_metric(&c, from, out);
+        c->pos[c->n++] = i;
   }
-  ps_cp_ws_free(c.ws);
-  free(c.pos);
-  free(c.lv);
-  free(c.x);
-  free(c.sorted);
+  for (size_t mi = 0; !rc && mi < nm; mi++)
+    if (cfg->metrics[mi].enabled)
+      rc = judge_metric(&all[mi], from, out);
+  for (size_t mi = 0; all && mi < nm; mi++) {
+    free(all[mi].pos);
+    free(all[mi].lv);
+  }
+  ps_cp_ws_free(ws);
+  free(all);
+  free(fam);
+  free(x);
+  free(sorted);
+  free(clipped);
   return rc;
 }

@@ -24,6 +24,8 @@ ps_verdict ps_verdict_blank(void) {
   v.baseline = NAN;
   v.p_value = NAN;
   v.baseline_runs = -1;
+  v.family_size = -1;
+  v.p_adjusted = NAN;
   v.variants = -1;
   v.variants_agree = -1;
   v.variants_skipped = -1;
@@ -150,7 +152,7 @@ int ps_verdict_emit(ps_emitter *em, const ps_verdict *v) {
   nt = add_tag(tags, nt, "vat", v->vat);
 
   /* Fields in the order docs/schema.md lists them (the encoder keeps it). */
-  ps_field f[20];
+  ps_field f[22];
   size_t nf = 0;
   nf = add_string(f, nf, "verdict", ps_verdict_kind_name(v->verdict));
   nf = add_float(f, nf, "value", v->value);
@@ -160,6 +162,8 @@ int ps_verdict_emit(ps_emitter *em, const ps_verdict *v) {
   nf = add_count(f, nf, "baseline_runs", v->baseline_runs);
   nf = add_string(f, nf, "method", ps_verdict_method_name(v->method));
   nf = add_float(f, nf, "p_value", v->p_value);
+  nf = add_count(f, nf, "family_size", v->family_size);
+  nf = add_float(f, nf, "p_adjusted", v->p_adjusted);
   nf = add_string(f, nf, "revision", v->revision);
   nf = add_string(f, nf, "vat_name", v->vat_name);
   if (v->method == PS_METHOD_EDIVISIVE || v->method == PS_METHOD_CANDIDATE) {

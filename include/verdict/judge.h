@@ -21,7 +21,9 @@
  *   judged. A run whose metric series holds fewer than cfg->min_runs
  *   values up to it gets no verdict for that metric.
  * - A change is `regression` or `improvement` once, on the first run whose
- *   history shows it; later runs at the new level get `none` with
+ *   history shows it and whose family lets it through (the run's metrics'
+ *   p-values adjusted by Holm's step-down: family_size and p_adjusted on
+ *   each verdict); later runs at the new level get `none` with
  *   change_run naming the run that began it and the old level as baseline.
  * - Cost: every run from `from` on is evaluated (once per call). A driver
  *   that receives many runs at once, as a backfill does, judges each series

@@ -72,6 +72,11 @@ typedef struct ps_verdict {
   const char *change_run;
   int64_t baseline_runs;   /* edivisive only */
   double p_value;          /* edivisive only; NaN when no candidate was tested */
+  /* edivisive only: the run's family (docs/verdicts.md, "The error of a
+   * night"): the metrics judged on the run, and this p-value adjusted for
+   * them by Holm's step-down (NaN with p_value); -1 / NaN elsewhere */
+  int64_t family_size;
+  double p_adjusted;
   const char *revision;    /* loadgen */
   const char *vat_name;    /* with `vat`: the slog's create-vat name, NULL unknown */
   /* The revision range of a regression or improvement across revisions

@@ -30,6 +30,19 @@
  *       ten lines), then the CPU time of parsing it, of copying the set
  *       (what the agent does when it puts decisions in force) and of
  *       asking ack_of/excluded for every run, as key=value lines.
+ *   bench_verdicts spoiled [--trials T]
+ *       Histories with spoiled nights (35-45 % off their level): how often
+ *       a stable history with one or three of them raises anything, and
+ *       where a 12 % step after one (anywhere before it, just before it,
+ *       or the night after it began) is reported. A Markdown table.
+ *   bench_verdicts nightly [--trials T]
+ *       Nightly histories of every default metric, the chain-bound
+ *       durations correlated: false regressions per stable night across
+ *       all of a night's verdicts, and how soon a 10 % step in the cycle
+ *       duration at 2 % noise is reported. A Markdown table.
+ *   bench_verdicts series < values
+ *       The regressions and improvements of one series of values (one a
+ *       line), judged as one metric with the default settings.
  */
 #include <math.h>
 #include <stdint.h>
@@ -277,6 +290,201 @@ static int rates(int trials) {
   return 0;
 }
 
+/* ---- spoiled nights ------------------------------------------------------ */
+
+/* Spoiled nights (a busy machine, a half-failed run) 35-45 % off their
+ * level, either way, at the positions in spoil[0..nspoil). */
+static size_t spoil_at[4], nspoil;
+static double spoil_by[4];
+static double step_at;
+
+static double spoiled(size_t i) {
+  double l = step_at > 0 && (double)i >= step_at ? 1.12 : 1.0;
+  for (size_t k = 0; k < nspoil; k++)
+    if (spoil_at[k] == i)
+      return l * spoil_by[k];
+  return l;
+}
+
+static void spoil(size_t k, size_t at) {
+  spoil_at[k] = at;
+  double off = 0.35 + 0.10 * uniform01();
+  spoil_by[k] = next_u64() & 1 ? 1.0 + off : 1.0 - off;
+}
+
+/* The first run from 40 on with a regression, or -1. */
+static int first_regression(const int *kinds, size_t n) {
+  for (size_t i = 40; i < n; i++)
+    if (kinds[i] == PS_VERDICT_REGRESSION)
+      return (int)i;
+  return -1;
+}
+
+static int spoiled_rates(int trials) {
+  ps_config c;
+  ps_config_defaults(&c);
+  c.verdicts.nmetrics = 1; /* cycleAvgDuration: higher is worse, 5 % */
+  const noise_model models[] = {
+      {"uniform +-3 %", 0, 0.03},  {"normal sd 1.5 %", 1, 0.015}, {"normal sd 2 %", 1, 0.02},
+      {"normal sd 3 %", 1, 0.03},
+  };
+  printf("| noise | stable 60 runs, 1 spoiled night: any alarm | 3 spoiled nights: any alarm | 12 %% step at run 40, a spoiled night anywhere before: reported by the next run | by 3 runs after | by run 59 | spoiled night just before the step: by the next run | the night after the step spoiled: by 2 runs after |\n");
+  printf("|---|---|---|---|---|---|---|---|\n");
+  int kinds[64];
+  for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+    const noise_model *nm = &models[mi];
+    rng_state = 3000 + mi;
+    int fa1 = 0, fa3 = 0, d1 = 0, d3 = 0, dall = 0, db = 0, da = 0;
+    for (int t = 0; t < trials; t++) {
+      step_at = 0;
+      nspoil = 1;
+      spoil(0, (size_t)(uniform01() * 60));
+      one(&c.verdicts, nm, 60, spoiled, kinds);
+      for (int i = 0; i < 60; i++)
+        if (kinds[i] > 0) {
+          fa1++;
+          break;
+        }
+      nspoil = 3;
+      for (size_t k = 0; k < 3; k++)
+        spoil(k, (size_t)(uniform01() * 60));
+      one(&c.verdicts, nm, 60, spoiled, kinds);
+      for (int i = 0; i < 60; i++)
+        if (kinds[i] > 0) {
+          fa3++;
+          break;
+        }
+      step_at = 40;
+      nspoil = 1;
+      spoil(0, (size_t)(uniform01() * 40));
+      one(&c.verdicts, nm, 60, spoiled, kinds);
+      int first = first_regression(kinds, 60);
+      d1 += first >= 0 && first <= 41;
+      d3 += first >= 0 && first <= 43;
+      dall += first >= 0;
+      spoil(0, 39);
+      one(&c.verdicts, nm, 60, spoiled, kinds);
+      first = first_regression(kinds, 60);
+      db += first >= 0 && first <= 41;
+      spoil(0, 41);
+      one(&c.verdicts, nm, 60, spoiled, kinds);
+      first = first_regression(kinds, 60);
+      da += first >= 0 && first <= 42;
+    }
+    printf("| %s | %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.1f %% |\n",
+           nm->name, 100.0 * fa1 / trials, 100.0 * fa3 / trials, 100.0 * d1 / trials,
+           100.0 * d3 / trials, 100.0 * dall / trials, 100.0 * db / trials, 100.0 * da / trials);
+  }
+  printf("\n%d histories per cell, seeded.\n", trials);
+  ps_config_free(&c);
+  return 0;
+}
+
+/* ---- nightly runs, all metrics ------------------------------------------- */
+
+/* A night's figures. The chain-bound durations (cycle, swingset, block)
+ * move together: each has 2 % noise, half of its variance shared by the
+ * three (a slow machine slows them all); the deploy and bootstrap
+ * durations have 3 % noise of their own; the success rate is 100 minus
+ * the cycles of 100 that failed (each fails with p 0.003); the kernel
+ * growth per cycle of a healthy chain is 0. `step` multiplies the cycle
+ * duration alone (the hardest case for a family: no other metric's
+ * change vouches for it). */
+static void night(const ps_verdicts_cfg *cfg, double *v, double step) {
+  double common = normal();
+  for (size_t m = 0; m < cfg->nmetrics; m++) {
+    const char *name = cfg->metrics[m].name;
+    double chain = 0.02 * (M_SQRT1_2 * common + M_SQRT1_2 * normal());
+    if (strcmp(name, "cycleAvgDuration") == 0)
+      v[m] = 24.33 * step * (1.0 + chain);
+    else if (strcmp(name, "live_avgSwingsetTime") == 0)
+      v[m] = 0.1875 * (1.0 + chain);
+    else if (strcmp(name, "live_avgBlockDuration") == 0)
+      v[m] = 5.2477 * (1.0 + chain);
+    else if (strcmp(name, "cycleSuccessRate") == 0) {
+      int failed = 0;
+      for (int k = 0; k < 100; k++)
+        failed += uniform01() < 0.003;
+      v[m] = 100.0 - failed;
+    } else if (strstr(name, "PerCycle"))
+      v[m] = 0.0;
+    else
+      v[m] = 100.0 * (1.0 + 0.03 * normal());
+  }
+}
+
+/* Judges a history of n nights (a 10 % step in the cycle duration from
+ * `step_from` on, none when 0) and counts, over the nights from
+ * `count_from` on, the regressions (*false_regs: of any metric but the
+ * stepped one after the step), and where the step was reported first. */
+static int nightly_one(const ps_verdicts_cfg *cfg, size_t n, size_t step_from, size_t count_from,
+                       long *false_regs, long *any_nights) {
+  history h;
+  history_alloc(&h, n, cfg->nmetrics);
+  size_t cyc = 0;
+  for (size_t m = 0; m < cfg->nmetrics; m++)
+    if (strcmp(cfg->metrics[m].name, "cycleAvgDuration") == 0)
+      cyc = m;
+  for (size_t i = 0; i < n; i++)
+    night(cfg, h.values + i * cfg->nmetrics, step_from && i >= step_from ? 1.10 : 1.0);
+  ps_verdict_series s = {"loadgen", "daily-perf", h.runs, h.n};
+  ps_verdict_list out;
+  ps_verdict_list_init(&out);
+  if (ps_verdict_judge(cfg, &s, count_from, &out)) {
+    fprintf(stderr, "bench_verdicts: judge failed\n");
+    exit(1);
+  }
+  int found = -1;
+  size_t last_night = SIZE_MAX;
+  for (size_t k = 0; k < out.n; k++) {
+    size_t i = 0;
+    while (i < n && out.v[k].run != h.names[i])
+      i++;
+    if (out.v[k].verdict != PS_VERDICT_REGRESSION)
+      continue;
+    if (step_from && out.v[k].metric == cfg->metrics[cyc].name && i >= step_from) {
+      if (found < 0)
+        found = (int)i;
+      continue;
+    }
+    (*false_regs)++;
+    if (i != last_night)
+      (*any_nights)++;
+    last_night = i;
+  }
+  ps_verdict_list_free(&out);
+  history_free(&h);
+  return found;
+}
+
+static int nightly(int trials) {
+  ps_config c;
+  ps_config_defaults(&c);
+  rng_state = 4000;
+  long false_regs = 0, red_nights = 0, nights = 0, found1 = 0, found3 = 0;
+  for (int t = 0; t < trials; t++) {
+    /* stable: 120 nights, the last 60 counted (a full window each) */
+    nightly_one(&c.verdicts, 120, 0, 60, &false_regs, &red_nights);
+    nights += 60;
+    /* a 10 % step in the cycle duration at night 40 of 45 */
+    long fr = 0, an = 0;
+    int at = nightly_one(&c.verdicts, 45, 40, 40, &fr, &an);
+    found1 += at >= 0 && at <= 41;
+    found3 += at >= 0 && at <= 43;
+  }
+  printf("| metrics judged a night | stable nights | false regressions | per 100 stable nights | "
+         "nights with any | 10 %% step at 2 %% noise: found by the next run | by 3 runs after |\n");
+  printf("|---|---|---|---|---|---|---|\n");
+  printf("| %zu | %ld | %ld | %.2f | %.2f %% | %.1f %% | %.1f %% |\n", c.verdicts.nmetrics, nights,
+         false_regs, 100.0 * (double)false_regs / (double)nights,
+         100.0 * (double)red_nights / (double)nights, 100.0 * found1 / trials,
+         100.0 * found3 / trials);
+  printf("\n%d stable histories of 120 nights (the last 60 counted) and %d with a step, "
+         "seeded.\n", trials, trials);
+  ps_config_free(&c);
+  return 0;
+}
+
 /* ---- candidates ---------------------------------------------------------- */
 
 static long no_level, judged;
@@ -345,6 +553,55 @@ static int candidates(int trials) {
   printf("\n%d candidates per cell, seeded.\n", trials);
   ps_config_free(&c);
   return 0;
+}
+
+/* ---- one series --------------------------------------------------------- */
+
+/* The verdicts of the values on stdin (one a line, oldest first) judged as
+ * one metric with the default settings: each run with a regression or
+ * improvement as "INDEX VERDICT began=INDEX baseline=B (N runs) p=P", for checking a real
+ * series by hand (docs/verdicts.md, "The peers' test suites"). */
+static int series(void) {
+  ps_config c;
+  ps_config_defaults(&c);
+  c.verdicts.nmetrics = 1;
+  size_t cap = 64, n = 0;
+  double *v = malloc(cap * sizeof *v);
+  double x;
+  while (v && scanf("%lf", &x) == 1) {
+    if (n == cap) {
+      double *nv = realloc(v, (cap *= 2) * sizeof *v);
+      if (!nv)
+        break;
+      v = nv;
+    }
+    v[n++] = x;
+  }
+  if (!v || n == 0) {
+    fprintf(stderr, "bench_verdicts series: no values on stdin\n");
+    free(v);
+    ps_config_free(&c);
+    return 65;
+  }
+  history h;
+  history_alloc(&h, n, 1);
+  memcpy(h.values, v, n * sizeof *v);
+  for (size_t i = 0; i < n; i++)
+    snprintf(h.names[i], sizeof h.names[i], "run-%06zu", i);
+  ps_verdict_series s = {"loadgen", "daily-perf", h.runs, h.n};
+  ps_verdict_list out;
+  ps_verdict_list_init(&out);
+  int rc = ps_verdict_judge(&c.verdicts, &s, 0, &out);
+  for (size_t k = 0; !rc && k < out.n; k++)
+    if (out.v[k].verdict != PS_VERDICT_NONE)
+      printf("%s %s began=%s baseline=%g (%lld runs) p=%g\n", out.v[k].run + 4,
+             ps_verdict_kind_name(out.v[k].verdict), out.v[k].change_run + 4,
+             out.v[k].baseline, (long long)out.v[k].baseline_runs, out.v[k].p_value);
+  ps_verdict_list_free(&out);
+  history_free(&h);
+  free(v);
+  ps_config_free(&c);
+  return rc ? 1 : 0;
 }
 
 static long arg_long(int argc, char **argv, const char *name, long def) {
@@ -426,9 +683,30 @@ int main(int argc, char **argv) {
     }
     return candidates((int)trials);
   }
+  if (argc >= 2 && strcmp(argv[1], "spoiled") == 0) {
+    long trials = arg_long(argc, argv, "--trials", 200);
+    if (trials < 1) {
+      fprintf(stderr, "bench_verdicts spoiled: --trials >= 1\n");
+      return 64;
+    }
+    return spoiled_rates((int)trials);
+  }
+  if (argc >= 2 && strcmp(argv[1], "nightly") == 0) {
+    long trials = arg_long(argc, argv, "--trials", 200);
+    if (trials < 1) {
+      fprintf(stderr, "bench_verdicts nightly: --trials >= 1\n");
+      return 64;
+    }
+    return nightly((int)trials);
+  }
+  if (argc >= 2 && strcmp(argv[1], "series") == 0)
+    return series();
   fprintf(stderr, "usage: bench_verdicts cost [--runs N] [--window W] [--repeat R] [--reverse]\n"
                   "       bench_verdicts rates [--trials T]\n"
                   "       bench_verdicts candidates [--trials T]\n"
-                  "       bench_verdicts triage [--lines N]\n");
+                  "       bench_verdicts triage [--lines N]\n"
+                  "       bench_verdicts spoiled [--trials T]\n"
+                  "       bench_verdicts nightly [--trials T]\n"
+                  "       bench_verdicts series < values\n");
   return 64;
 }

@@ -343,6 +343,10 @@ static void test_return_to_old_level_is_an_improvement(void **state) {
     assert_int_equal(runs_with(&h, &l, CYCLE_AVG, PS_VERDICT_REGRESSION, reg, 50), 1);
     assert_in_range(reg[0], 20, 21);
     assert_int_equal(runs_with(&h, &l, CYCLE_AVG, PS_VERDICT_IMPROVEMENT, imp, 50), 1);
+    /* by the next run, though after a level of 15 runs two runs back can
+     * be at best 1 in C(17, 2) = 136 splits, more than a family of 7
+     * metrics lets through (Holm asks 0.05 / 7): at the smallest p-value
+     * its test can give, a change passes */
     assert_in_range(imp[0], 35, 36);
     const ps_verdict *v = find(&l, CYCLE_AVG, h.names[imp[0]]);
     assert_string_equal(v->change_run, h.names[35]);
@@ -552,10 +556,11 @@ static void test_point_shape(void **state) {
   assert_string_equal(cap_tag(p, "metric"), "cycleAvgDuration");
   assert_string_equal(cap_tag(p, "run"), v->run);
   const char *order[] = {"verdict", "value", "baseline", "change_pct", "change_run",
-                         "baseline_runs", "method", "p_value", "revision", "good_run",
-                         "good_revision", "bad_run", "bad_revision", "backfill"};
-  assert_int_equal(p->nfields, 14);
-  for (size_t i = 0; i < 14; i++)
+                         "baseline_runs", "method", "p_value", "family_size",
+                         "p_adjusted", "revision", "good_run", "good_revision", "bad_run",
+                         "bad_revision", "backfill"};
+  assert_int_equal(p->nfields, 16);
+  for (size_t i = 0; i < 16; i++)
     assert_string_equal(p->fields[i].key, order[i]);
   assert_string_equal(cap_field_of(p, "good_run")->s, h.names[19]);
   assert_string_equal(cap_field_of(p, "bad_revision")->s, h.revs[20]);
@@ -567,6 +572,12 @@ static void test_point_shape(void **state) {
   double value = cap_float(p, "value"), baseline = cap_float(p, "baseline");
   assert_float_equal(cap_float(p, "change_pct"), (value - baseline) / baseline * 100.0, 1e-9);
   assert_true(cap_float(p, "p_value") <= 0.05);
+  /* the run's family: the 7 metrics judged on it, and the p-value
+   * adjusted for them (Holm: at least the p-value, at most 7 times it) */
+  assert_int_equal(cap_int(p, "family_size"), 7);
+  assert_true(cap_float(p, "p_adjusted") >= cap_float(p, "p_value"));
+  assert_true(cap_float(p, "p_adjusted") <= 7.0 * cap_float(p, "p_value") + 1e-12);
+  assert_true(cap_float(p, "p_adjusted") <= 0.05);
   assert_int_equal(cap_field_of(p, "backfill")->type, PS_F_BOOL);
   assert_int_equal(cap_field_of(p, "backfill")->b, v == find(&l, CYCLE_AVG, h.names[21]));
   assert_true(p->time_ns == v->time_ns);
@@ -577,11 +588,13 @@ static void test_point_shape(void **state) {
   ps_verdict z = *v;
   z.baseline = 0.0;
   z.p_value = NAN;
+  z.p_adjusted = NAN;
   z.revision = NULL;
   assert_int_equal(ps_verdict_emit(&em, &z), 0);
   p = &cap.points[1];
   assert_null(cap_field_of(p, "change_pct"));
   assert_null(cap_field_of(p, "p_value"));
+  assert_null(cap_field_of(p, "p_adjusted"));
   assert_null(cap_field_of(p, "revision"));
   assert_float_equal(cap_float(p, "baseline"), 0.0, 0);
   /* a none: the range written empty, so it replaces a regression's */
