@@ -72,6 +72,13 @@ typedef struct ps_format_ops {
   int (*line)(ps_parser *p, const char *data, size_t len, ps_emitter *em);
   int (*document)(ps_parser *p, const char *data, size_t len, ps_emitter *em);
   int (*finish)(ps_parser *p, ps_emitter *em);
+  /* Documents too large to hold (benchmarker reports, gigabytes): when
+   * set, the driver gives the document through stream() instead of
+   * document(): its bytes in pieces of any size in order with `last` 0
+   * (rejects only), then (NULL, 0, last 1) again while it returns -EAGAIN:
+   * the points come from those calls. A parser's memory must not grow with
+   * the document's bytes. NULL for every other format. */
+  int (*stream)(ps_parser *p, const char *data, size_t len, int last, ps_emitter *em);
   void (*free)(ps_parser *p);
   /* Run folders (loadgen): the folder a path would belong to (string work only, no I/O:
    * runs.h decides whether it is one); the facts the parser learned so far; restoring persisted
@@ -113,5 +120,6 @@ extern const ps_format_ops ps_format_lp;
 extern const ps_format_ops ps_format_loadgen;
 extern const ps_format_ops ps_format_dss_bench;
 extern const ps_format_ops ps_format_locust;
+extern const ps_format_ops ps_format_benchmarker;
 
 #endif
