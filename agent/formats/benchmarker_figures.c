@@ -46,6 +46,7 @@ struct bm_fit {
   int64_t time_ns;
   ps_usl_fit_result res;
   size_t discarded;
+  double kept_max; /* the largest load kept by the fit */
   char discarded_loads[256];
 };
 
@@ -273,6 +274,8 @@ static void scenario_fit(bm_report *r, size_t si, int type, const bm_figure *fig
   fit.time_ns = last;
   size_t used = 0;
   for (size_t i = 0; i < n; i++) {
+    if (kept[i] && x[i] > fit.kept_max)
+      fit.kept_max = x[i];
     if (kept[i])
       continue;
     fit.discarded++;
@@ -405,6 +408,7 @@ static void emit_fit(bm_emit *e, const bm_fit *f) {
   if (f->res.has_peak) {
     fl[n++] = ps_field_float("n_star", f->res.n_star);
     fl[n++] = ps_field_float("x_n_star", f->res.x_n_star);
+    fl[n++] = ps_field_bool("peak_within_loads", f->res.n_star <= f->kept_max);
   }
   ps_point pt = {"benchmarker_fit", tags, nt, fl, n, f->time_ns};
   emit_unit(e, &pt);

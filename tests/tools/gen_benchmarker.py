@@ -30,6 +30,7 @@ import json
 import math
 import os
 import random
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,6 +41,7 @@ FLIGHT = "workflow.flight_planner.flight"
 SEARCH_ISAS = "query.astm.f3411.v22a.dss.searchIdentificationServiceAreas"
 PUT_ISA = "query.astm.f3411.v22a.dss.createIdentificationServiceArea"
 COMMIT = "5f0c2b1e9d8a7c6b5a4f3e2d1c0b9a8f7e6d5c4b"
+RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 EPOCH = dt.datetime(2026, 3, 2, 9, 0, 0, tzinfo=dt.timezone.utc)
 
 # (scenario name, arm as the report names it, how: metadata or setup, USL)
@@ -185,21 +187,37 @@ def generate(args):
 
 
 def validate(doc):
-    """Checks `doc` against the published schema with a real validator."""
+    """Checks `doc` against the published schema with a real validator
+    (Debian's python3-jsonschema: RefResolver; newer ones: referencing)."""
     import jsonschema
-    from referencing import Registry, Resource
-    from referencing.jsonschema import DRAFT202012
 
-    def retrieve(uri):
-        prefix = "https://github.com/interuss/monitoring/blob/main/schemas/"
-        with open(os.path.join(SCHEMAS, uri[len(prefix):]), encoding="utf-8") as f:
-            return Resource.from_contents(json.load(f), default_specification=DRAFT202012)
+    store = {}
+    for folder, _, files in os.walk(SCHEMAS):
+        for name in files:
+            if name.endswith(".json"):
+                with open(os.path.join(folder, name), encoding="utf-8") as f:
+                    schema = json.load(f)
+                store[schema["$id"]] = schema
+    root = next(s for i, s in store.items() if i.endswith("/" + RUN_REPORT_SCHEMA))
+    cls = jsonschema.Draft202012Validator
+    # Debian's jsonschema checks "date-time" only with a package Debian
+    # lacks: RFC 3339's grammar is checked here instead.
+    checker = jsonschema.FormatChecker()
 
-    with open(os.path.join(SCHEMAS, RUN_REPORT_SCHEMA), encoding="utf-8") as f:
-        schema = json.load(f)
-    registry = Registry(retrieve=retrieve)
-    validator = jsonschema.Draft202012Validator(
-        schema, registry=registry, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    @checker.checks("date-time")
+    def rfc3339(value):
+        if not isinstance(value, str) or not RFC3339.match(value):
+            return False
+        dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+        return True
+    try:
+        from referencing import Registry, Resource
+        registry = Registry().with_resources(
+            (i, Resource.from_contents(s)) for i, s in store.items())
+        validator = cls(root, registry=registry, format_checker=checker)
+    except ImportError:
+        resolver = jsonschema.RefResolver.from_schema(root, store=store)
+        validator = cls(root, resolver=resolver, format_checker=checker)
     validator.validate(doc)
 
 
