@@ -148,7 +148,7 @@ static void bm_set_backfill(ps_parser *p, int backfill) {
 static void bm_free(ps_parser *p) {
   if (!p)
     return;
-  bm_report_free(&p->r);
+  ps_benchmarker_report_free(&p->r);
   free(p);
 }
 
@@ -696,10 +696,10 @@ static int bm_stream(ps_parser *p, const char *data, size_t len, int last, ps_em
       reject_syntax(p);
       return 0;
     }
-    if (rc == PS_JS_STOPPED || bm_figures_build(&p->r))
+    if (rc == PS_JS_STOPPED || ps_benchmarker_figures_build(&p->r))
       return -ENOMEM;
   }
-  return bm_figures_emit(&p->r, em, &p->cursor, p->backfill);
+  return ps_benchmarker_figures_emit(&p->r, em, &p->cursor, p->backfill);
 }
 
 /* A whole document (fuzz targets, unit tests): the stream in one piece. */

@@ -13,7 +13,7 @@
  *   two binary searches.
  * - Percentiles interpolate linearly between order statistics at rank
  *   q (n - 1), the default of numpy's percentile.
- * - Everything is computed once (bm_figures_build) and the operations
+ * - Everything is computed once (ps_benchmarker_figures_build) and the operations
  *   freed, so a resumed emission (-EAGAIN) costs nothing.
  */
 #include <errno.h>
@@ -56,7 +56,7 @@ static const char *reason_name(int r) {
                                    : "StabilityNotAchieved";
 }
 
-void bm_report_free(bm_report *r) {
+void ps_benchmarker_report_free(bm_report *r) {
   for (size_t i = 0; i < r->nscen; i++) {
     free(r->scen[i].ops);
     free(r->scen[i].steps);
@@ -287,7 +287,7 @@ static void scenario_fit(bm_report *r, size_t si, int type, const bm_figure *fig
   r->fits[r->nfits++] = fit;
 }
 
-int bm_figures_build(bm_report *r) {
+int ps_benchmarker_figures_build(bm_report *r) {
   size_t nfig = 0, nfit = 0;
   for (size_t i = 0; i < r->nscen; i++) {
     nfig += r->scen[i].nsteps * (r->scen[i].ntypes + 1);
@@ -469,7 +469,7 @@ static void emit_marker(bm_emit *e, int backfill) {
   emit_unit(e, &pt);
 }
 
-int bm_figures_emit(bm_report *r, ps_emitter *em, size_t *cursor, int backfill) {
+int ps_benchmarker_figures_emit(bm_report *r, ps_emitter *em, size_t *cursor, int backfill) {
   bm_emit e = {r, em, cursor, 0, 0};
   for (size_t i = 0; i < r->nfigures && !e.rc; i++)
     emit_figure(&e, &r->figures[i]);

@@ -8,8 +8,8 @@
  *   bm_report: per scenario its operations reduced to (t0, t1, type,
  *   outcome) and its steps; the configuration's scenario names, metadata
  *   and setup environments. Query details are skipped, never kept.
- * - benchmarker_figures.c turns a bm_report into points: bm_figures_build()
- *   once (it frees the operations), then bm_figures_emit() as often as the
+ * - benchmarker_figures.c turns a bm_report into points: ps_benchmarker_figures_build()
+ *   once (it frees the operations), then ps_benchmarker_figures_emit() as often as the
  *   emitter pushes back (-EAGAIN), resuming at the refused point.
  */
 #ifndef PS_FORMATS_BENCHMARKER_PRIVATE_H
@@ -90,9 +90,9 @@ typedef struct bm_report {
   int built;
 } bm_report;
 
-int bm_figures_build(bm_report *r);
+int ps_benchmarker_figures_build(bm_report *r);
 /* 0, or what ps_emit_point() returned; `cursor` counts points delivered. */
-int bm_figures_emit(bm_report *r, ps_emitter *em, size_t *cursor, int backfill);
-void bm_report_free(bm_report *r);
+int ps_benchmarker_figures_emit(bm_report *r, ps_emitter *em, size_t *cursor, int backfill);
+void ps_benchmarker_report_free(bm_report *r);
 
 #endif
