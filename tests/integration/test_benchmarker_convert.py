@@ -26,7 +26,8 @@ except ImportError:
     raise
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import SOURCE_DIR, InfluxTestCase, convert_into  # noqa: E402
+from harness import (SOURCE_DIR, InfluxTestCase, convert, convert_into, run_perfship,  # noqa: E402
+                     write_config)
 
 GEN = os.path.join(SOURCE_DIR, "tests", "tools", "gen_benchmarker.py")
 REL = 1e-9   # figures: the same arithmetic, only rounding differs
@@ -299,6 +300,37 @@ class BenchmarkerConvertTest(InfluxTestCase):
                     f"than 1048576); skipped, its operation counted")
         self.assertTrue(self.q("SELECT count(throughput) FROM benchmarker_step WHERE "
                                "configuration='bad_huge_detail'"))
+
+
+class BenchmarkerLiveTest(InfluxTestCase):
+    """The agent watching a benchmarker output folder: the report streams
+    through the pipeline (never read whole) and lands as convert prints it;
+    an agent started again over the same report ends as cleanly."""
+    tmp_prefix = "perfship-benchmarker-live-"
+
+    def test_agent_ingests_as_convert_prints(self):
+        src = os.path.join(self.tmp, "output")
+        path = os.path.join(src, "isas_live", "report.json")
+        generate(path, "--seed", "21", "--scenarios", "3", "--query-details")
+        rc, out, err = convert("benchmarker", [path])
+        self.assertEqual(rc, 0, err)
+        want = sorted(line.split(" ")[0] for line in out.splitlines()
+                      if line.startswith("benchmarker_"))
+        cfg = write_config(os.path.join(self.tmp, "perfship.cfg"), self.influx.url,
+                           os.path.join(self.tmp, "state"),
+                           sources=f'{{ path = "{src}"; format = "benchmarker"; }}',
+                           extra="watch = { settle_ms = 100; };")
+        for _ in range(2):
+            rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=120)
+            self.assertEqual(rc, 0, err)
+        rows = self.influx.query("perf", "SELECT count(load_factor) FROM benchmarker_step")
+        steps = sum(1 for k in want if k.startswith("benchmarker_step,"))
+        self.assertEqual(rows[0]["count"], steps)
+        fits = self.influx.query("perf", "SELECT count(gamma) FROM benchmarker_fit")
+        self.assertEqual(fits[0]["count"], sum(1 for k in want if k.startswith("benchmarker_fit,")))
+        marks = self.influx.query("perf", "SELECT * FROM runs WHERE source='benchmarker'")
+        self.assertEqual([(m["run"], m["status"], m["backfill"]) for m in marks],
+                         [("isas_live", "unstable", True)])
 
 
 if __name__ == "__main__":
