@@ -112,14 +112,36 @@ static void flush_surrogate(ps_json_stream *js) {
   }
 }
 
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Whether any byte of the 8 at `p` ends a plain run of string bytes: a
+ * quote, a backslash or a control character (the classic "has zero byte"
+ * and "has byte less than" word tricks), so long strings go 8 bytes a step. */
+static int word_has_stop(const char *p) {
+  uint64_t v;
+  memcpy(&v, p, sizeof v);
+  uint64_t q = v ^ (ONES * '"'), b = v ^ (ONES * '\\');
+  uint64_t stop = ((q - ONES) & ~q) | ((b - ONES) & ~b) | ((v - ONES * 0x20) & ~v);
+  return (stop & HIGHS) != 0;
+}
+
+/* The end of the plain run of string bytes starting at `i`. */
+static size_t plain_run_end(const char *data, size_t len, size_t i) {
+  while (i + 8 <= len && !word_has_stop(data + i))
+    i += 8;
+  while (i < len && data[i] != '"' && data[i] != '\\' && (unsigned char)data[i] >= 0x20)
+    i++;
+  return i;
+}
+
 /* Reads string bytes from data[*i]; returns 1 when the string ended. */
 static int string_step(ps_json_stream *js, const char *data, size_t len, size_t *i) {
   while (*i < len) {
     unsigned char c = (unsigned char)data[*i];
     if (js->esc_left == 0) {
       size_t start = *i;
-      while (*i < len && data[*i] != '"' && data[*i] != '\\' && (unsigned char)data[*i] >= 0x20)
-        (*i)++;
+      *i = plain_run_end(data, len, *i);
       size_t n = *i - start;
       if (n) {
         flush_surrogate(js);

@@ -62,9 +62,20 @@ def stamp(t):
     return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+_PADDING = {}
+
+
+def padding(rng, n):
+    """A body of n bytes; one per size, shared, so a gigabyte report (the
+    benchmarks') does not need gigabytes of memory to write."""
+    if n not in _PADDING:
+        body = "".join(rng.choice("abcdefghij") for _ in range(min(n, 64)))
+        _PADDING[n] = (body * (n // max(len(body), 1) + 1))[:n]
+    return _PADDING[n]
+
+
 def query_detail(rng, op_type, t0, t1, detail_bytes):
-    body = "".join(rng.choice("abcdefghij") for _ in range(min(detail_bytes, 64)))
-    body = (body * (detail_bytes // max(len(body), 1) + 1))[:detail_bytes]
+    body = padding(rng, detail_bytes)
     return {
         "participant_id": "uss1_dss1",
         "query_type": op_type[len("query."):],
@@ -117,7 +128,7 @@ def gen_scenario(rng, arm_index, args, t_start):
             step["throughput_stability_time"] = stamp(stab)
         steps.append(step)
         span = (end - start).total_seconds()
-        n_flights = max(1, int(round(x * span)))
+        n_flights = max(1, int(round(x * span * args.rate_scale)))
         for type_, count, lat_scale in ((FLIGHT, n_flights, 1.0),
                                         (SEARCH_ISAS, n_flights * 2, 0.05),
                                         (PUT_ISA, n_flights, 0.1)):
@@ -258,6 +269,8 @@ def main(argv=None):
     ap.add_argument("--window-s", type=int, default=8)
     ap.add_argument("--noise", type=float, default=0.03, help="sd of log throughput")
     ap.add_argument("--fail-share", type=float, default=0.02)
+    ap.add_argument("--rate-scale", type=float, default=1.0,
+                    help="multiply every step's operation count (large reports)")
     ap.add_argument("--query-details", action="store_true")
     ap.add_argument("--detail-bytes", type=int, default=256)
     ap.add_argument("--bad", choices=["truncated", "wrong-type", "t1-before-t0",
@@ -267,10 +280,12 @@ def main(argv=None):
     doc = generate(args)
     if not args.no_validate:
         validate(doc)
-    text = make_bad(doc, args.bad) if args.bad else json.dumps(doc, sort_keys=True)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as f:
-        f.write(text)
+        if args.bad:
+            f.write(make_bad(doc, args.bad))
+        else:
+            json.dump(doc, f, sort_keys=True)  # written as it is encoded
     return 0
 
 
