@@ -37,6 +37,10 @@
  * should not carry it (record_query_details), and it is where a broken
  * writer's runaway body shows. Its operation is still counted. */
 #define BM_QUERY_MAX (1024 * 1024)
+/* Rejects listed per report: a writer that breaks every operation of a
+ * million would otherwise print a million lines; the rest are counted in
+ * one closing line. */
+#define BM_REJECTS_LISTED 100
 
 typedef enum bm_role {
   R_SKIP, R_ROOT, R_CONFIG, R_CFG_SCENS, R_CFG_SCEN, R_CFG_SETUP, R_CFG_ACTIONS, R_CFG_ACTION,
@@ -96,6 +100,7 @@ struct ps_parser {
   uint64_t step_offset;
   ps_emitter *em;       /* during a feed: where rejects go */
   int failed;           /* not JSON: no points */
+  uint64_t rejects;     /* problems found so far; those past BM_REJECTS_LISTED are only counted */
   size_t cursor;        /* points already delivered (back-pressure) */
   bm_report r;
 };
@@ -246,6 +251,8 @@ static int parse_time(const char *s, size_t n, int64_t *out) {
 
 __attribute__((format(printf, 3, 4))) static void bm_reject(ps_parser *p, uint64_t at,
                                                             const char *fmt, ...) {
+  if (++p->rejects > BM_REJECTS_LISTED)
+    return;
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
@@ -675,7 +682,9 @@ static int on_token(void *ctx, const ps_js_token *t) {
 }
 
 static void reject_syntax(ps_parser *p) {
-  REJECT(p, p->js.err_offset, "invalid JSON: %s; the report gives no points", p->js.why);
+  /* always said, however many problems came before it */
+  ps_emit_reject(p->em, "byte %llu: invalid JSON: %s; the report gives no points",
+                 (unsigned long long)p->js.err_offset, p->js.why);
   p->failed = 1;
 }
 
@@ -692,6 +701,9 @@ static int bm_stream(ps_parser *p, const char *data, size_t len, int last, ps_em
   }
   if (!p->r.built) {
     int rc = ps_js_finish(&p->js, on_token, p);
+    if (p->rejects > BM_REJECTS_LISTED)
+      ps_emit_reject(em, "%llu more problems in this report, not listed",
+                     (unsigned long long)(p->rejects - BM_REJECTS_LISTED));
     if (rc == PS_JS_ERROR) {
       reject_syntax(p);
       return 0;

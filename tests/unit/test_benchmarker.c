@@ -284,6 +284,24 @@ static void test_bad_parts_rejected_with_byte(void **state) {
   free(doc);
 }
 
+static void test_rejects_listed_up_to_a_hundred(void **state) {
+  (void)state;
+  ps_buf doc;
+  ps_buf_init(&doc, 0);
+  ps_buf_puts(&doc, "{\"report\": {\"scenarios\": [{\"operations\": [{\"origins\": "
+                    "[{\"outcomes\": [{\"successful\": [");
+  for (int i = 0; i < 150; i++)
+    ps_buf_printf(&doc, "%s{\"t0\": \"2026-01-01T00:00:02Z\", \"t1\": \"2026-01-01T00:00:01Z\"}",
+                  i ? ", " : "");
+  ps_buf_puts(&doc, "]}]}], \"type\": \"x\"}], \"steps\": []}]}}");
+  capture cap = {0};
+  stream_report(doc.data, doc.len, 4096, &cap);
+  assert_int_equal(cap.nrejects, 101);
+  assert_string_equal(cap.rejects[100].reason, "50 more problems in this report, not listed");
+  cap_free(&cap);
+  ps_buf_free(&doc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tokens_same_in_any_pieces),
@@ -295,6 +313,7 @@ int main(void) {
       cmocka_unit_test(test_step_figures_by_hand),
       cmocka_unit_test(test_same_points_in_any_pieces_and_pushback),
       cmocka_unit_test(test_bad_parts_rejected_with_byte),
+      cmocka_unit_test(test_rejects_listed_up_to_a_hundred),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
