@@ -53,7 +53,7 @@ typedef enum bm_key {
   K_RUN_COMMAND, K_ENV, K_OPERATIONS, K_STEPS, K_TYPE, K_ORIGINS, K_OUTCOMES, K_SUCCESSFUL,
   K_UNSUCCESSFUL, K_QUERY, K_T0, K_T1, K_LOAD_FACTOR, K_START_TIME, K_STABILITY, K_END_TIME,
   K_REASON, K_META_ARM, K_META_IMAGE, K_META_DATASTORE, K_DSS_IMAGE, K_DB_TYPE,
-  K_CODEBASE_VERSION, K_COMMIT_HASH,
+  K_CODEBASE_VERSION, K_COMMIT_HASH, K_LOAD,
 } bm_key;
 
 static const struct {
@@ -71,6 +71,7 @@ static const struct {
     {"image", K_META_IMAGE}, {"datastore", K_META_DATASTORE}, {"db_type", K_META_DATASTORE},
     {"DSS_IMAGE", K_DSS_IMAGE}, {"DB_TYPE", K_DB_TYPE},
     {"codebase_version", K_CODEBASE_VERSION}, {"commit_hash", K_COMMIT_HASH},
+    {"load", K_LOAD},
 };
 
 typedef struct bm_frame {
@@ -443,8 +444,8 @@ static void on_scalar(ps_parser *p, const ps_js_token *t) {
       copy_name(k == K_COMMIT_HASH ? p->r.commit : p->r.version, t);
     break;
   case R_CFG_SCEN:
-    if (k == K_NAME && t->kind == PS_JS_STRING)
-      copy_name(p->r.cfg[p->r.ncfg - 1].name, t);
+    if ((k == K_NAME || k == K_LOAD) && t->kind == PS_JS_STRING)
+      copy_name(k == K_NAME ? p->r.cfg[p->r.ncfg - 1].name : p->r.cfg[p->r.ncfg - 1].load, t);
     break;
   case R_CFG_SETUP: {
     bm_config_scenario *c = &p->r.cfg[p->r.ncfg - 1];

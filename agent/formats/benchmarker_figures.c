@@ -354,6 +354,7 @@ static size_t scenario_tags(const bm_report *r, size_t si, int type, ps_tag *tag
   const bm_names *a = &r->arms[si];
   n = put_tag(tags, n, "configuration", r->configuration);
   n = put_tag(tags, n, "scenario", scenario_name(r, si, buf, cap));
+  n = put_tag(tags, n, "load", si < r->ncfg ? r->cfg[si].load : NULL);
   n = put_tag(tags, n, "arm", a->arm);
   n = put_tag(tags, n, "image", a->image);
   n = put_tag(tags, n, "datastore", a->datastore);
@@ -363,7 +364,7 @@ static size_t scenario_tags(const bm_report *r, size_t si, int type, ps_tag *tag
 }
 
 static void emit_figure(bm_emit *e, const bm_figure *f) {
-  ps_tag tags[8];
+  ps_tag tags[10];
   char buf[BM_NAME_MAX + 32];
   size_t nt = scenario_tags(e->r, f->scenario, f->type, tags, buf, sizeof buf);
   ps_field fl[16];
@@ -391,7 +392,7 @@ static void emit_figure(bm_emit *e, const bm_figure *f) {
 }
 
 static void emit_fit(bm_emit *e, const bm_fit *f) {
-  ps_tag tags[8];
+  ps_tag tags[10];
   char buf[BM_NAME_MAX + 32];
   size_t nt = scenario_tags(e->r, f->scenario, f->type, tags, buf, sizeof buf);
   ps_field fl[12];

@@ -59,6 +59,7 @@ typedef struct bm_scenario {
 
 typedef struct bm_config_scenario {
   char name[BM_NAME_MAX];
+  char load[BM_NAME_MAX]; /* the load it applied: scenarios alike but for their arm share it */
   bm_names meta;
   char setup[8][BM_NAME_MAX]; /* the first setup actions' names */
   size_t nsetup;

@@ -333,5 +333,61 @@ class BenchmarkerLiveTest(InfluxTestCase):
                          [("isas_live", "unstable", True)])
 
 
+class BenchmarkerArmsJudged(InfluxTestCase):
+    """Within a report, the scenarios that applied one load are arms: each
+    is judged against the reference arm (method arm_compare) on throughput
+    and p95 latency at the load factors both completed, and on the fitted
+    peak X(N*); the weaker arm is the regression, in both orders, and the
+    figures mirror (docs/verdicts.md "Benchmarker: between arms")."""
+    tmp_prefix = "perfship-benchmarker-arms-"
+
+    def judged(self, ref, db):
+        src = os.path.join(self.tmp, db)
+        path = os.path.join(src, "isas_arms", "report.json")
+        doc = json.loads(generate(path, "--seed", "31", "--noise", "0.01"))
+        cfg = write_config(os.path.join(self.tmp, db + ".cfg"), self.influx.url,
+                           os.path.join(self.tmp, db + "-state"), database=db,
+                           sources=f'{{ path = "{src}"; format = "benchmarker"; }}',
+                           extra=f'verdicts = {{ dss = {{ reference_arm = "{ref}"; }}; }};')
+        rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=180)
+        self.assertEqual(rc, 0, err[-2000:])
+        rows = self.influx.query(db, "SELECT * FROM perfship_verdict WHERE method = 'arm_compare'")
+        return doc, {(r["series"], r["metric"], r["arm"]): r for r in rows}
+
+    def geomean_throughput(self, doc, arm_index, ref_index):
+        """The arm's and the reference's geometric mean throughput over the
+        load factors both completed, recomputed from the report."""
+        def by_load(i):
+            scen = doc["report"]["scenarios"][i]
+            return {s["load_factor"]: reference_step(scen, s, "all")["throughput"]
+                    for s in scen["steps"] if s["termination_reason"] == "Completed"}
+        a, r = by_load(arm_index), by_load(ref_index)
+        shared = sorted(set(a) & set(r))
+        g = lambda d: math.exp(sum(math.log(d[x]) for x in shared) / len(shared))  # noqa: E731
+        return g(a), g(r), len(shared)
+
+    def test_weaker_arm_is_the_regression_both_orders(self):
+        strong, weak = "interuss/dss:v0.22.0", "crdb"
+        doc, a = self.judged(strong, "arms1")
+        _, b = self.judged(weak, "arms2")
+        va = a[("ramp", "rps_total", weak)]
+        vb = b[("ramp", "rps_total", strong)]
+        self.assertEqual((va["verdict"], va["reference"], va["source"], va["run"]),
+                         ("regression", strong, "benchmarker", "isas_arms"))
+        self.assertEqual((vb["verdict"], vb["reference"]), ("improvement", weak))
+        value, baseline, shared = self.geomean_throughput(doc, 2, 0)
+        self.assertTrue(math.isclose(va["value"], value, rel_tol=1e-9))
+        self.assertTrue(math.isclose(va["baseline"], baseline, rel_tol=1e-9))
+        self.assertEqual(va["variants"], shared)
+        self.assertAlmostEqual(vb["value"], va["baseline"], places=9)
+        self.assertAlmostEqual(vb["baseline"], va["value"], places=9)
+        for key in a:
+            if key[0] == "ramp" and key[2] == weak and key[1] != "errors" and \
+                    (key[0], key[1], strong) in b:
+                mirror = {"regression": "improvement", "improvement": "regression",
+                          "none": "none"}
+                self.assertEqual(a[key]["verdict"], mirror[b[(key[0], key[1], strong)]["verdict"]])
+
+
 if __name__ == "__main__":
     unittest.main()
