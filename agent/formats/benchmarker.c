@@ -263,6 +263,8 @@ __attribute__((format(printf, 3, 4))) static void bm_reject(ps_parser *p, uint64
 }
 
 static bm_key key_of(const ps_js_token *t) {
+  if (t->has_nul || t->truncated)
+    return K_OTHER;
   for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++)
     if (strcmp(KEYS[i].name, t->text) == 0)
       return KEYS[i].key;
@@ -438,6 +440,14 @@ static void op_scalar(ps_parser *p, bm_key k, const ps_js_token *t) {
 static void on_scalar(ps_parser *p, const ps_js_token *t) {
   bm_frame *f = &p->frames[p->depth - 1];
   bm_key k = f->is_object ? f->key : K_OTHER;
+  if (t->kind == PS_JS_STRING && t->has_nul && f->role != R_OP && f->role != R_STEP &&
+      (k != K_OTHER || f->role == R_CFG_SETUP)) {
+    /* a name cut at its NUL would silently become another name */
+    REJECT(p, t->offset, "scenario %d: a name holding \\u0000; ignored", scen_no(p));
+    if (f->role == R_OPTYPE && k == K_TYPE)
+      p->group_bad = 1, p->group_type = -1;
+    return;
+  }
   switch (f->role) {
   case R_ROOT:
     if ((k == K_COMMIT_HASH || k == K_CODEBASE_VERSION) && t->kind == PS_JS_STRING)

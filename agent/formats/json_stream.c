@@ -41,7 +41,8 @@ static int fail(ps_json_stream *js, const char *why, uint64_t at) {
 
 static int deliver(ps_json_stream *js, ps_js_kind kind, ps_js_cb cb, void *ctx) {
   js->text[js->len] = '\0';
-  ps_js_token t = {kind, js->text, js->len, js->truncated, js->raw_len, js->tok_offset};
+  ps_js_token t = {kind, js->text, js->len, js->truncated, js->has_nul, js->raw_len,
+                   js->tok_offset};
   if (cb(ctx, &t)) {
     js->stopped = 1;
     return PS_JS_STOPPED;
@@ -102,6 +103,7 @@ static void escape_code_done(ps_json_stream *js) {
   } else if (cp >= 0xDC00 && cp < 0xE000) {
     cp = 0xFFFD;
   }
+  js->has_nul |= cp == 0;
   put_code_point(js, cp);
 }
 
@@ -245,6 +247,7 @@ static void begin_token(ps_json_stream *js, int lex, uint64_t at) {
   js->tok_offset = at;
   js->len = 0;
   js->truncated = 0;
+  js->has_nul = 0;
   js->raw_len = 0;
   js->esc_left = 0;
   js->hi_surrogate = 0;
@@ -258,6 +261,7 @@ static int open_container(ps_json_stream *js, unsigned char c, uint64_t at, ps_j
   js->state = c == '{' ? ST_OBJECT_FIRST : ST_ARRAY_FIRST;
   js->tok_offset = at;
   js->len = 0;
+  js->truncated = js->has_nul = 0;
   return deliver(js, c == '{' ? PS_JS_OBJECT_BEGIN : PS_JS_ARRAY_BEGIN, cb, ctx);
 }
 
@@ -270,6 +274,7 @@ static int close_container(ps_json_stream *js, unsigned char c, uint64_t at, ps_
   value_done(js);
   js->tok_offset = at;
   js->len = 0;
+  js->truncated = js->has_nul = 0;
   return deliver(js, c == '}' ? PS_JS_OBJECT_END : PS_JS_ARRAY_END, cb, ctx);
 }
 

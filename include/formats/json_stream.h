@@ -44,6 +44,7 @@ typedef struct ps_js_token {
   const char *text; /* KEY, STRING (decoded), NUMBER (as written); NUL-terminated */
   size_t len;
   int truncated;     /* a string longer than PS_JS_TEXT_MAX bytes */
+  int has_nul;       /* a string holds \u0000: `text` is cut at it as a C string */
   uint64_t raw_len;  /* a string's encoded length in the document */
   uint64_t offset;   /* byte where the token began */
 } ps_js_token;
@@ -56,7 +57,7 @@ typedef struct ps_json_stream {
   uint64_t offset;      /* bytes taken so far */
   uint64_t tok_offset;  /* start of the token being read */
   uint64_t raw_len;
-  int state, lex, esc_left, truncated, after_value;
+  int state, lex, esc_left, truncated, after_value, has_nul;
   unsigned esc_code, hi_surrogate;
   const char *literal;
   size_t lit_pos;

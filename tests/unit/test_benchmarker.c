@@ -284,6 +284,25 @@ static void test_bad_parts_rejected_with_byte(void **state) {
   free(doc);
 }
 
+static void test_a_name_with_nul_is_refused(void **state) {
+  (void)state;
+  char *doc = strdup(REPORT);
+  char *type = strstr(doc, "workflow.flight_planner.flight");
+  memcpy(type, "wo\\u0000", 8); /* "wo\u0000light_planner.flight" */
+  capture cap = {0};
+  stream_report(doc, strlen(doc), 16, &cap);
+  assert_int_equal(cap.nrejects, 2);
+  char want[128];
+  snprintf(want, sizeof want, "byte %zu: scenario 1: a name holding \\u0000; ignored",
+           (size_t)(type - doc) - 1);
+  assert_string_equal(cap.rejects[0].reason, want);
+  assert_non_null(strstr(cap.rejects[1].reason, "operations of an unusable type; 6 dropped"));
+  const char *all[] = {"operation=all", NULL};
+  assert_int_equal(cap_int(cap_find_nth(&cap, "benchmarker_step", 0, all), "successful"), 0);
+  cap_free(&cap);
+  free(doc);
+}
+
 static void test_rejects_listed_up_to_a_hundred(void **state) {
   (void)state;
   ps_buf doc;
@@ -314,6 +333,7 @@ int main(void) {
       cmocka_unit_test(test_same_points_in_any_pieces_and_pushback),
       cmocka_unit_test(test_bad_parts_rejected_with_byte),
       cmocka_unit_test(test_rejects_listed_up_to_a_hundred),
+      cmocka_unit_test(test_a_name_with_nul_is_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
