@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +243,9 @@ static int parse_time(const char *s, size_t n, int64_t *out) {
   if (i != n)
     return 0;
   int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset_s;
+  /* nanoseconds since 1970 in 64 bits: years 1678 to 2261 */
+  if (secs <= INT64_MIN / 1000000000LL || secs >= INT64_MAX / 1000000000LL)
+    return 0;
   *out = secs * 1000000000LL + frac;
   return 1;
 }

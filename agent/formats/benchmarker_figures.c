@@ -213,7 +213,8 @@ static void window_figures(bm_figure *f, const bm_op *ops, size_t lo, size_t hi,
 
 static int scenario_figures(bm_report *r, size_t si, bm_figure *out, size_t *nout) {
   bm_scenario *s = &r->scen[si];
-  qsort(s->ops, s->nops, sizeof *s->ops, cmp_op_t1);
+  if (s->nops)
+    qsort(s->ops, s->nops, sizeof *s->ops, cmp_op_t1);
   double *lat = malloc((s->nops ? s->nops : 1) * sizeof *lat);
   if (!lat)
     return -ENOMEM;
