@@ -243,8 +243,9 @@ static int parse_time(const char *s, size_t n, int64_t *out) {
   if (i != n)
     return 0;
   int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset_s;
-  /* nanoseconds since 1970 in 64 bits: years 1678 to 2261 */
-  if (secs <= INT64_MIN / 1000000000LL || secs >= INT64_MAX / 1000000000LL)
+  /* nanoseconds since 1970 in 64 bits, and not before it, so that the
+   * difference of two times fits as well: years 1970 to 2261 */
+  if (secs < 0 || secs >= INT64_MAX / 1000000000LL)
     return 0;
   *out = secs * 1000000000LL + frac;
   return 1;
