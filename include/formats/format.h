@@ -15,7 +15,8 @@
  *   errno, writes a message to `err` and leaves *out NULL.
  * - line() gets one complete line without its '\n' (a trailing '\r' already
  *   stripped); the driver has set em->origin.line. document() gets the whole
- *   file. Both emit points and rejects through `em` and return 0, or a
+ *   file; stream(), when a format has it, gets a document in pieces instead
+ *   (for documents too large to hold). Both emit points and rejects through `em` and return 0, or a
  *   negative errno only when the emitter failed (bad input is a reject, not
  *   an error).
  * - finish() is called once at the end of a file's input in `convert` and
