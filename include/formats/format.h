@@ -16,9 +16,9 @@
  * - line() gets one complete line without its '\n' (a trailing '\r' already
  *   stripped); the driver has set em->origin.line. document() gets the whole
  *   file; stream(), when a format has it, gets a document in pieces instead
- *   (for documents too large to hold). Both emit points and rejects through `em` and return 0, or a
- *   negative errno only when the emitter failed (bad input is a reject, not
- *   an error).
+ *   (for documents too large to hold). They emit points and rejects through
+ *   `em` and return 0, or a negative errno only when the emitter failed (bad
+ *   input is a reject, not an error).
  * - finish() is called once at the end of a file's input in `convert` and
  *   when the pipeline knows a file is complete; formats that buffer (none
  *   today) flush there. It may be NULL.
