@@ -305,7 +305,7 @@ class BenchmarkerConvertTest(InfluxTestCase):
 class BenchmarkerLiveTest(InfluxTestCase):
     """The agent watching a benchmarker output folder: the report streams
     through the pipeline (never read whole) and lands as convert prints it;
-    an agent started again over the same report ends as cleanly."""
+    a report rewritten by the next run is read again, its marker live."""
     tmp_prefix = "perfship-benchmarker-live-"
 
     def test_agent_ingests_as_convert_prints(self):
@@ -331,6 +331,19 @@ class BenchmarkerLiveTest(InfluxTestCase):
         marks = self.influx.query("perf", "SELECT * FROM runs WHERE source='benchmarker'")
         self.assertEqual([(m["run"], m["status"], m["backfill"]) for m in marks],
                          [("isas_live", "unstable", True)])
+        # The benchmarker run again into the same folder: the new report is
+        # a new version (told by size, time and inode, not by its bytes) and
+        # is read whole again; its marker is not a backfill.
+        generate(path + ".new", "--seed", "22", "--scenarios", "1")
+        os.rename(path + ".new", path)
+        rc, _, err = run_perfship(["-c", cfg, "run", "--once"], timeout=120)
+        self.assertEqual(rc, 0, err)
+        marks = self.influx.query("perf", "SELECT * FROM runs WHERE source='benchmarker'")
+        self.assertEqual(sorted(m["backfill"] for m in marks), [False, True], marks)
+        rows = self.influx.query("perf", "SELECT count(load_factor) FROM benchmarker_step")
+        rc, out, _ = convert("benchmarker", [path])
+        again = sum(1 for line in out.splitlines() if line.startswith("benchmarker_step,"))
+        self.assertEqual(rows[0]["count"], steps + again)
 
 
 class BenchmarkerArmsJudged(InfluxTestCase):
