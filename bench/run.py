@@ -32,6 +32,10 @@ and measures, each case --runs times (default 3; medians printed):
               script), CPU, wall and peak RSS of each and whether their blocks
               agree (bench/slog_agoric.py; no server; needs --agoric-script
               PATH, skipped with a message without it)
+  benchmarker (opt-in) a ~1 GB InterUSS benchmarker report with query
+              details: the Python reduction of the tool's analysis, convert
+              -f benchmarker and run --once on it (bench/benchmarker_bench.py;
+              --quick: ~57 MB)
   backfill    (opt-in) six full-size daily loadgen runs of the current
               runner's shape (no chain monitor records), run --once against
               bench/plain_client.py posting the same points as LP over 2
@@ -51,6 +55,7 @@ import os
 import shutil
 
 from bench import BUILD
+from bench.benchmarker_bench import case_benchmarker
 from bench.cases import case_backfill, case_bigline, case_convert, case_throughput, case_verdicts
 from bench.context import Bench, build
 from bench.inputs import (JSONL_SOURCE, STATS_CONVERT, STATS_SOURCE, TS_CONVERT, issue_stats_files,
@@ -63,7 +68,7 @@ from bench.summary import summary
 
 ALL_CASES = ["convert", "plain", "e2e", "gzip", "bigline", "scale", "latency", "idle",
              "verdicts"]
-OPT_IN = ["backfill", "slog", "slog-vs-agoric"]
+OPT_IN = ["backfill", "slog", "slog-vs-agoric", "benchmarker"]
 NO_SERVER = {"verdicts", "slog", "slog-vs-agoric"}
 
 
@@ -108,8 +113,9 @@ def main():
         if set(cases) <= NO_SERVER:
             summary()
             return
-        gjsonl, glp = issue_stats_files(b, data, lines)
-        jsonl, lp = stats_files(data, lines)
+        if set(cases) - {"benchmarker"}:  # it brings its own input
+            gjsonl, glp = issue_stats_files(b, data, lines)
+            jsonl, lp = stats_files(data, lines)
         b.start_influx()
         if "convert" in cases:
             case_convert(b, "convert", gjsonl, STATS_CONVERT, lines)
@@ -124,6 +130,8 @@ def main():
             case_scale(b, jsonl, args.quick)
         if {"latency", "idle"} & set(cases):
             case_latency_idle(b, cases, args.quick)
+        if "benchmarker" in cases:
+            case_benchmarker(b, data, args.quick, args.runs, figure)
         if "backfill" in cases:
             d = loadgen_dir(data, "six", 6, 5 if args.quick else 120, monitor=False)
             case_backfill(b, "backfill6", d, loadgen_lp(b, d), args.runs)

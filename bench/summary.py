@@ -66,6 +66,11 @@ def summary():
     w = median("month", "wall")
     if w is not None and w >= 12:  # a line every 10 s: shorter runs print none
         row("backfill progress lines", v, ">= 1", v >= 1)
+    py, v = median("benchmarker-python", "cpu"), median("benchmarker-convert", "cpu")
+    if py and v:
+        row("benchmarker report: convert CPU / Python", v / py, "<= 0.1", v / py <= 0.1)
+    v = median("benchmarker-agent", "rss_mb")
+    row("benchmarker report: agent peak RSS", v, "<= 64 MB", v is not None and v <= 64, " MB")
     print("\nfigure summary:")
     w = max([len(r[0]) for r in rows] + [10])
     for r in rows:

@@ -315,7 +315,9 @@ DSS = dict(
     description="Throughput and latency against the swept variant, one series per compared arm.",
     time_from="now-90d",
     variables=[var("dss_run", "dss_bench", "run", "Result folder"),
-               var("dss_test", "dss_bench", "test", "Test")],
+               var("dss_test", "dss_bench", "test", "Test"),
+               var("bm_config", "benchmarker_step", "configuration", "Benchmarker configuration"),
+               var("bm_load", "benchmarker_step", "load", "Benchmarker load")],
     annotations=JUDGED_ANNOTATIONS,
     cells=[
         cell("Verdicts of test $dss_test: each arm against the reference arm", "table",
@@ -356,6 +358,32 @@ DSS = dict(
              '''  |> group(columns: ["arm"])
   |> aggregateWindow(every: 1d, fn: max, createEmpty: false)''',
              w=24, h=8, expect={"kind": "dss_trend"}),
+        # The InterUSS benchmarker's reports (docs/schema.md "Benchmarker"):
+        # the scenarios of one load are the arms.
+        cell("Benchmarker $bm_config, load $bm_load: every step, per arm", "table",
+             '''SELECT "step", "load_factor", "termination_reason", "throughput", "latency_mean_s", "latency_p95_s", "unsuccessful_share" FROM "benchmarker_step" WHERE "configuration" = '$bm_config' AND "load" = '$bm_load' AND "operation" = 'all' GROUP BY "arm"''',
+             flux_from("benchmarker_step", None, start="0", stop=None,
+                       where='r.configuration == v.bm_config and r.load == v.bm_load and r.operation == "all"') + PIVOT +
+             '''  |> group()
+  |> keep(columns: ["arm", "step", "load_factor", "termination_reason", "throughput", "latency_mean_s", "latency_p95_s", "unsuccessful_share"])
+  |> sort(columns: ["arm", "step"])''',
+             w=24, h=9, expect={"kind": "bm_steps"},
+             note="Throughput over each step's stable window; steps that went Unstable or never got stable say so."),
+        cell("Benchmarker $bm_config, load $bm_load: fitted scalability curve, per arm", "table",
+             '''SELECT "gamma", "alpha", "beta", "n_star", "x_n_star", "peak_within_loads", "points_kept", "points_discarded", "rmse" FROM "benchmarker_fit" WHERE "configuration" = '$bm_config' AND "load" = '$bm_load' AND "operation" = 'all' GROUP BY "arm"''',
+             flux_from("benchmarker_fit", None, start="0", stop=None,
+                       where='r.configuration == v.bm_config and r.load == v.bm_load and r.operation == "all"') + PIVOT +
+             '''  |> group()
+  |> keep(columns: ["arm", "gamma", "alpha", "beta", "n_star", "x_n_star", "peak_within_loads", "points_kept", "points_discarded", "rmse"])
+  |> sort(columns: ["arm"])''',
+             w=24, h=6, expect={"kind": "bm_fits"},
+             note="X(N) = gamma N / (1 + alpha (N-1) + beta N (N-1)); N* the load of peak throughput X(N*)."),
+        cell("Benchmarker load $bm_load: peak throughput X(N*) across reports, per arm", "line",
+             '''SELECT max("x_n_star") AS "x_n_star" FROM "benchmarker_fit" WHERE $timeFilter AND "load" = '$bm_load' AND "operation" = 'all' GROUP BY time(1d), "arm" fill(none)''',
+             flux_from("benchmarker_fit", ["x_n_star"], where='r.load == v.bm_load and r.operation == "all"') +
+             '''  |> group(columns: ["arm"])
+  |> aggregateWindow(every: 1d, fn: max, createEmpty: false)''',
+             w=24, h=8, expect={"kind": "bm_peak_trend"}),
     ])
 
 HEALTH = dict(

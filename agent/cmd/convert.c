@@ -181,7 +181,9 @@ static int convert_file(const ps_format_ops *ops, const ps_source_cfg *src,
     return rc;
   }
   int unreadable = 0;
-  if (kind == PS_INPUT_DOCUMENT && ops->document) {
+  if (kind == PS_INPUT_DOCUMENT && ops->stream) {
+    rc = ps_feed_stream(fd, ops, parser, em);
+  } else if (kind == PS_INPUT_DOCUMENT && ops->document) {
     ps_buf doc;
     ps_buf_init(&doc, 0);
     rc = ps_read_whole(fd, 0, &doc);
@@ -392,7 +394,7 @@ int ps_cmd_convert(int argc, char **argv, ps_config *cfg, int cfg_given) {
 
   ps_format_id fid = PS_FMT_JSONL;
   if (ps_format_from_name(args.format, &fid) != 0) {
-    exit_code = usage("unknown format (jsonl, lp, loadgen, dss-bench, locust):",
+    exit_code = usage("unknown format (jsonl, lp, loadgen, dss-bench, locust, benchmarker):",
                       args.format);
     goto done;
   }

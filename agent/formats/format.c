@@ -14,6 +14,7 @@ extern const ps_format_ops ps_format_lp __attribute__((weak));
 extern const ps_format_ops ps_format_loadgen __attribute__((weak));
 extern const ps_format_ops ps_format_dss_bench __attribute__((weak));
 extern const ps_format_ops ps_format_locust __attribute__((weak));
+extern const ps_format_ops ps_format_benchmarker __attribute__((weak));
 
 const ps_format_ops *ps_format_ops_get(ps_format_id id) {
   switch (id) {
@@ -27,6 +28,8 @@ const ps_format_ops *ps_format_ops_get(ps_format_id id) {
     return &ps_format_dss_bench;
   case PS_FMT_LOCUST:
     return &ps_format_locust;
+  case PS_FMT_BENCHMARKER:
+    return &ps_format_benchmarker;
   }
   return NULL;
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/util.h"
 #include "input/tail.h"
@@ -95,6 +96,39 @@ int ps_feed_line(const ps_format_ops *ops, ps_parser *p, ps_emitter *em,
   em->origin.line = line_no;
   int rc;
   while ((rc = ops->line(p, data, len, em)) == -EAGAIN) {
+  }
+  return rc;
+}
+
+int ps_feed_stream_pieces(int fd, const ps_format_ops *ops, ps_parser *p, ps_emitter *em) {
+  char *chunk = malloc(PS_FEED_STREAM_CHUNK);
+  if (!chunk)
+    return -ENOMEM;
+  int rc = 0;
+  em->origin.line = 0;
+  for (;;) {
+    ssize_t n = read(fd, chunk, PS_FEED_STREAM_CHUNK);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      rc = -errno;
+      break;
+    }
+    if (n == 0)
+      break;
+    rc = ops->stream(p, chunk, (size_t)n, 0, em);
+    if (rc)
+      break;
+  }
+  free(chunk);
+  return rc;
+}
+
+int ps_feed_stream(int fd, const ps_format_ops *ops, ps_parser *p, ps_emitter *em) {
+  int rc = ps_feed_stream_pieces(fd, ops, p, em);
+  if (rc)
+    return rc;
+  while ((rc = ops->stream(p, NULL, 0, 1, em)) == -EAGAIN) {
   }
   return rc;
 }

@@ -312,15 +312,17 @@ static void loadgen_point(pl_collect *c, const ps_point *p) {
 
 /* The DSS file being read for `run` (a new one once its marker was seen:
  * a rewritten results.json is a new run of the same name). */
-static pl_dss_doc *doc_get(pl_collect *c, const char *run) {
+static pl_dss_doc *doc_get(pl_collect *c, const char *source, const char *run) {
   for (pl_dss_doc *d = c->docs; d; d = d->next)
-    if (!d->ended && strcmp(d->run, run) == 0)
+    if (!d->ended && strcmp(d->source, source) == 0 && strcmp(d->run, run) == 0)
       return d;
   pl_dss_doc *d = calloc(1, sizeof *d);
   if (!d || !(d->run = strdup(run))) {
     free(d);
     return NULL;
   }
+  d->source = strcmp(source, PL_COLLECT_BENCHMARKER) == 0 ? PL_COLLECT_BENCHMARKER
+                                                          : PL_COLLECT_DSS;
   d->next = c->docs;
   c->docs = d;
   return d;
@@ -336,13 +338,18 @@ static int grow(double **a, size_t have, size_t want) {
   return 0;
 }
 
-static void dss_point(pl_collect *c, const ps_point *p) {
-  const char *run = ps_point_tag(p, "run"), *test = ps_point_tag(p, "test"),
-             *arm = ps_point_tag(p, "arm");
-  const ps_field *idx = ps_point_field(p, "variantIndex");
-  if (!run || !test || !arm || !idx || idx->type != PS_F_INT || idx->v.i < 0 || idx->v.i > 100000)
+/* One arm's values at one variant of a test of a document. */
+typedef struct arm_values {
+  const char *source, *run, *test, *arm;
+  int64_t variant;
+  double rps_total, p95_ms, errors;
+} arm_values;
+
+static void arm_value(pl_collect *c, const arm_values *av) {
+  const char *run = av->run, *test = av->test, *arm = av->arm;
+  if (!run || !test || !arm || av->variant < 0 || av->variant > 100000)
     return;
-  pl_dss_doc *d = doc_get(c, run);
+  pl_dss_doc *d = doc_get(c, av->source, run);
   if (!d)
     return;
   pl_dss_test *t = NULL;
@@ -381,7 +388,7 @@ static void dss_point(pl_collect *c, const ps_point *p) {
     }
     t->narms++;
   }
-  size_t v = (size_t)idx->v.i;
+  size_t v = (size_t)av->variant;
   if (v >= t->nvariants) {
     for (size_t i = 0; i < t->narms; i++)
       if (grow(&t->arms[i].rps_total, t->nvariants, v + 1) ||
@@ -390,20 +397,68 @@ static void dss_point(pl_collect *c, const ps_point *p) {
         return; /* nvariants stays: the arrays are at least that long */
     t->nvariants = v + 1;
   }
-  a->rps_total[v] = ps_point_number(p, "rps_total");
-  a->p95_ms[v] = ps_point_number(p, "p95_ms");
-  a->errors[v] = ps_point_number(p, "errors");
+  a->rps_total[v] = av->rps_total;
+  a->p95_ms[v] = av->p95_ms;
+  a->errors[v] = av->errors;
+}
+
+static void dss_point(pl_collect *c, const ps_point *p) {
+  const ps_field *idx = ps_point_field(p, "variantIndex");
+  if (!idx || idx->type != PS_F_INT)
+    return;
+  arm_values av = {PL_COLLECT_DSS, ps_point_tag(p, "run"), ps_point_tag(p, "test"),
+                   ps_point_tag(p, "arm"), idx->v.i, ps_point_number(p, "rps_total"),
+                   ps_point_number(p, "p95_ms"), ps_point_number(p, "errors")};
+  arm_value(c, &av);
+}
+
+/* A benchmarker report's scenarios that applied the same load are its arms
+ * (docs/verdicts.md "Benchmarker"): a Completed step of all operation
+ * types is the arm's value at its load factor (the variant), and the
+ * fitted peak X(N*), where the measured loads reach it, is the one
+ * variant of the test "<load> peak". */
+static void benchmarker_point(pl_collect *c, const ps_point *p) {
+  const char *op = ps_point_tag(p, "operation"), *load = ps_point_tag(p, "load");
+  if (!op || strcmp(op, PL_COLLECT_BENCHMARKER_EVERY_TYPE) != 0 || !load)
+    return;
+  arm_values av = {PL_COLLECT_BENCHMARKER, ps_point_tag(p, "configuration"), load,
+                   ps_point_tag(p, "arm"), 0, NAN, NAN, NAN};
+  char peak[512];
+  if (strcmp(p->measurement, PL_COLLECT_BENCHMARKER_FIT) == 0) {
+    const ps_field *within = ps_point_field(p, "peak_within_loads");
+    if (!within || within->type != PS_F_BOOL || !within->v.b)
+      return;
+    snprintf(peak, sizeof peak, "%s peak", load);
+    av.test = peak;
+    av.rps_total = ps_point_number(p, "x_n_star");
+    arm_value(c, &av);
+    return;
+  }
+  const ps_field *reason = ps_point_field(p, "termination_reason");
+  double n = ps_point_number(p, "load_factor");
+  if (!reason || reason->type != PS_F_STRING || reason->v.s.n != 9 ||
+      memcmp(reason->v.s.p, "Completed", 9) != 0 || !(n >= 0 && n <= 100000) || n != floor(n))
+    return;
+  av.variant = (int64_t)n;
+  av.rps_total = ps_point_number(p, "throughput");
+  av.p95_ms = ps_point_number(p, "latency_p95_s") * 1000.0;
+  av.errors = ps_point_number(p, "unsuccessful");
+  arm_value(c, &av);
 }
 
 int pl_collect_point(pl_collect *c, const ps_point *p, pl_dss_doc **doc) {
   const char *m = p->measurement;
   if (strcmp(m, PL_COLLECT_DSS) == 0) {
     dss_point(c, p);
+  } else if (strcmp(m, PL_COLLECT_BENCHMARKER_STEP) == 0 ||
+             strcmp(m, PL_COLLECT_BENCHMARKER_FIT) == 0) {
+    benchmarker_point(c, p);
   } else if (strcmp(m, PS_RUN_MARKER_MEASUREMENT) == 0) {
     const char *source = ps_point_tag(p, "source"), *run = ps_point_tag(p, "run");
-    if (!source || strcmp(source, PL_COLLECT_DSS) != 0 || !run)
+    if (!source || !run ||
+        (strcmp(source, PL_COLLECT_DSS) != 0 && strcmp(source, PL_COLLECT_BENCHMARKER) != 0))
       return PL_COLLECT_NONE;
-    pl_dss_doc *d = doc_get(c, run);
+    pl_dss_doc *d = doc_get(c, source, run);
     if (!d)
       return PL_COLLECT_NONE;
     const ps_field *bf = ps_point_field(p, "backfill");
@@ -420,9 +475,10 @@ int pl_collect_point(pl_collect *c, const ps_point *p, pl_dss_doc **doc) {
 
 size_t pl_collect_measurements(const char **out, size_t cap) {
   size_t n = 0;
-  const char *extra[] = {PL_COLLECT_DSS, PS_RUN_MARKER_MEASUREMENT, BLOCK_MEASUREMENT,
-                         CYCLE_MEASUREMENT};
-  for (size_t i = 0; i < ps_nfigures + 4; i++) {
+  const char *extra[] = {PL_COLLECT_DSS,     PS_RUN_MARKER_MEASUREMENT,   BLOCK_MEASUREMENT,
+                         CYCLE_MEASUREMENT, PL_COLLECT_BENCHMARKER_STEP, PL_COLLECT_BENCHMARKER_FIT};
+  size_t nextra = sizeof extra / sizeof extra[0];
+  for (size_t i = 0; i < ps_nfigures + nextra; i++) {
     const char *m = i < ps_nfigures ? ps_figures[i].measurement : extra[i - ps_nfigures];
     size_t j = 0;
     while (j < n && strcmp(out[j], m) != 0)
@@ -510,6 +566,7 @@ static cJSON *doc_json(const pl_dss_doc *d) {
   char t[24];
   snprintf(t, sizeof t, "%" PRId64, d->time_ns);
   cJSON_AddStringToObject(o, "run", d->run);
+  cJSON_AddStringToObject(o, "source", d->source);
   cJSON_AddBoolToObject(o, "ended", d->ended);
   cJSON_AddStringToObject(o, "time_ns", t);
   cJSON_AddBoolToObject(o, "backfill", d->backfill);
@@ -585,6 +642,9 @@ static void doc_from_json(pl_collect *c, const cJSON *o) {
     free(d);
     return;
   }
+  const char *source = str_of(o, "source"); /* absent in states from before benchmarker */
+  d->source = source && strcmp(source, PL_COLLECT_BENCHMARKER) == 0 ? PL_COLLECT_BENCHMARKER
+                                                                    : PL_COLLECT_DSS;
   d->ended = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ended"));
   d->time_ns = strtoll(t, NULL, 10);
   d->backfill = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "backfill"));

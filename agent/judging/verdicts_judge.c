@@ -132,7 +132,7 @@ void pl_vd_judge_dss(pl_verdicts *vd, pl_dss_doc *d) {
       arms[j] = (ps_dss_arm){t->arms[j].label, t->arms[j].rps_total, t->arms[j].p95_ms,
                              t->arms[j].errors};
     ps_dss_test dt = {t->test, d->run, d->time_ns, d->backfill, arms, t->narms, t->nvariants};
-    if (t->narms > 1 && ps_arm_compare(&vd->cfg->verdicts, PL_COLLECT_DSS, &dt, &l) < 0)
+    if (t->narms > 1 && ps_arm_compare(&vd->cfg->verdicts, d->source, &dt, &l) < 0)
       p->failed = 1;
     free(arms);
   }

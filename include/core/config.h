@@ -41,6 +41,7 @@ typedef enum {
   PS_FMT_LOADGEN,
   PS_FMT_DSS_BENCH,
   PS_FMT_LOCUST,
+  PS_FMT_BENCHMARKER,
 } ps_format_id;
 
 /* A key -> declared type, for jsonl sources ("types" map). */

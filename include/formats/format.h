@@ -15,9 +15,10 @@
  *   errno, writes a message to `err` and leaves *out NULL.
  * - line() gets one complete line without its '\n' (a trailing '\r' already
  *   stripped); the driver has set em->origin.line. document() gets the whole
- *   file. Both emit points and rejects through `em` and return 0, or a
- *   negative errno only when the emitter failed (bad input is a reject, not
- *   an error).
+ *   file; stream(), when a format has it, gets a document in pieces instead
+ *   (for documents too large to hold). They emit points and rejects through
+ *   `em` and return 0, or a negative errno only when the emitter failed (bad
+ *   input is a reject, not an error).
  * - finish() is called once at the end of a file's input in `convert` and
  *   when the pipeline knows a file is complete; formats that buffer (none
  *   today) flush there. It may be NULL.
@@ -72,6 +73,13 @@ typedef struct ps_format_ops {
   int (*line)(ps_parser *p, const char *data, size_t len, ps_emitter *em);
   int (*document)(ps_parser *p, const char *data, size_t len, ps_emitter *em);
   int (*finish)(ps_parser *p, ps_emitter *em);
+  /* Documents too large to hold (benchmarker reports, gigabytes): when
+   * set, the driver gives the document through stream() instead of
+   * document(): its bytes in pieces of any size in order with `last` 0
+   * (rejects only), then (NULL, 0, last 1) again while it returns -EAGAIN:
+   * the points come from those calls. A parser's memory must not grow with
+   * the document's bytes. NULL for every other format. */
+  int (*stream)(ps_parser *p, const char *data, size_t len, int last, ps_emitter *em);
   void (*free)(ps_parser *p);
   /* Run folders (loadgen): the folder a path would belong to (string work only, no I/O:
    * runs.h decides whether it is one); the facts the parser learned so far; restoring persisted
@@ -113,5 +121,6 @@ extern const ps_format_ops ps_format_lp;
 extern const ps_format_ops ps_format_loadgen;
 extern const ps_format_ops ps_format_dss_bench;
 extern const ps_format_ops ps_format_locust;
+extern const ps_format_ops ps_format_benchmarker;
 
 #endif

@@ -67,4 +67,15 @@ int ps_feed_fd(int fd, const ps_format_ops *ops, ps_parser *p, ps_emitter *em,
 int ps_feed_line(const ps_format_ops *ops, ps_parser *p, ps_emitter *em,
                  const char *data, size_t len, uint64_t line_no);
 
+/* A document of a format with a `stream` op (formats/format.h), read from
+ * `fd`'s current position to its end in pieces of PS_FEED_STREAM_CHUNK
+ * bytes and handed over piece by piece, then its points asked for (again
+ * while the emitter answers -EAGAIN). Memory: one piece, whatever the
+ * document's size. Returns 0, or a negative errno from reading or from
+ * the parser. */
+#define PS_FEED_STREAM_CHUNK ((size_t)1 << 20)
+int ps_feed_stream(int fd, const ps_format_ops *ops, ps_parser *p, ps_emitter *em);
+/* The pieces only (no points asked for); for drivers that ask themselves. */
+int ps_feed_stream_pieces(int fd, const ps_format_ops *ops, ps_parser *p, ps_emitter *em);
+
 #endif

@@ -89,6 +89,7 @@ typedef struct pl_dss_test {
 
 typedef struct pl_dss_doc {
   struct pl_dss_doc *next;
+  const char *source; /* PL_COLLECT_DSS or PL_COLLECT_BENCHMARKER: its markers' source */
   char *run;
   pl_dss_test *tests;
   size_t ntests;
@@ -100,6 +101,13 @@ typedef struct pl_dss_doc {
 
 /* The DSS bench's measurement, and its markers' source. */
 #define PL_COLLECT_DSS "dss_bench"
+/* A benchmarker report's arms (scenarios of one load) are judged as a DSS
+ * bench file's: its Completed steps and fitted peaks, ended by its marker. */
+#define PL_COLLECT_BENCHMARKER "benchmarker"
+#define PL_COLLECT_BENCHMARKER_STEP "benchmarker_step"
+#define PL_COLLECT_BENCHMARKER_FIT "benchmarker_fit"
+/* Their `operation` tag for every operation type together. */
+#define PL_COLLECT_BENCHMARKER_EVERY_TYPE "all"
 
 typedef struct pl_collect {
   const char *const *metrics; /* the judged loadgen_run fields */

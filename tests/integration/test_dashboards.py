@@ -50,6 +50,33 @@ import build  # noqa: E402
 
 LOADGEN = os.path.join(harness.DATA_DIR, "loadgen", "synth")
 DSS = os.path.join(harness.DATA_DIR, "dss", "synth")
+# An InterUSS benchmarker report (tests/tools/gen_benchmarker.py): its cells
+# share the DSS dashboard.
+BENCHMARKER = os.path.join(harness.DATA_DIR, "benchmarker", "isas_images", "report.json")
+
+
+def benchmarker_steps():
+    """(arm, step, reason, throughput) of the report, from its definitions
+    (docs/schema.md "Benchmarker"): successful operations completed in the
+    stable window, per second."""
+    import datetime as dt
+    with open(BENCHMARKER) as f:
+        doc = json.load(f)
+    t = lambda s: dt.datetime.fromisoformat(s.replace("Z", "+00:00"))  # noqa: E731
+    out = []
+    for cfg, scen in zip(doc["configuration"]["scenarios"], doc["report"]["scenarios"]):
+        arm = cfg["metadata"].get("dss_image") or next(
+            a["run_command"]["env"]["DB_TYPE"] for a in doc["configuration"]["actions"]
+            if a["name"] == cfg["setup"][0])
+        done = [t(op["t1"]) for o in scen["operations"] for org in o["origins"]
+                for oc in org["outcomes"] for op in oc.get("successful", [])]
+        for k, step in enumerate(scen["steps"]):
+            tp = None
+            if "throughput_stability_time" in step:
+                a, b = t(step["throughput_stability_time"]), t(step["end_time"])
+                tp = sum(1 for x in done if a <= x <= b) / (b - a).total_seconds()
+            out.append((arm, k + 1, step["termination_reason"], tp, t(step["end_time"])))
+    return out
 FLUX_CHECK = os.path.join(nodetools.NODE_DIR, "flux-check.mjs")
 DB = "perf"
 
@@ -859,6 +886,7 @@ class QueriesAgainstInflux(unittest.TestCase):
                          if m["path"].endswith("results.json") and m.get("valid_json")]
         for rel in cls.dss_files:
             cls.load_file("dss-bench", os.path.join(DSS, rel))
+        cls.load_file("benchmarker", BENCHMARKER)
         # Locust CSVs too, so that the schema check below sees their keys.
         for path in sorted(glob.glob(os.path.join(DSS, "*", "*_stats.csv")) +
                            glob.glob(os.path.join(DSS, "*", "*_stats_history.csv")) +
@@ -1039,7 +1067,8 @@ class QueriesAgainstInflux(unittest.TestCase):
             return int((min(origins) - 86400) * 1e9), int((max(origins) + 2 * 86400) * 1e9)
         if slug == "dss-bench":
             mt = min(os.path.getmtime(os.path.join(DSS, p)) for p in self.dss_files)
-            return int((mt - 86400) * 1e9), time.time_ns() + 86400 * 10**9
+            first = min(s[4] for s in benchmarker_steps()).timestamp()  # the benchmarker's
+            return int((min(mt, first) - 86400) * 1e9), time.time_ns() + 86400 * 10**9
         return self.health_end - 3600 * 10**9, self.health_end + 60 * 10**9
 
     def run_cell(self, d, index, variables):
@@ -1117,6 +1146,10 @@ class QueriesAgainstInflux(unittest.TestCase):
                         self.assertEqual(vals, {p.split("/")[0] for p in self.dss_files})
                     elif v["name"] == "dss_test":
                         self.assertIn("rid_isa", vals)
+                    elif v["name"] == "bm_config":
+                        self.assertEqual(vals, {"isas_images"})
+                    elif v["name"] == "bm_load":
+                        self.assertEqual(vals, {"ramp"})
             # Chronograf asks the same through its meta-query template.
             with open(os.path.join(DASH, "chronograf", d["slug"] + ".dashboard")) as f:
                 templates = json.load(f)["templates"]
@@ -1156,7 +1189,8 @@ class QueriesAgainstInflux(unittest.TestCase):
                     if a["name"] == build.RUN_MARKERS_ANNOTATION["name"]:
                         # A start and an end marker for every fixture run.
                         self.assertGreaterEqual(len(rows), 2 * len(FIXTURE_STATUS))
-                        self.assertEqual({r["status"] for r in rows} - {"running"},
+                        # (and the benchmarker report's, where the range holds it)
+                        self.assertEqual({r["status"] for r in rows} - {"running", "unstable"},
                                          set(FIXTURE_STATUS.values()))
                     elif a["name"] == build.VERDICT_ANNOTATION["name"]:
                         # every change in range, and nothing that is none
@@ -1370,7 +1404,8 @@ class QueriesAgainstInflux(unittest.TestCase):
         test = "rid_isa"
         arms = res["by_test"][test]
         for i, c, kind in self.cells(d):
-            series = self.run_cell(d, i, {"dss_run": "latency_compare_images", "dss_test": test})
+            series = self.run_cell(d, i, {"dss_run": "latency_compare_images", "dss_test": test,
+                                          "bm_config": "isas_images", "bm_load": "ramp"})
             with self.subTest(cell=c["title"]):
                 if kind == "dss_arms":
                     field = c["expect"]["field"]
@@ -1406,8 +1441,32 @@ class QueriesAgainstInflux(unittest.TestCase):
                     best = {r["arm"]: r["rps_total"] for r in rows}
                     for arm, pts in arms.items():
                         self.assertGreaterEqual(best[arm], max(p["rps_total"] for p in pts))
+                elif kind in ("bm_steps", "bm_fits", "bm_peak_trend"):
+                    self.check_benchmarker(kind, self.rows(series))
                 else:
                     self.fail(f"no expectation for {c['title']}")
+
+    def check_benchmarker(self, kind, rows):
+        steps = benchmarker_steps()
+        arms = {s[0] for s in steps}
+        self.assertEqual({r["arm"] for r in rows if kind != "bm_peak_trend"} or arms, arms)
+        if kind == "bm_steps":
+            got = {(r["arm"], r["step"]): r for r in rows}
+            self.assertEqual(set(got), {(s[0], s[1]) for s in steps})
+            for arm, k, reason, tp, _ in steps:
+                self.assertEqual(got[(arm, k)]["termination_reason"], reason)
+                self.assertClose(got[(arm, k)]["throughput"], tp, f"{arm} step {k}")
+        elif kind == "bm_fits":
+            for r in rows:  # every Completed step is a point of the fit, kept or not
+                completed = sum(1 for s in steps if s[0] == r["arm"] and s[2] == "Completed")
+                self.assertEqual(r["points_kept"] + r["points_discarded"], completed)
+            self.peaks = {r["arm"]: r["x_n_star"] for r in rows if r["x_n_star"] is not None}
+        else:
+            best = {r["arm"]: r["x_n_star"] for r in rows}
+            self.assertTrue(best, "no peak throughput in the range")
+            for arm, peak in best.items():
+                self.assertIn(arm, arms)
+                self.assertGreater(peak, 0)
 
     def test_health(self):
         d = build.HEALTH

@@ -157,6 +157,8 @@ class SchemaDoc(InfluxTestCase):
         jobs = [("loadgen", [f]) for f in folders]
         jobs.append(("dss-bench", sorted(os.path.join(DSS, n, "results.json") for n in os.listdir(DSS)
                                          if os.path.exists(os.path.join(DSS, n, "results.json")))))
+        jobs.append(("benchmarker", [os.path.join(DATA_DIR, "benchmarker", "isas_images",
+                                                  "report.json")]))
         loc = os.path.join(DSS, "locust_isa")
         jobs.append(("locust", [os.path.join(loc, n) for n in sorted(os.listdir(loc))
                                 if n != "isa_exceptions.csv"]))

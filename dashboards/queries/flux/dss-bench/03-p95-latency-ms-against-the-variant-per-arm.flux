@@ -1,5 +1,5 @@
 // perfship: DSS bench: p95 latency (ms) against the variant, per arm
-// InfluxDB 2 UI variables: v.timeRangeStart, v.timeRangeStop, v.windowPeriod, v.dss_run, v.dss_test.
+// InfluxDB 2 UI variables: v.timeRangeStart, v.timeRangeStop, v.windowPeriod, v.dss_run, v.dss_test, v.bm_config, v.bm_load.
 // Bucket "perf/autogen" is database "perf", retention policy "autogen" (the 1.x DBRP mapping).
 from(bucket: "perf/autogen")
   |> range(start: 0)
