@@ -444,7 +444,7 @@ static void test_source_checks_ask_the_rules(void **state) {
   assert_true(load_with(lp_mapped, ps_format_source_rules, &err) < 0);
   assert_non_null(strstr(err.data, "only jsonl sources use it"));
   assert_true(load_with(locust_runs, ps_format_source_rules, &err) < 0);
-  assert_non_null(strstr(err.data, "only loadgen and dss-bench sources have runs"));
+  assert_non_null(strstr(err.data, "only loadgen, dss-bench and benchmarker sources have runs"));
   /* other rules, other answers, and the messages name what the rules name */
   assert_int_equal(load_with(lp_mapped, lp_takes_the_mapping, &err), 0);
   assert_int_equal(load_with(locust_runs, lp_takes_the_mapping, &err), 0);
