@@ -61,8 +61,7 @@ static const char usage_text[] =
     "                          stages and DSS results in InfluxDB (-o -: stdout)\n"
     "\n"
     "options:\n"
-    "  -c, --config FILE       configuration file (default " DEFAULT_CONFIG
-    " if it exists)\n"
+    "  -c, --config FILE       configuration file (default " DEFAULT_CONFIG " if it exists)\n"
     "  -v, --verbose           log at debug level\n"
     "  -h, --help              show this help and exit\n"
     "  -V, --version           print the version and exit\n"

@@ -198,8 +198,7 @@ static int convert_file(const ps_format_ops *ops, const ps_source_cfg *src,
       rc = ps_feed_line(ops, parser, em, last.text.data, last.text.len, last.line_no);
     ps_buf_free(&last.text);
   } else {
-    say(cx, "perfship convert: %s: format %s does not read this kind of file\n", path,
-        ops->name);
+    say(cx, "perfship convert: %s: format %s does not read this kind of file\n", path, ops->name);
     unreadable = 1;
   }
   if (rc == 0 && ops->finish)

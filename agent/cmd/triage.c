@@ -153,14 +153,12 @@ static void warn_unknown_run(const ps_config *cfg, const ps_triage_decision *d) 
   ps_buf_init(&q, 0);
   ps_buf_init(&answer, 1 << 20);
   ps_buf_init(&err, 1024);
-  int ok = ps_buf_puts(&q, "SELECT \"verdict\" FROM \"perfship_verdict\" WHERE \"run\" = ") ==
-               0 &&
+  int ok = ps_buf_puts(&q, "SELECT \"verdict\" FROM \"perfship_verdict\" WHERE \"run\" = ") == 0 &&
            ps_rb_string(&q, d->run) == 0;
   if (ok)
     ok = ps_rb_tag_is(&q, "host", d->host) == 0;
   ps_rb_answer a;
-  if (ok && ps_buf_puts(&q, " LIMIT 1") == 0 &&
-      ps_rb_query(cfg, q.data, &answer, &err) == 0 &&
+  if (ok && ps_buf_puts(&q, " LIMIT 1") == 0 && ps_rb_query(cfg, q.data, &answer, &err) == 0 &&
       ps_rb_answer_parse(&a, answer.data, answer.len) == 0) {
     ok = ps_rb_answer_next(&a) == NULL;
     ps_rb_answer_free(&a);

@@ -501,8 +501,7 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
     ok = ps_rb_tag_is(&q, "series", series) == 0;
   for (size_t h = 0; ok && h < nhosts; h++)
     ok = ps_buf_puts(&q, h ? " OR \"host\" = " : " AND (\"host\" = ") == 0 &&
-         ps_rb_string(&q, hosts[h]) == 0 &&
-         (h + 1 < nhosts || ps_buf_putc(&q, ')') == 0);
+         ps_rb_string(&q, hosts[h]) == 0 && (h + 1 < nhosts || ps_buf_putc(&q, ')') == 0);
   if (!ok) {
     fprintf(stderr, "perfship verdicts: a name holds a character InfluxQL cannot carry "
                     "(\\r, a carriage return)\n");

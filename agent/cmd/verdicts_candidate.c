@@ -89,8 +89,7 @@ static int parse(runs *rs, const ps_verdicts_cfg *v, const char *json) {
   if (rc == 0 && !ps_rb_answer_whole(&a))
     rc = -EPROTO;
   for (const ps_rb_row *row; rc == 0 && (row = ps_rb_answer_next_series(&a));) {
-    if (row->statement > 0 || !cJSON_IsNumber(ps_rb_cell(row, "time")) ||
-        !ps_rb_tag(row, "run"))
+    if (row->statement > 0 || !cJSON_IsNumber(ps_rb_cell(row, "time")) || !ps_rb_tag(row, "run"))
       continue;
     ps_verdict_run *r = realloc(rs->r, (rs->n + 1) * sizeof *r);
     if (r)

@@ -64,7 +64,7 @@ int ps_cmd_verdicts_explain(ps_config *cfg, const char *run, const char *host, i
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   ps_rb_explain_data_init(&d, run, host, since_s * 1000000000LL,
-                       (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+                          (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
   int rc = ps_rb_explain_query(cfg, &d, &err);
   if (rc == -ENOENT && !err.len) { /* with words: the database is missing */
     fprintf(stderr, "perfship verdicts: no loadgen run ");

@@ -22,11 +22,13 @@ static const ps_cfg_enum start_at_names[] = {
 static const ps_cfg_enum log_level_names[] = {
     {"error", PS_LOG_ERROR}, {"warning", PS_LOG_WARNING},
     {"info", PS_LOG_INFO},   {"debug", PS_LOG_DEBUG},   {NULL, 0}};
-const ps_cfg_enum ps_cfg_format_names[] = {
-    {"jsonl", PS_FMT_JSONL},         {"lp", PS_FMT_LP},
-    {"loadgen", PS_FMT_LOADGEN},     {"dss-bench", PS_FMT_DSS_BENCH},
-    {"locust", PS_FMT_LOCUST},       {"benchmarker", PS_FMT_BENCHMARKER},
-    {NULL, 0}};
+const ps_cfg_enum ps_cfg_format_names[] = {{"jsonl", PS_FMT_JSONL},
+                                           {"lp", PS_FMT_LP},
+                                           {"loadgen", PS_FMT_LOADGEN},
+                                           {"dss-bench", PS_FMT_DSS_BENCH},
+                                           {"locust", PS_FMT_LOCUST},
+                                           {"benchmarker", PS_FMT_BENCHMARKER},
+                                           {NULL, 0}};
 static const ps_cfg_enum ftype_names[] = {
     {"integer", PS_F_INT}, {"unsigned", PS_F_UINT}, {"float", PS_F_FLOAT},
     {"string", PS_F_STRING}, {"boolean", PS_F_BOOL}, {NULL, 0}};

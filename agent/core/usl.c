@@ -59,8 +59,7 @@ static double objective(const gsl_vector *v, void *params) {
 
 /* One Nelder-Mead run from (gamma0, a0, b0); the point in `best`. */
 static int minimise(usl_data *d, const double start[3], double best[3]) {
-  gsl_multimin_fminimizer *m =
-      gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, 3);
+  gsl_multimin_fminimizer *m = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, 3);
   gsl_vector *x = gsl_vector_alloc(3), *step = gsl_vector_alloc(3);
   if (!m || !x || !step) {
     gsl_multimin_fminimizer_free(m);
@@ -146,8 +145,7 @@ static double residual_sigma(const double *res, size_t n, double *tmp) {
 }
 
 /* The index (into the kept subset) of the point to drop, or -1. */
-static long worst_outlier(const usl_data *d, const ps_usl_fit_result *f, double *res,
-                          double *tmp) {
+static long worst_outlier(const usl_data *d, const ps_usl_fit_result *f, double *res, double *tmp) {
   double ymax = 0.0;
   for (size_t i = 0; i < d->n; i++) {
     res[i] = d->y[i] - ps_usl_throughput(f->gamma, f->alpha, f->beta, d->x[i]);

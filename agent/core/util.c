@@ -89,7 +89,10 @@ int ps_open_regular(const char *path, struct stat *st) {
   if (fd < 0)
     return -errno;
   struct stat s;
-  int rc = fstat(fd, &s) < 0 ? -errno : S_ISDIR(s.st_mode) ? -EISDIR : !S_ISREG(s.st_mode) ? -EINVAL : 0;
+  int rc = fstat(fd, &s) < 0     ? -errno
+           : S_ISDIR(s.st_mode)  ? -EISDIR
+           : !S_ISREG(s.st_mode) ? -EINVAL
+                                 : 0;
   int fl = rc == 0 ? fcntl(fd, F_GETFL) : 0;
   if (rc == 0 && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0))
     rc = -errno;

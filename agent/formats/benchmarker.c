@@ -44,42 +44,113 @@
 #define BM_REJECTS_LISTED 100
 
 typedef enum bm_role {
-  R_SKIP, R_ROOT, R_CONFIG, R_CFG_SCENS, R_CFG_SCEN, R_CFG_SETUP, R_CFG_ACTIONS, R_CFG_ACTION,
-  R_RUNCMD, R_ENV, R_REPORT, R_SCENS, R_SCEN, R_META, R_OPS, R_OPTYPE, R_ORIGINS, R_ORIGIN,
-  R_OUTCOMES, R_OUTCOME, R_OPLIST, R_OP, R_STEPS, R_STEP,
+  R_SKIP,
+  R_ROOT,
+  R_CONFIG,
+  R_CFG_SCENS,
+  R_CFG_SCEN,
+  R_CFG_SETUP,
+  R_CFG_ACTIONS,
+  R_CFG_ACTION,
+  R_RUNCMD,
+  R_ENV,
+  R_REPORT,
+  R_SCENS,
+  R_SCEN,
+  R_META,
+  R_OPS,
+  R_OPTYPE,
+  R_ORIGINS,
+  R_ORIGIN,
+  R_OUTCOMES,
+  R_OUTCOME,
+  R_OPLIST,
+  R_OP,
+  R_STEPS,
+  R_STEP,
 } bm_role;
 
 typedef enum bm_key {
-  K_OTHER, K_CONFIGURATION, K_REPORT, K_SCENARIOS, K_NAME, K_METADATA, K_SETUP, K_ACTIONS,
-  K_RUN_COMMAND, K_ENV, K_OPERATIONS, K_STEPS, K_TYPE, K_ORIGINS, K_OUTCOMES, K_SUCCESSFUL,
-  K_UNSUCCESSFUL, K_QUERY, K_T0, K_T1, K_LOAD_FACTOR, K_START_TIME, K_STABILITY, K_END_TIME,
-  K_REASON, K_META_ARM, K_META_IMAGE, K_META_DATASTORE, K_DSS_IMAGE, K_DB_TYPE,
-  K_CODEBASE_VERSION, K_COMMIT_HASH, K_LOAD,
+  K_OTHER,
+  K_CONFIGURATION,
+  K_REPORT,
+  K_SCENARIOS,
+  K_NAME,
+  K_METADATA,
+  K_SETUP,
+  K_ACTIONS,
+  K_RUN_COMMAND,
+  K_ENV,
+  K_OPERATIONS,
+  K_STEPS,
+  K_TYPE,
+  K_ORIGINS,
+  K_OUTCOMES,
+  K_SUCCESSFUL,
+  K_UNSUCCESSFUL,
+  K_QUERY,
+  K_T0,
+  K_T1,
+  K_LOAD_FACTOR,
+  K_START_TIME,
+  K_STABILITY,
+  K_END_TIME,
+  K_REASON,
+  K_META_ARM,
+  K_META_IMAGE,
+  K_META_DATASTORE,
+  K_DSS_IMAGE,
+  K_DB_TYPE,
+  K_CODEBASE_VERSION,
+  K_COMMIT_HASH,
+  K_LOAD,
 } bm_key;
 
 static const struct {
   const char *name;
   bm_key key;
 } KEYS[] = {
-    {"configuration", K_CONFIGURATION}, {"report", K_REPORT}, {"scenarios", K_SCENARIOS},
-    {"name", K_NAME}, {"metadata", K_METADATA}, {"setup", K_SETUP}, {"actions", K_ACTIONS},
-    {"run_command", K_RUN_COMMAND}, {"env", K_ENV}, {"operations", K_OPERATIONS},
-    {"steps", K_STEPS}, {"type", K_TYPE}, {"origins", K_ORIGINS}, {"outcomes", K_OUTCOMES},
-    {"successful", K_SUCCESSFUL}, {"unsuccessful", K_UNSUCCESSFUL}, {"query", K_QUERY},
-    {"t0", K_T0}, {"t1", K_T1}, {"load_factor", K_LOAD_FACTOR}, {"start_time", K_START_TIME},
-    {"throughput_stability_time", K_STABILITY}, {"end_time", K_END_TIME},
-    {"termination_reason", K_REASON}, {"arm", K_META_ARM}, {"dss_image", K_META_IMAGE},
-    {"image", K_META_IMAGE}, {"datastore", K_META_DATASTORE}, {"db_type", K_META_DATASTORE},
-    {"DSS_IMAGE", K_DSS_IMAGE}, {"DB_TYPE", K_DB_TYPE},
-    {"codebase_version", K_CODEBASE_VERSION}, {"commit_hash", K_COMMIT_HASH},
+    {"configuration", K_CONFIGURATION},
+    {"report", K_REPORT},
+    {"scenarios", K_SCENARIOS},
+    {"name", K_NAME},
+    {"metadata", K_METADATA},
+    {"setup", K_SETUP},
+    {"actions", K_ACTIONS},
+    {"run_command", K_RUN_COMMAND},
+    {"env", K_ENV},
+    {"operations", K_OPERATIONS},
+    {"steps", K_STEPS},
+    {"type", K_TYPE},
+    {"origins", K_ORIGINS},
+    {"outcomes", K_OUTCOMES},
+    {"successful", K_SUCCESSFUL},
+    {"unsuccessful", K_UNSUCCESSFUL},
+    {"query", K_QUERY},
+    {"t0", K_T0},
+    {"t1", K_T1},
+    {"load_factor", K_LOAD_FACTOR},
+    {"start_time", K_START_TIME},
+    {"throughput_stability_time", K_STABILITY},
+    {"end_time", K_END_TIME},
+    {"termination_reason", K_REASON},
+    {"arm", K_META_ARM},
+    {"dss_image", K_META_IMAGE},
+    {"image", K_META_IMAGE},
+    {"datastore", K_META_DATASTORE},
+    {"db_type", K_META_DATASTORE},
+    {"DSS_IMAGE", K_DSS_IMAGE},
+    {"DB_TYPE", K_DB_TYPE},
+    {"codebase_version", K_CODEBASE_VERSION},
+    {"commit_hash", K_COMMIT_HASH},
     {"load", K_LOAD},
 };
 
 typedef struct bm_frame {
   bm_role role;
   int is_object;
-  bm_key key;    /* the member being read (objects) */
-  size_t index;  /* elements so far (arrays) */
+  bm_key key;   /* the member being read (objects) */
+  size_t index; /* elements so far (arrays) */
 } bm_frame;
 
 struct ps_parser {
@@ -87,10 +158,10 @@ struct ps_parser {
   ps_json_stream js;
   bm_frame frames[BM_FRAMES_MAX];
   size_t depth;
-  size_t skip_depth;    /* > 0: inside a subtree nobody reads */
+  size_t skip_depth; /* > 0: inside a subtree nobody reads */
   int skip_is_query;
   uint64_t skip_begin;
-  bm_names *meta;       /* the metadata object being read */
+  bm_names *meta; /* the metadata object being read */
   /* the operation, group and step being read */
   int64_t t0, t1;
   int has_t0, has_t1, op_bad, op_successful;
@@ -100,10 +171,10 @@ struct ps_parser {
   bm_step step;
   int step_bad;
   uint64_t step_offset;
-  ps_emitter *em;       /* during a feed: where rejects go */
-  int failed;           /* not JSON: no points */
-  uint64_t rejects;     /* problems found so far; those past BM_REJECTS_LISTED are only counted */
-  size_t cursor;        /* points already delivered (back-pressure) */
+  ps_emitter *em;   /* during a feed: where rejects go */
+  int failed;       /* not JSON: no points */
+  uint64_t rejects; /* problems found so far; those past BM_REJECTS_LISTED are only counted */
+  size_t cursor;    /* points already delivered (back-pressure) */
   bm_report r;
 };
 
@@ -179,7 +250,9 @@ static int grow(void **arr, size_t *cap, size_t n, size_t size) {
   return 0;
 }
 
-static bm_scenario *cur_scen(ps_parser *p) { return p->r.nscen ? &p->r.scen[p->r.nscen - 1] : NULL; }
+static bm_scenario *cur_scen(ps_parser *p) {
+  return p->r.nscen ? &p->r.scen[p->r.nscen - 1] : NULL;
+}
 
 /* ---- RFC 3339 ------------------------------------------------------------ */
 
@@ -343,10 +416,11 @@ static int reason_of(const char *s) {
   return BM_REASON_NONE;
 }
 
-static const char *const STEP_KEY_NAMES[] = {
-    [K_LOAD_FACTOR] = "load_factor", [K_START_TIME] = "start_time",
-    [K_STABILITY] = "throughput_stability_time", [K_END_TIME] = "end_time",
-    [K_REASON] = "termination_reason"};
+static const char *const STEP_KEY_NAMES[] = {[K_LOAD_FACTOR] = "load_factor",
+                                             [K_START_TIME] = "start_time",
+                                             [K_STABILITY] = "throughput_stability_time",
+                                             [K_END_TIME] = "end_time",
+                                             [K_REASON] = "termination_reason"};
 
 static void step_bad(ps_parser *p, const ps_js_token *t, bm_key k, const char *why) {
   if (!p->step_bad)
@@ -389,19 +463,24 @@ static int step_end(ps_parser *p) {
   size_t no = s->nsteps + 1;
   if (!st->has_load || !st->has_start || !st->has_end || st->reason == BM_REASON_NONE) {
     REJECT(p, p->step_offset, "scenario %d step %zu: no %s; step dropped", scen_no(p), no,
-           !st->has_load ? "load_factor" : !st->has_start ? "start_time"
-           : !st->has_end ? "end_time" : "termination_reason");
+           !st->has_load    ? "load_factor"
+           : !st->has_start ? "start_time"
+           : !st->has_end   ? "end_time"
+                            : "termination_reason");
     return 0;
   }
   st->usable = 1;
   st->has_window = st->has_stable;
   if (st->reason != BM_REASON_NOT_STABLE && !st->has_stable)
-    REJECT(p, p->step_offset, "scenario %d step %zu: %s without a throughput_stability_time; "
-           "no figures for its window", scen_no(p), no,
-           st->reason == BM_REASON_COMPLETED ? "Completed" : "Unstable");
+    REJECT(p, p->step_offset,
+           "scenario %d step %zu: %s without a throughput_stability_time; "
+           "no figures for its window",
+           scen_no(p), no, st->reason == BM_REASON_COMPLETED ? "Completed" : "Unstable");
   if (st->has_stable && (st->stable_ns < st->start_ns || st->end_ns < st->stable_ns)) {
-    REJECT(p, p->step_offset, "scenario %d step %zu: its times are out of order (start, "
-           "stability, end); no figures for its window", scen_no(p), no);
+    REJECT(p, p->step_offset,
+           "scenario %d step %zu: its times are out of order (start, "
+           "stability, end); no figures for its window",
+           scen_no(p), no);
     st->has_window = 0;
   }
   if (grow((void **)&s->steps, &s->steps_cap, s->nsteps, sizeof *s->steps))
@@ -478,18 +557,14 @@ static void on_scalar(ps_parser *p, const ps_js_token *t) {
       copy_name(k == K_DSS_IMAGE ? a->image : a->datastore, t);
     }
     break;
-  case R_META:
-    meta_scalar(p, k, t);
-    break;
+  case R_META: meta_scalar(p, k, t); break;
   case R_OPTYPE:
     if (k == K_TYPE) {
       p->group_type = t->kind == PS_JS_STRING ? type_index(cur_scen(p), t) : -1;
       p->group_bad = p->group_type < 0;
     }
     break;
-  case R_OP:
-    op_scalar(p, k, t);
-    break;
+  case R_OP: op_scalar(p, k, t); break;
   case R_STEP:
     if (k >= K_LOAD_FACTOR && k <= K_REASON)
       step_scalar(p, k, t);
@@ -499,8 +574,7 @@ static void on_scalar(ps_parser *p, const ps_js_token *t) {
       REJECT(p, t->offset, "scenario %d: %s is not a list", scen_no(p),
              k == K_STEPS ? "steps" : "operations");
     break;
-  default:
-    break;
+  default: break;
   }
 }
 
@@ -512,18 +586,30 @@ static bm_role child_role(const bm_frame *f, int *want_object) {
     bm_role child;
     int object;
   } MAP[] = {
-      {R_ROOT, K_CONFIGURATION, R_CONFIG, 1},  {R_ROOT, K_REPORT, R_REPORT, 1},
-      {R_CONFIG, K_SCENARIOS, R_CFG_SCENS, 0}, {R_CONFIG, K_ACTIONS, R_CFG_ACTIONS, 0},
-      {R_CFG_SCENS, K_OTHER, R_CFG_SCEN, 1},   {R_CFG_SCEN, K_METADATA, R_META, 1},
-      {R_CFG_SCEN, K_SETUP, R_CFG_SETUP, 0},   {R_CFG_ACTIONS, K_OTHER, R_CFG_ACTION, 1},
-      {R_CFG_ACTION, K_RUN_COMMAND, R_RUNCMD, 1}, {R_RUNCMD, K_ENV, R_ENV, 1},
-      {R_REPORT, K_SCENARIOS, R_SCENS, 0},     {R_SCENS, K_OTHER, R_SCEN, 1},
-      {R_SCEN, K_METADATA, R_META, 1},         {R_SCEN, K_OPERATIONS, R_OPS, 0},
-      {R_SCEN, K_STEPS, R_STEPS, 0},           {R_OPS, K_OTHER, R_OPTYPE, 1},
-      {R_OPTYPE, K_ORIGINS, R_ORIGINS, 0},     {R_ORIGINS, K_OTHER, R_ORIGIN, 1},
-      {R_ORIGIN, K_OUTCOMES, R_OUTCOMES, 0},   {R_OUTCOMES, K_OTHER, R_OUTCOME, 1},
-      {R_OUTCOME, K_SUCCESSFUL, R_OPLIST, 0},  {R_OUTCOME, K_UNSUCCESSFUL, R_OPLIST, 0},
-      {R_OPLIST, K_OTHER, R_OP, 1},            {R_STEPS, K_OTHER, R_STEP, 1},
+      {R_ROOT, K_CONFIGURATION, R_CONFIG, 1},
+      {R_ROOT, K_REPORT, R_REPORT, 1},
+      {R_CONFIG, K_SCENARIOS, R_CFG_SCENS, 0},
+      {R_CONFIG, K_ACTIONS, R_CFG_ACTIONS, 0},
+      {R_CFG_SCENS, K_OTHER, R_CFG_SCEN, 1},
+      {R_CFG_SCEN, K_METADATA, R_META, 1},
+      {R_CFG_SCEN, K_SETUP, R_CFG_SETUP, 0},
+      {R_CFG_ACTIONS, K_OTHER, R_CFG_ACTION, 1},
+      {R_CFG_ACTION, K_RUN_COMMAND, R_RUNCMD, 1},
+      {R_RUNCMD, K_ENV, R_ENV, 1},
+      {R_REPORT, K_SCENARIOS, R_SCENS, 0},
+      {R_SCENS, K_OTHER, R_SCEN, 1},
+      {R_SCEN, K_METADATA, R_META, 1},
+      {R_SCEN, K_OPERATIONS, R_OPS, 0},
+      {R_SCEN, K_STEPS, R_STEPS, 0},
+      {R_OPS, K_OTHER, R_OPTYPE, 1},
+      {R_OPTYPE, K_ORIGINS, R_ORIGINS, 0},
+      {R_ORIGINS, K_OTHER, R_ORIGIN, 1},
+      {R_ORIGIN, K_OUTCOMES, R_OUTCOMES, 0},
+      {R_OUTCOMES, K_OTHER, R_OUTCOME, 1},
+      {R_OUTCOME, K_SUCCESSFUL, R_OPLIST, 0},
+      {R_OUTCOME, K_UNSUCCESSFUL, R_OPLIST, 0},
+      {R_OPLIST, K_OTHER, R_OP, 1},
+      {R_STEPS, K_OTHER, R_STEP, 1},
   };
   bm_key k = f->is_object ? f->key : K_OTHER;
   for (size_t i = 0; i < sizeof MAP / sizeof MAP[0]; i++)
@@ -561,40 +647,26 @@ static int enter(ps_parser *p, bm_role role, const bm_frame *parent, uint64_t at
     p->group_type = -1;
     p->group_bad = 0;
     break;
-  case R_OPLIST:
-    p->op_successful = parent->key == K_SUCCESSFUL;
-    break;
-  case R_OP:
-    op_begin(p, at);
-    break;
+  case R_OPLIST: p->op_successful = parent->key == K_SUCCESSFUL; break;
+  case R_OP: op_begin(p, at); break;
   case R_STEP:
     memset(&p->step, 0, sizeof p->step);
     p->step_bad = 0;
     p->step_offset = at;
     break;
-  default:
-    break;
+  default: break;
   }
   return 0;
 }
 
 static int leave(ps_parser *p, const bm_frame *f, uint64_t at) {
   switch (f->role) {
-  case R_META:
-    p->meta = NULL;
-    break;
-  case R_OPTYPE:
-    group_end(p, at);
-    break;
-  case R_OP:
-    return op_end(p);
-  case R_STEP:
-    return step_end(p);
-  case R_SCEN:
-    cur_scen(p)->complete = 1;
-    break;
-  default:
-    break;
+  case R_META: p->meta = NULL; break;
+  case R_OPTYPE: group_end(p, at); break;
+  case R_OP: return op_end(p);
+  case R_STEP: return step_end(p);
+  case R_SCEN: cur_scen(p)->complete = 1; break;
+  default: break;
   }
   return 0;
 }
@@ -608,17 +680,18 @@ static void skip_begin(ps_parser *p, const bm_frame *parent, uint64_t at) {
 static void skip_end(ps_parser *p, uint64_t at) {
   uint64_t size = at + 1 - p->skip_begin;
   if (p->skip_is_query && size > BM_QUERY_MAX)
-    REJECT(p, p->skip_begin, "scenario %d: a query detail of %llu bytes (more than %d); "
-           "skipped, its operation counted", scen_no(p), (unsigned long long)size,
-           BM_QUERY_MAX);
+    REJECT(p, p->skip_begin,
+           "scenario %d: a query detail of %llu bytes (more than %d); "
+           "skipped, its operation counted",
+           scen_no(p), (unsigned long long)size, BM_QUERY_MAX);
 }
 
 /* A container opens where a scalar was expected (or the wrong kind). */
 static void wrong_container(ps_parser *p, const bm_frame *f, uint64_t at) {
   if (f->role == R_OP && (f->key == K_T0 || f->key == K_T1)) {
     if (!p->op_bad)
-      REJECT(p, at, "scenario %d: an operation's %s is not an RFC 3339 time; dropped",
-             scen_no(p), f->key == K_T0 ? "t0" : "t1");
+      REJECT(p, at, "scenario %d: an operation's %s is not an RFC 3339 time; dropped", scen_no(p),
+             f->key == K_T0 ? "t0" : "t1");
     p->op_bad = 1;
   } else if (f->role == R_STEP && f->key >= K_LOAD_FACTOR && f->key <= K_REASON) {
     ps_js_token t = {0};
@@ -670,8 +743,7 @@ static int on_token(void *ctx, const ps_js_token *t) {
   ps_parser *p = ctx;
   switch (t->kind) {
   case PS_JS_OBJECT_BEGIN:
-  case PS_JS_ARRAY_BEGIN:
-    return on_begin(p, t);
+  case PS_JS_ARRAY_BEGIN: return on_begin(p, t);
   case PS_JS_OBJECT_END:
   case PS_JS_ARRAY_END:
     if (p->skip_depth) {

@@ -51,7 +51,7 @@ struct bm_fit {
 };
 
 static const char *reason_name(int r) {
-  return r == BM_REASON_COMPLETED ? "Completed"
+  return r == BM_REASON_COMPLETED  ? "Completed"
          : r == BM_REASON_UNSTABLE ? "Unstable"
                                    : "StabilityNotAchieved";
 }
@@ -181,8 +181,8 @@ static double percentile(const double *sorted, size_t n, double q) {
   return sorted[lo] + (sorted[lo + 1] - sorted[lo]) * frac;
 }
 
-static void window_figures(bm_figure *f, const bm_op *ops, size_t lo, size_t hi,
-                           const bm_step *st, double *lat) {
+static void window_figures(bm_figure *f, const bm_op *ops, size_t lo, size_t hi, const bm_step *st,
+                           double *lat) {
   size_t n = 0;
   double sum = 0.0;
   for (size_t i = lo; i < hi; i++) {
@@ -405,8 +405,7 @@ static void emit_fit(bm_emit *e, const bm_fit *f) {
   fl[n++] = ps_field_int("points_kept", (int64_t)f->res.kept_count);
   fl[n++] = ps_field_int("points_discarded", (int64_t)f->discarded);
   if (f->discarded)
-    fl[n++] = ps_field_string("discarded_loads", f->discarded_loads,
-                              strlen(f->discarded_loads));
+    fl[n++] = ps_field_string("discarded_loads", f->discarded_loads, strlen(f->discarded_loads));
   if (f->res.has_peak) {
     fl[n++] = ps_field_float("n_star", f->res.n_star);
     fl[n++] = ps_field_float("x_n_star", f->res.x_n_star);

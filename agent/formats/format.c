@@ -28,8 +28,7 @@ const ps_format_ops *ps_format_ops_get(ps_format_id id) {
     return &ps_format_dss_bench;
   case PS_FMT_LOCUST:
     return &ps_format_locust;
-  case PS_FMT_BENCHMARKER:
-    return &ps_format_benchmarker;
+  case PS_FMT_BENCHMARKER: return &ps_format_benchmarker;
   }
   return NULL;
 }

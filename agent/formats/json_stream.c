@@ -20,7 +20,7 @@ enum {
   ST_OBJECT_FIRST, /* after '{': a key or '}' */
   ST_KEY,          /* after ',' in an object: a key */
   ST_COLON,
-  ST_AFTER,        /* after a value: ',' or the closer (or the end at top level) */
+  ST_AFTER, /* after a value: ',' or the closer (or the end at top level) */
   ST_DONE,
 };
 
@@ -41,8 +41,8 @@ static int fail(ps_json_stream *js, const char *why, uint64_t at) {
 
 static int deliver(ps_json_stream *js, ps_js_kind kind, ps_js_cb cb, void *ctx) {
   js->text[js->len] = '\0';
-  ps_js_token t = {kind, js->text, js->len, js->truncated, js->has_nul, js->raw_len,
-                   js->tok_offset};
+  ps_js_token t = {kind,        js->text,    js->len,       js->truncated,
+                   js->has_nul, js->raw_len, js->tok_offset};
   if (cb(ctx, &t)) {
     js->stopped = 1;
     return PS_JS_STOPPED;
@@ -278,8 +278,7 @@ static int close_container(ps_json_stream *js, unsigned char c, uint64_t at, ps_
   return deliver(js, c == '}' ? PS_JS_OBJECT_END : PS_JS_ARRAY_END, cb, ctx);
 }
 
-static int start_value(ps_json_stream *js, unsigned char c, uint64_t at, ps_js_cb cb,
-                       void *ctx) {
+static int start_value(ps_json_stream *js, unsigned char c, uint64_t at, ps_js_cb cb, void *ctx) {
   if (c == '{' || c == '[')
     return open_container(js, c, at, cb, ctx);
   if (c == '"') {
@@ -308,8 +307,7 @@ static int structure_byte(ps_json_stream *js, unsigned char c, uint64_t at, ps_j
     if (c == ']')
       return close_container(js, c, at, cb, ctx);
     return start_value(js, c, at, cb, ctx);
-  case ST_VALUE:
-    return start_value(js, c, at, cb, ctx);
+  case ST_VALUE: return start_value(js, c, at, cb, ctx);
   case ST_OBJECT_FIRST:
     if (c == '}')
       return close_container(js, c, at, cb, ctx);
@@ -331,15 +329,14 @@ static int structure_byte(ps_json_stream *js, unsigned char c, uint64_t at, ps_j
     }
     if (c == '}' || c == ']')
       return close_container(js, c, at, cb, ctx);
-    return fail(js, js->stack[js->depth - 1] == '{' ? "expected ',' or '}'"
-                                                    : "expected ',' or ']'", at);
-  default:
-    return fail(js, "text after the document", at);
+    return fail(js, js->stack[js->depth - 1] == '{' ? "expected ',' or '}'" : "expected ',' or ']'",
+                at);
+  default: return fail(js, "text after the document", at);
   }
 }
 
-static int lexeme_step(ps_json_stream *js, const char *data, size_t len, size_t *i,
-                       ps_js_cb cb, void *ctx) {
+static int lexeme_step(ps_json_stream *js, const char *data, size_t len, size_t *i, ps_js_cb cb,
+                       void *ctx) {
   if (js->lex == LEX_STRING || js->lex == LEX_KEY) {
     int done = string_step(js, data, len, i);
     if (done <= 0)
@@ -371,8 +368,9 @@ static int lexeme_step(ps_json_stream *js, const char *data, size_t len, size_t 
     return PS_JS_OK;
   js->lex = LEX_NONE;
   value_done(js);
-  ps_js_kind k = js->literal[0] == 't' ? PS_JS_TRUE : js->literal[0] == 'f' ? PS_JS_FALSE
-                                                                            : PS_JS_NULL;
+  ps_js_kind k = js->literal[0] == 't'   ? PS_JS_TRUE
+                 : js->literal[0] == 'f' ? PS_JS_FALSE
+                                         : PS_JS_NULL;
   return deliver(js, k, cb, ctx);
 }
 

@@ -366,8 +366,8 @@ static int build_point(ps_parser *p, size_t ncells, int64_t time_ns,
     *f = (ps_field){.key = c->key};
     if (c->role == COL_INT) {
       if (d != floor(d) || d < -9.2e18 || d > 9.2e18) {
-        snprintf(why, why_cap, "column %s: not a whole number: \"%s\"",
-                 c->key, shown_cell(sh, sizeof sh, v));
+        snprintf(why, why_cap, "column %s: not a whole number: \"%s\"", c->key,
+                 shown_cell(sh, sizeof sh, v));
         return 0;
       }
       f->type = PS_F_INT;

@@ -75,9 +75,11 @@ static int lp_line(ps_parser *p, const char *data, size_t len, ps_emitter *em) {
   if (rc == 1)
     return 0;
   if (rc < 0 && p->scratch.open_string) {
-    ps_emit_reject(em, "column %zu: string field not closed on its line: a raw newline in a "
-                       "string is refused with the lines up to its closing quote (write it "
-                       "as \\n)", p->scratch.err_col);
+    ps_emit_reject(em,
+                   "column %zu: string field not closed on its line: a raw newline in a "
+                   "string is refused with the lines up to its closing quote (write it "
+                   "as \\n)",
+                   p->scratch.err_col);
     p->in_string = 1;
     return 0;
   }

@@ -509,7 +509,8 @@ static int explain_then_raise(pl_alert_runs *ar, ps_alert_event *ev, const char 
   ps_buf_init(&j->err, 2048);
   j->backfill = backfill;
   j->time_ns = time_ns;
-  if (!j->d.run || ps_rb_explain_data_known(&j->d, m->metric, m->change_run, m->baseline_runs) < 0 ||
+  if (!j->d.run ||
+      ps_rb_explain_data_known(&j->d, m->metric, m->change_run, m->baseline_runs) < 0 ||
       uv_timer_init(ar->sh->loop, &j->retry) < 0) {
     ps_rb_explain_data_free(&j->d);
     ps_buf_free(&j->err);

@@ -321,8 +321,7 @@ static pl_dss_doc *doc_get(pl_collect *c, const char *source, const char *run) {
     free(d);
     return NULL;
   }
-  d->source = strcmp(source, PL_COLLECT_BENCHMARKER) == 0 ? PL_COLLECT_BENCHMARKER
-                                                          : PL_COLLECT_DSS;
+  d->source = strcmp(source, PL_COLLECT_BENCHMARKER) == 0 ? PL_COLLECT_BENCHMARKER : PL_COLLECT_DSS;
   d->next = c->docs;
   c->docs = d;
   return d;
@@ -406,9 +405,14 @@ static void dss_point(pl_collect *c, const ps_point *p) {
   const ps_field *idx = ps_point_field(p, "variantIndex");
   if (!idx || idx->type != PS_F_INT)
     return;
-  arm_values av = {PL_COLLECT_DSS, ps_point_tag(p, "run"), ps_point_tag(p, "test"),
-                   ps_point_tag(p, "arm"), idx->v.i, ps_point_number(p, "rps_total"),
-                   ps_point_number(p, "p95_ms"), ps_point_number(p, "errors")};
+  arm_values av = {PL_COLLECT_DSS,
+                   ps_point_tag(p, "run"),
+                   ps_point_tag(p, "test"),
+                   ps_point_tag(p, "arm"),
+                   idx->v.i,
+                   ps_point_number(p, "rps_total"),
+                   ps_point_number(p, "p95_ms"),
+                   ps_point_number(p, "errors")};
   arm_value(c, &av);
 }
 
@@ -421,8 +425,14 @@ static void benchmarker_point(pl_collect *c, const ps_point *p) {
   const char *op = ps_point_tag(p, "operation"), *load = ps_point_tag(p, "load");
   if (!op || strcmp(op, PL_COLLECT_BENCHMARKER_EVERY_TYPE) != 0 || !load)
     return;
-  arm_values av = {PL_COLLECT_BENCHMARKER, ps_point_tag(p, "configuration"), load,
-                   ps_point_tag(p, "arm"), 0, NAN, NAN, NAN};
+  arm_values av = {PL_COLLECT_BENCHMARKER,
+                   ps_point_tag(p, "configuration"),
+                   load,
+                   ps_point_tag(p, "arm"),
+                   0,
+                   NAN,
+                   NAN,
+                   NAN};
   char peak[512];
   if (strcmp(p->measurement, PL_COLLECT_BENCHMARKER_FIT) == 0) {
     const ps_field *within = ps_point_field(p, "peak_within_loads");
@@ -475,8 +485,9 @@ int pl_collect_point(pl_collect *c, const ps_point *p, pl_dss_doc **doc) {
 
 size_t pl_collect_measurements(const char **out, size_t cap) {
   size_t n = 0;
-  const char *extra[] = {PL_COLLECT_DSS,     PS_RUN_MARKER_MEASUREMENT,   BLOCK_MEASUREMENT,
-                         CYCLE_MEASUREMENT, PL_COLLECT_BENCHMARKER_STEP, PL_COLLECT_BENCHMARKER_FIT};
+  const char *extra[] = {
+      PL_COLLECT_DSS,    PS_RUN_MARKER_MEASUREMENT,   BLOCK_MEASUREMENT,
+      CYCLE_MEASUREMENT, PL_COLLECT_BENCHMARKER_STEP, PL_COLLECT_BENCHMARKER_FIT};
   size_t nextra = sizeof extra / sizeof extra[0];
   for (size_t i = 0; i < ps_nfigures + nextra; i++) {
     const char *m = i < ps_nfigures ? ps_figures[i].measurement : extra[i - ps_nfigures];

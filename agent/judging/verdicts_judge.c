@@ -52,10 +52,13 @@ int pl_vd_judge_series(pl_verdicts *vd, ps_ledger_series *s) {
     return -ENOMEM;
   }
   const char *against = pl_vd_candidate_against(vd, s->source, s->series);
-  ps_verdict_case c = {
-      &vd->cfg->verdicts, s, from, &vd->triage,
-      against ? ps_ledger_series_get(&vd->ledger, s->source, against, s->host, 0) : NULL,
-      vd->host};
+  ps_verdict_case c = {&vd->cfg->verdicts,
+                       s,
+                       from,
+                       &vd->triage,
+                       against ? ps_ledger_series_get(&vd->ledger, s->source, against, s->host, 0)
+                               : NULL,
+                       vd->host};
   ps_verdict_list l;
   ps_verdict_list_init(&l);
   int rc = ps_verdict_decide_series(&c, &l);

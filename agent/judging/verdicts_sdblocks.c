@@ -97,8 +97,8 @@ static int on_row(pl_sd_blocks *b, int s, const ps_rb_row *r) {
   if (s == PL_SDB_BLOCKS) {
     if (room((void **)&b->blocks, b->nblocks, &b->blocks_cap, sizeof *b->blocks))
       return -ENOMEM;
-    b->blocks[b->nblocks++] = (ps_slog_drift_block){
-        stage, time_ns, secs, ps_rb_num(r, "boydSeconds")};
+    b->blocks[b->nblocks++] = (ps_slog_drift_block){stage, time_ns, secs,
+                                                    ps_rb_num(r, "boydSeconds")};
     return 0;
   }
   const char *vat = ps_rb_str(r, "vat");

@@ -80,9 +80,8 @@ int pl_sd_statement(int s, const char *run, const char *host, int64_t anchor_ns,
   /* the run's own point and its end marker are at or after its start,
    * which is before any of its stages; the stage points within the span */
   int64_t to = s == PL_SD_STATUS ? anchor_ns + SLACK_NS : anchor_ns + PL_SD_SPAN_NS;
-  int rc = ps_buf_puts(q, head[s]) | ps_buf_puts(q, " WHERE \"run\" = ") |
-           ps_rb_string(q, run) | ps_buf_puts(q, " AND \"host\" = ") |
-           ps_rb_string(q, host);
+  int rc = ps_buf_puts(q, head[s]) | ps_buf_puts(q, " WHERE \"run\" = ") | ps_rb_string(q, run) |
+           ps_buf_puts(q, " AND \"host\" = ") | ps_rb_string(q, host);
   if (s == PL_SD_BACKFILL)
     rc |= ps_buf_puts(q, " AND \"event\" = 'end'");
   if (s == PL_SD_CYCLES)

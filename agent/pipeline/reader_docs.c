@@ -40,8 +40,7 @@ static int load_streamed_doc(pl_reader *rd, pl_file *f, int fd, const struct sta
   f->id.ino = (uint64_t)st->st_ino;
   f->doc_size = (uint64_t)st->st_size;
   f->doc_mtime_ns = ps_stat_mtime_ns(st);
-  uint64_t identity[3] = {(uint64_t)st->st_size, (uint64_t)f->doc_mtime_ns,
-                          (uint64_t)st->st_ino};
+  uint64_t identity[3] = {(uint64_t)st->st_size, (uint64_t)f->doc_mtime_ns, (uint64_t)st->st_ino};
   f->doc_hash = ps_hash64(PS_HASH_SEED, identity, sizeof identity);
   if (f->doc_hash == f->cur.last_doc_hash || open_doc_parser(rd, f, fd) < 0) {
     close(fd);
@@ -50,8 +49,8 @@ static int load_streamed_doc(pl_reader *rd, pl_file *f, int fd, const struct sta
   int rc = ps_feed_stream_pieces(fd, f->ops, f->parser, &f->em);
   close(fd);
   if (rc < 0) {
-    ps_log_limited(PS_LOG_WARNING, "tail", pl_log_key("read", f->path), 60,
-                   "%s: cannot read (%s)", f->path, strerror(-rc));
+    ps_log_limited(PS_LOG_WARNING, "tail", pl_log_key("read", f->path), 60, "%s: cannot read (%s)",
+                   f->path, strerror(-rc));
     return 0;
   }
   f->doc_loaded = 1;

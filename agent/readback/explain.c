@@ -36,7 +36,7 @@
 #define SLACK_NS 1000
 
 void ps_rb_explain_data_init(ps_explain_data *d, const char *run, const char *host,
-                          int64_t since_ns, int64_t now_ns) {
+                             int64_t since_ns, int64_t now_ns) {
   memset(d, 0, sizeof *d);
   d->run = run ? strdup(run) : NULL;
   d->host = host ? strdup(host) : NULL;
@@ -96,13 +96,11 @@ static int grow(void **p, size_t *cap, size_t n, size_t size) {
 static int where_host(ps_buf *q, const char *host) {
   if (!host)
     return 0;
-  return ps_buf_puts(q, " AND \"host\" = ") < 0 || ps_rb_string(q, host) < 0
-             ? -EINVAL
-             : 0;
+  return ps_buf_puts(q, " AND \"host\" = ") < 0 || ps_rb_string(q, host) < 0 ? -EINVAL : 0;
 }
 
 int ps_rb_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run,
-                          int64_t baseline_runs) {
+                             int64_t baseline_runs) {
   if (!(d->regressed = (char *)keep(d, metric)) ||
       !(d->change_run = (char *)keep(d, change_run ? change_run : d->run)))
     return -ENOMEM;
@@ -136,22 +134,22 @@ int ps_rb_explain_statement(const ps_explain_data *d, int statement, ps_buf *q) 
       return -ENOENT;
     rc = ps_buf_puts(q, "SELECT * FROM \"perfship_verdict\" WHERE \"run\" = ") |
          ps_rb_string(q, d->run ? d->run : "") | where_host(q, d->host) |
-         ps_buf_printf(q, " AND time >= %" PRId64 " AND time <= %" PRId64,
-                       d->run_ns - SLACK_NS, d->run_ns + AFTER_RUN_NS);
+         ps_buf_printf(q, " AND time >= %" PRId64 " AND time <= %" PRId64, d->run_ns - SLACK_NS,
+                       d->run_ns + AFTER_RUN_NS);
     break;
   case PS_EQ_CHANGE_RUN:
     if (!d->change_run)
       return -ENOENT;
     rc = ps_buf_puts(q, "SELECT * FROM \"loadgen_run\" WHERE \"run\" = ") |
          ps_rb_string(q, d->change_run) | where_host(q, d->host) |
-         ps_buf_printf(q, " AND time <= %" PRId64 " AND time > %" PRId64,
-                       d->run_ns + SLACK_NS, d->run_ns - CHANGE_SPAN_NS);
+         ps_buf_printf(q, " AND time <= %" PRId64 " AND time > %" PRId64, d->run_ns + SLACK_NS,
+                       d->run_ns - CHANGE_SPAN_NS);
     break;
   case PS_EQ_OLD_RUNS:
     rc = ps_buf_puts(q, "SELECT * FROM \"loadgen_run\" WHERE \"test_type\" = ") |
          ps_rb_string(q, series) | where_host(q, d->host) |
-         ps_buf_printf(q, " AND time < %" PRId64 " AND time > %" PRId64,
-                       d->change_ns + SLACK_NS, d->change_ns - OLD_SPAN_NS);
+         ps_buf_printf(q, " AND time < %" PRId64 " AND time > %" PRId64, d->change_ns + SLACK_NS,
+                       d->change_ns - OLD_SPAN_NS);
     break;
   case PS_EQ_STAGES:
   case PS_EQ_VATS:
@@ -295,7 +293,8 @@ static int on_row(ps_explain_data *d, int statement, const row *r) {
     if (d->change_run || !v || strcmp(v, "regression") != 0 || !f || !f->explained)
       return 0;
     if (set_str(d, &d->regressed, m) < 0 ||
-        set_str(d, &d->change_run, ps_rb_str(r, "change_run") ? ps_rb_str(r, "change_run") : run) < 0)
+        set_str(d, &d->change_run, ps_rb_str(r, "change_run") ? ps_rb_str(r, "change_run") : run) <
+            0)
       return -ENOMEM;
     double b = ps_rb_num(r, "baseline_runs");
     if (isfinite(b) && b >= 1 && b <= 1000)
@@ -331,8 +330,13 @@ static int on_row(ps_explain_data *d, int statement, const row *r) {
       return -ENOMEM;
     ps_explain_stage_row *s = &d->stages[d->nstages];
     const cJSON *partial = ps_rb_cell(r, "partial");
-    *s = (ps_explain_stage_row){keep(d, run), n, !cJSON_IsFalse(partial), ps_rb_num(r, "finishedCycles"),
-                                ps_rb_num(r, "deliverySeconds"), ps_rb_num(r, "boydSeconds"), {0}};
+    *s = (ps_explain_stage_row){keep(d, run),
+                                n,
+                                !cJSON_IsFalse(partial),
+                                ps_rb_num(r, "finishedCycles"),
+                                ps_rb_num(r, "deliverySeconds"),
+                                ps_rb_num(r, "boydSeconds"),
+                                {0}};
     if (!s->run)
       return -ENOMEM;
     for (int g = 0; g < PS_GROWTH_NFIGURES; g++)

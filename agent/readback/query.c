@@ -84,16 +84,14 @@ static int is_show_databases(const char *q) {
 /* VictoriaMetrics' canned answer (see the design comment at the top). */
 static int canned_database_list(const cJSON *j) {
   const cJSON *results = cJSON_GetObjectItemCaseSensitive(j, "results");
-  const cJSON *series = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(results, 0),
-                                                         "series");
+  const cJSON *series = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(results, 0), "series");
   const cJSON *s0 = cJSON_GetArrayItem(series, 0);
   const cJSON *name = cJSON_GetObjectItemCaseSensitive(s0, "name");
   const cJSON *cols = cJSON_GetObjectItemCaseSensitive(s0, "columns");
   const cJSON *c0 = cJSON_GetArrayItem(cols, 0);
   return cJSON_GetArraySize(results) == 1 && cJSON_GetArraySize(series) == 1 &&
          cJSON_IsString(name) && !strcmp(name->valuestring, "databases") &&
-         cJSON_GetArraySize(cols) == 1 && cJSON_IsString(c0) &&
-         !strcmp(c0->valuestring, "name");
+         cJSON_GetArraySize(cols) == 1 && cJSON_IsString(c0) && !strcmp(c0->valuestring, "name");
 }
 
 static const char *what_to_check(const ps_config *cfg) {
@@ -119,29 +117,29 @@ static void read_database(const ps_config *cfg, ps_buf *out) {
  * what to do, never "nothing yet" (docs/operations.md, "Reads"). For the
  * v2 API the usual cause is a bucket without a DBRP mapping: InfluxDB 2.x
  * answers InfluxQL only for mapped buckets, and the same words. */
-static void say_not_found(const ps_config *cfg, const char *where, long status,
-                          const char *text, ps_buf *err) {
+static void say_not_found(const ps_config *cfg, const char *where, long status, const char *text,
+                          ps_buf *err) {
   if (!err)
     return;
   ps_buf db;
   ps_buf_init(&db, 0);
   read_database(cfg, &db);
   const char *name = db.data ? db.data : "";
-  ps_buf_printf(err, "database \"%s\" not found on %.*s (HTTP %ld: ", name, url_len(where),
-                where, status);
+  ps_buf_printf(err, "database \"%s\" not found on %.*s (HTTP %ld: ", name, url_len(where), where,
+                status);
   if (text)
     ps_influx_redact(cfg, text, strlen(text), err);
   if (cfg->influxdb.api == PS_API_V2) {
     const char *slash = cfg->influxdb.bucket ? strchr(cfg->influxdb.bucket, '/') : NULL;
-    ps_buf_printf(err, "); InfluxQL reads need bucket \"%s\" mapped to a database and "
+    ps_buf_printf(err,
+                  "); InfluxQL reads need bucket \"%s\" mapped to a database and "
                   "retention policy: on InfluxDB 2.x `influx v1 dbrp create --db %s --rp "
                   "%s --bucket-id <bucket-id> --default`; on InfluxDB 1.8 write the bucket "
                   "as \"database/retention-policy\"",
                   cfg->influxdb.bucket ? cfg->influxdb.bucket : "", name,
                   slash && slash[1] ? slash + 1 : "autogen");
   } else {
-    ps_buf_printf(err, "); check influxdb.database, or create it (CREATE DATABASE \"%s\")",
-                  name);
+    ps_buf_printf(err, "); check influxdb.database, or create it (CREATE DATABASE \"%s\")", name);
   }
   ps_buf_free(&db);
 }
@@ -160,8 +158,10 @@ static void say_error(const ps_config *cfg, int rc, const ps_influx_reply *r, co
     ps_influx_answer_text(cfg, r->body.data, r->body.len, err);
     ps_buf_printf(err, "); %s", what_to_check(cfg));
   } else if (rc == -EOPNOTSUPP && r->status == 404) {
-    ps_buf_printf(err, "%.*s answered HTTP 404: the server has no InfluxQL query "
-                  "endpoint", url_len(where), where);
+    ps_buf_printf(err,
+                  "%.*s answered HTTP 404: the server has no InfluxQL query "
+                  "endpoint",
+                  url_len(where), where);
   } else {
     ps_buf_printf(err, "%.*s answered HTTP %ld: ", url_len(where), where, r->status);
     if (text)
@@ -193,9 +193,10 @@ int ps_rb_query(const ps_config *cfg, const char *influxql, ps_buf *json, ps_buf
   if (r.truncated) {
     rc = -E2BIG;
     if (err)
-      ps_buf_printf(err, "the answer of %.*s is over %u MiB; ask for less (a shorter "
-                    "time range, fewer fields, or GROUP BY time)", url_len(where), where,
-                    PS_INFLUX_QUERY_MAX_BYTES / (1024 * 1024));
+      ps_buf_printf(err,
+                    "the answer of %.*s is over %u MiB; ask for less (a shorter "
+                    "time range, fewer fields, or GROUP BY time)",
+                    url_len(where), where, PS_INFLUX_QUERY_MAX_BYTES / (1024 * 1024));
     goto out;
   }
   j = r.body.data ? cJSON_ParseWithLength(r.body.data, r.body.len) : NULL;
@@ -211,8 +212,10 @@ int ps_rb_query(const ps_config *cfg, const char *influxql, ps_buf *json, ps_buf
   if (canned_database_list(j) && !is_show_databases(influxql)) {
     rc = -EOPNOTSUPP;
     if (err)
-      ps_buf_printf(err, "%.*s answered a query with a fixed database list: the server "
-                    "(VictoriaMetrics?) has no InfluxQL", url_len(where), where);
+      ps_buf_printf(err,
+                    "%.*s answered a query with a fixed database list: the server "
+                    "(VictoriaMetrics?) has no InfluxQL",
+                    url_len(where), where);
     goto out;
   }
   rc = ps_buf_append(json, r.body.data, r.body.len);

@@ -31,5 +31,5 @@ ps_rb_status ps_rb_status_named(const char *name) {
 
 ps_run_status ps_rb_run_status(ps_rb_status s) {
   return s > PS_RB_RUNNING && (size_t)s < sizeof ended / sizeof ended[0] ? ended[s]
-                                                                          : PS_RUN_STATUS_NONE;
+                                                                         : PS_RUN_STATUS_NONE;
 }

@@ -29,8 +29,8 @@ long ps_rb_triage_read_file(const ps_config *cfg, ps_triage_set *out, ps_triage_
     ps_buf_free(&text);
     return rc;
   }
-  long n = ps_triage_parse_text(out, cfg->triage_file, text.data ? text.data : "", text.len,
-                                bad, ctx);
+  long n = ps_triage_parse_text(out, cfg->triage_file, text.data ? text.data : "", text.len, bad,
+                                ctx);
   ps_buf_free(&text);
   if (n == -ENOMEM)
     ps_buf_puts(err, "out of memory");

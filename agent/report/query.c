@@ -170,7 +170,8 @@ static ps_rrun *run_named(ps_report_data *d, const char *host, const char *name)
 }
 
 static int on_marker(ps_report_data *d, const row *r) {
-  const char *source = ps_rb_tag(r, "source"), *run = ps_rb_tag(r, "run"), *event = ps_rb_tag(r, "event");
+  const char *source = ps_rb_tag(r, "source"), *run = ps_rb_tag(r, "run"),
+             *event = ps_rb_tag(r, "event");
   const char *status = ps_rb_tag(r, "status"), *host = ps_rb_tag(r, "host");
   int64_t t = ps_rb_time_ns(r);
   if (!source || !run || !event)
@@ -263,13 +264,19 @@ static int on_verdict(ps_report_data *d, const row *r) {
     const char *src;
   } s[] = {
       {&v->host, ps_rb_tag(r, "host")},
-      {&v->source, ps_rb_tag(r, "source")},       {&v->series, ps_rb_tag(r, "series")},
-      {&v->metric, ps_rb_tag(r, "metric")},       {&v->run, ps_rb_tag(r, "run")},
-      {&v->stage, ps_rb_tag(r, "stage")},         {&v->arm, ps_rb_tag(r, "arm")},
-      {&v->reference, ps_rb_tag(r, "reference")}, {&v->verdict, ps_rb_str(r, "verdict")},
+      {&v->source, ps_rb_tag(r, "source")},
+      {&v->series, ps_rb_tag(r, "series")},
+      {&v->metric, ps_rb_tag(r, "metric")},
+      {&v->run, ps_rb_tag(r, "run")},
+      {&v->stage, ps_rb_tag(r, "stage")},
+      {&v->arm, ps_rb_tag(r, "arm")},
+      {&v->reference, ps_rb_tag(r, "reference")},
+      {&v->verdict, ps_rb_str(r, "verdict")},
       {&v->against, ps_rb_tag(r, "against")},
-      {&v->vat, ps_rb_tag(r, "vat")},             {&v->vat_name, ps_rb_str(r, "vat_name")},
-      {&v->change_run, ps_rb_str(r, "change_run")}, {&v->method, ps_rb_str(r, "method")},
+      {&v->vat, ps_rb_tag(r, "vat")},
+      {&v->vat_name, ps_rb_str(r, "vat_name")},
+      {&v->change_run, ps_rb_str(r, "change_run")},
+      {&v->method, ps_rb_str(r, "method")},
       {&v->revision, ps_rb_str(r, "revision")},
       {&v->good_revision, ps_rb_str(r, "good_revision")},
       {&v->bad_revision, ps_rb_str(r, "bad_revision")},
@@ -300,13 +307,13 @@ static int on_stage_candidate(ps_report_data *d, const row *r) {
 }
 
 static int on_dss(ps_report_data *d, const row *r) {
-  if (!ps_rb_tag(r, "run") || !ps_rb_tag(r, "test") || !ps_rb_tag(r, "arm") || !ps_rb_tag(r, "variant"))
+  if (!ps_rb_tag(r, "run") || !ps_rb_tag(r, "test") || !ps_rb_tag(r, "arm") ||
+      !ps_rb_tag(r, "variant"))
     return 0;
   ps_rdss *p = ps_report_add_dss(d);
   if (!p || set_str(&p->host, ps_rb_tag(r, "host")) || set_str(&p->run, ps_rb_tag(r, "run")) ||
-      set_str(&p->test, ps_rb_tag(r, "test")) ||
-      set_str(&p->arm, ps_rb_tag(r, "arm")) || set_str(&p->variant, ps_rb_tag(r, "variant")) ||
-      set_str(&p->sweep, ps_rb_tag(r, "sweep")))
+      set_str(&p->test, ps_rb_tag(r, "test")) || set_str(&p->arm, ps_rb_tag(r, "arm")) ||
+      set_str(&p->variant, ps_rb_tag(r, "variant")) || set_str(&p->sweep, ps_rb_tag(r, "sweep")))
     return -ENOMEM;
   p->time_ns = ps_rb_time_ns(r);
   p->variant_index = ps_rb_num(r, "variantIndex");

@@ -57,8 +57,7 @@ static int decided_runs(const ps_verdict_case *c, const ps_verdict_run *view, si
     if (!excluded && !(start && i == start))
       continue;
     for (size_t m = 0; rc == 0 && m < c->cfg->nmetrics; m++) {
-      if (isnan(r->values[m]) || !c->cfg->metrics[m].enabled ||
-          r->status != PS_RUN_STATUS_SUCCESS)
+      if (isnan(r->values[m]) || !c->cfg->metrics[m].enabled || r->status != PS_RUN_STATUS_SUCCESS)
         continue;
       rc = push_decided(l, s, r, c->cfg->metrics[m].name, r->values[m],
                         excluded ? PS_VERDICT_EXCLUDED : PS_VERDICT_BASELINE, r->name);
@@ -95,8 +94,7 @@ static int baseline_fill(const ps_verdict_case *c, const ps_verdict_run *view, s
       if (isnan(r->values[m]) || !c->cfg->metrics[m].enabled ||
           has_verdict(l, first, judged_n, metric, r))
         continue;
-      rc = push_decided(l, s, r, metric, r->values[m], PS_VERDICT_BASELINE,
-                        s->runs[start].name);
+      rc = push_decided(l, s, r, metric, r->values[m], PS_VERDICT_BASELINE, s->runs[start].name);
     }
   }
   return rc;

@@ -86,8 +86,8 @@ typedef struct level {
   int64_t plain_runs;
   /* the run's family (docs/verdicts.md, "The error of a night") */
   unsigned char family_done;
-  unsigned char passes;     /* has_change, and its Holm-adjusted p reaches significance */
-  double p_floor;           /* the smallest p the newest runs' test could give, or NaN */
+  unsigned char passes; /* has_change, and its Holm-adjusted p reaches significance */
+  double p_floor;       /* the smallest p the newest runs' test could give, or NaN */
   int64_t family_size;
   double p_adjusted;
 } level;
@@ -192,8 +192,7 @@ static void merge_small(metric_ctx *c, size_t *starts, double *p_at, size_t *nse
     for (size_t k = 1; k < *nseg; k++) {
       double prev = median_of(c, starts[k - 1], starts[k], NAN);
       double cur = median_of(c, starts[k], starts[k + 1], prev);
-      if (ps_verdict_beyond(cur, prev, c->mc->min_change, c->mc->unit) &&
-          fabs(cur - prev) >= gate)
+      if (ps_verdict_beyond(cur, prev, c->mc->min_change, c->mc->unit) && fabs(cur - prev) >= gate)
         continue;
       double e = effect_size(c->mc, cur, prev);
       if (merge == 0 || e < smallest) {
@@ -539,9 +538,17 @@ int ps_verdict_judge(const ps_verdicts_cfg *cfg, const ps_verdict_series *s, siz
   int rc = all && fam && x && sorted && clipped ? ps_cp_ws_new(&ws, cap) : -ENOMEM;
   for (size_t mi = 0; !rc && mi < nm; mi++) {
     metric_ctx *c = &all[mi];
-    *c = (metric_ctx){.all = all, .family = fam, .cfg = cfg, .mc = &cfg->metrics[mi],
-                      .mi = mi, .s = s, .x = x, .sorted = sorted, .clipped = clipped,
-                      .window = window, .ws = ws};
+    *c = (metric_ctx){.all = all,
+                      .family = fam,
+                      .cfg = cfg,
+                      .mc = &cfg->metrics[mi],
+                      .mi = mi,
+                      .s = s,
+                      .x = x,
+                      .sorted = sorted,
+                      .clipped = clipped,
+                      .window = window,
+                      .ws = ws};
     c->params.significance = cfg->significance;
     c->fine_permutations = perms;
     c->family_alpha = family_alpha;

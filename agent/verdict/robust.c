@@ -70,8 +70,7 @@ double ps_robust_pooled_mad_sd(const double *x, const size_t *starts, size_t nse
   return PS_ROBUST_MAD_TO_SD * ps_robust_median(scratch, out);
 }
 
-double ps_robust_pooled_sd(const double *x, const size_t *starts, size_t nseg,
-                           double *scratch) {
+double ps_robust_pooled_sd(const double *x, const size_t *starts, size_t nseg, double *scratch) {
   size_t n = starts[nseg];
   if (n <= nseg)
     return NAN;

@@ -279,8 +279,7 @@ const char *ps_config_host(const ps_config *c, char *buf, size_t n);
  * machine's name (into `host_buf`) when they have no `host` key at all.
  * *out is calloc'ed (the caller frees it; its strings are the
  * configuration's and `host_buf`). 0 or -ENOMEM. */
-int ps_config_global_tags(const ps_config *c, char *host_buf, size_t n, ps_tag **out,
-                          size_t *nout);
+int ps_config_global_tags(const ps_config *c, char *host_buf, size_t n, ps_tag **out, size_t *nout);
 /* The configured metric named `name`, or NULL. */
 const ps_verdict_metric_cfg *ps_verdict_metric_find(const ps_verdicts_cfg *v,
                                                     const char *name);

@@ -24,11 +24,11 @@
 
 typedef struct ps_usl_fit_result {
   double gamma, alpha, beta;
-  double rmse;        /* of the final fit over the kept points */
+  double rmse; /* of the final fit over the kept points */
   size_t kept_count;
-  int has_peak;       /* alpha < 1 and beta > 0: N* exists */
-  double n_star;      /* sqrt((1 - alpha) / beta) */
-  double x_n_star;    /* X(N*) */
+  int has_peak;    /* alpha < 1 and beta > 0: N* exists */
+  double n_star;   /* sqrt((1 - alpha) / beta) */
+  double x_n_star; /* X(N*) */
 } ps_usl_fit_result;
 
 double ps_usl_throughput(double gamma, double alpha, double beta, double n);

@@ -43,10 +43,10 @@ typedef struct ps_js_token {
   ps_js_kind kind;
   const char *text; /* KEY, STRING (decoded), NUMBER (as written); NUL-terminated */
   size_t len;
-  int truncated;     /* a string longer than PS_JS_TEXT_MAX bytes */
-  int has_nul;       /* a string holds \u0000: `text` is cut at it as a C string */
-  uint64_t raw_len;  /* a string's encoded length in the document */
-  uint64_t offset;   /* byte where the token began */
+  int truncated;    /* a string longer than PS_JS_TEXT_MAX bytes */
+  int has_nul;      /* a string holds \u0000: `text` is cut at it as a C string */
+  uint64_t raw_len; /* a string's encoded length in the document */
+  uint64_t offset;  /* byte where the token began */
 } ps_js_token;
 
 typedef int (*ps_js_cb)(void *ctx, const ps_js_token *tok);
@@ -54,8 +54,8 @@ typedef int (*ps_js_cb)(void *ctx, const ps_js_token *tok);
 enum { PS_JS_OK = 0, PS_JS_ERROR = -1, PS_JS_STOPPED = 1 };
 
 typedef struct ps_json_stream {
-  uint64_t offset;      /* bytes taken so far */
-  uint64_t tok_offset;  /* start of the token being read */
+  uint64_t offset;     /* bytes taken so far */
+  uint64_t tok_offset; /* start of the token being read */
   uint64_t raw_len;
   int state, lex, esc_left, truncated, after_value, has_nul;
   unsigned esc_code, hi_surrogate;
@@ -65,7 +65,7 @@ typedef struct ps_json_stream {
   unsigned char stack[PS_JS_DEPTH_MAX]; /* '{' or '[' per open container */
   size_t len;
   char text[PS_JS_TEXT_MAX + 8];
-  const char *why;      /* a syntax error, or NULL */
+  const char *why; /* a syntax error, or NULL */
   uint64_t err_offset;
   int stopped;
 } ps_json_stream;

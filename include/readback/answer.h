@@ -60,10 +60,10 @@ struct cJSON;
 
 typedef struct ps_rb_row {
   size_t statement;
-  const char *name;             /* the series' measurement, may be NULL */
-  const struct cJSON *tags;     /* object or NULL */
-  const struct cJSON *columns;  /* array of names */
-  const struct cJSON *values;   /* this row's array */
+  const char *name;            /* the series' measurement, may be NULL */
+  const struct cJSON *tags;    /* object or NULL */
+  const struct cJSON *columns; /* array of names */
+  const struct cJSON *values;  /* this row's array */
 } ps_rb_row;
 
 typedef struct ps_rb_answer {
@@ -82,8 +82,7 @@ const ps_rb_row *ps_rb_answer_next(ps_rb_answer *a);
 const ps_rb_row *ps_rb_answer_next_series(ps_rb_answer *a);
 void ps_rb_answer_rewind(ps_rb_answer *a);
 int ps_rb_answer_whole(const ps_rb_answer *a);
-int ps_rb_answer_check(const ps_rb_answer *a, const char *const *string_columns,
-                       ps_buf *why);
+int ps_rb_answer_check(const ps_rb_answer *a, const char *const *string_columns, ps_buf *why);
 const char *ps_rb_answer_error(const ps_rb_answer *a);
 
 const struct cJSON *ps_rb_cell(const ps_rb_row *r, const char *column);

@@ -84,7 +84,7 @@ typedef struct ps_explain_data {
   int64_t since_ns, now_ns;
   /* found */
   int found;
-  int known;          /* ps_rb_explain_data_known() */
+  int known; /* ps_rb_explain_data_known() */
   char *series;
   int64_t run_ns;
   char *change_run;   /* the explained regression's change_run; NULL: none */
@@ -112,7 +112,7 @@ typedef struct ps_explain_data {
 } ps_explain_data;
 
 void ps_rb_explain_data_init(ps_explain_data *d, const char *run, const char *host,
-                          int64_t since_ns, int64_t now_ns);
+                             int64_t since_ns, int64_t now_ns);
 void ps_rb_explain_data_free(ps_explain_data *d);
 /* The regression is known already (the alert is raised before its verdict
  * points are on the server): `metric` regressed, the change began in
@@ -121,7 +121,7 @@ void ps_rb_explain_data_free(ps_explain_data *d);
  * level is that many runs (PS_EXPLAIN_OLD_RUNS when it is not 1-1000, as
  * when not told). -ENOMEM. */
 int ps_rb_explain_data_known(ps_explain_data *d, const char *metric, const char *change_run,
-                          int64_t baseline_runs);
+                             int64_t baseline_runs);
 int ps_rb_explain_statement(const ps_explain_data *d, int statement, ps_buf *out);
 int ps_rb_explain_parse_answer(ps_explain_data *d, int statement, const char *json, size_t len);
 int ps_rb_explain_query(const ps_config *cfg, ps_explain_data *d, ps_buf *err);

@@ -49,8 +49,7 @@
 int ps_rb_query(const ps_config *cfg, const char *influxql, ps_buf *json, ps_buf *err);
 int ps_rb_error_of(long http_status, const char *server_text);
 
-typedef void (*ps_rb_done_fn)(void *arg, int rc, const char *json, size_t len,
-                              const char *err);
+typedef void (*ps_rb_done_fn)(void *arg, int rc, const char *json, size_t len, const char *err);
 int ps_rb_run(uv_loop_t *loop, const ps_config *cfg, const char *influxql, ps_rb_done_fn done,
               void *arg);
 

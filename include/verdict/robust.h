@@ -48,10 +48,8 @@ double ps_robust_mad_sd(const double *x, size_t n, double *scratch);
 
 /* Segment k is x[starts[k], starts[k + 1]), k < nseg; starts[0] = 0 and
  * starts[nseg] = n. scratch: n doubles. */
-double ps_robust_pooled_mad_sd(const double *x, const size_t *starts, size_t nseg,
-                               double *scratch);
-double ps_robust_pooled_sd(const double *x, const size_t *starts, size_t nseg,
-                           double *scratch);
+double ps_robust_pooled_mad_sd(const double *x, const size_t *starts, size_t nseg, double *scratch);
+double ps_robust_pooled_sd(const double *x, const size_t *starts, size_t nseg, double *scratch);
 
 void ps_robust_clip(double *x, size_t a, size_t b, double center, double k, double scale);
 

@@ -33,8 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_refusal refusal = {.period = 3};
   ps_emitter em = fuzz_refusing_emitter(&refusal);
   for (size_t i = 0; i < size; i += piece)
-    if (ps_format_benchmarker.stream(p, (const char *)data + i,
-                                     size - i < piece ? size - i : piece, 0, &em))
+    if (ps_format_benchmarker.stream(p, (const char *)data + i, size - i < piece ? size - i : piece,
+                                     0, &em))
       abort();
   int rc, rounds = 0;
   while ((rc = ps_format_benchmarker.stream(p, NULL, 0, 1, &em)) == -EAGAIN)

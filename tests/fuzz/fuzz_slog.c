@@ -28,8 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The reasons a head cut before the end of its type may give. */
 static int cut_in_type(const char *why) {
-  return why && (strcmp(why, "not a JSON object") == 0 || strcmp(why, "type is not a string") == 0 ||
-                 strncmp(why, "no \"type\"", 9) == 0);
+  return why && (strcmp(why, "not a JSON object") == 0 ||
+                 strcmp(why, "type is not a string") == 0 || strncmp(why, "no \"type\"", 9) == 0);
 }
 
 /* `"key"` occurs once in the line: a member the cut line read is then the

@@ -325,10 +325,15 @@ static int spoiled_rates(int trials) {
   ps_config_defaults(&c);
   c.verdicts.nmetrics = 1; /* cycleAvgDuration: higher is worse, 5 % */
   const noise_model models[] = {
-      {"uniform +-3 %", 0, 0.03},  {"normal sd 1.5 %", 1, 0.015}, {"normal sd 2 %", 1, 0.02},
+      {"uniform +-3 %", 0, 0.03},
+      {"normal sd 1.5 %", 1, 0.015},
+      {"normal sd 2 %", 1, 0.02},
       {"normal sd 3 %", 1, 0.03},
   };
-  printf("| noise | stable 60 runs, 1 spoiled night: any alarm | 3 spoiled nights: any alarm | 12 %% step at run 40, a spoiled night anywhere before: reported by the next run | by 3 runs after | by run 59 | spoiled night just before the step: by the next run | the night after the step spoiled: by 2 runs after |\n");
+  printf("| noise | stable 60 runs, 1 spoiled night: any alarm | 3 spoiled nights: any alarm | 12 "
+         "%% step at run 40, a spoiled night anywhere before: reported by the next run | by 3 runs "
+         "after | by run 59 | spoiled night just before the step: by the next run | the night "
+         "after the step spoiled: by 2 runs after |\n");
   printf("|---|---|---|---|---|---|---|---|\n");
   int kinds[64];
   for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
@@ -480,7 +485,8 @@ static int nightly(int trials) {
          100.0 * (double)red_nights / (double)nights, 100.0 * found1 / trials,
          100.0 * found3 / trials);
   printf("\n%d stable histories of 120 nights (the last 60 counted) and %d with a step, "
-         "seeded.\n", trials, trials);
+         "seeded.\n",
+         trials, trials);
   ps_config_free(&c);
   return 0;
 }
@@ -595,8 +601,8 @@ static int series(void) {
   for (size_t k = 0; !rc && k < out.n; k++)
     if (out.v[k].verdict != PS_VERDICT_NONE)
       printf("%s %s began=%s baseline=%g (%lld runs) p=%g\n", out.v[k].run + 4,
-             ps_verdict_kind_name(out.v[k].verdict), out.v[k].change_run + 4,
-             out.v[k].baseline, (long long)out.v[k].baseline_runs, out.v[k].p_value);
+             ps_verdict_kind_name(out.v[k].verdict), out.v[k].change_run + 4, out.v[k].baseline,
+             (long long)out.v[k].baseline_runs, out.v[k].p_value);
   ps_verdict_list_free(&out);
   history_free(&h);
   free(v);

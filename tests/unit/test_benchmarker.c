@@ -201,8 +201,8 @@ static void stream_report(const char *doc, size_t len, size_t piece, capture *ca
   ps_parser *p = open_report();
   ps_emitter em = cap_emitter(cap, "report.json");
   for (size_t i = 0; i < len; i += piece)
-    assert_int_equal(ps_format_benchmarker.stream(p, doc + i, len - i < piece ? len - i : piece,
-                                                  0, &em), 0);
+    assert_int_equal(
+        ps_format_benchmarker.stream(p, doc + i, len - i < piece ? len - i : piece, 0, &em), 0);
   int rc, rounds = 0;
   while ((rc = ps_format_benchmarker.stream(p, NULL, 0, 1, &em)) == -EAGAIN)
     assert_true(++rounds < 1000);
@@ -216,8 +216,8 @@ static void test_step_figures_by_hand(void **state) {
   stream_report(REPORT, strlen(REPORT), strlen(REPORT), &cap);
   assert_int_equal(cap.nrejects, 0);
   /* named by its setup only, with nothing to tell it from: the image */
-  const char *all[] = {"operation=all", "scenario=S one", "arm=dss:1", "configuration=isas",
-                       "commit=abc", "image=dss:1", "datastore=ybdb", NULL};
+  const char *all[] = {"operation=all", "scenario=S one", "arm=dss:1",      "configuration=isas",
+                       "commit=abc",    "image=dss:1",    "datastore=ybdb", NULL};
   const cap_point *s1 = cap_find_nth(&cap, "benchmarker_step", 0, all);
   assert_non_null(s1);
   assert_int_equal(s1->time_ns, (T_2026 + 12) * 1000000000LL);
@@ -266,8 +266,10 @@ static void test_bad_parts_rejected_with_byte(void **state) {
   capture cap = {0};
   stream_report(doc, strlen(doc), 64, &cap);
   char want[128];
-  snprintf(want, sizeof want, "byte %zu: scenario 1: an operation ends (t1) before it starts "
-           "(t0); dropped", (size_t)(op - doc) - 7);
+  snprintf(want, sizeof want,
+           "byte %zu: scenario 1: an operation ends (t1) before it starts "
+           "(t0); dropped",
+           (size_t)(op - doc) - 7);
   assert_int_equal(cap.nrejects, 1);
   assert_string_equal(cap.rejects[0].reason, want);
   const char *all[] = {"operation=all", NULL};

@@ -770,7 +770,8 @@ static void test_alerts(void **state) {
   /* only sources with runs can be silent */
   expect_error("sources = ( { path = \"/x\"; format = \"jsonl\"; time_key = \"t\";\n"
                "  no_new_run_after_s = 60; } );\n",
-               "perfship.cfg:2: ", "no_new_run_after_s", "only loadgen, dss-bench and benchmarker", NULL);
+               "perfship.cfg:2: ", "no_new_run_after_s", "only loadgen, dss-bench and benchmarker",
+               NULL);
   expect_error("sources = ( { path = \"/x\"; format = \"loadgen\"; no_new_run_after_s = -2; } );\n",
                "no_new_run_after_s", NULL);
 }

@@ -307,8 +307,8 @@ static void test_same_second_rows_and_windows_line_ends(void **state) {
              "\"1597569276\",\"0\",\"\",\"Aggregated\",0.00%s",
              ends[e], ends[e], ends[e], ends[e]);
     write_file(hist, text);
-    snprintf(text, sizeof text, "Type,Name,Request Count%sGET,/a,123%sGET,/b,12x%s",
-             ends[e], ends[e], ends[e]);
+    snprintf(text, sizeof text, "Type,Name,Request Count%sGET,/a,123%sGET,/b,12x%s", ends[e],
+             ends[e], ends[e]);
     write_file(stats, text);
     capture cap = {0};
     convert_lines(hist, 0, &cap);

@@ -613,8 +613,8 @@ static void test_parse_backslash_before_escaped_separator(void **st) {
  * closing quote go with it, and a good line after a stray quote lands. */
 static void test_format_raw_newline_in_string_one_reject(void **st) {
   (void)st;
-  static const char *lines[] = {"m v=\"a", "b\" 1", "m v=2 2", "m v=\"x",
-                                "m v=3 3", "m v=\"p", "q \\\" still", "r\" 4", "m v=5 5"};
+  static const char *lines[] = {"m v=\"a", "b\" 1",        "m v=2 2", "m v=\"x", "m v=3 3",
+                                "m v=\"p", "q \\\" still", "r\" 4",   "m v=5 5"};
   capture cap = {0};
   ps_emitter em = cap_emitter(&cap, "x.lp");
   ps_input_head head = {.path = "x.lp"};
@@ -757,8 +757,7 @@ int main(void) {
       cmocka_unit_test(test_trailing_backslash_tag_refused_influxdb_python_537),
       cmocka_unit_test(test_newline_in_tag_value_refused_influxdb_java_578),
       cmocka_unit_test(test_cr_in_tag_value_refused_influxdb_python_716),
-      cmocka_unit_test(
-          test_already_escaped_backslash_not_reescaped_influxdb_client_python_302),
+      cmocka_unit_test(test_already_escaped_backslash_not_reescaped_influxdb_client_python_302),
       cmocka_unit_test(test_string_field_ending_in_backslash),
       cmocka_unit_test(test_backslash_comma_ambiguity_refused_influxdb_6008),
       cmocka_unit_test(test_float_roundtrip_not_percent_f_influxdb_python_431),

@@ -95,11 +95,10 @@ static void test_last_row_of_each_series(void **state) {
  * goes on in the next. */
 static void test_chunked_answer(void **state) {
   (void)state;
-  const char *json =
-      "{\"results\":[{\"statement_id\":0,\"series\":[{\"columns\":[\"time\"],"
-      "\"values\":[[1],[2]],\"partial\":true}],\"partial\":true}]}\n"
-      "{\"results\":[{\"statement_id\":0,\"series\":[{\"columns\":[\"time\"],"
-      "\"values\":[[3]]}]}]}\n";
+  const char *json = "{\"results\":[{\"statement_id\":0,\"series\":[{\"columns\":[\"time\"],"
+                     "\"values\":[[1],[2]],\"partial\":true}],\"partial\":true}]}\n"
+                     "{\"results\":[{\"statement_id\":0,\"series\":[{\"columns\":[\"time\"],"
+                     "\"values\":[[3]]}]}]}\n";
   ps_rb_answer a;
   assert_int_equal(ps_rb_answer_parse(&a, json, strlen(json)), 0);
   assert_int_equal(a.ndocs, 2);

@@ -93,8 +93,10 @@ static void test_clip(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_median_by_hand),   cmocka_unit_test(test_mad_by_hand),
-      cmocka_unit_test(test_pooled_mad_by_hand), cmocka_unit_test(test_pooled_sd_by_hand),
+      cmocka_unit_test(test_median_by_hand),
+      cmocka_unit_test(test_mad_by_hand),
+      cmocka_unit_test(test_pooled_mad_by_hand),
+      cmocka_unit_test(test_pooled_sd_by_hand),
       cmocka_unit_test(test_clip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

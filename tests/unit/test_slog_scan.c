@@ -218,10 +218,12 @@ static void a_cut_line_is_still_checked(void **st) {
   const char *bad_vat = "{\"type\":\"deliver\",\"vatID\":\"v1 x=1\",\"kd\":[\"message\",\"xxxx";
   assert_int_equal(ps_slog_scan(bad_vat, strlen(bad_vat), NULL, 0, 1, 1, &r, &why), -1);
   assert_string_equal(why, "vatID is not a vat ID");
-  const char *bad_nest = "{\"type\":\"deliver\",\"vatID\":\"v1\",\"x\":[1,2},\"kd\":[\"message\",\"xx";
+  const char *bad_nest =
+      "{\"type\":\"deliver\",\"vatID\":\"v1\",\"x\":[1,2},\"kd\":[\"message\",\"xx";
   assert_int_equal(ps_slog_scan(bad_nest, strlen(bad_nest), NULL, 0, 1, 1, &r, &why), -1);
   assert_string_equal(why, "broken JSON");
-  const char *bad_height = "{\"type\":\"cosmic-swingset-begin-block\",\"blockHeight\":\"12\",\"x\":\"";
+  const char *bad_height =
+      "{\"type\":\"cosmic-swingset-begin-block\",\"blockHeight\":\"12\",\"x\":\"";
   assert_int_equal(ps_slog_scan(bad_height, strlen(bad_height), NULL, 0, 1, 1, &r, &why), -1);
 }
 

@@ -555,10 +555,10 @@ static void test_point_shape(void **state) {
   assert_string_equal(cap_tag(p, "series"), "daily-perf");
   assert_string_equal(cap_tag(p, "metric"), "cycleAvgDuration");
   assert_string_equal(cap_tag(p, "run"), v->run);
-  const char *order[] = {"verdict", "value", "baseline", "change_pct", "change_run",
-                         "baseline_runs", "method", "p_value", "family_size",
-                         "p_adjusted", "revision", "good_run", "good_revision", "bad_run",
-                         "bad_revision", "backfill"};
+  const char *order[] = {"verdict",       "value",         "baseline",     "change_pct",
+                         "change_run",    "baseline_runs", "method",       "p_value",
+                         "family_size",   "p_adjusted",    "revision",     "good_run",
+                         "good_revision", "bad_run",       "bad_revision", "backfill"};
   assert_int_equal(p->nfields, 16);
   for (size_t i = 0; i < 16; i++)
     assert_string_equal(p->fields[i].key, order[i]);

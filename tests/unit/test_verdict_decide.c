@@ -50,8 +50,7 @@ static int teardown(void **state) {
 
 /* `n` nightly runs of `series` on `host`: metric 0 around 24.33 (+-1 %),
  * 20 % higher from run STEP on; the other metrics absent. */
-static ps_ledger_series *nightly(const char *series, const char *host, size_t n,
-                                 int64_t t0) {
+static ps_ledger_series *nightly(const char *series, const char *host, size_t n, int64_t t0) {
   ps_ledger_series *s = ps_ledger_series_get(&ledger, "loadgen", series, host, 1);
   assert_non_null(s);
   static const double wiggle[] = {0.004, -0.006, 0.002, -0.001, 0.007, -0.004, 0.0};
