@@ -63,7 +63,8 @@ int pl_judging_init(pl_judging *j, pl_shared *sh, const ps_config *cfg, pl_deliv
   int rc = pl_alerting_init(&j->alerts, sh, dl, rd, runs, commit, out, &ah);
   if (rc < 0)
     return rc;
-  pl_verdicts_hooks vh = {on_verdicts_judged, on_verdicts_written, reader_busy, j};
+  pl_verdicts_hooks vh = {on_verdicts_judged, on_verdicts_written, reader_busy, on_alerts_settled,
+                          j};
   rc = pl_verdicts_init(&j->verdicts, sh, cfg, out, &vh);
   if (rc < 0) {
     pl_alerting_close(&j->alerts);

@@ -189,6 +189,8 @@ static void read_done(uv_work_t *w, int status) {
   }
   if (changed && vd->hooks.written)
     vd->hooks.written(vd->hooks.ctx); /* the report shows them */
+  else if (vd->hooks.settled)
+    vd->hooks.settled(vd->hooks.ctx);
   pl_vd_arm(vd, 0);
 }
 

@@ -83,6 +83,10 @@ typedef struct pl_verdicts_hooks {
   /* Nonzero while the reader has a backlog or run markers wait for their
    * answer (run ends still to come): judging waits (bounded). */
   int (*busy)(void *ctx);
+  /* A read the stage waited for is in (the triage_file's, on the
+   * threadpool): what waited on the stage looks again (a --once run with
+   * nothing new to ship has nothing else to wake it). */
+  void (*settled)(void *ctx);
   void *ctx;
 } pl_verdicts_hooks;
 
