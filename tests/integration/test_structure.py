@@ -520,8 +520,10 @@ class StructureTest(unittest.TestCase):
 
 
     def test_one_writer_of_data_text(self):
+        # A parser may escape a cell into the words of its reject (formats/
+        # print nothing: the driver writes the reason through the writer).
         private = [f for f in source_files() if f.startswith("agent/")
-                   and not f.startswith("agent/core/")
+                   and not f.startswith(("agent/core/", "agent/formats/"))
                    and "ps_visible_into(" in open(os.path.join(ROOT, f)).read()]
         self.assertEqual(private, [], "shows data text through a writer of its own; use "
                                       "ps_visible_put or ps_visible_say (core/visible.h)")
