@@ -54,33 +54,6 @@ static const ps_cfg_enum change_unit_names[] = {
 static const ps_cfg_enum series_by_names[] = {
     {"host", PS_SERIES_BY_HOST}, {"test_type", PS_SERIES_BY_TEST_TYPE}, {NULL, 0}};
 
-int ps_cfg_enum_lookup(const ps_cfg_enum *t, const char *name, int *out) {
-  if (!name)
-    return -EINVAL;
-  for (; t->name; t++)
-    if (strcmp(t->name, name) == 0) {
-      *out = t->value;
-      return 0;
-    }
-  return -EINVAL;
-}
-
-void ps_cfg_enum_list(ps_buf *b, const ps_cfg_enum *t) {
-  size_t n = 0;
-  while (t[n].name)
-    n++;
-  for (size_t i = 0; i < n; i++)
-    ps_buf_printf(b, "%s\"%s\"", i == 0 ? "" : (i + 1 == n ? " or " : ", "),
-                  t[i].name);
-}
-
-const char *ps_cfg_enum_name_of(const ps_cfg_enum *t, int value) {
-  for (; t->name; t++)
-    if (t->value == value)
-      return t->name;
-  return "unknown";
-}
-
 const char *ps_format_name(ps_format_id f) {
   return ps_cfg_enum_name_of(ps_cfg_format_names, (int)f);
 }
@@ -294,7 +267,8 @@ static const ps_cfg_key verdicts_keys[] = {
      .names = series_by_names, .def_int = PS_SERIES_BY_HOST,
      .doc = "\"host\" (a series per host) or \"test_type\" (every host together)"},
     {.name = "metrics", .kind = PS_K_VMETRICS, .offset = CFG(verdicts),
-     .sub = verdict_metric_keys,
+     .sub = verdict_metric_keys, .apply = ps_cfg_apply_verdict_metrics,
+     .set_default = ps_cfg_verdict_metrics_defaults, .release = ps_cfg_verdict_metrics_free,
      .doc = "a group of metric = { worse = ...; min_change = ...; } groups"},
     {.name = "stage_drift_pct", .kind = PS_K_FLOAT, .offset = CFG(verdicts.stage_drift_pct),
      .min = 0, .max = MILLIONTHS(1000), .def_num = 10.0, .doc = "percent"},
@@ -335,9 +309,10 @@ const ps_cfg_key ps_cfg_top_keys[] = {
     {.name = "triage_file", .kind = PS_K_STR, .offset = CFG(triage_file), .def_str = "",
      .doc = "the path of a file of triage decisions, one a line (\"\" = none)"},
     {.name = "tags", .kind = PS_K_TAGS, .offset = CFG(tags), .offset2 = CFG(ntags),
+     .apply = ps_cfg_apply_tags,
      .doc = "a group of strings"},
     {.name = "sources", .kind = PS_K_SOURCES, .offset = CFG(sources),
-     .offset2 = CFG(nsources), .sub = ps_cfg_source_keys,
+     .offset2 = CFG(nsources), .sub = ps_cfg_source_keys, .apply = ps_cfg_apply_sources,
      .doc = "a list of groups ( { ... }, ... )"},
     {.name = "log_level", .kind = PS_K_ENUM, .offset = CFG(log_level),
      .names = log_level_names, .def_int = PS_LOG_INFO, .doc = "the log level"},
@@ -362,6 +337,7 @@ const ps_cfg_key ps_cfg_source_keys[] = {
     {.name = "time_unit", .kind = PS_K_ENUM, .offset = SRC(time_unit_exp),
      .names = time_unit_names, .mapping = 1, .def_int = 0, .doc = "the unit of time_key"},
     {.name = "types", .kind = PS_K_TYPES, .offset = SRC(types), .offset2 = SRC(ntypes),
+     .names = ftype_names,
      .mapping = 1, .doc = "a group of key = \"type\""},
     {.name = "no_new_run_after_s", .kind = PS_K_INT, .offset = SRC(no_new_run_after_s),
      .min = 0, .max = MAX_SECONDS, .def_int = -1,
