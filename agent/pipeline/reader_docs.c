@@ -65,9 +65,9 @@ static int load_doc(pl_reader *rd, pl_file *f) {
     ps_buf_free(&f->doc);
     return 0;
   }
+  int backfill = pl_registry_take_doc_backfill(f);
   if (f->ops->set_backfill)
-    f->ops->set_backfill(f->parser, f->doc_backfill);
-  f->doc_backfill = 0; /* any later version is a change seen live */
+    f->ops->set_backfill(f->parser, backfill);
   f->doc_loaded = 1;
   return 1;
 }
@@ -87,11 +87,10 @@ int pl_reader_doc_turn(pl_reader *rd, pl_file *f) {
   if (rc < 0)
     ps_log_limited(PS_LOG_ERROR, "parse", pl_log_key("parse-error", f->path), 10, "%s: %s",
                    f->path, strerror(-rc));
-  if (f->record_rejected || rc < 0)
+  if (pl_delivery_take_rejected(f) || rc < 0)
     rd->sh->n.records_rejected++;
   else
     rd->sh->n.records_parsed++;
-  f->record_rejected = 0;
   if (f->ops->finish)
     f->ops->finish(f->parser, &f->em);
   f->doc_loaded = 0;

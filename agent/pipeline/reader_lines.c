@@ -17,6 +17,13 @@
 #include "reader_queue.h"
 #include "reader_settle.h"
 
+/* A retired file is read no more, so it waits on back-pressure no more
+ * (`paused` is the reader's). */
+static void retire(pl_reader *rd, pl_file *f) {
+  f->paused = 0;
+  pl_registry_retire(rd->reg, f);
+}
+
 static void restart_file(pl_reader *rd, pl_file *f, const char *why) {
   PS_WARN("tail", "%s: %s; reading it again from the beginning", f->path, why);
   char *path = strdup(f->path);
@@ -24,7 +31,7 @@ static void restart_file(pl_reader *rd, pl_file *f, const char *why) {
   const ps_format_ops *ops = f->ops;
   pl_gen *g = f->gen; /* src must outlive f: it may be a reload's last file */
   pl_gens_hold(g);
-  pl_registry_retire(rd->reg, f);
+  retire(rd, f);
   pl_file *n = path ? pl_registry_track_lines(rd->reg, src, ops, path, 1) : NULL;
   if (n)
     pl_reader_enqueue(rd, n);
@@ -36,11 +43,10 @@ static void restart_file(pl_reader *rd, pl_file *f, const char *why) {
  * what needs no acknowledgement. */
 static void record_done(pl_reader *rd, pl_file *f, int rc, uint64_t end, uint64_t next_line) {
   rd->sh->n.lines_read++;
-  if (f->record_rejected || rc < 0)
+  if (pl_delivery_take_rejected(f) || rc < 0)
     rd->sh->n.records_rejected++;
   else
     rd->sh->n.records_parsed++;
-  f->record_rejected = 0;
   ps_tail_consume(&f->tail);
   if (ps_cursor_line_done(&f->cur, end, next_line, 0) > 0)
     pl_commit_moved(rd->commit);
@@ -79,7 +85,7 @@ static void drain_done(pl_reader *rd, pl_file *f, const struct stat *st) {
   if (ps_tail_buffered(&f->tail))
     PS_WARN("tail", "%s: gone with an unterminated last line (%zu bytes); not read", f->path,
             ps_tail_buffered(&f->tail));
-  pl_registry_retire(rd->reg, f);
+  retire(rd, f);
 }
 
 /* The file is still the one we track (reopened if it was closed while
@@ -93,7 +99,7 @@ static int check_file(pl_reader *rd, pl_file *f, struct stat *st) {
     } else {
       if (fd >= 0)
         close(fd);
-      pl_registry_retire(rd->reg, f); /* all it had was acknowledged before */
+      retire(rd, f); /* all it had was acknowledged before */
       return -1;
     }
   }

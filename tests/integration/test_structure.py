@@ -27,6 +27,8 @@
   header says.
 - The source files of one folder use each other one way: no circle of
   calls or tables among them (CALL_CIRCLES_NOT_YET lists the ones left).
+- Each flag of a tracked file (pl_file) is written by one module, the one
+  FILE_FLAG_OWNERS names; the others ask it through a function.
 - No function is longer than MAX_FUNCTION_LINES (LONG_FUNCTIONS lists the
   ones left, each with its length, and only shrinks).
 
@@ -272,6 +274,45 @@ def folder_circles():
             with open(os.path.join(ROOT, f), encoding="utf-8") as fh:
                 by_folder.setdefault(os.path.dirname(f), {})[f] = fh.read()
     return [c for texts in by_folder.values() for c in circles(file_uses(texts))]
+
+
+# pl_file's flags (include/pipeline/registry.h) and the one module that
+# writes each (a stage with its parts: reader means agent/pipeline/reader*).
+FILE_FLAG_OWNERS = {
+    "retired": "registry", "in_id_index": "registry", "doc_backfill": "registry",
+    "draining": "router", "scan_gen": "router",
+    "queued": "reader", "paused": "reader", "at_end": "reader", "doc_loaded": "reader",
+    "settle_due": "reader",
+    "yielded": "delivery", "record_rejected": "delivery",
+}
+
+
+def flag_writers(texts):
+    """{flag: the modules of `texts` (file -> source) that write it}: a write
+    through a name the file declares a pl_file (other structs have flags of
+    the same name)."""
+    out = {}
+    for f, text in texts.items():
+        name = os.path.splitext(os.path.basename(f))[0]
+        module = "reader" if name.startswith("reader") else STAGE_PARTS.get(name, name)
+        text = COMMENT_OR_STRING.sub(" ", text)
+        files = set(re.findall(r"\bpl_file\s*\*\s*(\w+)", text))
+        if not files:
+            continue
+        write = re.compile(r"\b(?:" + "|".join(sorted(files)) + r")->(" +
+                           "|".join(FILE_FLAG_OWNERS) + r")\s*(?:[-+|&]?=(?!=)|\+\+|--)")
+        for flag in write.findall(text):
+            out.setdefault(flag, set()).add(module)
+    return out
+
+
+def pipeline_texts():
+    texts = {}
+    for f in source_files():
+        if f.startswith("agent/pipeline/") and f.endswith(".c"):
+            with open(os.path.join(ROOT, f), encoding="utf-8") as fh:
+                texts[f] = fh.read()
+    return texts
 
 
 # Functions are short: none over about 80 lines (docs/architecture.md, "Size").
@@ -532,6 +573,30 @@ class StructureTest(unittest.TestCase):
         texts["agent/core/config_walk.c"] += "\nstatic void up(void) { ps_config_defaults(0); }\n"
         self.assertEqual(circles(file_uses(texts)),
                          [{"agent/core/config.c", "agent/core/config_walk.c"}])
+
+    def test_file_flags_have_one_writer(self):
+        with open(os.path.join(ROOT, "include/pipeline/registry.h"), encoding="utf-8") as fh:
+            struct = re.search(r"typedef struct pl_file \{(.*?)\} pl_file;", fh.read(),
+                               re.S).group(1)
+        flags = set(re.findall(r"^\s*(?:int|unsigned|uint64_t) (\w+);", struct, re.M))
+        self.assertEqual(flags - {"fd", "cur_hash", "last_read_ms", "doc_hash", "doc_size"},
+                         set(FILE_FLAG_OWNERS),
+                         "a flag of pl_file needs its one owner in FILE_FLAG_OWNERS")
+        writers = flag_writers(pipeline_texts())
+        self.assertIn("reader", writers["paused"])  # the test sees what it judges
+        for flag, owner in FILE_FLAG_OWNERS.items():
+            self.assertEqual(writers.get(flag, {owner}), {owner},
+                             f"pl_file.{flag} is written by {sorted(writers.get(flag))}; only "
+                             f"{owner} writes it, the others ask it through a function")
+
+    def test_flag_check_sees_a_second_writer(self):
+        texts = {"agent/pipeline/reader_lines.c": "pl_file *f;\nf->paused = 1;\n",
+                 "agent/pipeline/registry.c": "void x(pl_file *f) {\n  f->retired = 1; "
+                                              "/* f->paused = 0 */\n  s->paused = 1;\n"}
+        self.assertEqual(flag_writers(texts), {"paused": {"reader"}, "retired": {"registry"}})
+        texts["agent/pipeline/registry.c"] += "  f->paused = 0;\n  if (f->queued == 1) {}\n"
+        self.assertEqual(flag_writers(texts)["paused"], {"reader", "registry"})
+        self.assertNotIn("queued", flag_writers(texts))
 
     def test_functions_are_short(self):
         found = long_functions()
