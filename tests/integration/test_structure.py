@@ -341,7 +341,6 @@ LONG_FUNCTIONS = {
     ("agent/report/html_sections.c", "html_stage_run"): 83,
     ("agent/report/html_sections.c", "ps_html_section_dss"): 82,
     ("agent/service/service.c", "ps_service_run"): 95,
-    ("agent/state/state.c", "ps_state_load"): 87,
     ("agent/verdict/explain.c", "ps_explain"): 85,
 }
 # A function's first line: at column 0, a name and its opening parenthesis,
