@@ -254,7 +254,7 @@ void lg_finish_rebase(ps_parser *p, const char *data) {
   ptrdiff_t d = data - p->fin.base;
   if (p->fin.owned || d == 0)
     return;
-  p->rec.ix.base += d; /* the record's index moves with its text */
+  lg_record_rebase(&p->rec, d);
   rebase_jv(&p->fin.root, d);
   rebase_jv(&p->fin.stats, d);
   rebase_table(&p->root_tab, d);
@@ -410,7 +410,6 @@ void lg_finish_reset(ps_parser *p) {
   p->fin.key = 0;
   p->fin.phase = FP_DONE;
   p->root_tab.n = p->fin.stats_tab.n = p->fin.stage_tab.n = 0;
-  if (p->rec.norm.cap > ((size_t)1 << 20))
-    ps_buf_free(&p->rec.norm); /* a normalised perf-finish: megabytes */
+  lg_record_trim(&p->rec);
 }
 

@@ -20,7 +20,8 @@
  * Each part's fields are a struct of the part's own inside ps_parser
  * (lg_resume, lg_record, lg_finish, lg_point, lg_storage): the part that
  * owns them writes them, and frees them through its own function; the
- * others read them.
+ * others read them (lg_resume is shared by the dispatch and the emitting,
+ * as it says).
  *
  * Everything runs on the caller's thread; a parser is one file's.
  */
@@ -79,7 +80,10 @@ typedef struct lg_arena_chunk {
 /* Each part's fields, in a struct of the part's own (the part that writes
  * them; the others read them or ask the part). */
 
-/* loadgen.c: a small record's resume state (emit.h -EAGAIN). */
+/* A small record's resume state (emit.h -EAGAIN): loadgen.c decides
+ * whether a line resumes the record refused (active, hash) and sets how
+ * many points to skip; lg_pt_emit counts them down and counts what the
+ * emitter took. */
 typedef struct lg_resume {
   int active;
   uint64_t hash;   /* of the record being resumed (and of perf-finish) */
@@ -116,7 +120,7 @@ typedef struct lg_finish {
 
 /* loadgen_points.c: the point under construction. */
 typedef struct lg_point {
-  lg_scratch *s; /* allocated by a file's first line (loadgen.c) */
+  lg_scratch *s; /* lg_point_ready; its text buffers are lent to the parts */
   size_t ntags;
   size_t nfields;
   lg_arena_chunk *arena;
@@ -153,6 +157,10 @@ int lg_read_record(ps_parser *p, const char *data, size_t len, ps_jv *root, int 
 /* Gives back the normalised text and the index (the next long record
  * allocates them again). */
 void lg_record_free(lg_record *r);
+/* The record's text moved by d bytes (perf-finish handed over again). */
+void lg_record_rebase(lg_record *r, ptrdiff_t d);
+/* Gives back a normalised text of megabytes (a perf-finish read by cJSON). */
+void lg_record_trim(lg_record *r);
 
 /* ---- loadgen_points.c: JSON values ------------------------------------- */
 

@@ -135,3 +135,10 @@ void lg_record_free(lg_record *r) {
   r->ixp = NULL;
   ps_buf_free(&r->norm);
 }
+
+void lg_record_rebase(lg_record *r, ptrdiff_t d) { r->ix.base += d; }
+
+void lg_record_trim(lg_record *r) {
+  if (r->norm.cap > ((size_t)1 << 20))
+    ps_buf_free(&r->norm);
+}
