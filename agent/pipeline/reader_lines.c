@@ -122,6 +122,41 @@ static int check_file(pl_reader *rd, pl_file *f, struct stat *st) {
 /*  * The file is checked (check_file) before anything new is read from it,
  * not for every slice of lines already buffered: a 1 MiB read feeds
  * sixteen 64 KB slices, and each check is an fstat and a 256-byte pread. */
+/* The next slice of the file into its tail: the bytes read, 0 at the end
+ * (at_end set), -1 on a read error (said). */
+static long read_slice(pl_reader *rd, pl_file *f, const struct stat *st) {
+  /* Nothing past the size seen by the caller's fstat: the read would
+   * return 0. A write after that fstat brings its own event. */
+  if (f->tail.read_off >= (uint64_t)st->st_size && !f->tail.skipping) {
+    f->at_end = 1;
+    return 0;
+  }
+  long n = ps_tail_fill(&f->tail, PL_READ_CHUNK);
+  if (n < 0) {
+    ps_log_limited(PS_LOG_WARNING, "tail", pl_log_key("read", f->path), 60,
+                   "%s: read error (%s)", f->path, strerror((int)-n));
+    return -1;
+  }
+  if (n == 0) {
+    f->at_end = 1;
+    return 0;
+  }
+  f->last_read_ms = uv_now(rd->sh->loop);
+  return n;
+}
+
+/* A line over watch.max_line_bytes: counted, said, and skipped. */
+static void too_long(pl_reader *rd, pl_file *f, uint64_t line_no) {
+  char where[PATH_MAX + 32];
+  rd->sh->n.records_rejected++;
+  ps_log_limited(PS_LOG_WARNING, "tail", pl_log_key("longline", f->path), 10,
+                 "%s:%" PRIu64 ": line longer than watch.max_line_bytes (%" PRId64
+                 "); skipped",
+                 f->path, line_no, rd->sh->cfg->watch.max_line_bytes);
+  pl_commit_error(rd->commit, "%s: line longer than watch.max_line_bytes; skipped",
+                  ps_origin_str(where, sizeof where, f->path, line_no));
+}
+
 int pl_reader_lines_turn(pl_reader *rd, pl_file *f, size_t budget, size_t *spent) {
   char where[PATH_MAX + 32];
   *spent = 0;
@@ -154,34 +189,16 @@ int pl_reader_lines_turn(pl_reader *rd, pl_file *f, size_t budget, size_t *spent
           return 0;
         checked = 1;
       }
-      /* Nothing past the size seen by the fstat above: the read would
-       * return 0. A write after that fstat brings its own event. */
-      if (f->tail.read_off >= (uint64_t)st.st_size && !f->tail.skipping) {
-        f->at_end = 1;
-        break;
-      }
-      long n = ps_tail_fill(&f->tail, PL_READ_CHUNK);
-      if (n < 0) {
-        ps_log_limited(PS_LOG_WARNING, "tail", pl_log_key("read", f->path), 60,
-                       "%s: read error (%s)", f->path, strerror((int)-n));
+      long n = read_slice(rd, f, &st);
+      if (n < 0)
         return 0;
-      }
-      if (n == 0) {
-        f->at_end = 1;
+      if (n == 0)
         break;
-      }
       used += (size_t)n;
-      f->last_read_ms = uv_now(rd->sh->loop);
       continue;
     }
     if (r == PS_TAIL_TOO_LONG) {
-      rd->sh->n.records_rejected++;
-      ps_log_limited(PS_LOG_WARNING, "tail", pl_log_key("longline", f->path), 10,
-                     "%s:%" PRIu64 ": line longer than watch.max_line_bytes (%" PRId64
-                     "); skipped",
-                     f->path, ln.line_no, rd->sh->cfg->watch.max_line_bytes);
-      pl_commit_error(rd->commit, "%s: line longer than watch.max_line_bytes; skipped",
-                      ps_origin_str(where, sizeof where, f->path, ln.line_no));
+      too_long(rd, f, ln.line_no);
       continue;
     }
     if (r == PS_TAIL_SKIPPED) {

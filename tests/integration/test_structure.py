@@ -336,7 +336,6 @@ LONG_FUNCTIONS = {
     ("agent/judging/verdicts.c", "timer_cb"): 100,
     ("agent/judging/verdicts_history.c", "pl_history_parse"): 96,
     ("agent/judging/verdicts_judge.c", "pl_vd_judge_series"): 141,
-    ("agent/pipeline/reader_lines.c", "pl_reader_lines_turn"): 97,
     ("agent/report/explain.c", "on_row"): 105,
     ("agent/report/html_sections.c", "html_stage_run"): 83,
     ("agent/report/html_sections.c", "ps_html_section_dss"): 82,
