@@ -257,6 +257,49 @@ static void free_env(char **env) {
   free(env);
 }
 
+/* The job's pipes and timer, each pointing back at the job; the job in
+ * the channel's list. */
+static void job_handles_init(ps_alert_exec *x, job *j) {
+  uv_handle_t *hs[NHANDLES] = {(uv_handle_t *)&j->proc, (uv_handle_t *)&j->in,
+                               (uv_handle_t *)&j->out, (uv_handle_t *)&j->err,
+                               (uv_handle_t *)&j->timer};
+  uv_pipe_init(x->loop, &j->in, 0);
+  uv_pipe_init(x->loop, &j->out, 0);
+  uv_pipe_init(x->loop, &j->err, 0);
+  uv_timer_init(x->loop, &j->timer);
+  for (size_t i = 0; i < NHANDLES; i++)
+    hs[i]->data = j;
+  j->next = x->jobs;
+  if (x->jobs)
+    x->jobs->prev = j;
+  x->jobs = j;
+}
+
+/* Starts the command with the job's pipes as its stdin, stdout and
+ * stderr; uv_spawn's answer. */
+static int job_spawn(ps_alert_exec *x, job *j, char **env) {
+  uv_stdio_container_t stdio[3];
+  stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
+  stdio[0].data.stream = (uv_stream_t *)&j->in;
+  stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+  stdio[1].data.stream = (uv_stream_t *)&j->out;
+  stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+  stdio[2].data.stream = (uv_stream_t *)&j->err;
+  uv_process_options_t o;
+  memset(&o, 0, sizeof o);
+  o.file = x->argv[0];
+  o.args = x->argv;
+  o.env = env;
+  o.exit_cb = on_exit_cb;
+  o.flags = UV_PROCESS_DETACHED;
+  o.stdio = stdio;
+  o.stdio_count = 3;
+  j->open_handles = NHANDLES;
+  int rc = uv_spawn(x->loop, &j->proc, &o);
+  j->proc.data = j;
+  return rc;
+}
+
 int ps_alert_exec_send(void *xv, const ps_alert_event *ev, ps_alert_done_cb done, void *arg) {
   ps_alert_exec *x = xv;
   if (x->closing)
@@ -291,39 +334,8 @@ int ps_alert_exec_send(void *xv, const ps_alert_event *ev, ps_alert_done_cb done
   j->arg = arg;
   ps_buf_init(&j->output, 0);
   j->started_ms = uv_now(x->loop);
-  uv_handle_t *hs[NHANDLES] = {(uv_handle_t *)&j->proc, (uv_handle_t *)&j->in,
-                               (uv_handle_t *)&j->out, (uv_handle_t *)&j->err,
-                               (uv_handle_t *)&j->timer};
-  uv_pipe_init(x->loop, &j->in, 0);
-  uv_pipe_init(x->loop, &j->out, 0);
-  uv_pipe_init(x->loop, &j->err, 0);
-  uv_timer_init(x->loop, &j->timer);
-  for (size_t i = 0; i < NHANDLES; i++)
-    hs[i]->data = j;
-  j->next = x->jobs;
-  if (x->jobs)
-    x->jobs->prev = j;
-  x->jobs = j;
-
-  uv_stdio_container_t stdio[3];
-  stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
-  stdio[0].data.stream = (uv_stream_t *)&j->in;
-  stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-  stdio[1].data.stream = (uv_stream_t *)&j->out;
-  stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-  stdio[2].data.stream = (uv_stream_t *)&j->err;
-  uv_process_options_t o;
-  memset(&o, 0, sizeof o);
-  o.file = x->argv[0];
-  o.args = x->argv;
-  o.env = env;
-  o.exit_cb = on_exit_cb;
-  o.flags = UV_PROCESS_DETACHED;
-  o.stdio = stdio;
-  o.stdio_count = 3;
-  j->open_handles = NHANDLES;
-  int rc = uv_spawn(x->loop, &j->proc, &o);
-  j->proc.data = j;
+  job_handles_init(x, j);
+  int rc = job_spawn(x, j, env);
   free_env(env);
   if (rc < 0) {
     /* The handles are closed; the job goes with the last of them and no

@@ -8,10 +8,17 @@
  * - config_walk.c: the walker (a group of the file member by member against
  *   its table), the typed getters, the messages, and the two table walks that
  *   fill defaults and free what was loaded.
+ * - config_sources.c: tags and sources, the lists of the file's own.
  * - config_verdicts.c: verdicts.metrics, whose members are metric names.
  * - config_secrets.c: the password, token and webhook files.
- * - config.c: reading the file, tags and sources, and the checks that
- *   involve more than one key.
+ * - config.c: reading the file, and the checks that involve more than one
+ *   key.
+ *
+ * The parts call one way, no circle (test_structure checks): config.c uses
+ * the tables, the walker and the parts; the tables name the apply hooks of
+ * the list kinds (config_sources.c, config_verdicts.c); the hooks use the
+ * walker; the walker calls a row's hooks through the row and names no
+ * other part.
  *
  * Adding a key: a member of ps_config (or ps_source_cfg) and one row in
  * config_keys.c. Its default, its freeing, its type and range checks and
@@ -45,7 +52,8 @@ typedef enum ps_cfg_kind {
   PS_K_ENUM,     /* int-sized enum, from `names` */
   PS_K_ENUMLIST, /* unsigned bit set, one bit per value of `names` */
   PS_K_STRLIST,  /* char ** at offset, size_t count at offset2 */
-  PS_K_TYPES,    /* jsonl "types" map: ps_type_decl * at offset, count at offset2 */
+  PS_K_TYPES,    /* jsonl "types" map: ps_type_decl * at offset, count at offset2,
+                    the type names `names` */
   PS_K_GROUP,    /* a nested table, `sub`, whose offsets share the parent's base */
   PS_K_TAGS,     /* top-level "tags": ps_kv * at offset, count at offset2 */
   PS_K_SOURCES,  /* top-level "sources": ps_source_cfg * at offset, count at offset2 */
@@ -55,6 +63,16 @@ typedef enum ps_cfg_kind {
 /* One configuration key. Rows are written with designated initialisers, so
  * a row names only what it uses; what it leaves out is 0 or NULL. */
 typedef struct ps_cfg_key ps_cfg_key;
+typedef struct ps_cfg_loader ps_cfg_loader;
+
+/* A list kind's own reading of its value (PS_K_TAGS, PS_K_SOURCES,
+ * PS_K_VMETRICS); `key` is the key's dotted name, for messages. */
+typedef int ps_cfg_apply_fn(ps_cfg_loader *L, const struct config_setting_t *s, const ps_cfg_key *k,
+                            const char *key, void *base);
+/* A list kind's default and its freeing, when the walker's own (none, and
+ * freeing the list) do not fit (PS_K_VMETRICS). */
+typedef void ps_cfg_value_fn(const ps_cfg_key *k, void *base);
+
 struct ps_cfg_key {
   const char *name;
   ps_cfg_kind kind;
@@ -71,6 +89,11 @@ struct ps_cfg_key {
   const char *def_str;
   int64_t def_int; /* PS_K_INT, PS_K_BOOL, PS_K_ENUM, PS_K_ENUMLIST */
   double def_num;  /* PS_K_FLOAT */
+  /* The list kinds' hooks: the part that owns the value reads it, and the
+   * walker calls the row's hook rather than naming the part. */
+  ps_cfg_apply_fn *apply;
+  ps_cfg_value_fn *set_default;
+  ps_cfg_value_fn *release;
 };
 
 /* The tables (config_keys.c). */
@@ -78,6 +101,7 @@ extern const ps_cfg_key ps_cfg_top_keys[];
 extern const ps_cfg_key ps_cfg_source_keys[];
 extern const ps_cfg_enum ps_cfg_format_names[];
 
+/* The enums' lookups (config_walk.c). */
 int ps_cfg_enum_lookup(const ps_cfg_enum *t, const char *name, int *out);
 /* "a, b or c" into b (for messages) */
 void ps_cfg_enum_list(ps_buf *b, const ps_cfg_enum *t);
@@ -96,14 +120,14 @@ void ps_cfg_free_strv(char **v, size_t n);
 void ps_cfg_free_secret(char **s);
 
 /* The loader's state for one file. */
-typedef struct ps_cfg_loader {
+struct ps_cfg_loader {
   ps_config *c;
   ps_buf *err;
   const char *path;         /* as given, for messages */
   char *text;               /* the file's bytes, to re-read large integers */
   size_t text_len;
   ps_source_rules_fn rules; /* what each source's format says (config.h) */
-} ps_cfg_loader;
+};
 
 /* Writes "FILE:LINE: " followed by the formatted text, once; -EINVAL. */
 int ps_cfg_fail(ps_cfg_loader *L, const struct config_setting_t *s, const char *fmt, ...)
@@ -120,17 +144,14 @@ int ps_cfg_get_float(ps_cfg_loader *L, const struct config_setting_t *s, const p
 /* What follows "http://" or "https://" in v; NULL for any other scheme. */
 const char *ps_cfg_after_http_scheme(const char *v);
 
-/* The kinds whose values are lists of the file's own (config.c,
- * config_verdicts.c). */
-int ps_cfg_apply_tags(ps_cfg_loader *L, const struct config_setting_t *s,
-                      const ps_cfg_key *k, const char *key, void *base);
-int ps_cfg_apply_sources(ps_cfg_loader *L, const struct config_setting_t *s,
-                         const ps_cfg_key *k, const char *key, void *base);
-int ps_cfg_apply_verdict_metrics(ps_cfg_loader *L, const struct config_setting_t *s,
-                                 const ps_cfg_key *k, const char *key, void *base);
+/* The hooks of the kinds whose values are lists of the file's own, named
+ * by their rows (config_sources.c, config_verdicts.c). */
+ps_cfg_apply_fn ps_cfg_apply_tags;
+ps_cfg_apply_fn ps_cfg_apply_sources;
+ps_cfg_apply_fn ps_cfg_apply_verdict_metrics;
 /* The seven default metrics into verdicts.metrics; freeing them. */
-void ps_cfg_verdict_metrics_defaults(ps_verdicts_cfg *v);
-void ps_cfg_verdict_metrics_free(ps_verdicts_cfg *v);
+ps_cfg_value_fn ps_cfg_verdict_metrics_defaults;
+ps_cfg_value_fn ps_cfg_verdict_metrics_free;
 int ps_cfg_check_verdicts(ps_cfg_loader *L, const struct config_setting_t *root);
 
 #endif

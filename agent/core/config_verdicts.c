@@ -28,7 +28,8 @@ static const ps_cfg_key *verdict_metric_fields(void) {
   return fields;
 }
 
-void ps_cfg_verdict_metrics_defaults(ps_verdicts_cfg *v) {
+void ps_cfg_verdict_metrics_defaults(const ps_cfg_key *k, void *base) {
+  ps_verdicts_cfg *v = (ps_verdicts_cfg *)((char *)base + k->offset);
   v->metrics = NULL;
   v->nmetrics = 0;
   /* The headline figures and the kernel growth per cycle, with their
@@ -50,7 +51,8 @@ void ps_cfg_verdict_metrics_defaults(ps_verdicts_cfg *v) {
   }
 }
 
-void ps_cfg_verdict_metrics_free(ps_verdicts_cfg *v) {
+void ps_cfg_verdict_metrics_free(const ps_cfg_key *k, void *base) {
+  ps_verdicts_cfg *v = (ps_verdicts_cfg *)((char *)base + k->offset);
   for (size_t i = 0; v->metrics && i < v->nmetrics; i++)
     free(v->metrics[i].name);
   free(v->metrics);

@@ -1,6 +1,8 @@
 /*
  * config_walk.c: the walker and the typed getters (agent/core/config_private.h),
- * and the two table walks that fill the defaults and free what was loaded.
+ * the enums' lookups, and the two table walks that fill the defaults and
+ * free what was loaded. It calls the list kinds' parts only through their
+ * rows' hooks.
  *
  * DESIGN
  * - Every key is a row of a table. One walker visits each group of the file
@@ -45,6 +47,34 @@ void ps_cfg_free_secret(char **s) {
   }
 }
 
+/* ---- the enums ---------------------------------------------------------- */
+
+int ps_cfg_enum_lookup(const ps_cfg_enum *t, const char *name, int *out) {
+  if (!name)
+    return -EINVAL;
+  for (; t->name; t++)
+    if (strcmp(t->name, name) == 0) {
+      *out = t->value;
+      return 0;
+    }
+  return -EINVAL;
+}
+
+void ps_cfg_enum_list(ps_buf *b, const ps_cfg_enum *t) {
+  size_t n = 0;
+  while (t[n].name)
+    n++;
+  for (size_t i = 0; i < n; i++)
+    ps_buf_printf(b, "%s\"%s\"", i == 0 ? "" : (i + 1 == n ? " or " : ", "), t[i].name);
+}
+
+const char *ps_cfg_enum_name_of(const ps_cfg_enum *t, int value) {
+  for (; t->name; t++)
+    if (t->value == value)
+      return t->name;
+  return "unknown";
+}
+
 static void *at(void *base, size_t off) { return (char *)base + off; }
 
 void ps_cfg_defaults(const ps_cfg_key *table, void *base) {
@@ -73,9 +103,7 @@ void ps_cfg_defaults(const ps_cfg_key *table, void *base) {
     case PS_K_GROUP:
       ps_cfg_defaults(k->sub, base);
       break;
-    case PS_K_VMETRICS:
-      ps_cfg_verdict_metrics_defaults(p);
-      break;
+    case PS_K_VMETRICS: k->set_default(k, base); break;
     case PS_K_STRLIST:
     case PS_K_TYPES:
     case PS_K_TAGS:
@@ -137,9 +165,7 @@ void ps_cfg_free_key(const ps_cfg_key *k, void *base) {
   case PS_K_GROUP:
     ps_cfg_free(k->sub, base);
     break;
-  case PS_K_VMETRICS:
-    ps_cfg_verdict_metrics_free(p);
-    break;
+  case PS_K_VMETRICS: k->release(k, base); break;
   case PS_K_INT:
   case PS_K_FLOAT:
   case PS_K_BOOL:
@@ -465,10 +491,12 @@ static int apply_types(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg
                          key, config_setting_name(e),
                          ps_cfg_type_word(config_setting_type(e)));
     const char *tn = config_setting_get_string(e);
-    if (ps_ftype_from_name(tn, &v[i].type))
+    int type = 0;
+    if (ps_cfg_enum_lookup(k->names, tn, &type))
       return ps_cfg_fail(L, e, "key '%s.%s': \"%s\" is not a field type; use \"integer\", "
                          "\"unsigned\", \"float\", \"string\" or \"boolean\"",
                          key, config_setting_name(e), tn);
+    v[i].type = (ps_ftype)type;
     v[i].key = strdup(config_setting_name(e));
     if (!v[i].key)
       return ps_cfg_fail(L, e, "out of memory");
@@ -602,18 +630,12 @@ static int apply_key(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg_k
     else
       rc = ps_cfg_walk_group(L, s, k->sub, base, key);
     break;
-  case PS_K_TAGS:
-    rc = ps_cfg_apply_tags(L, s, k, key, base);
-    break;
-  case PS_K_SOURCES:
-    rc = ps_cfg_apply_sources(L, s, k, key, base);
-    break;
+  case PS_K_TAGS: rc = k->apply(L, s, k, key, base); break;
+  case PS_K_SOURCES: rc = k->apply(L, s, k, key, base); break;
   case PS_K_FLOAT:
     rc = ps_cfg_get_float(L, s, k, key, at(base, k->offset));
     break;
-  case PS_K_VMETRICS:
-    rc = ps_cfg_apply_verdict_metrics(L, s, k, key, base);
-    break;
+  case PS_K_VMETRICS: rc = k->apply(L, s, k, key, base); break;
   }
   ps_buf_free(&kb);
   return rc;

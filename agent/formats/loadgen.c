@@ -112,17 +112,11 @@ static void loadgen_free(ps_parser *p) {
   if (!p)
     return;
   lg_finish_reset(p);
-  ps_buf_free(&p->norm);
+  lg_finish_free(&p->fin);
   ps_jtable_free(&p->root_tab);
-  ps_jtable_free(&p->stats_tab);
-  ps_jtable_free(&p->stage_tab);
-  ps_jtable_free(&p->item_tab);
-  free(p->ix.open);
-  free(p->ix.close);
-  lg_arena_reset(p); /* down to the first chunk */
-  free(p->arena);
-  free(p->areas);
-  free(p->s);
+  lg_record_free(&p->rec);
+  lg_point_free(p);
+  lg_storage_free(&p->storage);
   free(p);
 }
 
@@ -136,8 +130,8 @@ static int loadgen_open(ps_parser **out, const ps_source_cfg *src,
       ps_buf_printf(err, "%s: out of memory", head->path);
     return -ENOMEM;
   }
-  p->phase = FP_DONE;
-  ps_buf_init(&p->norm, 0);
+  ps_buf_init(&p->rec.norm, 0);
+  lg_finish_reset(p);
   p->mtime_ns = head->mtime_ns;
   id_from_head(head, &p->id);
   origin_from_head(p, head);
@@ -267,31 +261,31 @@ static int emit_streamed(ps_parser *p, ps_emitter *em, ps_jv root, const ps_jtab
     free(type);
   }
   if (rc == -EAGAIN) {
-    p->resuming = 1;
-    p->resume_hash = record_key(data, len, em->origin.line);
+    p->resume.active = 1;
+    p->resume.hash = record_key(data, len, em->origin.line);
   }
   return rc;
 }
 
 static int loadgen_line(ps_parser *p, const char *data, size_t len,
                         ps_emitter *em) {
-  if (!p->s && !(p->s = malloc(sizeof *p->s)))
+  if (lg_point_ready(p) < 0)
     return -ENOMEM;
-  uint64_t hash = (p->fin_active || p->resuming) ? record_key(data, len, em->origin.line) : 0;
-  if (p->fin_active) {
-    if (len == p->fin_len && hash == p->resume_hash) {
+  uint64_t hash = (p->fin.active || p->resume.active) ? record_key(data, len, em->origin.line) : 0;
+  if (p->fin.active) {
+    if (len == p->fin.len && hash == p->fin.key) {
       lg_finish_rebase(p, data);
       return lg_finish_continue(p, em);
     }
     lg_finish_reset(p); /* not the record we were resuming: start over */
   }
-  if (p->resuming && hash == p->resume_hash) {
-    p->skip = p->accepted;
+  if (p->resume.active && hash == p->resume.hash) {
+    p->resume.skip = p->resume.accepted;
   } else {
-    p->skip = 0;
-    p->accepted = 0;
+    p->resume.skip = 0;
+    p->resume.accepted = 0;
   }
-  p->resuming = 0;
+  p->resume.active = 0;
 
   size_t blank = 0;
   while (blank < len && (data[blank] == ' ' || data[blank] == '\t'))
@@ -316,14 +310,14 @@ static int loadgen_line(ps_parser *p, const char *data, size_t len,
   /* perf-finish is looked up many times through a table of its members;
    * a small record's few lookups walk it */
   int big = len > 4096;
-  if (big && ps_jtable_fill(&p->root_tab, root, p->ixp) < 0)
+  if (big && ps_jtable_fill(&p->root_tab, root, p->rec.ixp) < 0)
     return -ENOMEM;
   envelope env;
   if (!read_envelope(p, em, root, big ? &p->root_tab : NULL, &env))
     return 0;
   if (strcmp(env.type, "perf-finish") != 0)
     return emit_streamed(p, em, root, big ? &p->root_tab : NULL, &env, data, len);
-  if (!big && ps_jtable_fill(&p->root_tab, root, p->ixp) < 0)
+  if (!big && ps_jtable_fill(&p->root_tab, root, p->rec.ixp) < 0)
     return -ENOMEM;
   lg_finish_line fl = {.root = root,
                        .owned = owned,

@@ -34,14 +34,14 @@ static const char *const SKIP_BLOCK[] = {"liveMode", NULL};
 /* Time of stage-level points; 0 when the stage has no startedAt. */
 static int stage_time(ps_parser *p, int64_t *t) {
   double s;
-  if (!lg_json_finite(ps_jtable_get(&p->stage_tab, "startedAt"), &s))
+  if (!lg_json_finite(ps_jtable_get(&p->fin.stage_tab, "startedAt"), &s))
     return 0;
   *t = ps_seconds_to_ns(s);
   return 1;
 }
 
 static const char *stage_name(ps_parser *p) {
-  return p->fin_stage.key.p ? lg_key_str(p, p->fin_stage) : NULL;
+  return p->fin.stage.key.p ? lg_key_str(p, p->fin.stage) : NULL;
 }
 
 static int emit_stage_point(ps_parser *p, ps_emitter *em) {
@@ -65,10 +65,10 @@ static int emit_stage_point(ps_parser *p, ps_emitter *em) {
                                        "clientInitDuration",
                                        "loadgenInitDuration"};
   for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-    lg_add_int(p, ints[i], ps_jtable_get(&p->stage_tab, ints[i]));
+    lg_add_int(p, ints[i], ps_jtable_get(&p->fin.stage_tab, ints[i]));
   for (size_t i = 0; i < sizeof floats / sizeof *floats; i++)
-    lg_add_float(p, floats[i], ps_jtable_get(&p->stage_tab, floats[i]));
-  ps_jv cfg = ps_jtable_get(&p->stage_tab, "stageConfig");
+    lg_add_float(p, floats[i], ps_jtable_get(&p->fin.stage_tab, floats[i]));
+  ps_jv cfg = ps_jtable_get(&p->fin.stage_tab, "stageConfig");
   ps_jv chain_only = lg_obj_get(p, cfg, "chainOnly");
   ps_jv dur = lg_obj_get(p, cfg, "durationConfig");
   lg_add_bool(p, "chainOnly", chain_only);
@@ -85,8 +85,8 @@ static int emit_stage_point(ps_parser *p, ps_emitter *em) {
 
 /* An item's members are looked up several times: read them once. */
 static int item_table(ps_parser *p, ps_jmember item) {
-  p->item_tab.n = 0;
-  return lg_is_object(item.val) ? ps_jtable_fill(&p->item_tab, item.val, p->ixp) : 0;
+  p->fin.item_tab.n = 0;
+  return lg_is_object(item.val) ? ps_jtable_fill(&p->fin.item_tab, item.val, p->rec.ixp) : 0;
 }
 
 static int emit_summary(ps_parser *p, ps_emitter *em, ps_jmember item, int blocks) {
@@ -99,7 +99,7 @@ static int emit_summary(ps_parser *p, ps_emitter *em, ps_jmember item, int block
   lg_tags_run(p);
   lg_tag_add(p, "stage", stage_name(p));
   lg_tag_add(p, blocks ? "summary" : "task", lg_key_str(p, item));
-  lg_add_table_fields(p, &p->item_tab, INT_SUMMARY, NULL);
+  lg_add_table_fields(p, &p->fin.item_tab, INT_SUMMARY, NULL);
   return lg_pt_emit(p, em, blocks ? "loadgen_stage_blocks" : "loadgen_stage_cycles",
                  t);
 }
@@ -109,7 +109,7 @@ static int emit_block(ps_parser *p, ps_emitter *em, ps_jmember item) {
     return 0;
   if (item_table(p, item) < 0)
     return -ENOMEM;
-  const ps_jtable *b = &p->item_tab;
+  const ps_jtable *b = &p->fin.item_tab;
   lg_pt_reset(p);
   double s;
   if (!lg_json_finite(ps_jtable_get(b, "beginAt"), &s) &&
@@ -134,7 +134,7 @@ static int emit_cycle(ps_parser *p, ps_emitter *em, ps_jmember item) {
     return 0;
   if (item_table(p, item) < 0)
     return -ENOMEM;
-  const ps_jtable *c = &p->item_tab;
+  const ps_jtable *c = &p->fin.item_tab;
   lg_pt_reset(p);
   double s;
   const char *task = lg_jv_str(p, ps_jtable_get(c, "task"));
@@ -160,7 +160,7 @@ static int emit_cycle(ps_parser *p, ps_emitter *em, ps_jmember item) {
 }
 
 static int emit_run(ps_parser *p, ps_emitter *em) {
-  const ps_jtable *st = &p->stats_tab;
+  const ps_jtable *st = &p->fin.stats_tab;
   double s;
   int64_t t;
   if (lg_json_finite(ps_jtable_get(st, "startedAt"), &s))
@@ -199,10 +199,10 @@ static int emit_run(ps_parser *p, ps_emitter *em) {
     /* yargs-parser made an all-digit revision a number; the jq script
      * applies tostring, and so do we */
     if (d == floor(d) && fabs(d) < 1e15)
-      snprintf(p->s->strbuf, sizeof p->s->strbuf, "%.0f", d);
+      snprintf(p->pt.s->strbuf, sizeof p->pt.s->strbuf, "%.0f", d);
     else
-      snprintf(p->s->strbuf, sizeof p->s->strbuf, "%.17g", d);
-    lg_add_string(p, "sdkRevision", p->s->strbuf);
+      snprintf(p->pt.s->strbuf, sizeof p->pt.s->strbuf, "%.17g", d);
+    lg_add_string(p, "sdkRevision", p->pt.s->strbuf);
   }
   lg_add_int(p, "sdkCommitTime", lg_obj_get(p, test_data, "sdkCommitTime"));
   lg_add_object_fields(p, ps_jtable_get(st, "liveBlocksSummary"), INT_SUMMARY, NULL,
@@ -213,22 +213,24 @@ static int emit_run(ps_parser *p, ps_emitter *em) {
 /* Positions the item walk on the first member of the current stage's
  * `key` object (none when it is not an object). */
 static void items_start(ps_parser *p, const char *key) {
-  ps_jv o = ps_jtable_get(&p->stage_tab, key);
-  p->item_it = ps_jv_iter_ix(lg_is_object(o) ? o : (ps_jv){NULL, NULL}, p->ixp);
-  if (!ps_jiter_next(&p->item_it, &p->fin_item))
-    p->fin_item.val.p = NULL;
+  ps_jv o = ps_jtable_get(&p->fin.stage_tab, key);
+  p->fin.item_it = ps_jv_iter_ix(lg_is_object(o) ? o : (ps_jv){NULL, NULL}, p->rec.ixp);
+  if (!ps_jiter_next(&p->fin.item_it, &p->fin.item))
+    p->fin.item.val.p = NULL;
 }
 
 /* Moves to the next stage (fin_stage.val.p NULL: none), with its table. */
 static int stage_next(ps_parser *p) {
-  if (!ps_jiter_next(&p->stage_it, &p->fin_stage)) {
-    p->fin_stage.val.p = NULL;
+  if (!ps_jiter_next(&p->fin.stage_it, &p->fin.stage)) {
+    p->fin.stage.val.p = NULL;
     return 0;
   }
   /* the stages object iterates its members; a member that is not an
    * object has no members to look up (the old tree's lookups found none) */
-  p->stage_tab.n = 0;
-  return lg_is_object(p->fin_stage.val) ? ps_jtable_fill(&p->stage_tab, p->fin_stage.val, p->ixp) : 0;
+  p->fin.stage_tab.n = 0;
+  return lg_is_object(p->fin.stage.val)
+             ? ps_jtable_fill(&p->fin.stage_tab, p->fin.stage.val, p->rec.ixp)
+             : 0;
 }
 
 /* The cursor's positions point into the text the record was read from;
@@ -251,26 +253,26 @@ static void rebase_table(ps_jtable *t, ptrdiff_t d) {
 }
 
 void lg_finish_rebase(ps_parser *p, const char *data) {
-  ptrdiff_t d = data - p->fin_base;
-  if (p->fin_owned || d == 0)
+  ptrdiff_t d = data - p->fin.base;
+  if (p->fin.owned || d == 0)
     return;
-  p->ix.base += d;
-  rebase_jv(&p->fin_root, d);
-  rebase_jv(&p->fin_stats, d);
+  lg_record_rebase(&p->rec, d);
+  rebase_jv(&p->fin.root, d);
+  rebase_jv(&p->fin.stats, d);
   rebase_table(&p->root_tab, d);
-  rebase_table(&p->stats_tab, d);
-  rebase_table(&p->stage_tab, d);
-  rebase_member(&p->fin_stage, d);
-  rebase_member(&p->fin_item, d);
-  if (p->stage_it.p) {
-    p->stage_it.p += d;
-    p->stage_it.end += d;
+  rebase_table(&p->fin.stats_tab, d);
+  rebase_table(&p->fin.stage_tab, d);
+  rebase_member(&p->fin.stage, d);
+  rebase_member(&p->fin.item, d);
+  if (p->fin.stage_it.p) {
+    p->fin.stage_it.p += d;
+    p->fin.stage_it.end += d;
   }
-  if (p->item_it.p) {
-    p->item_it.p += d;
-    p->item_it.end += d;
+  if (p->fin.item_it.p) {
+    p->fin.item_it.p += d;
+    p->fin.item_it.end += d;
   }
-  p->fin_base = data;
+  p->fin.base = data;
 }
 
 /* What only a long record needed, given back once it is done: a run's
@@ -280,20 +282,16 @@ void lg_finish_rebase(ps_parser *p, const char *data) {
  * agent's growth (docs/benchmarks.md, "A year of nightly runs"). The next
  * long record, if one comes, allocates them again. */
 static void release_long(ps_parser *p) {
-  free(p->ix.open);
-  free(p->ix.close);
-  p->ix.open = p->ix.close = NULL;
-  p->ix.cap = p->ix.n = 0;
-  p->ixp = NULL;
-  ps_jtable *tabs[] = {&p->root_tab, &p->stats_tab, &p->stage_tab, &p->item_tab};
+  lg_record_free(&p->rec);
+  ps_jtable_free(&p->root_tab);
+  lg_finish_free(&p->fin);
+  lg_point_free(p);
+}
+
+void lg_finish_free(lg_finish *f) {
+  ps_jtable *tabs[] = {&f->stats_tab, &f->stage_tab, &f->item_tab};
   for (size_t i = 0; i < sizeof tabs / sizeof tabs[0]; i++)
     ps_jtable_free(tabs[i]);
-  lg_arena_reset(p);
-  free(p->arena);
-  p->arena = NULL;
-  ps_buf_free(&p->norm);
-  free(p->s);
-  p->s = NULL;
 }
 
 /* Walks perf-finish from the cursor. Returns 0 when every point was
@@ -302,26 +300,26 @@ static void release_long(ps_parser *p) {
 int lg_finish_continue(ps_parser *p, ps_emitter *em) {
   int rc = 0;
   while (rc == 0) {
-    switch (p->phase) {
+    switch (p->fin.phase) {
     case FP_EVENT:
-      rc = lg_emit_event(p, em, p->fin_root, &p->root_tab, ps_jtable_get(&p->root_tab, "elapsed"),
-                      "perf-finish", p->fin_envelope_stage,
-                      ps_seconds_to_ns(p->fin_wall));
+      rc = lg_emit_event(p, em, p->fin.root, &p->root_tab, ps_jtable_get(&p->root_tab, "elapsed"),
+                         "perf-finish", p->fin.envelope_stage, ps_seconds_to_ns(p->fin.wall));
       if (rc == 0) {
-        ps_jv stages = ps_jtable_get(&p->stats_tab, "stages");
-        p->stage_it = ps_jv_iter_ix(lg_is_object(stages) ? stages : (ps_jv){NULL, NULL}, p->ixp);
+        ps_jv stages = ps_jtable_get(&p->fin.stats_tab, "stages");
+        p->fin.stage_it = ps_jv_iter_ix(lg_is_object(stages) ? stages : (ps_jv){NULL, NULL},
+                                        p->rec.ixp);
         if ((rc = stage_next(p)) == 0)
-          p->phase = FP_STAGE;
+          p->fin.phase = FP_STAGE;
       }
       break;
     case FP_STAGE:
-      if (!p->fin_stage.val.p) {
-        p->phase = FP_RUN;
+      if (!p->fin.stage.val.p) {
+        p->fin.phase = FP_RUN;
         break;
       }
       rc = emit_stage_point(p, em);
       if (rc == 0) {
-        p->phase = FP_BLOCKSUM;
+        p->fin.phase = FP_BLOCKSUM;
         items_start(p, "blocksSummaries");
       }
       break;
@@ -329,34 +327,34 @@ int lg_finish_continue(ps_parser *p, ps_emitter *em) {
     case FP_CYCLESUM:
     case FP_BLOCKS:
     case FP_CYCLES:
-      if (!p->fin_item.val.p) {
+      if (!p->fin.item.val.p) {
         static const char *const next_key[] = {
             [FP_BLOCKSUM] = "cyclesSummaries",
             [FP_CYCLESUM] = "blocks",
             [FP_BLOCKS] = "cycles",
         };
-        if (p->phase == FP_CYCLES) {
+        if (p->fin.phase == FP_CYCLES) {
           rc = stage_next(p);
-          p->phase = FP_STAGE;
+          p->fin.phase = FP_STAGE;
         } else {
-          items_start(p, next_key[p->phase]);
-          p->phase++;
+          items_start(p, next_key[p->fin.phase]);
+          p->fin.phase++;
         }
         break;
       }
-      if (p->phase == FP_BLOCKSUM || p->phase == FP_CYCLESUM)
-        rc = emit_summary(p, em, p->fin_item, p->phase == FP_BLOCKSUM);
-      else if (p->phase == FP_BLOCKS)
-        rc = emit_block(p, em, p->fin_item);
+      if (p->fin.phase == FP_BLOCKSUM || p->fin.phase == FP_CYCLESUM)
+        rc = emit_summary(p, em, p->fin.item, p->fin.phase == FP_BLOCKSUM);
+      else if (p->fin.phase == FP_BLOCKS)
+        rc = emit_block(p, em, p->fin.item);
       else
-        rc = emit_cycle(p, em, p->fin_item);
-      if (rc == 0 && !ps_jiter_next(&p->item_it, &p->fin_item))
-        p->fin_item.val.p = NULL;
+        rc = emit_cycle(p, em, p->fin.item);
+      if (rc == 0 && !ps_jiter_next(&p->fin.item_it, &p->fin.item))
+        p->fin.item.val.p = NULL;
       break;
     case FP_RUN:
-      rc = lg_is_object(p->fin_stats) ? emit_run(p, em) : 0;
+      rc = lg_is_object(p->fin.stats) ? emit_run(p, em) : 0;
       if (rc == 0)
-        p->phase = FP_DONE;
+        p->fin.phase = FP_DONE;
       break;
     case FP_DONE:
       lg_finish_reset(p);
@@ -372,7 +370,7 @@ int lg_finish_continue(ps_parser *p, ps_emitter *em) {
 }
 
 static void finish_facts(ps_parser *p) {
-  const ps_jtable *st = &p->stats_tab;
+  const ps_jtable *st = &p->fin.stats_tab;
   double d;
   p->facts.finish_seen = 1;
   if ((p->facts.have_started_at = lg_json_finite(ps_jtable_get(st, "startedAt"), &d)))
@@ -388,32 +386,32 @@ static void finish_facts(ps_parser *p) {
 }
 
 int lg_finish_start(ps_parser *p, ps_emitter *em, const lg_finish_line *line) {
-  p->fin_stats = ps_jtable_get(&p->root_tab, "stats");
-  if (ps_jtable_fill(&p->stats_tab,
-                     lg_is_object(p->fin_stats) ? p->fin_stats : (ps_jv){NULL, NULL},
-                     p->ixp) < 0)
+  p->fin.stats = ps_jtable_get(&p->root_tab, "stats");
+  if (ps_jtable_fill(&p->fin.stats_tab,
+                     lg_is_object(p->fin.stats) ? p->fin.stats : (ps_jv){NULL, NULL},
+                     p->rec.ixp) < 0)
     return -ENOMEM;
   finish_facts(p);
-  p->fin_active = 1;
-  p->fin_owned = line->owned;
-  p->fin_base = line->owned ? p->norm.data : line->data;
-  p->fin_root = line->root;
-  p->fin_len = line->len;
-  p->resume_hash = line->key;
-  p->fin_wall = line->wall;
-  memcpy(p->fin_envelope_stage, line->stage, sizeof p->fin_envelope_stage);
-  p->phase = FP_EVENT;
+  p->fin.active = 1;
+  p->fin.owned = line->owned;
+  p->fin.base = line->owned ? p->rec.norm.data : line->data;
+  p->fin.root = line->root;
+  p->fin.len = line->len;
+  p->fin.key = line->key;
+  p->fin.wall = line->wall;
+  memcpy(p->fin.envelope_stage, line->stage, sizeof p->fin.envelope_stage);
+  p->fin.phase = FP_EVENT;
   return lg_finish_continue(p, em);
 }
 
 void lg_finish_reset(ps_parser *p) {
-  p->fin_active = 0;
-  p->fin_owned = 0;
-  p->fin_base = NULL;
-  p->fin_len = 0;
-  p->phase = FP_DONE;
-  p->root_tab.n = p->stats_tab.n = p->stage_tab.n = 0;
-  if (p->norm.cap > ((size_t)1 << 20))
-    ps_buf_free(&p->norm); /* a normalised perf-finish: megabytes */
+  p->fin.active = 0;
+  p->fin.owned = 0;
+  p->fin.base = NULL;
+  p->fin.len = 0;
+  p->fin.key = 0;
+  p->fin.phase = FP_DONE;
+  p->root_tab.n = p->fin.stats_tab.n = p->fin.stage_tab.n = 0;
+  lg_record_trim(&p->rec);
 }
 

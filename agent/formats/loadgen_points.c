@@ -37,7 +37,7 @@ static int in_list(const char *const *list, const char *s) {
 /* A NUL-terminated copy of `n` bytes that lives until the next
  * lg_arena_reset. */
 static char *arena_take(ps_parser *p, size_t n) {
-  lg_arena_chunk *c = p->arena;
+  lg_arena_chunk *c = p->pt.arena;
   if (!c || c->cap - c->used < n + 1) {
     size_t cap = n + 1 > ARENA_CHUNK ? n + 1 : ARENA_CHUNK;
     lg_arena_chunk *nc = malloc(sizeof *nc + cap);
@@ -46,7 +46,7 @@ static char *arena_take(ps_parser *p, size_t n) {
     nc->used = 0;
     nc->cap = cap;
     nc->next = c;
-    p->arena = c = nc;
+    p->pt.arena = c = nc;
   }
   char *s = c->data + c->used;
   c->used += n + 1;
@@ -55,7 +55,7 @@ static char *arena_take(ps_parser *p, size_t n) {
 
 /* Keeps the first chunk (a point's strings fit it) and empties it. */
 void lg_arena_reset(ps_parser *p) {
-  lg_arena_chunk *c = p->arena;
+  lg_arena_chunk *c = p->pt.arena;
   if (!c)
     return;
   while (c->next) {
@@ -64,7 +64,7 @@ void lg_arena_reset(ps_parser *p) {
     c = n;
   }
   c->used = 0;
-  p->arena = c;
+  p->pt.arena = c;
 }
 
 /* The unescaped text of a key span or a string value, in the arena. */
@@ -139,17 +139,17 @@ int lg_json_int(ps_jv v, int64_t *out) {
 /* ---- building a point --------------------------------------------------- */
 
 void lg_pt_reset(ps_parser *p) {
-  p->ntags = 0;
-  p->nfields = 0;
+  p->pt.ntags = 0;
+  p->pt.nfields = 0;
   lg_arena_reset(p);
 }
 
 void lg_tag_add(ps_parser *p, const char *key, const char *value) {
-  if (!value || !*value || p->ntags >= LG_MAX_TAGS)
+  if (!value || !*value || p->pt.ntags >= LG_MAX_TAGS)
     return;
-  p->s->tags[p->ntags].key = key;
-  p->s->tags[p->ntags].value = value;
-  p->ntags++;
+  p->pt.s->tags[p->pt.ntags].key = key;
+  p->pt.s->tags[p->pt.ntags].value = value;
+  p->pt.ntags++;
 }
 
 void lg_tags_run(ps_parser *p) {
@@ -159,9 +159,9 @@ void lg_tags_run(ps_parser *p) {
 }
 
 ps_field *lg_field_new(ps_parser *p, const char *key, ps_ftype t) {
-  if (p->nfields >= LG_MAX_FIELDS)
+  if (p->pt.nfields >= LG_MAX_FIELDS)
     return NULL;
-  ps_field *f = &p->s->fields[p->nfields++];
+  ps_field *f = &p->pt.s->fields[p->pt.nfields++];
   *f = (ps_field){.key = key, .type = t};
   return f;
 }
@@ -215,9 +215,9 @@ static int add_member_field(ps_parser *p, ps_jmember m, const char *const *ints,
     return 1;
   const char *key = name;
   if (prefix) {
-    if (p->nfields >= LG_MAX_FIELDS)
+    if (p->pt.nfields >= LG_MAX_FIELDS)
       return 0;
-    char *kb = p->s->keybuf[p->nfields];
+    char *kb = p->pt.s->keybuf[p->pt.nfields];
     int n = snprintf(kb, LG_KEY_LEN, "%s%s", prefix, name);
     if (n < 0 || n >= LG_KEY_LEN)
       return 1;
@@ -241,7 +241,7 @@ static int add_member_field(ps_parser *p, ps_jmember m, const char *const *ints,
 /* Every scalar member of `obj` as a field (add_member_field). */
 void lg_add_object_fields(ps_parser *p, ps_jv obj, const char *const *ints,
                               const char *const *skip, const char *prefix) {
-  ps_jiter it = ps_jv_iter_ix(obj, p->ixp);
+  ps_jiter it = ps_jv_iter_ix(obj, p->rec.ixp);
   ps_jmember m;
   while (ps_jiter_next(&it, &m))
     if (!add_member_field(p, m, ints, skip, prefix))
@@ -261,15 +261,29 @@ void lg_add_table_fields(ps_parser *p, const ps_jtable *t, const char *const *in
  * is sent. Counts accepted points so a resumed small record skips them. */
 int lg_pt_emit(ps_parser *p, ps_emitter *em, const char *measurement,
                    int64_t time_ns) {
-  if (p->nfields == 0)
+  if (p->pt.nfields == 0)
     return 0;
-  if (p->skip) {
-    p->skip--;
+  if (p->resume.skip) {
+    p->resume.skip--;
     return 0;
   }
-  ps_point pt = {measurement, p->s->tags, p->ntags, p->s->fields, p->nfields, time_ns};
+  ps_point pt = {measurement, p->pt.s->tags, p->pt.ntags, p->pt.s->fields, p->pt.nfields, time_ns};
   int rc = ps_emit_point(em, &pt);
   if (rc == 0)
-    p->accepted++;
+    p->resume.accepted++;
   return rc;
+}
+
+int lg_point_ready(ps_parser *p) {
+  if (!p->pt.s && !(p->pt.s = malloc(sizeof *p->pt.s)))
+    return -ENOMEM;
+  return 0;
+}
+
+void lg_point_free(ps_parser *p) {
+  lg_arena_reset(p);
+  free(p->pt.arena);
+  p->pt.arena = NULL;
+  free(p->pt.s);
+  p->pt.s = NULL;
 }

@@ -17,6 +17,12 @@
  * - loadgen_finish.c: perf-finish, emitted from a cursor that survives
  *   back-pressure (emit.h -EAGAIN) and the line moving in memory.
  *
+ * Each part's fields are a struct of the part's own inside ps_parser
+ * (lg_resume, lg_record, lg_finish, lg_point, lg_storage): the part that
+ * owns them writes them, and frees them through its own function; the
+ * others read them (lg_resume is shared by the dispatch and the emitting,
+ * as it says).
+ *
  * Everything runs on the caller's thread; a parser is one file's.
  */
 #ifndef PS_FORMATS_LOADGEN_PRIVATE_H
@@ -71,57 +77,97 @@ typedef struct lg_arena_chunk {
   char data[];
 } lg_arena_chunk;
 
-struct ps_parser {
-  int64_t mtime_ns; /* of perf.jsonl when opened: the origin's fallback */
-  ps_run_id id;
-  ps_run_facts facts;
+/* Each part's fields, in a struct of the part's own (the part that writes
+ * them; the others read them or ask the part). */
 
-  /* resume state of a small record */
-  int resuming;
-  uint64_t resume_hash; /* of the record being resumed (and of perf-finish) */
+/* A small record's resume state (emit.h -EAGAIN): loadgen.c decides
+ * whether a line resumes the record refused (active, hash) and sets how
+ * many points to skip; lg_pt_emit counts them down and counts what the
+ * emitter took. */
+typedef struct lg_resume {
+  int active;
+  uint64_t hash;   /* of the record being resumed (and of perf-finish) */
   size_t accepted; /* points of the current record the emitter took */
   size_t skip;     /* points still to skip on a resumed call */
+} lg_resume;
 
+/* loadgen_read.c: the record read. */
+typedef struct lg_record {
   /* the record as strict JSON, when cJSON had to read it first */
   ps_buf norm;
   /* where the containers of a long record end (ixp: &ix while it applies) */
   ps_jindex ix;
   const ps_jindex *ixp;
+} lg_record;
 
-  /* resume state of perf-finish: positions in its text */
-  int fin_active;
-  int fin_owned;        /* the text is `norm`, not the driver's line */
-  const char *fin_base; /* the text the positions below point into */
-  size_t fin_len;
+/* loadgen_finish.c: the perf-finish cursor, positions in its text. */
+typedef struct lg_finish {
+  int active;
+  uint64_t key;     /* the line's resume key */
+  int owned;        /* the text is the record's `norm`, not the driver's line */
+  const char *base; /* the text the positions below point into */
+  size_t len;
   lg_finish_phase phase;
-  ps_jv fin_root, fin_stats;
-  ps_jtable root_tab, stats_tab, stage_tab, item_tab;
+  ps_jv root, stats;
+  ps_jtable stats_tab, stage_tab, item_tab;
   ps_jiter stage_it; /* the stages after the current one */
-  ps_jmember fin_stage; /* the current stage: its key and value */
-  ps_jiter item_it;     /* the items after the current one */
-  ps_jmember fin_item;  /* the current item (val.p NULL: none left) */
-  double fin_wall;
-  char fin_envelope_stage[24];
+  ps_jmember stage;  /* the current stage: its key and value */
+  ps_jiter item_it;  /* the items after the current one */
+  ps_jmember item;   /* the current item (val.p NULL: none left) */
+  double wall;
+  char envelope_stage[24];
+} lg_finish;
 
-  /* scratch for one point (lg_scratch) */
-  lg_scratch *s;
+/* loadgen_points.c: the point under construction. */
+typedef struct lg_point {
+  lg_scratch *s; /* lg_point_ready; its text buffers are lent to the parts */
   size_t ntags;
   size_t nfields;
   lg_arena_chunk *arena;
+} lg_point;
 
+/* loadgen_records.c: the storage record's areas, kept between records. */
+typedef struct lg_storage {
   lg_storage_area *areas;
-  size_t nareas, areas_cap;
+  size_t n, cap;
+} lg_storage;
+
+struct ps_parser {
+  /* the run's identity and time origin (loadgen.c; perf-finish adds facts) */
+  int64_t mtime_ns; /* of perf.jsonl when opened: the origin's fallback */
+  ps_run_id id;
+  ps_run_facts facts;
+  /* the record's members, filled by the dispatch for a long record and for
+   * perf-finish (whose cursor moves them with the text) */
+  ps_jtable root_tab;
+
+  lg_resume resume;
+  lg_record rec;
+  lg_finish fin;
+  lg_point pt;
+  lg_storage storage;
 };
 
 /* ---- loadgen_read.c ---------------------------------------------------- */
 
 /* The record as a value: the line itself when it is strict JSON, else what
  * cJSON reads of it, written back as strict JSON into p->norm (*owned).
- * Sets p->ixp for the text read. 0, -EINVAL or -ENOMEM. */
+ * Sets p->rec.ixp for the text read. 0, -EINVAL or -ENOMEM. */
 int lg_read_record(ps_parser *p, const char *data, size_t len, ps_jv *root, int *owned);
+/* Gives back the normalised text and the index (the next long record
+ * allocates them again). */
+void lg_record_free(lg_record *r);
+/* The record's text moved by d bytes (perf-finish handed over again). */
+void lg_record_rebase(lg_record *r, ptrdiff_t d);
+/* Gives back a normalised text of megabytes (a perf-finish read by cJSON). */
+void lg_record_trim(lg_record *r);
 
 /* ---- loadgen_points.c: JSON values ------------------------------------- */
 
+/* The scratch of one point, allocated once; -ENOMEM. */
+int lg_point_ready(ps_parser *p);
+/* Gives back the scratch and the arena. */
+void lg_point_free(ps_parser *p);
 /* Empties the arena down to its first chunk. */
 void lg_arena_reset(ps_parser *p);
 /* The unescaped text of a key span or a string value, in the arena (valid
@@ -152,7 +198,7 @@ static inline int lg_is_object(ps_jv v) { return ps_jv_kind(v) == PS_JV_OBJECT; 
  * skipping over the record's indexed containers by lookup. */
 static inline ps_jv lg_obj_get(const ps_parser *p, ps_jv o, const char *k) {
   ps_jv v;
-  ps_jv_get_ix(o, k, p->ixp, &v);
+  ps_jv_get_ix(o, k, p->rec.ixp, &v);
   return v;
 }
 
@@ -195,11 +241,12 @@ int lg_emit_event(ps_parser *p, ps_emitter *em, ps_jv root, const ps_jtable *tab
                   ps_jv elapsed, const char *type, const char *stage, int64_t t);
 int lg_emit_process(ps_parser *p, ps_emitter *em, ps_jv root, const char *stage, int64_t t);
 int lg_emit_storage(ps_parser *p, ps_emitter *em, ps_jv root, const char *stage, int64_t t);
+void lg_storage_free(lg_storage *st);
 
 /* ---- loadgen_finish.c -------------------------------------------------- */
 
 /* What a perf-finish line is read from: the record, the text its
- * positions point into (the line, or p->norm when owned), the line's
+ * positions point into (the line, or p->rec.norm when owned), the line's
  * length and resume key, and its envelope's time and stage tag. */
 typedef struct lg_finish_line {
   ps_jv root;
@@ -221,5 +268,7 @@ void lg_finish_rebase(ps_parser *p, const char *data);
 int lg_finish_continue(ps_parser *p, ps_emitter *em);
 /* Drops the cursor (and a normalised record's megabytes). */
 void lg_finish_reset(ps_parser *p);
+/* Gives back the cursor's tables (the parser is freed). */
+void lg_finish_free(lg_finish *f);
 
 #endif

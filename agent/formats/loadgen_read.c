@@ -88,41 +88,57 @@ static int put_json(ps_buf *b, const cJSON *v, int depth) {
 static ps_jindex *index_for(ps_parser *p, size_t len) {
   if (len < INDEX_FROM_BYTES)
     return NULL;
-  if (!p->ix.open) {
-    p->ix.open = malloc(INDEX_CAP * sizeof *p->ix.open);
-    p->ix.close = malloc(INDEX_CAP * sizeof *p->ix.close);
-    if (!p->ix.open || !p->ix.close) {
-      free(p->ix.open);
-      free(p->ix.close);
-      p->ix.open = p->ix.close = NULL;
+  if (!p->rec.ix.open) {
+    p->rec.ix.open = malloc(INDEX_CAP * sizeof *p->rec.ix.open);
+    p->rec.ix.close = malloc(INDEX_CAP * sizeof *p->rec.ix.close);
+    if (!p->rec.ix.open || !p->rec.ix.close) {
+      free(p->rec.ix.open);
+      free(p->rec.ix.close);
+      p->rec.ix.open = p->rec.ix.close = NULL;
       return NULL;
     }
-    p->ix.cap = INDEX_CAP;
-    p->ix.depth = INDEX_DEPTH;
+    p->rec.ix.cap = INDEX_CAP;
+    p->rec.ix.depth = INDEX_DEPTH;
   }
-  return &p->ix;
+  return &p->rec.ix;
 }
 
 int lg_read_record(ps_parser *p, const char *data, size_t len, ps_jv *root, int *owned) {
   *owned = 0;
   ps_jindex *ix = index_for(p, len);
-  p->ixp = NULL;
+  p->rec.ixp = NULL;
   if (ps_json_check_indexed(data, len, LG_MAX_DEPTH, ix, root) == 0) {
-    p->ixp = ix;
+    p->rec.ixp = ix;
     return 0;
   }
   cJSON *t = cJSON_ParseWithLength(data, len);
   if (!t)
     return -EINVAL;
-  ps_buf_reset(&p->norm);
-  int rc = put_json(&p->norm, t, 0);
+  ps_buf_reset(&p->rec.norm);
+  int rc = put_json(&p->rec.norm, t, 0);
   cJSON_Delete(t);
   if (rc < 0)
     return rc == -ENOMEM ? -ENOMEM : -EINVAL;
-  ix = index_for(p, p->norm.len);
-  if (ps_json_check_indexed(p->norm.data, p->norm.len, LG_MAX_DEPTH + 1, ix, root) < 0)
+  ix = index_for(p, p->rec.norm.len);
+  if (ps_json_check_indexed(p->rec.norm.data, p->rec.norm.len, LG_MAX_DEPTH + 1, ix, root) < 0)
     return -EINVAL;
-  p->ixp = ix;
+  p->rec.ixp = ix;
   *owned = 1;
   return 0;
+}
+
+void lg_record_free(lg_record *r) {
+  free(r->ix.open);
+  free(r->ix.close);
+  r->ix.open = r->ix.close = NULL;
+  r->ix.cap = r->ix.n = 0;
+  r->ixp = NULL;
+  ps_buf_free(&r->norm);
+}
+
+void lg_record_rebase(lg_record *r, ptrdiff_t d) { r->ix.base += d; }
+
+void lg_record_trim(lg_record *r) {
+  if (r->norm.cap > ((size_t)1 << 20))
+    ps_buf_free(&r->norm);
 }

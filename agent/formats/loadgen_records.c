@@ -47,7 +47,7 @@ int lg_emit_event(ps_parser *p, ps_emitter *em, ps_jv root, const ps_jtable *tab
 
 int lg_emit_process(ps_parser *p, ps_emitter *em, ps_jv root,
                         const char *stage, int64_t t) {
-  char *proc = p->s->tagbuf[0];
+  char *proc = p->pt.s->tagbuf[0];
   lg_pt_reset(p);
   const char *ptype = lg_jv_str(p, lg_obj_get(p, root, "processType"));
   const char *vat = lg_jv_str(p, lg_obj_get(p, root, "vatID"));
@@ -58,11 +58,11 @@ int lg_emit_process(ps_parser *p, ps_emitter *em, ps_jv root,
   }
   if (strcmp(ptype, "vat") == 0 && vat && vat[0]) {
     if (name && name[0])
-      snprintf(proc, sizeof p->s->tagbuf[0], "%s:%s", vat, name);
+      snprintf(proc, sizeof p->pt.s->tagbuf[0], "%s:%s", vat, name);
     else
-      snprintf(proc, sizeof p->s->tagbuf[0], "%s", vat);
+      snprintf(proc, sizeof p->pt.s->tagbuf[0], "%s", vat);
   } else {
-    snprintf(proc, sizeof p->s->tagbuf[0], "%s", ptype);
+    snprintf(proc, sizeof p->pt.s->tagbuf[0], "%s", ptype);
   }
   lg_pt_reset(p);
   lg_tags_run(p);
@@ -81,18 +81,18 @@ static lg_storage_area *area_get(ps_parser *p, const char *path) {
     return NULL;
   memcpy(name, path, n);
   name[n] = '\0';
-  for (size_t i = 0; i < p->nareas; i++)
-    if (strcmp(p->areas[i].name, name) == 0)
-      return &p->areas[i];
-  if (p->nareas == p->areas_cap) {
-    size_t cap = p->areas_cap ? p->areas_cap * 2 : 16;
-    lg_storage_area *a = realloc(p->areas, cap * sizeof *a);
+  for (size_t i = 0; i < p->storage.n; i++)
+    if (strcmp(p->storage.areas[i].name, name) == 0)
+      return &p->storage.areas[i];
+  if (p->storage.n == p->storage.cap) {
+    size_t cap = p->storage.cap ? p->storage.cap * 2 : 16;
+    lg_storage_area *a = realloc(p->storage.areas, cap * sizeof *a);
     if (!a)
       return NULL;
-    p->areas = a;
-    p->areas_cap = cap;
+    p->storage.areas = a;
+    p->storage.cap = cap;
   }
-  lg_storage_area *a = &p->areas[p->nareas++];
+  lg_storage_area *a = &p->storage.areas[p->storage.n++];
   memcpy(a->name, name, n + 1);
   a->kib = 0;
   return a;
@@ -105,10 +105,10 @@ int lg_emit_storage(ps_parser *p, ps_emitter *em, ps_jv root,
     ps_emit_reject(em, "perf-chain-storage-usage without a \"chain\" object");
     return 0;
   }
-  p->nareas = 0;
+  p->storage.n = 0;
   int64_t total = 0;
   int any = 0;
-  ps_jiter it = ps_jv_iter_ix(chain, p->ixp);
+  ps_jiter it = ps_jv_iter_ix(chain, p->rec.ixp);
   ps_jmember m;
   lg_pt_reset(p);
   while (ps_jiter_next(&it, &m)) {
@@ -124,17 +124,23 @@ int lg_emit_storage(ps_parser *p, ps_emitter *em, ps_jv root,
     any = 1;
   }
   int rc = 0;
-  for (size_t i = 0; i <= p->nareas && rc == 0; i++) {
-    if (i == p->nareas && !any)
+  for (size_t i = 0; i <= p->storage.n && rc == 0; i++) {
+    if (i == p->storage.n && !any)
       break;
     lg_pt_reset(p);
     lg_tags_run(p);
     lg_tag_add(p, "stage", stage);
-    lg_tag_add(p, "area", i < p->nareas ? p->areas[i].name : "total");
+    lg_tag_add(p, "area", i < p->storage.n ? p->storage.areas[i].name : "total");
     ps_field *f = lg_field_new(p, "kib", PS_F_INT);
-    f->v.i = i < p->nareas ? p->areas[i].kib : total;
+    f->v.i = i < p->storage.n ? p->storage.areas[i].kib : total;
     rc = lg_pt_emit(p, em, "loadgen_storage", t);
   }
   return rc;
 }
 
+
+void lg_storage_free(lg_storage *st) {
+  free(st->areas);
+  st->areas = NULL;
+  st->n = st->cap = 0;
+}

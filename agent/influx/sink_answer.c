@@ -104,6 +104,35 @@ static void free_runs(piece *runs) {
   }
 }
 
+/* The runs of good lines of p (bad[i - l0] false), in order, into *out;
+ * 0 or -ENOMEM (none then). */
+static int good_runs(const piece *p, const bool *bad, piece **out) {
+  piece *runs = NULL, **tail = &runs;
+  size_t i = p->l0;
+  while (i < p->l1) {
+    while (i < p->l1 && bad[i - p->l0])
+      i++;
+    size_t a = i;
+    while (i < p->l1 && !bad[i - p->l0])
+      i++;
+    if (a == i)
+      continue;
+    piece *r = malloc(sizeof *r);
+    if (!r) {
+      free_runs(runs);
+      return -ENOMEM;
+    }
+    r->t = p->t;
+    r->l0 = a;
+    r->l1 = i;
+    r->next = NULL;
+    *tail = r;
+    tail = &r->next;
+  }
+  *out = runs;
+  return 0;
+}
+
 /* InfluxDB 1.x names every line it could not parse:
  *   unable to parse '<line>': <reason>
  * joined by newlines. Finds them in [l0, l1), rejects them with their reason
@@ -162,37 +191,9 @@ static long reject_named_lines(ps_sink *s, piece *p, const char *msg,
     free(bad);
     return 0;
   }
-  /* Queue the runs of good lines, in order, at the head of the queue. */
-  piece *runs = NULL, **tail = &runs;
-  size_t i = p->l0;
-  int rc = 0;
-  while (i < p->l1) {
-    while (i < p->l1 && bad[i - p->l0])
-      i++;
-    size_t a = i;
-    while (i < p->l1 && !bad[i - p->l0])
-      i++;
-    if (a == i)
-      continue;
-    piece *r = malloc(sizeof *r);
-    if (!r) {
-      rc = -ENOMEM;
-      break;
-    }
-    r->t = t;
-    r->l0 = a;
-    r->l1 = i;
-    r->next = NULL;
-    *tail = r;
-    tail = &r->next;
-  }
+  int rc = good_runs(p, bad, runs_out);
   free(bad);
-  if (rc) {
-    free_runs(runs);
-    return rc;
-  }
-  *runs_out = runs;
-  return (long)matched;
+  return rc ? rc : (long)matched;
 }
 
 

@@ -114,6 +114,14 @@ int pl_delivery_point(void *file, const ps_point *p, const ps_origin *o) {
   return rc;
 }
 
+void pl_delivery_file_turn(pl_file *f) { f->yielded = 0; }
+
+int pl_delivery_take_rejected(pl_file *f) {
+  int rejected = f->record_rejected;
+  f->record_rejected = 0;
+  return rejected;
+}
+
 void pl_delivery_reject(void *file, const ps_origin *o, const char *reason) {
   char where[PATH_MAX + 32];
   pl_file *f = file;

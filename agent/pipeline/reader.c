@@ -59,7 +59,7 @@ static void work_cb(uv_idle_t *h) {
     }
     int more = 0;
     size_t spent = PL_READ_CHUNK;
-    f->yielded = 0;
+    pl_delivery_file_turn(f);
     if (f->kind == PS_INPUT_LINES)
       more = pl_reader_lines_turn(rd, f, budget, &spent);
     else

@@ -25,9 +25,10 @@ static int open_doc_parser(pl_reader *rd, pl_file *f, int fd) {
   int rc = pl_reader_open_parser(rd, f, fd);
   if (rc < 0)
     return rc;
+  /* taken: any later version is a change seen live */
+  int backfill = pl_registry_take_doc_backfill(f);
   if (f->ops->set_backfill)
-    f->ops->set_backfill(f->parser, f->doc_backfill);
-  f->doc_backfill = 0; /* any later version is a change seen live */
+    f->ops->set_backfill(f->parser, backfill);
   return 0;
 }
 
@@ -126,11 +127,10 @@ int pl_reader_doc_turn(pl_reader *rd, pl_file *f) {
   if (rc < 0)
     ps_log_limited(PS_LOG_ERROR, "parse", pl_log_key("parse-error", f->path), 10, "%s: %s",
                    f->path, strerror(-rc));
-  if (f->record_rejected || rc < 0)
+  if (pl_delivery_take_rejected(f) || rc < 0)
     rd->sh->n.records_rejected++;
   else
     rd->sh->n.records_parsed++;
-  f->record_rejected = 0;
   if (f->ops->finish)
     f->ops->finish(f->parser, &f->em);
   f->doc_loaded = 0;

@@ -17,6 +17,13 @@
 #include "reader_queue.h"
 #include "reader_settle.h"
 
+/* A retired file is read no more, so it waits on back-pressure no more
+ * (`paused` is the reader's). */
+static void retire(pl_reader *rd, pl_file *f) {
+  f->paused = 0;
+  pl_registry_retire(rd->reg, f);
+}
+
 static void restart_file(pl_reader *rd, pl_file *f, const char *why) {
   PS_WARN("tail", "%s: %s; reading it again from the beginning", f->path, why);
   char *path = strdup(f->path);
@@ -24,7 +31,7 @@ static void restart_file(pl_reader *rd, pl_file *f, const char *why) {
   const ps_format_ops *ops = f->ops;
   pl_gen *g = f->gen; /* src must outlive f: it may be a reload's last file */
   pl_gens_hold(g);
-  pl_registry_retire(rd->reg, f);
+  retire(rd, f);
   pl_file *n = path ? pl_registry_track_lines(rd->reg, src, ops, path, 1) : NULL;
   if (n)
     pl_reader_enqueue(rd, n);
@@ -36,11 +43,10 @@ static void restart_file(pl_reader *rd, pl_file *f, const char *why) {
  * what needs no acknowledgement. */
 static void record_done(pl_reader *rd, pl_file *f, int rc, uint64_t end, uint64_t next_line) {
   rd->sh->n.lines_read++;
-  if (f->record_rejected || rc < 0)
+  if (pl_delivery_take_rejected(f) || rc < 0)
     rd->sh->n.records_rejected++;
   else
     rd->sh->n.records_parsed++;
-  f->record_rejected = 0;
   ps_tail_consume(&f->tail);
   if (ps_cursor_line_done(&f->cur, end, next_line, 0) > 0)
     pl_commit_moved(rd->commit);
@@ -79,7 +85,7 @@ static void drain_done(pl_reader *rd, pl_file *f, const struct stat *st) {
   if (ps_tail_buffered(&f->tail))
     PS_WARN("tail", "%s: gone with an unterminated last line (%zu bytes); not read", f->path,
             ps_tail_buffered(&f->tail));
-  pl_registry_retire(rd->reg, f);
+  retire(rd, f);
 }
 
 /* The file is still the one we track (reopened if it was closed while
@@ -93,7 +99,7 @@ static int check_file(pl_reader *rd, pl_file *f, struct stat *st) {
     } else {
       if (fd >= 0)
         close(fd);
-      pl_registry_retire(rd->reg, f); /* all it had was acknowledged before */
+      retire(rd, f); /* all it had was acknowledged before */
       return -1;
     }
   }
@@ -116,6 +122,40 @@ static int check_file(pl_reader *rd, pl_file *f, struct stat *st) {
 /*  * The file is checked (check_file) before anything new is read from it,
  * not for every slice of lines already buffered: a 1 MiB read feeds
  * sixteen 64 KB slices, and each check is an fstat and a 256-byte pread. */
+/* The next slice of the file into its tail: the bytes read, 0 at the end
+ * (at_end set), -1 on a read error (said). */
+static long read_slice(pl_reader *rd, pl_file *f, const struct stat *st) {
+  /* Nothing past the size seen by the caller's fstat: the read would
+   * return 0. A write after that fstat brings its own event. */
+  if (f->tail.read_off >= (uint64_t)st->st_size && !f->tail.skipping) {
+    f->at_end = 1;
+    return 0;
+  }
+  long n = ps_tail_fill(&f->tail, PL_READ_CHUNK);
+  if (n < 0) {
+    ps_log_limited(PS_LOG_WARNING, "tail", pl_log_key("read", f->path), 60, "%s: read error (%s)",
+                   f->path, strerror((int)-n));
+    return -1;
+  }
+  if (n == 0) {
+    f->at_end = 1;
+    return 0;
+  }
+  f->last_read_ms = uv_now(rd->sh->loop);
+  return n;
+}
+
+/* A line over watch.max_line_bytes: counted, said, and skipped. */
+static void too_long(pl_reader *rd, pl_file *f, uint64_t line_no) {
+  char where[PATH_MAX + 32];
+  rd->sh->n.records_rejected++;
+  ps_log_limited(PS_LOG_WARNING, "tail", pl_log_key("longline", f->path), 10,
+                 "%s:%" PRIu64 ": line longer than watch.max_line_bytes (%" PRId64 "); skipped",
+                 f->path, line_no, rd->sh->cfg->watch.max_line_bytes);
+  pl_commit_error(rd->commit, "%s: line longer than watch.max_line_bytes; skipped",
+                  ps_origin_str(where, sizeof where, f->path, line_no));
+}
+
 int pl_reader_lines_turn(pl_reader *rd, pl_file *f, size_t budget, size_t *spent) {
   char where[PATH_MAX + 32];
   *spent = 0;
@@ -148,34 +188,16 @@ int pl_reader_lines_turn(pl_reader *rd, pl_file *f, size_t budget, size_t *spent
           return 0;
         checked = 1;
       }
-      /* Nothing past the size seen by the fstat above: the read would
-       * return 0. A write after that fstat brings its own event. */
-      if (f->tail.read_off >= (uint64_t)st.st_size && !f->tail.skipping) {
-        f->at_end = 1;
-        break;
-      }
-      long n = ps_tail_fill(&f->tail, PL_READ_CHUNK);
-      if (n < 0) {
-        ps_log_limited(PS_LOG_WARNING, "tail", pl_log_key("read", f->path), 60,
-                       "%s: read error (%s)", f->path, strerror((int)-n));
+      long n = read_slice(rd, f, &st);
+      if (n < 0)
         return 0;
-      }
-      if (n == 0) {
-        f->at_end = 1;
+      if (n == 0)
         break;
-      }
       used += (size_t)n;
-      f->last_read_ms = uv_now(rd->sh->loop);
       continue;
     }
     if (r == PS_TAIL_TOO_LONG) {
-      rd->sh->n.records_rejected++;
-      ps_log_limited(PS_LOG_WARNING, "tail", pl_log_key("longline", f->path), 10,
-                     "%s:%" PRIu64 ": line longer than watch.max_line_bytes (%" PRId64
-                     "); skipped",
-                     f->path, ln.line_no, rd->sh->cfg->watch.max_line_bytes);
-      pl_commit_error(rd->commit, "%s: line longer than watch.max_line_bytes; skipped",
-                      ps_origin_str(where, sizeof where, f->path, ln.line_no));
+      too_long(rd, f, ln.line_no);
       continue;
     }
     if (r == PS_TAIL_SKIPPED) {

@@ -67,3 +67,5 @@ void pl_reader_doc_changed(pl_reader *rd, pl_file *f, const struct stat *st) {
   else
     pl_reader_arm_settle(rd);
 }
+
+void pl_reader_settle_cancel(pl_file *f) { f->settle_due = 0; }

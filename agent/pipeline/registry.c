@@ -150,7 +150,6 @@ void pl_registry_retire(pl_registry *r, pl_file *f) {
   if (f->retired)
     return;
   f->retired = 1;
-  f->paused = 0;
   if (f->parser && f->ops->free)
     f->ops->free(f->parser);
   f->parser = NULL;
@@ -370,4 +369,10 @@ size_t pl_registry_live(const pl_registry *r) {
   for (const pl_file *f = r->files; f; f = f->next)
     n += !f->retired;
   return n;
+}
+
+int pl_registry_take_doc_backfill(pl_file *f) {
+  int backfill = f->doc_backfill;
+  f->doc_backfill = 0;
+  return backfill;
 }

@@ -69,7 +69,7 @@ void pl_router_path(void *ctx, const ps_source_cfg *src, const char *path, int c
      * the glob also matches): the same file, not a new one. */
     f->scan_gen = r->scan_gen;
     f->draining = 0;
-    f->settle_due = 0;
+    pl_reader_settle_cancel(f);
     if (strcmp(f->cur_path, path) != 0)
       pl_registry_moved(r->reg, f, path);
     /* Grown, shrunk, or rewritten (a same-length rewrite moves the mtime). */

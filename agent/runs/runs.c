@@ -241,6 +241,55 @@ static void scan_docker_log(int dirfd, ps_run_view *v, int *interrupted) {
   free(buf);
 }
 
+/* The newest modification time of the folder's regular files (0: none). */
+static int64_t newest_mtime_ns(int dirfd) {
+  int64_t newest = 0;
+  DIR *d = fdopendir(dup(dirfd));
+  if (!d)
+    return 0;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    struct stat st;
+    if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+      continue;
+    if (fstatat(dirfd, de->d_name, &st, 0) == 0 && S_ISREG(st.st_mode) &&
+        ps_stat_mtime_ns(&st) > newest)
+      newest = ps_stat_mtime_ns(&st);
+  }
+  closedir(d);
+  return newest;
+}
+
+/* An ended run's end, status and duration, from its facts, its exit_code
+ * file (`ec_st`) and, when it did not succeed, its docker log. */
+static void view_ended(int dirfd, const struct stat *ec_st, ps_run_view *v) {
+  const ps_run_facts *f = &v->facts;
+  v->state = PS_RUN_ENDED;
+  v->have_end = 1;
+  if (f->have_ended_at)
+    v->end_ns = ps_seconds_to_ns(f->ended_at_s);
+  else if (f->have_last_wall)
+    v->end_ns = ps_seconds_to_ns(f->last_wall_s);
+  else if (v->have_exit_file)
+    v->end_ns = ps_stat_mtime_ns(ec_st);
+  else
+    v->end_ns = v->newest_mtime_ns;
+  int interrupted = 0;
+  if (f->have_ended_at && (!v->have_exit_code || v->exit_code == 0)) {
+    v->status = PS_RUN_STATUS_SUCCESS;
+  } else {
+    scan_docker_log(dirfd, v, &interrupted);
+    v->status = interrupted ? PS_RUN_STATUS_INTERRUPTED : PS_RUN_STATUS_FAILED;
+  }
+  if (f->have_duration) {
+    v->have_duration = 1;
+    v->duration_s = f->duration_s;
+  } else if (v->have_start && v->end_ns >= v->start_ns) {
+    v->have_duration = 1;
+    v->duration_s = ns_diff_s(v->end_ns, v->start_ns);
+  }
+}
+
 int ps_run_evaluate(const char *folder, int64_t now_s, int64_t stall_after_s,
                     const ps_run_facts *facts, ps_run_view *v, ps_buf *err) {
   memset(v, 0, sizeof *v);
@@ -256,20 +305,7 @@ int ps_run_evaluate(const char *folder, int64_t now_s, int64_t stall_after_s,
       ps_buf_printf(err, "%s: %s", folder, strerror(e));
     return -e;
   }
-  DIR *d = fdopendir(dup(dirfd));
-  if (d) {
-    struct dirent *de;
-    while ((de = readdir(d))) {
-      struct stat st;
-      if (de->d_name[0] == '.' &&
-          (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
-        continue;
-      if (fstatat(dirfd, de->d_name, &st, 0) == 0 && S_ISREG(st.st_mode) &&
-          ps_stat_mtime_ns(&st) > v->newest_mtime_ns)
-        v->newest_mtime_ns = ps_stat_mtime_ns(&st);
-    }
-    closedir(d);
-  }
+  v->newest_mtime_ns = newest_mtime_ns(dirfd);
 
   struct stat ec_st;
   v->have_exit_code = read_exit_code(dirfd, &v->have_exit_file, &ec_st, &v->exit_code);
@@ -281,31 +317,7 @@ int ps_run_evaluate(const char *folder, int64_t now_s, int64_t stall_after_s,
 
   int ended = v->have_exit_code || (!v->have_exit_file && f->finish_seen);
   if (ended) {
-    v->state = PS_RUN_ENDED;
-    v->have_end = 1;
-    if (f->have_ended_at)
-      v->end_ns = ps_seconds_to_ns(f->ended_at_s);
-    else if (f->have_last_wall)
-      v->end_ns = ps_seconds_to_ns(f->last_wall_s);
-    else if (v->have_exit_file)
-      v->end_ns = ps_stat_mtime_ns(&ec_st);
-    else
-      v->end_ns = v->newest_mtime_ns;
-    int interrupted = 0;
-    if (f->have_ended_at && (!v->have_exit_code || v->exit_code == 0)) {
-      v->status = PS_RUN_STATUS_SUCCESS;
-    } else {
-      scan_docker_log(dirfd, v, &interrupted);
-      v->status =
-          interrupted ? PS_RUN_STATUS_INTERRUPTED : PS_RUN_STATUS_FAILED;
-    }
-    if (f->have_duration) {
-      v->have_duration = 1;
-      v->duration_s = f->duration_s;
-    } else if (v->have_start && v->end_ns >= v->start_ns) {
-      v->have_duration = 1;
-      v->duration_s = ns_diff_s(v->end_ns, v->start_ns);
-    }
+    view_ended(dirfd, &ec_st, v);
   } else if (v->newest_mtime_ns > 0 && stall_after_s > 0 &&
              now_s * 1000000000LL - v->newest_mtime_ns >
                  stall_after_s * 1000000000LL) {

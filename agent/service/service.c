@@ -545,6 +545,33 @@ static void allocator_for_a_long_life(void) {
 #endif
 }
 
+/* The saved state (its trouble said as a warning), and what its absence
+ * means for start_at = end. */
+static void load_state(ps_service *pl, const char *sd) {
+  ps_buf warn;
+  ps_buf_init(&warn, 4096);
+  ps_state_load(&pl->saved, sd, &warn);
+  if (warn.len)
+    PS_WARN("state", "%s", warn.data);
+  ps_buf_free(&warn);
+  pl->sh.first_start_end = !pl->saved.existed && pl->sh.cfg->watch.start_at == PS_START_END;
+}
+
+/* The rescan and --once check timers (started later), and the signals
+ * that stop and reload. */
+static void timers_and_signals_init(ps_service *pl, uv_loop_t *loop) {
+  uv_timer_init(loop, &pl->rescan_timer);
+  uv_timer_init(loop, &pl->check_timer);
+  pl->rescan_timer.data = pl->check_timer.data = pl;
+  uv_signal_t *sigs[] = {&pl->sig_term, &pl->sig_int, &pl->sig_hup};
+  int signums[] = {SIGTERM, SIGINT, SIGHUP};
+  for (size_t i = 0; i < 3; i++) {
+    uv_signal_init(loop, sigs[i]);
+    sigs[i]->data = pl;
+    uv_signal_start(sigs[i], signal_cb, signums[i]);
+  }
+}
+
 int ps_service_run(ps_config *cfg, const ps_service_opts *opts) {
   allocator_for_a_long_life();
   ps_service *pl = calloc(1, sizeof *pl);
@@ -560,13 +587,7 @@ int ps_service_run(ps_config *cfg, const ps_service_opts *opts) {
   pl->sh.once = opts && opts->once;
   pl->exit_code = PS_EXIT_OK;
   pl_gens_init(&pl->gens, cfg);
-  ps_buf warn;
-  ps_buf_init(&warn, 4096);
-  ps_state_load(&pl->saved, sd, &warn);
-  if (warn.len)
-    PS_WARN("state", "%s", warn.data);
-  ps_buf_free(&warn);
-  pl->sh.first_start_end = !pl->saved.existed && cfg->watch.start_at == PS_START_END;
+  load_state(pl, sd);
 
   uv_loop_t loop;
   uv_loop_init(&loop);
@@ -584,16 +605,7 @@ int ps_service_run(ps_config *cfg, const ps_service_opts *opts) {
     free(pl);
     return PS_EXIT_SOFTWARE;
   }
-  uv_timer_init(&loop, &pl->rescan_timer);
-  uv_timer_init(&loop, &pl->check_timer);
-  pl->rescan_timer.data = pl->check_timer.data = pl;
-  uv_signal_t *sigs[] = {&pl->sig_term, &pl->sig_int, &pl->sig_hup};
-  int signums[] = {SIGTERM, SIGINT, SIGHUP};
-  for (size_t i = 0; i < 3; i++) {
-    uv_signal_init(&loop, sigs[i]);
-    sigs[i]->data = pl;
-    uv_signal_start(sigs[i], signal_cb, signums[i]);
-  }
+  timers_and_signals_init(pl, &loop);
   ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, on_path, pl);
   pl_createdb_start(&pl->createdb, 1);
   pl_judging_start(&pl->judging);

@@ -313,6 +313,41 @@ int ps_state_adopt(const char *dir, const char *name) {
   return 0;
 }
 
+/* A corrupt state file moved aside, and said so in `warn`. An earlier
+ * corrupt copy is evidence too: never renamed over, the new one gets the
+ * first free name of state.json.corrupt, .corrupt.1, ... */
+static void put_corrupt_aside(const char *path, const char *why, ps_buf *warn) {
+  ps_buf aside;
+  ps_buf_init(&aside, 0);
+  int moved = 0, err = 0;
+  for (int k = 0; k < 100 && !moved; k++) {
+    aside.len = 0;
+    if ((k ? ps_buf_printf(&aside, "%s.corrupt.%d", path, k)
+           : ps_buf_printf(&aside, "%s.corrupt", path)) < 0)
+      break;
+    struct stat ast;
+    if (lstat(aside.data, &ast) == 0)
+      continue;
+    if (link(path, aside.data) == 0) { /* never replaces what is there */
+      moved = unlink(path) == 0;
+      if (!moved)
+        err = errno;
+    } else if (errno != EEXIST) { /* a file system without hard links */
+      moved = rename(path, aside.data) == 0;
+      err = moved ? 0 : errno;
+      break;
+    }
+  }
+  const char *base = aside.data ? strrchr(aside.data, '/') : NULL;
+  ps_buf_printf(warn,
+                "%s: the state file is corrupt (%s); %s%s%s; files will be read "
+                "again from their beginning (points overwrite themselves)",
+                path, why ? why : "?", moved ? "kept aside as " : "it could not be moved aside (",
+                moved ? (base ? base + 1 : aside.data) : strerror(err ? err : EEXIST),
+                moved ? "" : "); it is ignored and replaced by the next save");
+  ps_buf_free(&aside);
+}
+
 int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
   /* the lock is made before the first load; an earlier run as root may
    * have left either file to root */
@@ -356,38 +391,7 @@ int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
   if (rc) {
     ps_state_free(s);
     s->existed = 1;
-    /* An earlier corrupt copy is evidence too: never renamed over, the new
-     * one gets the first free name of state.json.corrupt, .corrupt.1, ... */
-    ps_buf aside;
-    ps_buf_init(&aside, 0);
-    int moved = 0, err = 0;
-    for (int k = 0; k < 100 && !moved; k++) {
-      aside.len = 0;
-      if ((k ? ps_buf_printf(&aside, "%s.corrupt.%d", path.data, k)
-             : ps_buf_printf(&aside, "%s.corrupt", path.data)) < 0)
-        break;
-      struct stat ast;
-      if (lstat(aside.data, &ast) == 0)
-        continue;
-      if (link(path.data, aside.data) == 0) { /* never replaces what is there */
-        moved = unlink(path.data) == 0;
-        if (!moved)
-          err = errno;
-      } else if (errno != EEXIST) { /* a file system without hard links */
-        moved = rename(path.data, aside.data) == 0;
-        err = moved ? 0 : errno;
-        break;
-      }
-    }
-    const char *base = aside.data ? strrchr(aside.data, '/') : NULL;
-    ps_buf_printf(warn,
-                  "%s: the state file is corrupt (%s); %s%s%s; files will be read "
-                  "again from their beginning (points overwrite themselves)",
-                  path.data, why.data ? why.data : "?",
-                  moved ? "kept aside as " : "it could not be moved aside (",
-                  moved ? (base ? base + 1 : aside.data) : strerror(err ? err : EEXIST),
-                  moved ? "" : "); it is ignored and replaced by the next save");
-    ps_buf_free(&aside);
+    put_corrupt_aside(path.data, why.data, warn);
     rc = 0;
   } else if (skipped.len) {
     ps_buf_printf(warn,

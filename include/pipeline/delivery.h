@@ -98,6 +98,13 @@ int pl_delivery_reconfigure(pl_delivery *d, const ps_config *cfg);
 
 int pl_delivery_point(void *file, const ps_point *p, const ps_origin *o);
 void pl_delivery_reject(void *file, const ps_origin *o, const char *reason);
+/* The emitter functions own a file's `yielded` and `record_rejected`: the
+ * reader asks them here. A file's turn starts: its yield to the per-turn
+ * point budget is forgotten. */
+void pl_delivery_file_turn(pl_file *f);
+/* Whether a point of the record just parsed was rejected; forgets it for
+ * the next record. */
+int pl_delivery_take_rejected(pl_file *f);
 void pl_delivery_new_turn(pl_delivery *d);
 /* Would a point be refused now for back-pressure? */
 int pl_delivery_full(const pl_delivery *d);

@@ -87,5 +87,8 @@ void pl_reader_read_partial(pl_reader *rd, pl_file *f);
 /* reader_settle.c: a document at its path changed (size or modification
  * time in `st`): read it once it has settled. */
 void pl_reader_doc_changed(pl_reader *rd, pl_file *f, const struct stat *st);
+/* reader_settle.c: the file was seen again under a source; it waits to
+ * settle no more (`settle_due` is the reader's). */
+void pl_reader_settle_cancel(pl_file *f);
 
 #endif

@@ -36,6 +36,9 @@
 #include "pipeline/shared.h"
 #include "state/state.h"
 
+/* A tracked file. Each flag has one writer, the module that owns its
+ * meaning (named beside it); the others read it or ask the owner through
+ * a function (test_structure checks the writers). */
 typedef struct pl_file {
   struct pl_file *next;  /* every file, live or retired */
   struct pl_file *qnext; /* the reader's work queue */
@@ -47,7 +50,7 @@ typedef struct pl_file {
   char *cur_path;    /* where it is now (rename within the sources) */
   uint64_t cur_hash; /* of cur_path: its bucket in the path index */
   struct pl_file *path_next, *id_next; /* index chains */
-  int in_id_index;
+  int in_id_index;                     /* registry */
   ps_file_id id;
   int fd;
   ps_tail tail;
@@ -55,24 +58,28 @@ typedef struct pl_file {
   ps_cursor cur;
   ps_emitter em;
   void *emit_ctx; /* the emitter functions' own context (the delivery) */
-  int retired;  /* no longer read; freed once no batch holds it */
-  int draining; /* gone from its path: read to the end, then retire */
-  int queued;   /* in the reader's queue */
-  int paused;   /* refused by back-pressure; resumed on ack */
-  int yielded;  /* refused for the per-turn point budget: continued next turn */
-  int record_rejected;
-  int at_end; /* read to the end of what existed at least once */
-  unsigned scan_gen;
+  int retired;    /* registry: no longer read; freed once no batch holds it */
+  int draining;   /* router: gone from its path: read to the end, then retire */
+  int queued;     /* reader (its queue): in the reader's queue */
+  int paused;     /* reader: refused by back-pressure; resumed on ack */
+  int yielded;    /* delivery: refused for the per-turn point budget: continued
+                   next turn (pl_delivery_file_turn) */
+  int record_rejected;   /* delivery: a point of the record was rejected
+                          (pl_delivery_take_rejected) */
+  int at_end;            /* reader: read to the end of what existed at least once */
+  unsigned scan_gen;     /* router: the rescan that last saw it */
   uint64_t last_read_ms; /* loop time of the last bytes read */
   int64_t seen_mtime_ns; /* modification time when last read */
   /* documents */
   ps_buf doc;
-  int doc_loaded;
+  int doc_loaded; /* reader */
   uint64_t doc_hash;
   uint64_t doc_size;
   int64_t doc_mtime_ns;
-  uint64_t settle_due; /* 0: nothing waiting to settle */
-  int doc_backfill;    /* found at start with no state: its run ended unseen */
+  uint64_t settle_due; /* reader: 0: nothing waiting to settle
+                          (pl_reader_settle_cancel) */
+  int doc_backfill;    /* registry: found at start with no state: its run ended
+                          unseen (pl_registry_take_doc_backfill) */
 } pl_file;
 
 typedef struct pl_registry {
@@ -120,6 +127,10 @@ void pl_registry_moved(pl_registry *r, pl_file *f, const char *path);
 void pl_registry_retire(pl_registry *r, pl_file *f);
 /* Frees `f` if it is retired, out of every queue and held by no batch. */
 void pl_registry_maybe_free(pl_registry *r, pl_file *f);
+/* Whether the document was found at the first scan with no state (its run
+ * ended unseen, docs/schema.md `backfill`); asked once, when its first
+ * version is read: any later version is a change seen live. */
+int pl_registry_take_doc_backfill(pl_file *f);
 
 /* Opens a line file for reading (O_NOATIME where allowed): also how a file
  * closed while idle is reopened. Returns the fd or -1 with errno. */

@@ -353,6 +353,35 @@ static void test_defaults_walk_the_rows(void **state) {
   ps_source_free(&s);
 }
 
+/* The walker calls a list kind's part only through the row's hooks, so a
+ * row of such a kind without them would crash the first file that sets it
+ * (and only a row of such a kind may carry them). */
+static void expect_hooks(const ps_cfg_key *table, const char *where) {
+  for (const ps_cfg_key *k = table; k->name; k++) {
+    int list = k->kind == PS_K_TAGS || k->kind == PS_K_SOURCES || k->kind == PS_K_VMETRICS;
+    if (list != (k->apply != NULL))
+      fail_msg("%s.%s: %s", where, k->name,
+               list ? "a list kind needs its part's apply hook" : "only a list kind has hooks");
+    if ((k->kind == PS_K_VMETRICS) != (k->set_default && k->release))
+      fail_msg("%s.%s: verdicts.metrics, and only it, fills and frees its value by hooks", where,
+               k->name);
+    if (k->kind != PS_K_VMETRICS && (k->set_default || k->release))
+      fail_msg("%s.%s: the walker fills and frees this kind itself", where, k->name);
+    if (k->kind == PS_K_GROUP)
+      expect_hooks(k->sub, k->name);
+  }
+}
+
+static void test_list_kinds_have_their_hooks(void **state) {
+  (void)state;
+  expect_hooks(ps_cfg_top_keys, "top");
+  expect_hooks(ps_cfg_source_keys, "sources[]");
+  /* the sources' hook finds the format names through its own rows */
+  const ps_cfg_key *format = find_in(ps_cfg_source_keys, "format", 6);
+  assert_non_null(format);
+  assert_ptr_equal(format->names, ps_cfg_format_names);
+}
+
 /* Every kind of key set, some twice (a later list replaces an earlier one),
  * loaded and freed: the sanitizer build fails on a leak or a double free. */
 static void test_load_and_free_every_kind(void **state) {
@@ -463,6 +492,7 @@ int main(void) {
       cmocka_unit_test(test_sample_keys_are_rows_with_their_defaults),
       cmocka_unit_test(test_man_page_keys_are_rows_with_their_defaults),
       cmocka_unit_test(test_defaults_walk_the_rows),
+      cmocka_unit_test(test_list_kinds_have_their_hooks),
       cmocka_unit_test(test_load_and_free_every_kind),
       cmocka_unit_test(test_source_checks_ask_the_rules),
   };
