@@ -331,6 +331,11 @@ static void timer_cb(uv_timer_t *t) {
   }
   if (next)
     pl_vd_arm(vd, next);
+  /* A look that ends with nothing left to do (a read that failed, a
+   * series that waits for the next start) sends nothing whose answer
+   * would wake a --once run: say it here. */
+  else if (vd->sh->once && vd->hooks.settled && pl_verdicts_quiet(vd))
+    vd->hooks.settled(vd->hooks.ctx);
 }
 
 /* --- input ----------------------------------------------------------------------- */

@@ -425,6 +425,10 @@ static void read_done(void *arg, int status) {
     return;
   }
   start_next(vd);
+  /* a read that judged nothing (no InfluxQL, an error) sends no point
+   * whose answer would wake a --once run waiting for the judges */
+  if (!vd->slog_drift && vd->hooks.settled)
+    vd->hooks.settled(vd->hooks.ctx);
 }
 
 void pl_vd_slogdrift_close(pl_verdicts *vd) {

@@ -187,11 +187,11 @@ static void read_done(uv_work_t *w, int status) {
     vd->triage_read_next = NULL;
     read_start(vd, next);
   }
+  pl_vd_arm(vd, 0);
   if (changed && vd->hooks.written)
     vd->hooks.written(vd->hooks.ctx); /* the report shows them */
   else if (vd->hooks.settled)
-    vd->hooks.settled(vd->hooks.ctx);
-  pl_vd_arm(vd, 0);
+    vd->hooks.settled(vd->hooks.ctx); /* last: it may end a --once run */
 }
 
 /* Takes `path` (may be NULL: no file, no decisions of a file). */
