@@ -73,7 +73,9 @@ static void stages_free(pl_verdicts *a, pl_verdicts *b) {
   pl_verdicts_close(a);
   if (b)
     pl_verdicts_close(b);
-  uv_run(&loop, UV_RUN_NOWAIT); /* the timers' close */
+  /* the timers' close, and the triage_file read the stage started on the
+   * threadpool: it must answer into this input's stages, not the next's */
+  uv_run(&loop, UV_RUN_DEFAULT);
   pl_verdicts_free(a);
   if (b)
     pl_verdicts_free(b);
