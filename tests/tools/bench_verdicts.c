@@ -497,10 +497,11 @@ static int nightly(int trials) {
   }
   long stage_before, stage_after;
   stage_nights(&c.verdicts, nights, &stage_before, &stage_after);
-  printf("| metrics judged a night | stable nights | false regressions | per 100 stable nights | "
-         "nights with any | 10 %% step at 2 %% noise: found by the next run | by 3 runs after | "
-         "stage drift (4 loadgen stages of 20 min): false regressions per 100 nights, each test "
-         "at 0.001 | the run's stage family | all of a night's verdicts, per 100 stable nights |\n");
+  printf(
+      "| metrics judged a night | stable nights | false regressions | per 100 stable nights | "
+      "nights with any | 10 %% step at 2 %% noise: found by the next run | by 3 runs after | "
+      "stage drift (4 loadgen stages of 20 min): false regressions per 100 nights, each test "
+      "at 0.001 | the run's stage family | all of a night's verdicts, per 100 stable nights |\n");
   printf("|---|---|---|---|---|---|---|---|---|---|\n");
   printf("| %zu | %ld | %ld | %.2f | %.2f %% | %.1f %% | %.1f %% | %.2f | %.2f | %.2f |\n",
          c.verdicts.nmetrics, nights, false_regs, 100.0 * (double)false_regs / (double)nights,
@@ -615,11 +616,12 @@ static size_t sim_stage(sim_run *r, int k, double slow, size_t nbv) {
     }
     swing[b] = block_s + 0.005;
     gaps[b] = 5.0 + swing[b];
-    r->blocks[(size_t)k * nb + b] =
-        (ps_slog_drift_block){k, t0 + (int64_t)b * 1000, block_s, block_boyd};
+    r->blocks[(size_t)k * nb + b] = (ps_slog_drift_block){k, t0 + (int64_t)b * 1000, block_s,
+                                                          block_boyd};
     for (int v = 0; v < SIM_VATS; v++)
       if (in_vat[v] > 0) {
-        r->bvats[nbv++] = (ps_slog_drift_block_vat){k, t0 + (int64_t)b * 1000, sim_vat[v], in_vat[v]};
+        r->bvats[nbv++] = (ps_slog_drift_block_vat){k, t0 + (int64_t)b * 1000, sim_vat[v],
+                                                    in_vat[v]};
         vat_total[v] += in_vat[v];
       }
     total += block_s;
@@ -630,13 +632,14 @@ static size_t sim_stage(sim_run *r, int k, double slow, size_t nbv) {
     c = 0.5 * c + 0.866 * 0.1 * normal();
     cyc[j] = 20.0 * exp(c);
   }
-  r->figs[k] = (ps_stage_figures){k, 1, mean_of(cyc, nc), mean_of(swing, nb), mean_of(gaps, nb - 1)};
+  r->figs[k] = (ps_stage_figures){k, 1, mean_of(cyc, nc), mean_of(swing, nb),
+                                  mean_of(gaps, nb - 1)};
   r->samples[k] = (ps_stage_samples){k, swing, nb, gaps, nb - 1, cyc, nc};
-  r->sstages[k] = (ps_slog_drift_stage){k, 1, 0, (double)nc, total, total > 0 ? boyd / total : NAN,
-                                        t0 + (int64_t)nb * 1000};
+  r->sstages[k] = (ps_slog_drift_stage){
+      k, 1, 0, (double)nc, total, total > 0 ? boyd / total : NAN, t0 + (int64_t)nb * 1000};
   for (int v = 0; v < SIM_VATS; v++)
-    r->vats[(size_t)k * SIM_VATS + (size_t)v] =
-        (ps_slog_drift_vat){k, sim_vat[v], sim_vat[v], vat_total[v]};
+    r->vats[(size_t)k * SIM_VATS + (size_t)v] = (ps_slog_drift_vat){k, sim_vat[v], sim_vat[v],
+                                                                    vat_total[v]};
   return nbv;
 }
 
@@ -701,10 +704,8 @@ static void sim_judge_run(const ps_verdicts_cfg *cfg, size_t loadgen_stages, siz
   if (ps_stage_drift(cfg, "loadgen", "daily-perf", &run, r.figs, r.nstages, r.samples, r.nstages,
                      &tested) ||
       ps_stage_drift(cfg, "loadgen", "daily-perf", &run, r.figs, r.nstages, NULL, 0, &alone) ||
-      ps_slog_drift(cfg, &srun, r.sstages, r.nstages, r.vats, r.nstages * SIM_VATS, &bl,
-                    &tested) ||
-      ps_slog_drift(cfg, &srun, r.sstages, r.nstages, r.vats, r.nstages * SIM_VATS, NULL,
-                    &alone)) {
+      ps_slog_drift(cfg, &srun, r.sstages, r.nstages, r.vats, r.nstages * SIM_VATS, &bl, &tested) ||
+      ps_slog_drift(cfg, &srun, r.sstages, r.nstages, r.vats, r.nstages * SIM_VATS, NULL, &alone)) {
     fprintf(stderr, "bench_verdicts: stage judges failed\n");
     exit(1);
   }
