@@ -294,7 +294,9 @@ static uint64_t verdict_hash(const ps_verdict *v) {
   const char *s[] = {v->series, v->metric, v->run, v->vat, v->vat_name, v->revision};
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
     h = mix_str(h, s[i]);
-  int ints[] = {v->stage, (int)v->verdict, v->backfill};
+  /* the family too: more stages known make the same p-value's adjustment
+   * another, and the point must say the family it was decided in */
+  int64_t ints[] = {v->stage, (int)v->verdict, v->backfill, v->family_size};
   h = mix(h, ints, sizeof ints);
   double d[] = {v->value, v->baseline, v->p_value};
   h = mix(h, d, sizeof d);

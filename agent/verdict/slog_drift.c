@@ -148,13 +148,18 @@ static int change_p(const ps_slog_drift_blocks *bl, int first, int s, const char
   return rc;
 }
 
-/* Whether a change beyond the threshold stands: significant, or no
- * per-block figures to ask (the threshold alone). */
-static int sure(const ps_slog_drift_blocks *bl, double p) { return !bl || p < PS_STAGE_TEST_ALPHA; }
+/* Whether a change beyond the threshold stands: significant in the
+ * run's stage family, or no per-block figures to ask (the threshold
+ * alone). Records what the decision took into account. */
+static int sure(const ps_slog_drift_blocks *bl, long family, ps_verdict *v) {
+  v->family_size = family;
+  v->p_adjusted = ps_stage_p_adjusted(v->p_value, family);
+  return !bl || ps_stage_significant(v->p_adjusted);
+}
 
 static int judge_boyd(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
                       const ps_slog_drift_stage *first, const ps_slog_drift_stage *s,
-                      const ps_slog_drift_blocks *bl, ps_verdict_list *out) {
+                      const ps_slog_drift_blocks *bl, long family, ps_verdict_list *out) {
   /* a share is 0-1; anything else is no figure */
   if (!(first->boyd_share >= 0 && first->boyd_share <= 1 && s->boyd_share >= 0 &&
         s->boyd_share <= 1))
@@ -164,8 +169,9 @@ static int judge_boyd(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
   v.baseline = first->boyd_share * 100.0;
   if (bl && change_p(bl, first->stage, s->stage, NULL, &v.p_value) < 0)
     return -ENOMEM;
+  int stands = sure(bl, family, &v);
   if (ps_verdict_beyond(v.value, v.baseline, cfg->stage_drift_boyd_points, PS_CHANGE_POINTS) &&
-      sure(bl, v.p_value))
+      stands)
     v.verdict = ps_verdict_direction(v.value, v.baseline, PS_WORSE_HIGHER);
   return ps_verdict_list_push(out, &v);
 }
@@ -193,7 +199,7 @@ static double stage_seconds(const ps_slog_drift_stage *s, const ps_slog_drift_va
 static int judge_vats(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
                       const ps_slog_drift_stage *first, const ps_slog_drift_stage *s,
                       const ps_slog_drift_vat *vats, size_t nvats, const ps_slog_drift_blocks *bl,
-                      ps_verdict_list *out) {
+                      long family, ps_verdict_list *out) {
   const ps_slog_drift_vat **mine = malloc((nvats ? nvats : 1) * sizeof *mine);
   if (!mine)
     return -ENOMEM;
@@ -229,13 +235,26 @@ static int judge_vats(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
       own = ps_verdict_direction(rel, 1.0, PS_WORSE_HIGHER);
     if (bl && (rc = change_p(bl, first->stage, s->stage, vk->vat, &v.p_value)) < 0)
       break;
-    if (raw == own && sure(bl, v.p_value))
+    if (sure(bl, family, &v) && raw == own)
       v.verdict = raw;
     rc = ps_verdict_list_push(out, &v);
   }
   free(mine);
   return rc;
 }
+
+/* The stages after the first loadgen stage that take part in the run's
+ * stage family: those that ran the load generator (the stage figures'
+ * stages) and any other this judge judges (complete, with cycles). */
+static size_t judged_stages(const ps_slog_drift_stage *stages, size_t n, int first) {
+  size_t judged = 0;
+  for (size_t i = 0; i < n; i++)
+    judged += stages[i].stage > first && (stages[i].loadgen == 1 || complete(&stages[i]));
+  return judged;
+}
+
+_Static_assert(PS_STAGE_TESTS_PER_STAGE == PS_STAGE_NFIGURES + 1 + PS_SLOG_DRIFT_TOP_VATS,
+               "a judged stage's tests: the stage figures, the BOYD share and the top vats");
 
 int ps_slog_drift(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
                   const ps_slog_drift_stage *stages, size_t nstages, const ps_slog_drift_vat *vats,
@@ -248,6 +267,7 @@ int ps_slog_drift(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
       first = &stages[i];
   if (!first || !complete(first))
     return 0;
+  long family = ps_stage_family_size(judged_stages(stages, nstages, first->stage));
   /* later stages in stage order, whatever order they came in */
   int after = first->stage;
   for (;;) {
@@ -260,9 +280,9 @@ int ps_slog_drift(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
     after = next->stage;
     if (!complete(next))
       continue;
-    int rc = judge_boyd(cfg, run, first, next, blocks, out);
+    int rc = judge_boyd(cfg, run, first, next, blocks, family, out);
     if (rc == 0)
-      rc = judge_vats(cfg, run, first, next, vats, nvats, blocks, out);
+      rc = judge_vats(cfg, run, first, next, vats, nvats, blocks, family, out);
     if (rc)
       return rc < 0 ? rc : -ENOMEM;
   }

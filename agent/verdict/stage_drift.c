@@ -77,6 +77,10 @@ int ps_stage_drift(const ps_verdicts_cfg *cfg, const char *source, const char *s
       first = &stages[i];
   if (!first)
     return 0;
+  size_t judged = 0;
+  for (size_t i = 0; i < n; i++)
+    judged += stages[i].loadgen && stages[i].stage > first->stage;
+  long family = ps_stage_family_size(judged);
   /* later stages in stage order, whatever order they came in */
   int after = first->stage;
   for (;;) {
@@ -108,8 +112,10 @@ int ps_stage_drift(const ps_verdicts_cfg *cfg, const char *source, const char *s
       int tested;
       v.p_value = change_p(samples, nsamples, first->stage, next->stage, (ps_stage_figure_id)m,
                            &tested);
+      v.family_size = family;
+      v.p_adjusted = ps_stage_p_adjusted(v.p_value, family);
       if (base != 0.0 && ps_verdict_beyond(value, base, cfg->stage_drift_pct, PS_CHANGE_PERCENT) &&
-          (!tested || v.p_value < PS_STAGE_TEST_ALPHA))
+          (!tested || ps_stage_significant(v.p_adjusted)))
         v.verdict = ps_verdict_direction(value, base,
                                          ps_stage_figure((ps_stage_figure_id)m)->worse);
       int rc = ps_verdict_list_push(out, &v);

@@ -15,6 +15,12 @@
  * - The t distribution with few degrees of freedom (a 4-minute stage has
  *   6 batches of blocks, 3 or 4 of cycles) is what keeps short stages
  *   honest: a normal approximation would call their swings significant.
+ * - The stage family by Bonferroni over a count fixed in advance, not
+ *   Holm over the tests made: the stage figures are judged at the run's
+ *   end, the slog's as each stage's slog is acknowledged, in any order;
+ *   Holm would need every p-value of the run at once, and a stage's
+ *   verdict would change as later stages arrive. With the count fixed,
+ *   each decision is its own p-value against a known level.
  */
 #include "verdict/stage_test.h"
 
@@ -132,3 +138,15 @@ int ps_stage_change_test(const ps_batch_estimate *base, const ps_batch_estimate 
   out->p_value = ps_student_t_sf2(out->t, out->df);
   return 0;
 }
+
+long ps_stage_family_size(size_t judged_stages) {
+  return judged_stages ? (long)judged_stages * PS_STAGE_TESTS_PER_STAGE : 1;
+}
+
+double ps_stage_p_adjusted(double p_value, long family_size) {
+  if (isnan(p_value))
+    return NAN;
+  return fmin(1.0, p_value * (double)family_size);
+}
+
+int ps_stage_significant(double p_adjusted) { return p_adjusted < PS_STAGE_FAMILY_ALPHA; }

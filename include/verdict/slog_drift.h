@@ -36,7 +36,10 @@
  * - With the per-block figures (`blocks` not NULL: loadgen_slog_block and
  *   loadgen_slog_block_vat rows of the run, any order), a change must also
  *   be significant (verdict/stage_test.h: batch means over the stage's
- *   blocks in time order, p below PS_STAGE_TEST_ALPHA): the BOYD share as
+ *   blocks in time order, p adjusted for the run's stage family below
+ *   PS_STAGE_FAMILY_ALPHA; the family counts the stages after the first
+ *   loadgen stage that ran the load generator or are judged here, and
+ *   family_size and p_adjusted are on each verdict): the BOYD share as
  *   BOYD seconds over delivery seconds per block, in points; a vat as its
  *   own change, its delivery seconds over the other vats' per block (its
  *   share of the chain's time), relative. The verdict carries the p-value.

@@ -19,7 +19,10 @@
  * - With the samples behind the figures (`samples`, one entry per stage,
  *   any order), a change must also be significant (verdict/stage_test.h:
  *   batch means over the stage's samples in time order, the relative
- *   change tested, p below PS_STAGE_TEST_ALPHA): swingset time from the
+ *   change tested, p adjusted for the run's stage family below
+ *   PS_STAGE_FAMILY_ALPHA, family_size and p_adjusted on each verdict,
+ *   the family counted from the loadgen stages after the first):
+ *   swingset time from the
  *   live blocks' swingsetTime, block duration from the gaps between
  *   consecutive live blocks' beginAt, cycle duration from the successful
  *   cycles' duration. The verdict carries the p-value. When both stages

@@ -27,6 +27,15 @@
  * - ps_student_t_sf2(): P(|T| >= t) for T Student-t with df degrees of
  *   freedom (df > 0, fractional allowed), by the regularized incomplete
  *   beta function.
+ * - The stage family of a run (docs/verdicts.md, "The error of a night"):
+ *   every stage test of a run shares one budget, PS_STAGE_FAMILY_ALPHA,
+ *   by Bonferroni over a count fixed in advance:
+ *   ps_stage_family_size() is PS_STAGE_TESTS_PER_STAGE tests for each
+ *   stage judged against the first loadgen stage (at least 1), whatever
+ *   number of them is actually made (a stage with fewer vats makes fewer),
+ *   so a stage's decision never waits for the other stages' p-values.
+ *   ps_stage_p_adjusted() is min(1, p x size) (NaN with p), and a change
+ *   is significant when that is below PS_STAGE_FAMILY_ALPHA.
  * - Pure functions: no I/O, no globals, no allocation.
  */
 #ifndef PS_VERDICT_STAGE_TEST_H
@@ -34,9 +43,13 @@
 
 #include <stddef.h>
 
-/* The p-value below which a stage's change counts as significant: a run
- * makes up to six such tests per stage (docs/verdicts.md "How sure"). */
-#define PS_STAGE_TEST_ALPHA 0.001
+/* The stage tests' share of a night's error budget: the chance that a
+ * steady run shows any significant stage change by noise, whatever its
+ * number of stages (docs/verdicts.md "The error of a night"). */
+#define PS_STAGE_FAMILY_ALPHA 0.01
+/* The tests a judged stage may make: the three stage figures, the BOYD
+ * share and the top vats (slog_drift.h, PS_SLOG_DRIFT_TOP_VATS). */
+#define PS_STAGE_TESTS_PER_STAGE 9
 
 typedef struct ps_batch_estimate {
   double ratio;   /* sum(num) / sum(den) */
@@ -60,5 +73,10 @@ int ps_stage_change_test(const ps_batch_estimate *base, const ps_batch_estimate 
                          ps_stage_test_scale scale, ps_stage_change *out);
 
 double ps_student_t_sf2(double t, double df);
+
+long ps_stage_family_size(size_t judged_stages);
+double ps_stage_p_adjusted(double p_value, long family_size);
+/* Whether an adjusted p-value is a significant change (NaN: not). */
+int ps_stage_significant(double p_adjusted);
 
 #endif

@@ -71,10 +71,12 @@ typedef struct ps_verdict {
   double baseline;
   const char *change_run;
   int64_t baseline_runs;   /* edivisive only */
-  double p_value;          /* edivisive only; NaN when no candidate was tested */
-  /* edivisive only: the run's family (docs/verdicts.md, "The error of a
-   * night"): the metrics judged on the run, and this p-value adjusted for
-   * them by Holm's step-down (NaN with p_value); -1 / NaN elsewhere */
+  double p_value;          /* edivisive, stage_drift, candidate; NaN when untested */
+  /* The run's family (docs/verdicts.md, "The error of a night"):
+   * edivisive: the metrics judged on the run, and this p-value adjusted for
+   * them by Holm's step-down; stage_drift: the run's stage tests counted in
+   * advance (stage_test.h), and this p-value adjusted by Bonferroni. NaN
+   * with p_value; -1 / NaN for the other methods. */
   int64_t family_size;
   double p_adjusted;
   const char *revision;    /* loadgen */

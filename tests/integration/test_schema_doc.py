@@ -373,7 +373,7 @@ class SchemaDoc(InfluxTestCase):
             "edivisive": {"good_run", "good_revision", "bad_run", "bad_revision"},
             "candidate": {"against", "baseline_runs", "revision", "good_run", "good_revision",
                           "bad_run", "bad_revision"},
-            "stage_drift": {"revision", "stage"},
+            "stage_drift": {"revision", "stage", "family_size"},
             "limit": {"stage"},
             "arm_compare": {"variants", "variants_agree", "variants_skipped", "arm", "reference"},
         }
@@ -392,6 +392,9 @@ class SchemaDoc(InfluxTestCase):
                     problems.append(f"{r['run']} {r['metric']}: {r['verdict']} with method {m}")
             if m not in adds:
                 problems.append(f"{r['run']} {r['metric']}: method {m} is not documented")
+            if m in ("edivisive", "stage_drift") and r["verdict"] not in ("excluded", "baseline") \
+                    and r.get("p_value") is not None and r.get("p_adjusted") is None:
+                problems.append(f"{m} of {r['run']} {r['metric']}: a p_value without p_adjusted")
             missing = sorted(want - have)
             if missing:
                 problems.append(f"{m} {r['verdict']} of {r['run']} {r['metric']} {r.get('stage') or ''}: "

@@ -155,6 +155,25 @@ class SlogDrift(InfluxTestCase):
             self.assertEqual(self.regressions(got), {}, run)
             for key, v in got.items():
                 self.assertTrue(0 <= v["p_value"] <= 1, (run, key, v))
+            self.check_family(db="drift_lengths", run=run, judged=len(stages))
+
+    def check_family(self, db, run, judged):
+        """Every stage-drift point of the run, the stage figures' and the
+        slog's, judged at different times, was decided in one family: 9
+        tests for each judged stage, its p-value adjusted by Bonferroni
+        (docs/verdicts.md, "The error of a night")."""
+        rows = self.influx.query(db, "SELECT * FROM perfship_verdict WHERE method='stage_drift' "
+                                     f"AND run='{run}' GROUP BY *")
+        self.assertEqual({r["metric"] for r in rows},
+                         {VAT, BOYD, "stage_avgDuration", "stage_avgSwingsetTime",
+                          "stage_avgBlockDuration"}, rows)
+        for r in rows:
+            self.assertEqual(r["family_size"], 9 * judged, r)
+            if r.get("p_value") is not None:
+                self.assertAlmostEqual(r["p_adjusted"], min(1.0, r["p_value"] * 9 * judged),
+                                       delta=1e-9, msg=r)
+                if r["verdict"] != "none":
+                    self.assertLess(r["p_adjusted"], 0.01, r)
 
     def test_vat_40_percent_slower_is_named_on_its_first_stage(self):
         """A vat 40 % slower from stage 2 on, in 20-minute stages: named in
@@ -168,7 +187,7 @@ class SlogDrift(InfluxTestCase):
                          {(VAT, "2", "regression"), (VAT, "3", "regression")}, changed)
         for v in changed.values():
             self.assertTrue(v["vat_name"].endswith("-amm"), v)
-            self.assertLess(v["p_value"], 0.001, v)
+            self.assertLess(v["p_adjusted"], 0.01, v)  # in the run's stage family
             self.assertGreater(v["value"] / v["baseline"], 1.25, v)
 
     def test_what_a_person_sees(self):
@@ -253,7 +272,7 @@ class SlogDrift(InfluxTestCase):
         # in percent of the stage's delivery seconds, compared in points
         self.assertLess(v["baseline"], v["value"], v)
         self.assertGreater(v["value"] - v["baseline"], 5, v)
-        self.assertLess(v["p_value"], 0.001, v)  # significant, block by block
+        self.assertLess(v["p_adjusted"], 0.01, v)  # significant in the run's family
         stage = self.influx.query("drift_boyd", "SELECT boydShare FROM loadgen_slog_stage "
                                                 f"WHERE run='{run}' AND stage='2'")
         self.assertAlmostEqual(v["value"], stage[0]["boydShare"] * 100, places=6)

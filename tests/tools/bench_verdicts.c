@@ -39,7 +39,17 @@
  *       Nightly histories of every default metric, the chain-bound
  *       durations correlated: false regressions per stable night across
  *       all of a night's verdicts, and how soon a 10 % step in the cycle
- *       duration at 2 % noise is reported. A Markdown table.
+ *       duration at 2 % noise is reported; with each stable night, a
+ *       steady run's stages (as `stages`, 4 loadgen stages of 20 minutes)
+ *       judged too, so the last column counts every verdict of a night.
+ *       A Markdown table.
+ *   bench_verdicts stages [--trials T]
+ *       Generated runs of steady stages (autocorrelated blocks and cycles,
+ *       six vats) of several lengths, judged by the stage drift and the
+ *       slog drift: false stage regressions per run by the threshold
+ *       alone, with each test at 0.001 (before the run's stage family)
+ *       and with the family, and how often a vat 40 % slower from stage 2
+ *       is named there. A Markdown table.
  *   bench_verdicts series < values
  *       The regressions and improvements of one series of values (one a
  *       line), judged as one metric with the default settings.
@@ -54,6 +64,9 @@
 #include "core/config.h"
 #include "verdict/candidate.h"
 #include "verdict/judge.h"
+#include "verdict/slog_drift.h"
+#include "verdict/stage_drift.h"
+#include "verdict/stage_test.h"
 #include "verdict/triage.h"
 
 #define DAY_NS 86400000000000LL
@@ -387,6 +400,11 @@ static int spoiled_rates(int trials) {
 
 /* ---- nightly runs, all metrics ------------------------------------------- */
 
+typedef struct stage_count stage_count;
+static void sim_judge_run(const ps_verdicts_cfg *cfg, size_t loadgen_stages, size_t blocks,
+                          size_t cycles, double slow, stage_count *sc);
+static void stage_nights(const ps_verdicts_cfg *cfg, long nights, long *before, long *after);
+
 /* A night's figures. The chain-bound durations (cycle, swingset, block)
  * move together: each has 2 % noise, half of its variance shared by the
  * three (a slow machine slows them all); the deploy and bootstrap
@@ -477,16 +495,259 @@ static int nightly(int trials) {
     found1 += at >= 0 && at <= 41;
     found3 += at >= 0 && at <= 43;
   }
-  printf("| metrics judged a night | stable nights | false regressions | per 100 stable nights | "
-         "nights with any | 10 %% step at 2 %% noise: found by the next run | by 3 runs after |\n");
-  printf("|---|---|---|---|---|---|---|\n");
-  printf("| %zu | %ld | %ld | %.2f | %.2f %% | %.1f %% | %.1f %% |\n", c.verdicts.nmetrics, nights,
-         false_regs, 100.0 * (double)false_regs / (double)nights,
+  long stage_before, stage_after;
+  stage_nights(&c.verdicts, nights, &stage_before, &stage_after);
+  printf(
+      "| metrics judged a night | stable nights | false regressions | per 100 stable nights | "
+      "nights with any | 10 %% step at 2 %% noise: found by the next run | by 3 runs after | "
+      "stage drift (4 loadgen stages of 20 min): false regressions per 100 nights, each test "
+      "at 0.001 | the run's stage family | all of a night's verdicts, per 100 stable nights |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  printf("| %zu | %ld | %ld | %.2f | %.2f %% | %.1f %% | %.1f %% | %.2f | %.2f | %.2f |\n",
+         c.verdicts.nmetrics, nights, false_regs, 100.0 * (double)false_regs / (double)nights,
          100.0 * (double)red_nights / (double)nights, 100.0 * found1 / trials,
-         100.0 * found3 / trials);
+         100.0 * found3 / trials, 100.0 * (double)stage_before / (double)nights,
+         100.0 * (double)stage_after / (double)nights,
+         100.0 * (double)(false_regs + stage_after) / (double)nights);
   printf("\n%d stable histories of 120 nights (the last 60 counted) and %d with a step, "
-         "seeded.\n",
+         "seeded; a steady run's stages judged for each stable night counted.\n",
          trials, trials);
+  ps_config_free(&c);
+  return 0;
+}
+
+/* ---- a run's stages, steady or with a vat slowed ------------------------- */
+
+/* A generated run's stages: stage 0 sets up, stages 1..L ran the load
+ * generator, each of `blocks` live blocks and `cycles` cycles. The block
+ * load is an AR(1) in its log (phi 0.6, sd 0.5: a busy block leaves work
+ * for the next), 12 % of blocks idle, else about 10 deliveries around the
+ * load; a delivery goes to one of six vats by their shares, takes
+ * 3 ms x lognormal(0, 0.3) (the spread of the bundled generator's,
+ * tests/data/loadgen/gen_loadgen.py), and is a BOYD of 10 ms x
+ * lognormal(0, 0.3) more one time in 10. A block's swingset time is its deliveries' plus 5 ms,
+ * its gap to the next 5 s plus that; a cycle lasts 20 s x an AR(1) in its
+ * log (phi 0.5, sd 0.1). The same distribution in every stage: any stage
+ * change is false, but for vat v1 slowed by `slow` from stage 2 on. */
+#define SIM_VATS 6
+static const char *const sim_vat[SIM_VATS] = {"v1", "v2", "v3", "v4", "v5", "v6"};
+static const double sim_share[SIM_VATS] = {0.35, 0.25, 0.15, 0.10, 0.10, 0.05};
+
+typedef struct sim_run {
+  size_t nstages, nblocks, ncycles;
+  ps_stage_figures *figs;
+  ps_stage_samples *samples;
+  double *swing, *gaps, *cyc;
+  ps_slog_drift_stage *sstages;
+  ps_slog_drift_vat *vats;
+  ps_slog_drift_block *blocks;
+  ps_slog_drift_block_vat *bvats;
+} sim_run;
+
+static void *sim_alloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  if (!p) {
+    fprintf(stderr, "bench_verdicts: out of memory\n");
+    exit(1);
+  }
+  return p;
+}
+
+static void sim_alloc_run(sim_run *r, size_t loadgen_stages, size_t blocks, size_t cycles) {
+  size_t n = loadgen_stages + 1;
+  r->nstages = n;
+  r->nblocks = blocks;
+  r->ncycles = cycles;
+  r->figs = sim_alloc(n, sizeof *r->figs);
+  r->samples = sim_alloc(n, sizeof *r->samples);
+  r->swing = sim_alloc(n * blocks, sizeof *r->swing);
+  r->gaps = sim_alloc(n * blocks, sizeof *r->gaps);
+  r->cyc = sim_alloc(n * cycles, sizeof *r->cyc);
+  r->sstages = sim_alloc(n, sizeof *r->sstages);
+  r->vats = sim_alloc(n * SIM_VATS, sizeof *r->vats);
+  r->blocks = sim_alloc(n * blocks, sizeof *r->blocks);
+  r->bvats = sim_alloc(n * blocks * SIM_VATS, sizeof *r->bvats);
+}
+
+static void sim_free_run(sim_run *r) {
+  free(r->figs);
+  free(r->samples);
+  free(r->swing);
+  free(r->gaps);
+  free(r->cyc);
+  free(r->sstages);
+  free(r->vats);
+  free(r->blocks);
+  free(r->bvats);
+}
+
+static double mean_of(const double *x, size_t n) {
+  double sum = 0;
+  for (size_t i = 0; i < n; i++)
+    sum += x[i];
+  return n ? sum / (double)n : NAN;
+}
+
+/* One loadgen stage k (1..L) of r; returns its block-vat rows. */
+static size_t sim_stage(sim_run *r, int k, double slow, size_t nbv) {
+  size_t nb = r->nblocks, nc = r->ncycles;
+  double *swing = r->swing + (size_t)k * nb, *gaps = r->gaps + (size_t)k * nb;
+  double *cyc = r->cyc + (size_t)k * nc, vat_total[SIM_VATS] = {0}, total = 0, boyd = 0;
+  int64_t t0 = (int64_t)k * 1000000000000LL;
+  double load = 0.5 * normal();
+  for (size_t b = 0; b < nb; b++) {
+    load = 0.6 * load + 0.8 * 0.5 * normal();
+    double in_vat[SIM_VATS] = {0}, block_s = 0, block_boyd = 0;
+    long nd = uniform01() < 0.12 ? 0 : lround(10.0 * exp(load - 0.125) + sqrt(10.0) * normal());
+    for (long d = 0; d < nd; d++) {
+      double u = uniform01(), acc = 0;
+      int v = 0;
+      while (v < SIM_VATS - 1 && u > (acc += sim_share[v]))
+        v++;
+      double secs = 0.003 * exp(0.3 * normal() - 0.045);
+      if (uniform01() < 0.1) {
+        double by = 0.01 * exp(0.3 * normal() - 0.045);
+        secs += by;
+        block_boyd += by;
+      }
+      secs *= v == 0 && k >= 2 ? slow : 1.0;
+      in_vat[v] += secs;
+      block_s += secs;
+    }
+    swing[b] = block_s + 0.005;
+    gaps[b] = 5.0 + swing[b];
+    r->blocks[(size_t)k * nb + b] = (ps_slog_drift_block){k, t0 + (int64_t)b * 1000, block_s,
+                                                          block_boyd};
+    for (int v = 0; v < SIM_VATS; v++)
+      if (in_vat[v] > 0) {
+        r->bvats[nbv++] = (ps_slog_drift_block_vat){k, t0 + (int64_t)b * 1000, sim_vat[v],
+                                                    in_vat[v]};
+        vat_total[v] += in_vat[v];
+      }
+    total += block_s;
+    boyd += block_boyd;
+  }
+  double c = 0.1 * normal();
+  for (size_t j = 0; j < nc; j++) {
+    c = 0.5 * c + 0.866 * 0.1 * normal();
+    cyc[j] = 20.0 * exp(c);
+  }
+  r->figs[k] = (ps_stage_figures){k, 1, mean_of(cyc, nc), mean_of(swing, nb),
+                                  mean_of(gaps, nb - 1)};
+  r->samples[k] = (ps_stage_samples){k, swing, nb, gaps, nb - 1, cyc, nc};
+  r->sstages[k] = (ps_slog_drift_stage){
+      k, 1, 0, (double)nc, total, total > 0 ? boyd / total : NAN, t0 + (int64_t)nb * 1000};
+  for (int v = 0; v < SIM_VATS; v++)
+    r->vats[(size_t)k * SIM_VATS + (size_t)v] = (ps_slog_drift_vat){k, sim_vat[v], sim_vat[v],
+                                                                    vat_total[v]};
+  return nbv;
+}
+
+struct stage_count {
+  long alone, before, after; /* false stage regressions: threshold alone, 0.001 a test, family */
+  long runs_after;           /* runs with any, family */
+  long runs;
+  long slowed_before, slowed_after; /* the slowed vat named in stage 2 */
+};
+
+/* The stage drift of `nights` steady runs of 4 loadgen stages of 20
+ * minutes: false stage regressions with each test at 0.001 and with the
+ * run's family. */
+static void stage_nights(const ps_verdicts_cfg *cfg, long nights, long *before, long *after) {
+  stage_count sc = {0};
+  for (long i = 0; i < nights; i++)
+    sim_judge_run(cfg, 4, 240, 65, 1.0, &sc);
+  *before = sc.before;
+  *after = sc.after;
+}
+
+/* Counts one judged run's regressions: `tested` with the samples, `alone`
+ * the same points by the threshold alone (the same order). */
+static void count_stage(const ps_verdict_list *tested, const ps_verdict_list *alone,
+                        stage_count *sc, int slowed) {
+  long after = 0;
+  for (size_t i = 0; i < tested->n && i < alone->n; i++) {
+    const ps_verdict *v = &tested->v[i], *a = &alone->v[i];
+    int named = v->vat && strcmp(v->vat, "v1") == 0 && v->stage == 2;
+    int before = a->verdict == PS_VERDICT_REGRESSION && v->p_value < 0.001;
+    if (slowed) { /* the slowed vat moves the chain's figures too: only it counts */
+      sc->slowed_before += named && before;
+      sc->slowed_after += named && v->verdict == PS_VERDICT_REGRESSION;
+      continue;
+    }
+    sc->alone += a->verdict == PS_VERDICT_REGRESSION;
+    sc->before += before;
+    after += v->verdict == PS_VERDICT_REGRESSION;
+  }
+  sc->after += after;
+  sc->runs_after += after > 0;
+  sc->runs++;
+}
+
+/* Generates one run and judges its stages both ways. */
+static void sim_judge_run(const ps_verdicts_cfg *cfg, size_t loadgen_stages, size_t blocks,
+                          size_t cycles, double slow, stage_count *sc) {
+  sim_run r;
+  sim_alloc_run(&r, loadgen_stages, blocks, cycles);
+  r.figs[0] = (ps_stage_figures){0, 0, NAN, NAN, NAN};
+  r.samples[0] = (ps_stage_samples){0, NULL, 0, NULL, 0, NULL, 0};
+  r.sstages[0] = (ps_slog_drift_stage){0, 0, 0, NAN, 1.0, 0.0, 0};
+  size_t nbv = 0;
+  for (size_t k = 1; k <= loadgen_stages; k++)
+    nbv = sim_stage(&r, (int)k, slow, nbv);
+  ps_verdict_run run = {"daily-perf-1", "1", 1, PS_RUN_STATUS_SUCCESS, 0, NULL, NULL};
+  ps_slog_drift_run srun = {"loadgen", "daily-perf", "daily-perf-1", "1", PS_RUN_STATUS_SUCCESS, 0};
+  ps_slog_drift_blocks bl = {r.blocks + blocks, loadgen_stages * blocks, r.bvats, nbv};
+  ps_verdict_list tested, alone;
+  ps_verdict_list_init(&tested);
+  ps_verdict_list_init(&alone);
+  if (ps_stage_drift(cfg, "loadgen", "daily-perf", &run, r.figs, r.nstages, r.samples, r.nstages,
+                     &tested) ||
+      ps_stage_drift(cfg, "loadgen", "daily-perf", &run, r.figs, r.nstages, NULL, 0, &alone) ||
+      ps_slog_drift(cfg, &srun, r.sstages, r.nstages, r.vats, r.nstages * SIM_VATS, &bl, &tested) ||
+      ps_slog_drift(cfg, &srun, r.sstages, r.nstages, r.vats, r.nstages * SIM_VATS, NULL, &alone)) {
+    fprintf(stderr, "bench_verdicts: stage judges failed\n");
+    exit(1);
+  }
+  count_stage(&tested, &alone, sc, slow != 1.0);
+  ps_verdict_list_free(&tested);
+  ps_verdict_list_free(&alone);
+  sim_free_run(&r);
+}
+
+static int stage_rates(int trials) {
+  static const struct {
+    const char *what;
+    size_t loadgen_stages, blocks, cycles;
+  } shape[] = {
+      {"4 loadgen stages of 4 min (48 blocks, 15 cycles)", 4, 48, 15},
+      {"4 loadgen stages of 20 min (240 blocks, 65 cycles)", 4, 240, 65},
+      {"12 loadgen stages of 20 min", 12, 240, 65},
+      {"4 loadgen stages of 2 h (1,440 blocks, 390 cycles)", 4, 1440, 390},
+  };
+  ps_config c;
+  ps_config_defaults(&c);
+  rng_state = 5000;
+  printf("| steady runs | tests a run (family) | false stage regressions per 100 runs: "
+         "threshold alone | each test at 0.001 (before) | the run's family at 0.01 (now) | "
+         "runs with any, now | a vat 40 %% slower from stage 2, named there: before | now |\n");
+  printf("|---|---|---|---|---|---|---|---|\n");
+  for (size_t s = 0; s < sizeof shape / sizeof shape[0]; s++) {
+    stage_count sc = {0}, slowed = {0};
+    for (int t = 0; t < trials; t++) {
+      sim_judge_run(&c.verdicts, shape[s].loadgen_stages, shape[s].blocks, shape[s].cycles, 1.0,
+                    &sc);
+      sim_judge_run(&c.verdicts, shape[s].loadgen_stages, shape[s].blocks, shape[s].cycles, 1.4,
+                    &slowed);
+    }
+    printf("| %s | %zu | %.2f | %.2f | %.2f | %.2f %% | %.1f %% | %.1f %% |\n", shape[s].what,
+           (shape[s].loadgen_stages - 1) * PS_STAGE_TESTS_PER_STAGE,
+           100.0 * (double)sc.alone / trials, 100.0 * (double)sc.before / trials,
+           100.0 * (double)sc.after / trials, 100.0 * (double)sc.runs_after / trials,
+           100.0 * (double)slowed.slowed_before / trials,
+           100.0 * (double)slowed.slowed_after / trials);
+  }
+  printf("\n%d steady runs and %d with the slowed vat per row, seeded.\n", trials, trials);
   ps_config_free(&c);
   return 0;
 }
@@ -705,6 +966,14 @@ int main(int argc, char **argv) {
     }
     return nightly((int)trials);
   }
+  if (argc >= 2 && strcmp(argv[1], "stages") == 0) {
+    long trials = arg_long(argc, argv, "--trials", 200);
+    if (trials < 1) {
+      fprintf(stderr, "bench_verdicts stages: --trials >= 1\n");
+      return 64;
+    }
+    return stage_rates((int)trials);
+  }
   if (argc >= 2 && strcmp(argv[1], "series") == 0)
     return series();
   fprintf(stderr, "usage: bench_verdicts cost [--runs N] [--window W] [--repeat R] [--reverse]\n"
@@ -713,6 +982,7 @@ int main(int argc, char **argv) {
                   "       bench_verdicts triage [--lines N]\n"
                   "       bench_verdicts spoiled [--trials T]\n"
                   "       bench_verdicts nightly [--trials T]\n"
+                  "       bench_verdicts stages [--trials T]\n"
                   "       bench_verdicts series < values\n");
   return 64;
 }

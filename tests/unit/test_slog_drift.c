@@ -231,6 +231,10 @@ static void test_blocks_weigh_the_change(void **state) {
   double p = 1 - 2 / M_PI * atan(log(2) / 0.8);
   assert_true(fabs(amm->p_value - p) < 1e-12);
   assert_true(fabs(amm->p_value - 0.5455) < 1e-4);
+  /* one stage judged (stage 3 neither ran the load generator nor is
+   * complete): a family of 9, p 0.55 adjusted to 1 */
+  assert_int_equal(amm->family_size, 9);
+  assert_true(amm->p_adjusted == 1.0);
   /* the BOYD share stayed at 4 %, block by block: p 1 */
   assert_true(find(&l, "stage_boydShare", NULL)->p_value == 1.0);
   ps_verdict_list_free(&l);
@@ -244,6 +248,7 @@ static void test_blocks_weigh_the_change(void **state) {
   amm = find(&l, "stage_vatSecondsPerCycle", "v16");
   assert_int_equal(amm->verdict, PS_VERDICT_REGRESSION);
   assert_true(amm->p_value == 0.0);
+  assert_true(amm->p_adjusted == 0.0);
   ps_verdict_list_free(&l);
 
   /* a stage without blocks cannot show a change: none, no p-value */

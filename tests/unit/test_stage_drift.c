@@ -195,7 +195,8 @@ static void test_order_gaps_and_status(void **state) {
  * swingset time rose 30 % too, from samples without spread: p 0, a
  * regression. The block gaps of stage 2 are one too few for 2 batches:
  * none, no p-value. A stage without samples is judged by the threshold
- * alone, without a p-value. */
+ * alone, without a p-value. Stages 2 and 3 are judged: a stage family of
+ * 2 x 9 tests, so p 0.62 is 1 adjusted and p 0 stays 0. */
 static void test_samples_decide(void **state) {
   (void)state;
   ps_stage_figures st[] = {
@@ -222,6 +223,12 @@ static void test_samples_decide(void **state) {
   assert_int_equal(l.v[0].verdict, PS_VERDICT_NONE);
   assert_float_equal(l.v[0].p_value, 1 - 1.5 * u * (1 - u * u / 3), 1e-12);
   assert_float_equal(l.v[0].p_value, 0.62066, 1e-5);
+  /* two loadgen stages judged: a family of 18 tests */
+  assert_int_equal(l.v[0].family_size, 18);
+  assert_float_equal(l.v[0].p_adjusted, 1.0, 0);
+  assert_float_equal(l.v[1].p_adjusted, 0.0, 0);
+  assert_int_equal(l.v[3].family_size, 18);
+  assert_true(isnan(l.v[3].p_adjusted));
   assert_string_equal(l.v[1].metric, "stage_avgSwingsetTime");
   assert_int_equal(l.v[1].verdict, PS_VERDICT_REGRESSION);
   assert_float_equal(l.v[1].p_value, 0.0, 0);

@@ -142,12 +142,30 @@ static void test_batches_then_test(void **state) {
   assert_float_equal(c.p_value, 1.0, 0);
 }
 
+/* The run's stage family: 9 tests a judged stage, so a run of four
+ * loadgen stages (three judged) is a family of 27 and each test's level
+ * 0.01 / 27 = 0.00037: a p of 0.0005 (0.0135 adjusted) is no longer a
+ * change, one of 0.0003 (0.0081) still is. */
+static void test_stage_family(void **state) {
+  (void)state;
+  assert_int_equal(ps_stage_family_size(0), 1);
+  assert_int_equal(ps_stage_family_size(3), 27);
+  assert_float_equal(ps_stage_p_adjusted(0.0005, 27), 0.0135, 1e-15);
+  assert_false(ps_stage_significant(ps_stage_p_adjusted(0.0005, 27)));
+  assert_float_equal(ps_stage_p_adjusted(0.0003, 27), 0.0081, 1e-15);
+  assert_true(ps_stage_significant(ps_stage_p_adjusted(0.0003, 27)));
+  assert_float_equal(ps_stage_p_adjusted(0.2, 27), 1.0, 0);
+  assert_true(isnan(ps_stage_p_adjusted(NAN, 27)));
+  assert_false(ps_stage_significant(NAN));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_batch_means_plain), cmocka_unit_test(test_batch_means_remainder),
       cmocka_unit_test(test_batch_means_ratio), cmocka_unit_test(test_batch_means_too_few),
       cmocka_unit_test(test_student_t),         cmocka_unit_test(test_change_points),
       cmocka_unit_test(test_change_log),        cmocka_unit_test(test_batches_then_test),
+      cmocka_unit_test(test_stage_family),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
