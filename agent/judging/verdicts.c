@@ -230,6 +230,16 @@ static int series_dirty(const ps_ledger_series *s) {
   return 0;
 }
 
+/* The next look in `next_ms`; a look that ends with nothing left to do (a
+ * read that failed, a series that waits for the next start) sends nothing
+ * whose answer would wake a --once run, so it says it is done. */
+static void arm_or_settle(pl_verdicts *vd, uint64_t next_ms) {
+  if (next_ms)
+    pl_vd_arm(vd, next_ms);
+  else if (vd->sh->once && vd->hooks.settled && pl_verdicts_quiet(vd))
+    vd->hooks.settled(vd->hooks.ctx);
+}
+
 static void timer_cb(uv_timer_t *t) {
   pl_verdicts *vd = t->data;
   if (vd->sh->stopping)
@@ -329,13 +339,7 @@ static void timer_cb(uv_timer_t *t) {
     uint64_t due = vd->triage_next > now ? vd->triage_next - now : 1;
     next = !next || due < next ? due : next;
   }
-  if (next)
-    pl_vd_arm(vd, next);
-  /* A look that ends with nothing left to do (a read that failed, a
-   * series that waits for the next start) sends nothing whose answer
-   * would wake a --once run: say it here. */
-  else if (vd->sh->once && vd->hooks.settled && pl_verdicts_quiet(vd))
-    vd->hooks.settled(vd->hooks.ctx);
+  arm_or_settle(vd, next);
 }
 
 /* --- input ----------------------------------------------------------------------- */
