@@ -69,7 +69,7 @@ from bench.summary import summary
 
 ALL_CASES = ["convert", "plain", "e2e", "gzip", "bigline", "scale", "latency", "idle",
              "verdicts"]
-OPT_IN = ["backfill", "slog", "slog-vs-agoric", "benchmarker", "state"]
+OPT_IN = ["backfill", "backfill6", "slog", "slog-vs-agoric", "benchmarker", "state"]
 NO_SERVER = {"verdicts", "slog", "slog-vs-agoric"}
 
 
@@ -135,9 +135,10 @@ def main():
             case_benchmarker(b, data, args.quick, args.runs, figure)
         if "state" in cases:
             case_state(b, args.runs)
-        if "backfill" in cases:
+        if {"backfill", "backfill6"} & set(cases):  # backfill6: the six runs alone
             d = loadgen_dir(data, "six", 6, 5 if args.quick else 120, monitor=False)
             case_backfill(b, "backfill6", d, loadgen_lp(b, d), args.runs)
+        if "backfill" in cases:
             d = loadgen_dir(data, "month", 3 if args.quick else 30, 5 if args.quick else 120)
             case_backfill(b, "month", d, loadgen_lp(b, d), 1)
         print(f"load average at the end: {open('/proc/loadavg').read().split()[0]}", flush=True)
