@@ -294,6 +294,13 @@ static const char *span_type_word(ps_jv v) {
   }
 }
 
+static int is_reserved_key(ps_jv key) {
+  for (size_t i = 0; RESERVED[i]; i++)
+    if (ps_jkey_is(key, RESERVED[i]))
+      return 1;
+  return 0;
+}
+
 static int is_container(ps_jv v) {
   return ps_jv_kind(v) == PS_JV_OBJECT || ps_jv_kind(v) == PS_JV_ARRAY;
 }
@@ -336,26 +343,24 @@ static int read_reserved_spans(ps_state *s, ps_jv root, ps_buf *why, ps_buf *ski
  * section takes over the file's buffer in place, so the load holds the
  * file about once. Later members of one name replace earlier ones, as
  * they did. */
-static int read_sections(ps_state *s, ps_jv root, ps_buf *text, ps_buf *skipped) {
+static void read_sections(ps_state *s, ps_jv root, ps_buf *text, ps_buf *skipped) {
   ps_jv largest = {NULL, NULL};
   ps_jiter it = ps_jv_iter(root);
   ps_jmember m;
   while (ps_jiter_next(&it, &m))
-    if (is_container(m.val) && (!largest.p || m.val.end - m.val.p > largest.end - largest.p))
+    if (is_container(m.val) && !is_reserved_key(m.key) &&
+        (!largest.p || m.val.end - m.val.p > largest.end - largest.p))
       largest = m.val;
   ps_buf key;
   ps_buf_init(&key, 0);
   char *largest_name = NULL;
-  int rc = 0;
   it = ps_jv_iter(root);
-  while (rc == 0 && ps_jiter_next(&it, &m)) {
+  while (ps_jiter_next(&it, &m)) {
     size_t off, n;
     key.len = 0;
-    if (ps_jkey_string(m.key, &key, &off, &n) < 0) {
-      rc = -ENOMEM;
-      break;
-    }
-    if (is_reserved(key.data))
+    /* out of memory: that section is lost, as a failed print lost it;
+     * the file is not called corrupt for it */
+    if (ps_jkey_string(m.key, &key, &off, &n) < 0 || is_reserved(key.data))
       continue;
     if (largest_name && m.val.p != largest.p && strcmp(key.data, largest_name) == 0) {
       free(largest_name); /* replaced: its buffer stays the file's */
@@ -375,7 +380,7 @@ static int read_sections(ps_state *s, ps_jv root, ps_buf *text, ps_buf *skipped)
       largest_name = strdup(key.data);
   }
   ps_buf_free(&key);
-  if (rc == 0 && largest_name) {
+  if (largest_name) {
     size_t n = (size_t)(largest.end - largest.p);
     memmove(text->data, largest.p, n);
     text->data[n] = '\0';
@@ -386,7 +391,6 @@ static int read_sections(ps_state *s, ps_jv root, ps_buf *text, ps_buf *skipped)
     ps_state_set_section(s, largest_name, json); /* frees the placeholder */
   }
   free(largest_name);
-  return rc;
 }
 
 /* `skipped` gets "; NAME (a string)" per section that is neither an object
@@ -399,7 +403,7 @@ static int parse_state(ps_state *s, ps_buf *text, ps_buf *why, ps_buf *skipped) 
     return parse_state_tree(s, text->data, why, skipped);
   int rc = read_reserved_spans(s, root, why, skipped);
   if (rc == 0)
-    rc = read_sections(s, root, text, skipped);
+    read_sections(s, root, text, skipped);
   return rc;
 }
 
