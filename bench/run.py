@@ -64,11 +64,12 @@ from bench.live import case_latency_idle, case_scale
 from bench.measure import figure, record
 from bench.slog_agoric import case_slog_vs_agoric
 from bench.slog_bench import case_slog
+from bench.state_bench import case_state
 from bench.summary import summary
 
 ALL_CASES = ["convert", "plain", "e2e", "gzip", "bigline", "scale", "latency", "idle",
              "verdicts"]
-OPT_IN = ["backfill", "slog", "slog-vs-agoric", "benchmarker"]
+OPT_IN = ["backfill", "backfill6", "slog", "slog-vs-agoric", "benchmarker", "state"]
 NO_SERVER = {"verdicts", "slog", "slog-vs-agoric"}
 
 
@@ -113,7 +114,7 @@ def main():
         if set(cases) <= NO_SERVER:
             summary()
             return
-        if set(cases) - {"benchmarker"}:  # it brings its own input
+        if set(cases) - {"benchmarker", "state"}:  # they bring their own input
             gjsonl, glp = issue_stats_files(b, data, lines)
             jsonl, lp = stats_files(data, lines)
         b.start_influx()
@@ -132,9 +133,12 @@ def main():
             case_latency_idle(b, cases, args.quick)
         if "benchmarker" in cases:
             case_benchmarker(b, data, args.quick, args.runs, figure)
-        if "backfill" in cases:
+        if "state" in cases:
+            case_state(b, args.runs)
+        if {"backfill", "backfill6"} & set(cases):  # backfill6: the six runs alone
             d = loadgen_dir(data, "six", 6, 5 if args.quick else 120, monitor=False)
             case_backfill(b, "backfill6", d, loadgen_lp(b, d), args.runs)
+        if "backfill" in cases:
             d = loadgen_dir(data, "month", 3 if args.quick else 30, 5 if args.quick else 120)
             case_backfill(b, "month", d, loadgen_lp(b, d), 1)
         print(f"load average at the end: {open('/proc/loadavg').read().split()[0]}", flush=True)

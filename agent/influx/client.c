@@ -2,10 +2,14 @@
  * influx/client.c: blocking calls to InfluxDB (include/influx/client.h).
  *
  * DESIGN
- * - One curl easy handle per call, set up by influx/endpoint.c exactly as
- *   the sink sets up its own (timeouts, auth, TLS, no redirects), so what
- *   `check` proves is what the sink will do. These run in one-shot commands
- *   or on libuv's threadpool, never on the loop, so blocking is fine.
+ * - Each call sets up a curl easy handle through influx/endpoint.c exactly
+ *   as the sink sets up its own (timeouts, auth, TLS, no redirects), so
+ *   what `check` proves is what the sink will do. These run in one-shot
+ *   commands or on libuv's threadpool, never on the loop, so blocking is
+ *   fine. The handle is one per thread, reset and kept between calls: a
+ *   reset keeps its open connection, so a backfill's judging reads (319 in
+ *   a six-run backfill, each a new handle) stop connecting for every
+ *   statement (docs/benchmarks.md, "Backfill of six full-size runs").
  * - Queries go as a POST form: InfluxDB 1.x accepts every statement that
  *   way (GET only read-only ones), and the query text stays out of URLs,
  *   which servers and proxies log.
@@ -66,15 +70,14 @@ static int perform(const ps_config *cfg, call *c) {
   c->cc = CURLE_OK;
   c->detail[0] = '\0';
   ps_buf_init(&c->answer, 0);
-  CURL *e = curl_easy_init();
-  if (!e)
+  static _Thread_local CURL *thread_easy;
+  if (!thread_easy && !(thread_easy = curl_easy_init()))
     return -ENOMEM;
+  CURL *e = thread_easy;
   ps_influx_headers h;
   int rc = ps_influx_headers_init(&h, cfg, c->content_type, 0);
-  if (rc) {
-    curl_easy_cleanup(e);
+  if (rc)
     return rc;
-  }
   ps_http_answer a = {&c->answer, c->limit ? c->limit : PS_INFLUX_ANSWER_LIMIT, 0};
   rc = ps_influx_easy_setup(e, cfg, c->url, &h, &a, c->detail);
   if (!rc && c->body &&
@@ -94,7 +97,9 @@ static int perform(const ps_config *cfg, call *c) {
       rc = -EIO;
   }
   c->truncated = a.truncated;
-  curl_easy_cleanup(e);
+  /* no pointer into this call may stay set (headers, answer, error
+   * buffer); a reset drops every option and keeps the connection */
+  curl_easy_reset(e);
   ps_influx_headers_free(&h);
   return rc;
 }

@@ -11,10 +11,13 @@
  */
 #include "judging/alerting.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "core/jsonspan.h"
 #include "core/log.h"
 
 int pl_alerting_init(pl_alerting *al, pl_shared *sh, pl_delivery *dl, pl_reader *rd,
@@ -31,13 +34,149 @@ int pl_alerting_init(pl_alerting *al, pl_shared *sh, pl_delivery *dl, pl_reader 
   return 0;
 }
 
+/* --- the section cut to its caps before a tree is built ------------------- */
+
+/* The lists this stage reads and how: the newest `cap` (the last ones) of
+ * outbox, throttle and seen; the first sources up to the cap of distinct
+ * readable keys. A list cut here is cut exactly where its reader would
+ * stop, and the entries left out are counted as the reader counts them,
+ * so the warning is the same; what is built is at most the caps' worth
+ * (a state with 80,000 entries a list built 100 MB of tree). */
+enum { CUT_OUTBOX, CUT_THROTTLE, CUT_SEEN, CUT_SOURCES, CUT_HEALTH, CUT_N };
+static const char *const CUT_NAMES[CUT_N] = {"outbox", "throttle", "seen", "sources", "health"};
+
+typedef struct key_set {
+  ps_buf text;         /* the keys, each NUL-terminated */
+  uint32_t slot[4096]; /* offset + 1 into text; 0: empty */
+} key_set;
+
+/* 1 when `key` (at text.data + off) was there already, else adds it. */
+static int key_set_seen(key_set *ks, size_t off) {
+  const char *key = ks->text.data + off;
+  uint32_t h = 2166136261u;
+  for (const char *c = key; *c; c++)
+    h = (h ^ (unsigned char)*c) * 16777619u;
+  for (uint32_t i = h % 4096;; i = (i + 1) % 4096) {
+    if (!ks->slot[i]) {
+      ks->slot[i] = (uint32_t)off + 1;
+      return 0;
+    }
+    if (strcmp(ks->text.data + ks->slot[i] - 1, key) == 0)
+      return 1;
+  }
+}
+
+/* How many of the sources the clock walks before it has its cap: bad and
+ * repeated keys do not count toward it (pl_alert_clock_from_cjson). */
+static size_t sources_walked(ps_jv list, size_t total) {
+  key_set *ks = calloc(1, sizeof *ks);
+  if (!ks)
+    return total;
+  ps_buf_init(&ks->text, 0);
+  ps_jiter it = ps_jv_iter(list);
+  ps_jmember m;
+  size_t walked = 0, kept = 0;
+  while (kept < PL_ALERT_SOURCES_MAX && ps_jiter_next(&it, &m)) {
+    walked++;
+    ps_jv key;
+    size_t off, n;
+    if (ps_jv_get(m.val, "key", &key) < 0 || ps_jv_kind(key) != PS_JV_STRING)
+      continue;
+    size_t at = ks->text.len;
+    if (ps_jv_string(key, &ks->text, &off, &n) < 0) {
+      walked = total; /* out of memory: the reader sees it all */
+      break;
+    }
+    if (!ks->text.data[off] || key_set_seen(ks, off))
+      ks->text.len = at;
+    else
+      kept++;
+  }
+  ps_buf_free(&ks->text);
+  free(ks);
+  return walked;
+}
+
+/* Appends list `v` to `out` keeping the elements [from, to). */
+static int put_elements(ps_buf *out, ps_jv v, size_t from, size_t to) {
+  ps_jiter it = ps_jv_iter(v);
+  ps_jmember m;
+  const char *first = NULL, *last = NULL;
+  for (size_t i = 0; i < to && ps_jiter_next(&it, &m); i++)
+    if (i >= from) {
+      first = first ? first : m.val.p;
+      last = m.val.end;
+    }
+  int bad = ps_buf_putc(out, '[') < 0;
+  if (first)
+    bad |= ps_buf_append(out, first, (size_t)(last - first)) < 0;
+  return bad | (ps_buf_putc(out, ']') < 0);
+}
+
+static size_t count_elements(ps_jv v) {
+  ps_jiter it = ps_jv_iter(v);
+  ps_jmember m;
+  size_t n = 0;
+  while (ps_jiter_next(&it, &m))
+    n++;
+  return n;
+}
+
+/* The section's text with each list cut to its cap; cut[] gets how many
+ * entries each lost. NULL when the text is outside jsonspan's grammar or
+ * not an object: the whole text is then read as before. */
+static char *section_cut(const pl_alerting *al, const char *text, size_t cut[CUT_N]) {
+  ps_jv root;
+  if (ps_json_check(text, strlen(text), 1000, &root) < 0 || ps_jv_kind(root) != PS_JV_OBJECT)
+    return NULL;
+  size_t caps[CUT_N] = {al->raiser.box.max, PS_ALERT_THROTTLE_MAX, PS_ALERT_DECIDED_MAX,
+                        PL_ALERT_SOURCES_MAX, 0};
+  int done[CUT_N] = {0};
+  ps_buf out;
+  ps_buf_init(&out, 0);
+  int bad = ps_buf_putc(&out, '{') < 0;
+  ps_jiter it = ps_jv_iter(root);
+  ps_jmember m;
+  while (ps_jiter_next(&it, &m)) {
+    int k = 0;
+    while (k < CUT_N && !ps_jkey_is(m.key, CUT_NAMES[k]))
+      k++;
+    if (k == CUT_N || done[k]) /* never read: the first of a name is */
+      continue;
+    done[k] = 1;
+    bad |= ps_buf_puts(&out, out.len > 1 ? ",\"" : "\"") < 0;
+    bad |= ps_buf_append(&out, m.key.p, (size_t)(m.key.end - m.key.p)) < 0;
+    bad |= ps_buf_puts(&out, "\":") < 0;
+    size_t n = k == CUT_HEALTH || ps_jv_kind(m.val) != PS_JV_ARRAY ? 0 : count_elements(m.val);
+    if (n <= caps[k]) {
+      bad |= ps_buf_append(&out, m.val.p, (size_t)(m.val.end - m.val.p)) < 0;
+    } else if (k == CUT_SOURCES) {
+      size_t walked = sources_walked(m.val, n);
+      cut[k] = n - walked;
+      bad |= put_elements(&out, m.val, 0, walked);
+    } else {
+      cut[k] = n - caps[k];
+      bad |= put_elements(&out, m.val, n - caps[k], n);
+    }
+  }
+  if (bad || ps_buf_putc(&out, '}') < 0) {
+    ps_buf_free(&out); /* the whole text is read, as before */
+    memset(cut, 0, CUT_N * sizeof cut[0]);
+    return NULL;
+  }
+  return out.data;
+}
+
 void pl_alerting_from_json(pl_alerting *al, const char *text) {
-  cJSON *root = text ? cJSON_Parse(text) : NULL;
+  size_t cut[CUT_N] = {0};
+  char *small = text ? section_cut(al, text, cut) : NULL;
+  cJSON *root = small ? cJSON_Parse(small) : text ? cJSON_Parse(text) : NULL;
+  free(small);
   ps_buf said;
   ps_buf_init(&said, 0);
   if (cJSON_IsObject(root)) {
-    ps_alert_recall src = {0};
-    pl_alert_raiser_from_cjson(&al->raiser, root, &said);
+    ps_alert_recall src = {.over = cut[CUT_SOURCES]};
+    pl_alert_raiser_from_cjson(&al->raiser, root, cut, &said);
     pl_alert_clock_from_cjson(&al->clock, root, &src);
     ps_alert_recall_say(&said, "sources", PL_ALERT_SOURCES_MAX, &src);
   } else if (text) {

@@ -262,8 +262,14 @@ int pl_alert_raiser_init(pl_alert_raiser *r, pl_shared *sh, pl_commit *commit,
 
 /* --- memory ------------------------------------------------------------------------- */
 
-void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const cJSON *section, ps_buf *said) {
+void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const cJSON *section, const size_t cut[3],
+                                ps_buf *said) {
   ps_alert_recall box = {0}, thr = {0}, seen = {0};
+  if (cut) {
+    box.over = cut[0];
+    thr.over = cut[1];
+    seen.over = cut[2];
+  }
   ps_outbox_from_cjson(&r->box, cJSON_GetObjectItemCaseSensitive(section, "outbox"),
                        ps_alert_now_ms(), &box);
   size_t gone = ps_outbox_keep_channels(&r->box, channels_live(r));

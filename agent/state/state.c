@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/jsonspan.h"
 #include "core/log.h"
 #include "core/util.h"
 
@@ -189,15 +190,9 @@ static const char *json_type_word(const cJSON *v) {
   return "null";
 }
 
-/* `skipped` gets "; NAME (a string)" per section that is neither an object
- * nor a list: a stage reads nothing from it, and the file says so once. */
-static int parse_state(ps_state *s, const char *text, ps_buf *why, ps_buf *skipped) {
-  cJSON *root = cJSON_Parse(text);
-  if (!root || !cJSON_IsObject(root)) {
-    ps_buf_puts(why, "not a JSON object");
-    cJSON_Delete(root);
-    return -EINVAL;
-  }
+/* The agent's own members (version, files, errors, counters) of a parsed
+ * root, or of an object holding only those. */
+static int read_reserved(ps_state *s, const cJSON *root, ps_buf *why, ps_buf *skipped) {
   int rc = 0;
   const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
   if (!cJSON_IsNumber(ver) || ver->valueint != 1) {
@@ -255,21 +250,160 @@ static int parse_state(ps_state *s, const char *text, ps_buf *why, ps_buf *skipp
     s->saved_at = (int64_t)x;
   if (get_u64(root, "pid", &x) == 0)
     s->pid = (int)x;
+out:
+  return rc;
+}
+
+static void say_not_a_section(ps_buf *skipped, const char *name, const char *what) {
+  ps_buf_printf(skipped, "%s'%.64s' (%s)", skipped->len ? ", " : "", name, what);
+}
+
+/* The whole file as one tree: only for text outside the strict grammar
+ * jsonspan reads, which cJSON still accepts. */
+static int parse_state_tree(ps_state *s, const char *text, ps_buf *why, ps_buf *skipped) {
+  cJSON *root = cJSON_Parse(text);
+  if (!root || !cJSON_IsObject(root)) {
+    ps_buf_puts(why, "not a JSON object");
+    cJSON_Delete(root);
+    return -EINVAL;
+  }
+  int rc = read_reserved(s, root, why, skipped);
   const cJSON *sec;
   cJSON_ArrayForEach(sec, root) {
-    if (!sec->string || is_reserved(sec->string))
+    if (rc || !sec->string || is_reserved(sec->string))
       continue;
     if (!(cJSON_IsObject(sec) || cJSON_IsArray(sec))) {
-      ps_buf_printf(skipped, "%s'%.64s' (%s)", skipped->len ? ", " : "", sec->string,
-                    json_type_word(sec));
+      say_not_a_section(skipped, sec->string, json_type_word(sec));
       continue;
     }
     char *json = cJSON_PrintUnformatted(sec);
     if (!json || ps_state_set_section(s, sec->string, json) < 0)
       free(json);
   }
-out:
   cJSON_Delete(root);
+  return rc;
+}
+
+static const char *span_type_word(ps_jv v) {
+  switch (ps_jv_kind(v)) {
+  case PS_JV_STRING: return "a string";
+  case PS_JV_NUMBER: return "a number";
+  case PS_JV_TRUE:
+  case PS_JV_FALSE: return "a boolean";
+  default: return "null";
+  }
+}
+
+static int is_reserved_key(ps_jv key) {
+  for (size_t i = 0; RESERVED[i]; i++)
+    if (ps_jkey_is(key, RESERVED[i]))
+      return 1;
+  return 0;
+}
+
+static int is_container(ps_jv v) {
+  return ps_jv_kind(v) == PS_JV_OBJECT || ps_jv_kind(v) == PS_JV_ARRAY;
+}
+
+/* The agent's members as a small tree of their own, the first of each
+ * name (what a lookup in the whole tree found). */
+static int read_reserved_spans(ps_state *s, ps_jv root, ps_buf *why, ps_buf *skipped) {
+  cJSON *head = cJSON_CreateObject();
+  ps_buf key;
+  ps_buf_init(&key, 0);
+  ps_jiter it = ps_jv_iter(root);
+  ps_jmember m;
+  int rc = head ? 0 : -ENOMEM;
+  while (rc == 0 && ps_jiter_next(&it, &m)) {
+    size_t off, n;
+    key.len = 0;
+    if (ps_jkey_string(m.key, &key, &off, &n) < 0) {
+      rc = -ENOMEM;
+      break;
+    }
+    if (!is_reserved(key.data) || cJSON_GetObjectItemCaseSensitive(head, key.data))
+      continue;
+    cJSON *v = cJSON_ParseWithLength(m.val.p, (size_t)(m.val.end - m.val.p));
+    if (!v || !cJSON_AddItemToObject(head, key.data, v)) {
+      cJSON_Delete(v);
+      rc = -ENOMEM;
+    }
+  }
+  if (rc == 0)
+    rc = read_reserved(s, head, why, skipped);
+  ps_buf_free(&key);
+  cJSON_Delete(head);
+  return rc;
+}
+
+/* The stages' sections are kept as their text, never built into a tree
+ * here: a section blown far past its stage's caps (80,000 alert entries a
+ * list) was held three times over, the file's tree, its printed copy and
+ * the stage's own tree (docs/benchmarks.md, "State loading"). The largest
+ * section takes over the file's buffer in place, so the load holds the
+ * file about once. Later members of one name replace earlier ones, as
+ * they did. */
+static void read_sections(ps_state *s, ps_jv root, ps_buf *text, ps_buf *skipped) {
+  ps_jv largest = {NULL, NULL};
+  ps_jiter it = ps_jv_iter(root);
+  ps_jmember m;
+  while (ps_jiter_next(&it, &m))
+    if (is_container(m.val) && !is_reserved_key(m.key) &&
+        (!largest.p || m.val.end - m.val.p > largest.end - largest.p))
+      largest = m.val;
+  ps_buf key;
+  ps_buf_init(&key, 0);
+  char *largest_name = NULL;
+  it = ps_jv_iter(root);
+  while (ps_jiter_next(&it, &m)) {
+    size_t off, n;
+    key.len = 0;
+    /* out of memory: that section is lost, as a failed print lost it;
+     * the file is not called corrupt for it */
+    if (ps_jkey_string(m.key, &key, &off, &n) < 0 || is_reserved(key.data))
+      continue;
+    if (largest_name && m.val.p != largest.p && strcmp(key.data, largest_name) == 0) {
+      free(largest_name); /* replaced: its buffer stays the file's */
+      largest_name = NULL;
+    }
+    if (!is_container(m.val)) {
+      say_not_a_section(skipped, key.data, span_type_word(m.val));
+      continue;
+    }
+    char *json = m.val.p == largest.p ? calloc(1, 1)
+                                      : strndup(m.val.p, (size_t)(m.val.end - m.val.p));
+    if (!json || ps_state_set_section(s, key.data, json) < 0) {
+      free(json);
+      continue;
+    }
+    if (m.val.p == largest.p)
+      largest_name = strdup(key.data);
+  }
+  ps_buf_free(&key);
+  if (largest_name) {
+    size_t n = (size_t)(largest.end - largest.p);
+    memmove(text->data, largest.p, n);
+    text->data[n] = '\0';
+    char *json = realloc(text->data, n + 1);
+    json = json ? json : text->data;
+    text->data = NULL;
+    text->len = text->cap = 0;
+    ps_state_set_section(s, largest_name, json); /* frees the placeholder */
+  }
+  free(largest_name);
+}
+
+/* `skipped` gets "; NAME (a string)" per section that is neither an object
+ * nor a list: a stage reads nothing from it, and the file says so once.
+ * The text is read in place (core/jsonspan.h); cJSON reads what is outside
+ * jsonspan's strict grammar, as before. `text` may be taken over. */
+static int parse_state(ps_state *s, ps_buf *text, ps_buf *why, ps_buf *skipped) {
+  ps_jv root;
+  if (ps_json_check(text->data, text->len, 1000, &root) < 0 || ps_jv_kind(root) != PS_JV_OBJECT)
+    return parse_state_tree(s, text->data, why, skipped);
+  int rc = read_reserved_spans(s, root, why, skipped);
+  if (rc == 0)
+    read_sections(s, root, text, skipped);
   return rc;
 }
 
@@ -385,7 +519,7 @@ int ps_state_load(ps_state *s, const char *dir, ps_buf *warn) {
   rc = ps_read_whole(fd, (size_t)1 << 30, &text);
   close(fd);
   if (rc == 0)
-    rc = parse_state(s, text.data, &why, &skipped);
+    rc = parse_state(s, &text, &why, &skipped);
   else
     ps_buf_puts(&why, strerror(-rc));
   if (rc) {

@@ -71,7 +71,11 @@ size_t pl_alert_raiser_held(const pl_alert_raiser *r);
 /* Reads its members back from the stage's state section; what was left out
  * (over a cap, unreadable, of the wrong type, for channels no longer
  * configured) is appended to `said` (may be NULL) as "; member: counts". */
-void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const struct cJSON *section, ps_buf *said);
+/* `cut` (NULL: none): the oldest entries of outbox, throttle and seen that
+ * the caller already left out before the tree was built, said as over the
+ * cap with what the tree leaves out. */
+void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const struct cJSON *section,
+                                const size_t cut[3], ps_buf *said);
 /* Adds its members to `section`. */
 void pl_alert_raiser_to_cjson(pl_alert_raiser *r, struct cJSON *section);
 

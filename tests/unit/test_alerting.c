@@ -654,6 +654,58 @@ static void test_large_state_loads_bounded(void **state) {
   assert_non_null(strstr(log, "sources: 78976 over its cap of 1024"));
 }
 
+/* A section named twice: the later replaces the earlier, as it did when
+ * the file was one tree, though the earlier is the larger. */
+static void test_a_later_section_of_one_name_replaces(void **state) {
+  fixture *fx = *state;
+  ps_buf b;
+  ps_buf_init(&b, 0);
+  ps_buf_puts(&b, "{\"version\":1,\"files\":[],\"alerts\":{\"sources\":[");
+  for (int i = 0; i < 3000; i++)
+    ps_buf_printf(&b, "%s{\"key\":\"k%d\",\"since\":1}", i ? "," : "", i);
+  ps_buf_puts(&b, "]},\"alerts\":{\"sources\":[]}}");
+  char path[160];
+  snprintf(path, sizeof path, "%s/state.json", fx->state_dir);
+  write_file(path, b.data, 0600);
+  ps_buf_free(&b);
+  static char log[4096];
+  start_stage_logged(fx, log, sizeof log);
+  assert_int_equal(count_lines_with(log, "alerts section"), 0);
+  assert_int_equal(pl_alert_clock_nsources(&fx->al.clock), 2);
+}
+
+/* The sources list is cut before its tree is built where the clock would
+ * stop reading it: repeated and unreadable keys do not count toward the
+ * cap, so the cut and the count over it are the clock's own. */
+static void test_sources_cut_counts_as_the_clock(void **state) {
+  fixture *fx = *state;
+  ps_buf b;
+  ps_buf_init(&b, 0);
+  ps_buf_puts(&b, "{\"version\":1,\"files\":[],\"alerts\":{\"sources\":[");
+  for (int i = 0; i < 3000; i++) {
+    if (i)
+      ps_buf_putc(&b, ',');
+    if (i < 1000)
+      ps_buf_printf(&b, "{\"key\":\"k%d\",\"since\":1}", i / 2);
+    else if (i < 1100)
+      ps_buf_puts(&b, i % 2 ? "{\"key\":5}" : "{\"key\":\"\"}");
+    else
+      ps_buf_printf(&b, "{\"key\":\"k%d\",\"since\":1}", i);
+  }
+  ps_buf_puts(&b, "],\"health\":{\"server_since\":7},\"outbox\":[],\"seen\":[]}}");
+  char path[160];
+  snprintf(path, sizeof path, "%s/state.json", fx->state_dir);
+  write_file(path, b.data, 0600);
+  ps_buf_free(&b);
+  static char log[4096];
+  start_stage_logged(fx, log, sizeof log);
+  assert_int_equal(pl_alert_clock_nsources(&fx->al.clock), PL_ALERT_SOURCES_MAX + 2);
+  assert_int_equal(fx->al.clock.health.server_since_s, 7);
+  assert_int_equal(count_lines_with(log, "alerts section"), 1);
+  if (!strstr(log, "sources: 1376 over its cap of 1024 (the oldest), 100 unreadable"))
+    fail_msg("%s", log);
+}
+
 /* Members of the wrong type are said, not silently dropped. */
 static void test_wrong_types_in_the_state_are_said(void **state) {
   fixture *fx = *state;
@@ -719,18 +771,18 @@ static void test_once_tries_everything_once(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_failed_run_reaches_the_notifier_once, setup,
-                                      teardown),
+      cmocka_unit_test_setup_teardown(test_failed_run_reaches_the_notifier_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_catch_up, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stall_and_recovery, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dss_markers_and_repeats, setup, teardown),
       cmocka_unit_test_setup_teardown(test_verdicts_one_event_per_run, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_new_run_once_per_silence, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_new_run_follows_the_format, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_undelivered_waits_for_the_next_start, setup,
-                                      teardown),
+      cmocka_unit_test_setup_teardown(test_undelivered_waits_for_the_next_start, setup, teardown),
       cmocka_unit_test_setup_teardown(test_once_tries_everything_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_large_state_loads_bounded, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_a_later_section_of_one_name_replaces, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sources_cut_counts_as_the_clock, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wrong_types_in_the_state_are_said, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
