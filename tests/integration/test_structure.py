@@ -486,7 +486,6 @@ LONG_FUNCTIONS = {
     ("agent/readback/explain.c", "on_row"): 110,
     ("agent/report/html_chain.c", "ps_html_chain"): 83,
     ("agent/report/html_sections.c", "ps_html_section_dss"): 82,
-    ("agent/state/state.c", "parse_state"): 81,
     ("agent/verdict/explain.c", "ps_explain"): 85,
 }
 # A function's first line: at column 0, a name and its opening parenthesis,
