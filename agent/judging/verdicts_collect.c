@@ -57,6 +57,12 @@ static void doc_free(pl_dss_doc *d) {
     free(t->test);
   }
   free(d->tests);
+  for (size_t i = 0; i < d->nscenarios; i++) {
+    free(d->scenarios[i].scenario);
+    free(d->scenarios[i].arm);
+    free(d->scenarios[i].revision);
+  }
+  free(d->scenarios);
   free(d->run);
   free(d);
 }
@@ -416,6 +422,39 @@ static void dss_point(pl_collect *c, const ps_point *p) {
   arm_value(c, &av);
 }
 
+/* A scenario's fit, kept for the judge across releases: a scenario fitted
+ * again in the same report (a report read again) replaces its values. */
+static void across_releases(pl_collect *c, const ps_point *p) {
+  const char *run = ps_point_tag(p, "configuration"), *scenario = ps_point_tag(p, "scenario"),
+             *arm = ps_point_tag(p, "arm"), *image = ps_point_tag(p, "image"),
+             *commit = ps_point_tag(p, "commit");
+  pl_dss_doc *d = run && scenario && arm ? doc_get(c, PL_COLLECT_BENCHMARKER, run) : NULL;
+  if (!d)
+    return;
+  pl_bm_scenario *s = NULL;
+  for (size_t i = 0; i < d->nscenarios && !s; i++)
+    if (strcmp(d->scenarios[i].scenario, scenario) == 0 && strcmp(d->scenarios[i].arm, arm) == 0)
+      s = &d->scenarios[i];
+  if (!s) {
+    pl_bm_scenario *n = realloc(d->scenarios, (d->nscenarios + 1) * sizeof *n);
+    if (!n)
+      return;
+    d->scenarios = n;
+    s = &n[d->nscenarios];
+    memset(s, 0, sizeof *s);
+    const char *revision = image ? image : commit;
+    if (!(s->scenario = strdup(scenario)) || !(s->arm = strdup(arm)) ||
+        (revision && !(s->revision = strdup(revision)))) {
+      free(s->scenario);
+      free(s->arm);
+      return;
+    }
+    d->nscenarios++;
+  }
+  for (size_t i = 0; i < PS_BENCHMARKER_NFIGURES; i++)
+    s->values[i] = ps_point_number(p, ps_benchmarker_figure(i)->field);
+}
+
 /* A benchmarker report's scenarios that applied the same load are its arms
  * (docs/verdicts.md "Benchmarker"): a Completed step of all operation
  * types is the arm's value at its load factor (the variant), and the
@@ -423,7 +462,11 @@ static void dss_point(pl_collect *c, const ps_point *p) {
  * variant of the test "<load> peak". */
 static void benchmarker_point(pl_collect *c, const ps_point *p) {
   const char *op = ps_point_tag(p, "operation"), *load = ps_point_tag(p, "load");
-  if (!op || strcmp(op, PL_COLLECT_BENCHMARKER_EVERY_TYPE) != 0 || !load)
+  if (!op || strcmp(op, PL_COLLECT_BENCHMARKER_EVERY_TYPE) != 0)
+    return;
+  if (strcmp(p->measurement, PL_COLLECT_BENCHMARKER_FIT) == 0)
+    across_releases(c, p);
+  if (!load)
     return;
   arm_values av = {PL_COLLECT_BENCHMARKER,
                    ps_point_tag(p, "configuration"),
