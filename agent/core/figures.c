@@ -92,6 +92,9 @@ const ps_figure ps_figures[] = {
      "operation", "all", PS_FIG_BENCHMARKER, PS_WORSE_LOWER, 5.0, PS_CHANGE_PERCENT, 0},
     {"gamma", "gamma", "Throughput per user (gamma)", "operations/s", "benchmarker_fit",
      "operation", "all", PS_FIG_BENCHMARKER, PS_WORSE_LOWER, 5.0, PS_CHANGE_PERCENT, 0},
+    /* a Completed step's mean latency at the scenario's lowest such load */
+    {"latency_mean_s", "latency_low_load_s", "Latency at the lowest load", "s", "benchmarker_step",
+     "operation", "all", PS_FIG_BENCHMARKER, PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT, 0},
 };
 
 const size_t ps_nfigures = sizeof ps_figures / sizeof ps_figures[0];

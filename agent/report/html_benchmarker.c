@@ -32,7 +32,7 @@ static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"
 typedef struct arm {
   const ps_rb_bm_fit *fit; /* newest; NULL when none */
   const char *scenario, *name;
-  int64_t after_ns;        /* its steps ended after this */
+  int64_t after_ns; /* its steps ended after this */
 } arm;
 
 static int same_group(const ps_rb_bm_key *a, const ps_rb_bm_key *b) {
@@ -132,8 +132,9 @@ static void axes(page *p, const char *cls, const char *xlabel, const char *ylabe
 static void mark(page *p, const ps_rb_bm_step *s, const arm *a, const char *colour, double x,
                  double y) {
   int completed = s->reason && strcmp(s->reason, "Completed") == 0;
-  const char *kind = !completed ? "unstable" : is_discarded(a->fit, s->load_factor) ? "discarded"
-                                                                                     : "kept";
+  const char *kind = !completed                             ? "unstable"
+                     : is_discarded(a->fit, s->load_factor) ? "discarded"
+                                                            : "kept";
   put(p, "<g class=\"step ");
   put(p, kind);
   put(p, "\" data-scenario=\"");

@@ -30,7 +30,8 @@
  *   (verdict/slog_drift.h); they come last, in ps_slog_stage_figure_id
  *   order.
  * - Benchmarker figures (PS_FIG_BENCHMARKER) are a benchmarker report's
- *   fitted figures of one scenario (all operation types), judged across
+ *   figures of one scenario (all operation types: its fit's, and a step's
+ *   at the lowest load it completed), judged across
  *   reports of the same configuration, scenario, arm and host like run
  *   figures across revisions (docs/verdicts.md "Benchmarker: across
  *   releases"); judged by default, after the slog stage rows.
@@ -115,7 +116,7 @@ const ps_figure *ps_stage_kind_figure(void);
 const ps_figure *ps_growth_figure(ps_growth_figure_id id);
 const ps_figure *ps_slog_stage_figure(ps_slog_stage_figure_id id);
 
-#define PS_BENCHMARKER_NFIGURES 2
+#define PS_BENCHMARKER_NFIGURES 3
 /* The n-th benchmarker figure (n < PS_BENCHMARKER_NFIGURES). */
 const ps_figure *ps_benchmarker_figure(size_t n);
 /* Does point tag value `value` (NULL: the point has no such tag) pass the

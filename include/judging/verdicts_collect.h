@@ -93,6 +93,7 @@ typedef struct pl_dss_test {
 typedef struct pl_bm_scenario {
   char *scenario, *arm, *revision;        /* revision: the image, else the commit */
   double values[PS_BENCHMARKER_NFIGURES]; /* NaN = absent */
+  double low_load; /* the lowest load factor it completed (its latency's); NaN none yet */
 } pl_bm_scenario;
 
 typedef struct pl_dss_doc {

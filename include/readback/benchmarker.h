@@ -30,14 +30,14 @@ typedef struct ps_rb_bm_key {
 
 typedef struct ps_rb_bm_step {
   ps_rb_bm_key k;
-  int64_t time_ns;   /* the step's end */
+  int64_t time_ns; /* the step's end */
   double load_factor, throughput, latency_mean_s;
-  char *reason;      /* termination_reason; NULL when absent */
+  char *reason; /* termination_reason; NULL when absent */
 } ps_rb_bm_step;
 
 typedef struct ps_rb_bm_fit {
   ps_rb_bm_key k;
-  int64_t time_ns;   /* the scenario's last step's end */
+  int64_t time_ns; /* the scenario's last step's end */
   double gamma, alpha, beta, x_n_star;
   char *discarded_loads; /* comma-separated load factors; NULL when none */
 } ps_rb_bm_fit;

@@ -1,6 +1,7 @@
 """Benchmarker reports judged across releases (docs/verdicts.md "Benchmarker:
 across releases"): reports of one configuration, a day apart, each a
-release; every scenario's fitted peak X(N*) and gamma are a series per
+release; every scenario's fitted peak X(N*), gamma and latency at its lowest
+completed load are a series per
 configuration, scenario, arm and host, judged as a nightly run's figures.
 A release whose curves hold 15 % less is a regression of every arm, named
 by its scenario and arm, and `perfship verdicts --fail-on regression`
@@ -88,14 +89,16 @@ class BenchmarkerAcrossReleases(InfluxTestCase):
         rc, out, err = self.gate(cfg, RC5)
         self.assertEqual(rc, 3, out + err)
         said = [v for v in json.loads(out) if v["verdict"] == "regression"]
-        self.assertEqual(sorted(v["metric"] for v in said), ["gamma", "x_n_star"], said)
+        # the latency at the lowest load rose too (+19 %), but the lowest
+        # step holds few operations: too noisy to call at two reports
+        self.assertLessEqual({"gamma", "x_n_star"}, {v["metric"] for v in said}, said)
         for v in said:
             self.assertEqual((v["series"], v["change_run"][:22]),
                              (RC5, "isas_images 2026-03-%02d" % (2 + LEVEL)), v)
 
     def test_release_within_noise_is_no_verdict(self):
         cfg, rows = self.releases("same", 1.0, 201)
-        judged = [r for r in rows if r["metric"] in ("x_n_star", "gamma")]
+        judged = [r for r in rows if r["metric"] in ("x_n_star", "gamma", "latency_low_load_s")]
         self.assertTrue(judged, rows)
         self.assertFalse([r for r in judged if r["verdict"] != "none"], judged)
         for series in SERIES:
