@@ -341,11 +341,12 @@ static void timer_cb(uv_timer_t *t) {
 
 /* --- input ----------------------------------------------------------------------- */
 
-/* A benchmarker report ended: each scenario's fit is a run of its series
- * (configuration, scenario, arm; the host as every series'), named after
- * the configuration and the report's time, since every report of one
- * configuration has the configuration's name (docs/verdicts.md
- * "Benchmarker: across releases"). */
+/* A benchmarker report ended: each scenario's figures are a run of its
+ * series (configuration, scenario, arm; the host as every series'), named
+ * after the configuration, the report's time (every report of one
+ * configuration has the configuration's name) and the scenario (a run is
+ * an alert's identity: two scenarios' regressions are two events)
+ * (docs/verdicts.md "Benchmarker: across releases"). */
 static void benchmarker_ended(pl_verdicts *vd, const pl_dss_doc *d) {
   double *values = malloc((vd->nmetrics ? vd->nmetrics : 1) * sizeof *values);
   ps_buf series, run;
@@ -368,7 +369,7 @@ static void benchmarker_ended(pl_verdicts *vd, const pl_dss_doc *d) {
     ps_buf_reset(&run);
     ps_ledger_series *s = NULL;
     if (ps_buf_printf(&series, "%s / %s / %s", d->run, sc->scenario, sc->arm) == 0 &&
-        ps_buf_printf(&run, "%s %s", d->run, when) == 0)
+        ps_buf_printf(&run, "%s %s / %s", d->run, when, sc->scenario) == 0)
       s = ps_ledger_series_get(&vd->ledger, PL_COLLECT_BENCHMARKER, series.data, vd->series_host,
                                1);
     if (!s || ps_ledger_put(&vd->ledger, s, vd->host, run.data, sc->revision, d->time_ns,
