@@ -4,9 +4,9 @@
  *
  * Input: a byte choosing the statement (report/query.h PS_RQ_*, modulo
  * their count and one more: the benchmarker's steps and fits,
- * readback/benchmarker.h, drawn in the page's SVG), then the answer's text (tests/fuzz/corpus/report/ holds
- * answers of a real 1.6.7 to each of the report's statements; 9-benchmarker
- * is written in their shape).
+ * readback/benchmarker.h, drawn in the page's SVG), then the answer's
+ * text (tests/fuzz/corpus/report/ holds answers of a real 1.6.7 to each
+ * of the report's statements; 9-benchmarker is written in their shape).
  * Properties: any answer is read without a crash or a leak; the page
  * written from whatever it yielded has exactly three script elements (no
  * data opened another), its JSON block holds no '<' (so nothing in it can
