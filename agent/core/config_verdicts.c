@@ -22,7 +22,8 @@ static const ps_cfg_key *verdict_metric_fields(void) {
   if (!fields[0].name) {
     size_t n = 0;
     for (size_t i = 0; i < ps_nfigures && n + 1 < sizeof fields / sizeof fields[0]; i++)
-      if (ps_figures[i].scope == PS_FIG_RUN || ps_figures[i].scope == PS_FIG_GROWTH)
+      if (ps_figures[i].scope == PS_FIG_RUN || ps_figures[i].scope == PS_FIG_GROWTH ||
+          ps_figures[i].scope == PS_FIG_BENCHMARKER)
         fields[n++].name = ps_figures[i].name;
   }
   return fields;
@@ -32,12 +33,13 @@ void ps_cfg_verdict_metrics_defaults(const ps_cfg_key *k, void *base) {
   ps_verdicts_cfg *v = (ps_verdicts_cfg *)((char *)base + k->offset);
   v->metrics = NULL;
   v->nmetrics = 0;
-  /* The headline figures and the kernel growth per cycle, with their
-   * defaults (core/figures.h). */
-  size_t n = PS_FIGURES_NHEADLINE + PS_GROWTH_NFIGURES;
+  /* The headline figures, the kernel growth per cycle and the
+   * benchmarker's fit, with their defaults (core/figures.h). */
+  size_t n = PS_FIGURES_NHEADLINE + PS_GROWTH_NFIGURES + PS_BENCHMARKER_NFIGURES;
   v->metrics = calloc(n, sizeof *v->metrics);
   for (size_t i = 0; v->metrics && i < ps_nfigures; i++) {
-    if (i >= PS_FIGURES_NHEADLINE && ps_figures[i].scope != PS_FIG_GROWTH)
+    if (i >= PS_FIGURES_NHEADLINE && ps_figures[i].scope != PS_FIG_GROWTH &&
+        ps_figures[i].scope != PS_FIG_BENCHMARKER)
       continue;
     ps_verdict_metric_cfg *m = &v->metrics[v->nmetrics];
     m->name = strdup(ps_figures[i].name);

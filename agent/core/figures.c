@@ -48,15 +48,15 @@
 const ps_figure ps_figures[] = {
     HEAD("cycleAvgDuration", "Cycle avg duration", "s", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT, 1),
     HEAD("cycleSuccessRate", "Cycle success rate", "%", PS_WORSE_LOWER, 2.0, PS_CHANGE_POINTS, 0),
-    HEAD("live_avgSwingsetTime", "Live swingset time", "s", PS_WORSE_HIGHER, 5.0,
-         PS_CHANGE_PERCENT, 1),
-    HEAD("live_avgBlockDuration", "Live block time", "s", PS_WORSE_HIGHER, 5.0,
-         PS_CHANGE_PERCENT, 0),
-    HEAD("chainBootstrapDuration", "Chain bootstrap", "s", PS_WORSE_HIGHER, 5.0,
-         PS_CHANGE_PERCENT, 0),
+    HEAD("live_avgSwingsetTime", "Live swingset time", "s", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT,
+         1),
+    HEAD("live_avgBlockDuration", "Live block time", "s", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT,
+         0),
+    HEAD("chainBootstrapDuration", "Chain bootstrap", "s", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT,
+         0),
     HEAD("walletDeployDuration", "Wallet deploy", "s", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT, 0),
-    HEAD("loadgenDeployDuration", "Loadgen deploy", "s", PS_WORSE_HIGHER, 5.0,
-         PS_CHANGE_PERCENT, 0),
+    HEAD("loadgenDeployDuration", "Loadgen deploy", "s", PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT,
+         0),
     MORE("duration", "s"),
     MORE("totalBlockCount", ""),
     MORE("live_blockCount", ""),
@@ -81,11 +81,20 @@ const ps_figure ps_figures[] = {
     /* in ps_slog_stage_figure_id order: the slog's stage drift, a share
      * compared in points (near 0 a percent means nothing), a vat's time per
      * cycle in percent (docs/verdicts.md "Within a run") */
-    {"boydShare", "stage_boydShare", "BOYD share", "%", SLOG_STAGE, NULL, NULL,
-     PS_FIG_SLOG_STAGE, PS_WORSE_HIGHER, 0, PS_CHANGE_POINTS, 0},
-    {"deliverySeconds", "stage_vatSecondsPerCycle", "Vat delivery seconds per cycle",
-     "s", "loadgen_slog_vat", NULL, NULL, PS_FIG_SLOG_STAGE, PS_WORSE_HIGHER, 0,
-     PS_CHANGE_PERCENT, 0},
+    {"boydShare", "stage_boydShare", "BOYD share", "%", SLOG_STAGE, NULL, NULL, PS_FIG_SLOG_STAGE,
+     PS_WORSE_HIGHER, 0, PS_CHANGE_POINTS, 0},
+    {"deliverySeconds", "stage_vatSecondsPerCycle", "Vat delivery seconds per cycle", "s",
+     "loadgen_slog_vat", NULL, NULL, PS_FIG_SLOG_STAGE, PS_WORSE_HIGHER, 0, PS_CHANGE_PERCENT, 0},
+    /* the benchmarker's fit across releases: higher is better, a 5 % loss
+     * of capacity is worth a verdict, as a nightly run's 5 % (docs/verdicts.md
+     * "Benchmarker: across releases") */
+    {"x_n_star", "x_n_star", "Peak throughput X(N*)", "operations/s", "benchmarker_fit",
+     "operation", "all", PS_FIG_BENCHMARKER, PS_WORSE_LOWER, 5.0, PS_CHANGE_PERCENT, 0},
+    {"gamma", "gamma", "Throughput per user (gamma)", "operations/s", "benchmarker_fit",
+     "operation", "all", PS_FIG_BENCHMARKER, PS_WORSE_LOWER, 5.0, PS_CHANGE_PERCENT, 0},
+    /* a Completed step's mean latency at the scenario's lowest such load */
+    {"latency_mean_s", "latency_low_load_s", "Latency at the lowest load", "s", "benchmarker_step",
+     "operation", "all", PS_FIG_BENCHMARKER, PS_WORSE_HIGHER, 5.0, PS_CHANGE_PERCENT, 0},
 };
 
 const size_t ps_nfigures = sizeof ps_figures / sizeof ps_figures[0];
@@ -114,6 +123,8 @@ const ps_figure *ps_growth_figure(ps_growth_figure_id id) { return nth(PS_FIG_GR
 const ps_figure *ps_slog_stage_figure(ps_slog_stage_figure_id id) {
   return nth(PS_FIG_SLOG_STAGE, (size_t)id);
 }
+
+const ps_figure *ps_benchmarker_figure(size_t n) { return nth(PS_FIG_BENCHMARKER, n); }
 
 int ps_figure_selects(const ps_figure *f, const char *value) {
   return !f->tag || (value && strcmp(value, f->tag_value) == 0);

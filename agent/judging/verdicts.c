@@ -16,10 +16,12 @@
 #include "verdicts_private.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/log.h"
 #include "readback/triage.h"
@@ -110,6 +112,10 @@ pl_vseries *pl_vd_series_get(pl_verdicts *vd, const char *source, const char *se
     return NULL;
   }
   s->span_ns = HISTORY_SPAN_FIRST_NS;
+  /* The history read back is loadgen_run's: a benchmarker series is
+   * judged on the reports the agent saw (docs/verdicts.md "Benchmarker:
+   * across releases"). */
+  s->synced = strcmp(source, LOADGEN) != 0;
   s->next = vd->series;
   vd->series = s;
   return s;
@@ -344,6 +350,48 @@ static void timer_cb(uv_timer_t *t) {
 
 /* --- input ----------------------------------------------------------------------- */
 
+/* A benchmarker report ended: each scenario's figures are a run of its
+ * series (configuration, scenario, arm; the host as every series'), named
+ * after the configuration, the report's time (every report of one
+ * configuration has the configuration's name) and the scenario (a run is
+ * an alert's identity: two scenarios' regressions are two events)
+ * (docs/verdicts.md "Benchmarker: across releases"). */
+static void benchmarker_ended(pl_verdicts *vd, const pl_dss_doc *d) {
+  double *values = malloc((vd->nmetrics ? vd->nmetrics : 1) * sizeof *values);
+  ps_buf series, run;
+  ps_buf_init(&series, 0);
+  ps_buf_init(&run, 0);
+  time_t secs = (time_t)(d->time_ns / 1000000000);
+  struct tm tm;
+  char when[32] = "";
+  if (gmtime_r(&secs, &tm))
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  for (size_t i = 0; values && i < d->nscenarios; i++) {
+    const pl_bm_scenario *sc = &d->scenarios[i];
+    for (size_t m = 0; m < vd->nmetrics; m++) {
+      values[m] = NAN;
+      for (size_t f = 0; f < PS_BENCHMARKER_NFIGURES; f++)
+        if (strcmp(vd->metrics[m], ps_benchmarker_figure(f)->name) == 0)
+          values[m] = sc->values[f];
+    }
+    ps_buf_reset(&series);
+    ps_buf_reset(&run);
+    ps_ledger_series *s = NULL;
+    if (ps_buf_printf(&series, "%s / %s / %s", d->run, sc->scenario, sc->arm) == 0 &&
+        ps_buf_printf(&run, "%s %s / %s", d->run, when, sc->scenario) == 0)
+      s = ps_ledger_series_get(&vd->ledger, PL_COLLECT_BENCHMARKER, series.data, vd->series_host,
+                               1);
+    if (!s || ps_ledger_put(&vd->ledger, s, vd->host, run.data, sc->revision, d->time_ns,
+                            PS_RUN_STATUS_SUCCESS, d->backfill, values) < 0)
+      PS_ERROR(MOD, "%s: out of memory; not judged across releases", d->run);
+  }
+  if (!values)
+    PS_ERROR(MOD, "%s: out of memory; not judged across releases", d->run);
+  free(values);
+  ps_buf_free(&series);
+  ps_buf_free(&run);
+}
+
 void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p) {
   pl_dss_doc *doc = NULL;
   /* A point that names another host (line protocol passed through) is
@@ -352,6 +400,8 @@ void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p) {
   if (host && strcmp(host, vd->host) != 0)
     return;
   if (pl_collect_point(&vd->collect, p, &doc) == PL_COLLECT_DSS_ENDED) {
+    if (strcmp(doc->source, PL_COLLECT_BENCHMARKER) == 0)
+      benchmarker_ended(vd, doc);
     vd->sh->state_dirty = 1;
     pl_vd_arm(vd, gather_ms(vd));
   }

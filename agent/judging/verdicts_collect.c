@@ -57,6 +57,12 @@ static void doc_free(pl_dss_doc *d) {
     free(t->test);
   }
   free(d->tests);
+  for (size_t i = 0; i < d->nscenarios; i++) {
+    free(d->scenarios[i].scenario);
+    free(d->scenarios[i].arm);
+    free(d->scenarios[i].revision);
+  }
+  free(d->scenarios);
   free(d->run);
   free(d);
 }
@@ -416,6 +422,61 @@ static void dss_point(pl_collect *c, const ps_point *p) {
   arm_value(c, &av);
 }
 
+/* A Completed step's load factor, or NaN. */
+static double completed_load(const ps_point *p) {
+  const ps_field *reason = ps_point_field(p, "termination_reason");
+  if (!reason || reason->type != PS_F_STRING || reason->v.s.n != 9 ||
+      memcmp(reason->v.s.p, "Completed", 9) != 0)
+    return NAN;
+  return ps_point_number(p, "load_factor");
+}
+
+/* A scenario's figures, kept for the judge across releases: its fit's
+ * (a scenario fitted again in the same report, a report read again,
+ * replaces them) and its latency at the lowest load it completed
+ * (docs/verdicts.md "Benchmarker: across releases"). */
+static void across_releases(pl_collect *c, const ps_point *p) {
+  const char *run = ps_point_tag(p, "configuration"), *scenario = ps_point_tag(p, "scenario"),
+             *arm = ps_point_tag(p, "arm"), *image = ps_point_tag(p, "image"),
+             *commit = ps_point_tag(p, "commit");
+  pl_dss_doc *d = run && scenario && arm ? doc_get(c, PL_COLLECT_BENCHMARKER, run) : NULL;
+  if (!d)
+    return;
+  pl_bm_scenario *s = NULL;
+  for (size_t i = 0; i < d->nscenarios && !s; i++)
+    if (strcmp(d->scenarios[i].scenario, scenario) == 0 && strcmp(d->scenarios[i].arm, arm) == 0)
+      s = &d->scenarios[i];
+  if (!s) {
+    pl_bm_scenario *n = realloc(d->scenarios, (d->nscenarios + 1) * sizeof *n);
+    if (!n)
+      return;
+    d->scenarios = n;
+    s = &n[d->nscenarios];
+    memset(s, 0, sizeof *s);
+    const char *revision = image ? image : commit;
+    for (size_t i = 0; i < PS_BENCHMARKER_NFIGURES; i++)
+      s->values[i] = NAN;
+    s->low_load = NAN;
+    if (!(s->scenario = strdup(scenario)) || !(s->arm = strdup(arm)) ||
+        (revision && !(s->revision = strdup(revision)))) {
+      free(s->scenario);
+      free(s->arm);
+      return;
+    }
+    d->nscenarios++;
+  }
+  int fit = strcmp(p->measurement, PL_COLLECT_BENCHMARKER_FIT) == 0;
+  double load = fit ? NAN : completed_load(p);
+  int lower = !isnan(load) && (isnan(s->low_load) || load <= s->low_load);
+  for (size_t i = 0; i < PS_BENCHMARKER_NFIGURES; i++) {
+    const ps_figure *f = ps_benchmarker_figure(i);
+    if (strcmp(f->measurement, p->measurement) == 0 && (fit || lower))
+      s->values[i] = ps_point_number(p, f->field);
+  }
+  if (lower)
+    s->low_load = load;
+}
+
 /* A benchmarker report's scenarios that applied the same load are its arms
  * (docs/verdicts.md "Benchmarker"): a Completed step of all operation
  * types is the arm's value at its load factor (the variant), and the
@@ -423,7 +484,10 @@ static void dss_point(pl_collect *c, const ps_point *p) {
  * variant of the test "<load> peak". */
 static void benchmarker_point(pl_collect *c, const ps_point *p) {
   const char *op = ps_point_tag(p, "operation"), *load = ps_point_tag(p, "load");
-  if (!op || strcmp(op, PL_COLLECT_BENCHMARKER_EVERY_TYPE) != 0 || !load)
+  if (!op || strcmp(op, PL_COLLECT_BENCHMARKER_EVERY_TYPE) != 0)
+    return;
+  across_releases(c, p);
+  if (!load)
     return;
   arm_values av = {PL_COLLECT_BENCHMARKER,
                    ps_point_tag(p, "configuration"),

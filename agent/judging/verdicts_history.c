@@ -20,6 +20,13 @@ static int is_growth(const char *metric) {
   return f && f->scope == PS_FIG_GROWTH;
 }
 
+/* A benchmarker figure is no loadgen_run field: its series are the
+ * benchmarker's, never read from loadgen_run. */
+static int is_benchmarker(const char *metric) {
+  const ps_figure *f = ps_figure_find(metric);
+  return f && f->scope == PS_FIG_BENCHMARKER;
+}
+
 static int where_series(ps_buf *out, const char *series, const char *host) {
   int rc = ps_buf_puts(out, " WHERE \"test_type\" = ");
   if (rc == 0)
@@ -76,6 +83,8 @@ int pl_history_query_text(const char *series, const char *host, int64_t since_ns
       growth++;
       continue;
     }
+    if (is_benchmarker(metrics[i]))
+      continue;
     rc = ps_buf_puts(out, ", ");
     if (rc == 0)
       rc = ps_rb_ident(out, metrics[i]);

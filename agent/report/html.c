@@ -110,11 +110,13 @@ int ps_report_render(const ps_report_data *d, const ps_report_assets *a, ps_buf 
   ps_html_headline_dss(&p);
   put(&p, "<nav><a href=\"#runs\">Runs</a><a href=\"#trends\">Across revisions</a>"
           "<a href=\"#stages\">Stage against stage</a><a href=\"#dss\">DSS bench</a>"
+          "<a href=\"#benchmarker\">Benchmarker</a>"
           "<a href=\"#health\">Agent health</a></nav>\n</header>\n<main>\n");
   ps_html_section_runs(&p);
   ps_html_section_trends(&p);
   ps_html_section_stages(&p);
   ps_html_section_dss(&p);
+  ps_html_section_benchmarker(&p);
   ps_html_section_health(&p);
   put(&p, "</main>\n<footer>Written by ");
   txt(&p, a->generator ? a->generator : "perfship");

@@ -198,6 +198,8 @@ void ps_html_dss_rows(const ps_report_data *d, const char *host, const char *run
 /* --- html_charts.c: the JSON block ---------------------------------------------- */
 
 void ps_html_json_all(page *p);
+/* html_benchmarker.c: the benchmarker's curves per configuration and load. */
+void ps_html_section_benchmarker(page *p);
 
 /* --- html_sections.c -------------------------------------------------------- */
 

@@ -80,6 +80,7 @@ void ps_report_data_free(ps_report_data *d) {
   if (!d)
     return;
   ps_triage_set_free(&d->triage);
+  ps_rb_benchmarker_free(&d->bm);
   for (size_t i = 0; i < d->nruns; i++)
     free_run(&d->runs[i]);
   for (size_t i = 0; i < d->nverdicts; i++)

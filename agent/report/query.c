@@ -498,6 +498,15 @@ int ps_report_query(const ps_config *cfg, ps_report_data *d, ps_buf *err) {
     rc = chain_of(cfg, d, k);
   if (rc == 0)
     rc = ps_report_use_stage_run(d, 0);
+  /* the benchmarker's curves: a server without them leaves the section
+   * empty, as the chain's part */
+  if (rc == 0 && ps_report_shows(d, "benchmarker")) {
+    ps_buf berr;
+    ps_buf_init(&berr, 1024);
+    if (ps_rb_benchmarker_read(cfg, d->since_ns, 0, &d->bm, &berr) == -ENOMEM)
+      rc = -ENOMEM;
+    ps_buf_free(&berr);
+  }
   /* the decisions: a page that cannot have them shows the verdicts as
    * they are (a bad triage_file line was said where it was read) */
   if (rc == 0) {

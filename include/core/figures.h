@@ -29,6 +29,12 @@
  *   against the run's first loadgen stage like the stage figures
  *   (verdict/slog_drift.h); they come last, in ps_slog_stage_figure_id
  *   order.
+ * - Benchmarker figures (PS_FIG_BENCHMARKER) are a benchmarker report's
+ *   figures of one scenario (all operation types: its fit's, and a step's
+ *   at the lowest load it completed), judged across
+ *   reports of the same configuration, scenario, arm and host like run
+ *   figures across revisions (docs/verdicts.md "Benchmarker: across
+ *   releases"); judged by default, after the slog stage rows.
  * - Everything that picks these figures out of points, queries them or
  *   names them reads this table: the verdict stage's collector, the report
  *   page, the configuration's defaults and its list of judgeable metrics.
@@ -45,11 +51,12 @@ typedef enum { PS_WORSE_HIGHER = 0, PS_WORSE_LOWER } ps_worse;
 typedef enum { PS_CHANGE_PERCENT = 0, PS_CHANGE_POINTS } ps_change_unit;
 
 typedef enum ps_figure_scope {
-  PS_FIG_RUN = 0,    /* one value per run */
-  PS_FIG_STAGE,      /* one value per stage of a run */
-  PS_FIG_STAGE_KIND, /* per stage: does it take part (a bool field) */
-  PS_FIG_GROWTH,     /* per stage: a kernel counter's growth per cycle, against a limit */
-  PS_FIG_SLOG_STAGE, /* per stage (and vat): a slog figure against the first loadgen stage */
+  PS_FIG_RUN = 0,     /* one value per run */
+  PS_FIG_STAGE,       /* one value per stage of a run */
+  PS_FIG_STAGE_KIND,  /* per stage: does it take part (a bool field) */
+  PS_FIG_GROWTH,      /* per stage: a kernel counter's growth per cycle, against a limit */
+  PS_FIG_SLOG_STAGE,  /* per stage (and vat): a slog figure against the first loadgen stage */
+  PS_FIG_BENCHMARKER, /* per benchmarker report and scenario: a fit's figure across releases */
 } ps_figure_scope;
 
 typedef struct ps_figure {
@@ -108,6 +115,10 @@ const ps_figure *ps_stage_figure(ps_stage_figure_id id);
 const ps_figure *ps_stage_kind_figure(void);
 const ps_figure *ps_growth_figure(ps_growth_figure_id id);
 const ps_figure *ps_slog_stage_figure(ps_slog_stage_figure_id id);
+
+#define PS_BENCHMARKER_NFIGURES 3
+/* The n-th benchmarker figure (n < PS_BENCHMARKER_NFIGURES). */
+const ps_figure *ps_benchmarker_figure(size_t n);
 /* Does point tag value `value` (NULL: the point has no such tag) pass the
  * row's selector? */
 int ps_figure_selects(const ps_figure *f, const char *value);

@@ -87,12 +87,23 @@ typedef struct pl_dss_test {
   size_t narms, nvariants;
 } pl_dss_test;
 
+/* A benchmarker report's scenario as judged across releases
+ * (docs/verdicts.md "Benchmarker: across releases"): its fitted figures of
+ * every operation type together, in ps_benchmarker_figure() order. */
+typedef struct pl_bm_scenario {
+  char *scenario, *arm, *revision;        /* revision: the image, else the commit */
+  double values[PS_BENCHMARKER_NFIGURES]; /* NaN = absent */
+  double low_load; /* the lowest load factor it completed (its latency's); NaN none yet */
+} pl_bm_scenario;
+
 typedef struct pl_dss_doc {
   struct pl_dss_doc *next;
   const char *source; /* PL_COLLECT_DSS or PL_COLLECT_BENCHMARKER: its markers' source */
   char *run;
   pl_dss_test *tests;
   size_t ntests;
+  pl_bm_scenario *scenarios; /* benchmarker reports only; not saved */
+  size_t nscenarios;
   int ended; /* its `runs` marker was seen */
   int64_t time_ns;
   int backfill;

@@ -30,6 +30,7 @@
 #include "verdict/explain.h"
 
 #include "core/figures.h"
+#include "readback/benchmarker.h"
 #include "readback/status.h"
 #include "verdict/triage.h"
 
@@ -203,6 +204,9 @@ typedef struct ps_report_data {
   char *compare_url;     /* verdicts.compare_url (a revision range's link), or NULL */
   char *alert_error;     /* the newest agent_unhealthy alert text, or NULL */
   int64_t alert_error_ns;
+  /* The benchmarker's steps and fits of the range (readback/benchmarker.h):
+   * the page's section per configuration and load. */
+  ps_rb_bm_data bm;
 } ps_report_data;
 
 void ps_report_data_init(ps_report_data *d, int64_t now_ns, int64_t since_ns,

@@ -17,6 +17,10 @@ json.dump(sort_keys=True) on one line, and so does this generator.
   throughput_stability_time).
 - --query-details records a request and response per query operation
   (record_query_details), with a body of --detail-bytes.
+- A release: --epoch sets when the first report starts, --day shifts every
+  time by that many days (reports of
+  successive releases), --gamma-scale multiplies every arm's gamma (and so
+  its whole curve and peak X(N*)).
 - Deterministic by --seed. Every output is validated against the published
   JSON Schema (tests/data/benchmarker/schemas) unless --no-validate.
 
@@ -107,6 +111,7 @@ def step_plan(index, arm_index, nsteps):
 
 def gen_scenario(rng, arm_index, args, t_start):
     name, arm, how, (gamma, alpha, beta) = ARMS[arm_index]
+    gamma *= args.gamma_scale
     steps = []
     ops = {}  # type -> origin -> {"successful": [...], "unsuccessful": [...]}
     t = t_start
@@ -188,7 +193,8 @@ def configuration(args):
 
 def generate(args):
     rng = random.Random(args.seed)
-    scenarios, t = [], EPOCH
+    epoch = dt.datetime.fromisoformat(args.epoch) if args.epoch else EPOCH
+    scenarios, t = [], epoch + dt.timedelta(days=args.day)
     for i in range(args.scenarios):
         s, t = gen_scenario(rng, i, args, t)
         scenarios.append(s)
@@ -271,6 +277,11 @@ def main(argv=None):
     ap.add_argument("--fail-share", type=float, default=0.02)
     ap.add_argument("--rate-scale", type=float, default=1.0,
                     help="multiply every step's operation count (large reports)")
+    ap.add_argument("--day", type=int, default=0, help="days after the first report")
+    ap.add_argument("--epoch", help="the first report's start, ISO 8601 with its offset "
+                    "(default 2026-03-02T09:00:00+00:00)")
+    ap.add_argument("--gamma-scale", type=float, default=1.0,
+                    help="multiply every arm's gamma: a release with more or less capacity")
     ap.add_argument("--query-details", action="store_true")
     ap.add_argument("--detail-bytes", type=int, default=256)
     ap.add_argument("--bad", choices=["truncated", "wrong-type", "t1-before-t0",

@@ -493,13 +493,21 @@ static void expect_verdict_defaults(const ps_verdicts_cfg *v) {
   assert_true(v->stage_drift_pct == 10.0);
   assert_true(v->dss.min_change_pct == 5.0);
   assert_string_equal(v->dss.reference_arm, "");
-  static const char *names[] = {"cycleAvgDuration",      "cycleSuccessRate",
-                                "live_avgSwingsetTime",  "live_avgBlockDuration",
-                                "chainBootstrapDuration", "walletDeployDuration",
-                                "loadgenDeployDuration", "kernelObjectsPerCycle",
-                                "kpUnresolvedPerCycle",   "clistEntriesPerCycle"};
-  assert_int_equal(v->nmetrics, 10);
-  for (size_t i = 0; i < 10; i++) {
+  static const char *names[] = {"cycleAvgDuration",
+                                "cycleSuccessRate",
+                                "live_avgSwingsetTime",
+                                "live_avgBlockDuration",
+                                "chainBootstrapDuration",
+                                "walletDeployDuration",
+                                "loadgenDeployDuration",
+                                "kernelObjectsPerCycle",
+                                "kpUnresolvedPerCycle",
+                                "clistEntriesPerCycle",
+                                "x_n_star",
+                                "gamma",
+                                "latency_low_load_s"};
+  assert_int_equal(v->nmetrics, 13);
+  for (size_t i = 0; i < 13; i++) {
     const ps_verdict_metric_cfg *m = &v->metrics[i];
     assert_string_equal(m->name, names[i]);
     assert_true(m->enabled);
@@ -507,6 +515,14 @@ static void expect_verdict_defaults(const ps_verdicts_cfg *v) {
       assert_int_equal(m->worse, PS_WORSE_LOWER);
       assert_int_equal(m->unit, PS_CHANGE_POINTS);
       assert_true(m->min_change == 2.0);
+    } else if (i == 12) { /* the benchmarker's latency: higher is worse, 5 % */
+      assert_int_equal(m->worse, PS_WORSE_HIGHER);
+      assert_int_equal(m->unit, PS_CHANGE_PERCENT);
+      assert_true(m->min_change == 5.0);
+    } else if (i >= 10) { /* the benchmarker's fit: lower is worse, 5 % */
+      assert_int_equal(m->worse, PS_WORSE_LOWER);
+      assert_int_equal(m->unit, PS_CHANGE_PERCENT);
+      assert_true(m->min_change == 5.0);
     } else if (i >= 7) { /* growth per cycle: a whole count per cycle */
       assert_int_equal(m->worse, PS_WORSE_HIGHER);
       assert_int_equal(m->unit, PS_CHANGE_POINTS);
@@ -565,7 +581,7 @@ static void test_verdicts_values(void **state) {
   assert_true(v->stage_drift_pct == 15.0);
   assert_true(v->dss.min_change_pct == 2.5);
   assert_string_equal(v->dss.reference_arm, "interuss/dss:v0.22.0");
-  assert_int_equal(v->nmetrics, 12);
+  assert_int_equal(v->nmetrics, 15);
   /* a default metric keeps what the file does not change */
   const ps_verdict_metric_cfg *m = ps_verdict_metric_find(v, "cycleAvgDuration");
   assert_true(m->min_change == 8.5);
@@ -577,15 +593,15 @@ static void test_verdicts_values(void **state) {
   assert_true(m->min_change == 5.0);
   assert_false(ps_verdict_metric_find(v, "walletDeployDuration")->enabled);
   /* added metrics, after the defaults */
-  assert_string_equal(v->metrics[10].name, "live_avgLag");
-  assert_int_equal(v->metrics[10].worse, PS_WORSE_HIGHER);
-  assert_int_equal(v->metrics[10].unit, PS_CHANGE_PERCENT);
-  assert_true(v->metrics[10].min_change == 20.0);
-  assert_true(v->metrics[10].enabled);
-  assert_string_equal(v->metrics[11].name, "live_avgComputrons");
-  assert_int_equal(v->metrics[11].worse, PS_WORSE_LOWER);
-  assert_int_equal(v->metrics[11].unit, PS_CHANGE_POINTS);
-  assert_true(v->metrics[11].min_change == 1e5);
+  assert_string_equal(v->metrics[13].name, "live_avgLag");
+  assert_int_equal(v->metrics[13].worse, PS_WORSE_HIGHER);
+  assert_int_equal(v->metrics[13].unit, PS_CHANGE_PERCENT);
+  assert_true(v->metrics[13].min_change == 20.0);
+  assert_true(v->metrics[13].enabled);
+  assert_string_equal(v->metrics[14].name, "live_avgComputrons");
+  assert_int_equal(v->metrics[14].worse, PS_WORSE_LOWER);
+  assert_int_equal(v->metrics[14].unit, PS_CHANGE_POINTS);
+  assert_true(v->metrics[14].min_change == 1e5);
   ps_config_free(&c);
 
   /* an empty group changes nothing */

@@ -340,7 +340,7 @@ static void test_defaults_walk_the_rows(void **state) {
   /* what users of a default configuration rely on */
   assert_non_null(c.influxdb.url);
   assert_non_null(c.state_dir);
-  assert_int_equal(c.verdicts.nmetrics, 10); /* the headline and growth figures */
+  assert_int_equal(c.verdicts.nmetrics, 13); /* the headline, growth and benchmarker figures */
   assert_int_equal(c.alerts.on, PS_ALERT_ON_DEFAULT);
   ps_config_free(&c);
   ps_config_free(&c); /* a freed config is empty: freeing it again is harmless */
@@ -423,7 +423,7 @@ static void test_load_and_free_every_kind(void **state) {
   assert_int_equal(c.sources[0].time_unit_exp, -3);
   assert_int_equal(c.sources[1].no_new_run_after_s, 60);
   assert_int_equal(c.alerts.nexec, 2);
-  assert_int_equal(c.verdicts.nmetrics, 11);
+  assert_int_equal(c.verdicts.nmetrics, 14);
   const ps_verdict_metric_cfg *m = ps_verdict_metric_find(&c.verdicts, "live_avgLag");
   assert_non_null(m);
   assert_int_equal(m->worse, PS_WORSE_LOWER);

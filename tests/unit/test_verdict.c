@@ -49,11 +49,13 @@ typedef struct history {
 #include "aux_defaults.h"
 
 /* Every test starts from the default configuration, with the seven
- * headline metrics these tests count on first; the growth per cycle after
- * them (judged in tests/integration/test_slog_judged.py) is left out. */
+ * headline metrics these tests count on first; the growth per cycle and
+ * the benchmarker's fit after them (judged in
+ * tests/integration/test_slog_judged.py and test_benchmarker_releases.py)
+ * are left out. */
 static int setup(void **state) {
   int rc = defaults_setup(state);
-  if (rc != 0 || cfg.verdicts.nmetrics != NMETRICS + PS_GROWTH_NFIGURES ||
+  if (rc != 0 || cfg.verdicts.nmetrics != NMETRICS + PS_GROWTH_NFIGURES + PS_BENCHMARKER_NFIGURES ||
       strcmp(cfg.verdicts.metrics[NMETRICS].name, "kernelObjectsPerCycle") != 0)
     return -1;
   while (cfg.verdicts.nmetrics > NMETRICS)
