@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/sysexits_ps.h"
 #include "formats/format.h"
+#include "influx/client.h"
 
 #define DEFAULT_CONFIG "/etc/perfship/perfship.cfg"
 
@@ -153,6 +154,7 @@ int main(int argc, char **argv) {
     if (strcmp(rest[0], commands[k].name) == 0) {
       curl_global_init(CURL_GLOBAL_DEFAULT);
       rc = commands[k].fn(nrest, rest, &cfg, cfg_given);
+      ps_influx_client_release(); /* the blocking reads' kept handles */
       curl_global_cleanup();
       break;
     }

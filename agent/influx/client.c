@@ -23,6 +23,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -65,13 +67,41 @@ static size_t on_header(char *p, size_t size, size_t n, void *userdata) {
 
 /* 0 when the server answered (any status), -EIO when it could not be
  * reached (c->cc, c->detail say why), or a setup error. */
+/* The threads' kept handles, in one list: the threadpool's threads outlive
+ * the loop, and a handle only a thread-local pointer held would be lost to
+ * valgrind and LeakSanitizer. main() frees them before curl's global
+ * cleanup (ps_influx_client_release). */
+#define KEPT_MAX 64
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static CURL *kept[KEPT_MAX];
+static size_t nkept;
+
+void ps_influx_client_release(void) {
+  pthread_mutex_lock(&kept_lock);
+  for (size_t i = 0; i < nkept; i++)
+    curl_easy_cleanup(kept[i]);
+  nkept = 0;
+  pthread_mutex_unlock(&kept_lock);
+}
+
+/* A new handle this thread keeps, or NULL (out of memory, or more threads
+ * than any pool of libuv's here has). */
+static CURL *kept_easy(void) {
+  pthread_mutex_lock(&kept_lock);
+  CURL *e = nkept < KEPT_MAX ? curl_easy_init() : NULL;
+  if (e)
+    kept[nkept++] = e;
+  pthread_mutex_unlock(&kept_lock);
+  return e;
+}
+
 static int perform(const ps_config *cfg, call *c) {
   c->status = 0;
   c->cc = CURLE_OK;
   c->detail[0] = '\0';
   ps_buf_init(&c->answer, 0);
   static _Thread_local CURL *thread_easy;
-  if (!thread_easy && !(thread_easy = curl_easy_init()))
+  if (!thread_easy && !(thread_easy = kept_easy()))
     return -ENOMEM;
   CURL *e = thread_easy;
   ps_influx_headers h;

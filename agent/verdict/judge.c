@@ -523,8 +523,15 @@ int ps_verdict_judge(const ps_verdicts_cfg *cfg, const ps_verdict_series *s, siz
   size_t window = (size_t)cfg->window_runs;
   size_t cap = window < s->nruns ? window : s->nruns;
   size_t nm = cfg->nmetrics, enabled = 0;
-  for (size_t mi = 0; mi < nm; mi++)
-    enabled += cfg->metrics[mi].enabled != 0;
+  /* the metrics this series can have: a default list names other sources'
+   * figures too (a benchmarker's peak is never a loadgen run's), and a
+   * metric without a value is in no run's family */
+  for (size_t mi = 0; mi < nm; mi++) {
+    int measured = 0;
+    for (size_t i = 0; cfg->metrics[mi].enabled && !measured && i < s->nruns; i++)
+      measured = s->runs[i].values && isfinite(s->runs[i].values[mi]);
+    enabled += measured;
+  }
   /* Holm asks the smallest p-value of a family of k to reach
    * significance / k: a finer search needs room for that (10 / (alpha / k)
    * - 1 permutations, 1,999 for 10 metrics at 0.05; needs_finer()). */

@@ -32,6 +32,10 @@
  *   said) when nothing answered. What an answer means is decided by the
  *   read-back layer (readback/query.h), the one caller;
  *   ps_influx_reply_free() frees `r` in every case.
+ * - Each thread keeps one curl handle between calls (its connection is
+ *   reused); ps_influx_client_release() frees every thread's, once no call
+ *   is in flight: at exit, before curl_global_cleanup(). A thread that
+ *   calls again afterwards would use a freed handle: call it last.
  * - curl_global_init() must have been called (main.c does).
  */
 #ifndef PS_INFLUX_CLIENT_H
@@ -57,5 +61,6 @@ typedef struct ps_influx_reply {
 int ps_influx_query_post(const ps_config *cfg, const char *influxql, ps_influx_reply *r,
                          ps_buf *err);
 void ps_influx_reply_free(ps_influx_reply *r);
+void ps_influx_client_release(void);
 
 #endif
