@@ -431,4 +431,9 @@ const ps_cfg_key ps_cfg_source_keys[] = {
      .max = MAX_SECONDS,
      .def_int = -1,
      .doc = "seconds, 0 for off (alerts.no_new_run_after_s for this source)"},
+    {.name = "arm",
+     .kind = PS_K_STR,
+     .offset = SRC(arm),
+     .def_str = "",
+     .doc = "the arm of a scenario that names none (benchmarker)"},
     END};

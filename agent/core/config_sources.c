@@ -74,6 +74,12 @@ int ps_cfg_apply_tags(ps_cfg_loader *L, const config_setting_t *s, const ps_cfg_
   return 0;
 }
 
+enum { RULE_MAPPING, RULE_RUNS, RULE_ARM };
+
+static int rule_says(const ps_source_rules *r, int which) {
+  return which == RULE_RUNS ? r->has_runs : which == RULE_ARM ? r->arm : r->mapping;
+}
+
 /* The names of the formats whose rules say `which` ("loadgen and
  * dss-bench"), so that messages name the formats the rules name; returns
  * the first of them ("" for none). */
@@ -82,14 +88,14 @@ static const char *formats_where(const ps_cfg_loader *L, const ps_cfg_enum *form
   size_t n = 0, shown = 0;
   const char *first = "";
   for (const ps_cfg_enum *f = formats; f->name; f++) {
-    ps_source_rules r = {0, 0};
+    ps_source_rules r = {0};
     L->rules((ps_format_id)f->value, &r);
-    n += (which ? r.has_runs : r.mapping) != 0;
+    n += rule_says(&r, which) != 0;
   }
   for (const ps_cfg_enum *f = formats; f->name; f++) {
-    ps_source_rules r = {0, 0};
+    ps_source_rules r = {0};
     L->rules((ps_format_id)f->value, &r);
-    if (!(which ? r.has_runs : r.mapping))
+    if (!rule_says(&r, which))
       continue;
     if (++shown == 1)
       first = f->name;
@@ -105,13 +111,13 @@ static int check_source_format(ps_cfg_loader *L, const config_setting_t *g, cons
   const char *format = ps_cfg_enum_name_of(formats, (int)src->format);
   if (!L->rules)
     return 0;
-  ps_source_rules r = {0, 0};
+  ps_source_rules r = {0};
   L->rules(src->format, &r);
   ps_buf names;
   ps_buf_init(&names, 0);
   int rc = 0;
   if (!r.mapping) {
-    const char *first = formats_where(L, formats, 0, &names);
+    const char *first = formats_where(L, formats, RULE_MAPPING, &names);
     for (int i = 0; !rc && i < config_setting_length(g); i++) {
       const config_setting_t *e = config_setting_get_elem(g, (unsigned)i);
       for (const ps_cfg_key *k = table; !rc && k->name; k++)
@@ -130,10 +136,18 @@ static int check_source_format(ps_cfg_loader *L, const config_setting_t *g, cons
   }
   if (!rc && src->no_new_run_after_s >= 0 && !r.has_runs) {
     ps_buf_reset(&names);
-    formats_where(L, formats, 1, &names);
+    formats_where(L, formats, RULE_RUNS, &names);
     rc = ps_cfg_fail(L, config_setting_get_member(g, "no_new_run_after_s"),
                      "key 'no_new_run_after_s' in %s: only %s sources have runs, this "
                      "one is \"%s\"; remove the key",
+                     where, names.data ? names.data : "", format);
+  }
+  if (!rc && src->arm && src->arm[0] && !r.arm) {
+    ps_buf_reset(&names);
+    formats_where(L, formats, RULE_ARM, &names);
+    rc = ps_cfg_fail(L, config_setting_get_member(g, "arm"),
+                     "key 'arm' in %s: only %s sources have arms, this one is \"%s\"; "
+                     "remove the key",
                      where, names.data ? names.data : "", format);
   }
   ps_buf_free(&names);

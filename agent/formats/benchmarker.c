@@ -204,7 +204,6 @@ static void folder_name(const ps_input_head *head, char *out, size_t cap) {
 
 static int bm_open(ps_parser **out, const ps_source_cfg *src, const ps_input_head *head,
                    ps_buf *err) {
-  (void)src;
   *out = NULL;
   ps_parser *p = calloc(1, sizeof *p);
   if (!p) {
@@ -214,6 +213,8 @@ static int bm_open(ps_parser **out, const ps_source_cfg *src, const ps_input_hea
   p->backfill = 1;
   ps_js_init(&p->js);
   folder_name(head, p->r.configuration, sizeof p->r.configuration);
+  if (src && src->arm)
+    snprintf(p->r.configured_arm, sizeof p->r.configured_arm, "%s", src->arm);
   *out = p;
   return 0;
 }
@@ -822,4 +823,5 @@ const ps_format_ops ps_format_benchmarker = {
     .set_backfill = bm_set_backfill,
     .run_source = BM_RUN_SOURCE,
     .run_title = BM_RUN_TITLE,
+    .source_arm = 1,
 };

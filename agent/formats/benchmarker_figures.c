@@ -144,6 +144,8 @@ static void resolve_arms(bm_report *r) {
     fill(n->arm, n->image);
     fill(n->arm, n->datastore);
   }
+  for (size_t i = 0; i < r->nscen; i++)
+    fill(r->arms[i].arm, r->configured_arm);
   free(by_setup);
 }
 

@@ -88,6 +88,8 @@ typedef struct bm_report {
   bm_fit *fits;
   size_t nfits;
   bm_names *arms; /* per scenario, resolved */
+  /* the source's `arm`: a scenario's when nothing in the report names one */
+  char configured_arm[BM_NAME_MAX];
   int built;
 } bm_report;
 

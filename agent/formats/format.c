@@ -37,4 +37,5 @@ void ps_format_source_rules(ps_format_id id, ps_source_rules *out) {
   const ps_format_ops *ops = ps_format_ops_get(id);
   out->mapping = ops && ops->source_mapping;
   out->has_runs = ops && ops->run_source;
+  out->arm = ops && ops->source_arm;
 }

@@ -70,6 +70,9 @@ typedef struct ps_source_cfg {
   size_t ntypes;
   /* alerts: this source's no_new_run_after_s; -1 takes alerts' own */
   int64_t no_new_run_after_s;
+  /* benchmarker: the arm of a scenario whose metadata and setup name none;
+   * "" for none (docs/dss-locust.md) */
+  char *arm;
   int line;              /* where the source was defined, for messages */
 } ps_source_cfg;
 
@@ -242,6 +245,7 @@ typedef struct ps_source_rules {
   int mapping;  /* the jsonl mapping keys (measurement ... types) are this
                    format's, and its sources need a time_key */
   int has_runs; /* its files are runs: no_new_run_after_s applies */
+  int arm;      /* its scenarios have arms: `arm` applies (benchmarker) */
 } ps_source_rules;
 typedef void (*ps_source_rules_fn)(ps_format_id format, ps_source_rules *out);
 

@@ -106,6 +106,9 @@ typedef struct ps_format_ops {
    * field_keys, time_key, time_unit, types; core/config.h): its sources may
    * set those keys and need a time_key. 0 for every other format. */
   int source_mapping;
+  /* The format's scenarios have arms that a report may leave unnamed: its
+   * sources may set `arm` (core/config.h). 0 for every other format. */
+  int source_arm;
 } ps_format_ops;
 
 /* The ops of a format, or NULL for an unknown id. */

@@ -27,7 +27,7 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (SOURCE_DIR, InfluxTestCase, convert, convert_into, run_perfship,  # noqa: E402
-                     write_config)
+                     write_config, write_lines)
 
 GEN = os.path.join(SOURCE_DIR, "tests", "tools", "gen_benchmarker.py")
 REL = 1e-9   # figures: the same arithmetic, only rounding differs
@@ -194,6 +194,39 @@ class BenchmarkerConvertTest(InfluxTestCase):
         self.assertEqual(arms, {names[0]: "interuss/dss:v0.22.0",
                                 names[1]: "interuss/dss:v0.23.0-rc5",
                                 names[2]: "crdb", names[3]: "ybdb"})
+
+    def test_configured_arm_for_reports_that_name_none(self):
+        # a report whose scenarios name no image or datastore anywhere
+        path = os.path.join(self.tmp, "isas_unnamed", "report.json")
+        doc = json.loads(generate(path, "--seed", "31", "--scenarios", "2", "--steps", "4"))
+
+        def unname(node):
+            if isinstance(node, dict):
+                for key in ("dss_image", "DSS_IMAGE", "DB_TYPE"):
+                    node.pop(key, None)
+                for v in node.values():
+                    unname(v)
+            elif isinstance(node, list):
+                for v in node:
+                    unname(v)
+        unname(doc)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        rc, out, err = convert("benchmarker", [path])
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn(",arm=", out)  # nothing names an arm: no tag
+        cfg = write_config(os.path.join(self.tmp, "arm.cfg"), self.influx.url,
+                           os.path.join(self.tmp, "arm-state"),
+                           sources='{ path = "/nowhere"; format = "benchmarker";'
+                                   ' arm = "interuss/dss:v0.24.0"; }')
+        rc, out, err = run_perfship(["-c", cfg, "convert", "-f", "benchmarker", path])
+        self.assertEqual(rc, 0, err)
+        self.influx.create_db("armed")
+        write_lines(self.influx, "armed", out)
+        rows = self.influx.query("armed", "SELECT last(load_factor) FROM benchmarker_step WHERE "
+                                 "configuration='isas_unnamed' GROUP BY scenario, arm")
+        self.assertEqual({r["scenario"]: r["arm"] for r in rows},
+                         {n: "interuss/dss:v0.24.0" for n in self.scenario_names(doc)})
 
     def test_usl_fit_agrees_with_the_reference(self):
         for conf, (_, doc) in self.good.items():

@@ -474,6 +474,14 @@ static void test_source_checks_ask_the_rules(void **state) {
   assert_non_null(strstr(err.data, "only jsonl sources use it"));
   assert_true(load_with(locust_runs, ps_format_source_rules, &err) < 0);
   assert_non_null(strstr(err.data, "only loadgen, dss-bench and benchmarker sources have runs"));
+  /* only a benchmarker source names an arm its reports leave unnamed */
+  assert_true(load_with("sources = ( { path = \"/a\"; format = \"locust\"; arm = \"x\"; } );\n",
+                        ps_format_source_rules, &err) < 0);
+  assert_non_null(strstr(err.data, "key 'arm' in source 1: only benchmarker sources have arms"));
+  assert_int_equal(
+      load_with("sources = ( { path = \"/a\"; format = \"benchmarker\"; arm = \"x\"; } );\n",
+                ps_format_source_rules, &err),
+      0);
   /* other rules, other answers, and the messages name what the rules name */
   assert_int_equal(load_with(lp_mapped, lp_takes_the_mapping, &err), 0);
   assert_int_equal(load_with(locust_runs, lp_takes_the_mapping, &err), 0);
