@@ -20,17 +20,16 @@
 #include "core/jsonspan.h"
 #include "core/log.h"
 
-int pl_alerting_init(pl_alerting *al, pl_shared *sh, pl_delivery *dl, pl_reader *rd,
-                     pl_runs *runs, pl_commit *commit, const pl_aux_out *out,
-                     const pl_alerting_hooks *hooks) {
+int jd_alerting_init(jd_alerting *al, pl_shared *sh, pl_delivery *dl, pl_reader *rd, pl_runs *runs,
+                     pl_commit *commit, const pl_aux_out *out, const jd_alerting_hooks *hooks) {
   memset(al, 0, sizeof *al);
   al->sh = sh;
-  int rc = pl_alert_raiser_init(&al->raiser, sh, commit, out, hooks ? hooks->settled : NULL,
-                                hooks ? hooks->ctx : NULL);
+  int rc = jd_alerting_raise_init(&al->raiser, sh, commit, out, hooks ? hooks->settled : NULL,
+                                  hooks ? hooks->ctx : NULL);
   if (rc < 0)
     return rc;
-  pl_alert_clock_init(&al->clock, sh, &al->raiser, dl, rd, runs, commit);
-  pl_alert_runs_init(&al->runs, sh, &al->raiser, &al->clock);
+  jd_alerting_clock_init(&al->clock, sh, &al->raiser, dl, rd, runs, commit);
+  jd_alerting_runs_init(&al->runs, sh, &al->raiser, &al->clock);
   return 0;
 }
 
@@ -67,7 +66,7 @@ static int key_set_seen(key_set *ks, size_t off) {
 }
 
 /* How many of the sources the clock walks before it has its cap: bad and
- * repeated keys do not count toward it (pl_alert_clock_from_cjson). */
+ * repeated keys do not count toward it (jd_alerting_clock_from_cjson). */
 static size_t sources_walked(ps_jv list, size_t total) {
   key_set *ks = calloc(1, sizeof *ks);
   if (!ks)
@@ -76,7 +75,7 @@ static size_t sources_walked(ps_jv list, size_t total) {
   ps_jiter it = ps_jv_iter(list);
   ps_jmember m;
   size_t walked = 0, kept = 0;
-  while (kept < PL_ALERT_SOURCES_MAX && ps_jiter_next(&it, &m)) {
+  while (kept < JD_ALERTING_CLOCK_SOURCES_MAX && ps_jiter_next(&it, &m)) {
     walked++;
     ps_jv key;
     size_t off, n;
@@ -125,12 +124,12 @@ static size_t count_elements(ps_jv v) {
 /* The section's text with each list cut to its cap; cut[] gets how many
  * entries each lost. NULL when the text is outside jsonspan's grammar or
  * not an object: the whole text is then read as before. */
-static char *section_cut(const pl_alerting *al, const char *text, size_t cut[CUT_N]) {
+static char *section_cut(const jd_alerting *al, const char *text, size_t cut[CUT_N]) {
   ps_jv root;
   if (ps_json_check(text, strlen(text), 1000, &root) < 0 || ps_jv_kind(root) != PS_JV_OBJECT)
     return NULL;
   size_t caps[CUT_N] = {al->raiser.box.max, PS_ALERT_THROTTLE_MAX, PS_ALERT_DECIDED_MAX,
-                        PL_ALERT_SOURCES_MAX, 0};
+                        JD_ALERTING_CLOCK_SOURCES_MAX, 0};
   int done[CUT_N] = {0};
   ps_buf out;
   ps_buf_init(&out, 0);
@@ -167,7 +166,7 @@ static char *section_cut(const pl_alerting *al, const char *text, size_t cut[CUT
   return out.data;
 }
 
-void pl_alerting_from_json(pl_alerting *al, const char *text) {
+void jd_alerting_from_json(jd_alerting *al, const char *text) {
   size_t cut[CUT_N] = {0};
   char *small = text ? section_cut(al, text, cut) : NULL;
   cJSON *root = small ? cJSON_Parse(small) : text ? cJSON_Parse(text) : NULL;
@@ -176,9 +175,9 @@ void pl_alerting_from_json(pl_alerting *al, const char *text) {
   ps_buf_init(&said, 0);
   if (cJSON_IsObject(root)) {
     ps_alert_recall src = {.over = cut[CUT_SOURCES]};
-    pl_alert_raiser_from_cjson(&al->raiser, root, cut, &said);
-    pl_alert_clock_from_cjson(&al->clock, root, &src);
-    ps_alert_recall_say(&said, "sources", PL_ALERT_SOURCES_MAX, &src);
+    jd_alerting_raise_from_cjson(&al->raiser, root, cut, &said);
+    jd_alerting_clock_from_cjson(&al->clock, root, &src);
+    ps_alert_recall_say(&said, "sources", JD_ALERTING_CLOCK_SOURCES_MAX, &src);
   } else if (text) {
     ps_buf_puts(&said, root ? "; the section is not an object (ignored)"
                             : "; the section is not JSON (ignored)");
@@ -191,73 +190,71 @@ void pl_alerting_from_json(pl_alerting *al, const char *text) {
   cJSON_Delete(root);
 }
 
-char *pl_alerting_to_json(pl_alerting *al) {
+char *jd_alerting_to_json(jd_alerting *al) {
   cJSON *root = cJSON_CreateObject();
   if (!root)
     return NULL;
-  pl_alert_raiser_to_cjson(&al->raiser, root);
-  pl_alert_clock_to_cjson(&al->clock, root);
+  jd_alerting_raise_to_cjson(&al->raiser, root);
+  jd_alerting_clock_to_cjson(&al->clock, root);
   char *text = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
   return text;
 }
 
-void pl_alerting_start(pl_alerting *al) {
-  pl_alert_raiser_kick(&al->raiser, 1);
-  pl_alert_clock_start(&al->clock);
+void jd_alerting_start(jd_alerting *al) {
+  jd_alerting_raise_kick(&al->raiser, 1);
+  jd_alerting_clock_start(&al->clock);
 }
 
-void pl_alerting_run_event(pl_alerting *al, const pl_run_event *ev) {
-  pl_alert_runs_event(&al->runs, ev);
+void jd_alerting_run_event(jd_alerting *al, const pl_run_event *ev) {
+  jd_alerting_runs_event(&al->runs, ev);
 }
 
-void pl_alerting_tap(pl_alerting *al, const ps_point *p, const ps_source_cfg *src,
+void jd_alerting_tap(jd_alerting *al, const ps_point *p, const ps_source_cfg *src,
                      const char *path) {
   (void)path;
-  pl_alert_runs_tap(&al->runs, p, src);
+  jd_alerting_runs_tap(&al->runs, p, src);
 }
 
-void pl_alerting_verdicts(pl_alerting *al, const pl_alert_verdicts *v) {
-  pl_alert_runs_verdicts(&al->runs, v);
+void jd_alerting_verdicts(jd_alerting *al, const jd_alert_verdicts *v) {
+  jd_alerting_runs_verdicts(&al->runs, v);
 }
 
-void pl_alerting_judged(pl_alerting *al, const pl_run_verdicts *rv) {
-  pl_alert_runs_judged(&al->runs, rv);
+void jd_alerting_judged(jd_alerting *al, const jd_run_verdicts *rv) {
+  jd_alerting_runs_judged(&al->runs, rv);
 }
 
-void pl_alerting_finish(pl_alerting *al) {
+void jd_alerting_finish(jd_alerting *al) {
   if (al->runs.finished)
     return;
-  pl_alert_runs_finish(&al->runs);
-  pl_alert_clock_finish(&al->clock);
-  pl_alert_raiser_kick(&al->raiser, 0);
+  jd_alerting_runs_finish(&al->runs);
+  jd_alerting_clock_finish(&al->clock);
+  jd_alerting_raise_kick(&al->raiser, 0);
 }
 
-int pl_alerting_done(const pl_alerting *al) {
-  return pl_alert_runs_idle(&al->runs) && pl_alert_raiser_idle(&al->raiser);
+int jd_alerting_done(const jd_alerting *al) {
+  return jd_alerting_runs_idle(&al->runs) && jd_alerting_raise_idle(&al->raiser);
 }
 
-int pl_alerting_undelivered(const pl_alerting *al) {
-  return pl_alert_raiser_failed(&al->raiser);
+int jd_alerting_undelivered(const jd_alerting *al) { return jd_alerting_raise_failed(&al->raiser); }
+
+size_t jd_alerting_held(const jd_alerting *al) { return jd_alerting_raise_held(&al->raiser); }
+
+void jd_alerting_hold(jd_alerting *al) {
+  jd_alerting_raise_hold(&al->raiser);
+  jd_alerting_clock_hold(&al->clock);
 }
 
-size_t pl_alerting_held(const pl_alerting *al) { return pl_alert_raiser_held(&al->raiser); }
+size_t jd_alerting_busy(const jd_alerting *al) { return jd_alerting_raise_busy(&al->raiser); }
 
-void pl_alerting_hold(pl_alerting *al) {
-  pl_alert_raiser_hold(&al->raiser);
-  pl_alert_clock_hold(&al->clock);
+void jd_alerting_close(jd_alerting *al) {
+  jd_alerting_clock_close(&al->clock);
+  jd_alerting_runs_close(&al->runs);
+  jd_alerting_raise_close(&al->raiser);
 }
 
-size_t pl_alerting_busy(const pl_alerting *al) { return pl_alert_raiser_busy(&al->raiser); }
-
-void pl_alerting_close(pl_alerting *al) {
-  pl_alert_clock_close(&al->clock);
-  pl_alert_runs_close(&al->runs);
-  pl_alert_raiser_close(&al->raiser);
-}
-
-void pl_alerting_free(pl_alerting *al) {
-  pl_alert_raiser_free(&al->raiser);
-  pl_alert_clock_free(&al->clock);
-  pl_alert_runs_free(&al->runs);
+void jd_alerting_free(jd_alerting *al) {
+  jd_alerting_raise_free(&al->raiser);
+  jd_alerting_clock_free(&al->clock);
+  jd_alerting_runs_free(&al->runs);
 }

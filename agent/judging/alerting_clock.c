@@ -33,8 +33,8 @@
 #define TICK_MAX_MS 30000
 #define PRUNE_EVERY_TICKS 64
 
-struct pl_alert_source {
-  pl_alert_source *next;
+struct jd_alerting_clock_source {
+  jd_alerting_clock_source *next;
   char *key; /* "loadgen:/srv/loadgen/results" */
   ps_alert_silence silence;
   const ps_source_cfg *cfg; /* in the current configuration, else NULL */
@@ -56,15 +56,15 @@ static void source_key(char *out, size_t n, const ps_source_cfg *s) {
   snprintf(out, n, "%s:%s", ps_format_name(s->format), s->path ? s->path : "");
 }
 
-static pl_alert_source *source_find(pl_alert_clock *c, const char *key) {
-  for (pl_alert_source *s = c->sources; s; s = s->next)
+static jd_alerting_clock_source *source_find(jd_alerting_clock *c, const char *key) {
+  for (jd_alerting_clock_source *s = c->sources; s; s = s->next)
     if (strcmp(s->key, key) == 0)
       return s;
   return NULL;
 }
 
-static pl_alert_source *source_add(pl_alert_clock *c, const char *key, int64_t since) {
-  pl_alert_source *s = calloc(1, sizeof *s);
+static jd_alerting_clock_source *source_add(jd_alerting_clock *c, const char *key, int64_t since) {
+  jd_alerting_clock_source *s = calloc(1, sizeof *s);
   if (!s || !(s->key = strdup(key))) {
     free(s);
     return NULL;
@@ -77,8 +77,8 @@ static pl_alert_source *source_add(pl_alert_clock *c, const char *key, int64_t s
 
 /* Matches the sources to the current configuration (it may have been
  * reloaded): new ones start being watched now. */
-static void sync_sources(pl_alert_clock *c) {
-  for (pl_alert_source *s = c->sources; s; s = s->next)
+static void sync_sources(jd_alerting_clock *c) {
+  for (jd_alerting_clock_source *s = c->sources; s; s = s->next)
     s->cfg = NULL;
   const ps_config *cfg = c->sh->cfg;
   for (size_t i = 0; i < cfg->nsources; i++) {
@@ -87,7 +87,7 @@ static void sync_sources(pl_alert_clock *c) {
       continue; /* its files are not runs: no run is expected of it */
     char key[4200];
     source_key(key, sizeof key, src);
-    pl_alert_source *s = source_find(c, key);
+    jd_alerting_clock_source *s = source_find(c, key);
     if (!s && !(s = source_add(c, key, now_s())))
       continue;
     if (!s->cfg)
@@ -95,7 +95,7 @@ static void sync_sources(pl_alert_clock *c) {
   }
 }
 
-static int64_t silence_after(const pl_alert_clock *c, const pl_alert_source *s) {
+static int64_t silence_after(const jd_alerting_clock *c, const jd_alerting_clock_source *s) {
   if (s->cfg && s->cfg->no_new_run_after_s >= 0)
     return s->cfg->no_new_run_after_s;
   return c->sh->cfg->alerts.no_new_run_after_s;
@@ -103,7 +103,7 @@ static int64_t silence_after(const pl_alert_clock *c, const pl_alert_source *s) 
 
 /* --- health ----------------------------------------------------------------------- */
 
-static void raise_agent(pl_alert_clock *c, ps_alert_kind kind, const char *status,
+static void raise_agent(jd_alerting_clock *c, ps_alert_kind kind, const char *status,
                         const char *id_part, int64_t since_s, char *text) {
   ps_alert_event ev;
   ps_alert_event_init(&ev, kind);
@@ -118,10 +118,10 @@ static void raise_agent(pl_alert_clock *c, ps_alert_kind kind, const char *statu
     ps_alert_event_free(&ev);
     return;
   }
-  pl_alert_raise(c->raiser, &ev, "agent", 0, 0);
+  jd_alerting_raise(c->raiser, &ev, "agent", 0, 0);
 }
 
-static void check_server(pl_alert_clock *c) {
+static void check_server(jd_alerting_clock *c) {
   if (!c->dl)
     return;
   const ps_config *cfg = c->sh->cfg;
@@ -153,7 +153,7 @@ static void check_server(pl_alert_clock *c) {
   }
 }
 
-static void check_rejected(pl_alert_clock *c) {
+static void check_rejected(jd_alerting_clock *c) {
   const pl_counters *n = &c->sh->n;
   uint64_t total = n->records_rejected + n->points_refused + n->server_rejected, fresh;
   int64_t now = now_s();
@@ -179,7 +179,7 @@ static void check_rejected(pl_alert_clock *c) {
  * never counts as done (a server that does not acknowledge its markers)
  * holds this back for two rescans at most: every folder was judged by
  * then, and a silence must not go unsaid because of one stuck run. */
-static int backlog_done(pl_alert_clock *c) {
+static int backlog_done(jd_alerting_clock *c) {
   if (c->armed)
     return 1;
   size_t runs = 0, done = 0;
@@ -195,12 +195,12 @@ static int backlog_done(pl_alert_clock *c) {
 
 /* Raises no_new_run where a silence is due; returns the nearest deadline
  * still ahead (unix seconds), or 0. */
-static int64_t check_silence(pl_alert_clock *c) {
+static int64_t check_silence(jd_alerting_clock *c) {
   sync_sources(c);
   if (!backlog_done(c))
     return 0;
   int64_t now = now_s(), nearest = 0;
-  for (pl_alert_source *s = c->sources; s; s = s->next) {
+  for (jd_alerting_clock_source *s = c->sources; s; s = s->next) {
     int64_t after = s->cfg ? silence_after(c, s) : 0, began, due;
     if (!ps_alert_silence_check(&s->silence, after, now, &began, &due)) {
       if (due && (!nearest || due < nearest))
@@ -227,7 +227,7 @@ static int64_t check_silence(pl_alert_clock *c) {
       ps_alert_event_free(&ev);
       continue;
     }
-    pl_alert_raise(c->raiser, &ev, s->cfg->path, 0, 0);
+    jd_alerting_raise(c->raiser, &ev, s->cfg->path, 0, 0);
   }
   return nearest;
 }
@@ -236,7 +236,7 @@ static int64_t check_silence(pl_alert_clock *c) {
 
 static void tick_cb(uv_timer_t *t);
 
-static void schedule_tick(pl_alert_clock *c, int64_t nearest_s) {
+static void schedule_tick(jd_alerting_clock *c, int64_t nearest_s) {
   if (c->sh->stopping)
     return;
   uint64_t wait = (uint64_t)c->sh->cfg->alerts.unhealthy_after_s * 1000 / 4;
@@ -254,19 +254,19 @@ static void schedule_tick(pl_alert_clock *c, int64_t nearest_s) {
   uv_timer_start(&c->tick, tick_cb, wait, 0);
 }
 
-static void reschedule(pl_alert_clock *c) {
+static void reschedule(jd_alerting_clock *c) {
   if (!c->sh->once && !c->held && !uv_is_closing((uv_handle_t *)&c->tick))
     schedule_tick(c, check_silence(c));
 }
 
 static void tick_cb(uv_timer_t *t) {
-  pl_alert_clock *c = t->data;
+  jd_alerting_clock *c = t->data;
   check_server(c);
   if (!c->sh->once)
     check_rejected(c); /* --once: at the end, in one event */
   int64_t nearest = c->sh->once ? 0 : check_silence(c);
   if (++c->ticks % PRUNE_EVERY_TICKS == 0)
-    pl_alert_raiser_prune(c->raiser);
+    jd_alerting_raise_prune(c->raiser);
   if (c->sh->state_dirty)
     pl_commit_moved(c->commit);
   schedule_tick(c, nearest);
@@ -275,7 +275,7 @@ static void tick_cb(uv_timer_t *t) {
 /* --- runs started ------------------------------------------------------------------ */
 
 /* A new silence begins: the tick is moved to its deadline. */
-static void note_run_start(pl_alert_clock *c, pl_alert_source *s, int64_t start_s) {
+static void note_run_start(jd_alerting_clock *c, jd_alerting_clock_source *s, int64_t start_s) {
   if (!s || !ps_alert_silence_run_started(&s->silence, start_s))
     return;
   c->sh->state_dirty = 1;
@@ -283,16 +283,17 @@ static void note_run_start(pl_alert_clock *c, pl_alert_source *s, int64_t start_
   reschedule(c);
 }
 
-void pl_alert_clock_run_started(pl_alert_clock *c, const ps_source_cfg *src, int64_t start_s) {
+void jd_alerting_clock_run_started(jd_alerting_clock *c, const ps_source_cfg *src,
+                                   int64_t start_s) {
   char key[4200];
   source_key(key, sizeof key, src);
   sync_sources(c);
   note_run_start(c, source_find(c, key), start_s);
 }
 
-void pl_alert_clock_run_started_in(pl_alert_clock *c, const char *folder, int64_t start_s) {
+void jd_alerting_clock_run_started_in(jd_alerting_clock *c, const char *folder, int64_t start_s) {
   sync_sources(c);
-  for (pl_alert_source *s = c->sources; s; s = s->next) {
+  for (jd_alerting_clock_source *s = c->sources; s; s = s->next) {
     if (!s->cfg || !ops_of(s->cfg)->run_folder)
       continue;
     char base[4096];
@@ -320,12 +321,12 @@ static double num_or(const cJSON *o, const char *key, double dflt) {
              : dflt;
 }
 
-void pl_alert_clock_from_cjson(pl_alert_clock *c, const cJSON *section, ps_alert_recall *r) {
+void jd_alerting_clock_from_cjson(jd_alerting_clock *c, const cJSON *section, ps_alert_recall *r) {
   ps_alert_recall ignored = {0};
   if (!r)
     r = &ignored;
   /* The agent saves its sources newest first (source_add puts a new one in
-   * front), so the first PL_ALERT_SOURCES_MAX are the ones kept; the count
+   * front), so the first JD_ALERTING_CLOCK_SOURCES_MAX are the ones kept; the count
    * bounds the searches for repeats (source_find walks the list). */
   const cJSON *list = cJSON_GetObjectItemCaseSensitive(section, "sources");
   if (list && !cJSON_IsArray(list))
@@ -335,7 +336,7 @@ void pl_alert_clock_from_cjson(pl_alert_clock *c, const cJSON *section, ps_alert
   const cJSON *o;
   const cJSON *arr = cJSON_IsArray(list) ? list : NULL;
   cJSON_ArrayForEach(o, arr) {
-    if (kept == PL_ALERT_SOURCES_MAX) {
+    if (kept == JD_ALERTING_CLOCK_SOURCES_MAX) {
       r->over++;
       continue;
     }
@@ -346,7 +347,7 @@ void pl_alert_clock_from_cjson(pl_alert_clock *c, const cJSON *section, ps_alert
     }
     if (source_find(c, key->valuestring))
       continue;
-    pl_alert_source *s = source_add(c, key->valuestring, (int64_t)num_or(o, "since", 0));
+    jd_alerting_clock_source *s = source_add(c, key->valuestring, (int64_t)num_or(o, "since", 0));
     if (!s)
       break;
     kept++;
@@ -359,16 +360,16 @@ void pl_alert_clock_from_cjson(pl_alert_clock *c, const cJSON *section, ps_alert
   c->health.input_last_s = (int64_t)num_or(h, "input_last", 0);
 }
 
-size_t pl_alert_clock_nsources(const pl_alert_clock *c) {
+size_t jd_alerting_clock_nsources(const jd_alerting_clock *c) {
   size_t n = 0;
-  for (const pl_alert_source *s = c->sources; s; s = s->next)
+  for (const jd_alerting_clock_source *s = c->sources; s; s = s->next)
     n++;
   return n;
 }
 
-void pl_alert_clock_to_cjson(pl_alert_clock *c, cJSON *section) {
+void jd_alerting_clock_to_cjson(jd_alerting_clock *c, cJSON *section) {
   cJSON *srcs = cJSON_AddArrayToObject(section, "sources");
-  for (pl_alert_source *s = c->sources; srcs && s; s = s->next) {
+  for (jd_alerting_clock_source *s = c->sources; srcs && s; s = s->next) {
     if (!s->cfg)
       continue; /* no longer configured */
     cJSON *o = cJSON_CreateObject();
@@ -390,8 +391,8 @@ void pl_alert_clock_to_cjson(pl_alert_clock *c, cJSON *section) {
 
 /* --- start and end ---------------------------------------------------------------- */
 
-void pl_alert_clock_init(pl_alert_clock *c, pl_shared *sh, pl_alert_raiser *raiser,
-                         pl_delivery *dl, pl_reader *rd, pl_runs *runs, pl_commit *commit) {
+void jd_alerting_clock_init(jd_alerting_clock *c, pl_shared *sh, jd_alerting_raiser *raiser,
+                            pl_delivery *dl, pl_reader *rd, pl_runs *runs, pl_commit *commit) {
   memset(c, 0, sizeof *c);
   c->sh = sh;
   c->raiser = raiser;
@@ -404,29 +405,29 @@ void pl_alert_clock_init(pl_alert_clock *c, pl_shared *sh, pl_alert_raiser *rais
   c->armed = !rd && !runs;
 }
 
-void pl_alert_clock_start(pl_alert_clock *c) {
+void jd_alerting_clock_start(jd_alerting_clock *c) {
   sync_sources(c);
   schedule_tick(c, c->sh->once ? 0 : check_silence(c));
 }
 
-void pl_alert_clock_finish(pl_alert_clock *c) {
+void jd_alerting_clock_finish(jd_alerting_clock *c) {
   check_rejected(c);
   c->armed = 1; /* everything present was read: silence is silence */
   check_silence(c);
 }
 
-void pl_alert_clock_hold(pl_alert_clock *c) {
+void jd_alerting_clock_hold(jd_alerting_clock *c) {
   c->held = 1;
   uv_timer_stop(&c->tick);
 }
 
-void pl_alert_clock_close(pl_alert_clock *c) {
+void jd_alerting_clock_close(jd_alerting_clock *c) {
   if (!uv_is_closing((uv_handle_t *)&c->tick))
     uv_close((uv_handle_t *)&c->tick, NULL);
 }
 
-void pl_alert_clock_free(pl_alert_clock *c) {
-  for (pl_alert_source *s = c->sources, *next; s; s = next) {
+void jd_alerting_clock_free(jd_alerting_clock *c) {
+  for (jd_alerting_clock_source *s = c->sources, *next; s; s = next) {
     next = s->next;
     free(s->key);
     free(s);

@@ -45,7 +45,7 @@ static const char *const channel_names[NCHANNELS] = {"exec", "webhook", "influxd
 
 static int64_t now_ns(void) { return ps_alert_now_ms() * 1000000LL; }
 
-static const char *host_of(const pl_alert_raiser *r, char *buf, size_t n) {
+static const char *host_of(const jd_alerting_raiser *r, char *buf, size_t n) {
   const ps_config *cfg = r->sh->cfg;
   for (size_t i = 0; i < cfg->ntags; i++)
     if (strcmp(cfg->tags[i].key, "host") == 0)
@@ -56,12 +56,12 @@ static const char *host_of(const pl_alert_raiser *r, char *buf, size_t n) {
   return buf;
 }
 
-static unsigned channels_live(const pl_alert_raiser *r) { return r->dispatch.live; }
+static unsigned channels_live(const jd_alerting_raiser *r) { return r->dispatch.live; }
 
 /* --- raising ------------------------------------------------------------------ */
 
-void pl_alert_raise(pl_alert_raiser *r, ps_alert_event *ev, const char *key, int judge_age,
-                    int64_t happened_ns) {
+void jd_alerting_raise(jd_alerting_raiser *r, ps_alert_event *ev, const char *key, int judge_age,
+                       int64_t happened_ns) {
   const ps_config *cfg = r->sh->cfg;
   const char *name = ps_alert_kind_name(ev->kind);
   int64_t now = now_ns();
@@ -130,20 +130,20 @@ void pl_alert_raise(pl_alert_raiser *r, ps_alert_event *ev, const char *key, int
 
 /* Every entry is in the state file now: they may go. */
 static void state_saved(void *ctx) {
-  pl_alert_raiser *r = ctx;
+  jd_alerting_raiser *r = ctx;
   if (!ps_outbox_unsaved(&r->box))
     return;
   ps_outbox_saved(&r->box);
   ps_alert_dispatch_kick(&r->dispatch);
 }
 
-size_t pl_alert_raiser_held(const pl_alert_raiser *r) { return ps_outbox_unsaved(&r->box); }
+size_t jd_alerting_raise_held(const jd_alerting_raiser *r) { return ps_outbox_unsaved(&r->box); }
 
-int pl_alert_raised_before(const pl_alert_raiser *r, const char *id) {
+int jd_alerting_raised_before(const jd_alerting_raiser *r, const char *id) {
   return ps_alert_decided_has(&r->ledger, id);
 }
 
-void pl_alert_raiser_prune(pl_alert_raiser *r) {
+void jd_alerting_raise_prune(jd_alerting_raiser *r) {
   int64_t now = now_ns();
   ps_alert_throttle_prune(&r->throttle, now, r->sh->cfg->alerts.min_interval_s);
   ps_alert_decided_prune(&r->ledger, now / 1000000000LL, LEDGER_KEEP_S);
@@ -166,7 +166,7 @@ static void point_done(void *arg, int acked) {
 
 /* The perfship_alert point (docs/schema.md "Alerts"). */
 static int point_send(void *ctx, const ps_alert_event *ev, ps_alert_done_cb done, void *arg) {
-  pl_alert_raiser *r = ctx;
+  jd_alerting_raiser *r = ctx;
   if (r->sh->stopping == 2)
     return -ECANCELED;
   ps_tag tags[2] = {{"event", ps_alert_kind_name(ev->kind)}, {"source", ev->source}};
@@ -195,7 +195,7 @@ static int point_send(void *ctx, const ps_alert_event *ev, ps_alert_done_cb done
 
 static void on_answered(void *ctx, const ps_alert_channel *ch, const ps_alert_event *ev,
                         const ps_alert_answer *a) {
-  pl_alert_raiser *r = ctx;
+  jd_alerting_raiser *r = ctx;
   const char *name = ps_alert_kind_name(ev->kind);
   if (a->delivered) {
     PS_INFO(MOD, "%s %s delivered by %s: %s", name, ev->id, ch->name, a->text);
@@ -210,19 +210,19 @@ static void on_answered(void *ctx, const ps_alert_channel *ch, const ps_alert_ev
 }
 
 static void on_changed(void *ctx) {
-  pl_alert_raiser *r = ctx;
+  jd_alerting_raiser *r = ctx;
   r->sh->n.alerts_pending = r->box.n;
   pl_commit_moved(r->commit);
 }
 
 static void on_settled(void *ctx) {
-  pl_alert_raiser *r = ctx;
+  jd_alerting_raiser *r = ctx;
   if (r->settled)
     r->settled(r->settled_ctx);
 }
 
-int pl_alert_raiser_init(pl_alert_raiser *r, pl_shared *sh, pl_commit *commit,
-                         const pl_aux_out *out, void (*settled)(void *ctx), void *settled_ctx) {
+int jd_alerting_raise_init(jd_alerting_raiser *r, pl_shared *sh, pl_commit *commit,
+                           const pl_aux_out *out, void (*settled)(void *ctx), void *settled_ctx) {
   memset(r, 0, sizeof *r);
   r->sh = sh;
   r->commit = commit;
@@ -262,8 +262,8 @@ int pl_alert_raiser_init(pl_alert_raiser *r, pl_shared *sh, pl_commit *commit,
 
 /* --- memory ------------------------------------------------------------------------- */
 
-void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const cJSON *section, const size_t cut[3],
-                                ps_buf *said) {
+void jd_alerting_raise_from_cjson(jd_alerting_raiser *r, const cJSON *section, const size_t cut[3],
+                                  ps_buf *said) {
   ps_alert_recall box = {0}, thr = {0}, seen = {0};
   if (cut) {
     box.over = cut[0];
@@ -289,7 +289,7 @@ void pl_alert_raiser_from_cjson(pl_alert_raiser *r, const cJSON *section, const 
   r->sh->n.alerts_pending = r->box.n;
 }
 
-void pl_alert_raiser_to_cjson(pl_alert_raiser *r, cJSON *section) {
+void jd_alerting_raise_to_cjson(jd_alerting_raiser *r, cJSON *section) {
   cJSON_AddItemToObject(section, "outbox", ps_outbox_to_cjson(&r->box));
   cJSON_AddItemToObject(section, "throttle", ps_alert_throttle_to_cjson(&r->throttle));
   cJSON_AddItemToObject(section, "seen", ps_alert_decided_to_cjson(&r->ledger));
@@ -297,28 +297,28 @@ void pl_alert_raiser_to_cjson(pl_alert_raiser *r, cJSON *section) {
 
 /* --- delivery's course ----------------------------------------------------------- */
 
-void pl_alert_raiser_kick(pl_alert_raiser *r, int log_waiting) {
+void jd_alerting_raise_kick(jd_alerting_raiser *r, int log_waiting) {
   if (log_waiting && r->box.n)
     PS_INFO(MOD, "%zu events from an earlier start wait to be delivered; sending them",
             r->box.n);
   ps_alert_dispatch_kick(&r->dispatch);
 }
 
-int pl_alert_raiser_idle(const pl_alert_raiser *r) {
+int jd_alerting_raise_idle(const jd_alerting_raiser *r) {
   return ps_alert_dispatch_pending(&r->dispatch, ~0u) == 0;
 }
 
-int pl_alert_raiser_failed(const pl_alert_raiser *r) {
+int jd_alerting_raise_failed(const jd_alerting_raiser *r) {
   return ps_alert_dispatch_failed(&r->dispatch, PEOPLE) > 0;
 }
 
-size_t pl_alert_raiser_busy(const pl_alert_raiser *r) {
+size_t jd_alerting_raise_busy(const jd_alerting_raiser *r) {
   return ps_alert_dispatch_busy(&r->dispatch);
 }
 
-void pl_alert_raiser_hold(pl_alert_raiser *r) { ps_alert_dispatch_hold(&r->dispatch); }
+void jd_alerting_raise_hold(jd_alerting_raiser *r) { ps_alert_dispatch_hold(&r->dispatch); }
 
-void pl_alert_raiser_close(pl_alert_raiser *r) {
+void jd_alerting_raise_close(jd_alerting_raiser *r) {
   ps_alert_dispatch_close(&r->dispatch);
   ps_alert_exec_close(r->exec);
   ps_alert_webhook_close(r->webhook);
@@ -326,7 +326,7 @@ void pl_alert_raiser_close(pl_alert_raiser *r) {
   r->webhook = NULL;
 }
 
-void pl_alert_raiser_free(pl_alert_raiser *r) {
+void jd_alerting_raise_free(jd_alerting_raiser *r) {
   ps_outbox_free(&r->box);
   ps_alert_throttle_free(&r->throttle);
   ps_alert_decided_free(&r->ledger);

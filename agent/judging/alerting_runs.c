@@ -31,8 +31,8 @@
 
 #define GATHER_MS 1000
 
-struct pl_verdict_group {
-  pl_verdict_group *next;
+struct jd_verdict_group {
+  jd_verdict_group *next;
   char *host, *source, *series, *run, *revision;
   int64_t time_ns;
   int backfill;
@@ -55,8 +55,8 @@ static int64_t view_marker_ns(const ps_run_view *v) {
   return v->have_start ? v->start_ns : v->end_ns;
 }
 
-static void raise_run(pl_alert_runs *ar, ps_alert_kind kind, const ps_run_view *v,
-                      int judge_age, int64_t happened_ns) {
+static void raise_run(jd_alerting_runs *ar, ps_alert_kind kind, const ps_run_view *v, int judge_age,
+                      int64_t happened_ns) {
   ps_alert_event ev;
   ps_alert_event_init(&ev, kind);
   fill_from_view(&ev, v);
@@ -71,23 +71,23 @@ static void raise_run(pl_alert_runs *ar, ps_alert_kind kind, const ps_run_view *
     ps_alert_event_free(&ev);
     return;
   }
-  pl_alert_raise(ar->raiser, &ev, v->id.run, judge_age, happened_ns);
+  jd_alerting_raise(ar->raiser, &ev, v->id.run, judge_age, happened_ns);
 }
 
 /* run_recovered pairs with a run_stalled that was raised. */
-static void raise_recovered(pl_alert_runs *ar, const ps_run_view *v) {
+static void raise_recovered(jd_alerting_runs *ar, const ps_run_view *v) {
   char stall_id[PS_ALERT_ID_LEN + 1];
   char host[256];
   ps_alert_id(stall_id, PS_ALERT_RUN_STALLED, ps_config_host(ar->sh->cfg, host, sizeof host),
               PS_RUN_MARKER_SOURCE, v->id.run, view_marker_ns(v));
-  if (pl_alert_raised_before(ar->raiser, stall_id))
+  if (jd_alerting_raised_before(ar->raiser, stall_id))
     raise_run(ar, PS_ALERT_RUN_RECOVERED, v, 0, 0);
 }
 
-void pl_alert_runs_event(pl_alert_runs *ar, const pl_run_event *ev) {
+void jd_alerting_runs_event(jd_alerting_runs *ar, const pl_run_event *ev) {
   const ps_run_view *v = ev->view;
   if (v->have_start)
-    pl_alert_clock_run_started_in(ar->clock, ev->folder, v->start_ns / 1000000000LL);
+    jd_alerting_clock_run_started_in(ar->clock, ev->folder, v->start_ns / 1000000000LL);
   switch (ev->kind) {
   case PL_RUN_STARTED:
     break;
@@ -137,12 +137,12 @@ static int field_bool(const ps_point *p, const char *key) {
 }
 
 /* A `runs` marker a source gave (DSS bench, or written in an lp file). */
-static void on_marker(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg *src) {
+static void on_marker(jd_alerting_runs *ar, const ps_point *p, const ps_source_cfg *src) {
   const char *source = ps_point_tag(p, "source"), *run = ps_point_tag(p, "run");
   const char *event = ps_point_tag(p, "event"), *status = ps_point_tag(p, "status");
   if (!source || !run || !event)
     return;
-  pl_alert_clock_run_started(ar->clock, src, p->time_ns / 1000000000LL);
+  jd_alerting_clock_run_started(ar->clock, src, p->time_ns / 1000000000LL);
   /* The run tracker's markers: its events come richer. */
   if (strcmp(event, "end") != 0 || !status || strcmp(source, PS_RUN_MARKER_SOURCE) == 0)
     return;
@@ -178,10 +178,10 @@ static void on_marker(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg 
     ps_alert_event_free(&ev);
     return;
   }
-  pl_alert_raise(ar->raiser, &ev, run, field_bool(p, "backfill"), p->time_ns);
+  jd_alerting_raise(ar->raiser, &ev, run, field_bool(p, "backfill"), p->time_ns);
 }
 
-static void group_free(pl_verdict_group *g) {
+static void group_free(jd_verdict_group *g) {
   free(g->host);
   free(g->source);
   free(g->series);
@@ -191,15 +191,15 @@ static void group_free(pl_verdict_group *g) {
   free(g);
 }
 
-static void flush_groups(pl_alert_runs *ar) {
-  pl_verdict_group *g = ar->groups;
+static void flush_groups(jd_alerting_runs *ar) {
+  jd_verdict_group *g = ar->groups;
   ar->groups = NULL;
   while (g) {
-    pl_verdict_group *next = g->next;
-    pl_alert_verdicts v = {g->source,   g->series,         g->run,
-                           g->revision, g->time_ns,        g->backfill,
+    jd_verdict_group *next = g->next;
+    jd_alert_verdicts v = {g->source,          g->series,           g->run,
+                           g->revision,        g->time_ns,          g->backfill,
                            g->metrics.metrics, g->metrics.nmetrics, g->host};
-    pl_alert_runs_verdicts(ar, &v);
+    jd_alerting_runs_verdicts(ar, &v);
     group_free(g);
     g = next;
   }
@@ -208,7 +208,7 @@ static void flush_groups(pl_alert_runs *ar) {
 static void gather_cb(uv_timer_t *t) { flush_groups(t->data); }
 
 /* A perfship_verdict point a source gave: gathered per run for a moment. */
-static void on_verdict_point(pl_alert_runs *ar, const ps_point *p) {
+static void on_verdict_point(jd_alerting_runs *ar, const ps_point *p) {
   char *verdict = field_str(p, "verdict");
   int improvement = verdict && strcmp(verdict, "improvement") == 0;
   int regression = verdict && strcmp(verdict, "regression") == 0;
@@ -226,7 +226,7 @@ static void on_verdict_point(pl_alert_runs *ar, const ps_point *p) {
   const char *host = ps_point_tag(p, "host");
   if (!host)
     host = ps_config_host(ar->sh->cfg, own, sizeof own);
-  pl_verdict_group *g = ar->groups;
+  jd_verdict_group *g = ar->groups;
   while (g && !(g->time_ns == p->time_ns && !strcmp(g->run, run) &&
                 !strcmp(g->source, source) && !strcmp(g->host, host)))
     g = g->next;
@@ -278,14 +278,14 @@ static void on_verdict_point(pl_alert_runs *ar, const ps_point *p) {
 
 static const char *const wanted[] = {PS_RUN_MARKER_MEASUREMENT, PS_VERDICT_MEASUREMENT};
 
-size_t pl_alert_runs_measurements(const char **out, size_t cap) {
+size_t jd_alerting_runs_measurements(const char **out, size_t cap) {
   size_t n = 0;
   for (size_t i = 0; i < sizeof wanted / sizeof wanted[0] && n < cap; i++)
     out[n++] = wanted[i];
   return n;
 }
 
-void pl_alert_runs_tap(pl_alert_runs *ar, const ps_point *p, const ps_source_cfg *src) {
+void jd_alerting_runs_tap(jd_alerting_runs *ar, const ps_point *p, const ps_source_cfg *src) {
   const char *m = p->measurement;
   if (strcmp(m, wanted[0]) == 0)
     on_marker(ar, p, src);
@@ -372,7 +372,7 @@ typedef struct explain_job {
   struct explain_job *next;
   uv_timer_t retry;
   int tries;
-  pl_alert_runs *ar;
+  jd_alerting_runs *ar;
   ps_config cfg; /* shallow copy: its strings outlive the job */
   ps_explain_data d;
   ps_buf err;
@@ -429,7 +429,7 @@ static int run_has_slog(const ps_explain_data *d) {
 /* On the loop; `status` -ECANCELED when the read was cancelled. */
 static void explain_done(void *arg, int status) {
   explain_job *j = arg;
-  pl_alert_runs *ar = j->ar;
+  jd_alerting_runs *ar = j->ar;
   if (status == 0 && j->rc == 0 && j->d.nstages && !run_has_slog(&j->d) &&
       ++j->tries < CAUSE_TRIES &&
       !ar->sh->stopping) {
@@ -476,18 +476,18 @@ static void explain_done(void *arg, int status) {
       break;
     }
   if (!ar->sh->stopping)
-    pl_alert_raise(ar->raiser, &j->ev, j->d.run, j->backfill, j->time_ns); /* takes it */
+    jd_alerting_raise(ar->raiser, &j->ev, j->d.run, j->backfill, j->time_ns); /* takes it */
   else
     ps_alert_event_free(&j->ev);
   uv_close((uv_handle_t *)&j->retry, job_free);
-  /* The owner waits for this (pl_alert_runs_idle): an event the policy
+  /* The owner waits for this (jd_alerting_runs_idle): an event the policy
    * keeps back is no delivery attempt, so nothing else would tell it. */
   if (ar->raiser->settled)
     ar->raiser->settled(ar->raiser->settled_ctx);
 }
 
 /* Takes `ev` over when it returns 1. */
-static int explain_then_raise(pl_alert_runs *ar, ps_alert_event *ev, const char *run,
+static int explain_then_raise(jd_alerting_runs *ar, ps_alert_event *ev, const char *run,
                               int backfill, int64_t time_ns) {
   const ps_alert_metric *m = wants_cause(ev);
   if (!m)
@@ -529,7 +529,7 @@ static int explain_then_raise(pl_alert_runs *ar, ps_alert_event *ev, const char 
   return 1;
 }
 
-void pl_alert_runs_verdicts(pl_alert_runs *ar, const pl_alert_verdicts *v) {
+void jd_alerting_runs_verdicts(jd_alerting_runs *ar, const jd_alert_verdicts *v) {
   static const ps_alert_kind kinds[2] = {PS_ALERT_REGRESSION, PS_ALERT_IMPROVEMENT};
   for (int dir = 0; dir < 2; dir++) {
     ps_alert_event ev;
@@ -563,11 +563,11 @@ void pl_alert_runs_verdicts(pl_alert_runs *ar, const pl_alert_verdicts *v) {
     }
     if (explain_then_raise(ar, &ev, v->run, v->backfill, v->time_ns))
       continue;
-    pl_alert_raise(ar->raiser, &ev, v->run, v->backfill, v->time_ns);
+    jd_alerting_raise(ar->raiser, &ev, v->run, v->backfill, v->time_ns);
   }
 }
 
-void pl_alert_runs_judged(pl_alert_runs *ar, const pl_run_verdicts *rv) {
+void jd_alerting_runs_judged(jd_alerting_runs *ar, const jd_run_verdicts *rv) {
   ps_alert_metric *m = calloc(rv->n ? rv->n : 1, sizeof *m);
   char (*stages)[24] = calloc(rv->n ? rv->n : 1, sizeof *stages);
   ps_buf *links = calloc(rv->n ? rv->n : 1, sizeof *links);
@@ -610,10 +610,9 @@ void pl_alert_runs_judged(pl_alert_runs *ar, const pl_run_verdicts *rv) {
     n++;
   }
   if (n) {
-    pl_alert_verdicts av = {rv->source,  rv->series, rv->run, rv->revision,
-                            rv->time_ns, rv->backfill, m,     n,
-                            rv->host};
-    pl_alert_runs_verdicts(ar, &av);
+    jd_alert_verdicts av = {rv->source,   rv->series, rv->run, rv->revision, rv->time_ns,
+                            rv->backfill, m,          n,       rv->host};
+    jd_alerting_runs_verdicts(ar, &av);
   }
   for (size_t i = 0; links && i < n; i++)
     ps_buf_free(&links[i]);
@@ -624,8 +623,8 @@ void pl_alert_runs_judged(pl_alert_runs *ar, const pl_run_verdicts *rv) {
 
 /* --- start and end ---------------------------------------------------------------- */
 
-void pl_alert_runs_init(pl_alert_runs *ar, pl_shared *sh, pl_alert_raiser *raiser,
-                        pl_alert_clock *clock) {
+void jd_alerting_runs_init(jd_alerting_runs *ar, pl_shared *sh, jd_alerting_raiser *raiser,
+                           jd_alerting_clock *clock) {
   memset(ar, 0, sizeof *ar);
   ar->sh = sh;
   ar->raiser = raiser;
@@ -634,21 +633,21 @@ void pl_alert_runs_init(pl_alert_runs *ar, pl_shared *sh, pl_alert_raiser *raise
   ar->gather.data = ar;
 }
 
-void pl_alert_runs_finish(pl_alert_runs *ar) {
+void jd_alerting_runs_finish(jd_alerting_runs *ar) {
   ar->finished = 1;
   uv_timer_stop(&ar->gather);
   flush_groups(ar);
 }
 
-int pl_alert_runs_idle(const pl_alert_runs *ar) { return !ar->groups && !ar->explaining; }
+int jd_alerting_runs_idle(const jd_alerting_runs *ar) { return !ar->groups && !ar->explaining; }
 
-void pl_alert_runs_close(pl_alert_runs *ar) {
+void jd_alerting_runs_close(jd_alerting_runs *ar) {
   if (!uv_is_closing((uv_handle_t *)&ar->gather))
     uv_close((uv_handle_t *)&ar->gather, NULL);
 }
 
-void pl_alert_runs_free(pl_alert_runs *ar) {
-  for (pl_verdict_group *g = ar->groups, *next; g; g = next) {
+void jd_alerting_runs_free(jd_alerting_runs *ar) {
+  for (jd_verdict_group *g = ar->groups, *next; g; g = next) {
     next = g->next;
     group_free(g);
   }

@@ -28,7 +28,7 @@
 #define MOD "report"
 
 typedef struct page_req {
-  pl_reporter *r;
+  jd_reporter *r;
   ps_config quick; /* shallow copy of the sink's configuration */
   char *path, *chart_js, *last_error, *compare_url;
   ps_report_opts opts;
@@ -39,13 +39,13 @@ typedef struct page_req {
   ps_buf err;
 } page_req;
 
-static int enabled(const pl_reporter *r) {
+static int enabled(const jd_reporter *r) {
   const char *p = r->sh->cfg->report.path;
   return p && p[0];
 }
 
-void pl_reporter_init(pl_reporter *r, pl_shared *sh, const ps_config *influx_cfg,
-                      const pl_reporter_hooks *hooks) {
+void jd_reporter_init(jd_reporter *r, pl_shared *sh, const ps_config *influx_cfg,
+                      const jd_reporter_hooks *hooks) {
   memset(r, 0, sizeof *r);
   r->sh = sh;
   r->influx_cfg = influx_cfg;
@@ -71,12 +71,12 @@ static int work_cb(void *arg) {
   return 0;
 }
 
-static void schedule(pl_reporter *r);
+static void schedule(jd_reporter *r);
 
 /* On the loop; `status` -ECANCELED when the loop cancelled the work. */
 static void done_cb(void *arg, int status) {
   page_req *q = arg;
-  pl_reporter *r = q->r;
+  jd_reporter *r = q->r;
   r->busy = 0;
   uint64_t took = uv_now(r->sh->loop) - q->started_ms;
   const char *why = NULL;
@@ -108,7 +108,7 @@ static void done_cb(void *arg, int status) {
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
 /* Sends a page to the threadpool now. */
-static void make_page(pl_reporter *r) {
+static void make_page(jd_reporter *r) {
   const ps_config *cfg = r->sh->cfg;
   page_req *q = calloc(1, sizeof *q);
   if (!q)
@@ -145,16 +145,16 @@ static void make_page(pl_reporter *r) {
 }
 
 static void timer_cb(uv_timer_t *t) {
-  pl_reporter *r = t->data;
+  jd_reporter *r = t->data;
   if (r->pending && !r->busy && !r->closing && enabled(r))
     make_page(r);
 }
 
-static void schedule(pl_reporter *r) {
+static void schedule(jd_reporter *r) {
   if (r->busy || r->closing || r->sh->once || uv_is_active((uv_handle_t *)&r->timer))
     return; /* the page being made, the timer or the close will see `pending` */
   uint64_t now = uv_now(r->sh->loop);
-  uint64_t due = now + PL_REPORTER_SETTLE_MS;
+  uint64_t due = now + JD_REPORTER_SETTLE_MS;
   if (r->last_start_ms) {
     uint64_t interval_end =
         r->last_start_ms + (uint64_t)r->sh->cfg->report.min_interval_s * 1000;
@@ -164,7 +164,7 @@ static void schedule(pl_reporter *r) {
   uv_timer_start(&r->timer, timer_cb, due - now, 0);
 }
 
-void pl_reporter_request(pl_reporter *r, const char *why) {
+void jd_reporter_request(jd_reporter *r, const char *why) {
   if (!enabled(r) || r->closing)
     return;
   PS_DEBUG(MOD, "a new page is due: %s", why ? why : "asked");
@@ -172,20 +172,20 @@ void pl_reporter_request(pl_reporter *r, const char *why) {
   schedule(r);
 }
 
-void pl_reporter_start(pl_reporter *r) {
+void jd_reporter_start(jd_reporter *r) {
   if (!r->sh->once)
-    pl_reporter_request(r, "the agent started");
+    jd_reporter_request(r, "the agent started");
 }
 
-void pl_reporter_run_event(pl_reporter *r, const pl_run_event *ev) {
+void jd_reporter_run_event(jd_reporter *r, const pl_run_event *ev) {
   static const char *const what[] = {
       [PL_RUN_STARTED] = "a run started", [PL_RUN_ENDED] = "a run ended",
       [PL_RUN_STALLED] = "a run stalled", [PL_RUN_RESUMED] = "a run resumed"};
   unsigned k = (unsigned)ev->kind;
-  pl_reporter_request(r, k < sizeof what / sizeof what[0] && what[k] ? what[k] : "run event");
+  jd_reporter_request(r, k < sizeof what / sizeof what[0] && what[k] ? what[k] : "run event");
 }
 
-void pl_reporter_close(pl_reporter *r) {
+void jd_reporter_close(jd_reporter *r) {
   if (r->closing)
     return;
   /* --once: the backfill is acknowledged; its page is the run's last work

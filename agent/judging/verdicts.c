@@ -27,8 +27,8 @@
 #include "readback/triage.h"
 #include "judging/verdicts_send.h"
 
-#define MOD PL_VD_MOD
-#define LOADGEN PL_VD_LOADGEN
+#define MOD JD_VERDICTS_MOD
+#define LOADGEN JD_VERDICTS_LOADGEN
 #define JUDGE_DELAY_MS 300
 #define BUSY_WAIT_MAX_MS 30000
 
@@ -39,9 +39,9 @@ static void timer_cb(uv_timer_t *t);
  * at a rescan) be judged in one look. In --once they all come from one
  * evaluation in one loop turn, so the next turn already has them all; a
  * wait there only lengthens a backfill. */
-static uint64_t gather_ms(const pl_verdicts *vd) { return vd->sh->once ? 0 : JUDGE_DELAY_MS; }
+static uint64_t gather_ms(const jd_verdicts *vd) { return vd->sh->once ? 0 : JUDGE_DELAY_MS; }
 
-void pl_vd_arm(pl_verdicts *vd, uint64_t delay) {
+void jd_verdicts_arm(jd_verdicts *vd, uint64_t delay) {
   if (vd->sh->stopping == 2)
     return;
   uint64_t due = uv_now(vd->sh->loop) + delay;
@@ -51,14 +51,14 @@ void pl_vd_arm(pl_verdicts *vd, uint64_t delay) {
   uv_timer_start(&vd->timer, timer_cb, delay, 0);
 }
 
-void pl_verdicts_reconfigured(pl_verdicts *vd, const ps_config *cfg) {
-  pl_vd_read_triage_file(vd, cfg);
+void jd_verdicts_reconfigured(jd_verdicts *vd, const ps_config *cfg) {
+  jd_verdicts_read_triage_file(vd, cfg);
   vd->triage_next = 0;
-  pl_vd_arm(vd, 0);
+  jd_verdicts_arm(vd, 0);
 }
 
-int pl_verdicts_init(pl_verdicts *vd, pl_shared *sh, const ps_config *cfg,
-                     const pl_aux_out *out, const pl_verdicts_hooks *hooks) {
+int jd_verdicts_init(jd_verdicts *vd, pl_shared *sh, const ps_config *cfg, const pl_aux_out *out,
+                     const jd_verdicts_hooks *hooks) {
   memset(vd, 0, sizeof *vd);
   vd->sh = sh;
   vd->cfg = cfg;
@@ -80,28 +80,28 @@ int pl_verdicts_init(pl_verdicts *vd, pl_shared *sh, const ps_config *cfg,
     free(vd->metrics);
     return rc;
   }
-  pl_collect_init(&vd->collect, vd->metrics, vd->nmetrics);
+  jd_verdicts_collect_init(&vd->collect, vd->metrics, vd->nmetrics);
   vd->sent = calloc(1, sizeof *vd->sent); /* none: every point is sent */
   uv_timer_init(sh->loop, &vd->timer);
   vd->timer.data = vd;
   ps_triage_set_init(&vd->triage_server);
   ps_triage_set_init(&vd->triage_file);
   ps_triage_set_init(&vd->triage);
-  pl_vd_read_triage_file(vd, cfg);
+  jd_verdicts_read_triage_file(vd, cfg);
   /* the first read of the server's decisions, whatever else comes: a
    * --once run waits for it (a decision taken while no agent ran still
    * re-judges), and has to end also when nothing else arms the timer */
-  pl_vd_arm(vd, 0);
+  jd_verdicts_arm(vd, 0);
   return 0;
 }
 
-pl_vseries *pl_vd_series_get(pl_verdicts *vd, const char *source, const char *series,
-                             const char *host) {
-  for (pl_vseries *s = vd->series; s; s = s->next)
+jd_vseries *jd_verdicts_series_get(jd_verdicts *vd, const char *source, const char *series,
+                                   const char *host) {
+  for (jd_vseries *s = vd->series; s; s = s->next)
     if (strcmp(s->source, source) == 0 && strcmp(s->series, series) == 0 &&
         strcmp(s->host, host) == 0)
       return s;
-  pl_vseries *s = calloc(1, sizeof *s);
+  jd_vseries *s = calloc(1, sizeof *s);
   if (!s || !(s->source = strdup(source)) || !(s->series = strdup(series)) ||
       !(s->host = strdup(host))) {
     if (s) {
@@ -123,7 +123,7 @@ pl_vseries *pl_vd_series_get(pl_verdicts *vd, const char *source, const char *se
 
 /* --- sending a pass ------------------------------------------------------------ */
 
-static void pass_free(pl_vpass *p) {
+static void pass_free(jd_vpass *p) {
   for (size_t i = 0; i < p->nruns; i++) {
     free(p->runs[i]);
     free(p->hosts[i]);
@@ -140,9 +140,9 @@ static void pass_free(pl_vpass *p) {
 /* Every batch of the pass was answered: what it judged is done, or stays
  * to be judged again. */
 static void pass_finished(void *arg, int ok) {
-  pl_vpass *p = arg;
-  pl_verdicts *vd = p->vd;
-  for (pl_vpass **pp = &vd->passes; *pp; pp = &(*pp)->next)
+  jd_vpass *p = arg;
+  jd_verdicts *vd = p->vd;
+  for (jd_vpass **pp = &vd->passes; *pp; pp = &(*pp)->next)
     if (*pp == p) {
       *pp = p->next;
       break;
@@ -159,11 +159,11 @@ static void pass_finished(void *arg, int ok) {
           s->runs[at].judged = 1;
       }
     } else if (p->kind == PASS_STAGES) {
-      pl_collect_drop_run(&vd->collect, p->ended);
+      jd_verdicts_collect_drop_run(&vd->collect, p->ended);
     } else if (p->kind == PASS_DSS) {
-      pl_collect_drop_dss(&vd->collect, p->doc);
+      jd_verdicts_collect_drop_dss(&vd->collect, p->doc);
     } else if (p->kind == PASS_LIMIT) {
-      pl_vd_growth_finished(vd, p->growth_seq, 1);
+      jd_verdicts_growth_finished(vd, p->growth_seq, 1);
     }
     vd->sh->state_dirty = 1;
     if (vd->hooks.written)
@@ -173,17 +173,17 @@ static void pass_finished(void *arg, int ok) {
   } else if (p->kind == PASS_DSS) {
     p->doc->in_flight = 0;
   } else if (p->kind == PASS_LIMIT) {
-    pl_vd_growth_finished(vd, p->growth_seq, 0);
+    jd_verdicts_growth_finished(vd, p->growth_seq, 0);
   }
   /* What waited for this pass goes at once; what failed waits a little,
    * so a server that refuses is not asked again in the same turn. */
-  pl_vd_arm(vd, ok && !p->failed ? 0 : JUDGE_DELAY_MS);
+  jd_verdicts_arm(vd, ok && !p->failed ? 0 : JUDGE_DELAY_MS);
   pass_free(p);
 }
 
 /* Sends `l` as pass `p` (taken over), telling the judged hook run by run.
  * A pass with nothing to send is finished at once. */
-void pl_vd_send_pass(pl_verdicts *vd, pl_vpass *p, const ps_verdict_list *l) {
+void jd_verdicts_send_pass(jd_verdicts *vd, jd_vpass *p, const ps_verdict_list *l) {
   p->vd = vd;
   p->next = vd->passes;
   vd->passes = p;
@@ -208,22 +208,22 @@ void pl_vd_send_pass(pl_verdicts *vd, pl_vpass *p, const ps_verdict_list *l) {
       }
       told[n++] = *x;
     }
-    pl_run_verdicts rv = {v->source, v->series, v->run, v->revision, v->time_ns,
-                          v->backfill, told, n, vd->host};
+    jd_run_verdicts rv = {v->source,   v->series, v->run, v->revision, v->time_ns,
+                          v->backfill, told,      n,      vd->host};
     if (n)
       vd->hooks.judged(vd->hooks.ctx, &rv);
     first = i + 1;
   }
   free(told);
-  if (pl_verdicts_send(&vd->out, vd->sent, l, pass_finished, p) < 0)
+  if (jd_verdicts_send(&vd->out, vd->sent, l, pass_finished, p) < 0)
     pass_finished(p, 0);
 }
 
 
 /* --- the look ------------------------------------------------------------------ */
 
-static int series_in_flight(const pl_verdicts *vd, const ps_ledger_series *s) {
-  for (const pl_vpass *p = vd->passes; p; p = p->next)
+static int series_in_flight(const jd_verdicts *vd, const ps_ledger_series *s) {
+  for (const jd_vpass *p = vd->passes; p; p = p->next)
     if (p->kind == PASS_SERIES && !strcmp(p->source, s->source) && !strcmp(p->series, s->series))
       return 1;
   return 0;
@@ -239,15 +239,15 @@ static int series_dirty(const ps_ledger_series *s) {
 /* The next look in `next_ms`; a look that ends with nothing left to do (a
  * read that failed, a series that waits for the next start) sends nothing
  * whose answer would wake a --once run, so it says it is done. */
-static void arm_or_settle(pl_verdicts *vd, uint64_t next_ms) {
+static void arm_or_settle(jd_verdicts *vd, uint64_t next_ms) {
   if (next_ms)
-    pl_vd_arm(vd, next_ms);
-  else if (vd->sh->once && vd->hooks.settled && pl_verdicts_quiet(vd))
+    jd_verdicts_arm(vd, next_ms);
+  else if (vd->sh->once && vd->hooks.settled && jd_verdicts_quiet(vd))
     vd->hooks.settled(vd->hooks.ctx);
 }
 
 static void timer_cb(uv_timer_t *t) {
-  pl_verdicts *vd = t->data;
+  jd_verdicts *vd = t->data;
   if (vd->sh->stopping)
     return;
   uint64_t now = uv_now(vd->sh->loop), next = 0;
@@ -259,30 +259,30 @@ static void timer_cb(uv_timer_t *t) {
   int wait = busy && now - vd->busy_since < BUSY_WAIT_MAX_MS;
   if (vd->triage_reading)
     return; /* judged under the file's decisions: its read arms us again */
-  pl_vd_growth_due(vd);
+  jd_verdicts_growth_due(vd);
   /* DSS files and stage drift need no history. A pass with nothing to
    * send is done at once and drops its file or run: the next is taken
    * first. */
-  for (pl_dss_doc *d = vd->collect.docs, *dn; d; d = dn) {
+  for (jd_dss_doc *d = vd->collect.docs, *dn; d; d = dn) {
     dn = d->next;
     if (d->ended && !d->in_flight)
-      pl_vd_judge_dss(vd, d);
+      jd_verdicts_judge_dss(vd, d);
   }
-  for (pl_lg_run *r = vd->collect.runs, *rn; r; r = rn) {
+  for (jd_lg_run *r = vd->collect.runs, *rn; r; r = rn) {
     rn = r->next;
     if (r->ended && !r->in_flight)
-      pl_vd_judge_stages(vd, r);
+      jd_verdicts_judge_stages(vd, r);
   }
   /* Decisions are about series: an agent that judges none (DSS, jsonl
    * only) asks nothing of the server for them. */
   int triage_wanted = vd->ledger.nseries > 0;
   if (triage_wanted && !vd->triage_fetching && now >= vd->triage_next)
-    pl_vd_triage_fetch(vd);
+    jd_verdicts_triage_fetch(vd);
   for (size_t i = 0; i < vd->ledger.nseries; i++) {
     ps_ledger_series *s = &vd->ledger.series[i];
     if (!series_dirty(s) || series_in_flight(vd, s))
       continue;
-    pl_vseries *vs = pl_vd_series_get(vd, s->source, s->series, s->host);
+    jd_vseries *vs = jd_verdicts_series_get(vd, s->source, s->series, s->host);
     if (!vs)
       continue;
     if (!vs->synced) {
@@ -292,11 +292,11 @@ static void timer_cb(uv_timer_t *t) {
         next = !next || vs->retry_at - now < next ? vs->retry_at - now : next;
         continue;
       }
-      if (!vd->fetching && pl_vd_fetch_history(vd, vs) < 0)
+      if (!vd->fetching && jd_verdicts_fetch_history(vd, vs) < 0)
         next = HISTORY_RETRY_FIRST_MS;
       continue; /* judged once the history is in */
     }
-    const char *against = pl_vd_candidate_against(vd, s->source, s->series);
+    const char *against = jd_verdicts_candidate_against(vd, s->source, s->series);
     if (against) {
       /* A candidate waits for the history of the series it is judged
        * against, read like its own. Creating that series may move the
@@ -304,7 +304,7 @@ static void timer_cb(uv_timer_t *t) {
       char *source = strdup(s->source), *host = strdup(s->host);
       ps_ledger_series *as =
           source && host ? ps_ledger_series_get(&vd->ledger, source, against, host, 1) : NULL;
-      pl_vseries *avs = as ? pl_vd_series_get(vd, source, against, host) : NULL;
+      jd_vseries *avs = as ? jd_verdicts_series_get(vd, source, against, host) : NULL;
       free(source);
       free(host);
       s = &vd->ledger.series[i];
@@ -321,7 +321,7 @@ static void timer_cb(uv_timer_t *t) {
           next = !next || avs->retry_at - now < next ? avs->retry_at - now : next;
           continue;
         }
-        if (!vd->fetching && pl_vd_fetch_history(vd, avs) < 0)
+        if (!vd->fetching && jd_verdicts_fetch_history(vd, avs) < 0)
           next = HISTORY_RETRY_FIRST_MS;
         continue;
       }
@@ -335,10 +335,10 @@ static void timer_cb(uv_timer_t *t) {
     if (vd->triage_fetching || !vd->triage_synced ||
         now + TRIAGE_READ_MS - vd->triage_next > TRIAGE_FRESH_MS) {
       if (!vd->triage_fetching)
-        pl_vd_triage_fetch(vd);
+        jd_verdicts_triage_fetch(vd);
       continue;
     }
-    pl_vd_judge_series(vd, s);
+    jd_verdicts_judge_series(vd, s);
   }
   /* the minute's read of the decisions (a --once run reads them once) */
   if (triage_wanted && !vd->triage_fetching && (!vd->sh->once || !vd->triage_synced)) {
@@ -356,7 +356,7 @@ static void timer_cb(uv_timer_t *t) {
  * configuration has the configuration's name) and the scenario (a run is
  * an alert's identity: two scenarios' regressions are two events)
  * (docs/verdicts.md "Benchmarker: across releases"). */
-static void benchmarker_ended(pl_verdicts *vd, const pl_dss_doc *d) {
+static void benchmarker_ended(jd_verdicts *vd, const jd_dss_doc *d) {
   double *values = malloc((vd->nmetrics ? vd->nmetrics : 1) * sizeof *values);
   ps_buf series, run;
   ps_buf_init(&series, 0);
@@ -367,7 +367,7 @@ static void benchmarker_ended(pl_verdicts *vd, const pl_dss_doc *d) {
   if (gmtime_r(&secs, &tm))
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
   for (size_t i = 0; values && i < d->nscenarios; i++) {
-    const pl_bm_scenario *sc = &d->scenarios[i];
+    const jd_bm_scenario *sc = &d->scenarios[i];
     for (size_t m = 0; m < vd->nmetrics; m++) {
       values[m] = NAN;
       for (size_t f = 0; f < PS_BENCHMARKER_NFIGURES; f++)
@@ -379,8 +379,8 @@ static void benchmarker_ended(pl_verdicts *vd, const pl_dss_doc *d) {
     ps_ledger_series *s = NULL;
     if (ps_buf_printf(&series, "%s / %s / %s", d->run, sc->scenario, sc->arm) == 0 &&
         ps_buf_printf(&run, "%s %s / %s", d->run, when, sc->scenario) == 0)
-      s = ps_ledger_series_get(&vd->ledger, PL_COLLECT_BENCHMARKER, series.data, vd->series_host,
-                               1);
+      s = ps_ledger_series_get(&vd->ledger, JD_VERDICTS_COLLECT_BENCHMARKER, series.data,
+                               vd->series_host, 1);
     if (!s || ps_ledger_put(&vd->ledger, s, vd->host, run.data, sc->revision, d->time_ns,
                             PS_RUN_STATUS_SUCCESS, d->backfill, values) < 0)
       PS_ERROR(MOD, "%s: out of memory; not judged across releases", d->run);
@@ -392,28 +392,28 @@ static void benchmarker_ended(pl_verdicts *vd, const pl_dss_doc *d) {
   ps_buf_free(&run);
 }
 
-void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p) {
-  pl_dss_doc *doc = NULL;
+void jd_verdicts_tap(jd_verdicts *vd, const ps_point *p) {
+  jd_dss_doc *doc = NULL;
   /* A point that names another host (line protocol passed through) is
    * about that host's run: this agent's verdicts are about its own. */
   const char *host = ps_point_tag(p, "host");
   if (host && strcmp(host, vd->host) != 0)
     return;
-  if (pl_collect_point(&vd->collect, p, &doc) == PL_COLLECT_DSS_ENDED) {
-    if (strcmp(doc->source, PL_COLLECT_BENCHMARKER) == 0)
+  if (jd_verdicts_collect_point(&vd->collect, p, &doc) == JD_VERDICTS_COLLECT_DSS_ENDED) {
+    if (strcmp(doc->source, JD_VERDICTS_COLLECT_BENCHMARKER) == 0)
       benchmarker_ended(vd, doc);
     vd->sh->state_dirty = 1;
-    pl_vd_arm(vd, gather_ms(vd));
+    jd_verdicts_arm(vd, gather_ms(vd));
   }
 }
 
 /* A run of a series candidates are judged against arrived (late, in a
  * backfill): the candidates that started after it saw another level, so
  * they are judged again, as a late run of their own series would cause. */
-static void rejudge_candidates(pl_verdicts *vd, const char *series, int64_t start_ns) {
+static void rejudge_candidates(jd_verdicts *vd, const char *series, int64_t start_ns) {
   for (size_t i = 0; i < vd->ledger.nseries; i++) {
     ps_ledger_series *c = &vd->ledger.series[i];
-    const char *against = pl_vd_candidate_against(vd, c->source, c->series);
+    const char *against = jd_verdicts_candidate_against(vd, c->source, c->series);
     if (!against || strcmp(against, series) != 0 || strcmp(c->host, vd->series_host) != 0)
       continue;
     for (size_t k = 0; k < c->nruns; k++)
@@ -425,11 +425,11 @@ static void rejudge_candidates(pl_verdicts *vd, const char *series, int64_t star
   }
 }
 
-void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
+void jd_verdicts_run_ended(jd_verdicts *vd, const pl_run_event *ev) {
   if (ev->kind != PL_RUN_ENDED)
     return;
   const ps_run_view *v = ev->view;
-  pl_lg_run *r = pl_collect_find_run(&vd->collect, v->id.run);
+  jd_lg_run *r = jd_verdicts_collect_find_run(&vd->collect, v->id.run);
   const char *series = r && r->series ? r->series : v->id.test_type;
   const char *revision = r && r->revision ? r->revision : v->id.revision;
   int64_t start = r && r->start_ns ? r->start_ns : (v->have_start ? v->start_ns : 0);
@@ -440,18 +440,18 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
      * read again keeps what its stages gave */
     double grown[PS_GROWTH_NFIGURES];
     long old = s ? ps_ledger_find(s, vd->host, v->id.run) : -1;
-    pl_vd_growth_of(vd, old >= 0 ? &s->runs[old] : NULL, grown);
+    jd_verdicts_growth_of(vd, old >= 0 ? &s->runs[old] : NULL, grown);
     long at = s ? ps_ledger_put(&vd->ledger, s, vd->host, v->id.run, revision, start,
                                 v->status, ev->backfill, r ? r->values : NULL)
                 : -ENOMEM;
     if (at >= 0)
-      pl_vd_growth_fold(vd, &s->runs[at], grown);
+      jd_verdicts_growth_fold(vd, &s->runs[at], grown);
     if (at < 0)
       PS_ERROR(MOD, "%s: out of memory; not judged", v->id.run);
     else
       rejudge_candidates(vd, series, start);
   }
-  pl_vd_growth_run_ended(vd, v->id.run);
+  jd_verdicts_growth_run_ended(vd, v->id.run);
   if (r && v->status == PS_RUN_STATUS_SUCCESS && r->nstages) {
     /* Stage drift needs no history; the run stays (and is saved) until its
      * verdicts are acknowledged. */
@@ -460,39 +460,39 @@ void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev) {
     r->backfill = ev->backfill;
     r->start_ns = start;
   } else if (r) {
-    pl_collect_drop_run(&vd->collect, r);
+    jd_verdicts_collect_drop_run(&vd->collect, r);
   }
   vd->sh->state_dirty = 1;
-  pl_vd_arm(vd, gather_ms(vd));
+  jd_verdicts_arm(vd, gather_ms(vd));
 }
 
-static const pl_vseries *vseries_find(const pl_verdicts *vd, const char *source,
-                                      const char *series, const char *host) {
-  for (const pl_vseries *x = vd->series; x; x = x->next)
+static const jd_vseries *vseries_find(const jd_verdicts *vd, const char *source, const char *series,
+                                      const char *host) {
+  for (const jd_vseries *x = vd->series; x; x = x->next)
     if (!strcmp(x->source, source) && !strcmp(x->series, series) && !strcmp(x->host, host))
       return x;
   return NULL;
 }
 
-int pl_verdicts_quiet(const pl_verdicts *vd) {
+int jd_verdicts_quiet(const jd_verdicts *vd) {
   if (vd->passes || vd->fetching || vd->triage_fetching || vd->triage_reading || vd->slog_drift ||
       (!vd->triage_synced && vd->ledger.nseries))
     return 0;
-  for (const pl_dss_doc *d = vd->collect.docs; d; d = d->next)
+  for (const jd_dss_doc *d = vd->collect.docs; d; d = d->next)
     if (d->ended)
       return 0;
-  for (const pl_lg_run *r = vd->collect.runs; r; r = r->next)
+  for (const jd_lg_run *r = vd->collect.runs; r; r = r->next)
     if (r->ended)
       return 0;
-  if (pl_vd_growth_waiting(vd))
+  if (jd_verdicts_growth_waiting(vd))
     return 0;
   for (size_t i = 0; i < vd->ledger.nseries; i++) {
     const ps_ledger_series *s = &vd->ledger.series[i];
     if (!series_dirty(s))
       continue;
-    const pl_vseries *vs = vseries_find(vd, s->source, s->series, s->host);
+    const jd_vseries *vs = vseries_find(vd, s->source, s->series, s->host);
     /* A synced candidate series waits on the series it is judged against. */
-    const char *against = pl_vd_candidate_against(vd, s->source, s->series);
+    const char *against = jd_verdicts_candidate_against(vd, s->source, s->series);
     if (vs && vs->synced && against)
       vs = vseries_find(vd, s->source, against, s->host);
     if (!vs || !vs->waiting_server)
@@ -503,13 +503,13 @@ int pl_verdicts_quiet(const pl_verdicts *vd) {
 
 /* --- persistence ------------------------------------------------------------------- */
 
-char *pl_verdicts_to_json(pl_verdicts *vd) {
+char *jd_verdicts_to_json(jd_verdicts *vd) {
   cJSON *o = cJSON_CreateObject();
   if (!o)
     return NULL;
   cJSON_AddItemToObject(o, "history", ps_ledger_to_json(&vd->ledger));
-  cJSON_AddItemToObject(o, "pending", pl_collect_to_json(&vd->collect));
-  cJSON_AddItemToObject(o, "growth", pl_vd_growth_to_json(vd));
+  cJSON_AddItemToObject(o, "pending", jd_verdicts_collect_to_json(&vd->collect));
+  cJSON_AddItemToObject(o, "growth", jd_verdicts_growth_to_json(vd));
   /* The excludes and baselines the saved verdicts were judged under: the
    * next start compares the decisions it reads with these, so a decision
    * undone while the agent was down is judged again too. */
@@ -534,7 +534,7 @@ char *pl_verdicts_to_json(pl_verdicts *vd) {
 
 /* The saved decisions the verdicts were judged under; how many entries
  * were damaged and left out. */
-static size_t triage_from_json(pl_verdicts *vd, const cJSON *tr) {
+static size_t triage_from_json(jd_verdicts *vd, const cJSON *tr) {
   size_t dropped = 0;
   const cJSON *x;
   ps_triage_set saved;
@@ -580,7 +580,7 @@ static const cJSON *part(const cJSON *o, const char *name, int list, ps_buf *sai
   return x;
 }
 
-void pl_verdicts_from_json(pl_verdicts *vd, const char *text) {
+void jd_verdicts_from_json(jd_verdicts *vd, const char *text) {
   cJSON *o = text ? cJSON_Parse(text) : NULL;
   ps_buf said;
   ps_buf_init(&said, 0);
@@ -591,7 +591,7 @@ void pl_verdicts_from_json(pl_verdicts *vd, const char *text) {
               "again from the server's history",
               o ? "not an object" : "not JSON");
     if (o)
-      pl_vd_arm(vd, JUDGE_DELAY_MS);
+      jd_verdicts_arm(vd, JUDGE_DELAY_MS);
     cJSON_Delete(o);
     return;
   }
@@ -599,8 +599,8 @@ void pl_verdicts_from_json(pl_verdicts *vd, const char *text) {
       &said,
       ps_ledger_from_json(&vd->ledger, part(o, "history", 1, &said), vd->series_host, vd->host),
       "'history'");
-  pl_collect_from_json(&vd->collect, part(o, "pending", 0, &said));
-  said_dropped(&said, pl_vd_growth_from_json(vd, part(o, "growth", 1, &said)), "'growth'");
+  jd_verdicts_collect_from_json(&vd->collect, part(o, "pending", 0, &said));
+  said_dropped(&said, jd_verdicts_growth_from_json(vd, part(o, "growth", 1, &said)), "'growth'");
   const cJSON *tr = part(o, "triage", 1, &said);
   if (tr)
     said_dropped(&said, triage_from_json(vd, tr), "'triage'");
@@ -609,33 +609,33 @@ void pl_verdicts_from_json(pl_verdicts *vd, const char *text) {
     PS_WARN(MOD, "the state file's verdicts section was not read whole%s", said.data);
   ps_buf_free(&said);
   cJSON_Delete(o);
-  pl_vd_arm(vd, JUDGE_DELAY_MS); /* whatever was left undone */
+  jd_verdicts_arm(vd, JUDGE_DELAY_MS); /* whatever was left undone */
 }
 
-void pl_verdicts_close(pl_verdicts *vd) {
-  pl_vd_slogdrift_close(vd);
+void jd_verdicts_close(jd_verdicts *vd) {
+  jd_verdicts_slogdrift_close(vd);
   if (!uv_is_closing((uv_handle_t *)&vd->timer))
     uv_close((uv_handle_t *)&vd->timer, NULL);
 }
 
-void pl_verdicts_free(pl_verdicts *vd) {
+void jd_verdicts_free(jd_verdicts *vd) {
   free(vd->triage_read_next);
-  for (pl_vpass *p = vd->passes, *n; p; p = n) {
+  for (jd_vpass *p = vd->passes, *n; p; p = n) {
     n = p->next;
     pass_free(p);
   }
-  for (pl_vseries *s = vd->series, *n; s; s = n) {
+  for (jd_vseries *s = vd->series, *n; s; s = n) {
     n = s->next;
     free(s->source);
     free(s->series);
     free(s->host);
     free(s);
   }
-  pl_collect_free(&vd->collect);
+  jd_verdicts_collect_free(&vd->collect);
   while (vd->growth_held) {
-    pl_vgrowth *w = vd->growth_held;
+    jd_vgrowth *w = vd->growth_held;
     vd->growth_held = w->next;
-    pl_vd_growth_free(w);
+    jd_verdicts_growth_free(w);
   }
   vd->ngrowth_held = 0;
   ps_ledger_free(&vd->ledger);

@@ -7,7 +7,7 @@
  *   the run's metrics are the configured loadgen_run fields, a stage's
  *   figures the table's stage rows, each with its tag selector.
  * - It sees only the points of the measurements it subscribed to
- *   (pl_collect_measurements, checked by the delivery), so no first-byte
+ *   (jd_verdicts_collect_measurements, checked by the delivery), so no first-byte
  *   tricks here: a handful of points per run arrive.
  * - Lists, not tables: an agent holds a few runs in progress and a DSS
  *   file or two at a time.
@@ -21,14 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void pl_collect_init(pl_collect *c, const char *const *metrics, size_t nmetrics) {
+void jd_verdicts_collect_init(jd_verdicts_collect *c, const char *const *metrics, size_t nmetrics) {
   memset(c, 0, sizeof *c);
   c->metrics = metrics;
   c->nmetrics = nmetrics;
   c->run_measurement = ps_figures[0].measurement;
 }
 
-static void run_free(pl_lg_run *r) {
+static void run_free(jd_lg_run *r) {
   if (!r)
     return;
   free(r->run);
@@ -44,9 +44,9 @@ static void run_free(pl_lg_run *r) {
   free(r);
 }
 
-static void doc_free(pl_dss_doc *d) {
+static void doc_free(jd_dss_doc *d) {
   for (size_t i = 0; i < d->ntests; i++) {
-    pl_dss_test *t = &d->tests[i];
+    jd_dss_test *t = &d->tests[i];
     for (size_t j = 0; j < t->narms; j++) {
       free(t->arms[j].label);
       free(t->arms[j].rps_total);
@@ -67,12 +67,12 @@ static void doc_free(pl_dss_doc *d) {
   free(d);
 }
 
-void pl_collect_free(pl_collect *c) {
-  for (pl_lg_run *r = c->runs, *n; r; r = n) {
+void jd_verdicts_collect_free(jd_verdicts_collect *c) {
+  for (jd_lg_run *r = c->runs, *n; r; r = n) {
     n = r->next;
     run_free(r);
   }
-  for (pl_dss_doc *d = c->docs, *n; d; d = n) {
+  for (jd_dss_doc *d = c->docs, *n; d; d = n) {
     n = d->next;
     doc_free(d);
   }
@@ -93,14 +93,14 @@ static int set_str(char **dst, const char *s) {
 
 /* A new run goes first, or last when read back from the state: the list
  * is saved in its order, and reading it must not turn it round. */
-static pl_lg_run *run_get_at(pl_collect *c, const char *run, int last) {
-  pl_lg_run **tail = &c->runs;
-  for (pl_lg_run *r = c->runs; r; r = r->next) {
+static jd_lg_run *run_get_at(jd_verdicts_collect *c, const char *run, int last) {
+  jd_lg_run **tail = &c->runs;
+  for (jd_lg_run *r = c->runs; r; r = r->next) {
     if (strcmp(r->run, run) == 0)
       return r;
     tail = &r->next;
   }
-  pl_lg_run *r = calloc(1, sizeof *r);
+  jd_lg_run *r = calloc(1, sizeof *r);
   if (!r || !(r->run = strdup(run)) ||
       !(r->values = malloc((c->nmetrics ? c->nmetrics : 1) * sizeof *r->values))) {
     run_free(r);
@@ -117,9 +117,9 @@ static pl_lg_run *run_get_at(pl_collect *c, const char *run, int last) {
   return r;
 }
 
-static pl_lg_run *run_get(pl_collect *c, const char *run) { return run_get_at(c, run, 0); }
+static jd_lg_run *run_get(jd_verdicts_collect *c, const char *run) { return run_get_at(c, run, 0); }
 
-static ps_stage_figures *stage_get(pl_lg_run *r, int stage) {
+static ps_stage_figures *stage_get(jd_lg_run *r, int stage) {
   for (size_t i = 0; i < r->nstages; i++)
     if (r->stages[i].stage == stage)
       return &r->stages[i];
@@ -141,39 +141,39 @@ static ps_stage_figures *stage_get(pl_lg_run *r, int stage) {
 #define BLOCK_MEASUREMENT "loadgen_block"
 #define CYCLE_MEASUREMENT "loadgen_cycle"
 
-static pl_lg_samples *samples_get(pl_lg_run *r, int stage) {
+static jd_lg_samples *samples_get(jd_lg_run *r, int stage) {
   for (size_t i = 0; i < r->nsamples; i++)
     if (r->samples[i].stage == stage)
       return &r->samples[i];
   if (r->nsamples == r->samples_cap) {
     size_t cap = r->samples_cap ? r->samples_cap * 2 : 8;
-    pl_lg_samples *n = realloc(r->samples, cap * sizeof *n);
+    jd_lg_samples *n = realloc(r->samples, cap * sizeof *n);
     if (!n)
       return NULL;
     r->samples = n;
     r->samples_cap = cap;
   }
-  pl_lg_samples *s = &r->samples[r->nsamples++];
-  *s = (pl_lg_samples){.stage = stage};
+  jd_lg_samples *s = &r->samples[r->nsamples++];
+  *s = (jd_lg_samples){.stage = stage};
   return s;
 }
 
-static void sample_add(pl_lg_sample **a, size_t *n, size_t *cap, int64_t time_ns, double v) {
-  if (!isfinite(v) || *n >= PL_LG_MAX_SAMPLES)
+static void sample_add(jd_lg_sample **a, size_t *n, size_t *cap, int64_t time_ns, double v) {
+  if (!isfinite(v) || *n >= JD_LG_MAX_SAMPLES)
     return;
   if (*n == *cap) {
     size_t c = *cap ? *cap * 2 : 64;
-    pl_lg_sample *m = realloc(*a, c * sizeof *m);
+    jd_lg_sample *m = realloc(*a, c * sizeof *m);
     if (!m)
       return; /* a sample fewer: the test is a little less sure */
     *a = m;
     *cap = c;
   }
-  (*a)[(*n)++] = (pl_lg_sample){time_ns, v};
+  (*a)[(*n)++] = (jd_lg_sample){time_ns, v};
 }
 
 /* A live block or a successful cycle of a run's stage. */
-static void sample_point(pl_collect *c, const ps_point *p, const char *run, int stage) {
+static void sample_point(jd_verdicts_collect *c, const ps_point *p, const char *run, int stage) {
   int block = strcmp(p->measurement, BLOCK_MEASUREMENT) == 0;
   if (block) {
     const char *live = ps_point_tag(p, "live");
@@ -184,8 +184,8 @@ static void sample_point(pl_collect *c, const ps_point *p, const char *run, int 
     if (!ok || ok->type != PS_F_BOOL || !ok->v.b)
       return;
   }
-  pl_lg_run *r = run_get(c, run);
-  pl_lg_samples *s = r ? samples_get(r, stage) : NULL;
+  jd_lg_run *r = run_get(c, run);
+  jd_lg_samples *s = r ? samples_get(r, stage) : NULL;
   if (!s)
     return;
   if (block)
@@ -196,14 +196,14 @@ static void sample_point(pl_collect *c, const ps_point *p, const char *run, int 
 }
 
 static int by_time(const void *a, const void *b) {
-  const pl_lg_sample *x = a, *y = b;
+  const jd_lg_sample *x = a, *y = b;
   if (x->time_ns != y->time_ns)
     return (x->time_ns > y->time_ns) - (x->time_ns < y->time_ns);
   return (x->value > y->value) - (x->value < y->value);
 }
 
 /* Sorts by time and drops repeats (a point replayed after a restart). */
-static size_t sort_unique(pl_lg_sample *a, size_t n) {
+static size_t sort_unique(jd_lg_sample *a, size_t n) {
   if (n < 2) /* a stage with blocks and no cycles has no array for them */
     return n;
   qsort(a, n, sizeof *a, by_time);
@@ -214,7 +214,8 @@ static size_t sort_unique(pl_lg_sample *a, size_t n) {
   return k;
 }
 
-int pl_collect_stage_samples(pl_lg_run *r, ps_stage_samples **out, size_t *n, double **store) {
+int jd_verdicts_collect_stage_samples(jd_lg_run *r, ps_stage_samples **out, size_t *n,
+                                      double **store) {
   size_t total = 0;
   *out = NULL;
   *store = NULL;
@@ -237,7 +238,7 @@ int pl_collect_stage_samples(pl_lg_run *r, ps_stage_samples **out, size_t *n, do
   }
   double *at = *store;
   for (size_t i = 0; i < r->nsamples; i++) {
-    const pl_lg_samples *s = &r->samples[i];
+    const jd_lg_samples *s = &r->samples[i];
     ps_stage_samples *v = &(*out)[i];
     v->stage = s->stage;
     v->swingset_time = at;
@@ -259,12 +260,12 @@ int pl_collect_stage_samples(pl_lg_run *r, ps_stage_samples **out, size_t *n, do
 
 /* A point of a figure's measurement (core/figures.h): the run's judged
  * metrics, or a stage's figures when the point passes their selector. */
-static void loadgen_point(pl_collect *c, const ps_point *p) {
+static void loadgen_point(jd_verdicts_collect *c, const ps_point *p) {
   const char *run = ps_point_tag(p, "run"), *stage_tag = ps_point_tag(p, "stage");
   if (!run)
     return;
   if (strcmp(p->measurement, c->run_measurement) == 0) {
-    pl_lg_run *r = run_get(c, run);
+    jd_lg_run *r = run_get(c, run);
     if (!r || set_str(&r->series, ps_point_tag(p, "test_type")) < 0 ||
         set_str(&r->revision, ps_point_tag(p, "revision")) < 0)
       return;
@@ -301,7 +302,7 @@ static void loadgen_point(pl_collect *c, const ps_point *p) {
   long stage = strtol(stage_tag, &end, 10);
   if (*end || stage < 0 || stage > 100000)
     return;
-  pl_lg_run *r = run_get(c, run);
+  jd_lg_run *r = run_get(c, run);
   ps_stage_figures *s = r ? stage_get(r, (int)stage) : NULL;
   if (!s)
     return;
@@ -318,16 +319,17 @@ static void loadgen_point(pl_collect *c, const ps_point *p) {
 
 /* The DSS file being read for `run` (a new one once its marker was seen:
  * a rewritten results.json is a new run of the same name). */
-static pl_dss_doc *doc_get(pl_collect *c, const char *source, const char *run) {
-  for (pl_dss_doc *d = c->docs; d; d = d->next)
+static jd_dss_doc *doc_get(jd_verdicts_collect *c, const char *source, const char *run) {
+  for (jd_dss_doc *d = c->docs; d; d = d->next)
     if (!d->ended && strcmp(d->source, source) == 0 && strcmp(d->run, run) == 0)
       return d;
-  pl_dss_doc *d = calloc(1, sizeof *d);
+  jd_dss_doc *d = calloc(1, sizeof *d);
   if (!d || !(d->run = strdup(run))) {
     free(d);
     return NULL;
   }
-  d->source = strcmp(source, PL_COLLECT_BENCHMARKER) == 0 ? PL_COLLECT_BENCHMARKER : PL_COLLECT_DSS;
+  d->source = strcmp(source, JD_VERDICTS_COLLECT_BENCHMARKER) == 0 ? JD_VERDICTS_COLLECT_BENCHMARKER
+                                                                   : JD_VERDICTS_COLLECT_DSS;
   d->next = c->docs;
   c->docs = d;
   return d;
@@ -350,19 +352,19 @@ typedef struct arm_values {
   double rps_total, p95_ms, errors;
 } arm_values;
 
-static void arm_value(pl_collect *c, const arm_values *av) {
+static void arm_value(jd_verdicts_collect *c, const arm_values *av) {
   const char *run = av->run, *test = av->test, *arm = av->arm;
   if (!run || !test || !arm || av->variant < 0 || av->variant > 100000)
     return;
-  pl_dss_doc *d = doc_get(c, av->source, run);
+  jd_dss_doc *d = doc_get(c, av->source, run);
   if (!d)
     return;
-  pl_dss_test *t = NULL;
+  jd_dss_test *t = NULL;
   for (size_t i = 0; i < d->ntests && !t; i++)
     if (strcmp(d->tests[i].test, test) == 0)
       t = &d->tests[i];
   if (!t) {
-    pl_dss_test *n = realloc(d->tests, (d->ntests + 1) * sizeof *n);
+    jd_dss_test *n = realloc(d->tests, (d->ntests + 1) * sizeof *n);
     if (!n)
       return;
     d->tests = n;
@@ -372,12 +374,12 @@ static void arm_value(pl_collect *c, const arm_values *av) {
       return;
     d->ntests++;
   }
-  pl_dss_arm *a = NULL;
+  jd_dss_arm *a = NULL;
   for (size_t i = 0; i < t->narms && !a; i++)
     if (strcmp(t->arms[i].label, arm) == 0)
       a = &t->arms[i];
   if (!a) { /* arms keep file order: the first is the reference */
-    pl_dss_arm *n = realloc(t->arms, (t->narms + 1) * sizeof *n);
+    jd_dss_arm *n = realloc(t->arms, (t->narms + 1) * sizeof *n);
     if (!n)
       return;
     t->arms = n;
@@ -407,11 +409,11 @@ static void arm_value(pl_collect *c, const arm_values *av) {
   a->errors[v] = av->errors;
 }
 
-static void dss_point(pl_collect *c, const ps_point *p) {
+static void dss_point(jd_verdicts_collect *c, const ps_point *p) {
   const ps_field *idx = ps_point_field(p, "variantIndex");
   if (!idx || idx->type != PS_F_INT)
     return;
-  arm_values av = {PL_COLLECT_DSS,
+  arm_values av = {JD_VERDICTS_COLLECT_DSS,
                    ps_point_tag(p, "run"),
                    ps_point_tag(p, "test"),
                    ps_point_tag(p, "arm"),
@@ -435,19 +437,19 @@ static double completed_load(const ps_point *p) {
  * (a scenario fitted again in the same report, a report read again,
  * replaces them) and its latency at the lowest load it completed
  * (docs/verdicts.md "Benchmarker: across releases"). */
-static void across_releases(pl_collect *c, const ps_point *p) {
+static void across_releases(jd_verdicts_collect *c, const ps_point *p) {
   const char *run = ps_point_tag(p, "configuration"), *scenario = ps_point_tag(p, "scenario"),
              *arm = ps_point_tag(p, "arm"), *image = ps_point_tag(p, "image"),
              *commit = ps_point_tag(p, "commit");
-  pl_dss_doc *d = run && scenario && arm ? doc_get(c, PL_COLLECT_BENCHMARKER, run) : NULL;
+  jd_dss_doc *d = run && scenario && arm ? doc_get(c, JD_VERDICTS_COLLECT_BENCHMARKER, run) : NULL;
   if (!d)
     return;
-  pl_bm_scenario *s = NULL;
+  jd_bm_scenario *s = NULL;
   for (size_t i = 0; i < d->nscenarios && !s; i++)
     if (strcmp(d->scenarios[i].scenario, scenario) == 0 && strcmp(d->scenarios[i].arm, arm) == 0)
       s = &d->scenarios[i];
   if (!s) {
-    pl_bm_scenario *n = realloc(d->scenarios, (d->nscenarios + 1) * sizeof *n);
+    jd_bm_scenario *n = realloc(d->scenarios, (d->nscenarios + 1) * sizeof *n);
     if (!n)
       return;
     d->scenarios = n;
@@ -465,7 +467,7 @@ static void across_releases(pl_collect *c, const ps_point *p) {
     }
     d->nscenarios++;
   }
-  int fit = strcmp(p->measurement, PL_COLLECT_BENCHMARKER_FIT) == 0;
+  int fit = strcmp(p->measurement, JD_VERDICTS_COLLECT_BENCHMARKER_FIT) == 0;
   double load = fit ? NAN : completed_load(p);
   int lower = !isnan(load) && (isnan(s->low_load) || load <= s->low_load);
   for (size_t i = 0; i < PS_BENCHMARKER_NFIGURES; i++) {
@@ -482,14 +484,14 @@ static void across_releases(pl_collect *c, const ps_point *p) {
  * types is the arm's value at its load factor (the variant), and the
  * fitted peak X(N*), where the measured loads reach it, is the one
  * variant of the test "<load> peak". */
-static void benchmarker_point(pl_collect *c, const ps_point *p) {
+static void benchmarker_point(jd_verdicts_collect *c, const ps_point *p) {
   const char *op = ps_point_tag(p, "operation"), *load = ps_point_tag(p, "load");
-  if (!op || strcmp(op, PL_COLLECT_BENCHMARKER_EVERY_TYPE) != 0)
+  if (!op || strcmp(op, JD_VERDICTS_COLLECT_BENCHMARKER_EVERY_TYPE) != 0)
     return;
   across_releases(c, p);
   if (!load)
     return;
-  arm_values av = {PL_COLLECT_BENCHMARKER,
+  arm_values av = {JD_VERDICTS_COLLECT_BENCHMARKER,
                    ps_point_tag(p, "configuration"),
                    load,
                    ps_point_tag(p, "arm"),
@@ -498,7 +500,7 @@ static void benchmarker_point(pl_collect *c, const ps_point *p) {
                    NAN,
                    NAN};
   char peak[512];
-  if (strcmp(p->measurement, PL_COLLECT_BENCHMARKER_FIT) == 0) {
+  if (strcmp(p->measurement, JD_VERDICTS_COLLECT_BENCHMARKER_FIT) == 0) {
     const ps_field *within = ps_point_field(p, "peak_within_loads");
     if (!within || within->type != PS_F_BOOL || !within->v.b)
       return;
@@ -520,38 +522,42 @@ static void benchmarker_point(pl_collect *c, const ps_point *p) {
   arm_value(c, &av);
 }
 
-int pl_collect_point(pl_collect *c, const ps_point *p, pl_dss_doc **doc) {
+int jd_verdicts_collect_point(jd_verdicts_collect *c, const ps_point *p, jd_dss_doc **doc) {
   const char *m = p->measurement;
-  if (strcmp(m, PL_COLLECT_DSS) == 0) {
+  if (strcmp(m, JD_VERDICTS_COLLECT_DSS) == 0) {
     dss_point(c, p);
-  } else if (strcmp(m, PL_COLLECT_BENCHMARKER_STEP) == 0 ||
-             strcmp(m, PL_COLLECT_BENCHMARKER_FIT) == 0) {
+  } else if (strcmp(m, JD_VERDICTS_COLLECT_BENCHMARKER_STEP) == 0 ||
+             strcmp(m, JD_VERDICTS_COLLECT_BENCHMARKER_FIT) == 0) {
     benchmarker_point(c, p);
   } else if (strcmp(m, PS_RUN_MARKER_MEASUREMENT) == 0) {
     const char *source = ps_point_tag(p, "source"), *run = ps_point_tag(p, "run");
     if (!source || !run ||
-        (strcmp(source, PL_COLLECT_DSS) != 0 && strcmp(source, PL_COLLECT_BENCHMARKER) != 0))
-      return PL_COLLECT_NONE;
-    pl_dss_doc *d = doc_get(c, source, run);
+        (strcmp(source, JD_VERDICTS_COLLECT_DSS) != 0 &&
+         strcmp(source, JD_VERDICTS_COLLECT_BENCHMARKER) != 0))
+      return JD_VERDICTS_COLLECT_NONE;
+    jd_dss_doc *d = doc_get(c, source, run);
     if (!d)
-      return PL_COLLECT_NONE;
+      return JD_VERDICTS_COLLECT_NONE;
     const ps_field *bf = ps_point_field(p, "backfill");
     d->ended = 1;
     d->time_ns = p->time_ns;
     d->backfill = bf && bf->type == PS_F_BOOL && bf->v.b;
     *doc = d;
-    return PL_COLLECT_DSS_ENDED;
+    return JD_VERDICTS_COLLECT_DSS_ENDED;
   } else {
     loadgen_point(c, p);
   }
-  return PL_COLLECT_NONE;
+  return JD_VERDICTS_COLLECT_NONE;
 }
 
-size_t pl_collect_measurements(const char **out, size_t cap) {
+size_t jd_verdicts_collect_measurements(const char **out, size_t cap) {
   size_t n = 0;
-  const char *extra[] = {
-      PL_COLLECT_DSS,    PS_RUN_MARKER_MEASUREMENT,   BLOCK_MEASUREMENT,
-      CYCLE_MEASUREMENT, PL_COLLECT_BENCHMARKER_STEP, PL_COLLECT_BENCHMARKER_FIT};
+  const char *extra[] = {JD_VERDICTS_COLLECT_DSS,
+                         PS_RUN_MARKER_MEASUREMENT,
+                         BLOCK_MEASUREMENT,
+                         CYCLE_MEASUREMENT,
+                         JD_VERDICTS_COLLECT_BENCHMARKER_STEP,
+                         JD_VERDICTS_COLLECT_BENCHMARKER_FIT};
   size_t nextra = sizeof extra / sizeof extra[0];
   for (size_t i = 0; i < ps_nfigures + nextra; i++) {
     const char *m = i < ps_nfigures ? ps_figures[i].measurement : extra[i - ps_nfigures];
@@ -564,15 +570,15 @@ size_t pl_collect_measurements(const char **out, size_t cap) {
   return n;
 }
 
-pl_lg_run *pl_collect_find_run(pl_collect *c, const char *run) {
-  for (pl_lg_run *r = c->runs; r; r = r->next)
+jd_lg_run *jd_verdicts_collect_find_run(jd_verdicts_collect *c, const char *run) {
+  for (jd_lg_run *r = c->runs; r; r = r->next)
     if (strcmp(r->run, run) == 0)
       return r;
   return NULL;
 }
 
-void pl_collect_drop_run(pl_collect *c, pl_lg_run *r) {
-  for (pl_lg_run **pp = &c->runs; *pp; pp = &(*pp)->next)
+void jd_verdicts_collect_drop_run(jd_verdicts_collect *c, jd_lg_run *r) {
+  for (jd_lg_run **pp = &c->runs; *pp; pp = &(*pp)->next)
     if (*pp == r) {
       *pp = r->next;
       run_free(r);
@@ -580,8 +586,8 @@ void pl_collect_drop_run(pl_collect *c, pl_lg_run *r) {
     }
 }
 
-void pl_collect_drop_dss(pl_collect *c, pl_dss_doc *doc) {
-  for (pl_dss_doc **pp = &c->docs; *pp; pp = &(*pp)->next)
+void jd_verdicts_collect_drop_dss(jd_verdicts_collect *c, jd_dss_doc *doc) {
+  for (jd_dss_doc **pp = &c->docs; *pp; pp = &(*pp)->next)
     if (*pp == doc) {
       *pp = doc->next;
       doc_free(doc);
@@ -605,7 +611,7 @@ static void read_numbers(const cJSON *a, double *v, size_t n) {
   }
 }
 
-static cJSON *run_json(const pl_collect *c, const pl_lg_run *r) {
+static cJSON *run_json(const jd_verdicts_collect *c, const jd_lg_run *r) {
   cJSON *o = cJSON_CreateObject();
   char t[24];
   snprintf(t, sizeof t, "%" PRId64, r->start_ns);
@@ -636,7 +642,7 @@ static cJSON *run_json(const pl_collect *c, const pl_lg_run *r) {
   return o;
 }
 
-static cJSON *doc_json(const pl_dss_doc *d) {
+static cJSON *doc_json(const jd_dss_doc *d) {
   cJSON *o = cJSON_CreateObject();
   char t[24];
   snprintf(t, sizeof t, "%" PRId64, d->time_ns);
@@ -647,7 +653,7 @@ static cJSON *doc_json(const pl_dss_doc *d) {
   cJSON_AddBoolToObject(o, "backfill", d->backfill);
   cJSON *tests = cJSON_AddArrayToObject(o, "tests");
   for (size_t i = 0; tests && i < d->ntests; i++) {
-    const pl_dss_test *te = &d->tests[i];
+    const jd_dss_test *te = &d->tests[i];
     cJSON *to = cJSON_CreateObject();
     cJSON_AddStringToObject(to, "test", te->test);
     cJSON *arms = cJSON_AddArrayToObject(to, "arms");
@@ -664,13 +670,13 @@ static cJSON *doc_json(const pl_dss_doc *d) {
   return o;
 }
 
-cJSON *pl_collect_to_json(const pl_collect *c) {
+cJSON *jd_verdicts_collect_to_json(const jd_verdicts_collect *c) {
   cJSON *o = cJSON_CreateObject();
   cJSON *runs = cJSON_AddArrayToObject(o, "runs");
-  for (const pl_lg_run *r = c->runs; runs && r; r = r->next)
+  for (const jd_lg_run *r = c->runs; runs && r; r = r->next)
     cJSON_AddItemToArray(runs, run_json(c, r));
   cJSON *docs = cJSON_AddArrayToObject(o, "dss");
-  for (const pl_dss_doc *d = c->docs; docs && d; d = d->next)
+  for (const jd_dss_doc *d = c->docs; docs && d; d = d->next)
     cJSON_AddItemToArray(docs, doc_json(d));
   return o;
 }
@@ -680,9 +686,9 @@ static const char *str_of(const cJSON *o, const char *key) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static void run_from_json(pl_collect *c, const cJSON *o) {
+static void run_from_json(jd_verdicts_collect *c, const cJSON *o) {
   const char *run = str_of(o, "run"), *t = str_of(o, "start_ns");
-  pl_lg_run *r = run && t ? run_get_at(c, run, 1) : NULL;
+  jd_lg_run *r = run && t ? run_get_at(c, run, 1) : NULL;
   if (!r || set_str(&r->series, str_of(o, "series")) < 0 ||
       set_str(&r->revision, str_of(o, "revision")) < 0)
     return;
@@ -708,25 +714,26 @@ static void run_from_json(pl_collect *c, const cJSON *o) {
   }
 }
 
-static void doc_from_json(pl_collect *c, const cJSON *o) {
+static void doc_from_json(jd_verdicts_collect *c, const cJSON *o) {
   const char *run = str_of(o, "run"), *t = str_of(o, "time_ns");
   if (!run || !t)
     return;
-  pl_dss_doc *d = calloc(1, sizeof *d);
+  jd_dss_doc *d = calloc(1, sizeof *d);
   if (!d || !(d->run = strdup(run))) {
     free(d);
     return;
   }
   const char *source = str_of(o, "source"); /* absent in states from before benchmarker */
-  d->source = source && strcmp(source, PL_COLLECT_BENCHMARKER) == 0 ? PL_COLLECT_BENCHMARKER
-                                                                    : PL_COLLECT_DSS;
+  d->source = source && strcmp(source, JD_VERDICTS_COLLECT_BENCHMARKER) == 0
+                  ? JD_VERDICTS_COLLECT_BENCHMARKER
+                  : JD_VERDICTS_COLLECT_DSS;
   d->ended = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ended"));
   d->time_ns = strtoll(t, NULL, 10);
   d->backfill = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "backfill"));
   const cJSON *tests = cJSON_GetObjectItemCaseSensitive(o, "tests");
   size_t nt = (size_t)cJSON_GetArraySize(tests);
   d->tests = calloc(nt ? nt : 1, sizeof *d->tests);
-  pl_dss_doc **tail = &c->docs; /* in the order saved */
+  jd_dss_doc **tail = &c->docs; /* in the order saved */
   while (*tail)
     tail = &(*tail)->next;
   *tail = d;
@@ -735,7 +742,7 @@ static void doc_from_json(pl_collect *c, const cJSON *o) {
     const char *name = str_of(to, "test");
     const cJSON *arms = cJSON_GetObjectItemCaseSensitive(to, "arms");
     size_t na = (size_t)cJSON_GetArraySize(arms);
-    pl_dss_test *te = &d->tests[d->ntests];
+    jd_dss_test *te = &d->tests[d->ntests];
     if (!name || !(te->test = strdup(name)) ||
         !(te->arms = calloc(na ? na : 1, sizeof *te->arms))) {
       free(te->test);
@@ -747,7 +754,7 @@ static void doc_from_json(pl_collect *c, const cJSON *o) {
     cJSON_ArrayForEach(ao, arms) {
       const cJSON *rps = cJSON_GetObjectItemCaseSensitive(ao, "rps_total");
       size_t nv = (size_t)cJSON_GetArraySize(rps);
-      pl_dss_arm *a = &te->arms[te->narms];
+      jd_dss_arm *a = &te->arms[te->narms];
       const char *label = str_of(ao, "arm");
       if (!label || (te->narms && nv != te->nvariants))
         continue;
@@ -772,7 +779,7 @@ static void doc_from_json(pl_collect *c, const cJSON *o) {
   }
 }
 
-void pl_collect_from_json(pl_collect *c, const cJSON *json) {
+void jd_verdicts_collect_from_json(jd_verdicts_collect *c, const cJSON *json) {
   const cJSON *o;
   cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(json, "runs")) run_from_json(c, o);
   cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(json, "dss")) doc_from_json(c, o);

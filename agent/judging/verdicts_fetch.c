@@ -17,9 +17,9 @@
 #include "readback/query.h"
 #include "verdicts_private.h"
 
-#define MOD PL_VD_MOD
+#define MOD JD_VERDICTS_MOD
 #define HISTORY_RETRY_MAX_MS 60000
-#define HISTORY_SPAN_MAX_NS (7680 * PL_VD_DAY_NS)
+#define HISTORY_SPAN_MAX_NS (7680 * JD_VERDICTS_DAY_NS)
 
 /* --- the server's history --------------------------------------------------- */
 
@@ -27,7 +27,7 @@
  * before the series' first run to judge, and the time a history read has
  * to go back to: that window's first run when it does, else the first run
  * to judge less the series' span. */
-static int window_covered(pl_verdicts *vd, const pl_vseries *vs, int64_t *since) {
+static int window_covered(jd_verdicts *vd, const jd_vseries *vs, int64_t *since) {
   ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, vs->source, vs->series, vs->host, 0);
   size_t from = 0, have = 0;
   while (s && from < s->nruns && s->runs[from].judged)
@@ -57,7 +57,7 @@ static int window_covered(pl_verdicts *vd, const pl_vseries *vs, int64_t *since)
 }
 
 typedef struct fetch_ctx {
-  pl_verdicts *vd;
+  jd_verdicts *vd;
   char *source, *series, *host;
   int64_t since_ns; /* how far back it read */
   size_t merged;    /* runs it added to the ledger */
@@ -100,7 +100,7 @@ static void merge_growth(void *ctx, const char *host, const char *run, const dou
       if (strcmp(f->vd->metrics[m], ps_growth_figure((ps_growth_figure_id)i)->name) == 0)
         g[i] = values[m];
   }
-  pl_vd_growth_fold(f->vd, &s->runs[at], g);
+  jd_verdicts_growth_fold(f->vd, &s->runs[at], g);
 }
 
 /* Only a database this agent creates itself (InfluxDB 1.x API with
@@ -113,14 +113,15 @@ static int creates_database(const ps_config *cfg) {
 
 static void history_done(void *arg, int rc, const char *json, size_t len, const char *err) {
   fetch_ctx *f = arg;
-  pl_verdicts *vd = f->vd;
+  jd_verdicts *vd = f->vd;
   (void)len;
   vd->fetching = 0;
-  pl_vseries *vs = pl_vd_series_get(vd, f->source, f->series, f->host);
+  jd_vseries *vs = jd_verdicts_series_get(vd, f->source, f->series, f->host);
   ps_buf why;
   ps_buf_init(&why, 512);
   if (vs && rc == 0 &&
-      pl_history_parse(json, vd->metrics, vd->nmetrics, merge_row, merge_growth, f, &why) < 0) {
+      jd_verdicts_history_parse(json, vd->metrics, vd->nmetrics, merge_row, merge_growth, f, &why) <
+          0) {
     /* An answer that is not one is a failed read, not an empty history:
      * said, and asked again with the same back-off. */
     rc = -EPROTO;
@@ -172,17 +173,17 @@ static void history_done(void *arg, int rc, const char *json, size_t len, const 
   free(f->series);
   free(f->host);
   free(f);
-  pl_vd_arm(vd, 0);
+  jd_verdicts_arm(vd, 0);
 }
 
-int pl_vd_fetch_history(pl_verdicts *vd, pl_vseries *vs) {
+int jd_verdicts_fetch_history(jd_verdicts *vd, jd_vseries *vs) {
   ps_buf q;
   ps_buf_init(&q, 0);
   fetch_ctx *f = calloc(1, sizeof *f);
   int64_t since = 0;
   window_covered(vd, vs, &since);
-  int rc = f ? pl_history_query_text(vs->series, vs->host[0] ? vs->host : NULL, since,
-                                     vs->until_ns, vd->metrics, vd->nmetrics, &q)
+  int rc = f ? jd_verdicts_history_query_text(vs->series, vs->host[0] ? vs->host : NULL, since,
+                                              vs->until_ns, vd->metrics, vd->nmetrics, &q)
              : -ENOMEM;
   if (rc == 0 && (!(f->source = strdup(vs->source)) || !(f->series = strdup(vs->series)) ||
                   !(f->host = strdup(vs->host))))

@@ -16,7 +16,7 @@
 #include "verdict/growth_limit.h"
 #include "verdicts_private.h"
 
-#define LOADGEN PL_VD_LOADGEN
+#define LOADGEN JD_VERDICTS_LOADGEN
 
 /* A stage's kernel growth is judged when its complete point is written:
  * it needs no history, and the growth comes after the run's end anyway
@@ -26,23 +26,23 @@
  * run's end comes from the same read). The same stage point gives the same
  * verdict points (docs/verdicts.md, "Kernel growth against a limit"). */
 
-void pl_vd_growth_free(pl_vgrowth *w) {
+void jd_verdicts_growth_free(jd_vgrowth *w) {
   free(w->run);
   free(w->series);
   free(w->revision);
   free(w);
 }
 
-static void fold_into_run(pl_verdicts *vd, const ps_growth_stage *g);
+static void fold_into_run(jd_verdicts *vd, const ps_growth_stage *g);
 
-static ps_ledger_run *run_of(pl_verdicts *vd, const char *series, const char *run) {
+static ps_ledger_run *run_of(jd_verdicts *vd, const char *series, const char *run) {
   ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, LOADGEN, series, vd->series_host, 0);
   long at = s ? ps_ledger_find(s, vd->host, run) : -1;
   return at >= 0 ? &s->runs[at] : NULL;
 }
 
-static void send_held(pl_verdicts *vd, pl_vgrowth *w, int backfill) {
-  pl_vpass *pass = calloc(1, sizeof *pass);
+static void send_held(jd_verdicts *vd, jd_vgrowth *w, int backfill) {
+  jd_vpass *pass = calloc(1, sizeof *pass);
   ps_verdict_list l;
   ps_verdict_list_init(&l);
   if (!pass)
@@ -53,15 +53,15 @@ static void send_held(pl_verdicts *vd, pl_vgrowth *w, int backfill) {
   pass->growth_seq = w->seq;
   if (ps_growth_limit(&vd->cfg->verdicts, &w->g, &l) < 0)
     pass->failed = 1;
-  pl_vd_send_pass(vd, pass, &l);
+  jd_verdicts_send_pass(vd, pass, &l);
   ps_verdict_list_free(&l);
 }
 
-static void unlink_held(pl_verdicts *vd, pl_vgrowth **pp) {
-  pl_vgrowth *w = *pp;
+static void unlink_held(jd_verdicts *vd, jd_vgrowth **pp) {
+  jd_vgrowth *w = *pp;
   *pp = w->next;
   vd->ngrowth_held--;
-  pl_vd_growth_free(w);
+  jd_verdicts_growth_free(w);
   vd->sh->state_dirty = 1;
 }
 
@@ -69,24 +69,24 @@ static void unlink_held(pl_verdicts *vd, pl_vgrowth **pp) {
  * list is saved in its order, and reading it must not turn it round); the
  * same stage again replaces the one held (a pass still out for it finds no
  * stage by its seq when it is answered). */
-static pl_vgrowth *hold(pl_verdicts *vd, const ps_growth_stage *g, int last) {
-  for (pl_vgrowth **pp = &vd->growth_held; *pp; pp = &(*pp)->next)
+static jd_vgrowth *hold(jd_verdicts *vd, const ps_growth_stage *g, int last) {
+  for (jd_vgrowth **pp = &vd->growth_held; *pp; pp = &(*pp)->next)
     if (strcmp((*pp)->run, g->run) == 0 && (*pp)->g.stage == g->stage) {
       unlink_held(vd, pp);
       break;
     }
-  if (vd->ngrowth_held >= PL_VERDICTS_GROWTH_HELD_MAX) {
-    ps_log_limited(PS_LOG_WARNING, PL_VD_MOD, "growth held", 3600,
+  if (vd->ngrowth_held >= JD_VERDICTS_GROWTH_HELD_MAX) {
+    ps_log_limited(PS_LOG_WARNING, JD_VERDICTS_MOD, "growth held", 3600,
                    "%zu slog stages wait for their runs' ends; %s stage %d is judged "
                    "without being kept for a restart",
                    vd->ngrowth_held, g->run, g->stage);
     return NULL;
   }
-  pl_vgrowth *w = calloc(1, sizeof *w);
+  jd_vgrowth *w = calloc(1, sizeof *w);
   if (!w || !(w->run = strdup(g->run)) || !(w->series = strdup(g->series)) ||
       (g->revision && !(w->revision = strdup(g->revision)))) {
     if (w)
-      pl_vd_growth_free(w);
+      jd_verdicts_growth_free(w);
     return NULL;
   }
   w->g = *g;
@@ -94,7 +94,7 @@ static pl_vgrowth *hold(pl_verdicts *vd, const ps_growth_stage *g, int last) {
   w->g.series = w->series;
   w->g.revision = w->revision;
   w->seq = ++vd->growth_seq;
-  pl_vgrowth **at = &vd->growth_held;
+  jd_vgrowth **at = &vd->growth_held;
   while (last && *at)
     at = &(*at)->next;
   w->next = *at;
@@ -106,8 +106,8 @@ static pl_vgrowth *hold(pl_verdicts *vd, const ps_growth_stage *g, int last) {
 
 /* A pass with nothing to send is answered at once and lets its stage go:
  * the loops below keep the next stage before sending. */
-void pl_vd_growth_run_ended(pl_verdicts *vd, const char *run) {
-  for (pl_vgrowth *w = vd->growth_held, *next; w; w = next) {
+void jd_verdicts_growth_run_ended(jd_verdicts *vd, const char *run) {
+  for (jd_vgrowth *w = vd->growth_held, *next; w; w = next) {
     next = w->next;
     if (strcmp(w->run, run) != 0)
       continue;
@@ -118,8 +118,8 @@ void pl_vd_growth_run_ended(pl_verdicts *vd, const char *run) {
   }
 }
 
-void pl_vd_growth_due(pl_verdicts *vd) {
-  for (pl_vgrowth *w = vd->growth_held, *next; w; w = next) {
+void jd_verdicts_growth_due(jd_verdicts *vd) {
+  for (jd_vgrowth *w = vd->growth_held, *next; w; w = next) {
     next = w->next;
     ps_ledger_run *r = w->sent ? NULL : run_of(vd, w->series, w->run);
     if (r)
@@ -127,17 +127,17 @@ void pl_vd_growth_due(pl_verdicts *vd) {
   }
 }
 
-int pl_vd_growth_waiting(const pl_verdicts *vd) {
+int jd_verdicts_growth_waiting(const jd_verdicts *vd) {
   /* a lookup that creates nothing (ps_ledger_series_get with create 0) */
-  pl_verdicts *look = (pl_verdicts *)vd;
-  for (pl_vgrowth *w = vd->growth_held; w; w = w->next)
+  jd_verdicts *look = (jd_verdicts *)vd;
+  for (jd_vgrowth *w = vd->growth_held; w; w = w->next)
     if (!w->sent && run_of(look, w->series, w->run))
       return 1;
   return 0;
 }
 
-void pl_vd_growth_finished(pl_verdicts *vd, uint64_t seq, int ok) {
-  for (pl_vgrowth **pp = &vd->growth_held; *pp; pp = &(*pp)->next)
+void jd_verdicts_growth_finished(jd_verdicts *vd, uint64_t seq, int ok) {
+  for (jd_vgrowth **pp = &vd->growth_held; *pp; pp = &(*pp)->next)
     if ((*pp)->seq == seq) {
       if (ok)
         unlink_held(vd, pp);
@@ -147,9 +147,9 @@ void pl_vd_growth_finished(pl_verdicts *vd, uint64_t seq, int ok) {
     }
 }
 
-cJSON *pl_vd_growth_to_json(const pl_verdicts *vd) {
+cJSON *jd_verdicts_growth_to_json(const jd_verdicts *vd) {
   cJSON *a = cJSON_CreateArray();
-  for (const pl_vgrowth *w = vd->growth_held; a && w; w = w->next) {
+  for (const jd_vgrowth *w = vd->growth_held; a && w; w = w->next) {
     cJSON *o = cJSON_CreateObject();
     char t[24];
     snprintf(t, sizeof t, "%" PRId64, w->g.time_ns);
@@ -170,7 +170,7 @@ cJSON *pl_vd_growth_to_json(const pl_verdicts *vd) {
 
 /* What does not read as a held stage is left out: the stage is then lost
  * to the damage, never the agent. */
-size_t pl_vd_growth_from_json(pl_verdicts *vd, const cJSON *a) {
+size_t jd_verdicts_growth_from_json(jd_verdicts *vd, const cJSON *a) {
   const cJSON *o, *list = cJSON_IsArray(a) ? a : NULL;
   size_t dropped = a && !list;
   cJSON_ArrayForEach(o, list) {
@@ -207,7 +207,7 @@ size_t pl_vd_growth_from_json(pl_verdicts *vd, const cJSON *a) {
 
 /* --- growth across revisions ----------------------------------------------- */
 
-static long metric_index(const pl_verdicts *vd, ps_growth_figure_id id) {
+static long metric_index(const jd_verdicts *vd, ps_growth_figure_id id) {
   const char *name = ps_growth_figure(id)->name;
   for (size_t i = 0; i < vd->nmetrics; i++)
     if (strcmp(vd->metrics[i], name) == 0)
@@ -215,15 +215,15 @@ static long metric_index(const pl_verdicts *vd, ps_growth_figure_id id) {
   return -1;
 }
 
-void pl_vd_growth_of(const pl_verdicts *vd, const ps_ledger_run *r,
-                     double out[PS_GROWTH_NFIGURES]) {
+void jd_verdicts_growth_of(const jd_verdicts *vd, const ps_ledger_run *r,
+                           double out[PS_GROWTH_NFIGURES]) {
   for (int i = 0; i < PS_GROWTH_NFIGURES; i++) {
     long m = r ? metric_index(vd, (ps_growth_figure_id)i) : -1;
     out[i] = m >= 0 ? r->values[m] : NAN;
   }
 }
 
-int pl_vd_growth_fold(pl_verdicts *vd, ps_ledger_run *r, const double g[PS_GROWTH_NFIGURES]) {
+int jd_verdicts_growth_fold(jd_verdicts *vd, ps_ledger_run *r, const double g[PS_GROWTH_NFIGURES]) {
   int rose = 0;
   for (int i = 0; r && i < PS_GROWTH_NFIGURES; i++) {
     long m = metric_index(vd, (ps_growth_figure_id)i);
@@ -235,30 +235,31 @@ int pl_vd_growth_fold(pl_verdicts *vd, ps_ledger_run *r, const double g[PS_GROWT
   return rose;
 }
 
-void pl_vd_rejudge_from(pl_verdicts *vd, ps_ledger_series *s, size_t at) {
+void jd_verdicts_rejudge_from(jd_verdicts *vd, ps_ledger_series *s, size_t at) {
   for (size_t j = at; j < s->nruns; j++) {
     s->runs[j].judged = 0;
     s->runs[j].put_seq = ++vd->ledger.last_put_seq;
   }
   vd->sh->state_dirty = 1;
-  pl_vd_arm(vd, 0);
+  jd_verdicts_arm(vd, 0);
 }
 
 /* A judged stage's growth raises its run's: a run already judged is judged
  * again with it, and the runs after it too (their window holds it). A run
  * the ledger does not know yet gets it at its end. */
-static void fold_into_run(pl_verdicts *vd, const ps_growth_stage *g) {
+static void fold_into_run(jd_verdicts *vd, const ps_growth_stage *g) {
   ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, LOADGEN, g->series, vd->series_host, 0);
   long at = s ? ps_ledger_find(s, vd->host, g->run) : -1;
-  if (at < 0 || !pl_vd_growth_fold(vd, &s->runs[at], g->growth))
+  if (at < 0 || !jd_verdicts_growth_fold(vd, &s->runs[at], g->growth))
     return;
   if (s->runs[at].judged)
-    PS_INFO(PL_VD_MOD, "%s: the kernel growth of stage %d is in: the run is judged again with it",
-            g->run, g->stage);
-  pl_vd_rejudge_from(vd, s, (size_t)at);
+    PS_INFO(JD_VERDICTS_MOD,
+            "%s: the kernel growth of stage %d is in: the run is judged again with it", g->run,
+            g->stage);
+  jd_verdicts_rejudge_from(vd, s, (size_t)at);
 }
 
-void pl_verdicts_slog_point(pl_verdicts *vd, const ps_point *p) {
+void jd_verdicts_slog_point(jd_verdicts *vd, const ps_point *p) {
   const ps_figure *first = ps_growth_figure(PS_GROWTH_KERNEL_OBJECTS);
   if (vd->sh->stopping || strcmp(p->measurement, first->measurement) != 0)
     return;
@@ -284,14 +285,14 @@ void pl_verdicts_slog_point(pl_verdicts *vd, const ps_point *p) {
   /* As its run's markers say: a run that had ended before the agent saw
    * it alerts only within alerts.catch_up_s (the run ended before its
    * slog is read, so the ledger knows it; a run it does not know is new). */
-  pl_vgrowth *w = hold(vd, &g, 0);
+  jd_vgrowth *w = hold(vd, &g, 0);
   ps_ledger_run *r = run_of(vd, series, run);
   if (r)
     fold_into_run(vd, &g);
   if (w && r) {
     send_held(vd, w, r->backfill);
   } else if (!w && r) { /* not kept: judged now rather than never */
-    pl_vgrowth once = {.g = g};
+    jd_vgrowth once = {.g = g};
     send_held(vd, &once, r->backfill);
   }
 }

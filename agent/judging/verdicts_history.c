@@ -73,9 +73,9 @@ static int growth_statement(ps_buf *out, const char *series, const char *host, i
   return rc;
 }
 
-int pl_history_query_text(const char *series, const char *host, int64_t since_ns,
-                          int64_t until_ns, const char *const *metrics, size_t nmetrics,
-                          ps_buf *out) {
+int jd_verdicts_history_query_text(const char *series, const char *host, int64_t since_ns,
+                                   int64_t until_ns, const char *const *metrics, size_t nmetrics,
+                                   ps_buf *out) {
   int rc = ps_buf_puts(out, "SELECT \"status\"");
   size_t growth = 0;
   for (size_t i = 0; rc == 0 && i < nmetrics; i++) {
@@ -104,9 +104,9 @@ int pl_history_query_text(const char *series, const char *host, int64_t since_ns
 
 /* --- reading the answer ----------------------------------------------------- */
 
-int pl_history_parse(const char *json, const char *const *metrics, size_t nmetrics,
-                     pl_history_row_cb row, pl_history_growth_cb growth, void *ctx,
-                     ps_buf *why) {
+int jd_verdicts_history_parse(const char *json, const char *const *metrics, size_t nmetrics,
+                              jd_verdicts_history_row_cb row, jd_verdicts_history_growth_cb growth,
+                              void *ctx, ps_buf *why) {
   double *values = malloc((nmetrics ? nmetrics : 1) * sizeof *values);
   ps_rb_answer a;
   int rc = values ? ps_rb_answer_parse(&a, json, strlen(json)) : -ENOMEM;

@@ -2,7 +2,7 @@
  * verdicts_judge.c: the judges of the verdict stage: a series across
  * revisions (the rules, with triage decisions and candidates, are
  * verdict/decide.h's), a run's stages, a DSS file's arms. Each makes a pass of verdicts and hands it to
- * pl_vd_send_pass(). See include/judging/verdicts.h.
+ * jd_verdicts_send_pass(). See include/judging/verdicts.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,14 +14,15 @@
 #include "verdict/stage_drift.h"
 #include "verdicts_private.h"
 
-#define MOD PL_VD_MOD
-#define LOADGEN PL_VD_LOADGEN
+#define MOD JD_VERDICTS_MOD
+#define LOADGEN JD_VERDICTS_LOADGEN
 
 /* --- the judges ------------------------------------------------------------------ */
 
 /* The series a candidate series is judged against (verdicts.candidates),
  * or NULL when it is none. */
-const char *pl_vd_candidate_against(const pl_verdicts *vd, const char *source, const char *series) {
+const char *jd_verdicts_candidate_against(const jd_verdicts *vd, const char *source,
+                                          const char *series) {
   const ps_verdicts_cfg *v = &vd->cfg->verdicts;
   if (strcmp(source, LOADGEN) != 0)
     return NULL;
@@ -33,14 +34,14 @@ const char *pl_vd_candidate_against(const pl_verdicts *vd, const char *source, c
 
 /* The rules are the engine's (verdict/decide.h); this finds their inputs
  * (the first run not judged yet, a candidate's reference series) and
- * hands what comes out to pl_vd_send_pass() with the runs it marks. */
-int pl_vd_judge_series(pl_verdicts *vd, ps_ledger_series *s) {
+ * hands what comes out to jd_verdicts_send_pass() with the runs it marks. */
+int jd_verdicts_judge_series(jd_verdicts *vd, ps_ledger_series *s) {
   size_t from = 0;
   while (from < s->nruns && s->runs[from].judged)
     from++;
   if (from == s->nruns)
     return 0;
-  pl_vpass *p = calloc(1, sizeof *p);
+  jd_vpass *p = calloc(1, sizeof *p);
   char **names = calloc(s->nruns - from, sizeof *names);
   char **hosts = calloc(s->nruns - from, sizeof *hosts);
   uint64_t *put_seqs = calloc(s->nruns - from, sizeof *put_seqs);
@@ -51,7 +52,7 @@ int pl_vd_judge_series(pl_verdicts *vd, ps_ledger_series *s) {
     free(put_seqs);
     return -ENOMEM;
   }
-  const char *against = pl_vd_candidate_against(vd, s->source, s->series);
+  const char *against = jd_verdicts_candidate_against(vd, s->source, s->series);
   ps_verdict_case c = {&vd->cfg->verdicts,
                        s,
                        from,
@@ -86,17 +87,17 @@ int pl_vd_judge_series(pl_verdicts *vd, ps_ledger_series *s) {
   }
   PS_DEBUG(MOD, "%s: %zu runs judged from %s (%zu verdicts)", s->series, s->nruns - from,
            s->runs[from].name, l.n);
-  pl_vd_send_pass(vd, p, &l);
+  jd_verdicts_send_pass(vd, p, &l);
   ps_verdict_list_free(&l);
   return 0;
 }
 
-void pl_vd_judge_stages(pl_verdicts *vd, pl_lg_run *r) {
+void jd_verdicts_judge_stages(jd_verdicts *vd, jd_lg_run *r) {
   ps_verdict_run run = {r->run,      r->revision, r->start_ns, (ps_run_status)r->status,
                         r->backfill, r->values,   vd->host};
   ps_verdict_list l;
   ps_verdict_list_init(&l);
-  pl_vpass *p = calloc(1, sizeof *p);
+  jd_vpass *p = calloc(1, sizeof *p);
   if (!p)
     return;
   p->kind = PASS_STAGES;
@@ -105,18 +106,18 @@ void pl_vd_judge_stages(pl_verdicts *vd, pl_lg_run *r) {
   ps_stage_samples *samples;
   size_t nsamples;
   double *store;
-  if (pl_collect_stage_samples(r, &samples, &nsamples, &store) < 0 ||
+  if (jd_verdicts_collect_stage_samples(r, &samples, &nsamples, &store) < 0 ||
       ps_stage_drift(&vd->cfg->verdicts, LOADGEN, r->series, &run, r->stages, r->nstages, samples,
                      nsamples, &l) < 0)
     p->failed = 1;
   free(samples);
   free(store);
-  pl_vd_send_pass(vd, p, &l);
+  jd_verdicts_send_pass(vd, p, &l);
   ps_verdict_list_free(&l);
 }
 
-void pl_vd_judge_dss(pl_verdicts *vd, pl_dss_doc *d) {
-  pl_vpass *p = calloc(1, sizeof *p);
+void jd_verdicts_judge_dss(jd_verdicts *vd, jd_dss_doc *d) {
+  jd_vpass *p = calloc(1, sizeof *p);
   if (!p)
     return;
   p->kind = PASS_DSS;
@@ -125,7 +126,7 @@ void pl_vd_judge_dss(pl_verdicts *vd, pl_dss_doc *d) {
   ps_verdict_list l;
   ps_verdict_list_init(&l);
   for (size_t i = 0; i < d->ntests; i++) {
-    const pl_dss_test *t = &d->tests[i];
+    const jd_dss_test *t = &d->tests[i];
     ps_dss_arm *arms = calloc(t->narms ? t->narms : 1, sizeof *arms);
     if (!arms) {
       p->failed = 1;
@@ -139,6 +140,6 @@ void pl_vd_judge_dss(pl_verdicts *vd, pl_dss_doc *d) {
       p->failed = 1;
     free(arms);
   }
-  pl_vd_send_pass(vd, p, &l);
+  jd_verdicts_send_pass(vd, p, &l);
   ps_verdict_list_free(&l);
 }

@@ -13,24 +13,24 @@
 #include "judging/verdicts.h"
 #include "verdict/growth_limit.h"
 
-#define PL_VD_MOD "verdicts"
-#define PL_VD_LOADGEN "loadgen"
+#define JD_VERDICTS_MOD "verdicts"
+#define JD_VERDICTS_LOADGEN "loadgen"
 /* A failed read is tried again after 2 s, doubling (history and triage). */
 #define HISTORY_RETRY_FIRST_MS 2000
 /* The first history read looks this far back from the runs to judge, each
  * further read twice as far, until the window is full or the span covers
  * any history a database can hold (docs/verdicts.md, "Where the history
  * comes from": every read is bounded in time). */
-#define PL_VD_DAY_NS (86400LL * 1000000000LL)
-#define HISTORY_SPAN_FIRST_NS (30 * PL_VD_DAY_NS)
+#define JD_VERDICTS_DAY_NS (86400LL * 1000000000LL)
+#define HISTORY_SPAN_FIRST_NS (30 * JD_VERDICTS_DAY_NS)
 /* Triage decisions are read every minute, and before a pass when the last
  * read is older than a few seconds, so a decision taken just before a run
  * ends counts for that run (docs/verdicts.md "Triage"). */
 #define TRIAGE_READ_MS 60000
 #define TRIAGE_FRESH_MS 3000
 
-struct pl_vseries {
-  pl_vseries *next;
+struct jd_vseries {
+  jd_vseries *next;
   char *source, *series, *host; /* the ledger series' key */
   int64_t span_ns;     /* how far back the next history read looks */
   int64_t until_ns;    /* where the last read began: the next reads before it */
@@ -44,88 +44,88 @@ struct pl_vseries {
  * from the slog's points (verdicts_growth.c, verdicts_slogdrift.c). */
 typedef enum { PASS_SERIES, PASS_STAGES, PASS_DSS, PASS_LIMIT, PASS_SLOG_DRIFT } pass_kind;
 
-struct pl_vpass {
-  pl_vpass *next;
-  pl_verdicts *vd;
+struct jd_vpass {
+  jd_vpass *next;
+  jd_verdicts *vd;
   pass_kind kind;
   int failed; /* judging it went wrong: nothing is marked done */
   char *source, *series, *host; /* PASS_SERIES: whose runs to mark */
   char **runs, **hosts;  /* PASS_SERIES: the runs judged, (host, name) */
   uint64_t *put_seqs;    /* PASS_SERIES: and which of their puts */
   size_t nruns;
-  pl_lg_run *ended;      /* PASS_STAGES: the run judged */
-  pl_dss_doc *doc;       /* PASS_DSS */
+  jd_lg_run *ended;      /* PASS_STAGES: the run judged */
+  jd_dss_doc *doc;       /* PASS_DSS */
   uint64_t growth_seq;   /* PASS_LIMIT: the held stage's seq */
 };
 
 /* Looks at what is due after `delay` ms (0: in the next loop turn). */
-void pl_vd_arm(pl_verdicts *vd, uint64_t delay);
+void jd_verdicts_arm(jd_verdicts *vd, uint64_t delay);
 /* The series' read state, made when first asked for (NULL: out of memory). */
-pl_vseries *pl_vd_series_get(pl_verdicts *vd, const char *source, const char *series,
-                             const char *host);
+jd_vseries *jd_verdicts_series_get(jd_verdicts *vd, const char *source, const char *series,
+                                   const char *host);
 /* verdicts_fetch.c: one history read of `vs` started (vd->fetching), or a
  * negative errno and nothing started. */
-int pl_vd_fetch_history(pl_verdicts *vd, pl_vseries *vs);
+int jd_verdicts_fetch_history(jd_verdicts *vd, jd_vseries *vs);
 
 /* Triage (verdicts_triage.c): the triage_file read again on the threadpool
  * (judging waits; what it could not read is said, and the decisions in
  * force stay), and a read of the server's decisions started when one is
  * due. */
-void pl_vd_read_triage_file(pl_verdicts *vd, const ps_config *cfg);
-void pl_vd_triage_fetch(pl_verdicts *vd);
+void jd_verdicts_read_triage_file(jd_verdicts *vd, const ps_config *cfg);
+void jd_verdicts_triage_fetch(jd_verdicts *vd);
 
 /* Sends a pass's verdicts (aux batches); its runs are marked done when
  * every batch was acknowledged. Takes `p`. */
-void pl_vd_send_pass(pl_verdicts *vd, pl_vpass *p, const ps_verdict_list *l);
+void jd_verdicts_send_pass(jd_verdicts *vd, jd_vpass *p, const ps_verdict_list *l);
 
 /* The judges (verdicts_judge.c): each judges what is due and sends it as a
  * pass. 0 or a negative errno (nothing sent). */
-const char *pl_vd_candidate_against(const pl_verdicts *vd, const char *source,
-                                    const char *series);
-int pl_vd_judge_series(pl_verdicts *vd, ps_ledger_series *s);
-void pl_vd_judge_stages(pl_verdicts *vd, pl_lg_run *r);
-void pl_vd_judge_dss(pl_verdicts *vd, pl_dss_doc *d);
+const char *jd_verdicts_candidate_against(const jd_verdicts *vd, const char *source,
+                                          const char *series);
+int jd_verdicts_judge_series(jd_verdicts *vd, ps_ledger_series *s);
+void jd_verdicts_judge_stages(jd_verdicts *vd, jd_lg_run *r);
+void jd_verdicts_judge_dss(jd_verdicts *vd, jd_dss_doc *d);
 
 /* Kernel growth against its limit (verdicts_growth.c): a judged stage is
  * held from its slog point until its verdicts are acknowledged, waiting for
  * its run's end or out in a pass (`sent`, found again by `seq`), and is
  * saved with the stage's state: a slog read to its end is not read again
  * after a restart, so what it left to judge must come back from the state. */
-typedef struct pl_vgrowth {
-  struct pl_vgrowth *next;
+typedef struct jd_vgrowth {
+  struct jd_vgrowth *next;
   ps_growth_stage g;
   char *run, *series, *revision;
   uint64_t seq;
   int sent;
-} pl_vgrowth;
-void pl_vd_growth_free(pl_vgrowth *w);
+} jd_vgrowth;
+void jd_verdicts_growth_free(jd_vgrowth *w);
 /* The run `run` ended: its held stages are judged. */
-void pl_vd_growth_run_ended(pl_verdicts *vd, const char *run);
+void jd_verdicts_growth_run_ended(jd_verdicts *vd, const char *run);
 /* From the look: held stages of known runs that are not out are sent (a
  * failed pass, a restart). `waiting`: whether such a stage is held. */
-void pl_vd_growth_due(pl_verdicts *vd);
-int pl_vd_growth_waiting(const pl_verdicts *vd);
+void jd_verdicts_growth_due(jd_verdicts *vd);
+int jd_verdicts_growth_waiting(const jd_verdicts *vd);
 /* A limit pass answered: acknowledged, its stage is let go; failed, it is
  * sent again at a later look. */
-void pl_vd_growth_finished(pl_verdicts *vd, uint64_t seq, int ok);
+void jd_verdicts_growth_finished(jd_verdicts *vd, uint64_t seq, int ok);
 /* The held stages as a JSON array for the state, and back. */
-cJSON *pl_vd_growth_to_json(const pl_verdicts *vd);
+cJSON *jd_verdicts_growth_to_json(const jd_verdicts *vd);
 /* Returns how many damaged entries were left out. */
-size_t pl_vd_growth_from_json(pl_verdicts *vd, const cJSON *a);
+size_t jd_verdicts_growth_from_json(jd_verdicts *vd, const cJSON *a);
 /* Growth across revisions: a run's growth per cycle as series metrics, the
  * largest of its judged stages (docs/verdicts.md, "Kernel growth across
  * revisions"). `of` reads the run's (NaN: none, or not a judged metric);
  * `fold` raises the run's to `g` where `g` is larger and says whether one
  * rose. Indexed by ps_growth_figure_id. */
-void pl_vd_growth_of(const pl_verdicts *vd, const ps_ledger_run *r,
-                     double out[PS_GROWTH_NFIGURES]);
-int pl_vd_growth_fold(pl_verdicts *vd, ps_ledger_run *r, const double g[PS_GROWTH_NFIGURES]);
+void jd_verdicts_growth_of(const jd_verdicts *vd, const ps_ledger_run *r,
+                           double out[PS_GROWTH_NFIGURES]);
+int jd_verdicts_growth_fold(jd_verdicts *vd, ps_ledger_run *r, const double g[PS_GROWTH_NFIGURES]);
 /* The series' runs from `at` on are judged again (their put_seq renewed:
  * a pass still out judged the old values). */
-void pl_vd_rejudge_from(pl_verdicts *vd, ps_ledger_series *s, size_t at);
+void jd_verdicts_rejudge_from(jd_verdicts *vd, ps_ledger_series *s, size_t at);
 
 /* The slog's stage drift (verdicts_slogdrift.c): its timer closed, the
  * runs waiting dropped. */
-void pl_vd_slogdrift_close(pl_verdicts *vd);
+void jd_verdicts_slogdrift_close(jd_verdicts *vd);
 
 #endif

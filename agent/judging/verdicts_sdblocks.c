@@ -28,19 +28,22 @@
 #include "readback/query.h"
 #include "readback/statement.h"
 
-int pl_sd_blocks_statement(int s, const char *run, const char *host, int64_t anchor_ns, ps_buf *q) {
-  static const char *const head[PL_SDB_NSTATEMENTS] = {
-      [PL_SDB_BLOCKS] = "SELECT \"boydSeconds\", \"deliverySeconds\", \"stage\" "
-                        "FROM \"loadgen_slog_block\"",
-      [PL_SDB_BLOCK_VATS] = "SELECT \"deliverySeconds\", \"stage\", \"vat\" "
-                            "FROM \"loadgen_slog_block_vat\"",
+int jd_verdicts_sdblocks_statement(int s, const char *run, const char *host, int64_t anchor_ns,
+                                   ps_buf *q) {
+  static const char *const head[JD_VERDICTS_SDBLOCKS_NSTATEMENTS] = {
+      [JD_VERDICTS_SDBLOCKS_BLOCKS] = "SELECT \"boydSeconds\", \"deliverySeconds\", \"stage\" "
+                                      "FROM \"loadgen_slog_block\"",
+      [JD_VERDICTS_SDBLOCKS_BLOCK_VATS] = "SELECT \"deliverySeconds\", \"stage\", \"vat\" "
+                                          "FROM \"loadgen_slog_block_vat\"",
   };
-  if (s < 0 || s >= PL_SDB_NSTATEMENTS || !run || !host)
+  if (s < 0 || s >= JD_VERDICTS_SDBLOCKS_NSTATEMENTS || !run || !host)
     return -EINVAL;
-  int64_t from = anchor_ns > PL_SD_SPAN_NS ? anchor_ns - PL_SD_SPAN_NS : 0;
+  int64_t from = anchor_ns > JD_VERDICTS_SLOGDRIFT_SPAN_NS
+                     ? anchor_ns - JD_VERDICTS_SLOGDRIFT_SPAN_NS
+                     : 0;
   int rc = ps_buf_puts(q, head[s]) | ps_buf_puts(q, " WHERE \"run\" = ") | ps_rb_string(q, run) |
            ps_rb_tag_is(q, "host", host) |
-           ps_rb_and_time_range(q, from, anchor_ns + PL_SD_SPAN_NS + 1);
+           ps_rb_and_time_range(q, from, anchor_ns + JD_VERDICTS_SLOGDRIFT_SPAN_NS + 1);
   return rc ? -EINVAL : 0;
 }
 
@@ -51,7 +54,7 @@ static int stage_of(const ps_rb_row *r) {
   return s && *s && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
 }
 
-static const char *intern(pl_sd_blocks *b, const char *vat) {
+static const char *intern(jd_verdicts_sdblocks *b, const char *vat) {
   for (size_t i = 0; i < b->nids; i++)
     if (strcmp(b->ids[i], vat) == 0)
       return b->ids[i];
@@ -82,19 +85,19 @@ static int room(void **rows, size_t n, size_t *cap, size_t size) {
   return 0;
 }
 
-static int on_row(pl_sd_blocks *b, int s, const ps_rb_row *r) {
+static int on_row(jd_verdicts_sdblocks *b, int s, const ps_rb_row *r) {
   const cJSON *t = ps_rb_cell(r, "time");
   int stage = stage_of(r);
   if (!cJSON_IsNumber(t) || !(t->valuedouble >= 0 && t->valuedouble < 9.2e18) || stage < 0)
     return 0;
   int64_t time_ns = (int64_t)t->valuedouble;
   double secs = ps_rb_num(r, "deliverySeconds");
-  size_t n = s == PL_SDB_BLOCKS ? b->nblocks : b->nvats;
-  if (n >= PL_SDB_MAX_ROWS) {
+  size_t n = s == JD_VERDICTS_SDBLOCKS_BLOCKS ? b->nblocks : b->nvats;
+  if (n >= JD_VERDICTS_SDBLOCKS_MAX_ROWS) {
     b->dropped++;
     return 0;
   }
-  if (s == PL_SDB_BLOCKS) {
+  if (s == JD_VERDICTS_SDBLOCKS_BLOCKS) {
     if (room((void **)&b->blocks, b->nblocks, &b->blocks_cap, sizeof *b->blocks))
       return -ENOMEM;
     b->blocks[b->nblocks++] = (ps_slog_drift_block){stage, time_ns, secs,
@@ -111,8 +114,8 @@ static int on_row(pl_sd_blocks *b, int s, const ps_rb_row *r) {
   return 0;
 }
 
-int pl_sd_blocks_parse(pl_sd_blocks *b, int s, const char *json, size_t len) {
-  if (s < 0 || s >= PL_SDB_NSTATEMENTS)
+int jd_verdicts_sdblocks_parse(jd_verdicts_sdblocks *b, int s, const char *json, size_t len) {
+  if (s < 0 || s >= JD_VERDICTS_SDBLOCKS_NSTATEMENTS)
     return -EINVAL;
   ps_rb_answer a;
   if (ps_rb_answer_parse(&a, json ? json : "", json ? len : 0) < 0)
@@ -124,29 +127,29 @@ int pl_sd_blocks_parse(pl_sd_blocks *b, int s, const char *json, size_t len) {
   return rc;
 }
 
-int pl_sd_blocks_read(const ps_config *cfg, const char *run, const char *host, int64_t anchor_ns,
-                      pl_sd_blocks *b, ps_buf *err) {
+int jd_verdicts_sdblocks_read(const ps_config *cfg, const char *run, const char *host,
+                              int64_t anchor_ns, jd_verdicts_sdblocks *b, ps_buf *err) {
   int rc = 0;
-  for (int s = 0; rc == 0 && s < PL_SDB_NSTATEMENTS; s++) {
+  for (int s = 0; rc == 0 && s < JD_VERDICTS_SDBLOCKS_NSTATEMENTS; s++) {
     ps_buf q, answer;
     ps_buf_init(&q, 0);
     ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
-    rc = pl_sd_blocks_statement(s, run, host, anchor_ns, &q);
+    rc = jd_verdicts_sdblocks_statement(s, run, host, anchor_ns, &q);
     if (rc == 0)
       rc = ps_rb_query(cfg, q.data, &answer, err);
     if (rc == 0)
-      rc = pl_sd_blocks_parse(b, s, answer.data, answer.len);
+      rc = jd_verdicts_sdblocks_parse(b, s, answer.data, answer.len);
     ps_buf_free(&q);
     ps_buf_free(&answer);
   }
   return rc;
 }
 
-ps_slog_drift_blocks pl_sd_blocks_view(const pl_sd_blocks *b) {
+ps_slog_drift_blocks jd_verdicts_sdblocks_view(const jd_verdicts_sdblocks *b) {
   return (ps_slog_drift_blocks){b->blocks, b->nblocks, b->vats, b->nvats};
 }
 
-void pl_sd_blocks_free(pl_sd_blocks *b) {
+void jd_verdicts_sdblocks_free(jd_verdicts_sdblocks *b) {
   for (size_t i = 0; i < b->nids; i++)
     free(b->ids[i]);
   free(b->ids);

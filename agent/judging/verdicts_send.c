@@ -20,7 +20,7 @@ typedef struct sending {
   int failed;
   ps_pbatch *b;   /* being filled */
   size_t in_batch;
-  pl_verdicts_sent *sent;
+  jd_verdicts_sent *sent;
   uint64_t (*told)[2]; /* (key, content) of each point sent, for `sent` */
   size_t ntold, told_cap;
 } sending;
@@ -62,7 +62,7 @@ static void batch_done(void *arg, int acked) {
   void *done_arg = s->arg;
   int ok = !s->failed;
   for (size_t i = 0; ok && s->sent && i < s->ntold; i++) {
-    size_t slot = s->told[i][0] % PL_VERDICTS_SENT_SLOTS;
+    size_t slot = s->told[i][0] % JD_VERDICTS_SENT_SLOTS;
     s->sent->key[slot] = s->told[i][0];
     s->sent->content[slot] = s->told[i][1];
   }
@@ -89,7 +89,7 @@ static int verdict_point(void *ctx, const ps_point *p, const ps_origin *o) {
   uint64_t key = 0, content = 0;
   if (s->sent) {
     point_hashes(p, &key, &content);
-    size_t slot = key % PL_VERDICTS_SENT_SLOTS;
+    size_t slot = key % JD_VERDICTS_SENT_SLOTS;
     if (s->sent->key[slot] == key && s->sent->content[slot] == content)
       return 0; /* the server has it, exactly */
     if (s->ntold == s->told_cap) {
@@ -114,12 +114,12 @@ static int verdict_point(void *ctx, const ps_point *p, const ps_origin *o) {
     s->told[s->ntold][0] = key;
     s->told[s->ntold++][1] = content;
   }
-  if (rc == 0 && ++s->in_batch >= PL_VERDICTS_PER_BATCH)
+  if (rc == 0 && ++s->in_batch >= JD_VERDICTS_PER_BATCH)
     flush(s);
   return rc;
 }
 
-int pl_verdicts_send(const pl_aux_out *out, pl_verdicts_sent *sent, const ps_verdict_list *l,
+int jd_verdicts_send(const pl_aux_out *out, jd_verdicts_sent *sent, const ps_verdict_list *l,
                      void (*done)(void *arg, int ok), void *arg) {
   sending *s = calloc(1, sizeof *s);
   if (!s)

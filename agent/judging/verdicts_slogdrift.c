@@ -15,7 +15,7 @@
  *   threadpool threads the history read needs.
  * - A run is judged whole again at each of its stages, so most of its
  *   verdicts come out as they were: a verdict identical to one sent lately
- *   (a ring of PL_VD_SD_SENT hashes) is not sent again, and a --once
+ *   (a ring of JD_VERDICTS_SD_SENT hashes) is not sent again, and a --once
  *   writes each point once.
  * - A read that fails (the server down right after it acknowledged) is
  *   tried once more after READ_RETRY_MS; then it is said and dropped: the
@@ -54,7 +54,7 @@
 #include "readback/status.h"
 #include "verdicts_private.h"
 
-#define MOD PL_VD_MOD
+#define MOD JD_VERDICTS_MOD
 #define READ_RETRY_MS 2000
 #define PERF_WAIT_MS 1000
 #define PERF_WAIT_TRIES 60
@@ -63,28 +63,34 @@
 
 /* --- the statements ------------------------------------------------------ */
 
-int pl_sd_statement(int s, const char *run, const char *host, int64_t anchor_ns, ps_buf *q) {
-  static const char *const head[PL_SD_NSTATEMENTS] = {
-      [PL_SD_STATUS] = "SELECT \"status\" FROM \"loadgen_run\"",
-      [PL_SD_STAGES] = "SELECT \"loadgen\", \"stage\" FROM \"loadgen_stage\"",
-      [PL_SD_SLOG_STAGES] = "SELECT \"boydShare\", \"deliverySeconds\", \"finishedCycles\", "
-                            "\"partial\", \"revision\", \"stage\" FROM \"loadgen_slog_stage\"",
-      [PL_SD_CYCLES] = "SELECT \"cycleCount\", \"stage\" FROM \"loadgen_stage_cycles\"",
-      [PL_SD_VATS] = "SELECT \"deliverySeconds\", \"name\", \"stage\", \"vat\" "
-                     "FROM \"loadgen_slog_vat\"",
-      [PL_SD_BACKFILL] = "SELECT \"backfill\" FROM \"runs\"",
+int jd_verdicts_slogdrift_statement(int s, const char *run, const char *host, int64_t anchor_ns,
+                                    ps_buf *q) {
+  static const char *const head[JD_VERDICTS_SLOGDRIFT_NSTATEMENTS] = {
+      [JD_VERDICTS_SLOGDRIFT_STATUS] = "SELECT \"status\" FROM \"loadgen_run\"",
+      [JD_VERDICTS_SLOGDRIFT_STAGES] = "SELECT \"loadgen\", \"stage\" FROM \"loadgen_stage\"",
+      [JD_VERDICTS_SLOGDRIFT_SLOG_STAGES] =
+          "SELECT \"boydShare\", \"deliverySeconds\", \"finishedCycles\", "
+          "\"partial\", \"revision\", \"stage\" FROM \"loadgen_slog_stage\"",
+      [JD_VERDICTS_SLOGDRIFT_CYCLES] =
+          "SELECT \"cycleCount\", \"stage\" FROM \"loadgen_stage_cycles\"",
+      [JD_VERDICTS_SLOGDRIFT_VATS] = "SELECT \"deliverySeconds\", \"name\", \"stage\", \"vat\" "
+                                     "FROM \"loadgen_slog_vat\"",
+      [JD_VERDICTS_SLOGDRIFT_BACKFILL] = "SELECT \"backfill\" FROM \"runs\"",
   };
-  if (s < 0 || s >= PL_SD_NSTATEMENTS || !run || !host)
+  if (s < 0 || s >= JD_VERDICTS_SLOGDRIFT_NSTATEMENTS || !run || !host)
     return -EINVAL;
-  int64_t from = anchor_ns > PL_SD_SPAN_NS ? anchor_ns - PL_SD_SPAN_NS : 0;
+  int64_t from = anchor_ns > JD_VERDICTS_SLOGDRIFT_SPAN_NS
+                     ? anchor_ns - JD_VERDICTS_SLOGDRIFT_SPAN_NS
+                     : 0;
   /* the run's own point and its end marker are at or after its start,
    * which is before any of its stages; the stage points within the span */
-  int64_t to = s == PL_SD_STATUS ? anchor_ns + SLACK_NS : anchor_ns + PL_SD_SPAN_NS;
+  int64_t to = s == JD_VERDICTS_SLOGDRIFT_STATUS ? anchor_ns + SLACK_NS
+                                                 : anchor_ns + JD_VERDICTS_SLOGDRIFT_SPAN_NS;
   int rc = ps_buf_puts(q, head[s]) | ps_buf_puts(q, " WHERE \"run\" = ") | ps_rb_string(q, run) |
            ps_buf_puts(q, " AND \"host\" = ") | ps_rb_string(q, host);
-  if (s == PL_SD_BACKFILL)
+  if (s == JD_VERDICTS_SLOGDRIFT_BACKFILL)
     rc |= ps_buf_puts(q, " AND \"event\" = 'end'");
-  if (s == PL_SD_CYCLES)
+  if (s == JD_VERDICTS_SLOGDRIFT_CYCLES)
     rc |= ps_buf_puts(q, " AND \"task\" = 'all'");
   rc |= ps_buf_printf(q, " AND time >= %" PRId64 " AND time <= %" PRId64, from, to);
   return rc ? -EINVAL : 0;
@@ -101,24 +107,25 @@ static int stage_no(const row *r) {
   return s && *s && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
 }
 
-static ps_slog_drift_stage *stage_get(pl_sd_data *d, int n) {
+static ps_slog_drift_stage *stage_get(jd_verdicts_slogdrift_data *d, int n) {
   for (size_t i = 0; i < d->nstages; i++)
     if (d->stages[i].stage == n)
       return &d->stages[i];
-  if (d->nstages == PL_SD_MAX_STAGES)
+  if (d->nstages == JD_VERDICTS_SLOGDRIFT_MAX_STAGES)
     return NULL;
   ps_slog_drift_stage *s = &d->stages[d->nstages++];
   *s = (ps_slog_drift_stage){n, -1, 1, NAN, NAN, NAN, -1};
   return s;
 }
 
-static int add_vat(pl_sd_data *d, int n, const char *vat, const char *name, double secs) {
+static int add_vat(jd_verdicts_slogdrift_data *d, int n, const char *vat, const char *name,
+                   double secs) {
   for (size_t i = 0; i < d->nvats; i++)
     if (d->vats[i].stage == n && strcmp(d->vats[i].vat, vat) == 0) {
       d->vats[i].delivery_s = secs; /* the last row wins */
       return 0;
     }
-  if (d->nvats == PL_SD_MAX_VATS)
+  if (d->nvats == JD_VERDICTS_SLOGDRIFT_MAX_VATS)
     return 0;
   if (d->nvats == d->vats_cap) {
     size_t cap = d->vats_cap ? d->vats_cap * 2 : 64;
@@ -138,23 +145,23 @@ static int add_vat(pl_sd_data *d, int n, const char *vat, const char *name, doub
   return 0;
 }
 
-static int on_row(pl_sd_data *d, int s, const row *r) {
+static int on_row(jd_verdicts_slogdrift_data *d, int s, const row *r) {
   const cJSON *t = ps_rb_cell(r, "time");
   int64_t time_ns = cJSON_IsNumber(t) && t->valuedouble >= 0 && t->valuedouble < 9.2e18
                         ? (int64_t)t->valuedouble
                         : -1;
   switch (s) {
-  case PL_SD_STATUS: {
+  case JD_VERDICTS_SLOGDRIFT_STATUS: {
     ps_rb_status st = ps_rb_status_named(ps_rb_str(r, "status"));
     if (st > PS_RB_RUNNING)
       d->status = ps_rb_run_status(st);
     return 0;
   }
-  case PL_SD_BACKFILL:
+  case JD_VERDICTS_SLOGDRIFT_BACKFILL:
     if (cJSON_IsBool(ps_rb_cell(r, "backfill")))
       d->backfill = cJSON_IsTrue(ps_rb_cell(r, "backfill"));
     return 0;
-  case PL_SD_STAGES: {
+  case JD_VERDICTS_SLOGDRIFT_STAGES: {
     int n = stage_no(r);
     const cJSON *l = ps_rb_cell(r, "loadgen");
     ps_slog_drift_stage *x = n >= 0 && cJSON_IsBool(l) ? stage_get(d, n) : NULL;
@@ -162,7 +169,7 @@ static int on_row(pl_sd_data *d, int s, const row *r) {
       x->loadgen = cJSON_IsTrue(l);
     return 0;
   }
-  case PL_SD_SLOG_STAGES: {
+  case JD_VERDICTS_SLOGDRIFT_SLOG_STAGES: {
     int n = stage_no(r);
     ps_slog_drift_stage *x = n >= 0 && time_ns >= 0 ? stage_get(d, n) : NULL;
     if (!x)
@@ -177,7 +184,7 @@ static int on_row(pl_sd_data *d, int s, const row *r) {
       return -ENOMEM;
     return 0;
   }
-  case PL_SD_CYCLES: {
+  case JD_VERDICTS_SLOGDRIFT_CYCLES: {
     /* the slog's own count when it has one (the figure as written) */
     int n = stage_no(r);
     double cycles = ps_rb_num(r, "cycleCount");
@@ -186,7 +193,7 @@ static int on_row(pl_sd_data *d, int s, const row *r) {
       x->cycles = cycles;
     return 0;
   }
-  case PL_SD_VATS: {
+  case JD_VERDICTS_SLOGDRIFT_VATS: {
     int n = stage_no(r);
     const char *vat = ps_rb_str(r, "vat");
     double secs = ps_rb_num(r, "deliverySeconds");
@@ -198,8 +205,9 @@ static int on_row(pl_sd_data *d, int s, const row *r) {
   }
 }
 
-int pl_sd_parse(pl_sd_data *d, int s, const char *json, size_t len) {
-  if (s < 0 || s >= PL_SD_NSTATEMENTS)
+int jd_verdicts_slogdrift_parse(jd_verdicts_slogdrift_data *d, int s, const char *json,
+                                size_t len) {
+  if (s < 0 || s >= JD_VERDICTS_SLOGDRIFT_NSTATEMENTS)
     return -EINVAL;
   ps_rb_answer a;
   int rc = ps_rb_answer_parse(&a, json, len);
@@ -211,7 +219,7 @@ int pl_sd_parse(pl_sd_data *d, int s, const char *json, size_t len) {
   return rc < 0 ? rc : 0;
 }
 
-void pl_sd_data_free(pl_sd_data *d) {
+void jd_verdicts_slogdrift_data_free(jd_verdicts_slogdrift_data *d) {
   for (size_t i = 0; i < d->nvats; i++) {
     free((char *)d->vats[i].vat);
     free((char *)d->vats[i].name);
@@ -223,9 +231,9 @@ void pl_sd_data_free(pl_sd_data *d) {
 
 /* --- the reads ----------------------------------------------------------- */
 
-struct pl_vsdjob {
-  struct pl_vsdjob *next;
-  pl_verdicts *vd;
+struct jd_vsdjob {
+  struct jd_vsdjob *next;
+  jd_verdicts *vd;
   ps_config cfg; /* shallow copy: its strings outlive the read */
   char *run, *series, *host;
   int64_t anchor_ns;
@@ -234,45 +242,47 @@ struct pl_vsdjob {
   int tries; /* reads that found the run's own points missing; at most that many */
   int rc;
   ps_buf err;
-  pl_sd_data d;
-  pl_sd_blocks blocks; /* the per-block figures: how sure a change is */
+  jd_verdicts_slogdrift_data d;
+  jd_verdicts_sdblocks blocks; /* the per-block figures: how sure a change is */
 };
 
-static void job_free(pl_vsdjob *j) {
+static void job_free(jd_vsdjob *j) {
   free(j->run);
   free(j->series);
   free(j->host);
   ps_buf_free(&j->err);
-  pl_sd_data_free(&j->d);
-  pl_sd_blocks_free(&j->blocks);
+  jd_verdicts_slogdrift_data_free(&j->d);
+  jd_verdicts_sdblocks_free(&j->blocks);
   free(j);
 }
 
-static int read_all(pl_vsdjob *j) {
+static int read_all(jd_vsdjob *j) {
   int rc = 0;
-  for (int s = 0; rc == 0 && s < PL_SD_NSTATEMENTS; s++) {
+  for (int s = 0; rc == 0 && s < JD_VERDICTS_SLOGDRIFT_NSTATEMENTS; s++) {
     ps_buf q, answer;
     ps_buf_init(&q, 0);
     ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
-    rc = pl_sd_statement(s, j->run, j->host, j->anchor_ns, &q);
+    rc = jd_verdicts_slogdrift_statement(s, j->run, j->host, j->anchor_ns, &q);
     if (rc == 0)
       rc = ps_rb_query(&j->cfg, q.data, &answer, &j->err);
     if (rc == 0)
-      rc = pl_sd_parse(&j->d, s, answer.data, answer.len);
+      rc = jd_verdicts_slogdrift_parse(&j->d, s, answer.data, answer.len);
     ps_buf_free(&q);
     ps_buf_free(&answer);
   }
-  return rc ? rc : pl_sd_blocks_read(&j->cfg, j->run, j->host, j->anchor_ns, &j->blocks, &j->err);
+  return rc ? rc
+            : jd_verdicts_sdblocks_read(&j->cfg, j->run, j->host, j->anchor_ns, &j->blocks,
+                                        &j->err);
 }
 
 /* On the threadpool (readback/query.h ps_rb_run_reads). */
 static int read_work(void *arg) {
-  pl_vsdjob *j = arg;
+  jd_vsdjob *j = arg;
   j->rc = read_all(j);
   if (j->rc == -EIO || j->rc == -EPROTO) {
     usleep(READ_RETRY_MS * 1000);
-    pl_sd_data_free(&j->d);
-    pl_sd_blocks_free(&j->blocks);
+    jd_verdicts_slogdrift_data_free(&j->d);
+    jd_verdicts_sdblocks_free(&j->blocks);
     ps_buf_free(&j->err);
     ps_buf_init(&j->err, 0);
     j->rc = read_all(j);
@@ -280,7 +290,7 @@ static int read_work(void *arg) {
   return 0;
 }
 
-static void start_next(pl_verdicts *vd);
+static void start_next(jd_verdicts *vd);
 
 /* FNV-1a over what makes a verdict point: its key and its fields. */
 static uint64_t mix(uint64_t h, const void *p, size_t n) { return ps_hash64(h, p, n); }
@@ -304,31 +314,31 @@ static uint64_t verdict_hash(const ps_verdict *v) {
 }
 
 /* Keeps in `l` the verdicts not sent lately, and remembers them. */
-static void drop_sent(pl_verdicts *vd, ps_verdict_list *l) {
+static void drop_sent(jd_verdicts *vd, ps_verdict_list *l) {
   size_t kept = 0;
   for (size_t i = 0; i < l->n; i++) {
     uint64_t h = verdict_hash(&l->v[i]);
     int seen = 0;
-    for (size_t k = 0; k < PL_VD_SD_SENT && !seen; k++)
+    for (size_t k = 0; k < JD_VERDICTS_SD_SENT && !seen; k++)
       seen = vd->sd_sent[k] == h;
     if (seen)
       continue;
-    vd->sd_sent[vd->sd_sent_next++ % PL_VD_SD_SENT] = h;
+    vd->sd_sent[vd->sd_sent_next++ % JD_VERDICTS_SD_SENT] = h;
     l->v[kept++] = l->v[i];
   }
   l->n = kept;
 }
 
-static void judge(pl_verdicts *vd, pl_vsdjob *j) {
-  ps_slog_drift_run run = {PL_VD_LOADGEN, j->series,   j->run,
-                           j->d.revision, j->d.status, j->d.backfill};
+static void judge(jd_verdicts *vd, jd_vsdjob *j) {
+  ps_slog_drift_run run = {JD_VERDICTS_LOADGEN, j->series,   j->run,
+                           j->d.revision,       j->d.status, j->d.backfill};
   ps_verdict_list l;
   ps_verdict_list_init(&l);
-  pl_vpass *pass = calloc(1, sizeof *pass);
+  jd_vpass *pass = calloc(1, sizeof *pass);
   if (!pass)
     return;
   pass->kind = PASS_SLOG_DRIFT;
-  ps_slog_drift_blocks blocks = pl_sd_blocks_view(&j->blocks);
+  ps_slog_drift_blocks blocks = jd_verdicts_sdblocks_view(&j->blocks);
   if (ps_slog_drift(&vd->cfg->verdicts, &run, j->d.stages, j->d.nstages, j->d.vats, j->d.nvats,
                     &blocks, &l) < 0)
     pass->failed = 1;
@@ -338,13 +348,13 @@ static void judge(pl_verdicts *vd, pl_vsdjob *j) {
            "%s: slog stage drift judged from the server (%zu stages, %zu vat rows, "
            "%zu block rows, %zu block vat rows, %zu verdicts)",
            j->run, j->d.nstages, j->d.nvats, j->blocks.nblocks, j->blocks.nvats, l.n);
-  pl_vd_send_pass(vd, pass, &l);
+  jd_verdicts_send_pass(vd, pass, &l);
   ps_verdict_list_free(&l);
 }
 
 /* The run's own points are on the server: its status and which of its
  * stages ran the load generator. */
-static int perf_side_read(const pl_sd_data *d) {
+static int perf_side_read(const jd_verdicts_slogdrift_data *d) {
   if (d->status == PS_RUN_STATUS_NONE)
     return 0;
   for (size_t i = 0; i < d->nstages; i++)
@@ -355,16 +365,16 @@ static int perf_side_read(const pl_sd_data *d) {
 
 /* What the ledger knows of the run's end: 1 success, 0 another status,
  * -1 nothing (not seen ending). */
-static int ledger_success(pl_verdicts *vd, const char *series, const char *run) {
-  ps_ledger_series *ls = ps_ledger_series_get(&vd->ledger, PL_VD_LOADGEN, series, vd->series_host,
-                                              0);
+static int ledger_success(jd_verdicts *vd, const char *series, const char *run) {
+  ps_ledger_series *ls = ps_ledger_series_get(&vd->ledger, JD_VERDICTS_LOADGEN, series,
+                                              vd->series_host, 0);
   long at = ls ? ps_ledger_find(ls, vd->host, run) : -1;
   return at < 0 ? -1 : ls->runs[at].status == PS_RUN_STATUS_SUCCESS;
 }
 
 /* The run ended: the ledger says it succeeded, or a stage has finished
  * cycles (the slog's own count or the stage summary's). */
-static int ended(pl_verdicts *vd, const pl_vsdjob *j) {
+static int ended(jd_verdicts *vd, const jd_vsdjob *j) {
   if (j->waits || ledger_success(vd, j->series, j->run) == 1)
     return 1;
   for (size_t i = 0; i < j->d.nstages; i++)
@@ -373,16 +383,16 @@ static int ended(pl_verdicts *vd, const pl_vsdjob *j) {
   return 0;
 }
 
-static void free_waiting(pl_verdicts *vd) {
+static void free_waiting(jd_verdicts *vd) {
   while (vd->slog_drift && !vd->slog_drift->in_flight) {
-    pl_vsdjob *n = vd->slog_drift->next;
+    jd_vsdjob *n = vd->slog_drift->next;
     job_free(vd->slog_drift);
     vd->slog_drift = n;
   }
 }
 
 static void wait_cb(uv_timer_t *t) {
-  pl_verdicts *vd = t->data;
+  jd_verdicts *vd = t->data;
   if (vd->sh->stopping)
     free_waiting(vd);
   else
@@ -391,14 +401,14 @@ static void wait_cb(uv_timer_t *t) {
 
 /* On the loop; `status` -ECANCELED when the loop cancelled the read. */
 static void read_done(void *arg, int status) {
-  pl_vsdjob *j = arg;
-  pl_verdicts *vd = j->vd;
+  jd_vsdjob *j = arg;
+  jd_verdicts *vd = j->vd;
   j->in_flight = 0;
   if (status == 0 && !vd->sh->stopping && j->rc == 0 && !perf_side_read(&j->d) &&
       ++j->tries < PERF_WAIT_TRIES && ended(vd, j)) {
     j->waits = 1;
-    pl_sd_data_free(&j->d); /* read again, whole, in a moment */
-    pl_sd_blocks_free(&j->blocks);
+    jd_verdicts_slogdrift_data_free(&j->d); /* read again, whole, in a moment */
+    jd_verdicts_sdblocks_free(&j->blocks);
     if (!vd->sd_timer_on) {
       uv_timer_init(vd->sh->loop, &vd->sd_timer);
       vd->sd_timer.data = vd;
@@ -407,7 +417,7 @@ static void read_done(void *arg, int status) {
     uv_timer_start(&vd->sd_timer, wait_cb, PERF_WAIT_MS, 0);
     return;
   }
-  for (pl_vsdjob **pp = &vd->slog_drift; *pp; pp = &(*pp)->next)
+  for (jd_vsdjob **pp = &vd->slog_drift; *pp; pp = &(*pp)->next)
     if (*pp == j) {
       *pp = j->next;
       break;
@@ -433,14 +443,14 @@ static void read_done(void *arg, int status) {
     vd->hooks.settled(vd->hooks.ctx);
 }
 
-void pl_vd_slogdrift_close(pl_verdicts *vd) {
+void jd_verdicts_slogdrift_close(jd_verdicts *vd) {
   if (vd->sd_timer_on && !uv_is_closing((uv_handle_t *)&vd->sd_timer))
     uv_close((uv_handle_t *)&vd->sd_timer, NULL);
   free_waiting(vd); /* one in flight frees the rest when it returns */
 }
 
-static void start_next(pl_verdicts *vd) {
-  pl_vsdjob *j = vd->slog_drift;
+static void start_next(jd_verdicts *vd) {
+  jd_vsdjob *j = vd->slog_drift;
   if (vd->sd_timer_on)
     uv_timer_stop(&vd->sd_timer);
   while (j && !j->in_flight) {
@@ -453,15 +463,15 @@ static void start_next(pl_verdicts *vd) {
   }
 }
 
-void pl_verdicts_slog_stage_done(pl_verdicts *vd, const char *run, const char *series,
+void jd_verdicts_slog_stage_done(jd_verdicts *vd, const char *run, const char *series,
                                  int64_t stage_ns) {
   if (vd->sh->stopping || !run || !series || stage_ns < 0)
     return;
   int known = ledger_success(vd, series, run);
   if (known == 0)
     return; /* only a successful run has stage drift */
-  pl_vsdjob **tail = &vd->slog_drift;
-  for (pl_vsdjob *j = vd->slog_drift; j; j = j->next) {
+  jd_vsdjob **tail = &vd->slog_drift;
+  for (jd_vsdjob *j = vd->slog_drift; j; j = j->next) {
     if (!j->in_flight && strcmp(j->run, run) == 0) {
       if (stage_ns < j->anchor_ns)
         j->anchor_ns = stage_ns; /* the earliest stage bounds the read best */
@@ -470,7 +480,7 @@ void pl_verdicts_slog_stage_done(pl_verdicts *vd, const char *run, const char *s
     }
     tail = &j->next;
   }
-  pl_vsdjob *j = calloc(1, sizeof *j);
+  jd_vsdjob *j = calloc(1, sizeof *j);
   if (!j || !(j->run = strdup(run)) || !(j->series = strdup(series)) ||
       !(j->host = strdup(vd->host))) {
     if (j)

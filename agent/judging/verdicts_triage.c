@@ -17,7 +17,7 @@
 #include "readback/triage.h"
 #include "verdicts_private.h"
 
-#define MOD PL_VD_MOD
+#define MOD JD_VERDICTS_MOD
 
 
 /* --- triage decisions ------------------------------------------------------ */
@@ -30,7 +30,7 @@ static int triage_copy(ps_triage_set *into, const ps_triage_set *from) {
 }
 
 static void triage_bad_line(void *ctx, const char *name, size_t line, const char *why) {
-  pl_verdicts *vd = ctx;
+  jd_verdicts *vd = ctx;
   /* a rejected record like any other: counted, and --once exits 65 */
   vd->sh->n.records_rejected++;
   PS_ERROR(MOD, "%s:%zu: %s; the line is left out, the other decisions count", name, line, why);
@@ -39,7 +39,7 @@ static void triage_bad_line(void *ctx, const char *name, size_t line, const char
 /* What only the server's decisions tell about the file's lines: an id a
  * server decision has (the server's stays in force), an undo of an id
  * nobody has. Said when what is in force changed, not every minute. */
-static void triage_check(pl_verdicts *vd, const ps_triage_set *in_force) {
+static void triage_check(jd_verdicts *vd, const ps_triage_set *in_force) {
   for (size_t i = 0; i < vd->triage_file.n; i++) {
     const ps_triage_decision *d = &vd->triage_file.d[i], *had = ps_triage_find(in_force, d->id);
     if (had && !had->origin) {
@@ -73,7 +73,7 @@ static int triage_same(const ps_triage_set *a, const ps_triage_set *b) {
 }
 
 /* Returns whether the decisions in force changed. */
-static int triage_apply(pl_verdicts *vd) {
+static int triage_apply(jd_verdicts *vd) {
   ps_triage_set fresh;
   ps_triage_set_init(&fresh);
   if (triage_copy(&fresh, &vd->triage_server) < 0 || triage_copy(&fresh, &vd->triage_file) < 0) {
@@ -97,7 +97,7 @@ static int triage_apply(pl_verdicts *vd) {
      * and its answer must not mark these runs judged */
     if (i < s->nruns) {
       rejudged += s->nruns - i;
-      pl_vd_rejudge_from(vd, s, i);
+      jd_verdicts_rejudge_from(vd, s, i);
     }
   }
   int changed = !triage_same(&vd->triage, &fresh);
@@ -116,7 +116,7 @@ static int triage_apply(pl_verdicts *vd) {
  * are the thread's, the sets and the counters the loop's. */
 typedef struct triage_read {
   uv_work_t work;
-  pl_verdicts *vd;
+  jd_verdicts *vd;
   char *path;
   ps_triage_set fresh;
   ps_buf bad; /* a "FILE:LINE: why" line per line left out */
@@ -146,11 +146,11 @@ static void read_free(triage_read *r) {
   free(r);
 }
 
-static void read_start(pl_verdicts *vd, char *path);
+static void read_start(jd_verdicts *vd, char *path);
 
 static void read_done(uv_work_t *w, int status) {
   triage_read *r = w->data;
-  pl_verdicts *vd = r->vd;
+  jd_verdicts *vd = r->vd;
   int changed = 0;
   vd->triage_reading = 0;
   if (status == 0 && !vd->sh->stopping) {
@@ -187,7 +187,7 @@ static void read_done(uv_work_t *w, int status) {
     vd->triage_read_next = NULL;
     read_start(vd, next);
   }
-  pl_vd_arm(vd, 0);
+  jd_verdicts_arm(vd, 0);
   if (changed && vd->hooks.written)
     vd->hooks.written(vd->hooks.ctx); /* the report shows them */
   else if (vd->hooks.settled)
@@ -195,7 +195,7 @@ static void read_done(uv_work_t *w, int status) {
 }
 
 /* Takes `path` (may be NULL: no file, no decisions of a file). */
-static void read_start(pl_verdicts *vd, char *path) {
+static void read_start(jd_verdicts *vd, char *path) {
   triage_read *r = calloc(1, sizeof *r);
   if (!r) {
     free(path);
@@ -216,7 +216,7 @@ static void read_start(pl_verdicts *vd, char *path) {
   read_done(&r->work, 0);
 }
 
-void pl_vd_read_triage_file(pl_verdicts *vd, const ps_config *cfg) {
+void jd_verdicts_read_triage_file(jd_verdicts *vd, const ps_config *cfg) {
   char *path = cfg->triage_file && cfg->triage_file[0] ? strdup(cfg->triage_file) : NULL;
   if (cfg->triage_file && cfg->triage_file[0] && !path) {
     PS_ERROR(MOD, "out of memory; the triage_file's decisions stay as they were");
@@ -232,7 +232,7 @@ void pl_vd_read_triage_file(pl_verdicts *vd, const ps_config *cfg) {
 }
 
 static void triage_done(void *arg, int rc, const char *json, size_t len, const char *err) {
-  pl_verdicts *vd = arg;
+  jd_verdicts *vd = arg;
   int first = !vd->triage_synced, changed = 0;
   vd->triage_fetching = 0;
   vd->triage_synced = 1;
@@ -264,10 +264,10 @@ static void triage_done(void *arg, int rc, const char *json, size_t len, const c
   /* the report shows decisions; a --once run waits for the first read */
   if ((first || changed) && vd->hooks.written)
     vd->hooks.written(vd->hooks.ctx);
-  pl_vd_arm(vd, 0);
+  jd_verdicts_arm(vd, 0);
 }
 
-void pl_vd_triage_fetch(pl_verdicts *vd) {
+void jd_verdicts_triage_fetch(jd_verdicts *vd) {
   ps_buf q;
   ps_buf_init(&q, 0);
   if (ps_rb_triage_statement(&q) == 0 &&
@@ -277,4 +277,3 @@ void pl_vd_triage_fetch(pl_verdicts *vd) {
     vd->triage_next = uv_now(vd->sh->loop) + HISTORY_RETRY_FIRST_MS;
   ps_buf_free(&q);
 }
-

@@ -70,7 +70,7 @@ typedef struct ps_service {
   pl_slogs slogs; /* chain slogs of the run folders (pipeline/slogs.h) */
   int judges_cycles; /* the judges subscribe to PL_SLOGS_TAP too */
   pl_router router;
-  pl_judging judging;
+  jd_judging judging;
   pl_selfmetrics selfmetrics;
   pl_createdb createdb;
   ps_watch *watch;
@@ -136,14 +136,14 @@ static void close_all(ps_service *pl) {
   pl_reader_close(&pl->rd);
   pl_runs_close(&pl->runs);
   pl_slogs_close(&pl->slogs);
-  pl_judging_close(&pl->judging); /* before the delivery: its points are cancelled */
+  jd_judging_close(&pl->judging); /* before the delivery: its points are cancelled */
   pl_selfmetrics_close(&pl->selfmetrics);
   pl_createdb_close(&pl->createdb);
   pl_commit_close(&pl->commit);
   if (pl->watch)
     ps_watch_close(pl->watch, watch_closed, pl);
   pl_delivery_close(&pl->dl);
-  size_t held = pl_judging_held(&pl->judging);
+  size_t held = jd_judging_held(&pl->judging);
   int saved = pl_commit_save(&pl->commit);
   if (pl->sh.once && saved == 0 && held) {
     PS_ERROR(MOD, "%zu alert events were held while the state could not be saved; they are "
@@ -179,7 +179,7 @@ static void finish_once(ps_service *pl) {
     pl->data_rejected = 1;
   }
   /* An event nobody heard of weighs more than a rejected line: 69. */
-  if (pl_judging_undelivered(&pl->judging)) {
+  if (jd_judging_undelivered(&pl->judging)) {
     PS_ERROR(MOD, "some alert events could not be delivered (see above); they are kept "
                   "in the state and sent at the next start");
     pl->exit_code = PS_EXIT_UNAVAILABLE;
@@ -194,7 +194,7 @@ static void check_done(ps_service *pl) {
   if (pl->sh.stopping == 2)
     return;
   if (pl->sh.stopping == 1) {
-    if (pl_delivery_quiet(&pl->dl) && !pl_judging_busy(&pl->judging)) {
+    if (pl_delivery_quiet(&pl->dl) && !jd_judging_busy(&pl->judging)) {
       close_all(pl);
     } else if (uv_now(pl->sh.loop) >= pl->stop_deadline) {
       PS_WARN(MOD,
@@ -215,15 +215,15 @@ static void check_done(ps_service *pl) {
   pl_slogs_kick(&pl->slogs); /* every run's cycles are known now (slogs_wait) */
   if (pl_slogs_busy(&pl->slogs))
     return; /* back here when the slogs are read and acknowledged */
-  if (!pl_judging_quiet(&pl->judging))
+  if (!jd_judging_quiet(&pl->judging))
     return; /* back here when its verdicts are answered */
   pl_delivery_flush(&pl->dl);
   if (!pl_delivery_quiet(&pl->dl))
     return;
   /* The events what was read raised reach people before the end; their
    * points are aux batches, hence the second look at the delivery. */
-  pl_judging_finish(&pl->judging);
-  if (!pl_judging_done(&pl->judging) || !pl_delivery_quiet(&pl->dl))
+  jd_judging_finish(&pl->judging);
+  if (!jd_judging_done(&pl->judging) || !pl_delivery_quiet(&pl->dl))
     return;
   if (!pl->final_stats_sent) {
     /* A backfill leaves a heartbeat with its final counters. */
@@ -243,7 +243,7 @@ static void begin_stop(ps_service *pl, const char *why) {
   pl->sh.stopping = 1;
   pl->stop_deadline = uv_now(pl->sh.loop) + DRAIN_WAIT_MS;
   pl_reader_stop(&pl->rd);
-  pl_judging_hold(&pl->judging); /* what is in flight finishes; the rest waits */
+  jd_judging_hold(&pl->judging); /* what is in flight finishes; the rest waits */
   uv_timer_stop(&pl->rescan_timer);
   pl_selfmetrics_stop(&pl->selfmetrics);
   pl_delivery_flush(&pl->dl);
@@ -313,7 +313,7 @@ static void on_slogs_idle(void *ctx) { check_done(ctx); }
  * its limit (judging/judging.h). */
 static void on_slog_point(void *ctx, const ps_point *p) {
   ps_service *pl = ctx;
-  pl_judging_slog_point(&pl->judging, p);
+  jd_judging_slog_point(&pl->judging, p);
 }
 
 /* ... and once a complete stage is acknowledged, its run's slog stage
@@ -321,7 +321,7 @@ static void on_slog_point(void *ctx, const ps_point *p) {
 static void on_slog_stage_done(void *ctx, const char *run, const char *test_type,
                                int64_t stage_ns) {
   ps_service *pl = ctx;
-  pl_judging_slog_stage_done(&pl->judging, run, test_type, stage_ns);
+  jd_judging_slog_stage_done(&pl->judging, run, test_type, stage_ns);
 }
 
 /* Slogs wait for the lines, and in --once for the closing evaluation of
@@ -336,7 +336,7 @@ static int slogs_wait(void *ctx) {
 static void on_run_event(void *ctx, const pl_run_event *ev) {
   ps_service *pl = ctx;
   pl->runs_since_rescan++;
-  pl_judging_run_event(&pl->judging, ev);
+  jd_judging_run_event(&pl->judging, ev);
 }
 
 /* The points the judges need (judging/judging.h). */
@@ -347,7 +347,7 @@ static void on_tap(void *ctx, const ps_point *p, const ps_source_cfg *src, const
     if (!pl->judges_cycles)
       return; /* subscribed for the slog reader alone */
   }
-  pl_judging_point(&pl->judging, p, src, path);
+  jd_judging_point(&pl->judging, p, src, path);
 }
 
 /* Every path a scan or event names goes to the router (the files read as
@@ -427,7 +427,7 @@ static void reload(ps_service *pl) {
   uv_timer_start(&pl->rescan_timer, rescan_cb, (uint64_t)n->watch.rescan_interval_ms,
                  (uint64_t)n->watch.rescan_interval_ms);
   pl_selfmetrics_start(&pl->selfmetrics);
-  pl_judging_reconfigured(&pl->judging);
+  jd_judging_reconfigured(&pl->judging);
   rescan(pl);
   /* A burst of signals (a deploy tool sending one per host change) is one
    * reload each but need not be a line each: the next line counts them. */
@@ -493,8 +493,8 @@ static int start_stages(ps_service *pl) {
     return rc;
   }
   pl_aux_out out = pl_delivery_aux_out(&pl->dl);
-  pl_judging_hooks jh = {on_judging_settled, reader_busy, last_error, on_report_failed, pl};
-  rc = pl_judging_init(&pl->judging, &pl->sh, pl->gens.boot.cfg, &pl->dl, &pl->rd, &pl->runs,
+  jd_judging_hooks jh = {on_judging_settled, reader_busy, last_error, on_report_failed, pl};
+  rc = jd_judging_init(&pl->judging, &pl->sh, pl->gens.boot.cfg, &pl->dl, &pl->rd, &pl->runs,
                        &pl->commit, &out, &jh);
   if (rc < 0) {
     pl_delivery_close(&pl->dl);
@@ -504,7 +504,7 @@ static int start_stages(ps_service *pl) {
   /* The delivery shows the judges only the points they judge (PL_TAP_MAX
    * is room for all of them, so none is left out). */
   const char *want[PL_TAP_MAX];
-  size_t nwant = pl_judging_measurements(want, PL_TAP_MAX);
+  size_t nwant = jd_judging_measurements(want, PL_TAP_MAX);
   for (size_t i = 0; i < nwant; i++) {
     pl_delivery_subscribe(&pl->dl, want[i]);
     if (strcmp(want[i], PL_SLOGS_TAP) == 0)
@@ -524,7 +524,7 @@ static int start_stages(ps_service *pl) {
   pl_commit_add_section(&pl->commit, "slogs", slogs_json, pl);
   pl_runs_from_json(&pl->runs, ps_state_section(&pl->saved, "runs"));
   pl_commit_add_section(&pl->commit, "runs", runs_json, pl);
-  pl_judging_restore(&pl->judging, &pl->saved, &pl->commit);
+  jd_judging_restore(&pl->judging, &pl->saved, &pl->commit);
   pl_selfmetrics_init(&pl->selfmetrics, &pl->sh, &pl->reg, &pl->dl, &pl->runs);
   pl_createdb_init(&pl->createdb, pl->sh.loop, pl->gens.boot.cfg, &pl->dl, &pl->sh.stopping);
   return 0;
@@ -608,7 +608,7 @@ int ps_service_run(ps_config *cfg, const ps_service_opts *opts) {
   timers_and_signals_init(pl, &loop);
   ps_watch_new(&pl->watch, &loop, cfg->sources, cfg->nsources, on_path, pl);
   pl_createdb_start(&pl->createdb, 1);
-  pl_judging_start(&pl->judging);
+  jd_judging_start(&pl->judging);
 
   PS_INFO(MOD, "starting%s: %zu sources, state in %s", pl->sh.once ? " (--once)" : "",
           cfg->nsources, sd);
@@ -616,7 +616,7 @@ int ps_service_run(ps_config *cfg, const ps_service_opts *opts) {
   rescan(pl);
   pl->sh.initial_scan = 0;
   pl_selfmetrics_start(&pl->selfmetrics);
-  pl_judging_scanned(&pl->judging);
+  jd_judging_scanned(&pl->judging);
   if (!pl->sh.once) {
     if (cfg->watch.rescan_interval_ms > 0)
       uv_timer_start(&pl->rescan_timer, rescan_cb, (uint64_t)cfg->watch.rescan_interval_ms,
@@ -633,7 +633,7 @@ int ps_service_run(ps_config *cfg, const ps_service_opts *opts) {
   pl_registry_free(&pl->reg);
   pl_runs_free(&pl->runs);
   pl_slogs_free(&pl->slogs);
-  pl_judging_free(&pl->judging);
+  jd_judging_free(&pl->judging);
   /* Every handle must be closed by now: one left open is a leak, or a
    * callback that could still run on freed memory, so it fails the run. */
   int loop_rc = uv_loop_close(&loop);

@@ -4,11 +4,11 @@
  * a source with no new run, a regression or improvement, a sick agent.
  *
  * Contract
- * - What it hears: run events of the run tracker (pl_alerting_run_event,
+ * - What it hears: run events of the run tracker (jd_alerting_run_event,
  *   through the judging face, judging/judging.h), the points of the
- *   measurements it subscribed to (pl_alerting_tap: DSS `runs` end markers
- *   and `perfship_verdict` points, pl_alert_runs_measurements), one run's
- *   changed metrics from the verdict stage (pl_alerting_judged, wired by
+ *   measurements it subscribed to (jd_alerting_tap: DSS `runs` end markers
+ *   and `perfship_verdict` points, jd_alerting_runs_measurements), one run's
+ *   changed metrics from the verdict stage (jd_alerting_judged, wired by
  *   the face), and on its own timer the sink's health,
  *   the shared counters of rejected input and each source's silence.
  * - Raising an event: the same id twice is raised once (alert/decided.h);
@@ -28,17 +28,17 @@
  *   NULL for none), so a restart does not mistake runs not yet re-read for
  *   silence.
  * - --once (sh->once): every event, old or new, is tried once on every
- *   channel and never retried by this process. pl_alerting_finish() raises
+ *   channel and never retried by this process. jd_alerting_finish() raises
  *   what is due once everything present was read (verdicts gathered from
- *   points, rejected input, silent sources); pl_alerting_done() says when
- *   every attempt is over, pl_alerting_undelivered() whether one failed
- *   (the service exits 69), pl_alerting_held() how many were held because
+ *   points, rejected input, silent sources); jd_alerting_done() says when
+ *   every attempt is over, jd_alerting_undelivered() whether one failed
+ *   (the service exits 69), jd_alerting_held() how many were held because
  *   the state could not be saved (74).
  * - The `settled` hook runs after every delivery attempt, so the service
  *   (through the face) can look whether it is done. The stage never calls
  *   the service.
  * - Its memory (outbox, throttle, ledger, sources, health) is one JSON
- *   section of the state file: pl_alerting_to_json / pl_alerting_from_json.
+ *   section of the state file: jd_alerting_to_json / jd_alerting_from_json.
  *
  * Its files, bottom first (each uses only those before it):
  * alerting_raise.h raises and delivers an event; alerting_clock.h raises
@@ -63,48 +63,47 @@
 #include "pipeline/shared.h"
 #include "judging/verdicts.h"
 
-typedef struct pl_alerting_hooks {
+typedef struct jd_alerting_hooks {
   void (*settled)(void *ctx);
   void *ctx;
-} pl_alerting_hooks;
+} jd_alerting_hooks;
 
-typedef struct pl_alerting {
+typedef struct jd_alerting {
   pl_shared *sh;
-  pl_alert_raiser raiser; /* owns the outbox and the channels */
-  pl_alert_clock clock;   /* no_new_run, health */
-  pl_alert_runs runs;     /* run events, markers, verdicts */
-} pl_alerting;
+  jd_alerting_raiser raiser; /* owns the outbox and the channels */
+  jd_alerting_clock clock;   /* no_new_run, health */
+  jd_alerting_runs runs;     /* run events, markers, verdicts */
+} jd_alerting;
 
 /* Builds the channels of sh->cfg (alerts.exec, alerts.webhook: they apply
  * until a restart). Returns 0 or a negative errno (a channel that cannot
  * be made). */
-int pl_alerting_init(pl_alerting *al, pl_shared *sh, pl_delivery *dl, pl_reader *rd,
-                     pl_runs *runs, pl_commit *commit, const pl_aux_out *out,
-                     const pl_alerting_hooks *hooks);
-void pl_alerting_from_json(pl_alerting *al, const char *text);
-char *pl_alerting_to_json(pl_alerting *al);
+int jd_alerting_init(jd_alerting *al, pl_shared *sh, pl_delivery *dl, pl_reader *rd, pl_runs *runs,
+                     pl_commit *commit, const pl_aux_out *out, const jd_alerting_hooks *hooks);
+void jd_alerting_from_json(jd_alerting *al, const char *text);
+char *jd_alerting_to_json(jd_alerting *al);
 /* Starts the timers and sends what a previous agent left undelivered. */
-void pl_alerting_start(pl_alerting *al);
+void jd_alerting_start(jd_alerting *al);
 
-void pl_alerting_run_event(pl_alerting *al, const pl_run_event *ev);
-void pl_alerting_tap(pl_alerting *al, const ps_point *p, const ps_source_cfg *src,
+void jd_alerting_run_event(jd_alerting *al, const pl_run_event *ev);
+void jd_alerting_tap(jd_alerting *al, const ps_point *p, const ps_source_cfg *src,
                      const char *path);
-void pl_alerting_verdicts(pl_alerting *al, const pl_alert_verdicts *v);
+void jd_alerting_verdicts(jd_alerting *al, const jd_alert_verdicts *v);
 /* The verdict stage's own verdicts of one run (judging/verdicts.h): those
- * that are a regression or an improvement become pl_alerting_verdicts(). */
-void pl_alerting_judged(pl_alerting *al, const pl_run_verdicts *rv);
+ * that are a regression or an improvement become jd_alerting_verdicts(). */
+void jd_alerting_judged(jd_alerting *al, const jd_run_verdicts *rv);
 
-void pl_alerting_finish(pl_alerting *al);
-int pl_alerting_done(const pl_alerting *al);
-int pl_alerting_undelivered(const pl_alerting *al);
+void jd_alerting_finish(jd_alerting *al);
+int jd_alerting_done(const jd_alerting *al);
+int jd_alerting_undelivered(const jd_alerting *al);
 /* Events held, not sent, because the state could not be saved. */
-size_t pl_alerting_held(const pl_alerting *al);
+size_t jd_alerting_held(const jd_alerting *al);
 /* Stopping: no new delivery starts; those in flight finish. */
-void pl_alerting_hold(pl_alerting *al);
+void jd_alerting_hold(jd_alerting *al);
 /* Delivery attempts in flight. */
-size_t pl_alerting_busy(const pl_alerting *al);
+size_t jd_alerting_busy(const jd_alerting *al);
 
-void pl_alerting_close(pl_alerting *al);
-void pl_alerting_free(pl_alerting *al);
+void jd_alerting_close(jd_alerting *al);
+void jd_alerting_free(jd_alerting *al);
 
 #endif

@@ -4,10 +4,10 @@
  *
  * Contract
  * - Input: the points of the measurements the judged figures come from
- *   (pl_verdicts_tap(), from the delivery's tap through the judging face;
+ *   (jd_verdicts_tap(), from the delivery's tap through the judging face;
  *   judging/verdicts_collect.h picks what is judged, by the table
  *   core/figures.h) and every run end the run tracker reports
- *   (pl_verdicts_run_ended()).
+ *   (jd_verdicts_run_ended()).
  * - A series is the test type (loadgen) or test (DSS) on this agent's host,
  *   or on every host (verdicts.series_by); a run is (host, name). Verdicts
  *   are written only about this host's runs (the point's host is the
@@ -28,7 +28,7 @@
  * - Loadgen, within a run: a successful run's stages against its first
  *   loadgen stage, once, when it ends; each complete stage's kernel growth
  *   per cycle against verdicts.max_growth_per_cycle when its slog stage
- *   point is written (pl_verdicts_slog_point()). DSS bench: a results file's arms
+ *   point is written (jd_verdicts_slog_point()). DSS bench: a results file's arms
  *   against its reference arm, when its end marker passes.
  * - Verdict points go through `out` (aux batches). Until every batch of a
  *   pass is acknowledged, the runs it judged stay unjudged in the state: a
@@ -37,7 +37,7 @@
  * - Hooks: `judged` once per run whose verdicts a pass wrote, when they are
  *   sent (the alert stage raises regression/improvement events from it);
  *   `written` when a pass was acknowledged (the report may be rewritten).
- * - pl_verdicts_quiet(): nothing waits to be judged or sent (a --once run
+ * - jd_verdicts_quiet(): nothing waits to be judged or sent (a --once run
  *   may end). In --once, a history the server cannot give now is left for
  *   the next start (the runs stay unjudged in the state).
  * - Triage (docs/verdicts.md "Triage"): the decisions of triage_file (read
@@ -68,17 +68,17 @@
 #include "verdict/verdict.h"
 
 /* One run's verdicts of a pass, for the alert stage. */
-typedef struct pl_run_verdicts {
+typedef struct jd_run_verdicts {
   const char *source, *series, *run, *revision;
   int64_t time_ns;
   int backfill;
   const ps_verdict *v; /* this run's verdicts (all metrics and methods) */
   size_t n;
   const char *host; /* the run's: always the agent's own */
-} pl_run_verdicts;
+} jd_run_verdicts;
 
-typedef struct pl_verdicts_hooks {
-  void (*judged)(void *ctx, const pl_run_verdicts *rv);
+typedef struct jd_verdicts_hooks {
+  void (*judged)(void *ctx, const jd_run_verdicts *rv);
   void (*written)(void *ctx);
   /* Nonzero while the reader has a backlog or run markers wait for their
    * answer (run ends still to come): judging waits (bounded). */
@@ -88,43 +88,43 @@ typedef struct pl_verdicts_hooks {
    * nothing new to ship has nothing else to wake it). */
   void (*settled)(void *ctx);
   void *ctx;
-} pl_verdicts_hooks;
+} jd_verdicts_hooks;
 
 /* Far more slog stages than a night's runs have: a flood of slogs of runs
  * that never end cannot grow the state without bound. */
-#define PL_VERDICTS_GROWTH_HELD_MAX 4096
+#define JD_VERDICTS_GROWTH_HELD_MAX 4096
 
-typedef struct pl_vseries pl_vseries;
-typedef struct pl_vpass pl_vpass;
-typedef struct pl_vsdjob pl_vsdjob;
-#define PL_VD_SD_SENT 1024
+typedef struct jd_vseries jd_vseries;
+typedef struct jd_vpass jd_vpass;
+typedef struct jd_vsdjob jd_vsdjob;
+#define JD_VERDICTS_SD_SENT 1024
 
-typedef struct pl_verdicts {
+typedef struct jd_verdicts {
   pl_shared *sh;
   const ps_config *cfg; /* the configuration at start: settings and the server */
   pl_aux_out out;
-  pl_verdicts_hooks hooks;
+  jd_verdicts_hooks hooks;
   const char **metrics; /* the judged loadgen_run fields, in cfg order */
   size_t nmetrics;
   char host[256];          /* this agent's host (core/config.h ps_config_host) */
   const char *series_host; /* the ledger's series key: host, or "" for every host */
   ps_ledger ledger;
-  pl_collect collect;
-  pl_vseries *series; /* judging state per series */
-  pl_vpass *passes;   /* passes in flight */
+  jd_verdicts_collect collect;
+  jd_vseries *series; /* judging state per series */
+  jd_vpass *passes;   /* passes in flight */
   /* judged slog stages until their limit verdicts are acknowledged (saved;
-   * at most PL_VERDICTS_GROWTH_HELD_MAX, read back or not) */
-  struct pl_vgrowth *growth_held;
+   * at most JD_VERDICTS_GROWTH_HELD_MAX, read back or not) */
+  struct jd_vgrowth *growth_held;
   size_t ngrowth_held;
   uint64_t growth_seq;
-  pl_vsdjob *slog_drift; /* runs whose slog stage drift is read back; the first in flight */
+  jd_vsdjob *slog_drift; /* runs whose slog stage drift is read back; the first in flight */
   uv_timer_t sd_timer;   /* a read that waits for the run's own points */
   int sd_timer_on;
   /* The slog drift verdicts sent lately (hashes): judging a run again as
    * each of its stages is acknowledged writes only what changed. */
   /* the verdict points acknowledged lately (judging/verdicts_send.h) */
-  struct pl_verdicts_sent *sent;
-  uint64_t sd_sent[PL_VD_SD_SENT];
+  struct jd_verdicts_sent *sent;
+  uint64_t sd_sent[JD_VERDICTS_SD_SENT];
   unsigned sd_sent_next;
   uv_timer_t timer;
   int fetching;      /* a history query is on the threadpool */
@@ -143,34 +143,34 @@ typedef struct pl_verdicts {
   int triage_read_again;
   int triage_restored; /* the state gave the decisions judged under */
   uint64_t busy_since;
-} pl_verdicts;
+} jd_verdicts;
 
-int pl_verdicts_init(pl_verdicts *vd, pl_shared *sh, const ps_config *cfg,
-                     const pl_aux_out *out, const pl_verdicts_hooks *hooks);
-/* Restores the state section "verdicts" (pl_verdicts_to_json); NULL is fine. */
-void pl_verdicts_from_json(pl_verdicts *vd, const char *text);
-char *pl_verdicts_to_json(pl_verdicts *vd);
+int jd_verdicts_init(jd_verdicts *vd, pl_shared *sh, const ps_config *cfg, const pl_aux_out *out,
+                     const jd_verdicts_hooks *hooks);
+/* Restores the state section "verdicts" (jd_verdicts_to_json); NULL is fine. */
+void jd_verdicts_from_json(jd_verdicts *vd, const char *text);
+char *jd_verdicts_to_json(jd_verdicts *vd);
 
-void pl_verdicts_tap(pl_verdicts *vd, const ps_point *p);
-void pl_verdicts_run_ended(pl_verdicts *vd, const pl_run_event *ev);
+void jd_verdicts_tap(jd_verdicts *vd, const ps_point *p);
+void jd_verdicts_run_ended(jd_verdicts *vd, const pl_run_event *ev);
 /* A point of the chain's slog (pipeline/slogs.h): a complete
  * loadgen_slog_stage after stage 0 gets its growth-limit verdicts at once
  * (verdict/growth_limit.h); every other point is ignored. */
-void pl_verdicts_slog_point(pl_verdicts *vd, const ps_point *p);
+void jd_verdicts_slog_point(jd_verdicts *vd, const ps_point *p);
 /* Every point of a complete slog stage of `run` (a loadgen run of test
  * type `series`) was acknowledged; `stage_ns` is its loadgen_slog_stage
  * point's time. The run's slog figures are read back from the server and
  * its stages judged against its first loadgen stage
  * (judging/verdicts_slogdrift.h). */
-void pl_verdicts_slog_stage_done(pl_verdicts *vd, const char *run, const char *series,
+void jd_verdicts_slog_stage_done(jd_verdicts *vd, const char *run, const char *series,
                                  int64_t stage_ns);
 
 /* The configuration was reread: its triage_file is read again and the
  * server's decisions asked for at once. */
-void pl_verdicts_reconfigured(pl_verdicts *vd, const ps_config *cfg);
+void jd_verdicts_reconfigured(jd_verdicts *vd, const ps_config *cfg);
 
-int pl_verdicts_quiet(const pl_verdicts *vd);
-void pl_verdicts_close(pl_verdicts *vd);
-void pl_verdicts_free(pl_verdicts *vd);
+int jd_verdicts_quiet(const jd_verdicts *vd);
+void jd_verdicts_close(jd_verdicts *vd);
+void jd_verdicts_free(jd_verdicts *vd);
 
 #endif

@@ -5,7 +5,7 @@
  * (docs/verdicts.md, "Where the history comes from").
  *
  * Contract
- * - pl_history_query_text() builds the InfluxQL for one loadgen series:
+ * - jd_verdicts_history_query_text() builds the InfluxQL for one loadgen series:
  *   the `status` and the judged metrics of `loadgen_run` where `test_type`
  *   is the series and, unless `host` is NULL (verdicts.series_by =
  *   "test_type"), `host` is the host, since `since_ns` and, unless
@@ -21,7 +21,7 @@
  *   revisions").
  * - The agent runs it on libuv's threadpool with readback/query.h's
  *   ps_rb_run() (the request blocks for up to influxdb.timeout_ms).
- * - pl_history_parse() reads such an answer and calls `row` once per run:
+ * - jd_verdicts_history_parse() reads such an answer and calls `row` once per run:
  *   its host (NULL when its points have none), name, revision (NULL when
  *   absent), start time (the loadgen_run point's time), status, and one
  *   value per metric (NaN when absent). A run with several rows gives its
@@ -44,19 +44,19 @@
 #include "core/config.h"
 #include "runs/runs.h"
 
-int pl_history_query_text(const char *series, const char *host, int64_t since_ns,
-                          int64_t until_ns, const char *const *metrics, size_t nmetrics,
-                          ps_buf *out);
+int jd_verdicts_history_query_text(const char *series, const char *host, int64_t since_ns,
+                                   int64_t until_ns, const char *const *metrics, size_t nmetrics,
+                                   ps_buf *out);
 
-typedef void (*pl_history_row_cb)(void *ctx, const char *host, const char *run,
-                                  const char *revision,
-                                  int64_t start_ns, ps_run_status status, const double *values);
+typedef void (*jd_verdicts_history_row_cb)(void *ctx, const char *host, const char *run,
+                                           const char *revision, int64_t start_ns,
+                                           ps_run_status status, const double *values);
 
-typedef void (*pl_history_growth_cb)(void *ctx, const char *host, const char *run,
-                                     const double *values);
+typedef void (*jd_verdicts_history_growth_cb)(void *ctx, const char *host, const char *run,
+                                              const double *values);
 
-int pl_history_parse(const char *json, const char *const *metrics, size_t nmetrics,
-                     pl_history_row_cb row, pl_history_growth_cb growth, void *ctx,
-                     ps_buf *why);
+int jd_verdicts_history_parse(const char *json, const char *const *metrics, size_t nmetrics,
+                              jd_verdicts_history_row_cb row, jd_verdicts_history_growth_cb growth,
+                              void *ctx, ps_buf *why);
 
 #endif

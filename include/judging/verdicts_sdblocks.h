@@ -7,23 +7,23 @@
  * against the variation of its blocks.
  *
  * Contract
- * - pl_sd_blocks_statement() builds statement `s` (PL_SDB_*) for `run` on
+ * - jd_verdicts_sdblocks_statement() builds statement `s` (JD_VERDICTS_SDBLOCKS_*) for `run` on
  *   `host`, host-scoped and bounded in time as the other slog drift reads
- *   (PL_SD_SPAN_NS either side of `anchor_ns`); names quoted. 0 or
+ *   (JD_VERDICTS_SLOGDRIFT_SPAN_NS either side of `anchor_ns`); names quoted. 0 or
  *   -EINVAL.
- * - pl_sd_blocks_parse() reads the answer to statement `s` into `b`: rows
+ * - jd_verdicts_sdblocks_parse() reads the answer to statement `s` into `b`: rows
  *   without a stage (a number 0-100000), a time, or (block vats) a vat
- *   string are skipped; at most PL_SDB_MAX_ROWS rows of each kind are kept
+ *   string are skipped; at most JD_VERDICTS_SDBLOCKS_MAX_ROWS rows of each kind are kept
  *   (beyond, the rest are dropped and `b->dropped` counts them). Vat IDs
  *   are kept once each (a run has tens of vats, hundreds of thousands of
  *   rows). Any text is read without a crash (fuzz target
  *   tests/fuzz/fuzz_sdblocks.c). 0, -ENOMEM, or -EPROTO when the text is
  *   not an InfluxQL answer or holds an error.
- * - pl_sd_blocks_read() is the only I/O: each statement in, its rows out
+ * - jd_verdicts_sdblocks_read() is the only I/O: each statement in, its rows out
  *   into `b` (readback/query.h's ps_rb_query; its codes, `err` its
  *   words). Runs on a worker thread; touches nothing but its arguments.
- * - pl_sd_blocks_view() gives the judge's view (borrowing `b`);
- *   pl_sd_blocks_free() frees what `b` owns.
+ * - jd_verdicts_sdblocks_view() gives the judge's view (borrowing `b`);
+ *   jd_verdicts_sdblocks_free() frees what `b` owns.
  */
 #ifndef PS_JUDGING_VERDICTS_SDBLOCKS_H
 #define PS_JUDGING_VERDICTS_SDBLOCKS_H
@@ -35,11 +35,15 @@
 #include "core/config.h"
 #include "verdict/slog_drift.h"
 
-#define PL_SDB_MAX_ROWS ((size_t)1 << 20)
+#define JD_VERDICTS_SDBLOCKS_MAX_ROWS ((size_t)1 << 20)
 
-enum { PL_SDB_BLOCKS = 0, PL_SDB_BLOCK_VATS, PL_SDB_NSTATEMENTS };
+enum {
+  JD_VERDICTS_SDBLOCKS_BLOCKS = 0,
+  JD_VERDICTS_SDBLOCKS_BLOCK_VATS,
+  JD_VERDICTS_SDBLOCKS_NSTATEMENTS
+};
 
-typedef struct pl_sd_blocks {
+typedef struct jd_verdicts_sdblocks {
   ps_slog_drift_block *blocks;
   size_t nblocks, blocks_cap;
   ps_slog_drift_block_vat *vats;
@@ -47,13 +51,14 @@ typedef struct pl_sd_blocks {
   char **ids; /* the vat IDs, each once; the rows point into them */
   size_t nids, ids_cap;
   size_t dropped;
-} pl_sd_blocks;
+} jd_verdicts_sdblocks;
 
-int pl_sd_blocks_statement(int s, const char *run, const char *host, int64_t anchor_ns, ps_buf *q);
-int pl_sd_blocks_parse(pl_sd_blocks *b, int s, const char *json, size_t len);
-int pl_sd_blocks_read(const ps_config *cfg, const char *run, const char *host, int64_t anchor_ns,
-                      pl_sd_blocks *b, ps_buf *err);
-ps_slog_drift_blocks pl_sd_blocks_view(const pl_sd_blocks *b);
-void pl_sd_blocks_free(pl_sd_blocks *b);
+int jd_verdicts_sdblocks_statement(int s, const char *run, const char *host, int64_t anchor_ns,
+                                   ps_buf *q);
+int jd_verdicts_sdblocks_parse(jd_verdicts_sdblocks *b, int s, const char *json, size_t len);
+int jd_verdicts_sdblocks_read(const ps_config *cfg, const char *run, const char *host,
+                              int64_t anchor_ns, jd_verdicts_sdblocks *b, ps_buf *err);
+ps_slog_drift_blocks jd_verdicts_sdblocks_view(const jd_verdicts_sdblocks *b);
+void jd_verdicts_sdblocks_free(jd_verdicts_sdblocks *b);
 
 #endif

@@ -3,8 +3,8 @@
  * in aux batches (pipeline/shared.h pl_aux_out), answered as one.
  *
  * Contract
- * - pl_verdicts_send() encodes every verdict of `l` (verdict/verdict.h)
- *   into batches of at most PL_VERDICTS_PER_BATCH points and sends them;
+ * - jd_verdicts_send() encodes every verdict of `l` (verdict/verdict.h)
+ *   into batches of at most JD_VERDICTS_PER_BATCH points and sends them;
  *   `done` is called exactly once: with 1 when every batch was
  *   acknowledged, with 0 when one was not or could not be sent. With
  *   nothing to send, `done(arg, 1)` is called before it returns.
@@ -24,15 +24,15 @@
 #include "pipeline/shared.h"
 #include "verdict/verdict.h"
 
-#define PL_VERDICTS_PER_BATCH 2000
-#define PL_VERDICTS_SENT_SLOTS 4096
+#define JD_VERDICTS_PER_BATCH 2000
+#define JD_VERDICTS_SENT_SLOTS 4096
 
-typedef struct pl_verdicts_sent {
-  uint64_t key[PL_VERDICTS_SENT_SLOTS];     /* series and time */
-  uint64_t content[PL_VERDICTS_SENT_SLOTS]; /* every field */
-} pl_verdicts_sent;
+typedef struct jd_verdicts_sent {
+  uint64_t key[JD_VERDICTS_SENT_SLOTS];     /* series and time */
+  uint64_t content[JD_VERDICTS_SENT_SLOTS]; /* every field */
+} jd_verdicts_sent;
 
-int pl_verdicts_send(const pl_aux_out *out, pl_verdicts_sent *sent, const ps_verdict_list *l,
+int jd_verdicts_send(const pl_aux_out *out, jd_verdicts_sent *sent, const ps_verdict_list *l,
                      void (*done)(void *arg, int ok), void *arg);
 
 #endif

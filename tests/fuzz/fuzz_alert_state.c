@@ -88,9 +88,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   ps_alert_decided l;
   ps_alert_decided_init(&l);
   ps_alert_decided_from_cjson(&l, cJSON_GetObjectItemCaseSensitive(root, "seen"), &rs);
-  pl_alert_clock clock;
+  jd_alerting_clock clock;
   memset(&clock, 0, sizeof clock);
-  pl_alert_clock_from_cjson(&clock, root, &rc);
+  jd_alerting_clock_from_cjson(&clock, root, &rc);
   double took = cpu_s() - t0;
   char newest[PS_ALERT_ID_LEN + 1];
   snprintf(newest, sizeof newest, "%032llx", 999999ULL);
@@ -101,16 +101,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
       rb.over != 100000 - PS_OUTBOX_MAX || t.n != PS_ALERT_THROTTLE_MAX ||
       rt.over != 1000000 - PS_ALERT_THROTTLE_MAX || l.n != PS_ALERT_DECIDED_MAX ||
       rs.over != 1000000 - PS_ALERT_DECIDED_MAX || !ps_alert_decided_has(&l, newest) ||
-      pl_alert_clock_nsources(&clock) != PL_ALERT_SOURCES_MAX ||
-      rc.over != 80000 - PL_ALERT_SOURCES_MAX) {
-    fprintf(stderr, "large state section: %.3f s, %zu bytes kept, %zu/%zu/%zu/%zu entries\n",
-            took, kept, box.n, t.n, l.n, pl_alert_clock_nsources(&clock));
+      jd_alerting_clock_nsources(&clock) != JD_ALERTING_CLOCK_SOURCES_MAX ||
+      rc.over != 80000 - JD_ALERTING_CLOCK_SOURCES_MAX) {
+    fprintf(stderr, "large state section: %.3f s, %zu bytes kept, %zu/%zu/%zu/%zu entries\n", took,
+            kept, box.n, t.n, l.n, jd_alerting_clock_nsources(&clock));
     abort();
   }
   ps_outbox_free(&box);
   ps_alert_throttle_free(&t);
   ps_alert_decided_free(&l);
-  pl_alert_clock_free(&clock);
+  jd_alerting_clock_free(&clock);
   cJSON_Delete(root);
   return 0;
 }
@@ -163,13 +163,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ps_alert_decided_free(&l);
 
   /* Read without a loop: reading touches neither the timer nor the configuration. */
-  pl_alert_clock clock;
+  jd_alerting_clock clock;
   memset(&clock, 0, sizeof clock);
-  pl_alert_clock_from_cjson(&clock, root, NULL);
-  pl_alert_clock_from_cjson(&clock, root, NULL); /* a source read twice is kept once */
-  if (pl_alert_clock_nsources(&clock) > PL_ALERT_SOURCES_MAX)
+  jd_alerting_clock_from_cjson(&clock, root, NULL);
+  jd_alerting_clock_from_cjson(&clock, root, NULL); /* a source read twice is kept once */
+  if (jd_alerting_clock_nsources(&clock) > JD_ALERTING_CLOCK_SOURCES_MAX)
     abort();
-  pl_alert_clock_free(&clock);
+  jd_alerting_clock_free(&clock);
   cJSON_Delete(root);
   return 0;
 }

@@ -1,6 +1,6 @@
 /*
  * fuzz_history.c: the server's answer to the verdicts' history query, as
- * the judges read it (agent/judging/verdicts_history.c, pl_history_parse).
+ * the judges read it (agent/judging/verdicts_history.c, jd_verdicts_history_parse).
  *
  * Input: the answer body (tests/fuzz/corpus/history/ holds InfluxDB 1.6.7
  * answers to the query, with and without host tags).
@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   text[size] = '\0';
   size_t rows = 0;
   size_t n = sizeof METRICS / sizeof METRICS[0];
-  int rc = pl_history_parse(text, METRICS, n, on_row, on_growth, &rows, NULL);
+  int rc = jd_verdicts_history_parse(text, METRICS, n, on_row, on_growth, &rows, NULL);
   if (rc != 0 && rc != -EPROTO && rc != -ENOMEM)
     abort();
   if (rc == -EPROTO && rows)

@@ -3,7 +3,7 @@
  * (agent/judging/verdicts_slogdrift.c) and the judge fed with what it
  * yielded (agent/verdict/slog_drift.c).
  *
- * Input: a byte choosing the first statement (PL_SD_*, modulo their
+ * Input: a byte choosing the first statement (JD_VERDICTS_SLOGDRIFT_*, modulo their
  * count), then the answer's text, read as that statement and every one
  * after it, so the rows of one meet the next.
  * Properties: any answer is read without a crash or a leak; the rows kept
@@ -29,16 +29,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ps_config_defaults(&cfg);
     init = 1;
   }
-  pl_sd_data d = {0};
-  for (int s = data[0] % PL_SD_NSTATEMENTS; s < PL_SD_NSTATEMENTS; s++) {
+  jd_verdicts_slogdrift_data d = {0};
+  for (int s = data[0] % JD_VERDICTS_SLOGDRIFT_NSTATEMENTS; s < JD_VERDICTS_SLOGDRIFT_NSTATEMENTS;
+       s++) {
     ps_buf q;
     ps_buf_init(&q, 0);
-    (void)pl_sd_statement(s, "daily-perf-1", "bench-1", 1647216512000000000LL, &q);
+    (void)jd_verdicts_slogdrift_statement(s, "daily-perf-1", "bench-1", 1647216512000000000LL, &q);
     ps_buf_free(&q);
-    if (pl_sd_parse(&d, s, (const char *)data + 1, size - 1) == -ENOMEM)
+    if (jd_verdicts_slogdrift_parse(&d, s, (const char *)data + 1, size - 1) == -ENOMEM)
       break;
   }
-  if (d.nstages > PL_SD_MAX_STAGES || d.nvats > PL_SD_MAX_VATS)
+  if (d.nstages > JD_VERDICTS_SLOGDRIFT_MAX_STAGES || d.nvats > JD_VERDICTS_SLOGDRIFT_MAX_VATS)
     abort();
   d.status = PS_RUN_STATUS_SUCCESS; /* judge whatever came */
   ps_slog_drift_run run = {"loadgen", "daily-perf", "daily-perf-1", d.revision, d.status, 0};
@@ -52,6 +53,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         abort();
   }
   ps_verdict_list_free(&l);
-  pl_sd_data_free(&d);
+  jd_verdicts_slogdrift_data_free(&d);
   return 0;
 }

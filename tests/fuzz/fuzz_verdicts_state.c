@@ -10,7 +10,7 @@
  * save and read back to the same text (the writer and the reader agree, so
  * a run waiting to be judged survives any number of restarts unchanged).
  *
- * The stage is the agent's own: pl_verdicts_init() on a real loop with the
+ * The stage is the agent's own: jd_verdicts_init() on a real loop with the
  * default configuration, as the judging face builds it. Reading sends
  * nothing (the send half aborts) and only arms the stage's timer, which is
  * never run: the stage is closed and the loop turned once for the close.
@@ -61,29 +61,29 @@ static int no_send(void *ctx, ps_pbatch *b, void (*on_done)(void *, int), void *
   abort();
 }
 
-static void stage_init(pl_verdicts *vd) {
+static void stage_init(jd_verdicts *vd) {
   pl_aux_out out = {no_encode, no_send, NULL};
-  if (pl_verdicts_init(vd, &sh, &cfg, &out, NULL) != 0)
+  if (jd_verdicts_init(vd, &sh, &cfg, &out, NULL) != 0)
     abort();
 }
 
 /* Every stage is closed before the loop turns: an open one's timer would
  * judge what it read. */
-static void stages_free(pl_verdicts *a, pl_verdicts *b) {
-  pl_verdicts_close(a);
+static void stages_free(jd_verdicts *a, jd_verdicts *b) {
+  jd_verdicts_close(a);
   if (b)
-    pl_verdicts_close(b);
+    jd_verdicts_close(b);
   /* the timers' close, and the triage_file read the stage started on the
    * threadpool: it must answer into this input's stages, not the next's */
   uv_run(&loop, UV_RUN_DEFAULT);
-  pl_verdicts_free(a);
+  jd_verdicts_free(a);
   if (b)
-    pl_verdicts_free(b);
+    jd_verdicts_free(b);
 }
 
 /* What the stage keeps, against the caps the running agent keeps. */
-static void check_caps(const pl_verdicts *vd) {
-  if (vd->ngrowth_held > PL_VERDICTS_GROWTH_HELD_MAX)
+static void check_caps(const jd_verdicts *vd) {
+  if (vd->ngrowth_held > JD_VERDICTS_GROWTH_HELD_MAX)
     abort();
   for (size_t i = 0; i < vd->ledger.nseries; i++) {
     const ps_ledger_series *s = &vd->ledger.series[i];
@@ -122,14 +122,14 @@ static void large(void) {
                       "\"time\":\"%u\",\"growth\":[2,null,0.5]}",
                   i ? "," : "", i, i);
   ps_buf_puts(&b, "]}");
-  pl_verdicts vd;
+  jd_verdicts vd;
   stage_init(&vd);
   double t0 = cpu_s();
-  pl_verdicts_from_json(&vd, b.data);
+  jd_verdicts_from_json(&vd, b.data);
   double took = cpu_s() - t0;
   ps_buf_free(&b);
   check_caps(&vd);
-  if (took > 2.0 || vd.ngrowth_held != PL_VERDICTS_GROWTH_HELD_MAX || vd.ledger.nseries != 1 ||
+  if (took > 2.0 || vd.ngrowth_held != JD_VERDICTS_GROWTH_HELD_MAX || vd.ledger.nseries != 1 ||
       vd.ledger.series[0].nruns != PS_LEDGER_MAX_RUNS ||
       strcmp(vd.ledger.series[0].runs[0].name, "run-1000") != 0) {
     fprintf(stderr, "large verdicts section: %.3f s, %zu held stages, %zu series\n", took,
@@ -163,17 +163,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     abort();
   memcpy(text, data, size);
   text[size] = '\0';
-  pl_verdicts a, b;
+  jd_verdicts a, b;
   stage_init(&a);
-  pl_verdicts_from_json(&a, text);
+  jd_verdicts_from_json(&a, text);
   free(text);
   check_caps(&a);
-  char *t1 = pl_verdicts_to_json(&a);
+  char *t1 = jd_verdicts_to_json(&a);
   if (!t1)
     abort();
   stage_init(&b);
-  pl_verdicts_from_json(&b, t1);
-  char *t2 = pl_verdicts_to_json(&b);
+  jd_verdicts_from_json(&b, t1);
+  char *t2 = jd_verdicts_to_json(&b);
   if (!t2 || strcmp(t1, t2) != 0) {
     fprintf(stderr, "saved:   %s\nread back: %s\n", t1, t2 ? t2 : "(null)");
     abort();

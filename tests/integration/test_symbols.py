@@ -20,8 +20,11 @@ import harness  # noqa: E402
 LIBRARY = os.path.join(os.path.dirname(os.path.abspath(harness.PERFSHIP_BIN)),
                        "libperfship_core.a")
 # private prefix -> the object files (their names' start) that may define it
+# The judging layer's files are alerting*, judging, reporter and verdicts*.
+JUDGING_OBJECTS = ("alerting", "judging", "reporter", "verdicts")
 PRIVATE = {
-    "pl_": None,          # the stages of perfship run (pipeline/, judging/, service/)
+    "pl_": None,          # the data path of perfship run (pipeline/) and its service
+    "jd_": JUDGING_OBJECTS,  # the judges (judging/): their own prefix, not the data path's
     "lg_": ("loadgen",),  # formats/loadgen*.c behind loadgen_private.h
     "jsonl_": ("jsonl",),  # formats/jsonl*.c behind jsonl_private.h
 }
@@ -61,6 +64,13 @@ class SymbolsTest(unittest.TestCase):
             elif PRIVATE[owner] and not obj.startswith(PRIVATE[owner]):
                 bad.append(f"{obj}: {sym}: {owner} is private to {PRIVATE[owner]}*.c")
         self.assertEqual(bad, [])
+
+    def test_the_judges_do_not_speak_as_the_data_path(self):
+        # judging/ once exported 123 names with the pipeline's pl_: a reader
+        # could not tell a judge from a stage of the data path by its name
+        wrong = [f"{obj}: {sym}" for obj, sym in exported()
+                 if obj.startswith(JUDGING_OBJECTS) and sym.startswith("pl_")]
+        self.assertEqual(wrong, [])
 
 
 if __name__ == "__main__":

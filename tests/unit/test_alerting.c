@@ -58,7 +58,7 @@ typedef struct fixture {
   ps_state saved;
   pl_registry reg;
   pl_commit commit;
-  pl_alerting al;
+  jd_alerting al;
   int started;
   sent sent[MAX_SENT];
   size_t nsent;
@@ -116,30 +116,29 @@ static void make_notifier(fixture *fx) {
 
 static void start_stage(fixture *fx) {
   pl_aux_out out = {aux_encode_plain, cap_send, fx};
-  pl_alerting_hooks h = {on_settled, fx};
-  assert_int_equal(pl_alerting_init(&fx->al, &fx->sh, NULL, NULL, NULL, &fx->commit, &out, &h),
-                   0);
+  jd_alerting_hooks h = {on_settled, fx};
+  assert_int_equal(jd_alerting_init(&fx->al, &fx->sh, NULL, NULL, NULL, &fx->commit, &out, &h), 0);
   ps_state_free(&fx->saved);
   ps_state_init(&fx->saved);
   ps_buf warn;
   ps_buf_init(&warn, 0);
   ps_state_load(&fx->saved, fx->state_dir, &warn);
   ps_buf_free(&warn);
-  pl_alerting_from_json(&fx->al, ps_state_section(&fx->saved, "alerts"));
+  jd_alerting_from_json(&fx->al, ps_state_section(&fx->saved, "alerts"));
   fx->commit.nsections = 0;
-  pl_commit_add_section(&fx->commit, "alerts", (char *(*)(void *))pl_alerting_to_json, &fx->al);
-  pl_alerting_start(&fx->al);
+  pl_commit_add_section(&fx->commit, "alerts", (char *(*)(void *))jd_alerting_to_json, &fx->al);
+  jd_alerting_start(&fx->al);
   fx->started = 1;
 }
 
 static void stop_stage(fixture *fx) {
   if (!fx->started)
     return;
-  pl_alerting_close(&fx->al);
+  jd_alerting_close(&fx->al);
   ack_all(fx, 0);
   uv_run(&fx->loop, UV_RUN_DEFAULT);
   pl_commit_save(&fx->commit);
-  pl_alerting_free(&fx->al);
+  jd_alerting_free(&fx->al);
   fx->started = 0;
 }
 
@@ -204,7 +203,7 @@ static void run_until(fixture *fx, int (*pred)(fixture *), int ms) {
   }
 }
 
-static int idle(fixture *fx) { return pl_alerting_busy(&fx->al) == 0 && fx->nsent == 0; }
+static int idle(fixture *fx) { return jd_alerting_busy(&fx->al) == 0 && fx->nsent == 0; }
 
 /* Lets deliveries finish, InfluxDB acknowledging every point. */
 static void settle(fixture *fx) {
@@ -278,7 +277,7 @@ static void run_event(fixture *fx, pl_run_event_kind kind, const ps_run_view *v,
   char folder[300];
   snprintf(folder, sizeof folder, "/srv/loadgen/results/%s", v->id.run);
   pl_run_event ev = {kind, folder, v, backfill, after_stall};
-  pl_alerting_run_event(&fx->al, &ev);
+  jd_alerting_run_event(&fx->al, &ev);
 }
 
 static void test_failed_run_reaches_the_notifier_once(void **state) {
@@ -402,9 +401,9 @@ static void test_dss_markers_and_repeats(void **state) {
                     {"status", "failed"}};
   ps_field f[2] = {ps_field_string("text", text, strlen(text)), ps_field_bool("backfill", 0)};
   ps_point p = {"runs", tags, 4, f, 2, now * S};
-  pl_alerting_tap(&fx->al, &p, &fx->cfg.sources[1], "/srv/dss/out-1/results.json");
+  jd_alerting_tap(&fx->al, &p, &fx->cfg.sources[1], "/srv/dss/out-1/results.json");
   /* the same results file read again (an offset not yet saved): once */
-  pl_alerting_tap(&fx->al, &p, &fx->cfg.sources[1], "/srv/dss/out-1/results.json");
+  jd_alerting_tap(&fx->al, &p, &fx->cfg.sources[1], "/srv/dss/out-1/results.json");
   settle(fx);
   assert_int_equal(count_received(fx, "run_failed"), 1);
   cJSON *o = last_received(fx);
@@ -414,14 +413,14 @@ static void test_dss_markers_and_repeats(void **state) {
   /* the folder reused for a new run that fails too, within min_interval_s:
    * a new id, held back and counted */
   p.time_ns += 10 * S;
-  pl_alerting_tap(&fx->al, &p, &fx->cfg.sources[1], "/srv/dss/out-1/results.json");
+  jd_alerting_tap(&fx->al, &p, &fx->cfg.sources[1], "/srv/dss/out-1/results.json");
   settle(fx);
   assert_int_equal(count_received(fx, "run_failed"), 1);
   assert_int_equal(fx->sh.n.alerts_suppressed, 1);
   /* the next one after the interval says so */
   usleep(2100000);
   p.time_ns += 10 * S;
-  pl_alerting_tap(&fx->al, &p, &fx->cfg.sources[1], "/srv/dss/out-1/results.json");
+  jd_alerting_tap(&fx->al, &p, &fx->cfg.sources[1], "/srv/dss/out-1/results.json");
   settle(fx);
   assert_int_equal(count_received(fx, "run_failed"), 2);
   o = last_received(fx);
@@ -430,9 +429,9 @@ static void test_dss_markers_and_repeats(void **state) {
   cJSON_Delete(o);
   /* a successful or a starting marker, and other measurements: nothing */
   tags[3].value = "success";
-  pl_alerting_tap(&fx->al, &p, &fx->cfg.sources[1], "/srv/dss/out-1/results.json");
+  jd_alerting_tap(&fx->al, &p, &fx->cfg.sources[1], "/srv/dss/out-1/results.json");
   ps_point other = {"dss_bench", tags, 4, f, 2, now * S};
-  pl_alerting_tap(&fx->al, &other, &fx->cfg.sources[1], "/srv/dss/out-1/results.json");
+  jd_alerting_tap(&fx->al, &other, &fx->cfg.sources[1], "/srv/dss/out-1/results.json");
   settle(fx);
   assert_int_equal(count_received(fx, NULL), 2);
 }
@@ -447,7 +446,7 @@ static void tap_verdict(fixture *fx, const char *run, const char *metric, const 
                    ps_field_string("change_run", run, strlen(run)),
                    ps_field_bool("backfill", 0)};
   ps_point p = {"perfship_verdict", tags, 4, f, 6, t};
-  pl_alerting_tap(&fx->al, &p, &fx->cfg.sources[0], "/srv/verdicts.lp");
+  jd_alerting_tap(&fx->al, &p, &fx->cfg.sources[0], "/srv/verdicts.lp");
 }
 
 static void test_verdicts_one_event_per_run(void **state) {
@@ -479,8 +478,8 @@ static void test_verdicts_one_event_per_run(void **state) {
   cJSON_Delete(o);
   /* the verdict stage's own call: the same run again is not raised twice */
   ps_alert_metric mm = {.metric = "cycleAvgDuration", .have_value = 1, .value = 27.8};
-  pl_alert_verdicts vv = {"loadgen", "daily-perf", run, "1cb7c2d80874", t, 0, &mm, 1, NULL};
-  pl_alerting_verdicts(&fx->al, &vv);
+  jd_alert_verdicts vv = {"loadgen", "daily-perf", run, "1cb7c2d80874", t, 0, &mm, 1, NULL};
+  jd_alerting_verdicts(&fx->al, &vv);
   settle(fx);
   assert_int_equal(count_received(fx, NULL), 1);
 }
@@ -638,7 +637,7 @@ static void test_large_state_loads_bounded(void **state) {
                   "10,000 outbox entries started the stage in %.3f s\n", took);
   assert_true(took < bound);
   /* the kept ones, and the two this configuration watches */
-  assert_int_equal(pl_alert_clock_nsources(&fx->al.clock), PL_ALERT_SOURCES_MAX + 2);
+  assert_int_equal(jd_alerting_clock_nsources(&fx->al.clock), JD_ALERTING_CLOCK_SOURCES_MAX + 2);
   assert_int_equal(fx->al.raiser.ledger.n, PS_ALERT_DECIDED_MAX);
   assert_int_equal(fx->al.raiser.throttle.n, PS_ALERT_THROTTLE_MAX);
   assert_int_equal(fx->al.raiser.box.n, 0);
@@ -671,7 +670,7 @@ static void test_a_later_section_of_one_name_replaces(void **state) {
   static char log[4096];
   start_stage_logged(fx, log, sizeof log);
   assert_int_equal(count_lines_with(log, "alerts section"), 0);
-  assert_int_equal(pl_alert_clock_nsources(&fx->al.clock), 2);
+  assert_int_equal(jd_alerting_clock_nsources(&fx->al.clock), 2);
 }
 
 /* The sources list is cut before its tree is built where the clock would
@@ -699,7 +698,7 @@ static void test_sources_cut_counts_as_the_clock(void **state) {
   ps_buf_free(&b);
   static char log[4096];
   start_stage_logged(fx, log, sizeof log);
-  assert_int_equal(pl_alert_clock_nsources(&fx->al.clock), PL_ALERT_SOURCES_MAX + 2);
+  assert_int_equal(jd_alerting_clock_nsources(&fx->al.clock), JD_ALERTING_CLOCK_SOURCES_MAX + 2);
   assert_int_equal(fx->al.clock.health.server_since_s, 7);
   assert_int_equal(count_lines_with(log, "alerts section"), 1);
   if (!strstr(log, "sources: 1376 over its cap of 1024 (the oldest), 100 unreadable"))
@@ -743,12 +742,12 @@ static void test_once_tries_everything_once(void **state) {
   view(&v, "daily-perf-acacacacacac", PS_RUN_ENDED, PS_RUN_STATUS_FAILED, now - 60, now);
   run_event(fx, PL_RUN_ENDED, &v, 0, 0);
   fx->sh.n.records_rejected = 3; /* and some input was rejected */
-  pl_alerting_finish(&fx->al);
+  jd_alerting_finish(&fx->al);
   settle(fx);
-  assert_true(pl_alerting_done(&fx->al));
+  assert_true(jd_alerting_done(&fx->al));
   assert_true(fx->settled > 0);
   /* both failed on the notifier: the service exits 69; not retried here */
-  assert_true(pl_alerting_undelivered(&fx->al));
+  assert_true(jd_alerting_undelivered(&fx->al));
   assert_int_equal(fx->al.raiser.box.n, 2);
   assert_int_equal(fx->sh.n.alerts_raised, 2);
   run_until(fx, NULL, 1500);
@@ -757,10 +756,10 @@ static void test_once_tries_everything_once(void **state) {
   stop_stage(fx);
   unlink(fail);
   start_stage(fx);
-  pl_alerting_finish(&fx->al);
+  jd_alerting_finish(&fx->al);
   settle(fx);
-  assert_true(pl_alerting_done(&fx->al));
-  assert_false(pl_alerting_undelivered(&fx->al));
+  assert_true(jd_alerting_done(&fx->al));
+  assert_false(jd_alerting_undelivered(&fx->al));
   assert_int_equal(count_received(fx, "run_failed"), 1);
   assert_int_equal(count_received(fx, "agent_unhealthy"), 1);
   cJSON *o = last_received(fx);

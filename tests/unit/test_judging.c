@@ -29,7 +29,7 @@ static int has(const char *const *list, size_t n, const char *name) {
 static void test_judges_subscribe_to_their_figures(void **state) {
   (void)state;
   const char *m[PL_TAP_MAX + 4];
-  size_t n = pl_judging_measurements(m, PL_TAP_MAX + 4);
+  size_t n = jd_judging_measurements(m, PL_TAP_MAX + 4);
   assert_true(n <= PL_TAP_MAX);
   for (size_t i = 0; i < ps_nfigures; i++)
     assert_true(has(m, n, ps_figures[i].measurement));

@@ -25,31 +25,31 @@ static ps_point pt(const char *m, ps_tag *tags, size_t nt, ps_field *f, size_t n
 
 static void test_collect_loadgen_and_dss(void **state) {
   (void)state;
-  pl_collect c;
-  pl_collect_init(&c, METRICS, 2);
-  pl_dss_doc *doc = NULL;
+  jd_verdicts_collect c;
+  jd_verdicts_collect_init(&c, METRICS, 2);
+  jd_dss_doc *doc = NULL;
   ps_tag rt[] = {{"run", "r1"}, {"test_type", "daily-perf"}, {"revision", "abc1234"}};
   ps_field rf[] = {ps_field_float("cycleAvgDuration", 24.5), ps_field_int("totalBlockCount", 9),
                    ps_field_float("cycleSuccessRate", 100.0)};
   ps_point p = pt("loadgen_run", rt, 3, rf, 3, 1700000000000000000LL);
-  assert_int_equal(pl_collect_point(&c, &p, &doc), PL_COLLECT_NONE);
+  assert_int_equal(jd_verdicts_collect_point(&c, &p, &doc), JD_VERDICTS_COLLECT_NONE);
   ps_tag st[] = {{"run", "r1"}, {"stage", "2"}, {"task", "all"}};
   ps_field sf[] = {ps_field_float("avgDuration", 21.0)};
   p = pt("loadgen_stage_cycles", st, 3, sf, 1, 1);
-  pl_collect_point(&c, &p, &doc);
+  jd_verdicts_collect_point(&c, &p, &doc);
   ps_tag st2[] = {{"run", "r1"}, {"stage", "2"}, {"task", "vault"}}; /* not task=all */
   ps_field sf2[] = {ps_field_float("avgDuration", 99.0)};
   p = pt("loadgen_stage_cycles", st2, 3, sf2, 1, 1);
-  pl_collect_point(&c, &p, &doc);
+  jd_verdicts_collect_point(&c, &p, &doc);
   ps_tag bt[] = {{"run", "r1"}, {"stage", "2"}, {"summary", "onlyLive"}};
   ps_field bf[] = {ps_field_float("avgSwingsetTime", 0.2), ps_field_float("avgBlockDuration", 5.2)};
   p = pt("loadgen_stage_blocks", bt, 3, bf, 2, 1);
-  pl_collect_point(&c, &p, &doc);
+  jd_verdicts_collect_point(&c, &p, &doc);
   ps_tag gt[] = {{"run", "r1"}, {"stage", "2"}};
   ps_field gf[] = {ps_field_bool("loadgen", 1)};
   p = pt("loadgen_stage", gt, 2, gf, 1, 1);
-  pl_collect_point(&c, &p, &doc);
-  pl_lg_run *r = pl_collect_find_run(&c, "r1");
+  jd_verdicts_collect_point(&c, &p, &doc);
+  jd_lg_run *r = jd_verdicts_collect_find_run(&c, "r1");
   assert_non_null(r);
   assert_string_equal(r->series, "daily-perf");
   assert_string_equal(r->revision, "abc1234");
@@ -70,12 +70,12 @@ static void test_collect_loadgen_and_dss(void **state) {
                        ps_field_float("rps_total", 10.0 * (v + 1) * (a ? 0.8 : 1.0)),
                        ps_field_int("errors", a)};
       p = pt("dss_bench", dt, 3, df, 3, 5);
-      assert_int_equal(pl_collect_point(&c, &p, &doc), PL_COLLECT_NONE);
+      assert_int_equal(jd_verdicts_collect_point(&c, &p, &doc), JD_VERDICTS_COLLECT_NONE);
     }
   ps_tag mt[] = {{"source", "dss_bench"}, {"run", "cmp"}, {"event", "end"}};
   ps_field mf[] = {ps_field_bool("backfill", 1)};
   p = pt("runs", mt, 3, mf, 1, 1795970018000000000LL);
-  assert_int_equal(pl_collect_point(&c, &p, &doc), PL_COLLECT_DSS_ENDED);
+  assert_int_equal(jd_verdicts_collect_point(&c, &p, &doc), JD_VERDICTS_COLLECT_DSS_ENDED);
   assert_non_null(doc);
   assert_true(doc->ended && doc->backfill);
   assert_int_equal(doc->ntests, 1);
@@ -87,15 +87,15 @@ static void test_collect_loadgen_and_dss(void **state) {
   /* a loadgen marker is not the end of a DSS file */
   ps_tag lt[] = {{"source", "loadgen"}, {"run", "r1"}};
   p = pt("runs", lt, 2, mf, 1, 1);
-  assert_int_equal(pl_collect_point(&c, &p, &doc), PL_COLLECT_NONE);
+  assert_int_equal(jd_verdicts_collect_point(&c, &p, &doc), JD_VERDICTS_COLLECT_NONE);
 
   /* saved and read back */
-  cJSON *j = pl_collect_to_json(&c);
-  pl_collect d;
-  pl_collect_init(&d, METRICS, 2);
-  pl_collect_from_json(&d, j);
+  cJSON *j = jd_verdicts_collect_to_json(&c);
+  jd_verdicts_collect d;
+  jd_verdicts_collect_init(&d, METRICS, 2);
+  jd_verdicts_collect_from_json(&d, j);
   cJSON_Delete(j);
-  pl_lg_run *r2 = pl_collect_find_run(&d, "r1");
+  jd_lg_run *r2 = jd_verdicts_collect_find_run(&d, "r1");
   assert_non_null(r2);
   assert_true(r2->start_ns == 1700000000000000000LL);
   assert_int_equal(r2->nstages, 1);
@@ -104,12 +104,12 @@ static void test_collect_loadgen_and_dss(void **state) {
   assert_int_equal(d.docs->tests[0].nvariants, 3);
   assert_true(d.docs->tests[0].arms[1].errors[1] == 1.0);
   assert_true(d.docs->time_ns == 1795970018000000000LL);
-  pl_collect_drop_run(&d, r2);
-  assert_null(pl_collect_find_run(&d, "r1"));
-  pl_collect_drop_dss(&d, d.docs);
+  jd_verdicts_collect_drop_run(&d, r2);
+  assert_null(jd_verdicts_collect_find_run(&d, "r1"));
+  jd_verdicts_collect_drop_dss(&d, d.docs);
   assert_null(d.docs);
-  pl_collect_free(&d);
-  pl_collect_free(&c);
+  jd_verdicts_collect_free(&d);
+  jd_verdicts_collect_free(&c);
 }
 
 /* The samples behind the stage figures: live blocks only, successful
@@ -117,9 +117,9 @@ static void test_collect_loadgen_and_dss(void **state) {
  * point once; the block gaps from consecutive beginAt (2 s and 3 s). */
 static void test_collect_stage_samples(void **state) {
   (void)state;
-  pl_collect c;
-  pl_collect_init(&c, METRICS, 2);
-  pl_dss_doc *doc = NULL;
+  jd_verdicts_collect c;
+  jd_verdicts_collect_init(&c, METRICS, 2);
+  jd_dss_doc *doc = NULL;
   const int64_t s = 1000000000LL;
   struct {
     const char *live;
@@ -133,7 +133,7 @@ static void test_collect_stage_samples(void **state) {
     ps_tag bt[] = {{"run", "r1"}, {"stage", "1"}, {"live", blocks[i].live}};
     ps_field bf[] = {ps_field_float("swingsetTime", blocks[i].swingset)};
     ps_point p = pt("loadgen_block", bt, 3, bf, 1, blocks[i].t);
-    assert_int_equal(pl_collect_point(&c, &p, &doc), PL_COLLECT_NONE);
+    assert_int_equal(jd_verdicts_collect_point(&c, &p, &doc), JD_VERDICTS_COLLECT_NONE);
   }
   struct {
     int ok;
@@ -145,19 +145,19 @@ static void test_collect_stage_samples(void **state) {
     ps_field cf[] = {ps_field_bool("success", cycles[i].ok),
                      ps_field_float("duration", cycles[i].duration)};
     ps_point p = pt("loadgen_cycle", ct, 3, cf, 2, cycles[i].t);
-    pl_collect_point(&c, &p, &doc);
+    jd_verdicts_collect_point(&c, &p, &doc);
   }
   /* a stage with one live block and no cycle: no array for its cycles */
   ps_tag bt2[] = {{"run", "r1"}, {"stage", "2"}, {"live", "true"}};
   ps_field bf2[] = {ps_field_float("swingsetTime", 0.5)};
   ps_point p2 = pt("loadgen_block", bt2, 3, bf2, 1, 40 * s);
-  pl_collect_point(&c, &p2, &doc);
-  pl_lg_run *r = pl_collect_find_run(&c, "r1");
+  jd_verdicts_collect_point(&c, &p2, &doc);
+  jd_lg_run *r = jd_verdicts_collect_find_run(&c, "r1");
   assert_non_null(r);
   ps_stage_samples *v;
   size_t n;
   double *store;
-  assert_int_equal(pl_collect_stage_samples(r, &v, &n, &store), 0);
+  assert_int_equal(jd_verdicts_collect_stage_samples(r, &v, &n, &store), 0);
   assert_int_equal(n, 2);
   assert_int_equal(v[1].stage, 2);
   assert_int_equal(v[1].nswingset, 1);
@@ -173,7 +173,7 @@ static void test_collect_stage_samples(void **state) {
   assert_true(v[0].cycle_duration[0] == 18.0 && v[0].cycle_duration[1] == 20.0);
   free(v);
   free(store);
-  pl_collect_free(&c);
+  jd_verdicts_collect_free(&c);
 }
 
 int main(void) {

@@ -1,7 +1,7 @@
 /*
  * Unit tests of the verdicts' history read (judging/verdicts_history.c):
- * the statements pl_history_query_text builds, bounded in time and quoted,
- * and pl_history_parse on a real InfluxDB 1.6.7 answer shape, with the
+ * the statements jd_verdicts_history_query_text builds, bounded in time and quoted,
+ * and jd_verdicts_history_parse on a real InfluxDB 1.6.7 answer shape, with the
  * growth read beside it.
  */
 #include <errno.h>
@@ -71,7 +71,7 @@ static void test_history_growth_statement(void **state) {
   static const char *const GROWTH[] = {"cycleAvgDuration", "kernelObjectsPerCycle"};
   ps_buf q;
   ps_buf_init(&q, 0);
-  assert_int_equal(pl_history_query_text("daily-perf", "a", 5, 9, GROWTH, 2, &q), 0);
+  assert_int_equal(jd_verdicts_history_query_text("daily-perf", "a", 5, 9, GROWTH, 2, &q), 0);
   assert_string_equal(
       q.data,
       "SELECT \"status\", \"cycleAvgDuration\" FROM \"loadgen_run\" WHERE \"test_type\" = "
@@ -88,7 +88,8 @@ static void test_history_growth_statement(void **state) {
       "[\"time\",\"kernelObjectsPerCycle\"],\"values\":[[5,3]]}]}]}";
   got_growth g;
   memset(&g, 0, sizeof g);
-  assert_int_equal(pl_history_parse(answer, GROWTH, 2, on_no_row, on_growth_row, &g, NULL), 0);
+  assert_int_equal(jd_verdicts_history_parse(answer, GROWTH, 2, on_no_row, on_growth_row, &g, NULL),
+                   0);
   assert_int_equal(g.rows, 1);
   assert_string_equal(g.run, "r1");
   assert_true(isnan(g.v[0]) && g.v[1] == 3.0);
@@ -98,8 +99,9 @@ static void test_history_query_and_answer(void **state) {
   (void)state;
   ps_buf q;
   ps_buf_init(&q, 0);
-  assert_int_equal(
-      pl_history_query_text("daily'perf", "bench'a", 1647216135581548000LL, 0, METRICS, 2, &q), 0);
+  assert_int_equal(jd_verdicts_history_query_text("daily'perf", "bench'a", 1647216135581548000LL, 0,
+                                                  METRICS, 2, &q),
+                   0);
   assert_string_equal(q.data, "SELECT \"status\", \"cycleAvgDuration\", \"cycleSuccessRate\" "
                               "FROM \"loadgen_run\" WHERE \"test_type\" = 'daily\\'perf' "
                               "AND \"host\" = 'bench\\'a' AND time >= 1647216135581548000 "
@@ -108,7 +110,7 @@ static void test_history_query_and_answer(void **state) {
   /* verdicts.series_by = "test_type": every host, still bounded in time */
   ps_buf_init(&q, 0);
   /* ... and a further read takes only the slice before the last one */
-  assert_int_equal(pl_history_query_text("daily-perf", NULL, 5, 9, METRICS, 1, &q), 0);
+  assert_int_equal(jd_verdicts_history_query_text("daily-perf", NULL, 5, 9, METRICS, 1, &q), 0);
   assert_string_equal(q.data, "SELECT \"status\", \"cycleAvgDuration\" FROM \"loadgen_run\" "
                               "WHERE \"test_type\" = 'daily-perf' AND time >= 5 AND time < 9 "
                               "GROUP BY \"host\", \"run\", \"revision\"");
@@ -126,7 +128,7 @@ static void test_history_query_and_answer(void **state) {
       "[[1,90,\"running\"],[1647302702000001000,null,\"failed\"]]}]}]}";
   got_row rows[4];
   memset(rows, 0, sizeof rows);
-  assert_int_equal(pl_history_parse(answer, METRICS, 2, on_row, NULL, rows, NULL), 0);
+  assert_int_equal(jd_verdicts_history_parse(answer, METRICS, 2, on_row, NULL, rows, NULL), 0);
   assert_string_equal(rows[0].host, "bench-b");
   assert_string_equal(rows[0].run, "daily-perf-9eb37164f6f7");
   assert_string_equal(rows[0].rev, "9eb37164f6f7");
@@ -140,12 +142,14 @@ static void test_history_query_and_answer(void **state) {
   assert_int_equal(rows[1].status, PS_RUN_STATUS_FAILED);
   assert_true(isnan(rows[1].v0) && isnan(rows[1].v1));
   assert_int_equal(rows[2].run[0], 0);
-  assert_int_equal(pl_history_parse("{\"error\":\"x\"}", METRICS, 2, on_row, NULL, rows, NULL),
+  assert_int_equal(
+      jd_verdicts_history_parse("{\"error\":\"x\"}", METRICS, 2, on_row, NULL, rows, NULL),
+      -EPROTO);
+  assert_int_equal(jd_verdicts_history_parse("not json", METRICS, 2, on_row, NULL, rows, NULL),
                    -EPROTO);
-  assert_int_equal(pl_history_parse("not json", METRICS, 2, on_row, NULL, rows, NULL), -EPROTO);
   memset(rows, 0, sizeof rows);
-  assert_int_equal(pl_history_parse("{\"results\":[{\"statement_id\":0}]}", METRICS, 2, on_row,
-                                    NULL, rows, NULL),
+  assert_int_equal(jd_verdicts_history_parse("{\"results\":[{\"statement_id\":0}]}", METRICS, 2,
+                                             on_row, NULL, rows, NULL),
                    0);
   assert_int_equal(rows[0].run[0], 0);
   /* A 200 whose rows are not what was asked: an error that says why, and
@@ -177,7 +181,8 @@ static void test_history_query_and_answer(void **state) {
     memset(rows, 0, sizeof rows);
     ps_buf why;
     ps_buf_init(&why, 0);
-    assert_int_equal(pl_history_parse(bad[i].body, METRICS, 2, on_row, NULL, rows, &why), -EPROTO);
+    assert_int_equal(jd_verdicts_history_parse(bad[i].body, METRICS, 2, on_row, NULL, rows, &why),
+                     -EPROTO);
     assert_non_null(why.data);
     if (!strstr(why.data, bad[i].why))
       fail_msg("%zu: %s", i, why.data);
