@@ -85,7 +85,7 @@ void ps_influx_client_release(void) {
 }
 
 /* A new handle this thread keeps, or NULL (out of memory, or more threads
- * than any pool of libuv's here has). */
+ * than the list holds: that thread's calls then take a handle each). */
 static CURL *kept_easy(void) {
   pthread_mutex_lock(&kept_lock);
   CURL *e = nkept < KEPT_MAX ? curl_easy_init() : NULL;
@@ -101,13 +101,18 @@ static int perform(const ps_config *cfg, call *c) {
   c->detail[0] = '\0';
   ps_buf_init(&c->answer, 0);
   static _Thread_local CURL *thread_easy;
-  if (!thread_easy && !(thread_easy = kept_easy()))
+  if (!thread_easy)
+    thread_easy = kept_easy();
+  CURL *e = thread_easy ? thread_easy : curl_easy_init();
+  if (!e)
     return -ENOMEM;
-  CURL *e = thread_easy;
   ps_influx_headers h;
   int rc = ps_influx_headers_init(&h, cfg, c->content_type, 0);
-  if (rc)
+  if (rc) {
+    if (e != thread_easy)
+      curl_easy_cleanup(e);
     return rc;
+  }
   ps_http_answer a = {&c->answer, c->limit ? c->limit : PS_INFLUX_ANSWER_LIMIT, 0};
   rc = ps_influx_easy_setup(e, cfg, c->url, &h, &a, c->detail);
   if (!rc && c->body &&
@@ -129,7 +134,10 @@ static int perform(const ps_config *cfg, call *c) {
   c->truncated = a.truncated;
   /* no pointer into this call may stay set (headers, answer, error
    * buffer); a reset drops every option and keeps the connection */
-  curl_easy_reset(e);
+  if (e == thread_easy)
+    curl_easy_reset(e);
+  else
+    curl_easy_cleanup(e);
   ps_influx_headers_free(&h);
   return rc;
 }
