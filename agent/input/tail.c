@@ -240,15 +240,15 @@ void ps_tail_trim(ps_tail *t) {
   if (t->buf.cap <= 2 * rest + 4096)
     return;
   size_t scan = t->scan - t->pos;
-  char *p = malloc(rest + 1);
-  if (!p)
-    return;
-  memcpy(p, t->buf.data + t->pos, rest);
-  p[rest] = '\0';
-  free(t->buf.data);
-  t->buf.data = p;
+  /* moved down in place, then shrunk: a copy into a new block held both
+   * at once, twice a long line's worth at the peak */
+  memmove(t->buf.data, t->buf.data + t->pos, rest);
+  t->buf.data[rest] = '\0';
+  char *p = realloc(t->buf.data, rest + 1);
+  if (p)
+    t->buf.data = p;
   t->buf.len = rest;
-  t->buf.cap = rest + 1;
+  t->buf.cap = p ? rest + 1 : t->buf.cap;
   t->buf_off += t->pos;
   t->pos = 0;
   t->scan = scan;
