@@ -11,22 +11,59 @@
 
 #include "slogs_private.h"
 
+static size_t seen_hash(uint64_t id, int stage, size_t nslots) {
+  uint64_t h = (id ^ ((uint64_t)(unsigned)stage << 56)) * 0x9E3779B97F4A7C15ull;
+  return (size_t)(h >> 32) & (nslots - 1);
+}
+
+/* The slot of (id, stage): where it is, or the empty one it would take. */
+static uint32_t *seen_slot(const pl_slog_cyc *c, uint64_t id, int stage) {
+  size_t i = seen_hash(id, stage, c->nslots);
+  while (c->slot[i]) {
+    const pl_slog_seen *s = &c->seen[c->slot[i] - 1];
+    if (s->id == id && s->stage == stage)
+      break;
+    i = (i + 1) & (c->nslots - 1);
+  }
+  return &c->slot[i];
+}
+
+/* seen grown to `cap`, and its index to 2 * cap (a power of two). */
+static int seen_grow(pl_slog_cyc *c, size_t cap) {
+  uint32_t *slot = calloc(2 * cap, sizeof *slot);
+  pl_slog_seen *grown = slot ? realloc(c->seen, cap * sizeof *grown) : NULL;
+  if (!grown) {
+    free(slot);
+    return -1;
+  }
+  c->seen = grown;
+  c->seen_cap = cap;
+  free(c->slot);
+  c->slot = slot;
+  c->nslots = 2 * cap;
+  for (size_t k = 0; k < c->nseen; k++)
+    *seen_slot(c, c->seen[k].id, c->seen[k].stage) = (uint32_t)(k + 1);
+  return 0;
+}
+
+static void seen_forget(pl_slog_cyc *c) {
+  free(c->seen);
+  free(c->slot);
+  c->seen = NULL;
+  c->slot = NULL;
+  c->nseen = c->seen_cap = c->nslots = 0;
+}
+
 /* Remembers the cycle `id` of `stage`; returns whether it was new. */
 static int cycle_remember(pl_slog_cyc *c, int stage, uint64_t id) {
-  for (size_t i = 0; i < c->nseen; i++)
-    if (c->seen[i].id == id && c->seen[i].stage == stage)
-      return 0;
+  if (c->nslots && *seen_slot(c, id, stage))
+    return 0;
   if (c->nseen == PL_SLOGS_CYCLES_MAX)
     return 0; /* said nowhere: no loadgen run has that many */
-  if (c->nseen == c->seen_cap) {
-    size_t cap = c->seen_cap ? 2 * c->seen_cap : 64;
-    pl_slog_seen *grown = realloc(c->seen, cap * sizeof *grown);
-    if (!grown)
-      return 0;
-    c->seen = grown;
-    c->seen_cap = cap;
-  }
+  if (c->nseen == c->seen_cap && seen_grow(c, c->seen_cap ? 2 * c->seen_cap : 64) < 0)
+    return 0;
   c->seen[c->nseen++] = (pl_slog_seen){id, stage};
+  *seen_slot(c, id, stage) = (uint32_t)c->nseen;
   return 1;
 }
 
@@ -59,7 +96,7 @@ pl_slog_cyc *pl_slogs_cycles_of(pl_slogs *t, const char *folder, int make) {
     pl_slog_cyc *old = t->cycles;
     t->cycles = old->next;
     free(old->folder);
-    free(old->seen);
+    seen_forget(old);
     free(old);
   }
   return c;
@@ -101,11 +138,8 @@ size_t pl_slogs_cycles_from_json(pl_slogs *t, const cJSON *cycles) {
 cJSON *pl_slogs_cycles_to_json(pl_slogs *t) {
   cJSON *cycles = cJSON_CreateArray();
   for (pl_slog_cyc *c = t->cycles; c && cycles; c = c->next) {
-    if (c->seen && !pl_slogs_folder_reading(t, c->folder)) { /* its stages were read */
-      free(c->seen);
-      c->seen = NULL;
-      c->nseen = c->seen_cap = 0;
-    }
+    if (c->seen && !pl_slogs_folder_reading(t, c->folder)) /* its stages were read */
+      seen_forget(c);
     cJSON *e = cJSON_CreateObject(), *counts = cJSON_AddArrayToObject(e, "counts");
     cJSON_AddStringToObject(e, "folder", c->folder);
     for (int k = 0; counts && k < PS_SLOG_MAX_STAGES; k++)
@@ -134,7 +168,7 @@ void pl_slogs_cycles_free(pl_slogs *t) {
     pl_slog_cyc *c = t->cycles;
     t->cycles = c->next;
     free(c->folder);
-    free(c->seen);
+    seen_forget(c);
     free(c);
   }
 }

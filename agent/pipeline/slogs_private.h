@@ -36,6 +36,11 @@ typedef struct pl_slog_cyc {
   int64_t n[PS_SLOG_MAX_STAGES];
   pl_slog_seen *seen;
   size_t nseen, seen_cap;
+  /* seen's index: open addressing, each slot 1 + an index into seen (0:
+   * empty), sized at twice seen_cap; a scan of seen per tapped cycle made
+   * a backfill's cycle counting quadratic (docs/benchmarks.md) */
+  uint32_t *slot;
+  size_t nslots;
 } pl_slog_cyc;
 
 
