@@ -17,6 +17,10 @@
  *   verdicts come out as they were: a verdict identical to one sent lately
  *   (a ring of JD_VERDICTS_SD_SENT hashes) is not sent again, and a --once
  *   writes each point once.
+ * - A run's read waits until no stage of it was done for SETTLE_MS: a
+ *   backfill reads a run's stages tens of milliseconds apart, and a read
+ *   after each was most of its judging CPU and a third of its wall
+ *   (docs/benchmarks.md, "Backfill"); a live run's stages are hours apart.
  * - A read that fails (the server down right after it acknowledged) is
  *   tried once more after READ_RETRY_MS; then it is said and dropped: the
  *   run is judged again when a stage of it is read again (forget).
@@ -58,6 +62,7 @@
 #define READ_RETRY_MS 2000
 #define PERF_WAIT_MS 1000
 #define PERF_WAIT_TRIES 60
+#define SETTLE_MS 250
 /* Answers' times are doubles: a bound at a time read back gets slack. */
 #define SLACK_NS 1000
 
@@ -237,6 +242,7 @@ struct jd_vsdjob {
   ps_config cfg; /* shallow copy: its strings outlive the read */
   char *run, *series, *host;
   int64_t anchor_ns;
+  uint64_t touched_ms; /* the loop's time of its latest stage */
   int in_flight;
   int waits; /* the ledger says the run succeeded: its points will come */
   int tries; /* reads that found the run's own points missing; at most that many */
@@ -399,6 +405,15 @@ static void wait_cb(uv_timer_t *t) {
     start_next(vd);
 }
 
+static void arm_timer(jd_verdicts *vd, uint64_t ms) {
+  if (!vd->sd_timer_on) {
+    uv_timer_init(vd->sh->loop, &vd->sd_timer);
+    vd->sd_timer.data = vd;
+    vd->sd_timer_on = 1;
+  }
+  uv_timer_start(&vd->sd_timer, wait_cb, ms, 0);
+}
+
 /* On the loop; `status` -ECANCELED when the loop cancelled the read. */
 static void read_done(void *arg, int status) {
   jd_vsdjob *j = arg;
@@ -409,12 +424,7 @@ static void read_done(void *arg, int status) {
     j->waits = 1;
     jd_verdicts_slogdrift_data_free(&j->d); /* read again, whole, in a moment */
     jd_verdicts_sdblocks_free(&j->blocks);
-    if (!vd->sd_timer_on) {
-      uv_timer_init(vd->sh->loop, &vd->sd_timer);
-      vd->sd_timer.data = vd;
-      vd->sd_timer_on = 1;
-    }
-    uv_timer_start(&vd->sd_timer, wait_cb, PERF_WAIT_MS, 0);
+    arm_timer(vd, PERF_WAIT_MS);
     return;
   }
   for (jd_vsdjob **pp = &vd->slog_drift; *pp; pp = &(*pp)->next)
@@ -454,6 +464,11 @@ static void start_next(jd_verdicts *vd) {
   if (vd->sd_timer_on)
     uv_timer_stop(&vd->sd_timer);
   while (j && !j->in_flight) {
+    uint64_t now = uv_now(vd->sh->loop);
+    if (now < j->touched_ms + SETTLE_MS) {
+      arm_timer(vd, j->touched_ms + SETTLE_MS - now); /* more of its stages may come */
+      return;
+    }
     j->in_flight = 1;
     if (ps_rb_run_reads(vd->sh->loop, read_work, read_done, j) == 0)
       return;
@@ -476,6 +491,7 @@ void jd_verdicts_slog_stage_done(jd_verdicts *vd, const char *run, const char *s
       if (stage_ns < j->anchor_ns)
         j->anchor_ns = stage_ns; /* the earliest stage bounds the read best */
       j->waits |= known == 1;
+      j->touched_ms = uv_now(vd->sh->loop);
       return;
     }
     tail = &j->next;
@@ -490,6 +506,7 @@ void jd_verdicts_slog_stage_done(jd_verdicts *vd, const char *run, const char *s
   j->vd = vd;
   j->cfg = *vd->cfg;
   j->anchor_ns = stage_ns;
+  j->touched_ms = uv_now(vd->sh->loop);
   j->waits = known == 1;
   ps_buf_init(&j->err, 0);
   *tail = j;
