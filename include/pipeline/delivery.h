@@ -64,7 +64,9 @@ typedef struct pl_delivery_hooks {
 #define PL_TAP_MAX 16
 typedef struct pl_tap_set {
   unsigned char first[32]; /* a bit per first byte of the names */
+  uint64_t lengths;        /* a bit per length (63: 63 or more) */
   const char *name[PL_TAP_MAX];
+  size_t len[PL_TAP_MAX];
   size_t n;
 } pl_tap_set;
 
