@@ -41,6 +41,11 @@ static int reader_busy(void *ctx) {
   return j->hooks.busy ? j->hooks.busy(j->hooks.ctx) : 0;
 }
 
+static int slogs_busy(void *ctx) {
+  jd_judging *j = ctx;
+  return j->hooks.slogs_busy ? j->hooks.slogs_busy(j->hooks.ctx) : 0;
+}
+
 static const char *last_error(void *ctx) {
   jd_judging *j = ctx;
   return j->hooks.last_error ? j->hooks.last_error(j->hooks.ctx) : NULL;
@@ -63,8 +68,8 @@ int jd_judging_init(jd_judging *j, pl_shared *sh, const ps_config *cfg, pl_deliv
   int rc = jd_alerting_init(&j->alerts, sh, dl, rd, runs, commit, out, &ah);
   if (rc < 0)
     return rc;
-  jd_verdicts_hooks vh = {on_verdicts_judged, on_verdicts_written, reader_busy, on_alerts_settled,
-                          j};
+  jd_verdicts_hooks vh = {on_verdicts_judged, on_verdicts_written, reader_busy,
+                          slogs_busy,         on_alerts_settled,   j};
   rc = jd_verdicts_init(&j->verdicts, sh, cfg, out, &vh);
   if (rc < 0) {
     jd_alerting_close(&j->alerts);

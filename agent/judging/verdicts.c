@@ -246,17 +246,30 @@ static void arm_or_settle(jd_verdicts *vd, uint64_t next_ms) {
     vd->hooks.settled(vd->hooks.ctx);
 }
 
-static void timer_cb(uv_timer_t *t) {
-  jd_verdicts *vd = t->data;
-  if (vd->sh->stopping)
-    return;
-  uint64_t now = uv_now(vd->sh->loop), next = 0;
+/* Whether the series wait (bounded) for run ends still to come, or for
+ * the other stages' growth of a run judged again for one's. */
+static int series_wait(jd_verdicts *vd, uint64_t now) {
   int busy = vd->hooks.busy && vd->hooks.busy(vd->hooks.ctx);
   if (busy && !vd->busy_since)
     vd->busy_since = now;
   if (!busy)
     vd->busy_since = 0;
   int wait = busy && now - vd->busy_since < BUSY_WAIT_MAX_MS;
+  if (vd->growth_since && !wait) {
+    int more = vd->hooks.slogs_busy && vd->hooks.slogs_busy(vd->hooks.ctx);
+    wait = more && now - vd->growth_since < BUSY_WAIT_MAX_MS;
+    if (!wait)
+      vd->growth_since = 0;
+  }
+  return wait;
+}
+
+static void timer_cb(uv_timer_t *t) {
+  jd_verdicts *vd = t->data;
+  if (vd->sh->stopping)
+    return;
+  uint64_t now = uv_now(vd->sh->loop), next = 0;
+  int wait = series_wait(vd, now);
   if (vd->triage_reading)
     return; /* judged under the file's decisions: its read arms us again */
   jd_verdicts_growth_due(vd);

@@ -252,6 +252,8 @@ static void fold_into_run(jd_verdicts *vd, const ps_growth_stage *g) {
   long at = s ? ps_ledger_find(s, vd->host, g->run) : -1;
   if (at < 0 || !jd_verdicts_growth_fold(vd, &s->runs[at], g->growth))
     return;
+  if (!vd->growth_since)
+    vd->growth_since = uv_now(vd->sh->loop);
   if (s->runs[at].judged)
     PS_INFO(JD_VERDICTS_MOD,
             "%s: the kernel growth of stage %d is in: the run is judged again with it", g->run,

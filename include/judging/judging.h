@@ -17,7 +17,9 @@
  * - Hooks into the service: `settled` after every alert delivery attempt
  *   and every acknowledged verdict pass (a --once run may be complete);
  *   `busy` while the reader has a backlog or run markers are unanswered
- *   (verdicts wait); `last_error` and `failed` for the report page's
+ *   (verdicts wait); `slogs_busy` while the slog reader has stages to
+ *   read (a run judged again for its stages' growth waits for the rest of
+ *   it); `last_error` and `failed` for the report page's
  *   health line and the state's errors.
  * - Memory: the state sections "verdicts" and "alerts", restored and
  *   registered with the commit by jd_judging_restore().
@@ -44,6 +46,7 @@
 typedef struct jd_judging_hooks {
   void (*settled)(void *ctx);
   int (*busy)(void *ctx);
+  int (*slogs_busy)(void *ctx);
   const char *(*last_error)(void *ctx);
   void (*failed)(void *ctx, const char *why);
   void *ctx;

@@ -83,6 +83,11 @@ typedef struct jd_verdicts_hooks {
   /* Nonzero while the reader has a backlog or run markers wait for their
    * answer (run ends still to come): judging waits (bounded). */
   int (*busy)(void *ctx);
+  /* Nonzero while the slog reader has stages to read: a run judged again
+   * for a stage's kernel growth waits (bounded) for the other stages' (a
+   * backfill's growth comes run after run, and each judged again every run
+   * after it: quadratic in the runs, docs/benchmarks.md). */
+  int (*slogs_busy)(void *ctx);
   /* A read the stage waited for is in (the triage_file's, on the
    * threadpool): what waited on the stage looks again (a --once run with
    * nothing new to ship has nothing else to wake it). */
@@ -143,6 +148,7 @@ typedef struct jd_verdicts {
   int triage_read_again;
   int triage_restored; /* the state gave the decisions judged under */
   uint64_t busy_since;
+  uint64_t growth_since; /* runs wait to be judged again for growth since */
 } jd_verdicts;
 
 int jd_verdicts_init(jd_verdicts *vd, pl_shared *sh, const ps_config *cfg, const pl_aux_out *out,

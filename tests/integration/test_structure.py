@@ -482,7 +482,7 @@ LONG_FUNCTIONS = {
     ("agent/formats/slog_scan.c", "rec_member"): 114,
     ("agent/influx/numfmt.c", "shortest_digits"): 100,
     ("agent/input/feed_run.c", "convert_run"): 81,
-    ("agent/judging/verdicts.c", "timer_cb"): 101,
+    ("agent/judging/verdicts.c", "timer_cb"): 96,
     ("agent/readback/explain.c", "on_row"): 110,
     ("agent/report/html_chain.c", "ps_html_chain"): 83,
     ("agent/report/html_sections.c", "ps_html_section_dss"): 82,
