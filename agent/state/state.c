@@ -638,10 +638,21 @@ static char *render(const ps_state *s) {
     put_str(&w, s->errors[i]);
   }
   puts_(&w, "]");
-  /* Sections are re-read so that only valid JSON is written (what a stage
-   * gave that does not parse is left out, as before). */
+  /* Only valid JSON is written: a section in jsonspan's strict grammar
+   * (what cJSON prints) as it is, the rest read and printed again by cJSON
+   * (what does not parse is left out). Reading and printing every section
+   * again was a fifth of a backfill's CPU (docs/benchmarks.md). */
   for (size_t i = 0; i < s->nsections; i++) {
-    cJSON *v = cJSON_Parse(s->sections[i].json);
+    const char *json = s->sections[i].json;
+    ps_jv strict;
+    if (json && ps_json_check(json, strlen(json), 1000, &strict) == 0) {
+      puts_(&w, ",\n");
+      put_str(&w, s->sections[i].name);
+      puts_(&w, ":");
+      put(&w, strict.p, (size_t)(strict.end - strict.p));
+      continue;
+    }
+    cJSON *v = cJSON_Parse(json);
     char *text = v ? cJSON_PrintUnformatted(v) : NULL;
     cJSON_Delete(v);
     if (!text) {
