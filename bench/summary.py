@@ -19,7 +19,7 @@ def summary():
     row("run --once agent CPU/point", v, "<= 0.9 us", v is not None and v <= 0.9, " us")
     c = median("convert", "cpu_us")
     if v and c:
-        row("run --once CPU / convert CPU", v / c, "<= 1.5", v / c <= 1.5)
+        row("run --once CPU / convert CPU", v / c, "<= 1.3", v / c <= 1.3)
     v = median("e2e-ts", "cpu_us")
     row("run --once agent CPU/point (gen_jsonl input)", v, "(reported)", True, " us")
     pmed = min([x for x in (median("plain1", "wall"), median("plain2", "wall")) if x] or [0]) or None
