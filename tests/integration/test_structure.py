@@ -358,7 +358,6 @@ CALL_CIRCLES_NOT_YET = [
     {"agent/judging/verdicts.c", "agent/judging/verdicts_fetch.c",
      "agent/judging/verdicts_growth.c", "agent/judging/verdicts_judge.c",
      "agent/judging/verdicts_slogdrift.c", "agent/judging/verdicts_triage.c"},
-    {"agent/pipeline/slogs.c", "agent/pipeline/slogs_cycles.c"},
 ]
 
 # What a file defines for the others: a name at column 0, not static, that a
