@@ -68,7 +68,8 @@ ALLOWED = {
     "alert": {"core", "net", "runs"},
     "readback": {"core", "net", "influx", "runs", "verdict"},
     "report": {"core", "influx", "runs", "verdict", "readback"},
-    "pipeline": {"core", "net", "influx", "runs", "formats", "input", "state"},
+    # readback: its threadpool runner, for CREATE DATABASE (pipeline/createdb)
+    "pipeline": {"core", "net", "influx", "runs", "formats", "input", "state", "readback"},
     "judging": {"core", "influx", "runs", "formats", "state", "verdict", "alert",
                 "readback", "report", "pipeline"},
     "service": {"core", "formats", "input", "state", "pipeline", "judging"},
