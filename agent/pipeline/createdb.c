@@ -1,6 +1,13 @@
 /*
  * createdb.c: CREATE DATABASE on the threadpool, retried while the server
  * cannot be reached. See include/pipeline/createdb.h.
+ *
+ * Design
+ * - The request goes through readback/'s threadpool runner
+ *   (ps_rb_run_reads), the agent's one runner for blocking requests of the
+ *   server; the statement and what its answer means stay the client's
+ *   (influx/client.h ps_influx_create_database): a write's 401 and 403
+ *   say different things than a read's.
  */
 #include "pipeline/createdb.h"
 
@@ -10,17 +17,16 @@
 
 #include "core/log.h"
 #include "influx/client.h"
+#include "readback/query.h"
 
 #define MOD "pipeline"
 #define RETRY_MS 2000
 #define RETRY_TIMEOUT_MS 1000
 
 typedef struct createdb_req {
-  uv_work_t work;
   pl_createdb *c;
   ps_config quick; /* shallow copy of the sink's config: its strings outlive us */
   int first;
-  int rc;
   ps_buf err;
 } createdb_req;
 
@@ -37,18 +43,18 @@ void pl_createdb_init(pl_createdb *c, uv_loop_t *loop, const ps_config *cfg, pl_
 
 static void retry_cb(uv_timer_t *t) { pl_createdb_start(t->data, 0); }
 
-static void work_cb(uv_work_t *w) {
-  createdb_req *r = w->data;
-  r->rc = ps_influx_create_database(&r->quick, &r->err);
+/* On the threadpool (readback/query.h ps_rb_run_reads). */
+static int work_cb(void *arg) {
+  createdb_req *r = arg;
+  return ps_influx_create_database(&r->quick, &r->err);
 }
 
-static void done_cb(uv_work_t *w, int status) {
-  createdb_req *r = w->data;
+static void done_cb(void *arg, int rc) {
+  createdb_req *r = arg;
   pl_createdb *c = r->c;
   c->busy = 0;
   if (r->first)
     pl_delivery_hold(c->dl, 0); /* answered or not: writes go (or retry) now */
-  int rc = status < 0 ? -ECANCELED : r->rc;
   if (rc < 0 && rc != -ECANCELED && r->first)
     PS_WARN(MOD, "CREATE DATABASE: %s%s", r->err.data ? r->err.data : strerror(-rc),
             rc == -EIO ? " (tried again until the server answers)" : "");
@@ -78,8 +84,7 @@ void pl_createdb_start(pl_createdb *c, int first) {
                  r->quick.influxdb.timeout_ms > RETRY_TIMEOUT_MS))
     r->quick.influxdb.timeout_ms = RETRY_TIMEOUT_MS;
   ps_buf_init(&r->err, 2048);
-  r->work.data = r;
-  if (uv_queue_work(c->loop, &r->work, work_cb, done_cb) < 0) {
+  if (ps_rb_run_reads(c->loop, work_cb, done_cb, r) < 0) {
     ps_buf_free(&r->err);
     free(r);
     return;

@@ -148,7 +148,8 @@ void pl_slogs_from_json(pl_slogs *t, const char *text) {
       dropped++;
   }
   if (whole)
-    cycles = pl_slogs_cycles_from_json(t, cJSON_GetObjectItemCaseSensitive(root, "cycles"));
+    cycles = pl_slogs_cycles_from_json(&t->cycles,
+                                       cJSON_GetObjectItemCaseSensitive(root, "cycles"));
   /* one line for the section: a stage left out is read again, and
    * whoever wonders why should find it said */
   if (text && !whole)
@@ -164,6 +165,14 @@ void pl_slogs_from_json(pl_slogs *t, const char *text) {
   t->sh->state_dirty = 0;
 }
 
+/* Whether a stage of `folder` is being read (not yet remembered as done). */
+static int folder_reading(const pl_slogs *t, const char *folder) {
+  for (const pl_slog_stage *s = t->stages; s; s = s->next)
+    if (strcmp(s->folder, folder) == 0)
+      return 1;
+  return 0;
+}
+
 char *pl_slogs_to_json(pl_slogs *t) {
   cJSON *root = cJSON_CreateObject();
   cJSON *arr = cJSON_AddArrayToObject(root, "done");
@@ -177,7 +186,12 @@ char *pl_slogs_to_json(pl_slogs *t) {
     cJSON_AddNumberToObject(e, "cycles", (double)d->cycles);
     cJSON_AddItemToArray(arr, e);
   }
-  cJSON_AddItemToObject(root, "cycles", pl_slogs_cycles_to_json(t));
+  /* a folder whose stages were all read lets its cycles' ids go when
+   * saved (slogs_private.h): only its counts are still needed */
+  for (pl_slog_cyc *c = t->cycles; c; c = c->next)
+    if (c->seen && !folder_reading(t, c->folder))
+      pl_slogs_cycle_ids_forget(c);
+  cJSON_AddItemToObject(root, "cycles", pl_slogs_cycles_to_json(t->cycles));
   char *s = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
   return s;
@@ -277,7 +291,7 @@ static int reader_open(pl_slog_stage *s) {
     reader_close(s);
     return rc;
   }
-  pl_slog_cyc *c = pl_slogs_cycles_of(s->t, s->folder, 0);
+  pl_slog_cyc *c = pl_slogs_cycles_of(&s->t->cycles, s->folder, 0);
   s->cycles = c ? c->n[s->stage] : 0;
   ps_slog_reduce_set_cycles(s->red, s->cycles);
   PS_DEBUG(MOD, "%s: read from its start (finished cycles %" PRId64 ")", s->path, s->cycles);
@@ -320,7 +334,7 @@ static void stage_settled(pl_slog_stage *s) {
   pl_slogs *t = s->t;
   if (s->in_flight)
     return;
-  pl_slog_cyc *c = pl_slogs_cycles_of(t, s->folder, 0);
+  pl_slog_cyc *c = pl_slogs_cycles_of(&t->cycles, s->folder, 0);
   if (s->finished && c && c->n[s->stage] != s->cycles)
     s->restart = 1; /* cycles came in while it was read: its growth is stale */
   if (s->failed && !t->sh->stopping) {
@@ -535,14 +549,6 @@ void pl_slogs_note_path(pl_slogs *t, const ps_source_cfg *src, const char *path)
   wake(t);
 }
 
-/* Whether a stage of `folder` is being read (not yet remembered as done). */
-int pl_slogs_folder_reading(const pl_slogs *t, const char *folder) {
-  for (const pl_slog_stage *s = t->stages; s; s = s->next)
-    if (strcmp(s->folder, folder) == 0)
-      return 1;
-  return 0;
-}
-
 void pl_slogs_tap(pl_slogs *t, const ps_point *p, const char *path) {
   if (strcmp(p->measurement, "loadgen_cycle") != 0 || !path)
     return;
@@ -561,7 +567,7 @@ void pl_slogs_tap(pl_slogs *t, const ps_point *p, const char *path) {
   char *copy = strdup(path);
   if (!copy)
     return;
-  pl_slog_cyc *c = pl_slogs_cycles_of(t, dirname(copy), 1);
+  pl_slog_cyc *c = pl_slogs_cycles_of(&t->cycles, dirname(copy), 1);
   if (c && pl_slogs_cycle_count(c, (int)n, id)) {
     t->sh->state_dirty = 1;
     /* the stage's growth per cycle was written without these cycles: the
@@ -611,5 +617,5 @@ void pl_slogs_free(pl_slogs *t) {
     free(d->path);
     free(d);
   }
-  pl_slogs_cycles_free(t);
+  pl_slogs_cycles_free(&t->cycles);
 }

@@ -46,7 +46,7 @@ static int seen_grow(pl_slog_cyc *c, size_t cap) {
   return 0;
 }
 
-static void seen_forget(pl_slog_cyc *c) {
+void pl_slogs_cycle_ids_forget(pl_slog_cyc *c) {
   free(c->seen);
   free(c->slot);
   c->seen = NULL;
@@ -76,8 +76,8 @@ int pl_slogs_cycle_count(pl_slog_cyc *c, int stage, uint64_t id) {
   return 1;
 }
 
-pl_slog_cyc *pl_slogs_cycles_of(pl_slogs *t, const char *folder, int make) {
-  for (pl_slog_cyc *c = t->cycles; c; c = c->next)
+pl_slog_cyc *pl_slogs_cycles_of(pl_slog_cyc **head, const char *folder, int make) {
+  for (pl_slog_cyc *c = *head; c; c = c->next)
     if (strcmp(c->folder, folder) == 0)
       return c;
   if (!make)
@@ -87,16 +87,16 @@ pl_slog_cyc *pl_slogs_cycles_of(pl_slogs *t, const char *folder, int make) {
     free(c);
     return NULL;
   }
-  pl_slog_cyc **end = &t->cycles; /* as the done list: in the order saved */
+  pl_slog_cyc **end = head; /* as the done list: in the order saved */
   size_t n = 0;
   for (; *end; n++)
     end = &(*end)->next;
   *end = c;
   if (n >= PL_SLOGS_CYCLE_FOLDERS_MAX) { /* the oldest goes */
-    pl_slog_cyc *old = t->cycles;
-    t->cycles = old->next;
+    pl_slog_cyc *old = *head;
+    *head = old->next;
     free(old->folder);
-    seen_forget(old);
+    pl_slogs_cycle_ids_forget(old);
     free(old);
   }
   return c;
@@ -105,7 +105,7 @@ pl_slog_cyc *pl_slogs_cycles_of(pl_slogs *t, const char *folder, int make) {
 
 /* "cycles": [{"folder": F, "counts": [[stage, n], ...], "seen": [[stage,
  * "id"], ...]}, ...]: what does not read as such is left out. */
-size_t pl_slogs_cycles_from_json(pl_slogs *t, const cJSON *cycles) {
+size_t pl_slogs_cycles_from_json(pl_slog_cyc **head, const cJSON *cycles) {
   const cJSON *folders = cJSON_IsArray(cycles) ? cycles : NULL;
   size_t dropped = cycles && !folders;
   const cJSON *e;
@@ -113,7 +113,9 @@ size_t pl_slogs_cycles_from_json(pl_slogs *t, const cJSON *cycles) {
     const char *folder = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "folder"));
     const cJSON *seen = cJSON_GetObjectItemCaseSensitive(e, "seen"), *x;
     const cJSON *counts = cJSON_GetObjectItemCaseSensitive(e, "counts");
-    pl_slog_cyc *cy = folder && folder[0] && cJSON_IsArray(counts) ? pl_slogs_cycles_of(t, folder, 1) : NULL;
+    pl_slog_cyc *cy = folder && folder[0] && cJSON_IsArray(counts)
+                          ? pl_slogs_cycles_of(head, folder, 1)
+                          : NULL;
     const cJSON *ids = cy && cJSON_IsArray(seen) ? seen : NULL, *list = cy ? counts : NULL;
     dropped += !cy;
     cJSON_ArrayForEach(x, list) {
@@ -152,11 +154,9 @@ static char *seen_text(const pl_slog_cyc *c) {
   return text;
 }
 
-cJSON *pl_slogs_cycles_to_json(pl_slogs *t) {
+cJSON *pl_slogs_cycles_to_json(const pl_slog_cyc *head) {
   cJSON *cycles = cJSON_CreateArray();
-  for (pl_slog_cyc *c = t->cycles; c && cycles; c = c->next) {
-    if (c->seen && !pl_slogs_folder_reading(t, c->folder)) /* its stages were read */
-      seen_forget(c);
+  for (const pl_slog_cyc *c = head; c && cycles; c = c->next) {
     cJSON *e = cJSON_CreateObject(), *counts = cJSON_AddArrayToObject(e, "counts");
     cJSON_AddStringToObject(e, "folder", c->folder);
     for (int k = 0; counts && k < PS_SLOG_MAX_STAGES; k++)
@@ -175,12 +175,12 @@ cJSON *pl_slogs_cycles_to_json(pl_slogs *t) {
   return cycles;
 }
 
-void pl_slogs_cycles_free(pl_slogs *t) {
-  while (t->cycles) {
-    pl_slog_cyc *c = t->cycles;
-    t->cycles = c->next;
+void pl_slogs_cycles_free(pl_slog_cyc **head) {
+  while (*head) {
+    pl_slog_cyc *c = *head;
+    *head = c->next;
     free(c->folder);
-    seen_forget(c);
+    pl_slogs_cycle_ids_forget(c);
     free(c);
   }
 }

@@ -44,17 +44,21 @@ typedef struct pl_slog_cyc {
 } pl_slog_cyc;
 
 
+/* The cycles part keeps its list (pl_slogs.cycles) and knows nothing else
+ * of the stage: slogs.c hands it the list and decides what to let go (a
+ * folder none of whose stages is being read). */
+
 /* The folder's cycles (NULL: none, or out of memory when `make`). */
-pl_slog_cyc *pl_slogs_cycles_of(pl_slogs *t, const char *folder, int make);
+pl_slog_cyc *pl_slogs_cycles_of(pl_slog_cyc **head, const char *folder, int make);
 /* Counts the cycle `id` of `stage` once; returns whether it was new. */
 int pl_slogs_cycle_count(pl_slog_cyc *c, int stage, uint64_t id);
-/* Whether a stage of `folder` is being read (slogs.c). */
-int pl_slogs_folder_reading(const pl_slogs *t, const char *folder);
-/* The section's "cycles" (state section `slogs`), and back; a folder whose
- * stages were all read lets its ids go when it is saved. */
-cJSON *pl_slogs_cycles_to_json(pl_slogs *t);
+/* Lets the folder's cycle ids go, keeping its counts: its stages were all
+ * read, and a cycle tapped later counts as new. */
+void pl_slogs_cycle_ids_forget(pl_slog_cyc *c);
+/* The section's "cycles" (state section `slogs`), and back. */
+cJSON *pl_slogs_cycles_to_json(const pl_slog_cyc *head);
 /* Returns how many damaged entries were left out. */
-size_t pl_slogs_cycles_from_json(pl_slogs *t, const cJSON *cycles);
-void pl_slogs_cycles_free(pl_slogs *t);
+size_t pl_slogs_cycles_from_json(pl_slog_cyc **head, const cJSON *cycles);
+void pl_slogs_cycles_free(pl_slog_cyc **head);
 
 #endif

@@ -4,8 +4,9 @@
  *
  * Contract
  * - The request is blocking (influx/client.h), so it runs on libuv's
- *   threadpool: a server that is down or black-holed would otherwise stall
- *   reading and acknowledging for up to influxdb.timeout_ms per try.
+ *   threadpool, through readback/'s runner (readback/query.h): a server
+ *   that is down or black-holed would otherwise stall reading and
+ *   acknowledging for up to influxdb.timeout_ms per try.
  * - pl_createdb_start(first=1) at start holds the sink's writes until the
  *   first attempt is answered (as before: no write reaches a v1 server
  *   before its database may exist). While the server cannot be reached it

@@ -25,13 +25,6 @@
  *   tracker restores facts learned before a restart); `at_end` when a line
  *   file was read to the end of what exists (a run may be judged now);
  *   `idle` when the queue ran empty (a --once run may be complete).
- *
- * Its parts are files of their own beside reader.c, with private headers
- * there (agent/pipeline/reader_*.h, used by reader*.c only): the work queue
- * (reader_queue), opening a file's parser (reader_parser), waiting for a
- * file to settle (reader_settle), line files (reader_lines) and documents
- * (reader_docs). What other stages call of them is declared here, with the
- * part that defines it.
  */
 #ifndef PS_PIPELINE_READER_H
 #define PS_PIPELINE_READER_H
@@ -51,7 +44,6 @@ typedef struct pl_reader_hooks {
   void *ctx;
 } pl_reader_hooks;
 
-/* The stage's state, shared by every reader*.c. */
 typedef struct pl_reader {
   pl_shared *sh;
   pl_registry *reg;
@@ -60,8 +52,7 @@ typedef struct pl_reader {
   pl_reader_hooks hooks;
   pl_file *q_head, *q_tail;
   int maybe_paused; /* a file was paused since pl_reader_resume() last looked */
-  uv_idle_t work; /* runs `turn` while a file is queued */
-  uv_idle_cb turn;
+  uv_idle_t work;   /* runs the loop turn while a file is queued */
   uv_timer_t settle_timer;
 } pl_reader;
 
@@ -78,17 +69,16 @@ int pl_reader_file_done(const pl_file *f);
 void pl_reader_stop(pl_reader *rd);
 void pl_reader_close(pl_reader *rd);
 
-/* reader_queue.c: queues a file at the end (no-op when it is retired,
- * already queued, or a stop began) and starts the reader's turn. */
+/* Queues a file at the end (no-op when it is retired, already queued, or
+ * a stop began) and starts the reader's turn. */
 void pl_reader_enqueue(pl_reader *rd, pl_file *f);
-/* reader_lines.c: reads the unterminated last line of a complete line
- * file as a line. */
+/* Reads the unterminated last line of a complete line file as a line. */
 void pl_reader_read_partial(pl_reader *rd, pl_file *f);
-/* reader_settle.c: a document at its path changed (size or modification
- * time in `st`): read it once it has settled. */
+/* A document at its path changed (size or modification time in `st`):
+ * read it once it has settled. */
 void pl_reader_doc_changed(pl_reader *rd, pl_file *f, const struct stat *st);
-/* reader_settle.c: the file was seen again under a source; it waits to
- * settle no more (`settle_due` is the reader's). */
+/* The file was seen again under a source; it waits to settle no more
+ * (`settle_due` is the reader's). */
 void pl_reader_settle_cancel(pl_file *f);
 
 #endif

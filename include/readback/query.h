@@ -30,7 +30,9 @@
  *   called (as libuv does).
  * - ps_rb_run_reads() is the same runner for a reader that asks several
  *   statements in one go (a run's cause, its slog figures, the report
- *   page made from its reads): `reads(arg)`
+ *   page made from its reads), and the agent's one runner of blocking
+ *   requests (its CREATE DATABASE, pipeline/createdb, blocks in the
+ *   client's own request): `reads(arg)`
  *   runs on the threadpool (it blocks in ps_rb_query() and may wait
  *   between tries), then `done(arg, rc)` on the loop with what `reads`
  *   returned, or -ECANCELED. Returns 0, or a negative code when nothing

@@ -186,6 +186,9 @@ class LiveTests(Base):
         self.assertEqual(self.points(), expected([0, 1, 3]))
         wait_until(lambda: f"{path}:3: line longer than watch.max_line_bytes" in a.output(),
                    5, what="the over-long line reported with file:line")
+        if agent_is_sanitized():
+            print("memory bound not checked: the agent is an ASan build")
+            return
         self.assertLess(a.rss_kb(), 80 * 1024)
 
     def test_truncation_rotation_copytruncate(self):

@@ -11,7 +11,7 @@
 - Within each layer, a stage includes only stages below it (STAGE_ORDER):
   stages never call back up into the service.
 - A stage's parts share private headers beside their sources
-  (agent/pipeline/reader_queue.h, agent/influx/sink_private.h), which no
+  (agent/pipeline/slogs_private.h, agent/influx/sink_private.h), which no
   other folder includes.
 - The transport (net/) knows nothing of InfluxDB.
 - Every read of the server goes through readback/: no other folder quotes
@@ -68,7 +68,8 @@ ALLOWED = {
     "alert": {"core", "net", "runs"},
     "readback": {"core", "net", "influx", "runs", "verdict"},
     "report": {"core", "influx", "runs", "verdict", "readback"},
-    "pipeline": {"core", "net", "influx", "runs", "formats", "input", "state"},
+    # readback: its threadpool runner, for CREATE DATABASE (pipeline/createdb)
+    "pipeline": {"core", "net", "influx", "runs", "formats", "input", "state", "readback"},
     "judging": {"core", "influx", "runs", "formats", "state", "verdict", "alert",
                 "readback", "report", "pipeline"},
     "service": {"core", "formats", "input", "state", "pipeline", "judging"},
@@ -99,11 +100,9 @@ STAGE_ORDER = {
 }
 
 # The parts of a stage: files of their own beside the stage's source, with
-# private headers there (agent/pipeline/reader_queue.h), one stage to the
+# private headers there (agent/pipeline/slogs_private.h), one stage to the
 # others. Among themselves the parts of a stage are free.
 STAGE_PARTS = {
-    "reader_queue": "reader", "reader_parser": "reader", "reader_settle": "reader",
-    "reader_lines": "reader", "reader_docs": "reader",
     "verdicts_private": "verdicts", "verdicts_judge": "verdicts",
     "verdicts_triage": "verdicts", "verdicts_growth": "verdicts",
     "verdicts_fetch": "verdicts",
@@ -358,7 +357,6 @@ CALL_CIRCLES_NOT_YET = [
     {"agent/judging/verdicts.c", "agent/judging/verdicts_fetch.c",
      "agent/judging/verdicts_growth.c", "agent/judging/verdicts_judge.c",
      "agent/judging/verdicts_slogdrift.c", "agent/judging/verdicts_triage.c"},
-    {"agent/pipeline/slogs.c", "agent/pipeline/slogs_cycles.c"},
 ]
 
 # What a file defines for the others: a name at column 0, not static, that a
@@ -426,7 +424,7 @@ def folder_circles():
 
 
 # pl_file's flags (include/pipeline/registry.h) and the one module that
-# writes each (a stage with its parts: reader means agent/pipeline/reader*).
+# writes each (a stage with its parts: slogs means slogs*.c).
 FILE_FLAG_OWNERS = {
     "retired": "registry", "in_id_index": "registry", "doc_backfill": "registry",
     "draining": "router", "scan_gen": "router",
@@ -443,7 +441,7 @@ def flag_writers(texts):
     out = {}
     for f, text in texts.items():
         name = os.path.splitext(os.path.basename(f))[0]
-        module = "reader" if name.startswith("reader") else STAGE_PARTS.get(name, name)
+        module = STAGE_PARTS.get(name, name)
         text = COMMENT_OR_STRING.sub(" ", text)
         files = set(re.findall(r"\bpl_file\s*\*\s*(\w+)", text))
         if not files:
@@ -534,8 +532,8 @@ class StructureTest(unittest.TestCase):
         g = graph()
         self.assertIn("include/influx/endpoint.h", g["agent/influx/client.c"])
         self.assertIn("include/pipeline/registry.h", g["include/pipeline/reader.h"])
-        self.assertIn("agent/pipeline/reader_queue.h", g["agent/pipeline/reader.c"])
-        self.assertIn("include/pipeline/reader.h", g["agent/pipeline/reader_queue.h"])
+        self.assertIn("agent/pipeline/slogs_private.h", g["agent/pipeline/slogs_cycles.c"])
+        self.assertIn("include/pipeline/slogs.h", g["agent/pipeline/slogs_private.h"])
         self.assertIn(JUDGING_FACE, g["agent/service/service.c"])
         self.assertIn("include/pipeline/runtracker.h", g["include/judging/verdicts.h"])
         self.assertGreater(sum(len(v) for v in g.values()), 150)
@@ -746,7 +744,7 @@ class StructureTest(unittest.TestCase):
                              f"{owner} writes it, the others ask it through a function")
 
     def test_flag_check_sees_a_second_writer(self):
-        texts = {"agent/pipeline/reader_lines.c": "pl_file *f;\nf->paused = 1;\n",
+        texts = {"agent/pipeline/reader.c": "pl_file *f;\nf->paused = 1;\n",
                  "agent/pipeline/registry.c": "void x(pl_file *f) {\n  f->retired = 1; "
                                               "/* f->paused = 0 */\n  s->paused = 1;\n"}
         self.assertEqual(flag_writers(texts), {"paused": {"reader"}, "retired": {"registry"}})
