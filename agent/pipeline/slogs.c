@@ -52,6 +52,7 @@ struct pl_slog_stage {
   pl_slog_stage *next;
   pl_slogs *t;
   char *path;
+  uint64_t path_hash;
   char *folder;
   ps_run_id id;
   int stage;
@@ -79,6 +80,7 @@ struct pl_slog_stage {
 struct pl_slog_done {
   pl_slog_done *next;
   char *path;
+  uint64_t path_hash;
   uint64_t size;
   int64_t mtime_ns;
   int64_t cycles;
@@ -86,16 +88,24 @@ struct pl_slog_done {
 
 /* ---- the done list ------------------------------------------------------ */
 
+/* The lists are looked up by path for every finished cycle tapped: a
+ * hash compared first spares a string comparison with each of a
+ * backfill's hundreds of stages, the paths alike for their first 40 bytes
+ * or more (docs/benchmarks.md). */
+static uint64_t path_hash(const char *path) { return ps_hash64(PS_HASH_SEED, path, strlen(path)); }
+
 static pl_slog_done *done_find(pl_slogs *t, const char *path) {
+  uint64_t h = path_hash(path);
   for (pl_slog_done *d = t->done; d; d = d->next)
-    if (strcmp(d->path, path) == 0)
+    if (d->path_hash == h && strcmp(d->path, path) == 0)
       return d;
   return NULL;
 }
 
 static void done_remove(pl_slogs *t, const char *path) {
+  uint64_t h = path_hash(path);
   for (pl_slog_done **pp = &t->done; *pp; pp = &(*pp)->next)
-    if (strcmp((*pp)->path, path) == 0) {
+    if ((*pp)->path_hash == h && strcmp((*pp)->path, path) == 0) {
       pl_slog_done *d = *pp;
       *pp = d->next;
       free(d->path);
@@ -113,6 +123,7 @@ static void done_add(pl_slogs *t, const char *path, uint64_t size, int64_t mtime
     free(d);
     return; /* forgetting costs a re-read at the next start, nothing else */
   }
+  d->path_hash = path_hash(path);
   d->size = size;
   d->mtime_ns = mtime_ns;
   d->cycles = cycles;
@@ -476,8 +487,9 @@ void pl_slogs_init(pl_slogs *t, pl_shared *sh, const pl_aux_out *out,
 }
 
 static pl_slog_stage *stage_find(pl_slogs *t, const char *path) {
+  uint64_t h = path_hash(path);
   for (pl_slog_stage *s = t->stages; s; s = s->next)
-    if (strcmp(s->path, path) == 0)
+    if (s->path_hash == h && strcmp(s->path, path) == 0)
       return s;
   return NULL;
 }
@@ -491,6 +503,7 @@ static pl_slog_stage *stage_add(pl_slogs *t, const char *path, const char *folde
     return NULL;
   }
   s->t = t;
+  s->path_hash = path_hash(path);
   s->fd = -1;
   s->stage = stage;
   s->stage_ns = -1;
