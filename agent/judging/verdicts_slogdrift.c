@@ -17,8 +17,9 @@
  *   verdicts come out as they were: a verdict identical to one sent lately
  *   (a ring of JD_VERDICTS_SD_SENT hashes) is not sent again, and a --once
  *   writes each point once.
- * - A run's read waits until no stage of it was done for SETTLE_MS: a
- *   backfill reads a run's stages tens of milliseconds apart, and a read
+ * - A run's read waits, while the slog reader has stages to read, until
+ *   no stage of it was done for SETTLE_MS: a backfill reads a run's
+ *   stages tens of milliseconds apart, and a read
  *   after each was most of its judging CPU and a third of its wall
  *   (docs/benchmarks.md, "Backfill"); a live run's stages are hours apart.
  * - A read that fails (the server down right after it acknowledged) is
@@ -465,7 +466,8 @@ static void start_next(jd_verdicts *vd) {
     uv_timer_stop(&vd->sd_timer);
   while (j && !j->in_flight) {
     uint64_t now = uv_now(vd->sh->loop);
-    if (now < j->touched_ms + SETTLE_MS) {
+    int more = vd->hooks.slogs_busy && vd->hooks.slogs_busy(vd->hooks.ctx);
+    if (more && now < j->touched_ms + SETTLE_MS) {
       arm_timer(vd, j->touched_ms + SETTLE_MS - now); /* more of its stages may come */
       return;
     }
