@@ -26,7 +26,7 @@
  * run's end comes from the same read). The same stage point gives the same
  * verdict points (docs/verdicts.md, "Kernel growth against a limit"). */
 
-void jd_verdicts_growth_free(jd_vgrowth *w) {
+static void held_free(jd_vgrowth *w) {
   free(w->run);
   free(w->series);
   free(w->revision);
@@ -57,12 +57,16 @@ static void send_held(jd_verdicts *vd, jd_vgrowth *w, int backfill) {
   ps_verdict_list_free(&l);
 }
 
-static void unlink_held(jd_verdicts *vd, jd_vgrowth **pp) {
+static void unlink_held(jd_vgrowth_state *gs, jd_vgrowth **pp) {
   jd_vgrowth *w = *pp;
   *pp = w->next;
-  vd->ngrowth_held--;
-  jd_verdicts_growth_free(w);
-  vd->sh->state_dirty = 1;
+  gs->nheld--;
+  held_free(w);
+}
+
+void jd_verdicts_growth_clear(jd_vgrowth_state *gs) {
+  while (gs->held)
+    unlink_held(gs, &gs->held);
 }
 
 /* Holds a copy of `g`, first, or last when read back from the state (the
@@ -70,36 +74,37 @@ static void unlink_held(jd_verdicts *vd, jd_vgrowth **pp) {
  * same stage again replaces the one held (a pass still out for it finds no
  * stage by its seq when it is answered). */
 static jd_vgrowth *hold(jd_verdicts *vd, const ps_growth_stage *g, int last) {
-  for (jd_vgrowth **pp = &vd->growth_held; *pp; pp = &(*pp)->next)
+  for (jd_vgrowth **pp = &vd->growth.held; *pp; pp = &(*pp)->next)
     if (strcmp((*pp)->run, g->run) == 0 && (*pp)->g.stage == g->stage) {
-      unlink_held(vd, pp);
+      unlink_held(&vd->growth, pp);
+      vd->sh->state_dirty = 1;
       break;
     }
-  if (vd->ngrowth_held >= JD_VERDICTS_GROWTH_HELD_MAX) {
+  if (vd->growth.nheld >= JD_VERDICTS_GROWTH_HELD_MAX) {
     ps_log_limited(PS_LOG_WARNING, JD_VERDICTS_MOD, "growth held", 3600,
                    "%zu slog stages wait for their runs' ends; %s stage %d is judged "
                    "without being kept for a restart",
-                   vd->ngrowth_held, g->run, g->stage);
+                   vd->growth.nheld, g->run, g->stage);
     return NULL;
   }
   jd_vgrowth *w = calloc(1, sizeof *w);
   if (!w || !(w->run = strdup(g->run)) || !(w->series = strdup(g->series)) ||
       (g->revision && !(w->revision = strdup(g->revision)))) {
     if (w)
-      jd_verdicts_growth_free(w);
+      held_free(w);
     return NULL;
   }
   w->g = *g;
   w->g.run = w->run;
   w->g.series = w->series;
   w->g.revision = w->revision;
-  w->seq = ++vd->growth_seq;
-  jd_vgrowth **at = &vd->growth_held;
+  w->seq = ++vd->growth.seq;
+  jd_vgrowth **at = &vd->growth.held;
   while (last && *at)
     at = &(*at)->next;
   w->next = *at;
   *at = w;
-  vd->ngrowth_held++;
+  vd->growth.nheld++;
   vd->sh->state_dirty = 1;
   return w;
 }
@@ -107,7 +112,7 @@ static jd_vgrowth *hold(jd_verdicts *vd, const ps_growth_stage *g, int last) {
 /* A pass with nothing to send is answered at once and lets its stage go:
  * the loops below keep the next stage before sending. */
 void jd_verdicts_growth_run_ended(jd_verdicts *vd, const char *run) {
-  for (jd_vgrowth *w = vd->growth_held, *next; w; w = next) {
+  for (jd_vgrowth *w = vd->growth.held, *next; w; w = next) {
     next = w->next;
     if (strcmp(w->run, run) != 0)
       continue;
@@ -119,7 +124,7 @@ void jd_verdicts_growth_run_ended(jd_verdicts *vd, const char *run) {
 }
 
 void jd_verdicts_growth_due(jd_verdicts *vd) {
-  for (jd_vgrowth *w = vd->growth_held, *next; w; w = next) {
+  for (jd_vgrowth *w = vd->growth.held, *next; w; w = next) {
     next = w->next;
     ps_ledger_run *r = w->sent ? NULL : run_of(vd, w->series, w->run);
     if (r)
@@ -130,26 +135,26 @@ void jd_verdicts_growth_due(jd_verdicts *vd) {
 int jd_verdicts_growth_waiting(const jd_verdicts *vd) {
   /* a lookup that creates nothing (ps_ledger_series_get with create 0) */
   jd_verdicts *look = (jd_verdicts *)vd;
-  for (jd_vgrowth *w = vd->growth_held; w; w = w->next)
+  for (jd_vgrowth *w = vd->growth.held; w; w = w->next)
     if (!w->sent && run_of(look, w->series, w->run))
       return 1;
   return 0;
 }
 
-void jd_verdicts_growth_finished(jd_verdicts *vd, uint64_t seq, int ok) {
-  for (jd_vgrowth **pp = &vd->growth_held; *pp; pp = &(*pp)->next)
+void jd_verdicts_growth_finished(jd_vgrowth_state *gs, uint64_t seq, int ok) {
+  for (jd_vgrowth **pp = &gs->held; *pp; pp = &(*pp)->next)
     if ((*pp)->seq == seq) {
       if (ok)
-        unlink_held(vd, pp);
+        unlink_held(gs, pp);
       else
         (*pp)->sent = 0;
       return;
     }
 }
 
-cJSON *jd_verdicts_growth_to_json(const jd_verdicts *vd) {
+cJSON *jd_verdicts_growth_to_json(const jd_vgrowth_state *gs) {
   cJSON *a = cJSON_CreateArray();
-  for (const jd_vgrowth *w = vd->growth_held; a && w; w = w->next) {
+  for (const jd_vgrowth *w = gs->held; a && w; w = w->next) {
     cJSON *o = cJSON_CreateObject();
     char t[24];
     snprintf(t, sizeof t, "%" PRId64, w->g.time_ns);

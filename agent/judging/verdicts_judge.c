@@ -56,7 +56,7 @@ int jd_verdicts_judge_series(jd_verdicts *vd, ps_ledger_series *s) {
   ps_verdict_case c = {&vd->cfg->verdicts,
                        s,
                        from,
-                       &vd->triage,
+                       &vd->triage.in_force,
                        against ? ps_ledger_series_get(&vd->ledger, s->source, against, s->host, 0)
                                : NULL,
                        vd->host};
