@@ -33,6 +33,7 @@
 #define BUSY_WAIT_MAX_MS 30000
 
 static void timer_cb(uv_timer_t *t);
+static void send_pass(jd_verdicts *vd, jd_vpass *p, const ps_verdict_list *l);
 
 /* How long a run's end or a document's last point waits before the look:
  * a running agent lets the ends that come close together (runs found ended
@@ -41,7 +42,8 @@ static void timer_cb(uv_timer_t *t);
  * wait there only lengthens a backfill. */
 static uint64_t gather_ms(const jd_verdicts *vd) { return vd->sh->once ? 0 : JUDGE_DELAY_MS; }
 
-void jd_verdicts_arm(jd_verdicts *vd, uint64_t delay) {
+/* Looks at what is due after `delay` ms (0: in the next loop turn). */
+static void arm(jd_verdicts *vd, uint64_t delay) {
   if (vd->sh->stopping == 2)
     return;
   uint64_t due = uv_now(vd->sh->loop) + delay;
@@ -51,14 +53,18 @@ void jd_verdicts_arm(jd_verdicts *vd, uint64_t delay) {
   uv_timer_start(&vd->timer, timer_cb, delay, 0);
 }
 
+/* What the parts hand back (verdicts_private.h): they never call up here. */
+static const struct jd_vdriver driver = {arm, send_pass};
+
 void jd_verdicts_reconfigured(jd_verdicts *vd, const ps_config *cfg) {
   jd_verdicts_triage_reload(vd, cfg);
-  jd_verdicts_arm(vd, 0);
+  arm(vd, 0);
 }
 
 int jd_verdicts_init(jd_verdicts *vd, pl_shared *sh, const ps_config *cfg, const pl_aux_out *out,
                      const jd_verdicts_hooks *hooks) {
   memset(vd, 0, sizeof *vd);
+  vd->driver = &driver;
   vd->sh = sh;
   vd->cfg = cfg;
   vd->out = *out;
@@ -88,7 +94,7 @@ int jd_verdicts_init(jd_verdicts *vd, pl_shared *sh, const ps_config *cfg, const
   /* the first read of the server's decisions, whatever else comes: a
    * --once run waits for it (a decision taken while no agent ran still
    * re-judges), and has to end also when nothing else arms the timer */
-  jd_verdicts_arm(vd, 0);
+  arm(vd, 0);
   return 0;
 }
 
@@ -148,13 +154,13 @@ static void pass_finished(void *arg, int ok) {
   }
   /* What waited for this pass goes at once; what failed waits a little,
    * so a server that refuses is not asked again in the same turn. */
-  jd_verdicts_arm(vd, ok && !p->failed ? 0 : JUDGE_DELAY_MS);
+  arm(vd, ok && !p->failed ? 0 : JUDGE_DELAY_MS);
   pass_free(p);
 }
 
 /* Sends `l` as pass `p` (taken over), telling the judged hook run by run.
  * A pass with nothing to send is finished at once. */
-void jd_verdicts_send_pass(jd_verdicts *vd, jd_vpass *p, const ps_verdict_list *l) {
+static void send_pass(jd_verdicts *vd, jd_vpass *p, const ps_verdict_list *l) {
   p->vd = vd;
   p->next = vd->passes;
   vd->passes = p;
@@ -193,6 +199,13 @@ void jd_verdicts_send_pass(jd_verdicts *vd, jd_vpass *p, const ps_verdict_list *
 
 /* --- the look ------------------------------------------------------------------ */
 
+/* Sends what a judge returned (verdicts_judge.c); `l` is emptied. */
+static void send_judged(jd_verdicts *vd, jd_vpass *p, ps_verdict_list *l) {
+  if (p)
+    send_pass(vd, p, l);
+  ps_verdict_list_free(l);
+}
+
 static int series_in_flight(const jd_verdicts *vd, const ps_ledger_series *s) {
   for (const jd_vpass *p = vd->passes; p; p = p->next)
     if (p->kind == PASS_SERIES && !strcmp(p->source, s->source) && !strcmp(p->series, s->series))
@@ -212,9 +225,30 @@ static int series_dirty(const ps_ledger_series *s) {
  * whose answer would wake a --once run, so it says it is done. */
 static void arm_or_settle(jd_verdicts *vd, uint64_t next_ms) {
   if (next_ms)
-    jd_verdicts_arm(vd, next_ms);
+    arm(vd, next_ms);
   else if (vd->sh->once && vd->hooks.settled && jd_verdicts_quiet(vd))
     vd->hooks.settled(vd->hooks.ctx);
+}
+
+/* DSS files and stage drift need no history. A pass with nothing to send
+ * is done at once and drops its file or run: the next is taken first. */
+static void judge_without_history(jd_verdicts *vd) {
+  for (jd_dss_doc *d = vd->collect.docs, *dn; d; d = dn) {
+    dn = d->next;
+    if (!d->ended || d->in_flight)
+      continue;
+    ps_verdict_list l;
+    ps_verdict_list_init(&l);
+    send_judged(vd, jd_verdicts_judge_dss(vd, d, &l), &l);
+  }
+  for (jd_lg_run *r = vd->collect.runs, *rn; r; r = rn) {
+    rn = r->next;
+    if (!r->ended || r->in_flight)
+      continue;
+    ps_verdict_list l;
+    ps_verdict_list_init(&l);
+    send_judged(vd, jd_verdicts_judge_stages(vd, r, &l), &l);
+  }
 }
 
 static void timer_cb(uv_timer_t *t) {
@@ -231,19 +265,7 @@ static void timer_cb(uv_timer_t *t) {
   if (vd->triage.reading)
     return; /* judged under the file's decisions: its read arms us again */
   jd_verdicts_growth_due(vd);
-  /* DSS files and stage drift need no history. A pass with nothing to
-   * send is done at once and drops its file or run: the next is taken
-   * first. */
-  for (jd_dss_doc *d = vd->collect.docs, *dn; d; d = dn) {
-    dn = d->next;
-    if (d->ended && !d->in_flight)
-      jd_verdicts_judge_dss(vd, d);
-  }
-  for (jd_lg_run *r = vd->collect.runs, *rn; r; r = rn) {
-    rn = r->next;
-    if (r->ended && !r->in_flight)
-      jd_verdicts_judge_stages(vd, r);
-  }
+  judge_without_history(vd);
   /* Decisions are about series: an agent that judges none (DSS, jsonl
    * only) asks nothing of the server for them. */
   int triage_wanted = vd->ledger.nseries > 0;
@@ -309,7 +331,9 @@ static void timer_cb(uv_timer_t *t) {
         jd_verdicts_triage_fetch(vd);
       continue;
     }
-    jd_verdicts_judge_series(vd, s);
+    ps_verdict_list l;
+    ps_verdict_list_init(&l);
+    send_judged(vd, jd_verdicts_judge_series(vd, s, &l), &l);
   }
   /* the minute's read of the decisions (a --once run reads them once) */
   if (triage_wanted && !vd->triage.fetching && (!vd->sh->once || !vd->triage.synced)) {
@@ -374,7 +398,7 @@ void jd_verdicts_tap(jd_verdicts *vd, const ps_point *p) {
     if (strcmp(doc->source, JD_VERDICTS_COLLECT_BENCHMARKER) == 0)
       benchmarker_ended(vd, doc);
     vd->sh->state_dirty = 1;
-    jd_verdicts_arm(vd, gather_ms(vd));
+    arm(vd, gather_ms(vd));
   }
 }
 
@@ -422,7 +446,7 @@ void jd_verdicts_run_ended(jd_verdicts *vd, const pl_run_event *ev) {
     else
       rejudge_candidates(vd, series, start);
   }
-  jd_verdicts_growth_run_ended(vd, v->id.run);
+  int rejudged = jd_verdicts_growth_run_ended(vd, v->id.run);
   if (r && v->status == PS_RUN_STATUS_SUCCESS && r->nstages) {
     /* Stage drift needs no history; the run stays (and is saved) until its
      * verdicts are acknowledged. */
@@ -434,7 +458,7 @@ void jd_verdicts_run_ended(jd_verdicts *vd, const pl_run_event *ev) {
     jd_verdicts_collect_drop_run(&vd->collect, r);
   }
   vd->sh->state_dirty = 1;
-  jd_verdicts_arm(vd, gather_ms(vd));
+  arm(vd, rejudged ? 0 : gather_ms(vd));
 }
 
 int jd_verdicts_quiet(const jd_verdicts *vd) {
@@ -508,7 +532,7 @@ void jd_verdicts_from_json(jd_verdicts *vd, const char *text) {
               "again from the server's history",
               o ? "not an object" : "not JSON");
     if (o)
-      jd_verdicts_arm(vd, JUDGE_DELAY_MS);
+      arm(vd, JUDGE_DELAY_MS);
     cJSON_Delete(o);
     return;
   }
@@ -526,7 +550,7 @@ void jd_verdicts_from_json(jd_verdicts *vd, const char *text) {
     PS_WARN(MOD, "the state file's verdicts section was not read whole%s", said.data);
   ps_buf_free(&said);
   cJSON_Delete(o);
-  jd_verdicts_arm(vd, JUDGE_DELAY_MS); /* whatever was left undone */
+  arm(vd, JUDGE_DELAY_MS); /* whatever was left undone */
 }
 
 void jd_verdicts_close(jd_verdicts *vd) {

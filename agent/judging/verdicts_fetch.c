@@ -224,7 +224,7 @@ static void history_done(void *arg, int rc, const char *json, size_t len, const 
   free(f->series);
   free(f->host);
   free(f);
-  jd_verdicts_arm(vd, 0);
+  vd->driver->look(vd, 0);
 }
 
 int jd_verdicts_fetch_history(jd_verdicts *vd, jd_vseries *vs) {

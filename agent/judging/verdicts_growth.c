@@ -33,7 +33,7 @@ static void held_free(jd_vgrowth *w) {
   free(w);
 }
 
-static void fold_into_run(jd_verdicts *vd, const ps_growth_stage *g);
+static int fold_into_run(jd_verdicts *vd, const ps_growth_stage *g);
 
 static ps_ledger_run *run_of(jd_verdicts *vd, const char *series, const char *run) {
   ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, LOADGEN, series, vd->series_host, 0);
@@ -53,7 +53,7 @@ static void send_held(jd_verdicts *vd, jd_vgrowth *w, int backfill) {
   pass->growth_seq = w->seq;
   if (ps_growth_limit(&vd->cfg->verdicts, &w->g, &l) < 0)
     pass->failed = 1;
-  jd_verdicts_send_pass(vd, pass, &l);
+  vd->driver->send(vd, pass, &l);
   ps_verdict_list_free(&l);
 }
 
@@ -111,16 +111,18 @@ static jd_vgrowth *hold(jd_verdicts *vd, const ps_growth_stage *g, int last) {
 
 /* A pass with nothing to send is answered at once and lets its stage go:
  * the loops below keep the next stage before sending. */
-void jd_verdicts_growth_run_ended(jd_verdicts *vd, const char *run) {
+int jd_verdicts_growth_run_ended(jd_verdicts *vd, const char *run) {
+  int rejudged = 0;
   for (jd_vgrowth *w = vd->growth.held, *next; w; w = next) {
     next = w->next;
     if (strcmp(w->run, run) != 0)
       continue;
-    fold_into_run(vd, &w->g);
+    rejudged |= fold_into_run(vd, &w->g);
     ps_ledger_run *r = run_of(vd, w->series, w->run);
     if (r && !w->sent)
       send_held(vd, w, r->backfill);
   }
+  return rejudged;
 }
 
 void jd_verdicts_growth_due(jd_verdicts *vd) {
@@ -246,22 +248,23 @@ void jd_verdicts_rejudge_from(jd_verdicts *vd, ps_ledger_series *s, size_t at) {
     s->runs[j].put_seq = ++vd->ledger.last_put_seq;
   }
   vd->sh->state_dirty = 1;
-  jd_verdicts_arm(vd, 0);
 }
 
 /* A judged stage's growth raises its run's: a run already judged is judged
  * again with it, and the runs after it too (their window holds it). A run
- * the ledger does not know yet gets it at its end. */
-static void fold_into_run(jd_verdicts *vd, const ps_growth_stage *g) {
+ * the ledger does not know yet gets it at its end. Returns whether runs
+ * are to be judged again. */
+static int fold_into_run(jd_verdicts *vd, const ps_growth_stage *g) {
   ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, LOADGEN, g->series, vd->series_host, 0);
   long at = s ? ps_ledger_find(s, vd->host, g->run) : -1;
   if (at < 0 || !jd_verdicts_growth_fold(vd, &s->runs[at], g->growth))
-    return;
+    return 0;
   if (s->runs[at].judged)
     PS_INFO(JD_VERDICTS_MOD,
             "%s: the kernel growth of stage %d is in: the run is judged again with it", g->run,
             g->stage);
   jd_verdicts_rejudge_from(vd, s, (size_t)at);
+  return 1;
 }
 
 void jd_verdicts_slog_point(jd_verdicts *vd, const ps_point *p) {
@@ -292,8 +295,8 @@ void jd_verdicts_slog_point(jd_verdicts *vd, const ps_point *p) {
    * slog is read, so the ledger knows it; a run it does not know is new). */
   jd_vgrowth *w = hold(vd, &g, 0);
   ps_ledger_run *r = run_of(vd, series, run);
-  if (r)
-    fold_into_run(vd, &g);
+  if (r && fold_into_run(vd, &g))
+    vd->driver->look(vd, 0);
   if (w && r) {
     send_held(vd, w, r->backfill);
   } else if (!w && r) { /* not kept: judged now rather than never */

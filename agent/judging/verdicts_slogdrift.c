@@ -348,7 +348,7 @@ static void judge(jd_verdicts *vd, jd_vsdjob *j) {
            "%s: slog stage drift judged from the server (%zu stages, %zu vat rows, "
            "%zu block rows, %zu block vat rows, %zu verdicts)",
            j->run, j->d.nstages, j->d.nvats, j->blocks.nblocks, j->blocks.nvats, l.n);
-  jd_verdicts_send_pass(vd, pass, &l);
+  vd->driver->send(vd, pass, &l);
   ps_verdict_list_free(&l);
 }
 

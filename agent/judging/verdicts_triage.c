@@ -251,7 +251,7 @@ static void read_done(uv_work_t *w, int status) {
     vd->triage.read_next = NULL;
     read_start(vd, next);
   }
-  jd_verdicts_arm(vd, 0);
+  vd->driver->look(vd, 0);
   if (changed && vd->hooks.written)
     vd->hooks.written(vd->hooks.ctx); /* the report shows them */
   else if (vd->hooks.settled)
@@ -333,7 +333,7 @@ static void triage_done(void *arg, int rc, const char *json, size_t len, const c
   /* the report shows decisions; a --once run waits for the first read */
   if ((first || changed) && vd->hooks.written)
     vd->hooks.written(vd->hooks.ctx);
-  jd_verdicts_arm(vd, 0);
+  vd->driver->look(vd, 0);
 }
 
 void jd_verdicts_triage_fetch(jd_verdicts *vd) {

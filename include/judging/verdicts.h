@@ -64,7 +64,10 @@
  *   back). The judges (verdicts_judge.c) keep no state. The others read a
  *   part's fields or ask it through a function (agent/judging/
  *   verdicts_private.h); the ledger is written by the parts that put runs
- *   in it or judge them again.
+ *   in it or judge them again. The driver calls down into the parts and
+ *   never the other way: a judge returns its pass for the driver to send,
+ *   and a part's read or point that ends on the loop hands back through
+ *   the driver's table (jd_vdriver: a look, a pass to send).
  */
 #ifndef PS_JUDGING_VERDICTS_H
 #define PS_JUDGING_VERDICTS_H
@@ -163,6 +166,7 @@ typedef struct jd_vslogdrift_state {
 typedef struct jd_verdicts {
   /* What every part reads; set at init, written by the driver alone (the
    * ledger also by the parts that put runs in it or judge them again). */
+  const struct jd_vdriver *driver; /* what the parts hand back (verdicts_private.h) */
   pl_shared *sh;
   const ps_config *cfg; /* the configuration at start: settings and the server */
   pl_aux_out out;
