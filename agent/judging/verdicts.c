@@ -251,17 +251,102 @@ static void judge_without_history(jd_verdicts *vd) {
   }
 }
 
-static void timer_cb(uv_timer_t *t) {
-  jd_verdicts *vd = t->data;
-  if (vd->sh->stopping)
-    return;
-  uint64_t now = uv_now(vd->sh->loop), next = 0;
+/* Whether judging waits for the reader: while it has a backlog, up to
+ * BUSY_WAIT_MAX_MS (one pass after a backfill, not one per run). */
+static int busy_wait(jd_verdicts *vd, uint64_t now) {
   int busy = vd->hooks.busy && vd->hooks.busy(vd->hooks.ctx);
   if (busy && !vd->busy_since)
     vd->busy_since = now;
   if (!busy)
     vd->busy_since = 0;
-  int wait = busy && now - vd->busy_since < BUSY_WAIT_MAX_MS;
+  return busy && now - vd->busy_since < BUSY_WAIT_MAX_MS;
+}
+
+static uint64_t sooner(uint64_t next, uint64_t in) { return !next || in < next ? in : next; }
+
+/* Whether the series' history is in; if not, its read starts when one is
+ * due, and `next` says when to look again. */
+static int history_in(jd_verdicts *vd, jd_vseries *vs, uint64_t now, uint64_t *next) {
+  if (vs->synced)
+    return 1;
+  if (vs->waiting_server)
+    return 0;
+  if (vs->retry_at > now) {
+    *next = sooner(*next, vs->retry_at - now);
+    return 0;
+  }
+  if (!vd->history.fetching && jd_verdicts_fetch_history(vd, vs) < 0)
+    *next = HISTORY_RETRY_FIRST_MS;
+  return 0; /* judged once the history is in */
+}
+
+/* A candidate (the ledger's series `i`) waits for the history of the
+ * series it is judged `against`, read like its own, and for the verdicts
+ * of that series' runs it knows: the level a candidate is judged against
+ * is the one they speak of. Creating that series may move the ledger's
+ * array: the caller takes its series again. */
+static int reference_ready(jd_verdicts *vd, size_t i, const char *against, uint64_t now,
+                           uint64_t *next) {
+  const ps_ledger_series *s = &vd->ledger.series[i];
+  char *source = strdup(s->source), *host = strdup(s->host);
+  ps_ledger_series *as =
+      source && host ? ps_ledger_series_get(&vd->ledger, source, against, host, 1) : NULL;
+  jd_vseries *avs = as ? jd_verdicts_fetch_series(&vd->history, source, against, host) : NULL;
+  free(source);
+  free(host);
+  if (as && (series_dirty(as) || series_in_flight(vd, as))) {
+    *next = JUDGE_DELAY_MS;
+    return 0;
+  }
+  return !avs || history_in(vd, avs, now, next);
+}
+
+/* The decisions first: judged without them, a run would alert on a change
+ * already acknowledged (read once per look, not per series). */
+static int triage_fresh(jd_verdicts *vd, uint64_t now) {
+  if (!vd->triage.fetching && vd->triage.synced &&
+      now + TRIAGE_READ_MS - vd->triage.next <= TRIAGE_FRESH_MS)
+    return 1;
+  if (!vd->triage.fetching)
+    jd_verdicts_triage_fetch(vd);
+  return 0;
+}
+
+/* The series with runs to judge whose history (and reference series) is
+ * in are judged; `next`: when to look again. */
+static void judge_series(jd_verdicts *vd, uint64_t now, int wait, uint64_t *next) {
+  for (size_t i = 0; i < vd->ledger.nseries; i++) {
+    ps_ledger_series *s = &vd->ledger.series[i];
+    if (!series_dirty(s) || series_in_flight(vd, s))
+      continue;
+    jd_vseries *vs = jd_verdicts_fetch_series(&vd->history, s->source, s->series, s->host);
+    if (!vs || !history_in(vd, vs, now, next))
+      continue;
+    const char *against = jd_verdicts_candidate_against(vd, s->source, s->series);
+    if (against) {
+      int ready = reference_ready(vd, i, against, now, next);
+      s = &vd->ledger.series[i];
+      if (!ready)
+        continue;
+    }
+    if (wait) {
+      *next = JUDGE_DELAY_MS;
+      continue;
+    }
+    if (!triage_fresh(vd, now))
+      continue;
+    ps_verdict_list l;
+    ps_verdict_list_init(&l);
+    send_judged(vd, jd_verdicts_judge_series(vd, s, &l), &l);
+  }
+}
+
+static void timer_cb(uv_timer_t *t) {
+  jd_verdicts *vd = t->data;
+  if (vd->sh->stopping)
+    return;
+  uint64_t now = uv_now(vd->sh->loop), next = 0;
+  int wait = busy_wait(vd, now);
   if (vd->triage.reading)
     return; /* judged under the file's decisions: its read arms us again */
   jd_verdicts_growth_due(vd);
@@ -271,74 +356,11 @@ static void timer_cb(uv_timer_t *t) {
   int triage_wanted = vd->ledger.nseries > 0;
   if (triage_wanted && !vd->triage.fetching && now >= vd->triage.next)
     jd_verdicts_triage_fetch(vd);
-  for (size_t i = 0; i < vd->ledger.nseries; i++) {
-    ps_ledger_series *s = &vd->ledger.series[i];
-    if (!series_dirty(s) || series_in_flight(vd, s))
-      continue;
-    jd_vseries *vs = jd_verdicts_fetch_series(&vd->history, s->source, s->series, s->host);
-    if (!vs)
-      continue;
-    if (!vs->synced) {
-      if (vs->waiting_server)
-        continue;
-      if (vs->retry_at > now) {
-        next = !next || vs->retry_at - now < next ? vs->retry_at - now : next;
-        continue;
-      }
-      if (!vd->history.fetching && jd_verdicts_fetch_history(vd, vs) < 0)
-        next = HISTORY_RETRY_FIRST_MS;
-      continue; /* judged once the history is in */
-    }
-    const char *against = jd_verdicts_candidate_against(vd, s->source, s->series);
-    if (against) {
-      /* A candidate waits for the history of the series it is judged
-       * against, read like its own. Creating that series may move the
-       * ledger's array: `s` is taken again. */
-      char *source = strdup(s->source), *host = strdup(s->host);
-      ps_ledger_series *as =
-          source && host ? ps_ledger_series_get(&vd->ledger, source, against, host, 1) : NULL;
-      jd_vseries *avs = as ? jd_verdicts_fetch_series(&vd->history, source, against, host) : NULL;
-      free(source);
-      free(host);
-      s = &vd->ledger.series[i];
-      /* and for the verdicts of that series' runs it knows: the level a
-       * candidate is judged against is the one they speak of */
-      if (as && (series_dirty(as) || series_in_flight(vd, as))) {
-        next = JUDGE_DELAY_MS;
-        continue;
-      }
-      if (avs && !avs->synced) {
-        if (avs->waiting_server)
-          continue;
-        if (avs->retry_at > now) {
-          next = !next || avs->retry_at - now < next ? avs->retry_at - now : next;
-          continue;
-        }
-        if (!vd->history.fetching && jd_verdicts_fetch_history(vd, avs) < 0)
-          next = HISTORY_RETRY_FIRST_MS;
-        continue;
-      }
-    }
-    if (wait) {
-      next = JUDGE_DELAY_MS;
-      continue;
-    }
-    /* the decisions first: judged without them, a run would alert on a
-     * change already acknowledged (read once per look, not per series) */
-    if (vd->triage.fetching || !vd->triage.synced ||
-        now + TRIAGE_READ_MS - vd->triage.next > TRIAGE_FRESH_MS) {
-      if (!vd->triage.fetching)
-        jd_verdicts_triage_fetch(vd);
-      continue;
-    }
-    ps_verdict_list l;
-    ps_verdict_list_init(&l);
-    send_judged(vd, jd_verdicts_judge_series(vd, s, &l), &l);
-  }
+  judge_series(vd, now, wait, &next);
   /* the minute's read of the decisions (a --once run reads them once) */
   if (triage_wanted && !vd->triage.fetching && (!vd->sh->once || !vd->triage.synced)) {
     uint64_t due = vd->triage.next > now ? vd->triage.next - now : 1;
-    next = !next || due < next ? due : next;
+    next = sooner(next, due);
   }
   arm_or_settle(vd, next);
 }
