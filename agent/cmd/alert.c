@@ -74,11 +74,11 @@ static int build_event(ps_alert_event *ev, ps_alert_kind kind, const ps_config *
   return 0;
 }
 
-int ps_cmd_alert(int argc, char **argv, ps_config *cfg, int cfg_given) {
-  (void)cfg_given;
+/* `alert test [--event NAME]`: which event to send; PS_EXIT_OK or the
+ * usage status (said). */
+static int parse_args(int argc, char **argv, ps_alert_kind *kind) {
   if (argc < 2 || strcmp(argv[1], "test") != 0)
     return usage(argc < 2 ? "which action? only 'test' exists" : "unknown action");
-  ps_alert_kind kind = PS_ALERT_RUN_FAILED;
   for (int i = 2; i < argc; i++) {
     const char *name = NULL;
     if (!strcmp(argv[i], "--event") && i + 1 < argc)
@@ -87,7 +87,7 @@ int ps_cmd_alert(int argc, char **argv, ps_config *cfg, int cfg_given) {
       name = argv[i] + 8;
     else
       return usage("unknown option");
-    if (ps_alert_kind_from_name(name, &kind) < 0) {
+    if (ps_alert_kind_from_name(name, kind) < 0) {
       fprintf(stderr, "perfship alert test: '%s' is not an event; use run_failed, "
                       "run_interrupted, run_stalled, run_recovered, no_new_run, regression, "
                       "improvement, agent_unhealthy or agent_recovered\n",
@@ -95,9 +95,78 @@ int ps_cmd_alert(int argc, char **argv, ps_config *cfg, int cfg_given) {
       return PS_EXIT_USAGE;
     }
   }
+  return PS_EXIT_OK;
+}
+
+/* The event sent on each configured channel (exec, `url`'s webhook), a
+ * probe per channel in `probes`; how many. */
+static size_t start_channels(uv_loop_t *loop, const ps_config *cfg, const char *url,
+                             ps_alert_event *ev, probe probes[2], ps_alert_exec **x,
+                             ps_alert_webhook **w) {
+  size_t n = 0;
+  if (cfg->alerts.nexec) {
+    probes[n] = (probe){"exec", cfg->alerts.exec[0], 0, 0, ""};
+    int rc = ps_alert_exec_new(x, loop, cfg->alerts.exec, cfg->alerts.nexec,
+                               cfg->alerts.exec_timeout_ms);
+    if (rc == 0)
+      rc = ps_alert_exec_send(*x, ev, on_answer, &probes[n]);
+    if (rc < 0) {
+      probes[n].done = 1;
+      snprintf(probes[n].text, sizeof probes[n].text, "cannot start: %s", strerror(-rc));
+    }
+    n++;
+  }
+  if (url) {
+    probes[n] = (probe){"webhook", "", 0, 0, ""}; /* its answer names the host */
+    int rc = ps_alert_webhook_new(w, loop, url, cfg->alerts.webhook.tls_ca_file,
+                                  cfg->alerts.webhook.format, cfg->alerts.webhook.timeout_ms);
+    if (rc == 0)
+      rc = ps_alert_webhook_send(*w, ev, on_answer, &probes[n]);
+    if (rc < 0) {
+      probes[n].done = 1;
+      snprintf(probes[n].text, sizeof probes[n].text, "cannot send: %s", strerror(-rc));
+    }
+    n++;
+  }
+  return n;
+}
+
+/* Waits for every channel's answer (each bounds its own time:
+ * exec_timeout_ms, webhook.timeout_ms) and says them; whether one was not
+ * delivered. */
+static int await_answers(uv_loop_t *loop, const probe *probes, size_t n, ps_alert_exec *x,
+                         ps_alert_webhook *w) {
+  for (;;) {
+    int all = 1;
+    for (size_t i = 0; i < n; i++)
+      all &= probes[i].done;
+    if (all || uv_run(loop, UV_RUN_ONCE) == 0)
+      break;
+  }
+  ps_alert_exec_close(x);
+  ps_alert_webhook_close(w);
+  uv_run(loop, UV_RUN_DEFAULT);
+  uv_loop_close(loop);
+  int failed = 0;
+  for (size_t i = 0; i < n; i++) {
+    printf("%s%s%s: %s: %s\n", probes[i].channel, probes[i].label[0] ? " " : "",
+           probes[i].label,
+           probes[i].delivered ? "delivered" : "NOT delivered",
+           probes[i].text[0] ? probes[i].text : "no answer");
+    failed |= !probes[i].delivered;
+  }
+  return failed;
+}
+
+int ps_cmd_alert(int argc, char **argv, ps_config *cfg, int cfg_given) {
+  (void)cfg_given;
+  ps_alert_kind kind = PS_ALERT_RUN_FAILED;
+  int rc = parse_args(argc, argv, &kind);
+  if (rc != PS_EXIT_OK)
+    return rc;
   ps_buf err;
   ps_buf_init(&err, 4096);
-  int rc = ps_config_load_alert_secrets(cfg, &err);
+  rc = ps_config_load_alert_secrets(cfg, &err);
   if (rc < 0) {
     fprintf(stderr, "perfship: %s\n", err.data ? err.data : "cannot read the webhook's URL");
     ps_buf_free(&err);
@@ -121,53 +190,10 @@ int ps_cmd_alert(int argc, char **argv, ps_config *cfg, int cfg_given) {
   ps_alert_exec *x = NULL;
   ps_alert_webhook *w = NULL;
   probe probes[2];
-  size_t n = 0;
-  if (cfg->alerts.nexec) {
-    probes[n] = (probe){"exec", cfg->alerts.exec[0], 0, 0, ""};
-    rc = ps_alert_exec_new(&x, &loop, cfg->alerts.exec, cfg->alerts.nexec,
-                           cfg->alerts.exec_timeout_ms);
-    if (rc == 0)
-      rc = ps_alert_exec_send(x, &ev, on_answer, &probes[n]);
-    if (rc < 0) {
-      probes[n].done = 1;
-      snprintf(probes[n].text, sizeof probes[n].text, "cannot start: %s", strerror(-rc));
-    }
-    n++;
-  }
-  if (url) {
-    probes[n] = (probe){"webhook", "", 0, 0, ""}; /* its answer names the host */
-    rc = ps_alert_webhook_new(&w, &loop, url, cfg->alerts.webhook.tls_ca_file,
-                              cfg->alerts.webhook.format, cfg->alerts.webhook.timeout_ms);
-    if (rc == 0)
-      rc = ps_alert_webhook_send(w, &ev, on_answer, &probes[n]);
-    if (rc < 0) {
-      probes[n].done = 1;
-      snprintf(probes[n].text, sizeof probes[n].text, "cannot send: %s", strerror(-rc));
-    }
-    n++;
-  }
+  size_t n = start_channels(&loop, cfg, url, &ev, probes, &x, &w);
   printf("sending a sample %s event (id %s)\n", ps_alert_kind_name(kind), ev.id);
   fflush(stdout);
-  /* Each channel bounds its own time (exec_timeout_ms, webhook.timeout_ms). */
-  for (;;) {
-    int all = 1;
-    for (size_t i = 0; i < n; i++)
-      all &= probes[i].done;
-    if (all || uv_run(&loop, UV_RUN_ONCE) == 0)
-      break;
-  }
-  ps_alert_exec_close(x);
-  ps_alert_webhook_close(w);
-  uv_run(&loop, UV_RUN_DEFAULT);
-  uv_loop_close(&loop);
-  int failed = 0;
-  for (size_t i = 0; i < n; i++) {
-    printf("%s%s%s: %s: %s\n", probes[i].channel, probes[i].label[0] ? " " : "",
-           probes[i].label,
-           probes[i].delivered ? "delivered" : "NOT delivered",
-           probes[i].text[0] ? probes[i].text : "no answer");
-    failed |= !probes[i].delivered;
-  }
+  int failed = await_answers(&loop, probes, n, x, w);
   ps_alert_event_free(&ev);
   return failed ? PS_EXIT_UNAVAILABLE : PS_EXIT_OK;
 }

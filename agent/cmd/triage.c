@@ -266,6 +266,59 @@ static int list(const ps_config *cfg, int json) {
   return bad ? PS_EXIT_DATAERR : PS_EXIT_OK;
 }
 
+/* Undo only what exists and is in force, so a typo is said at once. */
+static int check_undo(const ps_config *cfg, const char *undo_id) {
+  ps_triage_set s;
+  ps_triage_set_init(&s);
+  long bad = 0;
+  int code = read_all(cfg, &s, &bad);
+  const ps_triage_decision *target = NULL;
+  if (code == PS_EXIT_OK)
+    target = ps_triage_find(&s, undo_id);
+  if (code == PS_EXIT_OK && (!target || target->action == PS_TRIAGE_UNDO)) {
+    fprintf(stderr, "perfship triage: undo: no decision has the id ");
+    ps_visible_put(stderr, undo_id, 0);
+    fprintf(stderr, " (see `perfship triage list`)\n");
+    code = PS_EXIT_DATAERR;
+  } else if (code == PS_EXIT_OK && ps_triage_revoked(&s, target)) {
+    fputs("perfship triage: undo: ", stderr);
+    ps_visible_put(stderr, target->id, 0);
+    fputs(" is undone already\n", stderr);
+    code = PS_EXIT_DATAERR;
+  } else if (code == PS_EXIT_OK && target->origin) {
+    fputs("perfship triage: undo: the decision is a line of ", stderr);
+    ps_visible_put(stderr, target->origin, 0);
+    fputs(": remove the line there too; until then this undo keeps it out of force\n", stderr);
+  }
+  ps_triage_set_free(&s);
+  return code;
+}
+
+/* Writes decision `d` under its id and says so. */
+static int write_decision(const ps_config *cfg, ps_triage_decision *d) {
+  char id[14];
+  ps_triage_id(d, 0, NULL, id);
+  d->id = id;
+  int code = post(cfg, d);
+  /* after the write: "the decision is written" is said only when it is */
+  if (code == PS_EXIT_OK && d->run)
+    warn_unknown_run(cfg, d);
+  if (code == PS_EXIT_OK) {
+    printf("%s %s", ps_triage_action_name(d->action), id);
+    if (d->run) {
+      fputs(" run=", stdout);
+      ps_visible_put(stdout, d->run, 0);
+    }
+    if (d->revokes) {
+      fputs(" revokes=", stdout);
+      ps_visible_put(stdout, d->revokes, 0);
+    }
+    puts("");
+  }
+  d->id = NULL; /* `id` was this call's */
+  return code;
+}
+
 int ps_cmd_triage(int argc, char **argv, ps_config *cfg, int cfg_given) {
   (void)cfg_given;
   if (argc < 2)
@@ -320,55 +373,12 @@ int ps_cmd_triage(int argc, char **argv, ps_config *cfg, int cfg_given) {
                           .ticket = (char *)ticket,
                           .when_ns = now_ns()};
   if (action == PS_TRIAGE_UNDO) {
-    /* undo only what exists and is in force, so a typo is said at once */
-    ps_triage_set s;
-    ps_triage_set_init(&s);
-    long bad = 0;
-    code = read_all(cfg, &s, &bad);
-    const ps_triage_decision *target = NULL;
-    if (code == PS_EXIT_OK)
-      target = ps_triage_find(&s, undo_id);
-    if (code == PS_EXIT_OK && (!target || target->action == PS_TRIAGE_UNDO)) {
-      fprintf(stderr, "perfship triage: undo: no decision has the id ");
-      ps_visible_put(stderr, undo_id, 0);
-      fprintf(stderr, " (see `perfship triage list`)\n");
-      code = PS_EXIT_DATAERR;
-    } else if (code == PS_EXIT_OK && ps_triage_revoked(&s, target)) {
-      fputs("perfship triage: undo: ", stderr);
-      ps_visible_put(stderr, target->id, 0);
-      fputs(" is undone already\n", stderr);
-      code = PS_EXIT_DATAERR;
-    } else if (code == PS_EXIT_OK && target->origin) {
-      fputs("perfship triage: undo: the decision is a line of ", stderr);
-      ps_visible_put(stderr, target->origin, 0);
-      fputs(": remove the line there too; until then this undo keeps it out of force\n",
-            stderr);
-    }
-    ps_triage_set_free(&s);
+    code = check_undo(cfg, undo_id);
     if (code != PS_EXIT_OK)
       return code;
     d.revokes = (char *)undo_id;
     if (!d.reason)
       d.reason = (char *)"undone";
   }
-  char id[14];
-  ps_triage_id(&d, 0, NULL, id);
-  d.id = id;
-  code = post(cfg, &d);
-  /* after the write: "the decision is written" is said only when it is */
-  if (code == PS_EXIT_OK && d.run)
-    warn_unknown_run(cfg, &d);
-  if (code == PS_EXIT_OK) {
-    printf("%s %s", ps_triage_action_name(d.action), id);
-    if (d.run) {
-      fputs(" run=", stdout);
-      ps_visible_put(stdout, d.run, 0);
-    }
-    if (d.revokes) {
-      fputs(" revokes=", stdout);
-      ps_visible_put(stdout, d.revokes, 0);
-    }
-    puts("");
-  }
-  return code;
+  return write_decision(cfg, &d);
 }

@@ -398,111 +398,147 @@ static int cannot_carry(const char *option, const char *value) {
   return 1;
 }
 
-int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
-  (void)cfg_given;
-  const char *source = NULL, *series = NULL, *since = "7d", *candidate = NULL, *against = NULL;
-  const char **hosts = calloc((size_t)(argc > 0 ? argc : 1), sizeof *hosts);
-  size_t nhosts = 0;
-  if (!hosts) {
-    fprintf(stderr, "perfship verdicts: out of memory\n");
-    return PS_EXIT_SOFTWARE;
-  }
-  int64_t since_s = DEFAULT_SINCE_S;
-  enum format format = FORMAT_TEXT;
-  int fail_on_regression = 0, fail_on_unacked = 0, since_given = 0, all = 0;
-  const char *explain_run = NULL;
+/* What the command line asks. */
+typedef struct opts {
+  const char *source, *series, *since, *candidate, *against, *explain_run;
+  const char **hosts; /* --host, repeatable */
+  size_t nhosts;
+  int64_t since_s;
+  enum format format;
+  int fail_on_regression, fail_on_unacked, since_given, all;
+} opts;
+
+/* Reads the command line into `o`: PS_EXIT_OK, or the usage status (said). */
+static int parse_args(int argc, char **argv, opts *o) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int has_value = i + 1 < argc;
     if (!strcmp(a, "--json")) {
-      format = FORMAT_JSON;
+      o->format = FORMAT_JSON;
     } else if (!strcmp(a, "--all")) {
-      all = 1;
+      o->all = 1;
     } else if (!strcmp(a, "--format") && has_value) {
-      if (parse_format(argv[++i], &format) < 0) {
-        free(hosts);
+      if (parse_format(argv[++i], &o->format) < 0)
         return usage("--format: text, json, junit or markdown");
-      }
     } else if (!strcmp(a, "--fail-on") && has_value) {
       const char *what = argv[++i];
-      if (strcmp(what, "regression") == 0) {
-        fail_on_regression = 1;
-      } else if (strcmp(what, "unacknowledged") == 0) {
-        fail_on_unacked = 1;
-      } else {
-        free(hosts);
+      if (strcmp(what, "regression") == 0)
+        o->fail_on_regression = 1;
+      else if (strcmp(what, "unacknowledged") == 0)
+        o->fail_on_unacked = 1;
+      else
         return usage("--fail-on: regression or unacknowledged");
-      }
     } else if (!strcmp(a, "--explain") && has_value) {
-      explain_run = argv[++i];
+      o->explain_run = argv[++i];
     } else if (!strcmp(a, "--source") && has_value) {
-      source = argv[++i];
+      o->source = argv[++i];
     } else if (!strcmp(a, "--candidate") && has_value) {
-      candidate = argv[++i];
+      o->candidate = argv[++i];
     } else if (!strcmp(a, "--against") && has_value) {
-      against = argv[++i];
+      o->against = argv[++i];
     } else if (!strcmp(a, "--series") && has_value) {
-      series = argv[++i];
+      o->series = argv[++i];
     } else if (!strcmp(a, "--host") && has_value) {
-      hosts[nhosts++] = argv[++i];
+      o->hosts[o->nhosts++] = argv[++i];
     } else if (!strcmp(a, "--since") && has_value) {
-      since = argv[++i];
-      since_given = 1;
-      since_given = 1;
-      if (ps_parse_duration_s(since, &since_s) < 0) {
-        free(hosts);
+      o->since = argv[++i];
+      o->since_given = 1;
+      if (ps_parse_duration_s(o->since, &o->since_s) < 0)
         return usage("--since: not a duration (examples: 36h, 7d, 2w)");
-      }
     } else {
-      free(hosts);
       return usage(a[0] == '-' ? "unknown option or missing value" : "unexpected operand");
     }
   }
-  if (!candidate != !against || (candidate && nhosts > 1)) {
-    free(hosts);
+  return PS_EXIT_OK;
+}
+
+/* The options that go together, and names a query can carry. */
+static int check_args(const opts *o) {
+  if (!o->candidate != !o->against || (o->candidate && o->nhosts > 1))
     return usage("--candidate and --against go together (with at most one --host)");
-  }
-  if (explain_run && (nhosts > 1 || source || series || candidate)) {
-    free(hosts);
+  if (o->explain_run && (o->nhosts > 1 || o->source || o->series || o->candidate))
     return usage("--explain takes one --host at most, and no --source, --series or --candidate");
+  int bad_name = cannot_carry("--candidate", o->candidate) ||
+                 cannot_carry("--against", o->against) ||
+                 cannot_carry("--explain", o->explain_run) || cannot_carry("--source", o->source) ||
+                 cannot_carry("--series", o->series);
+  for (size_t h = 0; h < o->nhosts && !bad_name; h++)
+    bad_name = cannot_carry("--host", o->hosts[h]);
+  return bad_name ? PS_EXIT_USAGE : PS_EXIT_OK;
+}
+
+/* The query of the verdicts in range; 0, or -1 when it cannot be written. */
+static int verdicts_query(ps_buf *q, const opts *o) {
+  int ok = ps_buf_printf(q, "SELECT * FROM \"perfship_verdict\" WHERE time > now() - %" PRId64 "s",
+                         o->since_s) == 0;
+  if (ok && o->source)
+    ok = ps_rb_tag_is(q, "source", o->source) == 0;
+  if (ok && o->series)
+    ok = ps_rb_tag_is(q, "series", o->series) == 0;
+  for (size_t h = 0; ok && h < o->nhosts; h++)
+    ok = ps_buf_puts(q, h ? " OR \"host\" = " : " AND (\"host\" = ") == 0 &&
+         ps_rb_string(q, o->hosts[h]) == 0 && (h + 1 < o->nhosts || ps_buf_putc(q, ')') == 0);
+  return ok ? 0 : -1;
+}
+
+/* The answer's rows (at most `n`) into `t`, each marked by the decisions
+ * in force. */
+static void read_rows(table *t, ps_rb_answer *a, size_t n, const ps_triage_set *triage) {
+  for (const ps_rb_row *v; t->rows && t->n < n && (v = ps_rb_answer_next(a));) {
+    row *r = &t->rows[t->n++];
+    r->cells = *v;
+    r->verdict = cell_str(t, r, "verdict");
+    const ps_figure *fig = ps_figure_find(cell_str(t, r, "metric"));
+    r->per_cycle = fig && fig->scope == PS_FIG_GROWTH;
+    /* an excluded run or a new baseline compares with nothing: what the
+     * point still holds of an earlier judgement is not its (docs/schema.md) */
+    r->no_compare = r->verdict &&
+                    (strcmp(r->verdict, "excluded") == 0 || strcmp(r->verdict, "baseline") == 0);
+    r->change_pct = r->per_cycle || r->no_compare ? NAN : cell_num(t, r, "change_pct");
+    const char *host = cell_str(t, r, "host"), *run = cell_str(t, r, "run");
+    r->ack = ps_triage_ack_of(triage, host, run, cell_str(t, r, "change_run"),
+                              cell_str(t, r, "metric"));
+    r->excluded = ps_triage_excluded(triage, host, run);
+    if (r->verdict && strcmp(r->verdict, "baseline") == 0)
+      r->baseline = ps_triage_baseline_of(triage, host, cell_str(t, r, "change_run"));
   }
-  int bad_name = cannot_carry("--candidate", candidate) || cannot_carry("--against", against) ||
-                 cannot_carry("--explain", explain_run) || cannot_carry("--source", source) ||
-                 cannot_carry("--series", series);
-  for (size_t h = 0; h < nhosts && !bad_name; h++)
-    bad_name = cannot_carry("--host", hosts[h]);
-  if (bad_name) {
-    free(hosts);
-    return PS_EXIT_USAGE;
+}
+
+/* Prints the table as asked, whole, then decides the exit status (the
+ * --fail-on gate). */
+static int show(const table *t, const opts *o, const ps_config *cfg) {
+  int prc = 0;
+  if (o->format == FORMAT_JSON)
+    print_json(t, cfg->verdicts.compare_url);
+  else if (o->format == FORMAT_TEXT)
+    print_table(t, o->since, cfg->verdicts.compare_url, o->all);
+  else
+    prc = print_formatted(t, o->format, o->since);
+  int rc = prc == 0 && fflush(stdout) == 0 ? PS_EXIT_OK : PS_EXIT_SOFTWARE;
+  if (prc < 0)
+    fprintf(stderr, "perfship verdicts: %s\n", strerror(-prc));
+  size_t failing = 0;
+  for (size_t i = 0; (o->fail_on_regression || o->fail_on_unacked) && i < t->n; i++)
+    /* a run kept out by decision is known too, until the agent rewrites it */
+    failing += rank(t->rows[i].verdict) == 0 &&
+               (o->fail_on_regression || (!t->rows[i].ack && !t->rows[i].excluded));
+  if (rc == PS_EXIT_OK && failing) {
+    fprintf(stderr, "perfship verdicts: %zu %sregression%s in range (--fail-on %s)\n", failing,
+            o->fail_on_regression ? "" : "unacknowledged ", failing == 1 ? "" : "s",
+            o->fail_on_regression ? "regression" : "unacknowledged");
+    rc = PS_EXIT_GATE;
   }
-  int rc = ps_cmd_load_secrets(cfg);
-  if (rc == PS_EXIT_OK && explain_run) {
-    rc = ps_cmd_verdicts_explain(cfg, explain_run, nhosts ? hosts[0] : NULL,
-                                 since_given ? since_s : EXPLAIN_SINCE_S, format == FORMAT_JSON);
-    free(hosts);
-    return rc;
-  }
-  if (rc != PS_EXIT_OK || candidate) {
-    if (rc == PS_EXIT_OK)
-      rc = ps_cmd_verdicts_candidate(cfg, candidate, against, nhosts ? hosts[0] : NULL,
-                                     format == FORMAT_JSON);
-    free(hosts);
-    return rc;
-  }
+  return rc;
+}
+
+/* The verdicts in range read back, marked by the decisions and shown. */
+static int list_verdicts(const ps_config *cfg, const opts *o) {
+  int rc;
   ps_buf q, answer, err;
   ps_buf_init(&q, 0);
   ps_buf_init(&answer, PS_INFLUX_QUERY_MAX_BYTES);
   ps_buf_init(&err, 2048);
-  int ok = ps_buf_printf(&q, "SELECT * FROM \"perfship_verdict\" WHERE time > now() - %" PRId64 "s",
-                         since_s) == 0;
-  if (ok && source)
-    ok = ps_rb_tag_is(&q, "source", source) == 0;
-  if (ok && series)
-    ok = ps_rb_tag_is(&q, "series", series) == 0;
-  for (size_t h = 0; ok && h < nhosts; h++)
-    ok = ps_buf_puts(&q, h ? " OR \"host\" = " : " AND (\"host\" = ") == 0 &&
-         ps_rb_string(&q, hosts[h]) == 0 && (h + 1 < nhosts || ps_buf_putc(&q, ')') == 0);
-  if (!ok) {
+  if (verdicts_query(&q, o) < 0) {
     fprintf(stderr, "perfship verdicts: a name holds a character InfluxQL cannot carry "
                     "(\\r, a carriage return)\n");
     rc = PS_EXIT_USAGE;
@@ -526,60 +562,48 @@ int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
   ps_triage_set triage;
   ps_triage_set_init(&triage);
   if (load_triage(cfg, &triage) < 0) {
-    if (fail_on_unacked) { /* a gate that cannot know must not pass */
+    if (o->fail_on_unacked) { /* a gate that cannot know must not pass */
       rc = PS_EXIT_UNAVAILABLE;
       goto done;
     }
     fprintf(stderr, "perfship verdicts: shown without the triage decisions\n");
   }
-  for (const ps_rb_row *v; t.rows && t.n < n && (v = ps_rb_answer_next(&rows_read));) {
-    row *r = &t.rows[t.n++];
-    r->cells = *v;
-    r->verdict = cell_str(&t, r, "verdict");
-    const ps_figure *fig = ps_figure_find(cell_str(&t, r, "metric"));
-    r->per_cycle = fig && fig->scope == PS_FIG_GROWTH;
-    /* an excluded run or a new baseline compares with nothing: what the
-     * point still holds of an earlier judgement is not its (docs/schema.md) */
-    r->no_compare = r->verdict &&
-                    (strcmp(r->verdict, "excluded") == 0 || strcmp(r->verdict, "baseline") == 0);
-    r->change_pct = r->per_cycle || r->no_compare ? NAN : cell_num(&t, r, "change_pct");
-    const char *host = cell_str(&t, r, "host"), *run = cell_str(&t, r, "run");
-    r->ack = ps_triage_ack_of(&triage, host, run, cell_str(&t, r, "change_run"),
-                              cell_str(&t, r, "metric"));
-    r->excluded = ps_triage_excluded(&triage, host, run);
-    if (r->verdict && strcmp(r->verdict, "baseline") == 0)
-      r->baseline = ps_triage_baseline_of(&triage, host, cell_str(&t, r, "change_run"));
-  }
+  read_rows(&t, &rows_read, n, &triage);
   qsort(t.rows, t.n, sizeof *t.rows, by_importance);
-  int prc = 0;
-  if (format == FORMAT_JSON)
-    print_json(&t, cfg->verdicts.compare_url);
-  else if (format == FORMAT_TEXT)
-    print_table(&t, since, cfg->verdicts.compare_url, all);
-  else
-    prc = print_formatted(&t, format, since);
-  rc = prc == 0 && fflush(stdout) == 0 ? PS_EXIT_OK : PS_EXIT_SOFTWARE;
-  if (prc < 0)
-    fprintf(stderr, "perfship verdicts: %s\n", strerror(-prc));
-  size_t failing = 0;
-  for (size_t i = 0; (fail_on_regression || fail_on_unacked) && i < t.n; i++)
-    /* a run kept out by decision is known too, until the agent rewrites it */
-    failing += rank(t.rows[i].verdict) == 0 &&
-               (fail_on_regression || (!t.rows[i].ack && !t.rows[i].excluded));
-  if (rc == PS_EXIT_OK && failing) {
-    fprintf(stderr, "perfship verdicts: %zu %sregression%s in range (--fail-on %s)\n", failing,
-            fail_on_regression ? "" : "unacknowledged ", failing == 1 ? "" : "s",
-            fail_on_regression ? "regression" : "unacknowledged");
-    rc = PS_EXIT_GATE;
-  }
+  rc = show(&t, o, cfg);
 done:
   ps_triage_set_free(&triage);
   free(t.rows);
   ps_rb_answer_free(&rows_read);
 out:
-  free(hosts);
   ps_buf_free(&q);
   ps_buf_free(&answer);
   ps_buf_free(&err);
+  return rc;
+}
+
+int ps_cmd_verdicts(int argc, char **argv, ps_config *cfg, int cfg_given) {
+  (void)cfg_given;
+  opts o = {.since = "7d", .since_s = DEFAULT_SINCE_S, .format = FORMAT_TEXT};
+  o.hosts = calloc((size_t)(argc > 0 ? argc : 1), sizeof *o.hosts);
+  if (!o.hosts) {
+    fprintf(stderr, "perfship verdicts: out of memory\n");
+    return PS_EXIT_SOFTWARE;
+  }
+  int rc = parse_args(argc, argv, &o);
+  if (rc == PS_EXIT_OK)
+    rc = check_args(&o);
+  if (rc == PS_EXIT_OK)
+    rc = ps_cmd_load_secrets(cfg);
+  if (rc == PS_EXIT_OK && o.explain_run)
+    rc = ps_cmd_verdicts_explain(cfg, o.explain_run, o.nhosts ? o.hosts[0] : NULL,
+                                 o.since_given ? o.since_s : EXPLAIN_SINCE_S,
+                                 o.format == FORMAT_JSON);
+  else if (rc == PS_EXIT_OK && o.candidate)
+    rc = ps_cmd_verdicts_candidate(cfg, o.candidate, o.against, o.nhosts ? o.hosts[0] : NULL,
+                                   o.format == FORMAT_JSON);
+  else if (rc == PS_EXIT_OK)
+    rc = list_verdicts(cfg, &o);
+  free(o.hosts);
   return rc;
 }

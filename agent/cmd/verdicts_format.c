@@ -233,17 +233,12 @@ static int junit_failure(ps_buf *out, const ps_verdict_row *rows, const unsigned
   return rc;
 }
 
-int ps_verdicts_junit(ps_buf *out, const ps_verdict_row *rows, size_t n, const char *since) {
-  /* case[i]: index of the first row of row i's case; a case's rows need not
-   * be adjacent (the rows are sorted by importance) */
-  size_t *first = n ? calloc(n, sizeof *first) : NULL;
-  unsigned char *mine = n ? calloc(n, 1) : NULL;
-  if (n && (!first || !mine)) {
-    free(first);
-    free(mine);
-    return -ENOMEM;
-  }
-  size_t cases = 0, failures = 0, skipped = 0;
+/* The cases of `rows` (first[i]: the first row of row i's case; a case's
+ * rows need not be adjacent, the rows being sorted by importance), and how
+ * many fail (a regression nobody acknowledged) or are skipped (each of its
+ * regressions acknowledged). */
+static void junit_cases(const ps_verdict_row *rows, size_t n, size_t *first, size_t *cases,
+                        size_t *failures, size_t *skipped) {
   for (size_t i = 0; i < n; i++) {
     first[i] = i;
     for (size_t j = 0; j < i; j++)
@@ -251,7 +246,7 @@ int ps_verdicts_junit(ps_buf *out, const ps_verdict_row *rows, size_t n, const c
         first[i] = j;
         break;
       }
-    cases += first[i] == i;
+    *cases += first[i] == i;
   }
   for (size_t i = 0; i < n; i++) {
     if (first[i] != i)
@@ -262,9 +257,69 @@ int ps_verdicts_junit(ps_buf *out, const ps_verdict_row *rows, size_t n, const c
         open += !rows[j].acknowledged;
         known += rows[j].acknowledged;
       }
-    failures += open > 0;
-    skipped += !open && known;
+    *failures += open > 0;
+    *skipped += !open && known;
   }
+}
+
+/* The testcase of the case whose first row is rows[i]; `mine` marks its
+ * rows. */
+static int junit_case(ps_buf *out, const ps_verdict_row *rows, size_t n, const size_t *first,
+                      unsigned char *mine, size_t i) {
+  const ps_verdict_row *r = &rows[i], *worst = NULL, *known = NULL;
+  size_t runs = 0;
+  /* every row, not only those from i on: the marks of the cases before
+   * stay otherwise, and each failure listed the runs of all of them */
+  for (size_t j = 0; j < n; j++) {
+    mine[j] = first[j] == i;
+    runs += mine[j];
+    /* the rows are sorted: the largest change first */
+    if (mine[j] && is(&rows[j], "regression") && !rows[j].acknowledged && !worst)
+      worst = &rows[j];
+    if (mine[j] && is(&rows[j], "regression") && rows[j].acknowledged && !known)
+      known = &rows[j];
+  }
+  /* classname: where the series lives; name: what was judged */
+  int rc = ps_buf_puts(out, "    <testcase classname=\"");
+  PUT(xml_attr(out, r->source ? r->source : "?"));
+  PUT(ps_buf_putc(out, '.'));
+  PUT(xml_attr(out, r->series ? r->series : "?"));
+  if (rc == 0 && r->host && r->host[0]) {
+    PUT(ps_buf_puts(out, " on "));
+    PUT(xml_attr(out, r->host));
+  }
+  PUT(ps_buf_puts(out, "\" name=\""));
+  PUT(put_what(out, r, xml_attr));
+  PUT(ps_buf_printf(out, "\" time=\"0\" assertions=\"%zu\"", runs));
+  if (rc == 0 && !worst && !known)
+    return ps_buf_puts(out, "/>\n");
+  PUT(ps_buf_puts(out, ">\n"));
+  if (worst) {
+    PUT(junit_failure(out, rows, mine, n, worst));
+  } else {
+    /* every regression of the case is known: shown as such, not as passed */
+    PUT(ps_buf_puts(out, "      <skipped message=\"regression of "));
+    PUT(put_change(out, known->change_pct));
+    PUT(ps_buf_puts(out, " in run "));
+    PUT(xml_attr(out, known->run));
+    PUT(ps_buf_puts(out, ", "));
+    PUT(put_ack(out, known, xml_attr));
+    PUT(ps_buf_puts(out, "\"/>\n"));
+  }
+  PUT(ps_buf_puts(out, "    </testcase>\n"));
+  return rc;
+}
+
+int ps_verdicts_junit(ps_buf *out, const ps_verdict_row *rows, size_t n, const char *since) {
+  size_t *first = n ? calloc(n, sizeof *first) : NULL;
+  unsigned char *mine = n ? calloc(n, 1) : NULL;
+  if (n && (!first || !mine)) {
+    free(first);
+    free(mine);
+    return -ENOMEM;
+  }
+  size_t cases = 0, failures = 0, skipped = 0;
+  junit_cases(rows, n, first, &cases, &failures, &skipped);
   int rc = ps_buf_puts(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   PUT(ps_buf_printf(out,
                     "<testsuites name=\"perfship verdicts\" tests=\"%zu\" "
@@ -274,53 +329,9 @@ int ps_verdicts_junit(ps_buf *out, const ps_verdict_row *rows, size_t n, const c
   PUT(xml_attr(out, since));
   PUT(ps_buf_printf(out, " ago\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n",
                     cases, failures, skipped));
-  for (size_t i = 0; rc == 0 && i < n; i++) {
-    if (first[i] != i)
-      continue;
-    const ps_verdict_row *r = &rows[i], *worst = NULL, *known = NULL;
-    size_t runs = 0;
-    /* every row, not only those from i on: the marks of the cases before
-     * stay otherwise, and each failure listed the runs of all of them */
-    for (size_t j = 0; j < n; j++) {
-      mine[j] = first[j] == i;
-      runs += mine[j];
-      /* the rows are sorted: the largest change first */
-      if (mine[j] && is(&rows[j], "regression") && !rows[j].acknowledged && !worst)
-        worst = &rows[j];
-      if (mine[j] && is(&rows[j], "regression") && rows[j].acknowledged && !known)
-        known = &rows[j];
-    }
-    /* classname: where the series lives; name: what was judged */
-    rc = ps_buf_puts(out, "    <testcase classname=\"");
-    PUT(xml_attr(out, r->source ? r->source : "?"));
-    PUT(ps_buf_putc(out, '.'));
-    PUT(xml_attr(out, r->series ? r->series : "?"));
-    if (rc == 0 && r->host && r->host[0]) {
-      PUT(ps_buf_puts(out, " on "));
-      PUT(xml_attr(out, r->host));
-    }
-    PUT(ps_buf_puts(out, "\" name=\""));
-    PUT(put_what(out, r, xml_attr));
-    PUT(ps_buf_printf(out, "\" time=\"0\" assertions=\"%zu\"", runs));
-    if (rc == 0 && !worst && !known) {
-      rc = ps_buf_puts(out, "/>\n");
-      continue;
-    }
-    PUT(ps_buf_puts(out, ">\n"));
-    if (worst) {
-      PUT(junit_failure(out, rows, mine, n, worst));
-    } else {
-      /* every regression of the case is known: shown as such, not as passed */
-      PUT(ps_buf_puts(out, "      <skipped message=\"regression of "));
-      PUT(put_change(out, known->change_pct));
-      PUT(ps_buf_puts(out, " in run "));
-      PUT(xml_attr(out, known->run));
-      PUT(ps_buf_puts(out, ", "));
-      PUT(put_ack(out, known, xml_attr));
-      PUT(ps_buf_puts(out, "\"/>\n"));
-    }
-    PUT(ps_buf_puts(out, "    </testcase>\n"));
-  }
+  for (size_t i = 0; rc == 0 && i < n; i++)
+    if (first[i] == i)
+      rc = junit_case(out, rows, n, first, mine, i);
   PUT(ps_buf_puts(out, "  </testsuite>\n</testsuites>\n"));
   free(first);
   free(mine);

@@ -33,6 +33,7 @@
 #define BUSY_WAIT_MAX_MS 30000
 
 static void timer_cb(uv_timer_t *t);
+static void send_pass(jd_verdicts *vd, jd_vpass *p, const ps_verdict_list *l);
 
 /* How long a run's end or a document's last point waits before the look:
  * a running agent lets the ends that come close together (runs found ended
@@ -41,7 +42,8 @@ static void timer_cb(uv_timer_t *t);
  * wait there only lengthens a backfill. */
 static uint64_t gather_ms(const jd_verdicts *vd) { return vd->sh->once ? 0 : JUDGE_DELAY_MS; }
 
-void jd_verdicts_arm(jd_verdicts *vd, uint64_t delay) {
+/* Looks at what is due after `delay` ms (0: in the next loop turn). */
+static void arm(jd_verdicts *vd, uint64_t delay) {
   if (vd->sh->stopping == 2)
     return;
   uint64_t due = uv_now(vd->sh->loop) + delay;
@@ -51,15 +53,18 @@ void jd_verdicts_arm(jd_verdicts *vd, uint64_t delay) {
   uv_timer_start(&vd->timer, timer_cb, delay, 0);
 }
 
+/* What the parts hand back (verdicts_private.h): they never call up here. */
+static const struct jd_vdriver driver = {arm, send_pass};
+
 void jd_verdicts_reconfigured(jd_verdicts *vd, const ps_config *cfg) {
-  jd_verdicts_read_triage_file(vd, cfg);
-  vd->triage_next = 0;
-  jd_verdicts_arm(vd, 0);
+  jd_verdicts_triage_reload(vd, cfg);
+  arm(vd, 0);
 }
 
 int jd_verdicts_init(jd_verdicts *vd, pl_shared *sh, const ps_config *cfg, const pl_aux_out *out,
                      const jd_verdicts_hooks *hooks) {
   memset(vd, 0, sizeof *vd);
+  vd->driver = &driver;
   vd->sh = sh;
   vd->cfg = cfg;
   vd->out = *out;
@@ -84,41 +89,13 @@ int jd_verdicts_init(jd_verdicts *vd, pl_shared *sh, const ps_config *cfg, const
   vd->sent = calloc(1, sizeof *vd->sent); /* none: every point is sent */
   uv_timer_init(sh->loop, &vd->timer);
   vd->timer.data = vd;
-  ps_triage_set_init(&vd->triage_server);
-  ps_triage_set_init(&vd->triage_file);
-  ps_triage_set_init(&vd->triage);
-  jd_verdicts_read_triage_file(vd, cfg);
+  jd_verdicts_triage_init(&vd->triage);
+  jd_verdicts_triage_read_file(vd, cfg);
   /* the first read of the server's decisions, whatever else comes: a
    * --once run waits for it (a decision taken while no agent ran still
    * re-judges), and has to end also when nothing else arms the timer */
-  jd_verdicts_arm(vd, 0);
+  arm(vd, 0);
   return 0;
-}
-
-jd_vseries *jd_verdicts_series_get(jd_verdicts *vd, const char *source, const char *series,
-                                   const char *host) {
-  for (jd_vseries *s = vd->series; s; s = s->next)
-    if (strcmp(s->source, source) == 0 && strcmp(s->series, series) == 0 &&
-        strcmp(s->host, host) == 0)
-      return s;
-  jd_vseries *s = calloc(1, sizeof *s);
-  if (!s || !(s->source = strdup(source)) || !(s->series = strdup(series)) ||
-      !(s->host = strdup(host))) {
-    if (s) {
-      free(s->source);
-      free(s->series);
-    }
-    free(s);
-    return NULL;
-  }
-  s->span_ns = HISTORY_SPAN_FIRST_NS;
-  /* The history read back is loadgen_run's: a benchmarker series is
-   * judged on the reports the agent saw (docs/verdicts.md "Benchmarker:
-   * across releases"). */
-  s->synced = strcmp(source, LOADGEN) != 0;
-  s->next = vd->series;
-  vd->series = s;
-  return s;
 }
 
 /* --- sending a pass ------------------------------------------------------------ */
@@ -163,7 +140,7 @@ static void pass_finished(void *arg, int ok) {
     } else if (p->kind == PASS_DSS) {
       jd_verdicts_collect_drop_dss(&vd->collect, p->doc);
     } else if (p->kind == PASS_LIMIT) {
-      jd_verdicts_growth_finished(vd, p->growth_seq, 1);
+      jd_verdicts_growth_finished(&vd->growth, p->growth_seq, 1);
     }
     vd->sh->state_dirty = 1;
     if (vd->hooks.written)
@@ -173,17 +150,17 @@ static void pass_finished(void *arg, int ok) {
   } else if (p->kind == PASS_DSS) {
     p->doc->in_flight = 0;
   } else if (p->kind == PASS_LIMIT) {
-    jd_verdicts_growth_finished(vd, p->growth_seq, 0);
+    jd_verdicts_growth_finished(&vd->growth, p->growth_seq, 0);
   }
   /* What waited for this pass goes at once; what failed waits a little,
    * so a server that refuses is not asked again in the same turn. */
-  jd_verdicts_arm(vd, ok && !p->failed ? 0 : JUDGE_DELAY_MS);
+  arm(vd, ok && !p->failed ? 0 : JUDGE_DELAY_MS);
   pass_free(p);
 }
 
 /* Sends `l` as pass `p` (taken over), telling the judged hook run by run.
  * A pass with nothing to send is finished at once. */
-void jd_verdicts_send_pass(jd_verdicts *vd, jd_vpass *p, const ps_verdict_list *l) {
+static void send_pass(jd_verdicts *vd, jd_vpass *p, const ps_verdict_list *l) {
   p->vd = vd;
   p->next = vd->passes;
   vd->passes = p;
@@ -200,8 +177,8 @@ void jd_verdicts_send_pass(jd_verdicts *vd, jd_vpass *p, const ps_verdict_list *
       if (x->verdict == PS_VERDICT_EXCLUDED || x->verdict == PS_VERDICT_BASELINE)
         continue;
       if ((x->verdict == PS_VERDICT_REGRESSION || x->verdict == PS_VERDICT_IMPROVEMENT) &&
-          ps_triage_ack_of(&vd->triage, x->host ? x->host : vd->host, x->run, x->change_run,
-                           x->metric)) {
+          ps_triage_ack_of(&vd->triage.in_force, x->host ? x->host : vd->host, x->run,
+                           x->change_run, x->metric)) {
         PS_INFO(MOD, "%s: the %s of %s is acknowledged: no alert", x->run,
                 ps_verdict_kind_name(x->verdict), x->metric);
         continue;
@@ -222,6 +199,13 @@ void jd_verdicts_send_pass(jd_verdicts *vd, jd_vpass *p, const ps_verdict_list *
 
 /* --- the look ------------------------------------------------------------------ */
 
+/* Sends what a judge returned (verdicts_judge.c); `l` is emptied. */
+static void send_judged(jd_verdicts *vd, jd_vpass *p, ps_verdict_list *l) {
+  if (p)
+    send_pass(vd, p, l);
+  ps_verdict_list_free(l);
+}
+
 static int series_in_flight(const jd_verdicts *vd, const ps_ledger_series *s) {
   for (const jd_vpass *p = vd->passes; p; p = p->next)
     if (p->kind == PASS_SERIES && !strcmp(p->source, s->source) && !strcmp(p->series, s->series))
@@ -241,9 +225,30 @@ static int series_dirty(const ps_ledger_series *s) {
  * whose answer would wake a --once run, so it says it is done. */
 static void arm_or_settle(jd_verdicts *vd, uint64_t next_ms) {
   if (next_ms)
-    jd_verdicts_arm(vd, next_ms);
+    arm(vd, next_ms);
   else if (vd->sh->once && vd->hooks.settled && jd_verdicts_quiet(vd))
     vd->hooks.settled(vd->hooks.ctx);
+}
+
+/* DSS files and stage drift need no history. A pass with nothing to send
+ * is done at once and drops its file or run: the next is taken first. */
+static void judge_without_history(jd_verdicts *vd) {
+  for (jd_dss_doc *d = vd->collect.docs, *dn; d; d = dn) {
+    dn = d->next;
+    if (!d->ended || d->in_flight)
+      continue;
+    ps_verdict_list l;
+    ps_verdict_list_init(&l);
+    send_judged(vd, jd_verdicts_judge_dss(vd, d, &l), &l);
+  }
+  for (jd_lg_run *r = vd->collect.runs, *rn; r; r = rn) {
+    rn = r->next;
+    if (!r->ended || r->in_flight)
+      continue;
+    ps_verdict_list l;
+    ps_verdict_list_init(&l);
+    send_judged(vd, jd_verdicts_judge_stages(vd, r, &l), &l);
+  }
 }
 
 /* Whether the series wait (bounded) for run ends still to come, or for
@@ -264,99 +269,105 @@ static int series_wait(jd_verdicts *vd, uint64_t now) {
   return wait;
 }
 
+static uint64_t sooner(uint64_t next, uint64_t in) { return !next || in < next ? in : next; }
+
+/* Whether the series' history is in; if not, its read starts when one is
+ * due, and `next` says when to look again. */
+static int history_in(jd_verdicts *vd, jd_vseries *vs, uint64_t now, uint64_t *next) {
+  if (vs->synced)
+    return 1;
+  if (vs->waiting_server)
+    return 0;
+  if (vs->retry_at > now) {
+    *next = sooner(*next, vs->retry_at - now);
+    return 0;
+  }
+  if (!vd->history.fetching && jd_verdicts_fetch_history(vd, vs) < 0)
+    *next = HISTORY_RETRY_FIRST_MS;
+  return 0; /* judged once the history is in */
+}
+
+/* A candidate (the ledger's series `i`) waits for the history of the
+ * series it is judged `against`, read like its own, and for the verdicts
+ * of that series' runs it knows: the level a candidate is judged against
+ * is the one they speak of. Creating that series may move the ledger's
+ * array: the caller takes its series again. */
+static int reference_ready(jd_verdicts *vd, size_t i, const char *against, uint64_t now,
+                           uint64_t *next) {
+  const ps_ledger_series *s = &vd->ledger.series[i];
+  char *source = strdup(s->source), *host = strdup(s->host);
+  ps_ledger_series *as =
+      source && host ? ps_ledger_series_get(&vd->ledger, source, against, host, 1) : NULL;
+  jd_vseries *avs = as ? jd_verdicts_fetch_series(&vd->history, source, against, host) : NULL;
+  free(source);
+  free(host);
+  if (as && (series_dirty(as) || series_in_flight(vd, as))) {
+    *next = JUDGE_DELAY_MS;
+    return 0;
+  }
+  return !avs || history_in(vd, avs, now, next);
+}
+
+/* The decisions first: judged without them, a run would alert on a change
+ * already acknowledged (read once per look, not per series). */
+static int triage_fresh(jd_verdicts *vd, uint64_t now) {
+  if (!vd->triage.fetching && vd->triage.synced &&
+      now + TRIAGE_READ_MS - vd->triage.next <= TRIAGE_FRESH_MS)
+    return 1;
+  if (!vd->triage.fetching)
+    jd_verdicts_triage_fetch(vd);
+  return 0;
+}
+
+/* The series with runs to judge whose history (and reference series) is
+ * in are judged; `next`: when to look again. */
+static void judge_series(jd_verdicts *vd, uint64_t now, int wait, uint64_t *next) {
+  for (size_t i = 0; i < vd->ledger.nseries; i++) {
+    ps_ledger_series *s = &vd->ledger.series[i];
+    if (!series_dirty(s) || series_in_flight(vd, s))
+      continue;
+    jd_vseries *vs = jd_verdicts_fetch_series(&vd->history, s->source, s->series, s->host);
+    if (!vs || !history_in(vd, vs, now, next))
+      continue;
+    const char *against = jd_verdicts_candidate_against(vd, s->source, s->series);
+    if (against) {
+      int ready = reference_ready(vd, i, against, now, next);
+      s = &vd->ledger.series[i];
+      if (!ready)
+        continue;
+    }
+    if (wait) {
+      *next = JUDGE_DELAY_MS;
+      continue;
+    }
+    if (!triage_fresh(vd, now))
+      continue;
+    ps_verdict_list l;
+    ps_verdict_list_init(&l);
+    send_judged(vd, jd_verdicts_judge_series(vd, s, &l), &l);
+  }
+}
+
 static void timer_cb(uv_timer_t *t) {
   jd_verdicts *vd = t->data;
   if (vd->sh->stopping)
     return;
   uint64_t now = uv_now(vd->sh->loop), next = 0;
   int wait = series_wait(vd, now);
-  if (vd->triage_reading)
+  if (vd->triage.reading)
     return; /* judged under the file's decisions: its read arms us again */
   jd_verdicts_growth_due(vd);
-  /* DSS files and stage drift need no history. A pass with nothing to
-   * send is done at once and drops its file or run: the next is taken
-   * first. */
-  for (jd_dss_doc *d = vd->collect.docs, *dn; d; d = dn) {
-    dn = d->next;
-    if (d->ended && !d->in_flight)
-      jd_verdicts_judge_dss(vd, d);
-  }
-  for (jd_lg_run *r = vd->collect.runs, *rn; r; r = rn) {
-    rn = r->next;
-    if (r->ended && !r->in_flight)
-      jd_verdicts_judge_stages(vd, r);
-  }
+  judge_without_history(vd);
   /* Decisions are about series: an agent that judges none (DSS, jsonl
    * only) asks nothing of the server for them. */
   int triage_wanted = vd->ledger.nseries > 0;
-  if (triage_wanted && !vd->triage_fetching && now >= vd->triage_next)
+  if (triage_wanted && !vd->triage.fetching && now >= vd->triage.next)
     jd_verdicts_triage_fetch(vd);
-  for (size_t i = 0; i < vd->ledger.nseries; i++) {
-    ps_ledger_series *s = &vd->ledger.series[i];
-    if (!series_dirty(s) || series_in_flight(vd, s))
-      continue;
-    jd_vseries *vs = jd_verdicts_series_get(vd, s->source, s->series, s->host);
-    if (!vs)
-      continue;
-    if (!vs->synced) {
-      if (vs->waiting_server)
-        continue;
-      if (vs->retry_at > now) {
-        next = !next || vs->retry_at - now < next ? vs->retry_at - now : next;
-        continue;
-      }
-      if (!vd->fetching && jd_verdicts_fetch_history(vd, vs) < 0)
-        next = HISTORY_RETRY_FIRST_MS;
-      continue; /* judged once the history is in */
-    }
-    const char *against = jd_verdicts_candidate_against(vd, s->source, s->series);
-    if (against) {
-      /* A candidate waits for the history of the series it is judged
-       * against, read like its own. Creating that series may move the
-       * ledger's array: `s` is taken again. */
-      char *source = strdup(s->source), *host = strdup(s->host);
-      ps_ledger_series *as =
-          source && host ? ps_ledger_series_get(&vd->ledger, source, against, host, 1) : NULL;
-      jd_vseries *avs = as ? jd_verdicts_series_get(vd, source, against, host) : NULL;
-      free(source);
-      free(host);
-      s = &vd->ledger.series[i];
-      /* and for the verdicts of that series' runs it knows: the level a
-       * candidate is judged against is the one they speak of */
-      if (as && (series_dirty(as) || series_in_flight(vd, as))) {
-        next = JUDGE_DELAY_MS;
-        continue;
-      }
-      if (avs && !avs->synced) {
-        if (avs->waiting_server)
-          continue;
-        if (avs->retry_at > now) {
-          next = !next || avs->retry_at - now < next ? avs->retry_at - now : next;
-          continue;
-        }
-        if (!vd->fetching && jd_verdicts_fetch_history(vd, avs) < 0)
-          next = HISTORY_RETRY_FIRST_MS;
-        continue;
-      }
-    }
-    if (wait) {
-      next = JUDGE_DELAY_MS;
-      continue;
-    }
-    /* the decisions first: judged without them, a run would alert on a
-     * change already acknowledged (read once per look, not per series) */
-    if (vd->triage_fetching || !vd->triage_synced ||
-        now + TRIAGE_READ_MS - vd->triage_next > TRIAGE_FRESH_MS) {
-      if (!vd->triage_fetching)
-        jd_verdicts_triage_fetch(vd);
-      continue;
-    }
-    jd_verdicts_judge_series(vd, s);
-  }
+  judge_series(vd, now, wait, &next);
   /* the minute's read of the decisions (a --once run reads them once) */
-  if (triage_wanted && !vd->triage_fetching && (!vd->sh->once || !vd->triage_synced)) {
-    uint64_t due = vd->triage_next > now ? vd->triage_next - now : 1;
-    next = !next || due < next ? due : next;
+  if (triage_wanted && !vd->triage.fetching && (!vd->sh->once || !vd->triage.synced)) {
+    uint64_t due = vd->triage.next > now ? vd->triage.next - now : 1;
+    next = sooner(next, due);
   }
   arm_or_settle(vd, next);
 }
@@ -416,7 +427,7 @@ void jd_verdicts_tap(jd_verdicts *vd, const ps_point *p) {
     if (strcmp(doc->source, JD_VERDICTS_COLLECT_BENCHMARKER) == 0)
       benchmarker_ended(vd, doc);
     vd->sh->state_dirty = 1;
-    jd_verdicts_arm(vd, gather_ms(vd));
+    arm(vd, gather_ms(vd));
   }
 }
 
@@ -464,7 +475,7 @@ void jd_verdicts_run_ended(jd_verdicts *vd, const pl_run_event *ev) {
     else
       rejudge_candidates(vd, series, start);
   }
-  jd_verdicts_growth_run_ended(vd, v->id.run);
+  int rejudged = jd_verdicts_growth_run_ended(vd, v->id.run);
   if (r && v->status == PS_RUN_STATUS_SUCCESS && r->nstages) {
     /* Stage drift needs no history; the run stays (and is saved) until its
      * verdicts are acknowledged. */
@@ -476,20 +487,12 @@ void jd_verdicts_run_ended(jd_verdicts *vd, const pl_run_event *ev) {
     jd_verdicts_collect_drop_run(&vd->collect, r);
   }
   vd->sh->state_dirty = 1;
-  jd_verdicts_arm(vd, gather_ms(vd));
-}
-
-static const jd_vseries *vseries_find(const jd_verdicts *vd, const char *source, const char *series,
-                                      const char *host) {
-  for (const jd_vseries *x = vd->series; x; x = x->next)
-    if (!strcmp(x->source, source) && !strcmp(x->series, series) && !strcmp(x->host, host))
-      return x;
-  return NULL;
+  arm(vd, rejudged ? 0 : gather_ms(vd));
 }
 
 int jd_verdicts_quiet(const jd_verdicts *vd) {
-  if (vd->passes || vd->fetching || vd->triage_fetching || vd->triage_reading || vd->slog_drift ||
-      (!vd->triage_synced && vd->ledger.nseries))
+  if (vd->passes || vd->history.fetching || vd->triage.fetching || vd->triage.reading ||
+      vd->slogdrift.jobs || (!vd->triage.synced && vd->ledger.nseries))
     return 0;
   for (const jd_dss_doc *d = vd->collect.docs; d; d = d->next)
     if (d->ended)
@@ -503,11 +506,11 @@ int jd_verdicts_quiet(const jd_verdicts *vd) {
     const ps_ledger_series *s = &vd->ledger.series[i];
     if (!series_dirty(s))
       continue;
-    const jd_vseries *vs = vseries_find(vd, s->source, s->series, s->host);
+    const jd_vseries *vs = jd_verdicts_fetch_find(&vd->history, s->source, s->series, s->host);
     /* A synced candidate series waits on the series it is judged against. */
     const char *against = jd_verdicts_candidate_against(vd, s->source, s->series);
     if (vs && vs->synced && against)
-      vs = vseries_find(vd, s->source, against, s->host);
+      vs = jd_verdicts_fetch_find(&vd->history, s->source, against, s->host);
     if (!vs || !vs->waiting_server)
       return 0;
   }
@@ -522,60 +525,14 @@ char *jd_verdicts_to_json(jd_verdicts *vd) {
     return NULL;
   cJSON_AddItemToObject(o, "history", ps_ledger_to_json(&vd->ledger));
   cJSON_AddItemToObject(o, "pending", jd_verdicts_collect_to_json(&vd->collect));
-  cJSON_AddItemToObject(o, "growth", jd_verdicts_growth_to_json(vd));
+  cJSON_AddItemToObject(o, "growth", jd_verdicts_growth_to_json(&vd->growth));
   /* The excludes and baselines the saved verdicts were judged under: the
    * next start compares the decisions it reads with these, so a decision
    * undone while the agent was down is judged again too. */
-  cJSON *tr = cJSON_AddArrayToObject(o, "triage");
-  for (size_t i = 0; tr && i < vd->triage.n; i++) {
-    const ps_triage_decision *d = &vd->triage.d[i];
-    if ((d->action != PS_TRIAGE_EXCLUDE && d->action != PS_TRIAGE_BASELINE) ||
-        ps_triage_revoked(&vd->triage, d))
-      continue;
-    cJSON *x = cJSON_CreateObject();
-    cJSON_AddStringToObject(x, "id", d->id);
-    cJSON_AddStringToObject(x, "action", ps_triage_action_name(d->action));
-    cJSON_AddStringToObject(x, "run", d->run);
-    if (d->host)
-      cJSON_AddStringToObject(x, "host", d->host);
-    cJSON_AddItemToArray(tr, x);
-  }
+  cJSON_AddItemToObject(o, "triage", jd_verdicts_triage_to_json(&vd->triage));
   char *text = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   return text;
-}
-
-/* The saved decisions the verdicts were judged under; how many entries
- * were damaged and left out. */
-static size_t triage_from_json(jd_verdicts *vd, const cJSON *tr) {
-  size_t dropped = 0;
-  const cJSON *x;
-  ps_triage_set saved;
-  ps_triage_set_init(&saved);
-  cJSON_ArrayForEach(x, tr) {
-    const cJSON *id = cJSON_GetObjectItemCaseSensitive(x, "id"),
-                *action = cJSON_GetObjectItemCaseSensitive(x, "action"),
-                *run = cJSON_GetObjectItemCaseSensitive(x, "run"),
-                *host = cJSON_GetObjectItemCaseSensitive(x, "host");
-    int a = ps_triage_action_parse(cJSON_GetStringValue(action));
-    /* the set keeps an empty string as none, and a decision without an
-     * id or a run is not saved: it is not read either */
-    if (!cJSON_IsString(id) || !id->valuestring[0] || !cJSON_IsString(run) ||
-        !run->valuestring[0] || (a != PS_TRIAGE_EXCLUDE && a != PS_TRIAGE_BASELINE)) {
-      dropped++;
-      continue;
-    }
-    ps_triage_decision d = {.id = id->valuestring,
-                            .action = (ps_triage_action)a,
-                            .run = run->valuestring,
-                            .host = cJSON_IsString(host) ? host->valuestring : NULL};
-    if (ps_triage_add(&saved, &d) < 0)
-      break;
-  }
-  ps_triage_set_free(&vd->triage);
-  vd->triage = saved;
-  vd->triage_restored = 1;
-  return dropped;
 }
 
 static void said_dropped(ps_buf *said, size_t n, const char *what) {
@@ -604,7 +561,7 @@ void jd_verdicts_from_json(jd_verdicts *vd, const char *text) {
               "again from the server's history",
               o ? "not an object" : "not JSON");
     if (o)
-      jd_verdicts_arm(vd, JUDGE_DELAY_MS);
+      arm(vd, JUDGE_DELAY_MS);
     cJSON_Delete(o);
     return;
   }
@@ -616,48 +573,33 @@ void jd_verdicts_from_json(jd_verdicts *vd, const char *text) {
   said_dropped(&said, jd_verdicts_growth_from_json(vd, part(o, "growth", 1, &said)), "'growth'");
   const cJSON *tr = part(o, "triage", 1, &said);
   if (tr)
-    said_dropped(&said, triage_from_json(vd, tr), "'triage'");
+    said_dropped(&said, jd_verdicts_triage_from_json(&vd->triage, tr), "'triage'");
   /* one line for the section, as the alerts section says its damage */
   if (said.len)
     PS_WARN(MOD, "the state file's verdicts section was not read whole%s", said.data);
   ps_buf_free(&said);
   cJSON_Delete(o);
-  jd_verdicts_arm(vd, JUDGE_DELAY_MS); /* whatever was left undone */
+  arm(vd, JUDGE_DELAY_MS); /* whatever was left undone */
 }
 
 void jd_verdicts_close(jd_verdicts *vd) {
-  jd_verdicts_slogdrift_close(vd);
+  jd_verdicts_slogdrift_close(&vd->slogdrift);
   if (!uv_is_closing((uv_handle_t *)&vd->timer))
     uv_close((uv_handle_t *)&vd->timer, NULL);
 }
 
 void jd_verdicts_free(jd_verdicts *vd) {
-  free(vd->triage_read_next);
   for (jd_vpass *p = vd->passes, *n; p; p = n) {
     n = p->next;
     pass_free(p);
   }
-  for (jd_vseries *s = vd->series, *n; s; s = n) {
-    n = s->next;
-    free(s->source);
-    free(s->series);
-    free(s->host);
-    free(s);
-  }
+  vd->passes = NULL;
+  jd_verdicts_fetch_free(&vd->history);
+  jd_verdicts_triage_free(&vd->triage);
+  jd_verdicts_growth_clear(&vd->growth);
   jd_verdicts_collect_free(&vd->collect);
-  while (vd->growth_held) {
-    jd_vgrowth *w = vd->growth_held;
-    vd->growth_held = w->next;
-    jd_verdicts_growth_free(w);
-  }
-  vd->ngrowth_held = 0;
   ps_ledger_free(&vd->ledger);
   free(vd->sent);
   vd->sent = NULL;
-  ps_triage_set_free(&vd->triage_server);
-  ps_triage_set_free(&vd->triage_file);
-  ps_triage_set_free(&vd->triage);
   free(vd->metrics);
-  vd->passes = NULL;
-  vd->series = NULL;
 }

@@ -21,6 +21,57 @@
 #define HISTORY_RETRY_MAX_MS 60000
 #define HISTORY_SPAN_MAX_NS (7680 * JD_VERDICTS_DAY_NS)
 
+/* --- each series' read state -------------------------------------------------- */
+
+static jd_vseries *find(jd_vseries *list, const char *source, const char *series,
+                        const char *host) {
+  for (jd_vseries *x = list; x; x = x->next)
+    if (!strcmp(x->source, source) && !strcmp(x->series, series) && !strcmp(x->host, host))
+      return x;
+  return NULL;
+}
+
+const jd_vseries *jd_verdicts_fetch_find(const jd_vhistory_state *h, const char *source,
+                                         const char *series, const char *host) {
+  return find(h->series, source, series, host);
+}
+
+jd_vseries *jd_verdicts_fetch_series(jd_vhistory_state *h, const char *source,
+                                     const char *series, const char *host) {
+  jd_vseries *s = find(h->series, source, series, host);
+  if (s)
+    return s;
+  s = calloc(1, sizeof *s);
+  if (!s || !(s->source = strdup(source)) || !(s->series = strdup(series)) ||
+      !(s->host = strdup(host))) {
+    if (s) {
+      free(s->source);
+      free(s->series);
+    }
+    free(s);
+    return NULL;
+  }
+  s->span_ns = HISTORY_SPAN_FIRST_NS;
+  /* The history read back is loadgen_run's: a benchmarker series is
+   * judged on the reports the agent saw (docs/verdicts.md "Benchmarker:
+   * across releases"). */
+  s->synced = strcmp(source, JD_VERDICTS_LOADGEN) != 0;
+  s->next = h->series;
+  h->series = s;
+  return s;
+}
+
+void jd_verdicts_fetch_free(jd_vhistory_state *h) {
+  for (jd_vseries *s = h->series, *n; s; s = n) {
+    n = s->next;
+    free(s->source);
+    free(s->series);
+    free(s->host);
+    free(s);
+  }
+  h->series = NULL;
+}
+
 /* --- the server's history --------------------------------------------------- */
 
 /* Whether the ledger holds a whole window (window_runs successful runs)
@@ -115,8 +166,8 @@ static void history_done(void *arg, int rc, const char *json, size_t len, const 
   fetch_ctx *f = arg;
   jd_verdicts *vd = f->vd;
   (void)len;
-  vd->fetching = 0;
-  jd_vseries *vs = jd_verdicts_series_get(vd, f->source, f->series, f->host);
+  vd->history.fetching = 0;
+  jd_vseries *vs = jd_verdicts_fetch_series(&vd->history, f->source, f->series, f->host);
   ps_buf why;
   ps_buf_init(&why, 512);
   if (vs && rc == 0 &&
@@ -173,7 +224,7 @@ static void history_done(void *arg, int rc, const char *json, size_t len, const 
   free(f->series);
   free(f->host);
   free(f);
-  jd_verdicts_arm(vd, 0);
+  vd->driver->look(vd, 0);
 }
 
 int jd_verdicts_fetch_history(jd_verdicts *vd, jd_vseries *vs) {
@@ -201,6 +252,6 @@ int jd_verdicts_fetch_history(jd_verdicts *vd, jd_vseries *vs) {
   }
   ps_buf_free(&q);
   if (rc == 0)
-    vd->fetching = 1;
+    vd->history.fetching = 1;
   return rc;
 }

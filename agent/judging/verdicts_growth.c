@@ -26,14 +26,14 @@
  * run's end comes from the same read). The same stage point gives the same
  * verdict points (docs/verdicts.md, "Kernel growth against a limit"). */
 
-void jd_verdicts_growth_free(jd_vgrowth *w) {
+static void held_free(jd_vgrowth *w) {
   free(w->run);
   free(w->series);
   free(w->revision);
   free(w);
 }
 
-static void fold_into_run(jd_verdicts *vd, const ps_growth_stage *g);
+static int fold_into_run(jd_verdicts *vd, const ps_growth_stage *g);
 
 static ps_ledger_run *run_of(jd_verdicts *vd, const char *series, const char *run) {
   ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, LOADGEN, series, vd->series_host, 0);
@@ -53,16 +53,20 @@ static void send_held(jd_verdicts *vd, jd_vgrowth *w, int backfill) {
   pass->growth_seq = w->seq;
   if (ps_growth_limit(&vd->cfg->verdicts, &w->g, &l) < 0)
     pass->failed = 1;
-  jd_verdicts_send_pass(vd, pass, &l);
+  vd->driver->send(vd, pass, &l);
   ps_verdict_list_free(&l);
 }
 
-static void unlink_held(jd_verdicts *vd, jd_vgrowth **pp) {
+static void unlink_held(jd_vgrowth_state *gs, jd_vgrowth **pp) {
   jd_vgrowth *w = *pp;
   *pp = w->next;
-  vd->ngrowth_held--;
-  jd_verdicts_growth_free(w);
-  vd->sh->state_dirty = 1;
+  gs->nheld--;
+  held_free(w);
+}
+
+void jd_verdicts_growth_clear(jd_vgrowth_state *gs) {
+  while (gs->held)
+    unlink_held(gs, &gs->held);
 }
 
 /* Holds a copy of `g`, first, or last when read back from the state (the
@@ -70,56 +74,59 @@ static void unlink_held(jd_verdicts *vd, jd_vgrowth **pp) {
  * same stage again replaces the one held (a pass still out for it finds no
  * stage by its seq when it is answered). */
 static jd_vgrowth *hold(jd_verdicts *vd, const ps_growth_stage *g, int last) {
-  for (jd_vgrowth **pp = &vd->growth_held; *pp; pp = &(*pp)->next)
+  for (jd_vgrowth **pp = &vd->growth.held; *pp; pp = &(*pp)->next)
     if (strcmp((*pp)->run, g->run) == 0 && (*pp)->g.stage == g->stage) {
-      unlink_held(vd, pp);
+      unlink_held(&vd->growth, pp);
+      vd->sh->state_dirty = 1;
       break;
     }
-  if (vd->ngrowth_held >= JD_VERDICTS_GROWTH_HELD_MAX) {
+  if (vd->growth.nheld >= JD_VERDICTS_GROWTH_HELD_MAX) {
     ps_log_limited(PS_LOG_WARNING, JD_VERDICTS_MOD, "growth held", 3600,
                    "%zu slog stages wait for their runs' ends; %s stage %d is judged "
                    "without being kept for a restart",
-                   vd->ngrowth_held, g->run, g->stage);
+                   vd->growth.nheld, g->run, g->stage);
     return NULL;
   }
   jd_vgrowth *w = calloc(1, sizeof *w);
   if (!w || !(w->run = strdup(g->run)) || !(w->series = strdup(g->series)) ||
       (g->revision && !(w->revision = strdup(g->revision)))) {
     if (w)
-      jd_verdicts_growth_free(w);
+      held_free(w);
     return NULL;
   }
   w->g = *g;
   w->g.run = w->run;
   w->g.series = w->series;
   w->g.revision = w->revision;
-  w->seq = ++vd->growth_seq;
-  jd_vgrowth **at = &vd->growth_held;
+  w->seq = ++vd->growth.seq;
+  jd_vgrowth **at = &vd->growth.held;
   while (last && *at)
     at = &(*at)->next;
   w->next = *at;
   *at = w;
-  vd->ngrowth_held++;
+  vd->growth.nheld++;
   vd->sh->state_dirty = 1;
   return w;
 }
 
 /* A pass with nothing to send is answered at once and lets its stage go:
  * the loops below keep the next stage before sending. */
-void jd_verdicts_growth_run_ended(jd_verdicts *vd, const char *run) {
-  for (jd_vgrowth *w = vd->growth_held, *next; w; w = next) {
+int jd_verdicts_growth_run_ended(jd_verdicts *vd, const char *run) {
+  int rejudged = 0;
+  for (jd_vgrowth *w = vd->growth.held, *next; w; w = next) {
     next = w->next;
     if (strcmp(w->run, run) != 0)
       continue;
-    fold_into_run(vd, &w->g);
+    rejudged |= fold_into_run(vd, &w->g);
     ps_ledger_run *r = run_of(vd, w->series, w->run);
     if (r && !w->sent)
       send_held(vd, w, r->backfill);
   }
+  return rejudged;
 }
 
 void jd_verdicts_growth_due(jd_verdicts *vd) {
-  for (jd_vgrowth *w = vd->growth_held, *next; w; w = next) {
+  for (jd_vgrowth *w = vd->growth.held, *next; w; w = next) {
     next = w->next;
     ps_ledger_run *r = w->sent ? NULL : run_of(vd, w->series, w->run);
     if (r)
@@ -130,26 +137,26 @@ void jd_verdicts_growth_due(jd_verdicts *vd) {
 int jd_verdicts_growth_waiting(const jd_verdicts *vd) {
   /* a lookup that creates nothing (ps_ledger_series_get with create 0) */
   jd_verdicts *look = (jd_verdicts *)vd;
-  for (jd_vgrowth *w = vd->growth_held; w; w = w->next)
+  for (jd_vgrowth *w = vd->growth.held; w; w = w->next)
     if (!w->sent && run_of(look, w->series, w->run))
       return 1;
   return 0;
 }
 
-void jd_verdicts_growth_finished(jd_verdicts *vd, uint64_t seq, int ok) {
-  for (jd_vgrowth **pp = &vd->growth_held; *pp; pp = &(*pp)->next)
+void jd_verdicts_growth_finished(jd_vgrowth_state *gs, uint64_t seq, int ok) {
+  for (jd_vgrowth **pp = &gs->held; *pp; pp = &(*pp)->next)
     if ((*pp)->seq == seq) {
       if (ok)
-        unlink_held(vd, pp);
+        unlink_held(gs, pp);
       else
         (*pp)->sent = 0;
       return;
     }
 }
 
-cJSON *jd_verdicts_growth_to_json(const jd_verdicts *vd) {
+cJSON *jd_verdicts_growth_to_json(const jd_vgrowth_state *gs) {
   cJSON *a = cJSON_CreateArray();
-  for (const jd_vgrowth *w = vd->growth_held; a && w; w = w->next) {
+  for (const jd_vgrowth *w = gs->held; a && w; w = w->next) {
     cJSON *o = cJSON_CreateObject();
     char t[24];
     snprintf(t, sizeof t, "%" PRId64, w->g.time_ns);
@@ -241,17 +248,17 @@ void jd_verdicts_rejudge_from(jd_verdicts *vd, ps_ledger_series *s, size_t at) {
     s->runs[j].put_seq = ++vd->ledger.last_put_seq;
   }
   vd->sh->state_dirty = 1;
-  jd_verdicts_arm(vd, 0);
 }
 
 /* A judged stage's growth raises its run's: a run already judged is judged
  * again with it, and the runs after it too (their window holds it). A run
- * the ledger does not know yet gets it at its end. */
-static void fold_into_run(jd_verdicts *vd, const ps_growth_stage *g) {
+ * the ledger does not know yet gets it at its end. Returns whether runs
+ * are to be judged again. */
+static int fold_into_run(jd_verdicts *vd, const ps_growth_stage *g) {
   ps_ledger_series *s = ps_ledger_series_get(&vd->ledger, LOADGEN, g->series, vd->series_host, 0);
   long at = s ? ps_ledger_find(s, vd->host, g->run) : -1;
   if (at < 0 || !jd_verdicts_growth_fold(vd, &s->runs[at], g->growth))
-    return;
+    return 0;
   if (!vd->growth_since)
     vd->growth_since = uv_now(vd->sh->loop);
   if (s->runs[at].judged)
@@ -259,6 +266,7 @@ static void fold_into_run(jd_verdicts *vd, const ps_growth_stage *g) {
             "%s: the kernel growth of stage %d is in: the run is judged again with it", g->run,
             g->stage);
   jd_verdicts_rejudge_from(vd, s, (size_t)at);
+  return 1;
 }
 
 void jd_verdicts_slog_point(jd_verdicts *vd, const ps_point *p) {
@@ -289,8 +297,8 @@ void jd_verdicts_slog_point(jd_verdicts *vd, const ps_point *p) {
    * slog is read, so the ledger knows it; a run it does not know is new). */
   jd_vgrowth *w = hold(vd, &g, 0);
   ps_ledger_run *r = run_of(vd, series, run);
-  if (r)
-    fold_into_run(vd, &g);
+  if (r && fold_into_run(vd, &g))
+    vd->driver->look(vd, 0);
   if (w && r) {
     send_held(vd, w, r->backfill);
   } else if (!w && r) { /* not kept: judged now rather than never */

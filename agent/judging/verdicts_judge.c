@@ -1,8 +1,9 @@
 /*
  * verdicts_judge.c: the judges of the verdict stage: a series across
  * revisions (the rules, with triage decisions and candidates, are
- * verdict/decide.h's), a run's stages, a DSS file's arms. Each makes a pass of verdicts and hands it to
- * jd_verdicts_send_pass(). See include/judging/verdicts.h.
+ * verdict/decide.h's), a run's stages, a DSS file's arms. Each returns a
+ * pass and its verdicts, which the driver (verdicts.c) sends. See
+ * include/judging/verdicts.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,13 +35,13 @@ const char *jd_verdicts_candidate_against(const jd_verdicts *vd, const char *sou
 
 /* The rules are the engine's (verdict/decide.h); this finds their inputs
  * (the first run not judged yet, a candidate's reference series) and
- * hands what comes out to jd_verdicts_send_pass() with the runs it marks. */
-int jd_verdicts_judge_series(jd_verdicts *vd, ps_ledger_series *s) {
+ * returns what comes out with the runs it marks. */
+jd_vpass *jd_verdicts_judge_series(jd_verdicts *vd, ps_ledger_series *s, ps_verdict_list *l) {
   size_t from = 0;
   while (from < s->nruns && s->runs[from].judged)
     from++;
   if (from == s->nruns)
-    return 0;
+    return NULL;
   jd_vpass *p = calloc(1, sizeof *p);
   char **names = calloc(s->nruns - from, sizeof *names);
   char **hosts = calloc(s->nruns - from, sizeof *hosts);
@@ -50,19 +51,17 @@ int jd_verdicts_judge_series(jd_verdicts *vd, ps_ledger_series *s) {
     free(names);
     free(hosts);
     free(put_seqs);
-    return -ENOMEM;
+    return NULL;
   }
   const char *against = jd_verdicts_candidate_against(vd, s->source, s->series);
   ps_verdict_case c = {&vd->cfg->verdicts,
                        s,
                        from,
-                       &vd->triage,
+                       &vd->triage.in_force,
                        against ? ps_ledger_series_get(&vd->ledger, s->source, against, s->host, 0)
                                : NULL,
                        vd->host};
-  ps_verdict_list l;
-  ps_verdict_list_init(&l);
-  int rc = ps_verdict_decide_series(&c, &l);
+  int rc = ps_verdict_decide_series(&c, l);
   p->kind = PASS_SERIES;
   p->source = strdup(s->source);
   p->series = strdup(s->series);
@@ -86,20 +85,16 @@ int jd_verdicts_judge_series(jd_verdicts *vd, ps_ledger_series *s) {
     p->failed = 1;
   }
   PS_DEBUG(MOD, "%s: %zu runs judged from %s (%zu verdicts)", s->series, s->nruns - from,
-           s->runs[from].name, l.n);
-  jd_verdicts_send_pass(vd, p, &l);
-  ps_verdict_list_free(&l);
-  return 0;
+           s->runs[from].name, l->n);
+  return p;
 }
 
-void jd_verdicts_judge_stages(jd_verdicts *vd, jd_lg_run *r) {
+jd_vpass *jd_verdicts_judge_stages(jd_verdicts *vd, jd_lg_run *r, ps_verdict_list *l) {
   ps_verdict_run run = {r->run,      r->revision, r->start_ns, (ps_run_status)r->status,
                         r->backfill, r->values,   vd->host};
-  ps_verdict_list l;
-  ps_verdict_list_init(&l);
   jd_vpass *p = calloc(1, sizeof *p);
   if (!p)
-    return;
+    return NULL;
   p->kind = PASS_STAGES;
   p->ended = r;
   r->in_flight = 1;
@@ -108,23 +103,20 @@ void jd_verdicts_judge_stages(jd_verdicts *vd, jd_lg_run *r) {
   double *store;
   if (jd_verdicts_collect_stage_samples(r, &samples, &nsamples, &store) < 0 ||
       ps_stage_drift(&vd->cfg->verdicts, LOADGEN, r->series, &run, r->stages, r->nstages, samples,
-                     nsamples, &l) < 0)
+                     nsamples, l) < 0)
     p->failed = 1;
   free(samples);
   free(store);
-  jd_verdicts_send_pass(vd, p, &l);
-  ps_verdict_list_free(&l);
+  return p;
 }
 
-void jd_verdicts_judge_dss(jd_verdicts *vd, jd_dss_doc *d) {
+jd_vpass *jd_verdicts_judge_dss(jd_verdicts *vd, jd_dss_doc *d, ps_verdict_list *l) {
   jd_vpass *p = calloc(1, sizeof *p);
   if (!p)
-    return;
+    return NULL;
   p->kind = PASS_DSS;
   p->doc = d;
   d->in_flight = 1;
-  ps_verdict_list l;
-  ps_verdict_list_init(&l);
   for (size_t i = 0; i < d->ntests; i++) {
     const jd_dss_test *t = &d->tests[i];
     ps_dss_arm *arms = calloc(t->narms ? t->narms : 1, sizeof *arms);
@@ -136,10 +128,9 @@ void jd_verdicts_judge_dss(jd_verdicts *vd, jd_dss_doc *d) {
       arms[j] = (ps_dss_arm){t->arms[j].label, t->arms[j].rps_total, t->arms[j].p95_ms,
                              t->arms[j].errors};
     ps_dss_test dt = {t->test, d->run, d->time_ns, d->backfill, arms, t->narms, t->nvariants};
-    if (t->narms > 1 && ps_arm_compare(&vd->cfg->verdicts, d->source, &dt, &l) < 0)
+    if (t->narms > 1 && ps_arm_compare(&vd->cfg->verdicts, d->source, &dt, l) < 0)
       p->failed = 1;
     free(arms);
   }
-  jd_verdicts_send_pass(vd, p, &l);
-  ps_verdict_list_free(&l);
+  return p;
 }

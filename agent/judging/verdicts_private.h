@@ -1,8 +1,11 @@
 /*
  * verdicts_private.h: what the parts of the verdict stage share
  * (agent/judging/verdicts.c: the look, sending and state; verdicts_fetch.c:
- * the history read back; verdicts_judge.c: the judges). Not a contract for anyone else: the
- * stage's own is include/judging/verdicts.h.
+ * the history read back; verdicts_triage.c: the decisions; verdicts_growth.c:
+ * growth against its limit and across revisions; verdicts_slogdrift.c: the
+ * slog's stage drift; verdicts_judge.c: the judges). Each part's state is
+ * its sub-struct of jd_verdicts (include/judging/verdicts.h, "Parts"). Not
+ * a contract for anyone else: the stage's own is include/judging/verdicts.h.
  */
 #ifndef PS_JUDGING_VERDICTS_PRIVATE_H
 #define PS_JUDGING_VERDICTS_PRIVATE_H
@@ -58,33 +61,53 @@ struct jd_vpass {
   uint64_t growth_seq;   /* PASS_LIMIT: the held stage's seq */
 };
 
-/* Looks at what is due after `delay` ms (0: in the next loop turn). */
-void jd_verdicts_arm(jd_verdicts *vd, uint64_t delay);
-/* The series' read state, made when first asked for (NULL: out of memory). */
-jd_vseries *jd_verdicts_series_get(jd_verdicts *vd, const char *source, const char *series,
-                                   const char *host);
-/* verdicts_fetch.c: one history read of `vs` started (vd->fetching), or a
- * negative errno and nothing started. */
+/* The driver's table (verdicts.c sets vd->driver at init): what a part
+ * hands back when a read or a point of its own, not a call of the driver,
+ * ends on the loop. The driver calls down into its parts and never the
+ * other way (docs/architecture.md, "stages never call back up"): a part
+ * returns what it judged, or goes through this table. */
+struct jd_vdriver {
+  /* a look at what is due after `delay` ms (0: in the next loop turn) */
+  void (*look)(jd_verdicts *vd, uint64_t delay);
+  /* sends a pass's verdicts (aux batches); its runs are marked done when
+   * every batch was acknowledged; takes `p` */
+  void (*send)(jd_verdicts *vd, jd_vpass *p, const ps_verdict_list *l);
+};
+
+/* The history (verdicts_fetch.c, `history`): the series' read state, found
+ * (NULL: none) or made when first asked for (NULL: out of memory); one
+ * history read of `vs` started (history.fetching), or a negative errno and
+ * nothing started. */
+const jd_vseries *jd_verdicts_fetch_find(const jd_vhistory_state *h, const char *source,
+                                         const char *series, const char *host);
+jd_vseries *jd_verdicts_fetch_series(jd_vhistory_state *h, const char *source,
+                                     const char *series, const char *host);
 int jd_verdicts_fetch_history(jd_verdicts *vd, jd_vseries *vs);
+void jd_verdicts_fetch_free(jd_vhistory_state *h);
 
-/* Triage (verdicts_triage.c): the triage_file read again on the threadpool
- * (judging waits; what it could not read is said, and the decisions in
- * force stay), and a read of the server's decisions started when one is
- * due. */
-void jd_verdicts_read_triage_file(jd_verdicts *vd, const ps_config *cfg);
+/* Triage (verdicts_triage.c, `triage`): the triage_file read again on the
+ * threadpool (judging waits; what it could not read is said, and the
+ * decisions in force stay); at a reload, read again and the server asked
+ * at once; a read of the server's decisions started when one is due. The
+ * decisions judged under as a JSON array for the state, and back (how many
+ * damaged entries were left out). */
+void jd_verdicts_triage_init(jd_vtriage_state *t);
+void jd_verdicts_triage_read_file(jd_verdicts *vd, const ps_config *cfg);
+void jd_verdicts_triage_reload(jd_verdicts *vd, const ps_config *cfg);
 void jd_verdicts_triage_fetch(jd_verdicts *vd);
+cJSON *jd_verdicts_triage_to_json(const jd_vtriage_state *t);
+size_t jd_verdicts_triage_from_json(jd_vtriage_state *t, const cJSON *a);
+void jd_verdicts_triage_free(jd_vtriage_state *t);
 
-/* Sends a pass's verdicts (aux batches); its runs are marked done when
- * every batch was acknowledged. Takes `p`. */
-void jd_verdicts_send_pass(jd_verdicts *vd, jd_vpass *p, const ps_verdict_list *l);
-
-/* The judges (verdicts_judge.c): each judges what is due and sends it as a
- * pass. 0 or a negative errno (nothing sent). */
+/* The judges (verdicts_judge.c): each judges what is due into `l` (made
+ * empty by the caller) and returns the pass the driver sends it as (its
+ * `failed` set when judging went wrong), or NULL when there is nothing to
+ * judge or no memory (nothing is sent; judged again at a later look). */
 const char *jd_verdicts_candidate_against(const jd_verdicts *vd, const char *source,
                                           const char *series);
-int jd_verdicts_judge_series(jd_verdicts *vd, ps_ledger_series *s);
-void jd_verdicts_judge_stages(jd_verdicts *vd, jd_lg_run *r);
-void jd_verdicts_judge_dss(jd_verdicts *vd, jd_dss_doc *d);
+jd_vpass *jd_verdicts_judge_series(jd_verdicts *vd, ps_ledger_series *s, ps_verdict_list *l);
+jd_vpass *jd_verdicts_judge_stages(jd_verdicts *vd, jd_lg_run *r, ps_verdict_list *l);
+jd_vpass *jd_verdicts_judge_dss(jd_verdicts *vd, jd_dss_doc *d, ps_verdict_list *l);
 
 /* Kernel growth against its limit (verdicts_growth.c): a judged stage is
  * held from its slog point until its verdicts are acknowledged, waiting for
@@ -98,18 +121,20 @@ typedef struct jd_vgrowth {
   uint64_t seq;
   int sent;
 } jd_vgrowth;
-void jd_verdicts_growth_free(jd_vgrowth *w);
-/* The run `run` ended: its held stages are judged. */
-void jd_verdicts_growth_run_ended(jd_verdicts *vd, const char *run);
+/* Every held stage let go (at the stage's end). */
+void jd_verdicts_growth_clear(jd_vgrowth_state *gs);
+/* The run `run` ended: its held stages are judged. Returns whether their
+ * growth has the run's series judged again (a look is due at once). */
+int jd_verdicts_growth_run_ended(jd_verdicts *vd, const char *run);
 /* From the look: held stages of known runs that are not out are sent (a
  * failed pass, a restart). `waiting`: whether such a stage is held. */
 void jd_verdicts_growth_due(jd_verdicts *vd);
 int jd_verdicts_growth_waiting(const jd_verdicts *vd);
 /* A limit pass answered: acknowledged, its stage is let go; failed, it is
  * sent again at a later look. */
-void jd_verdicts_growth_finished(jd_verdicts *vd, uint64_t seq, int ok);
+void jd_verdicts_growth_finished(jd_vgrowth_state *gs, uint64_t seq, int ok);
 /* The held stages as a JSON array for the state, and back. */
-cJSON *jd_verdicts_growth_to_json(const jd_verdicts *vd);
+cJSON *jd_verdicts_growth_to_json(const jd_vgrowth_state *gs);
 /* Returns how many damaged entries were left out. */
 size_t jd_verdicts_growth_from_json(jd_verdicts *vd, const cJSON *a);
 /* Growth across revisions: a run's growth per cycle as series metrics, the
@@ -121,11 +146,11 @@ void jd_verdicts_growth_of(const jd_verdicts *vd, const ps_ledger_run *r,
                            double out[PS_GROWTH_NFIGURES]);
 int jd_verdicts_growth_fold(jd_verdicts *vd, ps_ledger_run *r, const double g[PS_GROWTH_NFIGURES]);
 /* The series' runs from `at` on are judged again (their put_seq renewed:
- * a pass still out judged the old values). */
+ * a pass still out judged the old values) at the caller's next look. */
 void jd_verdicts_rejudge_from(jd_verdicts *vd, ps_ledger_series *s, size_t at);
 
 /* The slog's stage drift (verdicts_slogdrift.c): its timer closed, the
  * runs waiting dropped. */
-void jd_verdicts_slogdrift_close(jd_verdicts *vd);
+void jd_verdicts_slogdrift_close(jd_vslogdrift_state *sd);
 
 #endif

@@ -321,16 +321,16 @@ static uint64_t verdict_hash(const ps_verdict *v) {
 }
 
 /* Keeps in `l` the verdicts not sent lately, and remembers them. */
-static void drop_sent(jd_verdicts *vd, ps_verdict_list *l) {
+static void drop_sent(jd_vslogdrift_state *sd, ps_verdict_list *l) {
   size_t kept = 0;
   for (size_t i = 0; i < l->n; i++) {
     uint64_t h = verdict_hash(&l->v[i]);
     int seen = 0;
     for (size_t k = 0; k < JD_VERDICTS_SD_SENT && !seen; k++)
-      seen = vd->sd_sent[k] == h;
+      seen = sd->sent[k] == h;
     if (seen)
       continue;
-    vd->sd_sent[vd->sd_sent_next++ % JD_VERDICTS_SD_SENT] = h;
+    sd->sent[sd->sent_next++ % JD_VERDICTS_SD_SENT] = h;
     l->v[kept++] = l->v[i];
   }
   l->n = kept;
@@ -350,12 +350,12 @@ static void judge(jd_verdicts *vd, jd_vsdjob *j) {
                     &blocks, &l) < 0)
     pass->failed = 1;
   else
-    drop_sent(vd, &l);
+    drop_sent(&vd->slogdrift, &l);
   PS_DEBUG(MOD,
            "%s: slog stage drift judged from the server (%zu stages, %zu vat rows, "
            "%zu block rows, %zu block vat rows, %zu verdicts)",
            j->run, j->d.nstages, j->d.nvats, j->blocks.nblocks, j->blocks.nvats, l.n);
-  jd_verdicts_send_pass(vd, pass, &l);
+  vd->driver->send(vd, pass, &l);
   ps_verdict_list_free(&l);
 }
 
@@ -390,29 +390,29 @@ static int ended(jd_verdicts *vd, const jd_vsdjob *j) {
   return 0;
 }
 
-static void free_waiting(jd_verdicts *vd) {
-  while (vd->slog_drift && !vd->slog_drift->in_flight) {
-    jd_vsdjob *n = vd->slog_drift->next;
-    job_free(vd->slog_drift);
-    vd->slog_drift = n;
+static void free_waiting(jd_vslogdrift_state *sd) {
+  while (sd->jobs && !sd->jobs->in_flight) {
+    jd_vsdjob *n = sd->jobs->next;
+    job_free(sd->jobs);
+    sd->jobs = n;
   }
 }
 
 static void wait_cb(uv_timer_t *t) {
   jd_verdicts *vd = t->data;
   if (vd->sh->stopping)
-    free_waiting(vd);
+    free_waiting(&vd->slogdrift);
   else
     start_next(vd);
 }
 
 static void arm_timer(jd_verdicts *vd, uint64_t ms) {
-  if (!vd->sd_timer_on) {
-    uv_timer_init(vd->sh->loop, &vd->sd_timer);
-    vd->sd_timer.data = vd;
-    vd->sd_timer_on = 1;
+  if (!vd->slogdrift.timer_on) {
+    uv_timer_init(vd->sh->loop, &vd->slogdrift.timer);
+    vd->slogdrift.timer.data = vd;
+    vd->slogdrift.timer_on = 1;
   }
-  uv_timer_start(&vd->sd_timer, wait_cb, ms, 0);
+  uv_timer_start(&vd->slogdrift.timer, wait_cb, ms, 0);
 }
 
 /* On the loop; `status` -ECANCELED when the loop cancelled the read. */
@@ -428,7 +428,7 @@ static void read_done(void *arg, int status) {
     arm_timer(vd, PERF_WAIT_MS);
     return;
   }
-  for (jd_vsdjob **pp = &vd->slog_drift; *pp; pp = &(*pp)->next)
+  for (jd_vsdjob **pp = &vd->slogdrift.jobs; *pp; pp = &(*pp)->next)
     if (*pp == j) {
       *pp = j->next;
       break;
@@ -444,26 +444,26 @@ static void read_done(void *arg, int status) {
   }
   job_free(j);
   if (vd->sh->stopping) {
-    free_waiting(vd); /* none is in flight: this one was the only */
+    free_waiting(&vd->slogdrift); /* none is in flight: this one was the only */
     return;
   }
   start_next(vd);
   /* a read that judged nothing (no InfluxQL, an error) sends no point
    * whose answer would wake a --once run waiting for the judges */
-  if (!vd->slog_drift && vd->hooks.settled)
+  if (!vd->slogdrift.jobs && vd->hooks.settled)
     vd->hooks.settled(vd->hooks.ctx);
 }
 
-void jd_verdicts_slogdrift_close(jd_verdicts *vd) {
-  if (vd->sd_timer_on && !uv_is_closing((uv_handle_t *)&vd->sd_timer))
-    uv_close((uv_handle_t *)&vd->sd_timer, NULL);
-  free_waiting(vd); /* one in flight frees the rest when it returns */
+void jd_verdicts_slogdrift_close(jd_vslogdrift_state *sd) {
+  if (sd->timer_on && !uv_is_closing((uv_handle_t *)&sd->timer))
+    uv_close((uv_handle_t *)&sd->timer, NULL);
+  free_waiting(sd); /* one in flight frees the rest when it returns */
 }
 
 static void start_next(jd_verdicts *vd) {
-  jd_vsdjob *j = vd->slog_drift;
-  if (vd->sd_timer_on)
-    uv_timer_stop(&vd->sd_timer);
+  jd_vsdjob *j = vd->slogdrift.jobs;
+  if (vd->slogdrift.timer_on)
+    uv_timer_stop(&vd->slogdrift.timer);
   while (j && !j->in_flight) {
     uint64_t now = uv_now(vd->sh->loop);
     int more = vd->hooks.slogs_busy && vd->hooks.slogs_busy(vd->hooks.ctx);
@@ -474,9 +474,9 @@ static void start_next(jd_verdicts *vd) {
     j->in_flight = 1;
     if (ps_rb_run_reads(vd->sh->loop, read_work, read_done, j) == 0)
       return;
-    vd->slog_drift = j->next;
+    vd->slogdrift.jobs = j->next;
     job_free(j);
-    j = vd->slog_drift;
+    j = vd->slogdrift.jobs;
   }
 }
 
@@ -487,8 +487,8 @@ void jd_verdicts_slog_stage_done(jd_verdicts *vd, const char *run, const char *s
   int known = ledger_success(vd, series, run);
   if (known == 0)
     return; /* only a successful run has stage drift */
-  jd_vsdjob **tail = &vd->slog_drift;
-  for (jd_vsdjob *j = vd->slog_drift; j; j = j->next) {
+  jd_vsdjob **tail = &vd->slogdrift.jobs;
+  for (jd_vsdjob *j = vd->slogdrift.jobs; j; j = j->next) {
     if (!j->in_flight && strcmp(j->run, run) == 0) {
       if (stage_ns < j->anchor_ns)
         j->anchor_ns = stage_ns; /* the earliest stage bounds the read best */
@@ -512,6 +512,6 @@ void jd_verdicts_slog_stage_done(jd_verdicts *vd, const char *run, const char *s
   j->waits = known == 1;
   ps_buf_init(&j->err, 0);
   *tail = j;
-  if (vd->slog_drift == j)
+  if (vd->slogdrift.jobs == j)
     start_next(vd);
 }

@@ -22,6 +22,70 @@
 
 /* --- triage decisions ------------------------------------------------------ */
 
+void jd_verdicts_triage_init(jd_vtriage_state *t) {
+  memset(t, 0, sizeof *t);
+  ps_triage_set_init(&t->server);
+  ps_triage_set_init(&t->file);
+  ps_triage_set_init(&t->in_force);
+}
+
+void jd_verdicts_triage_free(jd_vtriage_state *t) {
+  free(t->read_next);
+  t->read_next = NULL;
+  ps_triage_set_free(&t->server);
+  ps_triage_set_free(&t->file);
+  ps_triage_set_free(&t->in_force);
+}
+
+cJSON *jd_verdicts_triage_to_json(const jd_vtriage_state *t) {
+  cJSON *tr = cJSON_CreateArray();
+  for (size_t i = 0; tr && i < t->in_force.n; i++) {
+    const ps_triage_decision *d = &t->in_force.d[i];
+    if ((d->action != PS_TRIAGE_EXCLUDE && d->action != PS_TRIAGE_BASELINE) ||
+        ps_triage_revoked(&t->in_force, d))
+      continue;
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "id", d->id);
+    cJSON_AddStringToObject(x, "action", ps_triage_action_name(d->action));
+    cJSON_AddStringToObject(x, "run", d->run);
+    if (d->host)
+      cJSON_AddStringToObject(x, "host", d->host);
+    cJSON_AddItemToArray(tr, x);
+  }
+  return tr;
+}
+
+size_t jd_verdicts_triage_from_json(jd_vtriage_state *t, const cJSON *tr) {
+  size_t dropped = 0;
+  const cJSON *x;
+  ps_triage_set saved;
+  ps_triage_set_init(&saved);
+  cJSON_ArrayForEach(x, tr) {
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(x, "id"),
+                *action = cJSON_GetObjectItemCaseSensitive(x, "action"),
+                *run = cJSON_GetObjectItemCaseSensitive(x, "run"),
+                *host = cJSON_GetObjectItemCaseSensitive(x, "host");
+    int a = ps_triage_action_parse(cJSON_GetStringValue(action));
+    /* the set keeps an empty string as none, and a decision without an
+     * id or a run is not saved: it is not read either */
+    if (!cJSON_IsString(id) || !id->valuestring[0] || !cJSON_IsString(run) ||
+        !run->valuestring[0] || (a != PS_TRIAGE_EXCLUDE && a != PS_TRIAGE_BASELINE)) {
+      dropped++;
+      continue;
+    }
+    ps_triage_decision d = {.id = id->valuestring,
+                            .action = (ps_triage_action)a,
+                            .run = run->valuestring,
+                            .host = cJSON_IsString(host) ? host->valuestring : NULL};
+    if (ps_triage_add(&saved, &d) < 0)
+      break;
+  }
+  ps_triage_set_free(&t->in_force);
+  t->in_force = saved;
+  t->restored = 1;
+  return dropped;
+}
+
 static int triage_copy(ps_triage_set *into, const ps_triage_set *from) {
   for (size_t i = 0; i < from->n; i++)
     if (ps_triage_add(into, &from->d[i]) < 0)
@@ -40,8 +104,8 @@ static void triage_bad_line(void *ctx, const char *name, size_t line, const char
  * server decision has (the server's stays in force), an undo of an id
  * nobody has. Said when what is in force changed, not every minute. */
 static void triage_check(jd_verdicts *vd, const ps_triage_set *in_force) {
-  for (size_t i = 0; i < vd->triage_file.n; i++) {
-    const ps_triage_decision *d = &vd->triage_file.d[i], *had = ps_triage_find(in_force, d->id);
+  for (size_t i = 0; i < vd->triage.file.n; i++) {
+    const ps_triage_decision *d = &vd->triage.file.d[i], *had = ps_triage_find(in_force, d->id);
     if (had && !had->origin) {
       vd->sh->n.records_rejected++;
       PS_ERROR(MOD,
@@ -51,13 +115,13 @@ static void triage_check(jd_verdicts *vd, const ps_triage_set *in_force) {
     }
   }
   ps_triage_check_file(in_force, triage_bad_line, vd);
-  if (vd->triage_server.repeated)
+  if (vd->triage.server.repeated)
     PS_WARN(MOD,
             "the server holds %zu perfship_triage point%s whose id a newer point has too "
             "(the first: %s); the newest of each is in force",
-            vd->triage_server.repeated, vd->triage_server.repeated == 1 ? "" : "s",
-            vd->triage_server.repeated_id);
-  vd->triage_checked = 1;
+            vd->triage.server.repeated, vd->triage.server.repeated == 1 ? "" : "s",
+            vd->triage.server.repeated_id);
+  vd->triage.checked = 1;
 }
 
 /* Puts the server's and the file's decisions in force; the series whose
@@ -76,7 +140,7 @@ static int triage_same(const ps_triage_set *a, const ps_triage_set *b) {
 static int triage_apply(jd_verdicts *vd) {
   ps_triage_set fresh;
   ps_triage_set_init(&fresh);
-  if (triage_copy(&fresh, &vd->triage_server) < 0 || triage_copy(&fresh, &vd->triage_file) < 0) {
+  if (triage_copy(&fresh, &vd->triage.server) < 0 || triage_copy(&fresh, &vd->triage.file) < 0) {
     ps_triage_set_free(&fresh);
     PS_ERROR(MOD, "out of memory; the triage decisions in force stay as they were");
     return 0;
@@ -87,9 +151,9 @@ static int triage_apply(jd_verdicts *vd) {
     size_t i = 0;
     for (; i < s->nruns; i++) {
       const ps_ledger_run *r = &s->runs[i];
-      if (!ps_triage_excluded(&vd->triage, r->host, r->name) !=
+      if (!ps_triage_excluded(&vd->triage.in_force, r->host, r->name) !=
               !ps_triage_excluded(&fresh, r->host, r->name) ||
-          !ps_triage_baseline_of(&vd->triage, r->host, r->name) !=
+          !ps_triage_baseline_of(&vd->triage.in_force, r->host, r->name) !=
               !ps_triage_baseline_of(&fresh, r->host, r->name))
         break;
     }
@@ -100,11 +164,11 @@ static int triage_apply(jd_verdicts *vd) {
       jd_verdicts_rejudge_from(vd, s, i);
     }
   }
-  int changed = !triage_same(&vd->triage, &fresh);
-  if (vd->triage_synced && (changed || !vd->triage_checked))
+  int changed = !triage_same(&vd->triage.in_force, &fresh);
+  if (vd->triage.synced && (changed || !vd->triage.checked))
     triage_check(vd, &fresh);
-  ps_triage_set_free(&vd->triage);
-  vd->triage = fresh;
+  ps_triage_set_free(&vd->triage.in_force);
+  vd->triage.in_force = fresh;
   if (rejudged) {
     PS_INFO(MOD, "triage decisions changed: %zu runs are judged again", rejudged);
     vd->sh->state_dirty = 1;
@@ -152,7 +216,7 @@ static void read_done(uv_work_t *w, int status) {
   triage_read *r = w->data;
   jd_verdicts *vd = r->vd;
   int changed = 0;
-  vd->triage_reading = 0;
+  vd->triage.reading = 0;
   if (status == 0 && !vd->sh->stopping) {
     for (char *line = r->bad.data, *nl; line && (nl = strchr(line, '\n')); line = nl + 1) {
       *nl = '\0';
@@ -165,29 +229,29 @@ static void read_done(uv_work_t *w, int status) {
       PS_ERROR(MOD, "%s; its decisions stay as they were",
                r->err.data ? r->err.data : "triage_file");
     } else {
-      ps_triage_set_free(&vd->triage_file);
-      vd->triage_file = r->fresh;
+      ps_triage_set_free(&vd->triage.file);
+      vd->triage.file = r->fresh;
       ps_triage_set_init(&r->fresh);
       /* decisions judged under were restored: they stay in force until the
        * server's are known too, or the server's excludes would look undone */
-      if (vd->triage_synced || !vd->triage_restored)
+      if (vd->triage.synced || !vd->triage.restored)
         changed = triage_apply(vd);
     }
   }
   read_free(r);
   if (vd->sh->stopping) {
-    free(vd->triage_read_next);
-    vd->triage_read_next = NULL;
-    vd->triage_read_again = 0;
+    free(vd->triage.read_next);
+    vd->triage.read_next = NULL;
+    vd->triage.read_again = 0;
     return;
   }
-  if (vd->triage_read_again) {
-    vd->triage_read_again = 0;
-    char *next = vd->triage_read_next;
-    vd->triage_read_next = NULL;
+  if (vd->triage.read_again) {
+    vd->triage.read_again = 0;
+    char *next = vd->triage.read_next;
+    vd->triage.read_next = NULL;
     read_start(vd, next);
   }
-  jd_verdicts_arm(vd, 0);
+  vd->driver->look(vd, 0);
   if (changed && vd->hooks.written)
     vd->hooks.written(vd->hooks.ctx); /* the report shows them */
   else if (vd->hooks.settled)
@@ -208,52 +272,57 @@ static void read_start(jd_verdicts *vd, char *path) {
   ps_buf_init(&r->err, 1024);
   ps_buf_init(&r->bad, 0);
   if (uv_queue_work(vd->sh->loop, &r->work, read_work, read_done) == 0) {
-    vd->triage_reading = 1;
+    vd->triage.reading = 1;
     return;
   }
   read_work(&r->work); /* no threadpool: read here, as before */
-  vd->triage_reading = 1;
+  vd->triage.reading = 1;
   read_done(&r->work, 0);
 }
 
-void jd_verdicts_read_triage_file(jd_verdicts *vd, const ps_config *cfg) {
+void jd_verdicts_triage_read_file(jd_verdicts *vd, const ps_config *cfg) {
   char *path = cfg->triage_file && cfg->triage_file[0] ? strdup(cfg->triage_file) : NULL;
   if (cfg->triage_file && cfg->triage_file[0] && !path) {
     PS_ERROR(MOD, "out of memory; the triage_file's decisions stay as they were");
     return;
   }
-  if (vd->triage_reading) { /* read again after the read under way */
-    free(vd->triage_read_next);
-    vd->triage_read_next = path;
-    vd->triage_read_again = 1;
+  if (vd->triage.reading) { /* read again after the read under way */
+    free(vd->triage.read_next);
+    vd->triage.read_next = path;
+    vd->triage.read_again = 1;
     return;
   }
   read_start(vd, path);
 }
 
+void jd_verdicts_triage_reload(jd_verdicts *vd, const ps_config *cfg) {
+  jd_verdicts_triage_read_file(vd, cfg);
+  vd->triage.next = 0;
+}
+
 static void triage_done(void *arg, int rc, const char *json, size_t len, const char *err) {
   jd_verdicts *vd = arg;
-  int first = !vd->triage_synced, changed = 0;
-  vd->triage_fetching = 0;
-  vd->triage_synced = 1;
+  int first = !vd->triage.synced, changed = 0;
+  vd->triage.fetching = 0;
+  vd->triage.synced = 1;
   if (rc == -ECANCELED)
     return;
-  vd->triage_next = uv_now(vd->sh->loop) + TRIAGE_READ_MS;
+  vd->triage.next = uv_now(vd->sh->loop) + TRIAGE_READ_MS;
   if (rc == 0 || rc == -ENOENT || rc == -EOPNOTSUPP) {
     ps_triage_set fresh;
     ps_triage_set_init(&fresh);
     if (rc == 0 && ps_rb_triage_parse_answer(&fresh, json, len) < 0) {
       ps_triage_set_free(&fresh);
       PS_ERROR(MOD, "out of memory reading the triage decisions");
-    } else if (!first && triage_same(&fresh, &vd->triage_server)) {
+    } else if (!first && triage_same(&fresh, &vd->triage.server)) {
       /* the usual minute: nothing new, and putting a large triage_file's
        * decisions in force again would hold the loop for nothing */
       ps_triage_set_free(&fresh);
     } else {
-      ps_triage_set_free(&vd->triage_server);
-      vd->triage_server = fresh;
+      ps_triage_set_free(&vd->triage.server);
+      vd->triage.server = fresh;
       /* with the file's read under way, its end puts both in force */
-      changed = vd->triage_reading ? 0 : triage_apply(vd);
+      changed = vd->triage.reading ? 0 : triage_apply(vd);
     }
   } else {
     ps_log_limited(PS_LOG_WARNING, MOD, "triage", 300,
@@ -264,7 +333,7 @@ static void triage_done(void *arg, int rc, const char *json, size_t len, const c
   /* the report shows decisions; a --once run waits for the first read */
   if ((first || changed) && vd->hooks.written)
     vd->hooks.written(vd->hooks.ctx);
-  jd_verdicts_arm(vd, 0);
+  vd->driver->look(vd, 0);
 }
 
 void jd_verdicts_triage_fetch(jd_verdicts *vd) {
@@ -272,8 +341,8 @@ void jd_verdicts_triage_fetch(jd_verdicts *vd) {
   ps_buf_init(&q, 0);
   if (ps_rb_triage_statement(&q) == 0 &&
       ps_rb_run(vd->sh->loop, vd->cfg, q.data, triage_done, vd) == 0)
-    vd->triage_fetching = 1;
+    vd->triage.fetching = 1;
   else
-    vd->triage_next = uv_now(vd->sh->loop) + HISTORY_RETRY_FIRST_MS;
+    vd->triage.next = uv_now(vd->sh->loop) + HISTORY_RETRY_FIRST_MS;
   ps_buf_free(&q);
 }

@@ -51,6 +51,23 @@
  *   verdicts are written as ever but not given to the `judged` hook, so
  *   they raise no alert.
  * - Settings are read at start (a reload keeps them, but for triage_file).
+ * - Parts (docs/architecture.md "Seams"): verdicts.c drives the stage (the
+ *   look on its timer, the passes and their answers, the state section) and
+ *   owns the fields every part reads (settings, host, ledger) and its own
+ *   (timer, passes, the points sent lately). Each part keeps its fields in
+ *   a sub-struct of jd_verdicts that it alone writes: `collect`
+ *   (verdicts_collect.c: what is judged, from the tapped points),
+ *   `history` (verdicts_fetch.c: each series' history read back),
+ *   `triage` (verdicts_triage.c: the decisions and their reads), `growth`
+ *   (verdicts_growth.c: slog stages held for their limit verdicts) and
+ *   `slogdrift` (verdicts_slogdrift.c: the runs whose stage drift is read
+ *   back). The judges (verdicts_judge.c) keep no state. The others read a
+ *   part's fields or ask it through a function (agent/judging/
+ *   verdicts_private.h); the ledger is written by the parts that put runs
+ *   in it or judge them again. The driver calls down into the parts and
+ *   never the other way: a judge returns its pass for the driver to send,
+ *   and a part's read or point that ends on the loop hands back through
+ *   the driver's table (jd_vdriver: a look, a pass to send).
  */
 #ifndef PS_JUDGING_VERDICTS_H
 #define PS_JUDGING_VERDICTS_H
@@ -104,7 +121,57 @@ typedef struct jd_vpass jd_vpass;
 typedef struct jd_vsdjob jd_vsdjob;
 #define JD_VERDICTS_SD_SENT 1024
 
+/* The parts' own state (docs/architecture.md "Seams"): each sub-struct is
+ * written by its part alone; the driver (verdicts.c) and the other parts
+ * read it, or ask the part through a function. */
+
+/* verdicts_fetch.c: each series' history read back from the server. */
+typedef struct jd_vhistory_state {
+  jd_vseries *series; /* read state per series */
+  int fetching;       /* a history query is on the threadpool */
+} jd_vhistory_state;
+
+/* verdicts_triage.c: the decisions (verdict/triage.h): the server's, the
+ * triage_file's, and both together, the set judging and alerts ask. */
+typedef struct jd_vtriage_state {
+  ps_triage_set server, file, in_force;
+  uint64_t next; /* uv_now() at which the server is asked again */
+  int fetching;
+  int synced;    /* the server was asked once (answered or not) */
+  int checked;   /* the file's lines were checked against the server's */
+  /* the triage_file is read and parsed on the threadpool (a file of
+   * 100,000 lines held the loop; docs/benchmarks.md "Triage at scale"):
+   * judging waits for it; a reload meanwhile reads again after it */
+  int reading;
+  char *read_next; /* the path to read once this read is done */
+  int read_again;
+  int restored; /* the state gave the decisions judged under */
+} jd_vtriage_state;
+
+/* verdicts_growth.c: judged slog stages held until their limit verdicts
+ * are acknowledged (saved; at most JD_VERDICTS_GROWTH_HELD_MAX, read back
+ * or not). */
+typedef struct jd_vgrowth_state {
+  struct jd_vgrowth *held;
+  size_t nheld;
+  uint64_t seq;
+} jd_vgrowth_state;
+
+/* verdicts_slogdrift.c: the runs whose slog stage drift is read back. */
+typedef struct jd_vslogdrift_state {
+  jd_vsdjob *jobs; /* the first in flight */
+  uv_timer_t timer; /* a read that waits for the run's own points */
+  int timer_on;
+  /* The slog drift verdicts sent lately (hashes): judging a run again as
+   * each of its stages is acknowledged writes only what changed. */
+  uint64_t sent[JD_VERDICTS_SD_SENT];
+  unsigned sent_next;
+} jd_vslogdrift_state;
+
 typedef struct jd_verdicts {
+  /* What every part reads; set at init, written by the driver alone (the
+   * ledger also by the parts that put runs in it or judge them again). */
+  const struct jd_vdriver *driver; /* what the parts hand back (verdicts_private.h) */
   pl_shared *sh;
   const ps_config *cfg; /* the configuration at start: settings and the server */
   pl_aux_out out;
@@ -114,41 +181,19 @@ typedef struct jd_verdicts {
   char host[256];          /* this agent's host (core/config.h ps_config_host) */
   const char *series_host; /* the ledger's series key: host, or "" for every host */
   ps_ledger ledger;
-  jd_verdicts_collect collect;
-  jd_vseries *series; /* judging state per series */
-  jd_vpass *passes;   /* passes in flight */
-  /* judged slog stages until their limit verdicts are acknowledged (saved;
-   * at most JD_VERDICTS_GROWTH_HELD_MAX, read back or not) */
-  struct jd_vgrowth *growth_held;
-  size_t ngrowth_held;
-  uint64_t growth_seq;
-  jd_vsdjob *slog_drift; /* runs whose slog stage drift is read back; the first in flight */
-  uv_timer_t sd_timer;   /* a read that waits for the run's own points */
-  int sd_timer_on;
-  /* The slog drift verdicts sent lately (hashes): judging a run again as
-   * each of its stages is acknowledged writes only what changed. */
-  /* the verdict points acknowledged lately (judging/verdicts_send.h) */
-  struct jd_verdicts_sent *sent;
-  uint64_t sd_sent[JD_VERDICTS_SD_SENT];
-  unsigned sd_sent_next;
+  jd_verdicts_collect collect; /* verdicts_collect.c's */
+  /* The parts' own. */
+  jd_vhistory_state history;
+  jd_vtriage_state triage;
+  jd_vgrowth_state growth;
+  jd_vslogdrift_state slogdrift;
+  /* The driver's: the look, the passes in flight, and the verdict points
+   * acknowledged lately (judging/verdicts_send.h). */
   uv_timer_t timer;
-  int fetching;      /* a history query is on the threadpool */
-  /* Triage decisions (verdict/triage.h): the server's, the triage_file's,
-   * and both together, the set judging and alerts ask. */
-  ps_triage_set triage_server, triage_file, triage;
-  uint64_t triage_next; /* uv_now() at which the server is asked again */
-  int triage_fetching;
-  int triage_synced;    /* the server was asked once (answered or not) */
-  int triage_checked;   /* the file's lines were checked against the server's */
-  /* the triage_file is read and parsed on the threadpool (a file of
-   * 100,000 lines held the loop; docs/benchmarks.md "Triage at scale"):
-   * judging waits for it; a reload meanwhile reads again after it */
-  int triage_reading;
-  char *triage_read_next; /* the path to read once this read is done */
-  int triage_read_again;
-  int triage_restored; /* the state gave the decisions judged under */
   uint64_t busy_since;
   uint64_t growth_since; /* runs wait to be judged again for growth since */
+  jd_vpass *passes;
+  struct jd_verdicts_sent *sent;
 } jd_verdicts;
 
 int jd_verdicts_init(jd_verdicts *vd, pl_shared *sh, const ps_config *cfg, const pl_aux_out *out,

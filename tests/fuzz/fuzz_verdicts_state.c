@@ -83,7 +83,7 @@ static void stages_free(jd_verdicts *a, jd_verdicts *b) {
 
 /* What the stage keeps, against the caps the running agent keeps. */
 static void check_caps(const jd_verdicts *vd) {
-  if (vd->ngrowth_held > JD_VERDICTS_GROWTH_HELD_MAX)
+  if (vd->growth.nheld > JD_VERDICTS_GROWTH_HELD_MAX)
     abort();
   for (size_t i = 0; i < vd->ledger.nseries; i++) {
     const ps_ledger_series *s = &vd->ledger.series[i];
@@ -129,11 +129,11 @@ static void large(void) {
   double took = cpu_s() - t0;
   ps_buf_free(&b);
   check_caps(&vd);
-  if (took > 2.0 || vd.ngrowth_held != JD_VERDICTS_GROWTH_HELD_MAX || vd.ledger.nseries != 1 ||
+  if (took > 2.0 || vd.growth.nheld != JD_VERDICTS_GROWTH_HELD_MAX || vd.ledger.nseries != 1 ||
       vd.ledger.series[0].nruns != PS_LEDGER_MAX_RUNS ||
       strcmp(vd.ledger.series[0].runs[0].name, "run-1000") != 0) {
     fprintf(stderr, "large verdicts section: %.3f s, %zu held stages, %zu series\n", took,
-            vd.ngrowth_held, vd.ledger.nseries);
+            vd.growth.nheld, vd.ledger.nseries);
     abort();
   }
   stages_free(&vd, NULL);
