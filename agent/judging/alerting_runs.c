@@ -247,6 +247,7 @@ static void on_verdict_point(jd_alerting_runs *ar, const ps_point *p) {
   }
   char *change_run = field_str(p, "change_run");
   char *good = field_str(p, "good_revision"), *bad = field_str(p, "bad_revision");
+  char *note = field_str(p, "note");
   ps_buf link;
   ps_buf_init(&link, 0);
   ps_compare_url(&link, ar->sh->cfg->verdicts.compare_url, good, bad);
@@ -260,6 +261,7 @@ static void on_verdict_point(jd_alerting_runs *ar, const ps_point *p) {
       .good_revision = good,
       .bad_revision = bad,
       .compare_url = link.len ? link.data : NULL,
+      .note = note,
       .improvement = improvement,
   };
   m.have_value = field_num(p, "value", &m.value);
@@ -269,6 +271,7 @@ static void on_verdict_point(jd_alerting_runs *ar, const ps_point *p) {
   free(change_run);
   free(good);
   free(bad);
+  free(note);
   ps_buf_free(&link);
   if (!ar->sh->once || !ar->finished)
     uv_timer_start(&ar->gather, gather_cb, GATHER_MS, 0);

@@ -381,8 +381,10 @@ static void benchmarker_ended(jd_verdicts *vd, const jd_dss_doc *d) {
         ps_buf_printf(&run, "%s %s / %s", d->run, when, sc->scenario) == 0)
       s = ps_ledger_series_get(&vd->ledger, JD_VERDICTS_COLLECT_BENCHMARKER, series.data,
                                vd->series_host, 1);
-    if (!s || ps_ledger_put(&vd->ledger, s, vd->host, run.data, sc->revision, d->time_ns,
-                            PS_RUN_STATUS_SUCCESS, d->backfill, values) < 0)
+    long at = s ? ps_ledger_put(&vd->ledger, s, vd->host, run.data, sc->revision, d->time_ns,
+                                PS_RUN_STATUS_SUCCESS, d->backfill, values)
+                : -ENOMEM;
+    if (at < 0 || ps_ledger_set_steps(&s->runs[at], sc->steps, sc->nsteps) < 0)
       PS_ERROR(MOD, "%s: out of memory; not judged across releases", d->run);
   }
   if (!values)
