@@ -347,6 +347,7 @@ static ps_verdict_row *format_rows(const table *t) {
         .change_run = cell_str(t, r, "change_run"),
         .revision = cell_str(t, r, "revision"),
         .method = cell_str(t, r, "method"),
+        .note = note_of(t, r),
         .value = cell_num(t, r, "value"),
         .baseline = cell_num(t, r, "baseline"),
         .change_pct = r->change_pct,
