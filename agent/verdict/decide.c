@@ -162,6 +162,8 @@ static void step_notes(const ps_ledger_series *s, const ps_verdict_run *view, ps
       continue;
     v->has_note = 1;
     v->note[0] = '\0';
+    if (v->verdict == PS_VERDICT_EXCLUDED || v->verdict == PS_VERDICT_BASELINE)
+      continue; /* a decision, not a judgement: "" replaces what was said */
     long j = k - 1;
     while (j >= 0 && (view[j].status != PS_RUN_STATUS_SUCCESS || !s->runs[j].nsteps))
       j--;

@@ -236,15 +236,23 @@ static void test_step_note(void **state) {
   assert_string_equal(newest->note, "step at 10 users went Unstable; r12 was stable there");
   assert_string_equal(before->note, "");
   ps_verdict_list_free(&got);
-  /* the run before it kept out: the one before that is the predecessor */
+  /* the run before it kept out (unstable at 10 itself): the one before
+   * that is the predecessor */
+  assert_int_equal(ps_ledger_set_steps(&s->runs[N - 2], lost, 2), 0);
   decision("x", PS_TRIAGE_EXCLUDE, "bm-12");
   decide(s, NULL, &got);
   assert_string_equal(of(&got, "bm-13", PS_METHOD_EDIVISIVE)->note,
                       "step at 10 users went Unstable; r11 was stable there");
+  /* and the excluded run itself says nothing, a note written as "" */
+  const ps_verdict *excluded = of(&got, "bm-12", PS_METHOD_EDIVISIVE);
+  assert_int_equal(excluded->verdict, PS_VERDICT_EXCLUDED);
+  assert_true(excluded->has_note);
+  assert_string_equal(excluded->note, "");
   ps_verdict_list_free(&got);
   /* the same release benchmarked again: the report is named, not itself */
   free(s->runs[N - 2].revision);
   s->runs[N - 2].revision = NULL;
+  assert_int_equal(ps_ledger_set_steps(&s->runs[N - 2], held, 2), 0);
   ps_triage_set_free(&triage);
   ps_triage_set_init(&triage);
   decide(s, NULL, &got);
