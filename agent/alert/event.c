@@ -40,6 +40,7 @@ static void metric_free(ps_alert_metric *m) {
   free(m->good_revision);
   free(m->bad_revision);
   free(m->compare_url);
+  free(m->note);
 }
 
 void ps_alert_event_free(ps_alert_event *ev) {
@@ -72,13 +73,13 @@ int ps_alert_event_add_metric(ps_alert_event *ev, const ps_alert_metric *m) {
   ps_alert_metric *c = &ev->metrics[ev->nmetrics];
   *c = *m;
   c->metric = c->stage = c->arm = c->reference = c->change_run = NULL;
-  c->against = c->good_revision = c->bad_revision = c->compare_url = NULL;
+  c->against = c->good_revision = c->bad_revision = c->compare_url = c->note = NULL;
   if (ps_alert_set(&c->metric, m->metric) || ps_alert_set(&c->stage, m->stage) ||
       ps_alert_set(&c->arm, m->arm) || ps_alert_set(&c->reference, m->reference) ||
       ps_alert_set(&c->change_run, m->change_run) || ps_alert_set(&c->against, m->against) ||
       ps_alert_set(&c->good_revision, m->good_revision) ||
       ps_alert_set(&c->bad_revision, m->bad_revision) ||
-      ps_alert_set(&c->compare_url, m->compare_url)) {
+      ps_alert_set(&c->compare_url, m->compare_url) || ps_alert_set(&c->note, m->note)) {
     metric_free(c);
     return -ENOMEM;
   }
@@ -201,6 +202,7 @@ cJSON *ps_alert_event_to_cjson(const ps_alert_event *ev) {
       add_str(mo, "good_revision", m->good_revision);
       add_str(mo, "bad_revision", m->bad_revision);
       add_str(mo, "compare_url", m->compare_url);
+      add_str(mo, "note", m->note);
       cJSON_AddItemToArray(arr, mo);
     }
   }
@@ -265,6 +267,7 @@ int ps_alert_event_from_cjson(ps_alert_event *ev, const cJSON *o) {
         .good_revision = (char *)get_str(mo, "good_revision"),
         .bad_revision = (char *)get_str(mo, "bad_revision"),
         .compare_url = (char *)get_str(mo, "compare_url"),
+        .note = (char *)get_str(mo, "note"),
         .improvement = kind == PS_ALERT_IMPROVEMENT,
     };
     m.have_value = get_num(mo, "value", &m.value);

@@ -133,6 +133,12 @@ int ps_alert_text_verdict(ps_buf *out, const ps_alert_event *ev) {
       rc |= ps_buf_printf(out, ": %s", m->compare_url);
     break;
   }
+  /* A benchmarker report's steps: one note per run, every metric has it */
+  for (size_t i = 0; i < ev->nmetrics; i++)
+    if (ev->metrics[i].note) {
+      rc |= ps_buf_printf(out, "; %s", ev->metrics[i].note);
+      break;
+    }
   return rc ? -ENOMEM : 0;
 }
 

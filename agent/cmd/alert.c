@@ -175,8 +175,9 @@ int ps_cmd_alert(int argc, char **argv, ps_config *cfg, int cfg_given) {
   ps_buf_free(&err);
   const char *url = ps_config_webhook_url(cfg);
   if (!cfg->alerts.nexec && !url) {
-    fprintf(stderr, "perfship alert test: no alert channel is configured (alerts.exec, "
-                    "alerts.webhook in %s); nothing to test\n",
+    fprintf(stderr,
+            "perfship alert test: no alert channel is configured (alerts.exec, "
+            "alerts.webhook in %s); nothing to test\n",
             cfg->file ? cfg->file : "the configuration");
     return PS_EXIT_CONFIG;
   }

@@ -146,6 +146,21 @@ static void put_range(const table *t, const row *r, const char *tmpl) {
   putchar('\n');
 }
 
+/* What a benchmarker report's steps say beside its verdict, on a line of
+ * its own (docs/verdicts.md "Benchmarker: across releases"). */
+static const char *note_of(const table *t, const row *r) {
+  const char *note = cell_str(t, r, "note");
+  return note && note[0] ? note : NULL;
+}
+
+static void put_note(const table *t, const row *r) {
+  if (!note_of(t, r))
+    return;
+  fputs("            ", stdout);
+  ps_visible_put(stdout, note_of(t, r), 0);
+  putchar('\n');
+}
+
 static void when_text(int64_t ns, char out[24]) {
   time_t s = (time_t)(ns / 1000000000);
   struct tm tm;
@@ -197,23 +212,25 @@ static void print_table(const table *t, const char *since, const char *link_tmpl
     imp += rank(t->rows[i].verdict) == 1;
     none += is_none(&t->rows[i]);
   }
-  size_t acked = 0;
-  for (size_t i = 0; i < t->n; i++)
+  size_t acked = 0, noted = 0; /* a `none` with a note is listed: it says something */
+  for (size_t i = 0; i < t->n; i++) {
     acked += rank(t->rows[i].verdict) < 2 && t->rows[i].ack;
+    noted += is_none(&t->rows[i]) && note_of(t, &t->rows[i]);
+  }
   printf("%zu verdicts of runs since %s ago: %zu regression%s, %zu improvement%s", t->n, since, reg,
          reg == 1 ? "" : "s", imp, imp == 1 ? "" : "s");
   if (acked)
     printf(" (%zu acknowledged)", acked);
   printf(", %zu without change\n", none);
-  if (!all && none)
-    printf("(the %zu without change are not listed: --all lists them)\n", none);
-  if (t->n == (all ? 0 : none))
+  if (!all && none > noted)
+    printf("(the %zu without change are not listed: --all lists them)\n", none - noted);
+  if (t->n == (all ? 0 : none - noted))
     return;
   printf("%-11s %9s  %-16s %-44s %-16s %-30s %12s %12s  %s\n", "VERDICT", "CHANGE", "HOST", "WHAT",
          "SERIES", "RUN", "VALUE", "BASELINE", "CHANGE BEGAN IN");
   for (size_t i = 0; i < t->n; i++) {
     const row *r = &t->rows[i];
-    if (!all && is_none(r))
+    if (!all && is_none(r) && !note_of(t, r))
       continue;
     char what[256];
     const char *metric = cell_str(t, r, "metric"), *stage = cell_str(t, r, "stage"),
@@ -259,6 +276,7 @@ static void print_table(const table *t, const char *since, const char *link_tmpl
     }
     putchar('\n');
     put_range(t, r, link_tmpl);
+    put_note(t, r);
     if (r->excluded)
       print_decision("excluded", r->excluded);
     else if (r->baseline)
@@ -329,6 +347,7 @@ static ps_verdict_row *format_rows(const table *t) {
         .change_run = cell_str(t, r, "change_run"),
         .revision = cell_str(t, r, "revision"),
         .method = cell_str(t, r, "method"),
+        .note = note_of(t, r),
         .value = cell_num(t, r, "value"),
         .baseline = cell_num(t, r, "baseline"),
         .change_pct = r->change_pct,

@@ -390,6 +390,10 @@ static int md_row(ps_buf *out, const ps_verdict_row *r) {
     PUT(ps_buf_puts(out, "against "));
     PUT(ps_md_escape(out, r->reference));
   }
+  if (r->note && r->note[0]) { /* what the steps say, beside where the change began */
+    PUT(ps_buf_puts(out, "; "));
+    PUT(ps_md_escape(out, r->note));
+  }
   PUT(ps_buf_puts(out, " | "));
   if (r->acknowledged)
     PUT(md_ack(out, r));

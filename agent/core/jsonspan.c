@@ -378,13 +378,40 @@ int ps_jv_string(ps_jv v, ps_buf *out, size_t *off, size_t *len) {
   return ps_jkey_string(inner, out, off, len);
 }
 
+/* Whether `s` (n bytes, from `*at`) goes on with `len` bytes of `p`. */
+static int goes_on(const char *s, size_t n, size_t *at, const char *p, size_t len) {
+  if (len > n - *at || memcmp(s + *at, p, len) != 0)
+    return 0;
+  *at += len;
+  return 1;
+}
+
+/* Unescaped as it is compared, however long the key: a bound on what is
+ * unescaped would miss a long-escaped first member cJSON finds, and find
+ * a later one of that name instead (tests/fuzz/fuzz_jsonspan.c). An escape
+ * spells at least one byte in at most six (\u0061), so a key longer than
+ * 6n cannot spell n bytes. */
 int ps_jkey_is_escaped(ps_jv key, const char *s, size_t n) {
-  size_t kl = (size_t)(key.end - key.p);
-  char tmp[256];
-  if (kl > sizeof tmp || !memchr(key.p, '\\', kl))
-    return 0; /* the names looked up are short: 256 escaped bytes cannot spell one */
-  size_t m = (size_t)(unescape(key.p, key.end, tmp) - tmp);
-  return m == n && memcmp(tmp, s, m) == 0;
+  size_t kl = (size_t)(key.end - key.p), at = 0;
+  if (kl / 6 > n || !memchr(key.p, '\\', kl))
+    return 0;
+  const char *p = key.p;
+  while (p < key.end) {
+    const char *run = p;
+    while (p < key.end && *p != '\\')
+      p++;
+    if (!goes_on(s, n, &at, run, (size_t)(p - run)))
+      return 0;
+    if (p == key.end)
+      break;
+    unsigned cp = 0;
+    char spelt[4];
+    const char *next = ps_json_escape(p, key.end, &cp, NULL);
+    if (!next || !goes_on(s, n, &at, spelt, (size_t)(ps_utf8_put(spelt, cp) - spelt)))
+      return 0;
+    p = next;
+  }
+  return at == n;
 }
 
 int ps_jv_get_ix(ps_jv obj, const char *key, const ps_jindex *ix, ps_jv *out) {

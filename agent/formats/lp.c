@@ -16,8 +16,16 @@
  * as a whole point on its own ends the skipping and lands, so a stray
  * quote never swallows good lines. After a restart inside such a record
  * its remaining lines are refused one by one: nothing is skipped unseen.
+ *
+ * An unsigned value (`5u`) is written as an integer (`5i`): InfluxDB 1.x
+ * has no unsigned type unless built with one (Debian's 1.6.7 answers
+ * `invalid number`, and the batch holding the line fails), and an integer
+ * holds every value up to 2^63 - 1. A larger one is refused with its line
+ * (docs/line-protocol.md "Numbers").
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "formats/format.h"
@@ -62,6 +70,25 @@ static int string_closes(const char *data, size_t len) {
   return 0;
 }
 
+/* The line's unsigned fields (the parser's scratch) as integers (above);
+ * -ERANGE names the first that does not fit. */
+static int uint_as_int(ps_field *f, size_t n, const char **key, uint64_t *value) {
+  for (size_t i = 0; i < n; i++) {
+    if (f[i].type != PS_F_UINT)
+      continue;
+    if (f[i].v.u > (uint64_t)INT64_MAX) {
+      *key = f[i].key;
+      *value = f[i].v.u;
+      return -ERANGE;
+    }
+    int64_t v = (int64_t)f[i].v.u;
+    f[i].type = PS_F_INT;
+    f[i].v.i = v;
+    f[i].text = NULL; /* formatted from the value, with its `i` */
+  }
+  return 0;
+}
+
 static int lp_line(ps_parser *p, const char *data, size_t len, ps_emitter *em) {
   ps_point pt;
   const char *reason = NULL;
@@ -85,6 +112,15 @@ static int lp_line(ps_parser *p, const char *data, size_t len, ps_emitter *em) {
   }
   if (rc < 0) {
     ps_emit_reject(em, "column %zu: %s", p->scratch.err_col, reason);
+    return 0;
+  }
+  const char *key = NULL;
+  uint64_t big = 0;
+  if (uint_as_int(p->scratch.fields, pt.nfields, &key, &big) < 0) {
+    ps_emit_reject(em,
+                   "field '%s': unsigned %" PRIu64 "u does not fit an integer (at most "
+                   "9223372036854775807), and InfluxDB 1.x has no unsigned type",
+                   key, big);
     return 0;
   }
   return ps_emit_point(em, &pt);

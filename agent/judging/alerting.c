@@ -29,7 +29,8 @@ int jd_alerting_init(jd_alerting *al, pl_shared *sh, pl_delivery *dl, pl_reader 
   if (rc < 0)
     return rc;
   jd_alerting_clock_init(&al->clock, sh, &al->raiser, dl, rd, runs, commit);
-  jd_alerting_runs_init(&al->runs, sh, &al->raiser, &al->clock);
+  jd_alerting_runs_init(&al->runs, sh, &al->raiser, &al->clock, hooks ? hooks->slog_pending : NULL,
+                        hooks ? hooks->ctx : NULL);
   return 0;
 }
 

@@ -247,6 +247,7 @@ static void on_verdict_point(jd_alerting_runs *ar, const ps_point *p) {
   }
   char *change_run = field_str(p, "change_run");
   char *good = field_str(p, "good_revision"), *bad = field_str(p, "bad_revision");
+  char *note = field_str(p, "note");
   ps_buf link;
   ps_buf_init(&link, 0);
   ps_compare_url(&link, ar->sh->cfg->verdicts.compare_url, good, bad);
@@ -260,6 +261,7 @@ static void on_verdict_point(jd_alerting_runs *ar, const ps_point *p) {
       .good_revision = good,
       .bad_revision = bad,
       .compare_url = link.len ? link.data : NULL,
+      .note = note,
       .improvement = improvement,
   };
   m.have_value = field_num(p, "value", &m.value);
@@ -269,6 +271,7 @@ static void on_verdict_point(jd_alerting_runs *ar, const ps_point *p) {
   free(change_run);
   free(good);
   free(bad);
+  free(note);
   ps_buf_free(&link);
   if (!ar->sh->once || !ar->finished)
     uv_timer_start(&ar->gather, gather_cb, GATHER_MS, 0);
@@ -361,12 +364,18 @@ static char *cause_json(const ps_explanation *e) {
  * back on the threadpool (readback/explain.h); the event goes out with or
  * without it (docs/alerts.md: a server that cannot answer costs the cause,
  * never the alert). */
-/* The run's slog may still be read when its regression is judged: while
- * the series has slog stages on the server but the run none yet, the
- * cause is asked again every CAUSE_RETRY_MS, CAUSE_TRIES times at most
- * (docs/alerts.md). A series without slogs is not waited for. */
+/* The slogs of the runs compared may still be read when the regression is
+ * judged (a backfill reads every perf.jsonl before any slog): while this
+ * agent still reads or sends the slog of the run or of a run of its old
+ * level, the cause is asked again every CAUSE_RETRY_MS, CAUSE_PENDING_TRIES
+ * times at most; else, while the series has slog stages on the server but
+ * the run none yet (another agent's slog), CAUSE_TRIES times. Deciding on
+ * what the server holds alone read the cause from the first of the old
+ * runs' slogs to arrive, or gave up before any had (docs/alerts.md). A
+ * series without slogs is not waited for. */
 #define CAUSE_RETRY_MS 2000
 #define CAUSE_TRIES 10
+#define CAUSE_PENDING_TRIES 60
 
 typedef struct explain_job {
   struct explain_job *next;
@@ -426,13 +435,31 @@ static int run_has_slog(const ps_explain_data *d) {
   return 0;
 }
 
+/* Is the slog of a run the cause compares still being read or sent here? */
+static int slogs_pending(const explain_job *j) {
+  const jd_alerting_runs *ar = j->ar;
+  if (!ar->slog_pending)
+    return 0;
+  int pending = ar->slog_pending(ar->slog_ctx, j->d.run);
+  for (size_t i = 0; !pending && i < j->d.nold; i++)
+    pending = ar->slog_pending(ar->slog_ctx, j->d.old[i]);
+  return pending;
+}
+
+/* Is the cause to be asked again (the bounds above)? */
+static int ask_again(explain_job *j, int status) {
+  if (status != 0 || j->rc != 0 || j->ar->sh->stopping)
+    return 0;
+  if (slogs_pending(j))
+    return ++j->tries < CAUSE_PENDING_TRIES;
+  return j->d.nstages && !run_has_slog(&j->d) && ++j->tries < CAUSE_TRIES;
+}
+
 /* On the loop; `status` -ECANCELED when the read was cancelled. */
 static void explain_done(void *arg, int status) {
   explain_job *j = arg;
   jd_alerting_runs *ar = j->ar;
-  if (status == 0 && j->rc == 0 && j->d.nstages && !run_has_slog(&j->d) &&
-      ++j->tries < CAUSE_TRIES &&
-      !ar->sh->stopping) {
+  if (ask_again(j, status)) {
     /* asked again from the start: the same run, the same known change */
     char *metric = j->d.regressed ? strdup(j->d.regressed) : NULL;
     char *change = j->d.change_run ? strdup(j->d.change_run) : NULL;
@@ -592,12 +619,12 @@ void jd_alerting_runs_judged(jd_alerting_runs *ar, const jd_run_verdicts *rv) {
         .stage = v->stage >= 0 ? stages[n] : NULL,
         .arm = (char *)v->arm,
         .reference = (char *)v->reference,
-        .change_run = v->change_run && strcmp(v->change_run, v->run) ? (char *)v->change_run
-                                                                      : NULL,
+        .change_run = v->change_run && strcmp(v->change_run, v->run) ? (char *)v->change_run : NULL,
         .against = (char *)v->against,
         .good_revision = (char *)v->good_revision,
         .bad_revision = (char *)v->bad_revision,
         .compare_url = links[n].len ? links[n].data : NULL,
+        .note = v->note[0] ? (char *)v->note : NULL,
         .improvement = v->verdict == PS_VERDICT_IMPROVEMENT,
         .have_value = !isnan(v->value),
         .have_baseline = !isnan(v->baseline),
@@ -624,8 +651,11 @@ void jd_alerting_runs_judged(jd_alerting_runs *ar, const jd_run_verdicts *rv) {
 /* --- start and end ---------------------------------------------------------------- */
 
 void jd_alerting_runs_init(jd_alerting_runs *ar, pl_shared *sh, jd_alerting_raiser *raiser,
-                           jd_alerting_clock *clock) {
+                           jd_alerting_clock *clock,
+                           int (*slog_pending)(void *ctx, const char *run), void *slog_ctx) {
   memset(ar, 0, sizeof *ar);
+  ar->slog_pending = slog_pending;
+  ar->slog_ctx = slog_ctx;
   ar->sh = sh;
   ar->raiser = raiser;
   ar->clock = clock;

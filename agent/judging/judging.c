@@ -46,6 +46,11 @@ static int slogs_busy(void *ctx) {
   return j->hooks.slogs_busy ? j->hooks.slogs_busy(j->hooks.ctx) : 0;
 }
 
+static int slog_pending(void *ctx, const char *run) {
+  jd_judging *j = ctx;
+  return j->hooks.slog_pending ? j->hooks.slog_pending(j->hooks.ctx, run) : 0;
+}
+
 static const char *last_error(void *ctx) {
   jd_judging *j = ctx;
   return j->hooks.last_error ? j->hooks.last_error(j->hooks.ctx) : NULL;
@@ -64,7 +69,7 @@ int jd_judging_init(jd_judging *j, pl_shared *sh, const ps_config *cfg, pl_deliv
   j->sh = sh;
   if (hooks)
     j->hooks = *hooks;
-  jd_alerting_hooks ah = {on_alerts_settled, j};
+  jd_alerting_hooks ah = {on_alerts_settled, j, slog_pending};
   int rc = jd_alerting_init(&j->alerts, sh, dl, rd, runs, commit, out, &ah);
   if (rc < 0)
     return rc;

@@ -296,8 +296,9 @@ static int reference_ready(jd_verdicts *vd, size_t i, const char *against, uint6
                            uint64_t *next) {
   const ps_ledger_series *s = &vd->ledger.series[i];
   char *source = strdup(s->source), *host = strdup(s->host);
-  ps_ledger_series *as =
-      source && host ? ps_ledger_series_get(&vd->ledger, source, against, host, 1) : NULL;
+  ps_ledger_series *as = source && host
+                             ? ps_ledger_series_get(&vd->ledger, source, against, host, 1)
+                             : NULL;
   jd_vseries *avs = as ? jd_verdicts_fetch_series(&vd->history, source, against, host) : NULL;
   free(source);
   free(host);
@@ -405,8 +406,10 @@ static void benchmarker_ended(jd_verdicts *vd, const jd_dss_doc *d) {
         ps_buf_printf(&run, "%s %s / %s", d->run, when, sc->scenario) == 0)
       s = ps_ledger_series_get(&vd->ledger, JD_VERDICTS_COLLECT_BENCHMARKER, series.data,
                                vd->series_host, 1);
-    if (!s || ps_ledger_put(&vd->ledger, s, vd->host, run.data, sc->revision, d->time_ns,
-                            PS_RUN_STATUS_SUCCESS, d->backfill, values) < 0)
+    long at = s ? ps_ledger_put(&vd->ledger, s, vd->host, run.data, sc->revision, d->time_ns,
+                                PS_RUN_STATUS_SUCCESS, d->backfill, values)
+                : -ENOMEM;
+    if (at < 0 || ps_ledger_set_steps(&s->runs[at], sc->steps, sc->nsteps) < 0)
       PS_ERROR(MOD, "%s: out of memory; not judged across releases", d->run);
   }
   if (!values)

@@ -61,6 +61,7 @@ static void doc_free(jd_dss_doc *d) {
     free(d->scenarios[i].scenario);
     free(d->scenarios[i].arm);
     free(d->scenarios[i].revision);
+    free(d->scenarios[i].steps);
   }
   free(d->scenarios);
   free(d->run);
@@ -433,6 +434,34 @@ static double completed_load(const ps_point *p) {
   return ps_point_number(p, "load_factor");
 }
 
+/* How a step ended (by load: a step read again replaces its outcome), kept
+ * so that the next report's verdict can say where this one was stable and
+ * it is not (docs/verdicts.md "Benchmarker: across releases"). */
+static void step_end(jd_bm_scenario *s, const ps_point *p) {
+  const ps_field *reason = ps_point_field(p, "termination_reason");
+  double load = ps_point_number(p, "load_factor");
+  if (!reason || reason->type != PS_F_STRING || !isfinite(load))
+    return;
+  ps_step_end end = PS_STEP_COMPLETED;
+  while (end <= PS_STEP_NOT_STABLE &&
+         !(strlen(ps_ledger_step_end_name(end)) == reason->v.s.n &&
+           memcmp(ps_ledger_step_end_name(end), reason->v.s.p, reason->v.s.n) == 0))
+    end++;
+  if (end > PS_STEP_NOT_STABLE)
+    return;
+  size_t i = 0;
+  while (i < s->nsteps && s->steps[i].load != load)
+    i++;
+  if (i == s->nsteps) {
+    ps_ledger_step *n = realloc(s->steps, (s->nsteps + 1) * sizeof *n);
+    if (!n)
+      return;
+    s->steps = n;
+    s->nsteps++;
+  }
+  s->steps[i] = (ps_ledger_step){load, end};
+}
+
 /* A scenario's figures, kept for the judge across releases: its fit's
  * (a scenario fitted again in the same report, a report read again,
  * replaces them) and its latency at the lowest load it completed
@@ -468,6 +497,8 @@ static void across_releases(jd_verdicts_collect *c, const ps_point *p) {
     d->nscenarios++;
   }
   int fit = strcmp(p->measurement, JD_VERDICTS_COLLECT_BENCHMARKER_FIT) == 0;
+  if (!fit)
+    step_end(s, p);
   double load = fit ? NAN : completed_load(p);
   int lower = !isnan(load) && (isnan(s->low_load) || load <= s->low_load);
   for (size_t i = 0; i < PS_BENCHMARKER_NFIGURES; i++) {

@@ -36,8 +36,8 @@ const jd_vseries *jd_verdicts_fetch_find(const jd_vhistory_state *h, const char 
   return find(h->series, source, series, host);
 }
 
-jd_vseries *jd_verdicts_fetch_series(jd_vhistory_state *h, const char *source,
-                                     const char *series, const char *host) {
+jd_vseries *jd_verdicts_fetch_series(jd_vhistory_state *h, const char *source, const char *series,
+                                     const char *host) {
   jd_vseries *s = find(h->series, source, series, host);
   if (s)
     return s;

@@ -80,8 +80,8 @@ struct jd_vdriver {
  * nothing started. */
 const jd_vseries *jd_verdicts_fetch_find(const jd_vhistory_state *h, const char *source,
                                          const char *series, const char *host);
-jd_vseries *jd_verdicts_fetch_series(jd_vhistory_state *h, const char *source,
-                                     const char *series, const char *host);
+jd_vseries *jd_verdicts_fetch_series(jd_vhistory_state *h, const char *source, const char *series,
+                                     const char *host);
 int jd_verdicts_fetch_history(jd_verdicts *vd, jd_vseries *vs);
 void jd_verdicts_fetch_free(jd_vhistory_state *h);
 

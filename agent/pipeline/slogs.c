@@ -610,6 +610,13 @@ int pl_slogs_busy(const pl_slogs *t) {
   return 0;
 }
 
+int pl_slogs_run_pending(const pl_slogs *t, const char *run) {
+  for (const pl_slog_stage *s = t->stages; s; s = s->next)
+    if ((s->runnable || s->restart || s->in_flight || s->b) && strcmp(s->id.run, run) == 0)
+      return 1;
+  return 0;
+}
+
 void pl_slogs_close(pl_slogs *t) {
   if (t->closed)
     return;

@@ -250,6 +250,41 @@ static void peaks(page *p, const ps_rb_bm_key *key) {
   free(fits);
 }
 
+/* Whether the verdict is about an arm of the group across releases: its
+ * series is "<configuration> / <scenario> / <arm>" (docs/schema.md). */
+static int about_arm(const ps_rverdict *v, const ps_rb_bm_key *key, const arm *a) {
+  size_t nc = strlen(key->configuration), ns = strlen(a->scenario);
+  const char *s = v->series;
+  return s && ps_report_same(v->host, key->host) && strncmp(s, key->configuration, nc) == 0 &&
+         strncmp(s + nc, " / ", 3) == 0 && strncmp(s + nc + 3, a->scenario, ns) == 0 &&
+         strncmp(s + nc + 3 + ns, " / ", 3) == 0 && strcmp(s + nc + 6 + ns, a->name) == 0;
+}
+
+/* What the verdicts across releases say of the reports' steps (a step
+ * that went Unstable where the report before was stable), once per
+ * report and scenario, oldest first as the verdicts come. */
+static void step_notes(page *p, const ps_rb_bm_key *key, const arm *arms, size_t n) {
+  const ps_report_data *d = p->d;
+  const char *last = NULL;
+  int any = 0;
+  for (size_t i = 0; i < d->nverdicts; i++) {
+    const ps_rverdict *v = &d->verdicts[i];
+    int mine = 0;
+    for (size_t a = 0; a < n && !mine && v->note && v->note[0]; a++)
+      mine = about_arm(v, key, &arms[a]);
+    if (!mine || (last && strcmp(last, v->run) == 0))
+      continue;
+    put(p, any++ ? "<li>" : "<ul class=\"bm-notes\"><li>");
+    txt(p, v->run);
+    put(p, ": ");
+    txt(p, v->note);
+    put(p, "</li>");
+    last = v->run;
+  }
+  if (any)
+    put(p, "</ul>");
+}
+
 static void group(page *p, const ps_rb_bm_key *key) {
   arm arms[MAX_ARMS];
   size_t n = arms_of(&p->d->bm, key, arms);
@@ -285,6 +320,7 @@ static void group(page *p, const ps_rb_bm_key *key) {
   throughput_chart(p, key, arms, n);
   latency_chart(p, key, arms, n);
   peaks(p, key);
+  step_notes(p, key, arms, n);
   put(p, "</div>\n");
 }
 

@@ -60,9 +60,10 @@ static void free_run(ps_rrun *r) {
 }
 
 static void free_verdict(ps_rverdict *v) {
-  char *s[] = {v->host, v->source, v->series, v->metric, v->run, v->stage, v->arm,
-               v->reference, v->verdict, v->change_run, v->method, v->revision,
-               v->good_revision, v->bad_revision, v->against, v->vat, v->vat_name};
+  char *s[] = {v->host,   v->source,   v->series,        v->metric,       v->run,
+               v->stage,  v->arm,      v->reference,     v->verdict,      v->change_run,
+               v->method, v->revision, v->good_revision, v->bad_revision, v->against,
+               v->vat,    v->vat_name, v->note};
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
     free(s[i]);
 }

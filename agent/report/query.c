@@ -68,13 +68,15 @@ static int q_run_points(const ps_report_data *d, ps_buf *q) {
 }
 
 static int q_verdicts(const ps_report_data *d, ps_buf *q) {
-  return select_from(q, d, "\"verdict\", \"value\", \"baseline\", \"change_pct\", "
-                           "\"change_run\", \"baseline_runs\", \"method\", \"p_value\", "
-                           "\"variants\", \"variants_agree\", \"revision\", \"good_revision\", "
-                           "\"bad_revision\", \"vat_name\", \"source\", "
-                           "\"series\", \"metric\", \"run\", \"stage\", \"arm\", \"reference\", \"against\", "
-                           "\"vat\", \"host\"",
-                     "perfship_verdict", "");
+  return select_from(
+      q, d,
+      "\"verdict\", \"value\", \"baseline\", \"change_pct\", "
+      "\"change_run\", \"baseline_runs\", \"method\", \"p_value\", "
+      "\"variants\", \"variants_agree\", \"revision\", \"good_revision\", "
+      "\"bad_revision\", \"vat_name\", \"note\", \"source\", "
+      "\"series\", \"metric\", \"run\", \"stage\", \"arm\", \"reference\", \"against\", "
+      "\"vat\", \"host\"",
+      "perfship_verdict", "");
 }
 
 static int q_stage_candidates(const ps_report_data *d, ps_buf *q) {
@@ -275,6 +277,7 @@ static int on_verdict(ps_report_data *d, const row *r) {
       {&v->against, ps_rb_tag(r, "against")},
       {&v->vat, ps_rb_tag(r, "vat")},
       {&v->vat_name, ps_rb_str(r, "vat_name")},
+      {&v->note, ps_rb_str(r, "note")},
       {&v->change_run, ps_rb_str(r, "change_run")},
       {&v->method, ps_rb_str(r, "method")},
       {&v->revision, ps_rb_str(r, "revision")},

@@ -387,6 +387,11 @@ static int slogs_busy(void *ctx) {
   return pl_slogs_busy(&pl->slogs);
 }
 
+static int slog_pending(void *ctx, const char *run) {
+  ps_service *pl = ctx;
+  return pl_slogs_run_pending(&pl->slogs, run);
+}
+
 static const char *last_error(void *ctx) {
   ps_service *pl = ctx;
   return pl->saved.nerrors ? pl->saved.errors[pl->saved.nerrors - 1] : NULL;
@@ -498,8 +503,8 @@ static int start_stages(ps_service *pl) {
     return rc;
   }
   pl_aux_out out = pl_delivery_aux_out(&pl->dl);
-  jd_judging_hooks jh = {on_judging_settled, reader_busy,      slogs_busy,
-                         last_error,         on_report_failed, pl};
+  jd_judging_hooks jh = {on_judging_settled, reader_busy, slogs_busy,  last_error,
+                         on_report_failed,   pl,          slog_pending};
   rc = jd_judging_init(&pl->judging, &pl->sh, pl->gens.boot.cfg, &pl->dl, &pl->rd, &pl->runs,
                        &pl->commit, &out, &jh);
   if (rc < 0) {

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +117,61 @@ static int candidates(const ps_verdict_case *c, const ps_verdict_series *whole,
   return rc;
 }
 
+/* What a benchmarker run's steps say against the report before it: the
+ * lowest load where it did not complete a step and `before` did, and how
+ * many more such loads (docs/verdicts.md "Benchmarker: across releases"). */
+static void step_note(const ps_ledger_run *before, const ps_ledger_run *run, char *out,
+                      size_t cap) {
+  const ps_ledger_step *lost = NULL;
+  size_t more = 0;
+  for (size_t i = 0; i < run->nsteps; i++) {
+    const ps_ledger_step *st = &run->steps[i];
+    int held = 0;
+    for (size_t j = 0; st->end != PS_STEP_COMPLETED && j < before->nsteps; j++)
+      held |= before->steps[j].load == st->load && before->steps[j].end == PS_STEP_COMPLETED;
+    if (!held)
+      continue;
+    more += lost != NULL;
+    if (!lost || st->load < lost->load)
+      lost = st;
+  }
+  out[0] = '\0';
+  if (!lost)
+    return;
+  /* the release that held it, when it is another; else the report */
+  int other = before->revision && (!run->revision || strcmp(before->revision, run->revision));
+  char more_text[48] = "";
+  if (more)
+    snprintf(more_text, sizeof more_text, " (and %zu more step%s)", more, more == 1 ? "" : "s");
+  snprintf(out, cap, "step at %g users %s%s; %s%s%s was stable there", lost->load,
+           lost->end == PS_STEP_UNSTABLE ? "went Unstable" : "never got stable", more_text,
+           other ? before->revision : "the previous report, ", other ? "" : before->name,
+           other ? "" : ",");
+}
+
+/* Each verdict of a run that kept its steps (a benchmarker report's
+ * scenario) gets the note of its steps against the run before it that
+ * counts (a successful run, not excluded), "" when there is nothing to
+ * say: the field is always written (verdict.h). */
+static void step_notes(const ps_ledger_series *s, const ps_verdict_run *view, ps_verdict_list *l,
+                       size_t first) {
+  for (size_t i = first; i < l->n; i++) {
+    ps_verdict *v = &l->v[i];
+    long k = v->method == PS_METHOD_EDIVISIVE ? ps_ledger_find(s, v->host, v->run) : -1;
+    if (k < 0 || !s->runs[k].nsteps)
+      continue;
+    v->has_note = 1;
+    v->note[0] = '\0';
+    if (v->verdict == PS_VERDICT_EXCLUDED || v->verdict == PS_VERDICT_BASELINE)
+      continue; /* a decision, not a judgement: "" replaces what was said */
+    long j = k - 1;
+    while (j >= 0 && (view[j].status != PS_RUN_STATUS_SUCCESS || !s->runs[j].nsteps))
+      j--;
+    if (j >= 0)
+      step_note(&s->runs[j], &s->runs[k], v->note, sizeof v->note);
+  }
+}
+
 int ps_verdict_decide_series(const ps_verdict_case *c, ps_verdict_list *out) {
   const ps_ledger_series *s = c->series;
   if (c->from >= s->nruns)
@@ -146,6 +202,7 @@ int ps_verdict_decide_series(const ps_verdict_case *c, ps_verdict_list *out) {
     if (!out->v[i].host || !c->host || strcmp(out->v[i].host, c->host) == 0)
       out->v[kept++] = out->v[i];
   out->n = kept;
+  step_notes(s, view, out, first);
   free(view);
   return rc;
 }

@@ -24,6 +24,7 @@ static void run_free(ps_ledger_run *r) {
   free(r->name);
   free(r->revision);
   free(r->values);
+  free(r->steps);
 }
 
 int ps_ledger_init(ps_ledger *l, const char *const *metrics, size_t nmetrics) {
@@ -99,6 +100,24 @@ long ps_ledger_find(const ps_ledger_series *s, const char *host, const char *nam
     if (strcmp(s->runs[i].name, name) == 0 && strcmp(s->runs[i].host, host) == 0)
       return (long)i;
   return -1;
+}
+
+int ps_ledger_set_steps(ps_ledger_run *r, const ps_ledger_step *steps, size_t n) {
+  ps_ledger_step *copy = n ? malloc(n * sizeof *copy) : NULL;
+  free(r->steps);
+  r->steps = copy;
+  r->nsteps = copy ? n : 0;
+  if (n && !copy)
+    return -ENOMEM;
+  if (n)
+    memcpy(copy, steps, n * sizeof *copy);
+  return 0;
+}
+
+static const char *const step_ends[] = {"Completed", "Unstable", "StabilityNotAchieved"};
+
+const char *ps_ledger_step_end_name(ps_step_end end) {
+  return (size_t)end < sizeof step_ends / sizeof step_ends[0] ? step_ends[end] : "?";
 }
 
 static int run_before(int64_t start_ns, const char *name, const ps_ledger_run *r) {
@@ -184,6 +203,15 @@ static cJSON *run_to_json(const ps_ledger *l, const ps_ledger_run *r) {
   for (size_t i = 0; v && i < l->nmetrics; i++)
     if (isfinite(r->values[i]))
       cJSON_AddNumberToObject(v, l->metrics[i], r->values[i]);
+  cJSON *steps = r->nsteps ? cJSON_AddArrayToObject(o, "steps") : NULL;
+  for (size_t i = 0; steps && i < r->nsteps; i++) {
+    cJSON *step = cJSON_CreateArray();
+    if (!step)
+      break;
+    cJSON_AddItemToArray(step, cJSON_CreateNumber(r->steps[i].load));
+    cJSON_AddItemToArray(step, cJSON_CreateString(ps_ledger_step_end_name(r->steps[i].end)));
+    cJSON_AddItemToArray(steps, step);
+  }
   return o;
 }
 
@@ -222,6 +250,24 @@ static const char *str_of(const cJSON *o, const char *key) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* A run's saved steps, [[load, end], ...]: a step not understood is left
+ * out, as a damaged run is. */
+static void steps_from_json(ps_ledger_run *r, const cJSON *json) {
+  size_t n = 0, cap = (size_t)cJSON_GetArraySize(json);
+  ps_ledger_step *steps = cap ? malloc(cap * sizeof *steps) : NULL;
+  const cJSON *so, *list = steps ? json : NULL;
+  cJSON_ArrayForEach(so, list) {
+    const cJSON *load = cJSON_GetArrayItem(so, 0), *end = cJSON_GetArrayItem(so, 1);
+    for (size_t e = 0; cJSON_IsNumber(load) && isfinite(load->valuedouble) && cJSON_IsString(end) &&
+                       e < sizeof step_ends / sizeof step_ends[0];
+         e++)
+      if (strcmp(end->valuestring, step_ends[e]) == 0)
+        steps[n++] = (ps_ledger_step){load->valuedouble, (ps_step_end)e};
+  }
+  ps_ledger_set_steps(r, steps, n);
+  free(steps);
+}
+
 size_t ps_ledger_from_json(ps_ledger *l, const cJSON *json, const char *series_host,
                            const char *run_host) {
   const cJSON *so;
@@ -256,8 +302,10 @@ size_t ps_ledger_from_json(ps_ledger *l, const cJSON *json, const char *series_h
                               status_from_name(str_of(ro, "status")),
                               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ro, "backfill")),
                               values);
-      if (at >= 0)
+      if (at >= 0) {
         s->runs[at].judged = judged;
+        steps_from_json(&s->runs[at], cJSON_GetObjectItemCaseSensitive(ro, "steps"));
+      }
     }
   }
   free(values);

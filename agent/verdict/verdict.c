@@ -178,6 +178,11 @@ int ps_verdict_emit(ps_emitter *em, const ps_verdict *v) {
       f[nf++] = ps_field_string(range[i][0], s, strlen(s));
     }
   }
+  /* Always written where it can be, "" for nothing: a report judged again
+   * after a report before it arrived must not keep a note about another
+   * predecessor (docs/schema.md). */
+  if (v->has_note)
+    f[nf++] = ps_field_string("note", v->note, strlen(v->note));
   f[nf++] = ps_field_bool("backfill", v->backfill);
   nf = add_count(f, nf, "variants", v->variants);
   nf = add_count(f, nf, "variants_agree", v->variants_agree);

@@ -53,6 +53,9 @@ typedef struct ps_alert_metric {
    * revision at the old level and the first at the new, and the link
    * verdicts.compare_url makes of them; NULL when unknown. */
   char *good_revision, *bad_revision, *compare_url;
+  /* a benchmarker report's steps against the report before it
+   * (docs/verdicts.md "Benchmarker: across releases"), else NULL */
+  char *note;
   int improvement;  /* the verdict: 0 regression, 1 improvement */
   int have_value, have_baseline, have_change_pct;
   double value, baseline, change_pct;

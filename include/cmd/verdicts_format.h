@@ -46,6 +46,7 @@ typedef struct ps_verdict_row {
   const char *host, *source, *series, *metric, *stage, *arm, *reference;
   const char *vat; /* stage drift of a vat's figure; NULL or "" otherwise */
   const char *run, *change_run, *revision, *method;
+  const char *note; /* a benchmarker report's steps (docs/verdicts.md); NULL or "" none */
   double value, baseline, change_pct; /* NAN when absent */
   double time_s;                      /* the verdict's time, seconds; NAN when absent */
   /* a triage decision acknowledged this change (verdict/triage.h); the

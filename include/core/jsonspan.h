@@ -20,7 +20,9 @@
  *   first byte.
  * - Members of an object come in document order, duplicates included;
  *   ps_jv_get() finds the first with a key, comparing unescaped keys as
- *   bytes (what cJSON_GetObjectItemCaseSensitive does).
+ *   bytes (what cJSON_GetObjectItemCaseSensitive does), in full however
+ *   long their escaped text; a key holding \u0000 is all of its bytes,
+ *   where cJSON's C string would end at the NUL.
  * - An object looked up many times is read once into a member table
  *   (ps_jtable): a lookup is then a walk over its members' spans, not a
  *   skip over their bytes. The table is the only thing here that
@@ -100,12 +102,15 @@ int ps_jv_get(ps_jv obj, const char *key, ps_jv *out);
 int ps_jv_get_ix(ps_jv obj, const char *key, const ps_jindex *ix, ps_jv *out);
 /* Does the (raw) key span spell `s` once unescaped? Inline for the common
  * case: a key without escapes is equal only when it has the same bytes,
- * and escapes only make a key's text longer than what it spells. */
+ * and escapes only make a key's text longer than what it spells. So a key
+ * as long as `s` is `s` when it has the same bytes and they hold no
+ * backslash: "\\\\" (two escaped backslashes) spells two bytes, not the four
+ * of a name it has the bytes of (found by tests/fuzz/fuzz_jsonspan.c). */
 int ps_jkey_is_escaped(ps_jv key, const char *s, size_t n);
 static inline int ps_jkey_is(ps_jv key, const char *s) {
   size_t kl = (size_t)(key.end - key.p), n = __builtin_strlen(s);
   if (kl == n)
-    return __builtin_memcmp(key.p, s, n) == 0;
+    return __builtin_memcmp(key.p, s, n) == 0 && !__builtin_memchr(s, '\\', n);
   /* longer, so only escapes could make it equal: one starts the key, or
    * the first byte already matches */
   return kl > n && (key.p[0] == s[0] || key.p[0] == '\\') && ps_jkey_is_escaped(key, s, n);

@@ -66,6 +66,7 @@
 typedef struct jd_alerting_hooks {
   void (*settled)(void *ctx);
   void *ctx;
+  int (*slog_pending)(void *ctx, const char *run); /* NULL: never (alerting_runs.h) */
 } jd_alerting_hooks;
 
 typedef struct jd_alerting {

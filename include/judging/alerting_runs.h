@@ -63,10 +63,15 @@ typedef struct jd_alerting_runs {
   int finished;      /* jd_alerting_runs_finish() ran */
   size_t explaining; /* regressions whose cause is being read back */
   struct explain_job *jobs; /* those, by their event's id */
+  /* Is a run's slog still to be read or acknowledged (NULL: never)? A
+   * regression's cause waits for the slogs of the runs it compares. */
+  int (*slog_pending)(void *ctx, const char *run);
+  void *slog_ctx;
 } jd_alerting_runs;
 
 void jd_alerting_runs_init(jd_alerting_runs *ar, pl_shared *sh, jd_alerting_raiser *raiser,
-                           jd_alerting_clock *clock);
+                           jd_alerting_clock *clock,
+                           int (*slog_pending)(void *ctx, const char *run), void *slog_ctx);
 
 void jd_alerting_runs_event(jd_alerting_runs *ar, const pl_run_event *ev);
 /* Returns at once for measurements other than `runs` and `perfship_verdict`. */

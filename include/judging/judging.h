@@ -50,6 +50,9 @@ typedef struct jd_judging_hooks {
   const char *(*last_error)(void *ctx);
   void (*failed)(void *ctx, const char *why);
   void *ctx;
+  /* A run's slog is still to be read or acknowledged (NULL: never): a
+   * regression's cause waits for it (docs/alerts.md `cause`). */
+  int (*slog_pending)(void *ctx, const char *run);
 } jd_judging_hooks;
 
 typedef struct jd_judging {

@@ -137,8 +137,8 @@ typedef struct jd_vtriage_state {
   ps_triage_set server, file, in_force;
   uint64_t next; /* uv_now() at which the server is asked again */
   int fetching;
-  int synced;    /* the server was asked once (answered or not) */
-  int checked;   /* the file's lines were checked against the server's */
+  int synced;  /* the server was asked once (answered or not) */
+  int checked; /* the file's lines were checked against the server's */
   /* the triage_file is read and parsed on the threadpool (a file of
    * 100,000 lines held the loop; docs/benchmarks.md "Triage at scale"):
    * judging waits for it; a reload meanwhile reads again after it */
@@ -159,7 +159,7 @@ typedef struct jd_vgrowth_state {
 
 /* verdicts_slogdrift.c: the runs whose slog stage drift is read back. */
 typedef struct jd_vslogdrift_state {
-  jd_vsdjob *jobs; /* the first in flight */
+  jd_vsdjob *jobs;  /* the first in flight */
   uv_timer_t timer; /* a read that waits for the run's own points */
   int timer_on;
   /* The slog drift verdicts sent lately (hashes): judging a run again as

@@ -42,6 +42,7 @@
 #include "core/figures.h"
 #include "core/point.h"
 #include "runs/runs.h"
+#include "verdict/ledger.h"
 #include "verdict/stage_drift.h"
 
 #define JD_LG_MAX_SAMPLES ((size_t)1 << 18)
@@ -93,7 +94,9 @@ typedef struct jd_dss_test {
 typedef struct jd_bm_scenario {
   char *scenario, *arm, *revision;        /* revision: the image, else the commit */
   double values[PS_BENCHMARKER_NFIGURES]; /* NaN = absent */
-  double low_load; /* the lowest load factor it completed (its latency's); NaN none yet */
+  double low_load;       /* the lowest load factor it completed (its latency's); NaN none yet */
+  ps_ledger_step *steps; /* how each step ended, for the next report's verdict */
+  size_t nsteps;
 } jd_bm_scenario;
 
 typedef struct jd_dss_doc {

@@ -34,7 +34,8 @@
  *   goes first (its cycles make a second read of each stage unneeded).
  * - pl_slogs_busy(): some stage has lines left to read now or batches in
  *   flight (`run --once` waits for it). The `idle` hook runs when that
- *   becomes false.
+ *   becomes false. pl_slogs_run_pending() asks the same of one run's
+ *   stages.
  */
 #ifndef PS_PIPELINE_SLOGS_H
 #define PS_PIPELINE_SLOGS_H
@@ -91,6 +92,11 @@ char *pl_slogs_to_json(pl_slogs *t);
 void pl_slogs_note_path(pl_slogs *t, const ps_source_cfg *src, const char *path);
 void pl_slogs_tap(pl_slogs *t, const ps_point *p, const char *path);
 int pl_slogs_busy(const pl_slogs *t);
+/* Has the run (its folder's name) a slog stage that is still to be read
+ * or to be acknowledged: what the judges wait for before they read its
+ * slog figures back (docs/alerts.md `cause`). A stage still being written
+ * and read to its end so far is not. */
+int pl_slogs_run_pending(const pl_slogs *t, const char *run);
 void pl_slogs_kick(pl_slogs *t);
 void pl_slogs_close(pl_slogs *t);
 void pl_slogs_free(pl_slogs *t);

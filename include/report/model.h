@@ -87,6 +87,7 @@ typedef struct ps_rverdict {
   char *good_revision, *bad_revision; /* a change's revision range, or NULL */
   char *against;          /* a candidate's: the series it was judged against, else NULL */
   char *vat, *vat_name;   /* stage drift of a vat's figure: its vatID and name, else NULL */
+  char *note;             /* a benchmarker report's steps against the one before, else NULL */
   double value, baseline, change_pct, p_value;
   double baseline_runs, variants, variants_agree;
   int64_t time_ns;

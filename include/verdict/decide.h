@@ -24,6 +24,10 @@
  *     excluded runs of either series left out.
  *   - Only verdicts about runs of `c->host` (or of no host) are kept: the
  *     runs of other hosts (verdicts.series_by = "test_type") are history.
+ *   - A run that kept its steps (a benchmarker report's scenario,
+ *     ps_ledger_set_steps) has a `note` on each verdict across revisions:
+ *     the lowest load where a step of it did not complete and the run
+ *     before it (successful, not excluded) completed one, "" when none.
  * - A verdict's strings are borrowed from the inputs (the ledger, the
  *   configuration). Pure: no I/O, no globals. Returns 0, -EINVAL or -ENOMEM
  *   (`out` then holds what was appended before it).

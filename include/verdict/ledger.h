@@ -28,6 +28,11 @@
  *   them a new seq from `last_put_seq` for the same reason.
  * - A series keeps at most PS_LEDGER_MAX_RUNS runs (the oldest go): far
  *   more than any verdict window looks back.
+ * - A benchmarker run also keeps how each of its steps ended, by load
+ *   factor (ps_ledger_set_steps, after the put that made it: a put
+ *   replaces the run and what it kept): what the verdict of the next
+ *   report says of a load it no longer held (docs/verdicts.md "Benchmarker:
+ *   across releases").
  * - ps_ledger_to_json()/ps_ledger_from_json() write and read the whole
  *   ledger as a cJSON value for the state file; reading skips what it does
  *   not understand, so a damaged section loses runs, never the agent. A
@@ -50,6 +55,19 @@
 
 #define PS_LEDGER_MAX_RUNS 2000
 
+/* How a benchmarker step ended, in the benchmarker's words
+ * (ps_ledger_step_end_name). */
+typedef enum ps_step_end {
+  PS_STEP_COMPLETED = 0,
+  PS_STEP_UNSTABLE,
+  PS_STEP_NOT_STABLE, /* StabilityNotAchieved */
+} ps_step_end;
+
+typedef struct ps_ledger_step {
+  double load; /* the step's load factor (users) */
+  ps_step_end end;
+} ps_ledger_step;
+
 typedef struct ps_ledger_run {
   char *host;     /* the host tag of the run's points */
   char *name;
@@ -60,6 +78,8 @@ typedef struct ps_ledger_run {
   int judged;
   uint64_t put_seq; /* which put made this entry (see the contract) */
   double *values; /* one per metric of the ledger; NaN = absent */
+  ps_ledger_step *steps; /* a benchmarker run's steps, by load; NULL for others */
+  size_t nsteps;
 } ps_ledger_run;
 
 typedef struct ps_ledger_series {
@@ -89,6 +109,12 @@ ps_ledger_series *ps_ledger_series_get(ps_ledger *l, const char *source, const c
 long ps_ledger_put(ps_ledger *l, ps_ledger_series *s, const char *host, const char *name,
                    const char *revision, int64_t start_ns, ps_run_status status, int backfill,
                    const double *values);
+/* Keeps how the run's steps ended (copied; n 0 forgets them). 0 or -ENOMEM
+ * (the run then keeps none). */
+int ps_ledger_set_steps(ps_ledger_run *r, const ps_ledger_step *steps, size_t n);
+/* "Completed", "Unstable", "StabilityNotAchieved". */
+const char *ps_ledger_step_end_name(ps_step_end end);
+
 /* The index of the run (host, name), or -1. */
 long ps_ledger_find(const ps_ledger_series *s, const char *host, const char *name);
 

@@ -12,7 +12,8 @@
  *   emit, so a driver under back-pressure can emit the list at its own pace.
  * - Every string in a ps_verdict is borrowed from the judge's input (run
  *   names, the series, the metric names of the configuration) and must stay
- *   valid until the verdict has been emitted.
+ *   valid until the verdict has been emitted; but `note`, a sentence made
+ *   for the verdict, which it holds.
  * - Absent values: NaN for floats, -1 for counts and the stage, NULL for
  *   strings; an absent value is left out of the point. change_pct is not
  *   stored but derived from value and baseline when the point is built, so it
@@ -31,6 +32,8 @@
 #include "core/emit.h"
 
 #define PS_VERDICT_MEASUREMENT "perfship_verdict"
+/* The longest `note` kept, with its NUL. */
+#define PS_VERDICT_NOTE_MAX 256
 
 typedef enum ps_verdict_kind {
   PS_VERDICT_NONE = 0,
@@ -91,6 +94,11 @@ typedef struct ps_verdict {
   int64_t variants_agree;
   int64_t variants_skipped;
   int64_t time_ns;
+  /* A benchmarker run across releases: what its steps say beside the
+   * figures ("step at 40 users went Unstable; ... was stable there",
+   * docs/verdicts.md "Benchmarker: across releases"); "" when nothing. */
+  int has_note; /* written always, "" too: see ps_verdict_emit */
+  char note[PS_VERDICT_NOTE_MAX];
 } ps_verdict;
 
 /* A verdict with every optional part absent, for judges to fill in. */

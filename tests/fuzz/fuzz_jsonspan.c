@@ -3,7 +3,9 @@
  * accepts, cJSON must accept too, and walking the spans must give what
  * cJSON's tree holds: the same kinds, keys, strings (unescaped) and
  * numbers (ps_lp_decimal of the span against cJSON's strtod), members in
- * the same order, and ps_jv_get() finding the member cJSON finds. The
+ * the same order, and ps_jv_get() finding the first member of a name, the
+ * one cJSON finds (but after a key holding a NUL, which cJSON reads only
+ * up to it). The
  * walk goes once without an index and once with one of a depth and size
  * taken from the first input byte (so indexed and walked skips meet).
  * A member found by name is also found, the same span, by the indexed
@@ -35,6 +37,48 @@ static size_t same_string(ps_jv inner, const char *want, ps_buf *scratch, int ke
   if (strcmp(scratch->data + off, want) != 0)
     __builtin_trap();
   return len;
+}
+
+/* The first member whose key, unescaped in full, is `name`: found here by
+ * unescaping every key, apart from ps_jkey_is's compare as it goes. */
+static ps_jv first_named(ps_jv obj, const char *name, ps_buf *scratch) {
+  ps_jiter it = ps_jv_iter_ix(obj, NULL);
+  ps_jmember m;
+  size_t off, len, n = strlen(name);
+  while (ps_jiter_next(&it, &m)) {
+    ps_buf_reset(scratch);
+    if (ps_jkey_string(m.key, scratch, &off, &len) != 0)
+      __builtin_trap();
+    if (len == n && memcmp(scratch->data + off, name, n) == 0)
+      return m.val;
+  }
+  __builtin_trap();
+}
+
+/* The first member of that name is the one every lookup finds, however
+ * long its escaped key, and the one cJSON finds, unless a key before it
+ * holds a NUL: cJSON compares its keys as C strings, so "a\u0000b" is an
+ * "a" to it, and jsonspan's "a" is the later member named "a" in full. */
+static void same_lookup(ps_jv v, const cJSON *c, const char *name, const ps_jindex *ix,
+                        ps_buf *scratch, int depth, int nul_before) {
+  ps_jv got, by_ix, first = first_named(v, name, scratch);
+  if (!ps_jv_get(v, name, &got) || got.p != first.p || got.end != first.end)
+    __builtin_trap();
+  if (!nul_before) {
+    const cJSON *want = cJSON_GetObjectItemCaseSensitive(c, name);
+    if (!want)
+      __builtin_trap();
+    same(got, want, ix, scratch, depth + 1);
+  }
+  if (!ps_jv_get_ix(v, name, ix, &by_ix) || by_ix.p != got.p || by_ix.end != got.end)
+    __builtin_trap();
+  ps_jtable tab = {0};
+  if (ps_jtable_fill(&tab, v, ix) == 0) {
+    ps_jv in_tab = ps_jtable_get(&tab, name);
+    if (in_tab.p != got.p || in_tab.end != got.end)
+      __builtin_trap();
+  }
+  ps_jtable_free(&tab);
 }
 
 static void same(ps_jv v, const cJSON *c, const ps_jindex *ix, ps_buf *scratch, int depth) {
@@ -70,32 +114,17 @@ static void same(ps_jv v, const cJSON *c, const ps_jindex *ix, ps_buf *scratch, 
     ps_jiter it = ps_jv_iter_ix(v, ix);
     ps_jmember m;
     const cJSON *child = c->child;
+    int nul_before = 0;
     while (ps_jiter_next(&it, &m)) {
       if (!child || (obj && !m.key.p) || (!obj && m.key.p))
         __builtin_trap();
       if (obj) {
         size_t klen = same_string(m.key, child->string, scratch, 1);
-        /* the first member of that name is the one both find (keys
-         * holding a NUL, or escaped past what ps_jkey_is unescapes, are
-         * not looked up by name) */
-        if (klen == strlen(child->string) && m.key.end - m.key.p <= 256) {
-          ps_jv got;
-          const cJSON *want = cJSON_GetObjectItemCaseSensitive(c, child->string);
-          if (!want || !ps_jv_get(v, child->string, &got))
-            __builtin_trap();
-          same(got, want, ix, scratch, depth + 1);
-          ps_jv by_ix;
-          ps_jtable tab = {0};
-          if (!ps_jv_get_ix(v, child->string, ix, &by_ix) || by_ix.p != got.p ||
-              by_ix.end != got.end)
-            __builtin_trap();
-          if (ps_jtable_fill(&tab, v, ix) == 0) {
-            ps_jv in_tab = ps_jtable_get(&tab, child->string);
-            if (in_tab.p != got.p || in_tab.end != got.end)
-              __builtin_trap();
-          }
-          ps_jtable_free(&tab);
-        }
+        /* keys holding a NUL are not looked up by name: cJSON's C string
+         * ends there */
+        if (klen == strlen(child->string))
+          same_lookup(v, c, child->string, ix, scratch, depth, nul_before);
+        nul_before |= klen != strlen(child->string);
       }
       same(m.val, child, ix, scratch, depth + 1);
       child = child->next;

@@ -2,8 +2,8 @@
 // playwright-core) and prints, as one JSON object, what a reader sees of
 // its Benchmarker section: per group (configuration and load) the heading,
 // the arms listed, each arm's fitted curve, its measured steps with their
-// kind (kept, discarded, unstable) and load, its latency line, and the
-// peaks table; and whether any script the data could carry ran. It judges
+// kind (kept, discarded, unstable) and load, its latency line, the
+// peaks table and the notes of the verdicts across releases; and whether any script the data could carry ran. It judges
 // nothing itself: tests/integration/test_report_benchmarker.py does.
 //
 // Usage: node benchmarker-check.mjs PAGE.html
@@ -56,6 +56,7 @@ try {
           scenario: p.dataset.scenario, arm: p.dataset.arm, drawn: box(p) })),
         peaks: [...g.querySelectorAll('table.bm-peaks tbody tr')].map(
           (tr) => [...tr.cells].map((c) => c.textContent)),
+        notes: [...g.querySelectorAll('ul.bm-notes li')].map((li) => ({ text: li.textContent, shown: box(li) })),
       })),
       images: s.querySelectorAll('img').length,
       scripts: s.querySelectorAll('script').length,

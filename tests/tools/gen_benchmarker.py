@@ -15,6 +15,10 @@ json.dump(sort_keys=True) on one line, and so does this generator.
 - The last step of the second scenario went Unstable; the scenario after
   that has a step that never got stable (StabilityNotAchieved, no
   throughput_stability_time).
+- --unstable-users N: the step at load N of the scenario --unstable-scenario
+  (the first by default) went Unstable and ended its ramp (a release that
+  lost capacity there); --release names the DSS image of the datastore
+  scenarios (their release).
 - --query-details records a request and response per query operation
   (record_query_details), with a body of --detail-bytes.
 - A release: --epoch sets when the first report starts, --day shifts every
@@ -100,8 +104,10 @@ def query_detail(rng, op_type, t0, t1, detail_bytes):
     }
 
 
-def step_plan(index, arm_index, nsteps):
+def step_plan(index, arm_index, nsteps, unstable_step=None):
     """(termination_reason, has_stability_time) of a step."""
+    if index == unstable_step:
+        return "Unstable", True
     if arm_index == 1 and index == nsteps - 1:
         return "Unstable", True
     if arm_index == 2 and index == nsteps - 1:
@@ -116,9 +122,17 @@ def gen_scenario(rng, arm_index, args, t_start):
     ops = {}  # type -> origin -> {"successful": [...], "unsuccessful": [...]}
     t = t_start
     nsteps = args.steps
+    unstable_step = None
+    if args.unstable_users is not None:
+        # that scenario went Unstable at that load: the ramp ends there
+        unstable_step = (args.unstable_users - args.initial_users) // args.users_per_step
+        if arm_index != args.unstable_scenario:
+            unstable_step = None
+        else:
+            nsteps = min(nsteps, unstable_step + 1)
     for i in range(nsteps):
         load = args.initial_users + i * args.users_per_step
-        reason, stable = step_plan(i, arm_index, nsteps)
+        reason, stable = step_plan(i, arm_index, nsteps, unstable_step)
         warmup = dt.timedelta(seconds=5 + rng.random() * 3)
         window = dt.timedelta(seconds=args.window_s * (0.8 + 0.4 * rng.random()))
         start, stab = t, t + warmup
@@ -169,7 +183,7 @@ def configuration(args):
     actions, scenarios = [], []
     for i, (name, arm, how, _) in enumerate(ARMS[:args.scenarios]):
         env = {"NUM_USS": "1", "NUM_NODES": "1",
-               "DSS_IMAGE": arm if how == "image" else "interuss/dss:v0.23.0-rc5",
+               "DSS_IMAGE": arm if how == "image" else args.release,
                "DB_TYPE": arm if how == "datastore" else "crdb"}
         action = "Bring up DSS pool %d" % (i + 1)
         actions.append({"name": action, "run_command": {"env": env, "path": "$REPO_ROOT",
@@ -282,6 +296,11 @@ def main(argv=None):
                     "(default 2026-03-02T09:00:00+00:00)")
     ap.add_argument("--gamma-scale", type=float, default=1.0,
                     help="multiply every arm's gamma: a release with more or less capacity")
+    ap.add_argument("--unstable-users", type=int,
+                    help="the step at this load of --unstable-scenario went Unstable, its last")
+    ap.add_argument("--unstable-scenario", type=int, default=0)
+    ap.add_argument("--release", default="interuss/dss:v0.23.0-rc5",
+                    help="the DSS image the datastore scenarios run")
     ap.add_argument("--query-details", action="store_true")
     ap.add_argument("--detail-bytes", type=int, default=256)
     ap.add_argument("--bad", choices=["truncated", "wrong-type", "t1-before-t0",

@@ -194,6 +194,41 @@ static void test_verdict_event_and_slack(void **state) {
   ps_buf_free(&t);
   ps_alert_event_free(&dss);
 
+  /* a benchmarker release that went Unstable where the one before held:
+   * said once, whatever the number of metrics, and kept over a restart */
+  ps_alert_event bm;
+  make_event(&bm, PS_ALERT_REGRESSION, "isas_images 2026-03-06T09:06:14Z / ISAs crdb");
+  ps_alert_set(&bm.series, "isas_images / ISAs crdb / crdb");
+  const char *note = "step at 10 users went Unstable; interuss/dss:v0.23.0-rc4 was stable there";
+  ps_alert_metric b1 = {.metric = "x_n_star",
+                        .note = (char *)note,
+                        .have_value = 1,
+                        .have_baseline = 1,
+                        .have_change_pct = 1,
+                        .value = 30,
+                        .baseline = 36,
+                        .change_pct = -16.7};
+  ps_alert_metric b2 = b1;
+  b2.metric = "gamma";
+  assert_int_equal(ps_alert_event_add_metric(&bm, &b1), 0);
+  assert_int_equal(ps_alert_event_add_metric(&bm, &b2), 0);
+  ps_buf_init(&t, 0);
+  assert_int_equal(ps_alert_text_verdict(&t, &bm), 0);
+  const char *said = strstr(t.data, "; step at 10 users went Unstable; "
+                                    "interuss/dss:v0.23.0-rc4 was stable there");
+  assert_non_null(said);
+  assert_null(strstr(said + 3, "step at 10 users"));
+  ps_buf_free(&t);
+  char *bj = ps_alert_event_json(&bm);
+  cJSON *bo = cJSON_Parse(bj);
+  ps_alert_event bback;
+  assert_int_equal(ps_alert_event_from_cjson(&bback, bo), 0);
+  assert_string_equal(bback.metrics[1].note, note);
+  ps_alert_event_free(&bback);
+  cJSON_Delete(bo);
+  free(bj);
+  ps_alert_event_free(&bm);
+
   char *json = ps_alert_event_json(&ev);
   cJSON *o = cJSON_Parse(json);
   cJSON *metrics = cJSON_GetObjectItem(o, "metrics");

@@ -116,7 +116,7 @@ static void make_notifier(fixture *fx) {
 
 static void start_stage(fixture *fx) {
   pl_aux_out out = {aux_encode_plain, cap_send, fx};
-  jd_alerting_hooks h = {on_settled, fx};
+  jd_alerting_hooks h = {on_settled, fx, NULL};
   assert_int_equal(jd_alerting_init(&fx->al, &fx->sh, NULL, NULL, NULL, &fx->commit, &out, &h), 0);
   ps_state_free(&fx->saved);
   ps_state_init(&fx->saved);

@@ -61,6 +61,72 @@ static void test_indexed_lookup_finds_what_the_walk_finds(void **st) {
   assert_span(v, "12.5"); /* found after skipping the indexed stages */
 }
 
+/* Two keys spelling the same name, the first escaped long (363 bytes for
+ * 63): the first is the one found, by the walk, the index and the table,
+ * as cJSON finds it (found by tests/fuzz/fuzz_jsonspan.c). A key escaped
+ * to a longer name, or a shorter one, is not that name. */
+static void test_long_escaped_key_is_the_first_of_its_name(void **st) {
+  (void)st;
+  char text[1024], name[128];
+  size_t n = 0, k = 0;
+  n += (size_t)snprintf(text + n, sizeof text - n, "{\"");
+  for (int i = 0; i < 60; i++) {
+    n += (size_t)snprintf(text + n, sizeof text - n, "\\u005c");
+    name[k++] = '\\';
+  }
+  memcpy(name + k, "age", 4);
+  n += (size_t)snprintf(text + n, sizeof text - n, "age\":-1,\"apstamp\":71.81,\"");
+  for (int i = 0; i < 60; i++)
+    n += (size_t)snprintf(text + n, sizeof text - n, "\\\\");
+  snprintf(text + n, sizeof text - n, "age\":2}");
+  ps_jv root = check(text), v;
+  assert_int_equal(ps_jv_get(root, name, &v), 1);
+  assert_span(v, "-1");
+  uint32_t open[4], close[4];
+  ps_jindex ix = {.open = open, .close = close, .cap = 4, .depth = 2};
+  assert_int_equal(ps_json_check_indexed(text, strlen(text), 64, &ix, &root), 0);
+  assert_int_equal(ps_jv_get_ix(root, name, &ix, &v), 1);
+  assert_span(v, "-1");
+  ps_jtable tab = {0};
+  assert_int_equal(ps_jtable_fill(&tab, root, NULL), 0);
+  assert_span(ps_jtable_get(&tab, name), "-1");
+  ps_jtable_free(&tab);
+  name[k + 2] = '\0'; /* "ag": a prefix of what both spell */
+  assert_int_equal(ps_jv_get(root, name, &v), 0);
+  memcpy(name + k, "ages", 5); /* longer than what both spell */
+  assert_int_equal(ps_jv_get(root, name, &v), 0);
+}
+
+/* A key whose escaped text is as long as a name and has its bytes is not
+ * that name: 32 escaped backslashes and "age" are the bytes of the name
+ * 64 escaped backslashes and "age" spell, but spell 16 and "age". Each
+ * name finds its own member, as cJSON finds them (the fuzz target's trap). */
+static void test_escaped_key_with_the_bytes_of_a_name_is_not_it(void **st) {
+  (void)st;
+  char text[512], shorter[64], longer[64];
+  size_t n = 0;
+  memset(shorter, '\\', 16);
+  memcpy(shorter + 16, "age", 4);
+  memset(longer, '\\', 32);
+  memcpy(longer + 32, "age", 4);
+  n += (size_t)snprintf(text + n, sizeof text - n, "{\"");
+  for (int i = 0; i < 16; i++)
+    n += (size_t)snprintf(text + n, sizeof text - n, "\\\\");
+  n += (size_t)snprintf(text + n, sizeof text - n, "age\":-1,\"apstamp\":71.81,\"");
+  for (int i = 0; i < 32; i++)
+    n += (size_t)snprintf(text + n, sizeof text - n, "\\\\");
+  snprintf(text + n, sizeof text - n, "age\":2}");
+  ps_jv root = check(text), v;
+  assert_int_equal(ps_jv_get(root, longer, &v), 1);
+  assert_span(v, "2");
+  assert_int_equal(ps_jv_get(root, shorter, &v), 1);
+  assert_span(v, "-1");
+  ps_jtable tab = {0};
+  assert_int_equal(ps_jtable_fill(&tab, root, NULL), 0);
+  assert_span(ps_jtable_get(&tab, longer), "2");
+  ps_jtable_free(&tab);
+}
+
 static void test_lookup_in_a_scalar_finds_nothing(void **st) {
   (void)st;
   ps_jv v = {(const char *)1, (const char *)1};
@@ -117,6 +183,8 @@ static void test_member_table_grows_past_its_first_size(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_indexed_lookup_finds_what_the_walk_finds),
+      cmocka_unit_test(test_long_escaped_key_is_the_first_of_its_name),
+      cmocka_unit_test(test_escaped_key_with_the_bytes_of_a_name_is_not_it),
       cmocka_unit_test(test_lookup_in_a_scalar_finds_nothing),
       cmocka_unit_test(test_member_table_holds_members_in_order),
       cmocka_unit_test(test_member_table_grows_past_its_first_size),

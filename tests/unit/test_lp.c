@@ -640,6 +640,38 @@ static void test_format_raw_newline_in_string_one_reject(void **st) {
   cap_free(&cap);
 }
 
+/* The `lp` format writes an unsigned value as an integer (InfluxDB 1.x has
+ * no unsigned type) and refuses the line of one above 2^63 - 1 with its
+ * reason; the lines around it land. */
+static void test_format_unsigned_as_integer(void **st) {
+  (void)st;
+  static const char *lines[] = {"m u=5u,i=2i 1", "m u=18446744073709551615u 2",
+                                "m u=9223372036854775807u 3", "m u=9223372036854775808u 4"};
+  capture cap = {0};
+  ps_emitter em = cap_emitter(&cap, "x.lp");
+  ps_input_head head = {.path = "x.lp"};
+  ps_parser *p = NULL;
+  ps_buf err;
+  ps_buf_init(&err, 0);
+  assert_int_equal(ps_format_lp.open(&p, NULL, &head, &err), 0);
+  for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+    em.origin.line = i + 1;
+    assert_int_equal(ps_format_lp.line(p, lines[i], strlen(lines[i]), &em), 0);
+  }
+  ps_format_lp.free(p);
+  ps_buf_free(&err);
+  assert_int_equal(cap.npoints, 2);
+  assert_string_equal(cap.points[0].text, "m||i:i=2,u:i=5|1");
+  assert_string_equal(cap.points[1].text, "m||u:i=9223372036854775807|3");
+  assert_int_equal(cap.nrejects, 2);
+  assert_int_equal(cap.rejects[0].line, 2);
+  assert_int_equal(cap.rejects[1].line, 4);
+  assert_string_equal(cap.rejects[0].reason,
+                      "field 'u': unsigned 18446744073709551615u does not fit an integer (at "
+                      "most 9223372036854775807), and InfluxDB 1.x has no unsigned type");
+  cap_free(&cap);
+}
+
 static void test_parse_roundtrip_of_encoded(void **st) {
   (void)st;
   ps_tag t[] = {{"k y", "v,=1"}, {"p", "C:\\x"}};
@@ -744,6 +776,7 @@ static void test_parse_point_column(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_format_unsigned_as_integer),
       cmocka_unit_test(test_measurement_escapes_comma_space_not_equals),
       cmocka_unit_test(test_tag_key_and_value_escape_comma_equals_space),
       cmocka_unit_test(test_field_key_escapes_comma_equals_space),

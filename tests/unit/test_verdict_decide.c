@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "verdict/decide.h"
@@ -211,6 +212,72 @@ static void test_candidate_against_its_reference(void **state) {
   ps_verdict_list_free(&l);
 }
 
+/* A benchmarker series: each run kept its steps; the newest went Unstable
+ * at 10 users, which every run before completed, and never got stable at
+ * 12, which none of them ran (docs/verdicts.md "Benchmarker: across
+ * releases"). Its verdicts say so, naming the release that held the load;
+ * the others say nothing, and the steps survive the state file. */
+static void test_step_note(void **state) {
+  (void)state;
+  ps_ledger_series *s = nightly("bm", "h1", N, T0_NS);
+  ps_ledger_step held[] = {{2, PS_STEP_COMPLETED}, {10, PS_STEP_COMPLETED}};
+  ps_ledger_step lost[] = {
+      {2, PS_STEP_COMPLETED}, {10, PS_STEP_UNSTABLE}, {12, PS_STEP_NOT_STABLE}};
+  for (size_t i = 0; i + 1 < N; i++)
+    assert_int_equal(ps_ledger_set_steps(&s->runs[i], held, 2), 0);
+  assert_int_equal(ps_ledger_set_steps(&s->runs[N - 1], lost, 3), 0);
+  ps_verdict_list got;
+  decide(s, NULL, &got);
+  const ps_verdict *newest = of(&got, "bm-13", PS_METHOD_EDIVISIVE);
+  const ps_verdict *before = of(&got, "bm-12", PS_METHOD_EDIVISIVE);
+  assert_non_null(newest);
+  assert_non_null(before);
+  assert_true(newest->has_note && before->has_note);
+  assert_string_equal(newest->note, "step at 10 users went Unstable; r12 was stable there");
+  assert_string_equal(before->note, "");
+  ps_verdict_list_free(&got);
+  /* the run before it kept out (unstable at 10 itself): the one before
+   * that is the predecessor */
+  assert_int_equal(ps_ledger_set_steps(&s->runs[N - 2], lost, 2), 0);
+  decision("x", PS_TRIAGE_EXCLUDE, "bm-12");
+  decide(s, NULL, &got);
+  assert_string_equal(of(&got, "bm-13", PS_METHOD_EDIVISIVE)->note,
+                      "step at 10 users went Unstable; r11 was stable there");
+  /* and the excluded run itself says nothing, a note written as "" */
+  const ps_verdict *excluded = of(&got, "bm-12", PS_METHOD_EDIVISIVE);
+  assert_int_equal(excluded->verdict, PS_VERDICT_EXCLUDED);
+  assert_true(excluded->has_note);
+  assert_string_equal(excluded->note, "");
+  ps_verdict_list_free(&got);
+  /* the same release benchmarked again: the report is named, not itself */
+  free(s->runs[N - 2].revision);
+  s->runs[N - 2].revision = NULL;
+  assert_int_equal(ps_ledger_set_steps(&s->runs[N - 2], held, 2), 0);
+  ps_triage_set_free(&triage);
+  ps_triage_set_init(&triage);
+  decide(s, NULL, &got);
+  assert_string_equal(of(&got, "bm-13", PS_METHOD_EDIVISIVE)->note,
+                      "step at 10 users went Unstable; the previous report, bm-12, was stable "
+                      "there");
+  ps_verdict_list_free(&got);
+  /* saved and read back */
+  cJSON *json = ps_ledger_to_json(&ledger);
+  ps_ledger back;
+  const char *names[64];
+  for (size_t m = 0; m < cfg.verdicts.nmetrics; m++)
+    names[m] = cfg.verdicts.metrics[m].name;
+  assert_int_equal(ps_ledger_init(&back, names, cfg.verdicts.nmetrics), 0);
+  assert_int_equal(ps_ledger_from_json(&back, json, "h1", "h1"), 0);
+  const ps_ledger_series *bs = ps_ledger_series_get(&back, "loadgen", "bm", "h1", 0);
+  assert_non_null(bs);
+  assert_int_equal(bs->runs[N - 1].nsteps, 3);
+  assert_true(bs->runs[N - 1].steps[1].load == 10);
+  assert_int_equal(bs->runs[N - 1].steps[1].end, PS_STEP_UNSTABLE);
+  assert_int_equal(bs->runs[N - 1].steps[2].end, PS_STEP_NOT_STABLE);
+  ps_ledger_free(&back);
+  cJSON_Delete(json);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_no_decision_is_the_judge, setup, teardown),
@@ -218,6 +285,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_baseline_starts_the_series_anew, setup, teardown),
       cmocka_unit_test_setup_teardown(test_only_this_hosts_runs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_candidate_against_its_reference, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_step_note, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

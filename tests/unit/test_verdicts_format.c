@@ -243,6 +243,14 @@ static void test_markdown_summary(void **st) {
   /* a header, its rule and one row: the `none` is counted, not listed */
   assert_int_equal(count(b.data, "\n|"), 3);
   ps_buf_free(&b);
+  /* a benchmarker report's note, escaped, in the row */
+  ps_verdict_row bm = row("regression", "isas_images / ISAs crdb / crdb", "x_n_star", "r", -16);
+  bm.note = "step at 10 users went Unstable; interuss/dss:v0.23.0-rc4 was stable there";
+  ps_buf_init(&b, 0);
+  assert_int_equal(ps_verdicts_markdown(&b, &bm, 1, "7d"), 0);
+  assert_non_null(strstr(b.data, "; step at 10 users went Unstable; "
+                                 "interuss/dss\\:v0\\.23\\.0\\-rc4 was stable there |"));
+  ps_buf_free(&b);
 
   ps_verdict_row many[PS_VERDICTS_MD_MAX_ROWS + 7];
   for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
