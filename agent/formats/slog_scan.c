@@ -386,106 +386,116 @@ static int read_kd(cur *c, ps_slog_rec *r) {
   return skip_value(c);
 }
 
-static int rec_member(void *ctx, const char *k, size_t kn, cur *c) {
-  walk_ctx *w = ctx;
+/* rec_member's answer for a member that is none of its type's own: the
+ * envelope's members are tried next. */
+#define NOT_MINE (-1)
+
+static int begin_block_member(walk_ctx *w, const char *k, size_t kn, cur *c) {
   ps_slog_rec *r = w->r;
   double v;
-  switch (r->type) {
-  case PS_SLOG_BEGIN_BLOCK:
-    if (key_is(k, kn, "blockHeight")) {
-      if (!number(c, &v) || v != (double)(int64_t)v) {
-        *w->why = "blockHeight is not an integer";
-        return 0;
-      }
-      r->height = (int64_t)v;
-      r->has |= PS_SR_HEIGHT;
-      return 3;
-    }
-    break;
-  case PS_SLOG_CRANK_FINISH:
-    if (key_is(k, kn, "crankType")) {
-      char t[16];
-      if (!string_value(c, t, sizeof t))
-        return 0;
-      r->routing = strcmp(t, "routing") == 0;
-      return 3;
-    }
-    if (key_is(k, kn, "crankNum"))
-      return 3;
-    break;
-  case PS_SLOG_DELIVER:
-  case PS_SLOG_DELIVER_RESULT:
-  case PS_SLOG_SYSCALL:
-  case PS_SLOG_SNAPSHOT:
-  case PS_SLOG_CREATE_VAT:
-  case PS_SLOG_CLIST:
-    if (key_is(k, kn, "vatID"))
-      return vat_id(c, r, w->why) ? (r->type == PS_SLOG_CLIST && r->clist_mode ? 3 : 1) : 0;
-    if (key_is(k, kn, "replay")) {
-      if (!bool_value(c, &r->replay)) {
-        *w->why = "replay is not true or false";
-        return 0;
-      }
-      r->has |= PS_SR_REPLAY;
-      return r->type == PS_SLOG_SYSCALL ? 3 : 1;
-    }
-    if (r->type == PS_SLOG_DELIVER && (key_is(k, kn, "kd") || key_is(k, kn, "vd"))) {
-      if (!read_kd(c, r))
-        return 0;
-      return key_is(k, kn, "kd") ? 3 : 1;
-    }
-    if (r->type == PS_SLOG_DELIVER_RESULT && key_is(k, kn, "dr")) {
-      if (!read_dr(c, r)) {
-        *w->why = "dr is not an array";
-        return 0;
-      }
-      return 3;
-    }
-    if (r->type == PS_SLOG_CLIST && key_is(k, kn, "mode")) {
-      char m[16];
-      if (!string_value(c, m, sizeof m))
-        return 0;
-      r->clist_mode = strcmp(m, "import") == 0   ? PS_SLOG_CLIST_IMPORT
-                      : strcmp(m, "export") == 0 ? PS_SLOG_CLIST_EXPORT
-                      : strcmp(m, "drop") == 0   ? PS_SLOG_CLIST_DROP
-                                                 : 0;
-      return (r->has & PS_SR_VAT) ? 3 : 1;
-    }
-    if (r->type == PS_SLOG_SNAPSHOT && key_is(k, kn, "uncompressedSize")) {
-      if (number(c, &v)) {
-        r->snapshot_size = v;
-        r->has |= PS_SR_SNAPSHOT_SIZE;
-        return 1;
-      }
-      break;
-    }
-    if (r->type == PS_SLOG_CREATE_VAT && key_is(k, kn, "name")) {
-      if (!string_value(c, r->name, sizeof r->name))
-        return 0;
-      r->has |= PS_SR_NAME;
-      return 3; /* the bundle comes after it */
-    }
-    if (r->type == PS_SLOG_CREATE_VAT && key_is(k, kn, "vatSourceBundle"))
-      return 3;
-    break;
-  case PS_SLOG_KERNEL_STATS:
-    if (key_is(k, kn, "stats")) {
-      ws(c);
-      if (c->p < c->end && *c->p == '{')
-        return walk(c, counter_member, r) ? 3 : 0;
-    }
-    break;
-  case PS_SLOG_AFTER_COMMIT:
-    if (key_is(k, kn, "memoryUsage")) {
-      ws(c);
-      if (c->p < c->end && *c->p == '{')
-        return walk(c, memory_member, r) ? 3 : 0;
-    }
-    break;
-  default:
-    break;
+  if (!key_is(k, kn, "blockHeight"))
+    return NOT_MINE;
+  if (!number(c, &v) || v != (double)(int64_t)v) {
+    *w->why = "blockHeight is not an integer";
+    return 0;
   }
-  /* the envelope, for the time-first writer (its `time` came first) */
+  r->height = (int64_t)v;
+  r->has |= PS_SR_HEIGHT;
+  return 3;
+}
+
+static int crank_finish_member(ps_slog_rec *r, const char *k, size_t kn, cur *c) {
+  if (key_is(k, kn, "crankType")) {
+    char t[16];
+    if (!string_value(c, t, sizeof t))
+      return 0;
+    r->routing = strcmp(t, "routing") == 0;
+    return 3;
+  }
+  if (key_is(k, kn, "crankNum"))
+    return 3;
+  return NOT_MINE;
+}
+
+static int clist_mode(ps_slog_rec *r, cur *c) {
+  char m[16];
+  if (!string_value(c, m, sizeof m))
+    return 0;
+  r->clist_mode = strcmp(m, "import") == 0   ? PS_SLOG_CLIST_IMPORT
+                  : strcmp(m, "export") == 0 ? PS_SLOG_CLIST_EXPORT
+                  : strcmp(m, "drop") == 0   ? PS_SLOG_CLIST_DROP
+                                             : 0;
+  return (r->has & PS_SR_VAT) ? 3 : 1;
+}
+
+/* The members one type of vat event has beside vatID and replay. */
+static int vat_event_own_member(walk_ctx *w, const char *k, size_t kn, cur *c) {
+  ps_slog_rec *r = w->r;
+  double v;
+  if (r->type == PS_SLOG_DELIVER && (key_is(k, kn, "kd") || key_is(k, kn, "vd"))) {
+    if (!read_kd(c, r))
+      return 0;
+    return key_is(k, kn, "kd") ? 3 : 1;
+  }
+  if (r->type == PS_SLOG_DELIVER_RESULT && key_is(k, kn, "dr")) {
+    if (!read_dr(c, r)) {
+      *w->why = "dr is not an array";
+      return 0;
+    }
+    return 3;
+  }
+  if (r->type == PS_SLOG_CLIST && key_is(k, kn, "mode"))
+    return clist_mode(r, c);
+  if (r->type == PS_SLOG_SNAPSHOT && key_is(k, kn, "uncompressedSize")) {
+    if (!number(c, &v))
+      return NOT_MINE;
+    r->snapshot_size = v;
+    r->has |= PS_SR_SNAPSHOT_SIZE;
+    return 1;
+  }
+  if (r->type == PS_SLOG_CREATE_VAT && key_is(k, kn, "name")) {
+    if (!string_value(c, r->name, sizeof r->name))
+      return 0;
+    r->has |= PS_SR_NAME;
+    return 3; /* the bundle comes after it */
+  }
+  if (r->type == PS_SLOG_CREATE_VAT && key_is(k, kn, "vatSourceBundle"))
+    return 3;
+  return NOT_MINE;
+}
+
+/* deliver, deliver-result, syscall, heap-snapshot-save, create-vat, clist */
+static int vat_event_member(walk_ctx *w, const char *k, size_t kn, cur *c) {
+  ps_slog_rec *r = w->r;
+  if (key_is(k, kn, "vatID"))
+    return vat_id(c, r, w->why) ? (r->type == PS_SLOG_CLIST && r->clist_mode ? 3 : 1) : 0;
+  if (key_is(k, kn, "replay")) {
+    if (!bool_value(c, &r->replay)) {
+      *w->why = "replay is not true or false";
+      return 0;
+    }
+    r->has |= PS_SR_REPLAY;
+    return r->type == PS_SLOG_SYSCALL ? 3 : 1;
+  }
+  return vat_event_own_member(w, k, kn, c);
+}
+
+/* A member whose value is an object read by `fn` (kernel-stats' stats,
+ * after-commit-stats' memoryUsage). */
+static int object_member(const char *k, size_t kn, const char *want, cur *c, member_fn fn,
+                         ps_slog_rec *r) {
+  if (!key_is(k, kn, want))
+    return NOT_MINE;
+  ws(c);
+  if (c->p < c->end && *c->p == '{')
+    return walk(c, fn, r) ? 3 : 0;
+  return NOT_MINE;
+}
+
+/* The envelope's members: `time` for the time-first writer (its `time`
+ * came first), and `seconds`. */
+static int envelope_member(ps_slog_rec *r, const char *k, size_t kn, cur *c) {
+  double v;
   if (key_is(k, kn, "time") && r->era == PS_SLOG_ERA_TIME_FIRST && !(r->has & PS_SR_TIME)) {
     if (number(c, &v)) {
       r->time = v;
@@ -499,6 +509,34 @@ static int rec_member(void *ctx, const char *k, size_t kn, cur *c) {
     return 1;
   }
   return 2;
+}
+
+static int type_member(walk_ctx *w, const char *k, size_t kn, cur *c) {
+  switch (w->r->type) {
+  case PS_SLOG_BEGIN_BLOCK:
+    return begin_block_member(w, k, kn, c);
+  case PS_SLOG_CRANK_FINISH:
+    return crank_finish_member(w->r, k, kn, c);
+  case PS_SLOG_DELIVER:
+  case PS_SLOG_DELIVER_RESULT:
+  case PS_SLOG_SYSCALL:
+  case PS_SLOG_SNAPSHOT:
+  case PS_SLOG_CREATE_VAT:
+  case PS_SLOG_CLIST:
+    return vat_event_member(w, k, kn, c);
+  case PS_SLOG_KERNEL_STATS:
+    return object_member(k, kn, "stats", c, counter_member, w->r);
+  case PS_SLOG_AFTER_COMMIT:
+    return object_member(k, kn, "memoryUsage", c, memory_member, w->r);
+  default:
+    return NOT_MINE;
+  }
+}
+
+static int rec_member(void *ctx, const char *k, size_t kn, cur *c) {
+  walk_ctx *w = ctx;
+  int rc = type_member(w, k, kn, c);
+  return rc != NOT_MINE ? rc : envelope_member(w->r, k, kn, c);
 }
 
 static const struct {
