@@ -596,27 +596,20 @@ static void envelope_from_end(const char *s, size_t n, ps_slog_rec *r) {
   }
 }
 
-int ps_slog_scan(const char *head, size_t head_len, const char *tail, size_t tail_len,
-                 int truncated, int want_time, ps_slog_rec *r, const char **why) {
-  memset(r, 0, offsetof(ps_slog_rec, counters));
-  r->vat[0] = '\0';
-  r->name[0] = '\0';
-  *why = NULL;
-  cur c = {head, head + head_len, truncated, 0};
-  if (!lit(&c, '{')) {
-    *why = "not a JSON object";
-    return -1;
-  }
+/* The line's first members: `time` then `type` (the time-first writer) or
+ * `type` (the type-first one); sets the era and the type and leaves c
+ * after the type's value. 0, or -1 and *why. */
+static int read_type(cur *c, ps_slog_rec *r, const char **why) {
   const char *k;
   size_t kn;
-  if (!key(&c, &k, &kn)) {
+  if (!lit(c, '{') || !key(c, &k, &kn)) {
     *why = "not a JSON object";
     return -1;
   }
   double t;
   if (key_is(k, kn, "time")) {
     r->era = PS_SLOG_ERA_TIME_FIRST;
-    if (!number(&c, &t) || !lit(&c, ',') || !key(&c, &k, &kn) || !key_is(k, kn, "type")) {
+    if (!number(c, &t) || !lit(c, ',') || !key(c, &k, &kn) || !key_is(k, kn, "type")) {
       *why = "no \"type\" after \"time\"";
       return -1;
     }
@@ -628,17 +621,49 @@ int ps_slog_scan(const char *head, size_t head_len, const char *tail, size_t tai
     *why = "no \"type\" or \"time\" first";
     return -1;
   }
-  ws(&c);
-  if (c.p >= c.end || *c.p != '"') {
+  ws(c);
+  const char *ts = c->p;
+  if (c->p >= c->end || *c->p != '"' || !skip_string(c)) {
     *why = "type is not a string";
     return -1;
   }
-  const char *ts = c.p + 1;
-  if (!skip_string(&c)) {
-    *why = "type is not a string";
-    return -1;
+  ts++; /* past the opening quote */
+  r->type = type_of(ts, (size_t)(c->p - 1 - ts));
+  return 0;
+}
+
+/* The members after the type, as walk() reads them, until rec_member has
+ * what it wants. 1: read; 0: broken (*why says how when rec_member knew). */
+static int read_members(cur *c, walk_ctx *w) {
+  if (!lit(c, ','))
+    return lit(c, '}');
+  for (;;) {
+    const char *k;
+    size_t kn;
+    if (!key(c, &k, &kn))
+      return 1;
+    int rc = rec_member(w, k, kn, c);
+    if (rc == 0)
+      return 0;
+    if (rc == 3)
+      return 1;
+    if (rc == 2 && !skip_value(c))
+      return 0;
+    if (lit(c, ','))
+      continue;
+    return lit(c, '}');
   }
-  r->type = type_of(ts, (size_t)(c.p - 1 - ts));
+}
+
+int ps_slog_scan(const char *head, size_t head_len, const char *tail, size_t tail_len,
+                 int truncated, int want_time, ps_slog_rec *r, const char **why) {
+  memset(r, 0, offsetof(ps_slog_rec, counters));
+  r->vat[0] = '\0';
+  r->name[0] = '\0';
+  *why = NULL;
+  cur c = {head, head + head_len, truncated, 0};
+  if (read_type(&c, r, why) < 0)
+    return -1;
   const char *endp = tail ? tail : head;
   size_t endn = tail ? tail_len : head_len;
   if (r->type == PS_SLOG_OTHER) {
@@ -647,41 +672,18 @@ int ps_slog_scan(const char *head, size_t head_len, const char *tail, size_t tai
     return 0;
   }
   walk_ctx w = {r, why};
-  if (lit(&c, ',')) { /* the members after the type, as walk() reads them */
-    for (;;) {
-      if (!key(&c, &k, &kn))
-        break;
-      int rc = rec_member(&w, k, kn, &c);
-      if (rc == 0)
-        goto bad;
-      if (rc == 3)
-        break;
-      if (rc == 2 && !skip_value(&c))
-        goto broken;
-      if (lit(&c, ','))
-        continue;
-      if (!lit(&c, '}'))
-        goto broken;
-      break;
+  if (!read_members(&c, &w)) {
+    if (!truncated || !c.ran_out) {
+      if (!*why)
+        *why = "broken JSON";
+      return -1;
     }
-  } else if (!lit(&c, '}')) {
-    goto broken;
-  }
-  if (r->era == PS_SLOG_ERA_TYPE_FIRST)
-    envelope_from_end(endp, endn, r);
-  return 1;
-broken:
-bad:
-  if (truncated && c.ran_out) {
     /* The kept head ended inside a member (a deliver's kd, a create-vat's
      * bundle): what was read before it stands, what lies past the cut is
      * missing, and the envelope is read from the line's end as usual. */
     *why = NULL;
-    if (r->era == PS_SLOG_ERA_TYPE_FIRST)
-      envelope_from_end(endp, endn, r);
-    return 1;
   }
-  if (!*why)
-    *why = "broken JSON";
-  return -1;
+  if (r->era == PS_SLOG_ERA_TYPE_FIRST)
+    envelope_from_end(endp, endn, r);
+  return 1;
 }
