@@ -469,7 +469,6 @@ LONG_FUNCTIONS = {
     ("agent/core/jsonspan.c", "ps_json_check_indexed"): 103,
     ("agent/report/html_chain.c", "ps_html_chain"): 83,
     ("agent/report/html_sections.c", "ps_html_section_dss"): 82,
-    ("agent/verdict/explain.c", "ps_explain"): 85,
 }
 # A function's first line: at column 0, a name and its opening parenthesis,
 # no statement (the body's braces are at the end of the signature and at
