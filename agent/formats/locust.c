@@ -308,6 +308,56 @@ static int parse_number(const char *s, double *out) {
 /* Builds the point of the record in p->cells at `time_ns` (a history row:
  * its Timestamp plus `time_ns`). Returns 1 with *pt filled, or 0 after
  * writing a reason to `why`. */
+static int number_cell(const locust_col *c, const char *v, double *d, char *why,
+                       size_t why_cap) {
+  char sh[48];
+  if (parse_number(v, d))
+    return 1;
+  snprintf(why, why_cap, "column %s: not a number: \"%s\"", c->key,
+           shown_cell(sh, sizeof sh, v));
+  return 0;
+}
+
+/* Timestamp is in seconds, added to the time the row came with (its line
+ * number in ns, which keeps apart rows of one second). */
+static int add_time_cell(double d, const char *v, int64_t *time_ns, char *why,
+                         size_t why_cap) {
+  char sh[48];
+  if (d < -9.2e9 || d > 9.2e9) {
+    snprintf(why, why_cap, "Timestamp out of range: %s", shown_cell(sh, sizeof sh, v));
+    return 0;
+  }
+  *time_ns = ps_seconds_to_ns(d) + *time_ns;
+  return 1;
+}
+
+/* A counting column (integer_fields) takes whole numbers only: a fraction
+ * there is a broken row, not a rounding. */
+static int number_field(const locust_col *c, double d, const char *v, ps_field *f,
+                        char *why, size_t why_cap) {
+  char sh[48];
+  *f = (ps_field){.key = c->key};
+  if (c->role != COL_INT) {
+    f->type = PS_F_FLOAT;
+    f->v.f = d;
+    return 1;
+  }
+  if (d != floor(d) || d < -9.2e18 || d > 9.2e18) {
+    snprintf(why, why_cap, "column %s: not a whole number: \"%s\"", c->key,
+             shown_cell(sh, sizeof sh, v));
+    return 0;
+  }
+  f->type = PS_F_INT;
+  f->v.i = (int64_t)d;
+  return 1;
+}
+
+static const char *measurement_of(locust_kind kind) {
+  return kind == LOCUST_STATS     ? "locust_stats"
+         : kind == LOCUST_HISTORY ? "locust_history"
+                                  : "locust_failures";
+}
+
 static int build_point(ps_parser *p, size_t ncells, int64_t time_ns,
                        ps_tag *tags, ps_point *pt, char *why,
                        size_t why_cap) {
@@ -347,35 +397,16 @@ static int build_point(ps_parser *p, size_t ncells, int64_t time_ns,
     if (*v == '\0' || strcmp(v, "N/A") == 0)
       continue; /* no requests yet: absent, not 0 */
     double d;
-    char sh[48];
-    if (!parse_number(v, &d)) {
-      snprintf(why, why_cap, "column %s: not a number: \"%s\"", c->key,
-               shown_cell(sh, sizeof sh, v));
+    if (!number_cell(c, v, &d, why, why_cap))
       return 0;
-    }
     if (c->role == COL_TIME) {
-      if (d < -9.2e9 || d > 9.2e9) {
-        snprintf(why, why_cap, "Timestamp out of range: %s", shown_cell(sh, sizeof sh, v));
+      if (!add_time_cell(d, v, &time_ns, why, why_cap))
         return 0;
-      }
-      time_ns = ps_seconds_to_ns(d) + time_ns;
       has_time = 1;
       continue;
     }
-    ps_field *f = &p->fields[nf++];
-    *f = (ps_field){.key = c->key};
-    if (c->role == COL_INT) {
-      if (d != floor(d) || d < -9.2e18 || d > 9.2e18) {
-        snprintf(why, why_cap, "column %s: not a whole number: \"%s\"", c->key,
-                 shown_cell(sh, sizeof sh, v));
-        return 0;
-      }
-      f->type = PS_F_INT;
-      f->v.i = (int64_t)d;
-    } else {
-      f->type = PS_F_FLOAT;
-      f->v.f = d;
-    }
+    if (!number_field(c, d, v, &p->fields[nf++], why, why_cap))
+      return 0;
   }
   if (p->kind == LOCUST_HISTORY && !has_time) {
     snprintf(why, why_cap, "no Timestamp");
@@ -385,9 +416,7 @@ static int build_point(ps_parser *p, size_t ncells, int64_t time_ns,
     snprintf(why, why_cap, "no value in any column");
     return 0;
   }
-  pt->measurement = p->kind == LOCUST_STATS     ? "locust_stats"
-                    : p->kind == LOCUST_HISTORY ? "locust_history"
-                                                : "locust_failures";
+  pt->measurement = measurement_of(p->kind);
   pt->tags = tags;
   pt->ntags = nt;
   pt->fields = p->fields;

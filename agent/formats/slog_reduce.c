@@ -265,33 +265,193 @@ static int block_close(ps_slog_reducer *r, ps_emitter *em) {
 
 /* ---- lines ------------------------------------------------------------- */
 
+static int on_begin_block(ps_slog_reducer *r, const ps_slog_rec *x, ps_emitter *em) {
+  block *b = &r->b;
+  if (!(x->has & PS_SR_HEIGHT) || !(x->has & PS_SR_TIME)) {
+    ps_emit_reject(em, "cosmic-swingset-begin-block without blockHeight or time");
+    r->bad++;
+    b->lines += b->open; /* a bad line of the open block */
+    return 0;
+  }
+  if (b->open)
+    r->closed_block_seconds += b->seconds;
+  int rc = block_close(r, em);
+  if (rc != 0)
+    return rc;
+  memset(b, 0, sizeof *b);
+  b->open = 1;
+  b->height = x->height;
+  b->time = x->time;
+  b->lines = 1;
+  if (!r->have_first_begin) {
+    r->have_first_begin = 1;
+    r->first_begin = x->time;
+  }
+  r->last_begin = x->time;
+  return 0;
+}
+
+/* A delivery's seconds: its own when the line has them (newer eras), else
+ * the time since the deliver line before it. */
+static double delivery_seconds(const ps_slog_reducer *r, const ps_slog_rec *x) {
+  if (x->has & PS_SR_SECONDS)
+    return x->seconds;
+  if (r->have_deliver && (x->has & PS_SR_TIME))
+    return x->time - r->deliver_time;
+  return 0;
+}
+
+/* The stage's and the open block's sums. */
+static void count_delivery(ps_slog_reducer *r, double s, double comp, int boyd) {
+  block *b = &r->b;
+  r->deliveries++;
+  r->seconds += s;
+  r->computrons += comp;
+  if (boyd) {
+    r->boyd_deliveries++;
+    r->boyd_seconds += s;
+  }
+  if (b->open) {
+    b->deliveries++;
+    b->seconds += s;
+    b->computrons += comp;
+    if (boyd) {
+      b->boyd_deliveries++;
+      b->boyd_seconds += s;
+    }
+  }
+}
+
+/* The vat's sums, its delivery seconds for the p95, and its share of the
+ * open block. */
+static int count_vat_delivery(ps_slog_reducer *r, vat *v, double s, double comp, int boyd) {
+  v->deliveries++;
+  v->seconds += s;
+  v->computrons += comp;
+  if (boyd) {
+    v->boyd_deliveries++;
+    v->boyd_seconds += s;
+  }
+  if (v->nvals == v->capvals) {
+    size_t cap = v->capvals ? v->capvals * 2 : 64;
+    double *nv = realloc(v->vals, cap * sizeof *nv);
+    if (!nv)
+      return -ENOMEM;
+    v->vals = nv;
+    v->capvals = cap;
+  }
+  v->vals[v->nvals++] = s;
+  if (r->b.open) {
+    int rc = vat_touch(r, v);
+    if (rc != 0)
+      return rc;
+    v->blk_deliveries++;
+    v->blk_seconds += s;
+    v->blk_computrons += comp;
+  }
+  return 0;
+}
+
+static int on_deliver_result(ps_slog_reducer *r, const ps_slog_rec *x, ps_emitter *em) {
+  if (x->has & PS_SR_REPLAY && x->replay)
+    return 0;
+  double s = delivery_seconds(r, x);
+  int boyd = r->deliver_boyd;
+  double comp = (x->has & PS_SR_COMPUTE) ? x->compute : 0;
+  r->have_deliver = 0;
+  r->deliver_boyd = 0;
+  count_delivery(r, s, comp, boyd);
+  vat *v;
+  if (!(x->has & PS_SR_VAT) || !(v = vat_get(r, x->vat, em)))
+    return 0;
+  return count_vat_delivery(r, v, s, comp, boyd);
+}
+
+static void on_clist(ps_slog_reducer *r, const ps_slog_rec *x, ps_emitter *em) {
+  if (x->clist_mode == PS_SLOG_CLIST_IMPORT)
+    r->imports++;
+  else if (x->clist_mode == PS_SLOG_CLIST_EXPORT)
+    r->exports++;
+  else if (x->clist_mode == PS_SLOG_CLIST_DROP)
+    r->drops++;
+  vat *v;
+  if ((x->has & PS_SR_VAT) && (v = vat_get(r, x->vat, em))) {
+    v->imports += x->clist_mode == PS_SLOG_CLIST_IMPORT;
+    v->exports += x->clist_mode == PS_SLOG_CLIST_EXPORT;
+    v->drops += x->clist_mode == PS_SLOG_CLIST_DROP;
+  }
+}
+
+/* The stage keeps each counter's first, last and largest; the open block
+ * its last. */
+static void on_kernel_stats(ps_slog_reducer *r, const ps_slog_rec *x) {
+  block *b = &r->b;
+  r->kernel_stats++;
+  for (int i = 0; i < PS_SLOG_NCOUNTERS; i++) {
+    if (!(x->counters_has & (1u << i)))
+      continue;
+    double c = x->counters[i];
+    if (!(r->kc_has & (1u << i))) {
+      r->kc_first[i] = c;
+      r->kc_max[i] = c;
+    }
+    if (c > r->kc_max[i])
+      r->kc_max[i] = c;
+    r->kc_last[i] = c;
+    r->kc_has |= 1u << i;
+    if (b->open) {
+      b->counters[i] = c;
+      b->counters_has |= 1u << i;
+    }
+  }
+}
+
+static void on_commit_finish(ps_slog_reducer *r, const ps_slog_rec *x) {
+  block *b = &r->b;
+  if (b->open) {
+    if (x->has & PS_SR_SECONDS) {
+      b->commit_seconds = x->seconds;
+      b->have_commit = 1;
+    } else if (r->have_commit_start && (x->has & PS_SR_TIME)) {
+      b->commit_seconds = x->time - r->commit_start;
+      b->have_commit = 1;
+    }
+  }
+  r->have_commit_start = 0;
+}
+
+static void on_after_commit(ps_slog_reducer *r, const ps_slog_rec *x) {
+  block *b = &r->b;
+  if (!b->open)
+    return;
+  if (x->has & PS_SR_RSS) {
+    b->rss = x->rss;
+    b->have_rss = 1;
+  }
+  if (x->has & PS_SR_HEAP_USED) {
+    b->heap_used = x->heap_used;
+    b->have_heap = 1;
+  }
+}
+
+static void on_snapshot(ps_slog_reducer *r, const ps_slog_rec *x, ps_emitter *em) {
+  r->snapshots++;
+  vat *v;
+  if ((x->has & PS_SR_VAT) && (v = vat_get(r, x->vat, em))) {
+    v->snapshots++;
+    if (x->has & PS_SR_SNAPSHOT_SIZE) {
+      v->snapshot_size = x->snapshot_size;
+      v->have_snapshot_size = 1;
+    }
+  }
+}
+
 static int on_record(ps_slog_reducer *r, const ps_slog_rec *x, ps_emitter *em) {
   block *b = &r->b;
   vat *v = NULL;
-  int rc;
   switch (x->type) {
   case PS_SLOG_BEGIN_BLOCK:
-    if (!(x->has & PS_SR_HEIGHT) || !(x->has & PS_SR_TIME)) {
-      ps_emit_reject(em, "cosmic-swingset-begin-block without blockHeight or time");
-      r->bad++;
-      b->lines += b->open; /* a bad line of the open block */
-      return 0;
-    }
-    if (b->open)
-      r->closed_block_seconds += b->seconds;
-    if ((rc = block_close(r, em)) != 0)
-      return rc;
-    memset(b, 0, sizeof *b);
-    b->open = 1;
-    b->height = x->height;
-    b->time = x->time;
-    b->lines = 1;
-    if (!r->have_first_begin) {
-      r->have_first_begin = 1;
-      r->first_begin = x->time;
-    }
-    r->last_begin = x->time;
-    return 0;
+    return on_begin_block(r, x, em);
   case PS_SLOG_CRANK_FINISH:
     if (!x->routing) {
       r->cranks++;
@@ -305,61 +465,8 @@ static int on_record(ps_slog_reducer *r, const ps_slog_rec *x, ps_emitter *em) {
     r->deliver_time = x->time;
     r->deliver_boyd = x->boyd;
     return 0;
-  case PS_SLOG_DELIVER_RESULT: {
-    if (x->has & PS_SR_REPLAY && x->replay)
-      return 0;
-    double s = 0;
-    if (x->has & PS_SR_SECONDS)
-      s = x->seconds;
-    else if (r->have_deliver && (x->has & PS_SR_TIME))
-      s = x->time - r->deliver_time;
-    int boyd = r->deliver_boyd;
-    double comp = (x->has & PS_SR_COMPUTE) ? x->compute : 0;
-    r->have_deliver = 0;
-    r->deliver_boyd = 0;
-    r->deliveries++;
-    r->seconds += s;
-    r->computrons += comp;
-    if (boyd) {
-      r->boyd_deliveries++;
-      r->boyd_seconds += s;
-    }
-    if (b->open) {
-      b->deliveries++;
-      b->seconds += s;
-      b->computrons += comp;
-      if (boyd) {
-        b->boyd_deliveries++;
-        b->boyd_seconds += s;
-      }
-    }
-    if (!(x->has & PS_SR_VAT) || !(v = vat_get(r, x->vat, em)))
-      return 0;
-    v->deliveries++;
-    v->seconds += s;
-    v->computrons += comp;
-    if (boyd) {
-      v->boyd_deliveries++;
-      v->boyd_seconds += s;
-    }
-    if (v->nvals == v->capvals) {
-      size_t cap = v->capvals ? v->capvals * 2 : 64;
-      double *nv = realloc(v->vals, cap * sizeof *nv);
-      if (!nv)
-        return -ENOMEM;
-      v->vals = nv;
-      v->capvals = cap;
-    }
-    v->vals[v->nvals++] = s;
-    if (b->open) {
-      if ((rc = vat_touch(r, v)) != 0)
-        return rc;
-      v->blk_deliveries++;
-      v->blk_seconds += s;
-      v->blk_computrons += comp;
-    }
-    return 0;
-  }
+  case PS_SLOG_DELIVER_RESULT:
+    return on_deliver_result(r, x, em);
   case PS_SLOG_SYSCALL:
     if (x->has & PS_SR_REPLAY && x->replay)
       return 0;
@@ -369,75 +476,23 @@ static int on_record(ps_slog_reducer *r, const ps_slog_rec *x, ps_emitter *em) {
       v->syscalls++;
     return 0;
   case PS_SLOG_CLIST:
-    if (x->clist_mode == PS_SLOG_CLIST_IMPORT)
-      r->imports++;
-    else if (x->clist_mode == PS_SLOG_CLIST_EXPORT)
-      r->exports++;
-    else if (x->clist_mode == PS_SLOG_CLIST_DROP)
-      r->drops++;
-    if ((x->has & PS_SR_VAT) && (v = vat_get(r, x->vat, em))) {
-      v->imports += x->clist_mode == PS_SLOG_CLIST_IMPORT;
-      v->exports += x->clist_mode == PS_SLOG_CLIST_EXPORT;
-      v->drops += x->clist_mode == PS_SLOG_CLIST_DROP;
-    }
+    on_clist(r, x, em);
     return 0;
   case PS_SLOG_KERNEL_STATS:
-    r->kernel_stats++;
-    for (int i = 0; i < PS_SLOG_NCOUNTERS; i++) {
-      if (!(x->counters_has & (1u << i)))
-        continue;
-      double c = x->counters[i];
-      if (!(r->kc_has & (1u << i))) {
-        r->kc_first[i] = c;
-        r->kc_max[i] = c;
-      }
-      if (c > r->kc_max[i])
-        r->kc_max[i] = c;
-      r->kc_last[i] = c;
-      r->kc_has |= 1u << i;
-      if (b->open) {
-        b->counters[i] = c;
-        b->counters_has |= 1u << i;
-      }
-    }
+    on_kernel_stats(r, x);
     return 0;
   case PS_SLOG_COMMIT_START:
     r->have_commit_start = (x->has & PS_SR_TIME) != 0;
     r->commit_start = x->time;
     return 0;
   case PS_SLOG_COMMIT_FINISH:
-    if (b->open) {
-      if (x->has & PS_SR_SECONDS) {
-        b->commit_seconds = x->seconds;
-        b->have_commit = 1;
-      } else if (r->have_commit_start && (x->has & PS_SR_TIME)) {
-        b->commit_seconds = x->time - r->commit_start;
-        b->have_commit = 1;
-      }
-    }
-    r->have_commit_start = 0;
+    on_commit_finish(r, x);
     return 0;
   case PS_SLOG_AFTER_COMMIT:
-    if (b->open) {
-      if (x->has & PS_SR_RSS) {
-        b->rss = x->rss;
-        b->have_rss = 1;
-      }
-      if (x->has & PS_SR_HEAP_USED) {
-        b->heap_used = x->heap_used;
-        b->have_heap = 1;
-      }
-    }
+    on_after_commit(r, x);
     return 0;
   case PS_SLOG_SNAPSHOT:
-    r->snapshots++;
-    if ((x->has & PS_SR_VAT) && (v = vat_get(r, x->vat, em))) {
-      v->snapshots++;
-      if (x->has & PS_SR_SNAPSHOT_SIZE) {
-        v->snapshot_size = x->snapshot_size;
-        v->have_snapshot_size = 1;
-      }
-    }
+    on_snapshot(r, x, em);
     return 0;
   case PS_SLOG_CREATE_VAT:
     if ((x->has & PS_SR_VAT) && (v = vat_get(r, x->vat, em)) && (x->has & PS_SR_NAME))

@@ -386,106 +386,116 @@ static int read_kd(cur *c, ps_slog_rec *r) {
   return skip_value(c);
 }
 
-static int rec_member(void *ctx, const char *k, size_t kn, cur *c) {
-  walk_ctx *w = ctx;
+/* rec_member's answer for a member that is none of its type's own: the
+ * envelope's members are tried next. */
+#define NOT_MINE (-1)
+
+static int begin_block_member(walk_ctx *w, const char *k, size_t kn, cur *c) {
   ps_slog_rec *r = w->r;
   double v;
-  switch (r->type) {
-  case PS_SLOG_BEGIN_BLOCK:
-    if (key_is(k, kn, "blockHeight")) {
-      if (!number(c, &v) || v != (double)(int64_t)v) {
-        *w->why = "blockHeight is not an integer";
-        return 0;
-      }
-      r->height = (int64_t)v;
-      r->has |= PS_SR_HEIGHT;
-      return 3;
-    }
-    break;
-  case PS_SLOG_CRANK_FINISH:
-    if (key_is(k, kn, "crankType")) {
-      char t[16];
-      if (!string_value(c, t, sizeof t))
-        return 0;
-      r->routing = strcmp(t, "routing") == 0;
-      return 3;
-    }
-    if (key_is(k, kn, "crankNum"))
-      return 3;
-    break;
-  case PS_SLOG_DELIVER:
-  case PS_SLOG_DELIVER_RESULT:
-  case PS_SLOG_SYSCALL:
-  case PS_SLOG_SNAPSHOT:
-  case PS_SLOG_CREATE_VAT:
-  case PS_SLOG_CLIST:
-    if (key_is(k, kn, "vatID"))
-      return vat_id(c, r, w->why) ? (r->type == PS_SLOG_CLIST && r->clist_mode ? 3 : 1) : 0;
-    if (key_is(k, kn, "replay")) {
-      if (!bool_value(c, &r->replay)) {
-        *w->why = "replay is not true or false";
-        return 0;
-      }
-      r->has |= PS_SR_REPLAY;
-      return r->type == PS_SLOG_SYSCALL ? 3 : 1;
-    }
-    if (r->type == PS_SLOG_DELIVER && (key_is(k, kn, "kd") || key_is(k, kn, "vd"))) {
-      if (!read_kd(c, r))
-        return 0;
-      return key_is(k, kn, "kd") ? 3 : 1;
-    }
-    if (r->type == PS_SLOG_DELIVER_RESULT && key_is(k, kn, "dr")) {
-      if (!read_dr(c, r)) {
-        *w->why = "dr is not an array";
-        return 0;
-      }
-      return 3;
-    }
-    if (r->type == PS_SLOG_CLIST && key_is(k, kn, "mode")) {
-      char m[16];
-      if (!string_value(c, m, sizeof m))
-        return 0;
-      r->clist_mode = strcmp(m, "import") == 0   ? PS_SLOG_CLIST_IMPORT
-                      : strcmp(m, "export") == 0 ? PS_SLOG_CLIST_EXPORT
-                      : strcmp(m, "drop") == 0   ? PS_SLOG_CLIST_DROP
-                                                 : 0;
-      return (r->has & PS_SR_VAT) ? 3 : 1;
-    }
-    if (r->type == PS_SLOG_SNAPSHOT && key_is(k, kn, "uncompressedSize")) {
-      if (number(c, &v)) {
-        r->snapshot_size = v;
-        r->has |= PS_SR_SNAPSHOT_SIZE;
-        return 1;
-      }
-      break;
-    }
-    if (r->type == PS_SLOG_CREATE_VAT && key_is(k, kn, "name")) {
-      if (!string_value(c, r->name, sizeof r->name))
-        return 0;
-      r->has |= PS_SR_NAME;
-      return 3; /* the bundle comes after it */
-    }
-    if (r->type == PS_SLOG_CREATE_VAT && key_is(k, kn, "vatSourceBundle"))
-      return 3;
-    break;
-  case PS_SLOG_KERNEL_STATS:
-    if (key_is(k, kn, "stats")) {
-      ws(c);
-      if (c->p < c->end && *c->p == '{')
-        return walk(c, counter_member, r) ? 3 : 0;
-    }
-    break;
-  case PS_SLOG_AFTER_COMMIT:
-    if (key_is(k, kn, "memoryUsage")) {
-      ws(c);
-      if (c->p < c->end && *c->p == '{')
-        return walk(c, memory_member, r) ? 3 : 0;
-    }
-    break;
-  default:
-    break;
+  if (!key_is(k, kn, "blockHeight"))
+    return NOT_MINE;
+  if (!number(c, &v) || v != (double)(int64_t)v) {
+    *w->why = "blockHeight is not an integer";
+    return 0;
   }
-  /* the envelope, for the time-first writer (its `time` came first) */
+  r->height = (int64_t)v;
+  r->has |= PS_SR_HEIGHT;
+  return 3;
+}
+
+static int crank_finish_member(ps_slog_rec *r, const char *k, size_t kn, cur *c) {
+  if (key_is(k, kn, "crankType")) {
+    char t[16];
+    if (!string_value(c, t, sizeof t))
+      return 0;
+    r->routing = strcmp(t, "routing") == 0;
+    return 3;
+  }
+  if (key_is(k, kn, "crankNum"))
+    return 3;
+  return NOT_MINE;
+}
+
+static int clist_mode(ps_slog_rec *r, cur *c) {
+  char m[16];
+  if (!string_value(c, m, sizeof m))
+    return 0;
+  r->clist_mode = strcmp(m, "import") == 0   ? PS_SLOG_CLIST_IMPORT
+                  : strcmp(m, "export") == 0 ? PS_SLOG_CLIST_EXPORT
+                  : strcmp(m, "drop") == 0   ? PS_SLOG_CLIST_DROP
+                                             : 0;
+  return (r->has & PS_SR_VAT) ? 3 : 1;
+}
+
+/* The members one type of vat event has beside vatID and replay. */
+static int vat_event_own_member(walk_ctx *w, const char *k, size_t kn, cur *c) {
+  ps_slog_rec *r = w->r;
+  double v;
+  if (r->type == PS_SLOG_DELIVER && (key_is(k, kn, "kd") || key_is(k, kn, "vd"))) {
+    if (!read_kd(c, r))
+      return 0;
+    return key_is(k, kn, "kd") ? 3 : 1;
+  }
+  if (r->type == PS_SLOG_DELIVER_RESULT && key_is(k, kn, "dr")) {
+    if (!read_dr(c, r)) {
+      *w->why = "dr is not an array";
+      return 0;
+    }
+    return 3;
+  }
+  if (r->type == PS_SLOG_CLIST && key_is(k, kn, "mode"))
+    return clist_mode(r, c);
+  if (r->type == PS_SLOG_SNAPSHOT && key_is(k, kn, "uncompressedSize")) {
+    if (!number(c, &v))
+      return NOT_MINE;
+    r->snapshot_size = v;
+    r->has |= PS_SR_SNAPSHOT_SIZE;
+    return 1;
+  }
+  if (r->type == PS_SLOG_CREATE_VAT && key_is(k, kn, "name")) {
+    if (!string_value(c, r->name, sizeof r->name))
+      return 0;
+    r->has |= PS_SR_NAME;
+    return 3; /* the bundle comes after it */
+  }
+  if (r->type == PS_SLOG_CREATE_VAT && key_is(k, kn, "vatSourceBundle"))
+    return 3;
+  return NOT_MINE;
+}
+
+/* deliver, deliver-result, syscall, heap-snapshot-save, create-vat, clist */
+static int vat_event_member(walk_ctx *w, const char *k, size_t kn, cur *c) {
+  ps_slog_rec *r = w->r;
+  if (key_is(k, kn, "vatID"))
+    return vat_id(c, r, w->why) ? (r->type == PS_SLOG_CLIST && r->clist_mode ? 3 : 1) : 0;
+  if (key_is(k, kn, "replay")) {
+    if (!bool_value(c, &r->replay)) {
+      *w->why = "replay is not true or false";
+      return 0;
+    }
+    r->has |= PS_SR_REPLAY;
+    return r->type == PS_SLOG_SYSCALL ? 3 : 1;
+  }
+  return vat_event_own_member(w, k, kn, c);
+}
+
+/* A member whose value is an object read by `fn` (kernel-stats' stats,
+ * after-commit-stats' memoryUsage). */
+static int object_member(const char *k, size_t kn, const char *want, cur *c, member_fn fn,
+                         ps_slog_rec *r) {
+  if (!key_is(k, kn, want))
+    return NOT_MINE;
+  ws(c);
+  if (c->p < c->end && *c->p == '{')
+    return walk(c, fn, r) ? 3 : 0;
+  return NOT_MINE;
+}
+
+/* The envelope's members: `time` for the time-first writer (its `time`
+ * came first), and `seconds`. */
+static int envelope_member(ps_slog_rec *r, const char *k, size_t kn, cur *c) {
+  double v;
   if (key_is(k, kn, "time") && r->era == PS_SLOG_ERA_TIME_FIRST && !(r->has & PS_SR_TIME)) {
     if (number(c, &v)) {
       r->time = v;
@@ -499,6 +509,34 @@ static int rec_member(void *ctx, const char *k, size_t kn, cur *c) {
     return 1;
   }
   return 2;
+}
+
+static int type_member(walk_ctx *w, const char *k, size_t kn, cur *c) {
+  switch (w->r->type) {
+  case PS_SLOG_BEGIN_BLOCK:
+    return begin_block_member(w, k, kn, c);
+  case PS_SLOG_CRANK_FINISH:
+    return crank_finish_member(w->r, k, kn, c);
+  case PS_SLOG_DELIVER:
+  case PS_SLOG_DELIVER_RESULT:
+  case PS_SLOG_SYSCALL:
+  case PS_SLOG_SNAPSHOT:
+  case PS_SLOG_CREATE_VAT:
+  case PS_SLOG_CLIST:
+    return vat_event_member(w, k, kn, c);
+  case PS_SLOG_KERNEL_STATS:
+    return object_member(k, kn, "stats", c, counter_member, w->r);
+  case PS_SLOG_AFTER_COMMIT:
+    return object_member(k, kn, "memoryUsage", c, memory_member, w->r);
+  default:
+    return NOT_MINE;
+  }
+}
+
+static int rec_member(void *ctx, const char *k, size_t kn, cur *c) {
+  walk_ctx *w = ctx;
+  int rc = type_member(w, k, kn, c);
+  return rc != NOT_MINE ? rc : envelope_member(w->r, k, kn, c);
 }
 
 static const struct {
@@ -558,27 +596,20 @@ static void envelope_from_end(const char *s, size_t n, ps_slog_rec *r) {
   }
 }
 
-int ps_slog_scan(const char *head, size_t head_len, const char *tail, size_t tail_len,
-                 int truncated, int want_time, ps_slog_rec *r, const char **why) {
-  memset(r, 0, offsetof(ps_slog_rec, counters));
-  r->vat[0] = '\0';
-  r->name[0] = '\0';
-  *why = NULL;
-  cur c = {head, head + head_len, truncated, 0};
-  if (!lit(&c, '{')) {
-    *why = "not a JSON object";
-    return -1;
-  }
+/* The line's first members: `time` then `type` (the time-first writer) or
+ * `type` (the type-first one); sets the era and the type and leaves c
+ * after the type's value. 0, or -1 and *why. */
+static int read_type(cur *c, ps_slog_rec *r, const char **why) {
   const char *k;
   size_t kn;
-  if (!key(&c, &k, &kn)) {
+  if (!lit(c, '{') || !key(c, &k, &kn)) {
     *why = "not a JSON object";
     return -1;
   }
   double t;
   if (key_is(k, kn, "time")) {
     r->era = PS_SLOG_ERA_TIME_FIRST;
-    if (!number(&c, &t) || !lit(&c, ',') || !key(&c, &k, &kn) || !key_is(k, kn, "type")) {
+    if (!number(c, &t) || !lit(c, ',') || !key(c, &k, &kn) || !key_is(k, kn, "type")) {
       *why = "no \"type\" after \"time\"";
       return -1;
     }
@@ -590,17 +621,49 @@ int ps_slog_scan(const char *head, size_t head_len, const char *tail, size_t tai
     *why = "no \"type\" or \"time\" first";
     return -1;
   }
-  ws(&c);
-  if (c.p >= c.end || *c.p != '"') {
+  ws(c);
+  const char *ts = c->p;
+  if (c->p >= c->end || *c->p != '"' || !skip_string(c)) {
     *why = "type is not a string";
     return -1;
   }
-  const char *ts = c.p + 1;
-  if (!skip_string(&c)) {
-    *why = "type is not a string";
-    return -1;
+  ts++; /* past the opening quote */
+  r->type = type_of(ts, (size_t)(c->p - 1 - ts));
+  return 0;
+}
+
+/* The members after the type, as walk() reads them, until rec_member has
+ * what it wants. 1: read; 0: broken (*why says how when rec_member knew). */
+static int read_members(cur *c, walk_ctx *w) {
+  if (!lit(c, ','))
+    return lit(c, '}');
+  for (;;) {
+    const char *k;
+    size_t kn;
+    if (!key(c, &k, &kn))
+      return 1;
+    int rc = rec_member(w, k, kn, c);
+    if (rc == 0)
+      return 0;
+    if (rc == 3)
+      return 1;
+    if (rc == 2 && !skip_value(c))
+      return 0;
+    if (lit(c, ','))
+      continue;
+    return lit(c, '}');
   }
-  r->type = type_of(ts, (size_t)(c.p - 1 - ts));
+}
+
+int ps_slog_scan(const char *head, size_t head_len, const char *tail, size_t tail_len,
+                 int truncated, int want_time, ps_slog_rec *r, const char **why) {
+  memset(r, 0, offsetof(ps_slog_rec, counters));
+  r->vat[0] = '\0';
+  r->name[0] = '\0';
+  *why = NULL;
+  cur c = {head, head + head_len, truncated, 0};
+  if (read_type(&c, r, why) < 0)
+    return -1;
   const char *endp = tail ? tail : head;
   size_t endn = tail ? tail_len : head_len;
   if (r->type == PS_SLOG_OTHER) {
@@ -609,41 +672,18 @@ int ps_slog_scan(const char *head, size_t head_len, const char *tail, size_t tai
     return 0;
   }
   walk_ctx w = {r, why};
-  if (lit(&c, ',')) { /* the members after the type, as walk() reads them */
-    for (;;) {
-      if (!key(&c, &k, &kn))
-        break;
-      int rc = rec_member(&w, k, kn, &c);
-      if (rc == 0)
-        goto bad;
-      if (rc == 3)
-        break;
-      if (rc == 2 && !skip_value(&c))
-        goto broken;
-      if (lit(&c, ','))
-        continue;
-      if (!lit(&c, '}'))
-        goto broken;
-      break;
+  if (!read_members(&c, &w)) {
+    if (!truncated || !c.ran_out) {
+      if (!*why)
+        *why = "broken JSON";
+      return -1;
     }
-  } else if (!lit(&c, '}')) {
-    goto broken;
-  }
-  if (r->era == PS_SLOG_ERA_TYPE_FIRST)
-    envelope_from_end(endp, endn, r);
-  return 1;
-broken:
-bad:
-  if (truncated && c.ran_out) {
     /* The kept head ended inside a member (a deliver's kd, a create-vat's
      * bundle): what was read before it stands, what lies past the cut is
      * missing, and the envelope is read from the line's end as usual. */
     *why = NULL;
-    if (r->era == PS_SLOG_ERA_TYPE_FIRST)
-      envelope_from_end(endp, endn, r);
-    return 1;
   }
-  if (!*why)
-    *why = "broken JSON";
-  return -1;
+  if (r->era == PS_SLOG_ERA_TYPE_FIRST)
+    envelope_from_end(endp, endn, r);
+  return 1;
 }

@@ -78,14 +78,16 @@ size_t ps_fmt_uint64(uint64_t v, char *buf) { return fmt_u64(v, buf); }
 
 #define TWO53 9007199254740992.0
 
-/* Shortest digits for 1e-7 <= a < 2^53, exactly (Ryu's digit loop on
- * 128-bit integers). a = m2 * 2^e; the values that read back as a are the
- * open (closed when m2 is even: ties go to even) interval between the
- * midpoints to its neighbours. Scaled by 10^q and 4 * 2^-e these are
- * integers small enough for 128 bits in this range, so no tables and no
- * approximation are needed. Returns the decimal mantissa; *exp10 its
- * power of ten. */
-static uint64_t shortest_digits(double a, int *exp10) {
+/* a's value and the bounds of the interval that reads back as a, as
+ * integers scaled by 10^q (see shortest_digits), and whether the value's
+ * and the lower bound's scaling dropped only zero bits (exact). */
+typedef struct scaled {
+  uint64_t vr, vp, vm;
+  int vr_tz, vm_tz;
+  int q;
+} scaled;
+
+static scaled scale_interval(double a) {
   static const uint64_t pow5[28] = {
       1ULL, 5ULL, 25ULL, 125ULL, 625ULL, 3125ULL, 15625ULL, 78125ULL,
       390625ULL, 1953125ULL, 9765625ULL, 48828125ULL, 244140625ULL,
@@ -132,6 +134,14 @@ static uint64_t shortest_digits(double a, int *exp10) {
     vp -= (uint64_t)vp_tz; /* the exact upper midpoint is excluded */
     vm_tz = 0;             /* and so is the lower one */
   }
+  return (scaled){vr, vp, vm, vr_tz, vm_tz, q};
+}
+
+/* Drops the digits the interval leaves free (Ryu's digit loop), then
+ * rounds the last kept one; *removed_out is how many went. */
+static uint64_t drop_free_digits(scaled s, int *removed_out) {
+  uint64_t vr = s.vr, vp = s.vp, vm = s.vm;
+  int vr_tz = s.vr_tz, vm_tz = s.vm_tz;
   int removed = 0;
   unsigned last = 0;
   if (!vm_tz && !vr_tz) {
@@ -182,7 +192,22 @@ static uint64_t shortest_digits(double a, int *exp10) {
   if (vr_tz && last == 5 && vr % 2 == 0)
     last = 4; /* exactly half way: round to even */
   uint64_t out = vr + ((vr == vm && !vm_tz) || last >= 5);
-  *exp10 = removed - q;
+  *removed_out = removed;
+  return out;
+}
+
+/* Shortest digits for 1e-7 <= a < 2^53, exactly (Ryu's digit loop on
+ * 128-bit integers). a = m2 * 2^e; the values that read back as a are the
+ * open (closed when m2 is even: ties go to even) interval between the
+ * midpoints to its neighbours. Scaled by 10^q and 4 * 2^-e these are
+ * integers small enough for 128 bits in this range, so no tables and no
+ * approximation are needed. Returns the decimal mantissa; *exp10 its
+ * power of ten. */
+static uint64_t shortest_digits(double a, int *exp10) {
+  int removed;
+  scaled s = scale_interval(a);
+  uint64_t out = drop_free_digits(s, &removed);
+  *exp10 = removed - s.q;
   return out;
 }
 

@@ -54,38 +54,66 @@ static int open_parser(const ps_format_ops *ops, const ps_source_cfg *src, int f
   return rc;
 }
 
-/* One run folder (or its perf.jsonl), converted as the agent would see it
- * if it met the folder now. */
-static int convert_run(const ps_format_ops *ops, const ps_source_cfg *src,
-                       const char *path, int64_t now_s, int64_t stall_after_s,
-                       size_t max_line, ps_emitter *em, ps_buf *err) {
+/* The run's folder and its perf.jsonl, from either. */
+static int run_paths(const char *path, char **folder, char **perf, ps_buf *err) {
   struct stat st;
   if (stat(path, &st) != 0) { /* the driver names the operand itself */
     int e = errno;
     ps_buf_printf(err, "%s", strerror(e));
     return -e;
   }
-  char *folder = NULL, *perf = NULL;
   if (S_ISDIR(st.st_mode)) {
-    folder = strdup(path);
-    if (folder && asprintf(&perf, "%s/perf.jsonl", path) < 0)
-      perf = NULL;
+    *folder = strdup(path);
+    if (*folder && asprintf(perf, "%s/perf.jsonl", path) < 0)
+      *perf = NULL;
   } else {
     char *copy = strdup(path);
-    perf = strdup(path);
-    folder = copy ? strdup(dirname(copy)) : NULL;
+    *perf = strdup(path);
+    *folder = copy ? strdup(dirname(copy)) : NULL;
     free(copy);
   }
-  int rc = 0, fd = -1;
+  return *folder && *perf ? 0 : -ENOMEM;
+}
+
+typedef struct run_eval {
+  const char *folder;
+  int64_t now_s, stall_after_s;
+} run_eval;
+
+/* The run's state as the agent would judge it now. perf.jsonl's
+ * unterminated last line counts when the run has ended, or when it is a
+ * complete perf-finish and there is no exit_code to say otherwise: then it
+ * is fed and the run judged again with it. */
+static int evaluate_run(const run_eval *ev, const ps_format_ops *ops, ps_parser *p,
+                        const ps_feed_last *last, ps_emitter *em, ps_run_view *view,
+                        ps_buf *err) {
+  int rc = ps_run_evaluate(ev->folder, ev->now_s, ev->stall_after_s, ops->run_facts(p), view,
+                           err);
+  if (rc != 0 || !last->text.len)
+    return rc;
+  if (view->state != PS_RUN_ENDED &&
+      (view->have_exit_file || !is_perf_finish(last->text.data, last->text.len)))
+    return 0;
+  if ((rc = ps_feed_line(ops, p, em, last->text.data, last->text.len, last->line_no)) != 0)
+    return rc;
+  return ps_run_evaluate(ev->folder, ev->now_s, ev->stall_after_s, ops->run_facts(p), view,
+                         err);
+}
+
+/* One run folder (or its perf.jsonl), converted as the agent would see it
+ * if it met the folder now. */
+static int convert_run(const ps_format_ops *ops, const ps_source_cfg *src,
+                       const char *path, int64_t now_s, int64_t stall_after_s,
+                       size_t max_line, ps_emitter *em, ps_buf *err) {
+  char *folder = NULL, *perf = NULL;
+  int rc = run_paths(path, &folder, &perf, err), fd = -1;
   ps_parser *p = NULL;
   ps_slog_cycles *cycles = NULL;
   ps_feed_last last;
   ps_buf_init(&last.text, 0);
   const char *saved_file = em->origin.file;
-  if (!folder || !perf) {
-    rc = -ENOMEM;
+  if (rc != 0)
     goto out;
-  }
   fd = ps_open_regular(perf, NULL); /* a FIFO is not waited on */
   if (fd < 0) {
     rc = fd;
@@ -108,19 +136,9 @@ static int convert_run(const ps_format_ops *ops, const ps_source_cfg *src,
     goto out;
   }
   ps_run_view view;
-  if ((rc = ps_run_evaluate(folder, now_s, stall_after_s, ops->run_facts(p), &view,
-                            err)) != 0)
+  run_eval ev = {folder, now_s, stall_after_s};
+  if ((rc = evaluate_run(&ev, ops, p, &last, &cycles->em, &view, err)) != 0)
     goto out;
-  if (last.text.len &&
-      (view.state == PS_RUN_ENDED ||
-       (!view.have_exit_file && is_perf_finish(last.text.data, last.text.len)))) {
-    if ((rc = ps_feed_line(ops, p, &cycles->em, last.text.data, last.text.len,
-                           last.line_no)) != 0)
-      goto out;
-    if ((rc = ps_run_evaluate(folder, now_s, stall_after_s, ops->run_facts(p), &view,
-                              err)) != 0)
-      goto out;
-  }
   rc = ps_run_emit_markers(&view, view.state == PS_RUN_ENDED,
                            PS_RUN_MARK_START | PS_RUN_MARK_END, em);
   if (rc == 0)

@@ -273,112 +273,136 @@ static int set_str(ps_explain_data *d, char **dst, const char *s) {
   return 0;
 }
 
+/* The newest point of the run: when it ran, its series and host. */
+static int on_run_row(ps_explain_data *d, const row *r, const char *run, int64_t t) {
+  if (!run || t < 0 || (d->found && t < d->run_ns))
+    return 0;
+  d->found = 1;
+  d->run_ns = d->change_ns = t;
+  if (set_str(d, &d->series, ps_rb_str(r, "test_type")) < 0)
+    return -ENOMEM;
+  if (!d->host && ps_rb_str(r, "host") && !(d->host = strdup(ps_rb_str(r, "host"))))
+    return -ENOMEM;
+  return 0;
+}
+
+/* The first regression of a figure that has an explanation: the metric,
+ * where the change began and how many runs its baseline held. */
+static int on_verdict_row(ps_explain_data *d, const row *r, const char *run) {
+  const char *v = ps_rb_str(r, "verdict"), *m = ps_rb_str(r, "metric");
+  const ps_figure *f = ps_figure_find(m);
+  if (d->change_run || !v || strcmp(v, "regression") != 0 || !f || !f->explained)
+    return 0;
+  if (set_str(d, &d->regressed, m) < 0 ||
+      set_str(d, &d->change_run, ps_rb_str(r, "change_run") ? ps_rb_str(r, "change_run") : run) <
+          0)
+    return -ENOMEM;
+  double b = ps_rb_num(r, "baseline_runs");
+  if (isfinite(b) && b >= 1 && b <= 1000)
+    d->baseline_runs = (int64_t)b;
+  return 0;
+}
+
+/* The old level: runs before the change, neither the run nor where it
+ * began. */
+static int on_old_run_row(ps_explain_data *d, const char *run, int64_t t) {
+  if (!run || t < 0 || t > d->change_ns || (d->run && strcmp(run, d->run) == 0) ||
+      (d->change_run && strcmp(run, d->change_run) == 0))
+    return 0;
+  if (grow((void **)&d->old, &d->old_cap, d->nold, sizeof *d->old) < 0)
+    return -ENOMEM;
+  int64_t *n = realloc(d->old_ns, d->old_cap * sizeof *n);
+  if (!n)
+    return -ENOMEM;
+  d->old_ns = n;
+  if (!(d->old[d->nold] = (char *)keep(d, run)))
+    return -ENOMEM;
+  d->old_ns[d->nold++] = t;
+  return 0;
+}
+
+static int on_stage_row(ps_explain_data *d, const row *r, const char *run) {
+  int n = stage_no(r);
+  if (!run || n < 0)
+    return 0;
+  if (grow((void **)&d->stages, &d->stages_cap, d->nstages, sizeof *d->stages) < 0)
+    return -ENOMEM;
+  ps_explain_stage_row *s = &d->stages[d->nstages];
+  const cJSON *partial = ps_rb_cell(r, "partial");
+  *s = (ps_explain_stage_row){keep(d, run),
+                              n,
+                              !cJSON_IsFalse(partial),
+                              ps_rb_num(r, "finishedCycles"),
+                              ps_rb_num(r, "deliverySeconds"),
+                              ps_rb_num(r, "boydSeconds"),
+                              {0}};
+  if (!s->run)
+    return -ENOMEM;
+  for (int g = 0; g < PS_GROWTH_NFIGURES; g++)
+    s->growth[g] = ps_rb_num(r, ps_growth_figure((ps_growth_figure_id)g)->field);
+  d->nstages++;
+  return 0;
+}
+
+static int on_vat_row(ps_explain_data *d, const row *r, const char *run) {
+  int n = stage_no(r);
+  const char *vat = ps_rb_str(r, "vat"), *name = ps_rb_str(r, "name");
+  if (!run || n < 0 || !vat)
+    return 0;
+  if (grow((void **)&d->vats, &d->vats_cap, d->nvats, sizeof *d->vats) < 0)
+    return -ENOMEM;
+  ps_explain_vat_row *v = &d->vats[d->nvats];
+  *v = (ps_explain_vat_row){keep(d, run), n, keep(d, vat), name ? keep(d, name) : NULL,
+                            ps_rb_num(r, "deliverySeconds")};
+  if (!v->run || !v->vat || (name && !v->name))
+    return -ENOMEM;
+  d->nvats++;
+  return 0;
+}
+
+/* A block's seconds of a charted vat, up to PS_EXPLAIN_BLOCK_POINTS each;
+ * past that the chart says there were more. */
+static int on_block_vat_row(ps_explain_data *d, const row *r) {
+  const char *vat = ps_rb_tag(r, "vat");
+  double h = ps_rb_num(r, "blockHeight"), s = ps_rb_num(r, "deliverySeconds");
+  size_t k = 0;
+  if (!vat || !isfinite(h) || !isfinite(s))
+    return 0;
+  while (k < d->nchart && strcmp(d->chart[k].vat, vat) != 0)
+    k++;
+  if (k == d->nchart)
+    return 0;
+  if (d->chart[k].npoints >= PS_EXPLAIN_BLOCK_POINTS) {
+    d->chart[k].more = 1;
+    return 0;
+  }
+  if (grow((void **)&d->blocks, &d->blocks_cap, d->nblocks, sizeof *d->blocks) < 0)
+    return -ENOMEM;
+  d->blocks[d->nblocks++] = (ps_explain_block_row){k, h, s};
+  d->chart[k].npoints++;
+  return 0;
+}
+
 static int on_row(ps_explain_data *d, int statement, const row *r) {
   const char *run = ps_rb_str(r, "run");
   int64_t t = when(r);
   switch (statement) {
   case PS_EQ_RUN:
-    if (!run || t < 0 || (d->found && t < d->run_ns))
-      return 0;
-    d->found = 1;
-    d->run_ns = d->change_ns = t;
-    if (set_str(d, &d->series, ps_rb_str(r, "test_type")) < 0)
-      return -ENOMEM;
-    if (!d->host && ps_rb_str(r, "host") && !(d->host = strdup(ps_rb_str(r, "host"))))
-      return -ENOMEM;
-    return 0;
-  case PS_EQ_VERDICTS: {
-    const char *v = ps_rb_str(r, "verdict"), *m = ps_rb_str(r, "metric");
-    const ps_figure *f = ps_figure_find(m);
-    if (d->change_run || !v || strcmp(v, "regression") != 0 || !f || !f->explained)
-      return 0;
-    if (set_str(d, &d->regressed, m) < 0 ||
-        set_str(d, &d->change_run, ps_rb_str(r, "change_run") ? ps_rb_str(r, "change_run") : run) <
-            0)
-      return -ENOMEM;
-    double b = ps_rb_num(r, "baseline_runs");
-    if (isfinite(b) && b >= 1 && b <= 1000)
-      d->baseline_runs = (int64_t)b;
-    return 0;
-  }
+    return on_run_row(d, r, run, t);
+  case PS_EQ_VERDICTS:
+    return on_verdict_row(d, r, run);
   case PS_EQ_CHANGE_RUN:
     if (t >= 0 && t <= d->run_ns + SLACK_NS)
       d->change_ns = t;
     return 0;
   case PS_EQ_OLD_RUNS:
-    /* the old level: before the change, neither the run nor where it began */
-    if (!run || t < 0 || t > d->change_ns || (d->run && strcmp(run, d->run) == 0) ||
-        (d->change_run && strcmp(run, d->change_run) == 0))
-      return 0;
-    if (grow((void **)&d->old, &d->old_cap, d->nold, sizeof *d->old) < 0)
-      return -ENOMEM;
-    {
-      int64_t *n = realloc(d->old_ns, d->old_cap * sizeof *n);
-      if (!n)
-        return -ENOMEM;
-      d->old_ns = n;
-    }
-    if (!(d->old[d->nold] = (char *)keep(d, run)))
-      return -ENOMEM;
-    d->old_ns[d->nold++] = t;
-    return 0;
-  case PS_EQ_STAGES: {
-    int n = stage_no(r);
-    if (!run || n < 0)
-      return 0;
-    if (grow((void **)&d->stages, &d->stages_cap, d->nstages, sizeof *d->stages) < 0)
-      return -ENOMEM;
-    ps_explain_stage_row *s = &d->stages[d->nstages];
-    const cJSON *partial = ps_rb_cell(r, "partial");
-    *s = (ps_explain_stage_row){keep(d, run),
-                                n,
-                                !cJSON_IsFalse(partial),
-                                ps_rb_num(r, "finishedCycles"),
-                                ps_rb_num(r, "deliverySeconds"),
-                                ps_rb_num(r, "boydSeconds"),
-                                {0}};
-    if (!s->run)
-      return -ENOMEM;
-    for (int g = 0; g < PS_GROWTH_NFIGURES; g++)
-      s->growth[g] = ps_rb_num(r, ps_growth_figure((ps_growth_figure_id)g)->field);
-    d->nstages++;
-    return 0;
-  }
-  case PS_EQ_VATS: {
-    int n = stage_no(r);
-    const char *vat = ps_rb_str(r, "vat"), *name = ps_rb_str(r, "name");
-    if (!run || n < 0 || !vat)
-      return 0;
-    if (grow((void **)&d->vats, &d->vats_cap, d->nvats, sizeof *d->vats) < 0)
-      return -ENOMEM;
-    ps_explain_vat_row *v = &d->vats[d->nvats];
-    *v = (ps_explain_vat_row){keep(d, run), n, keep(d, vat), name ? keep(d, name) : NULL,
-                              ps_rb_num(r, "deliverySeconds")};
-    if (!v->run || !v->vat || (name && !v->name))
-      return -ENOMEM;
-    d->nvats++;
-    return 0;
-  }
-  case PS_EQ_BLOCK_VATS: {
-    const char *vat = ps_rb_tag(r, "vat");
-    double h = ps_rb_num(r, "blockHeight"), s = ps_rb_num(r, "deliverySeconds");
-    size_t k = 0;
-    if (!vat || !isfinite(h) || !isfinite(s))
-      return 0;
-    while (k < d->nchart && strcmp(d->chart[k].vat, vat) != 0)
-      k++;
-    if (k == d->nchart)
-      return 0;
-    if (d->chart[k].npoints >= PS_EXPLAIN_BLOCK_POINTS) {
-      d->chart[k].more = 1;
-      return 0;
-    }
-    if (grow((void **)&d->blocks, &d->blocks_cap, d->nblocks, sizeof *d->blocks) < 0)
-      return -ENOMEM;
-    d->blocks[d->nblocks++] = (ps_explain_block_row){k, h, s};
-    d->chart[k].npoints++;
-    return 0;
-  }
+    return on_old_run_row(d, run, t);
+  case PS_EQ_STAGES:
+    return on_stage_row(d, r, run);
+  case PS_EQ_VATS:
+    return on_vat_row(d, r, run);
+  case PS_EQ_BLOCK_VATS:
+    return on_block_vat_row(d, r);
   default:
     return -EINVAL;
   }

@@ -68,78 +68,79 @@ static double run_cycles(const ps_explain_stage_row *st, size_t n, const char *r
   return c;
 }
 
-int ps_explain(const char *run, const char *const *old_runs, size_t nold,
-               const ps_explain_stage_row *stages, size_t nstages,
-               const ps_explain_vat_row *vats, size_t nvats, ps_explanation *out) {
-  memset(out, 0, sizeof *out);
-  out->boyd_then = out->boyd_now = NAN;
+/* The rows ps_explain reads. */
+typedef struct rows {
+  const ps_explain_stage_row *stages;
+  size_t nstages;
+  const ps_explain_vat_row *vats;
+  size_t nvats;
+} rows;
+
+/* Each growth figure's largest value over the run's stages that take part. */
+static void run_growth(const rows *in, const char *run, ps_explanation *out) {
   for (int g = 0; g < PS_GROWTH_NFIGURES; g++) {
     out->growth[g] = NAN;
-    for (size_t i = 0; i < nstages; i++)
-      if (takes_part(&stages[i]) && stages[i].run && strcmp(stages[i].run, run) == 0 &&
-          isfinite(stages[i].growth[g]) &&
-          (isnan(out->growth[g]) || stages[i].growth[g] > out->growth[g]))
-        out->growth[g] = stages[i].growth[g];
+    for (size_t i = 0; i < in->nstages; i++) {
+      const ps_explain_stage_row *s = &in->stages[i];
+      if (takes_part(s) && s->run && strcmp(s->run, run) == 0 && isfinite(s->growth[g]) &&
+          (isnan(out->growth[g]) || s->growth[g] > out->growth[g]))
+        out->growth[g] = s->growth[g];
+    }
   }
-  acc *a = calloc(nvats ? nvats : 1, sizeof *a);
-  if (!a)
-    return -ENOMEM;
-  size_t na = 0;
-  double del = 0, boyd = 0, cyc = run_cycles(stages, nstages, run, &del, &boyd);
-  if (del > 0)
-    out->boyd_now = boyd / del;
-  for (size_t i = 0; cyc > 0 && i < nvats; i++) {
-    const ps_explain_vat_row *v = &vats[i];
-    const ps_explain_stage_row *s;
-    if (!v->vat || !v->run || strcmp(v->run, run) != 0 ||
-        !(s = stage_of(stages, nstages, run, v->stage)) || !takes_part(s))
+}
+
+/* Whether a vat row is the run's, in one of its stages that take part. */
+static int counts_for(const rows *in, const ps_explain_vat_row *v, const char *run) {
+  const ps_explain_stage_row *s;
+  return v->vat && v->run && strcmp(v->run, run) == 0 &&
+         (s = stage_of(in->stages, in->nstages, run, v->stage)) && takes_part(s);
+}
+
+/* The run's delivery seconds per vat. */
+static void sum_now(const rows *in, const char *run, acc *a, size_t *na) {
+  for (size_t i = 0; i < in->nvats; i++) {
+    const ps_explain_vat_row *v = &in->vats[i];
+    if (!counts_for(in, v, run))
       continue;
-    acc *x = acc_get(a, &na, v->vat);
+    acc *x = acc_get(a, na, v->vat);
     if (isfinite(v->delivery_s))
       x->now_s += v->delivery_s;
     if (v->name)
       x->name = v->name;
   }
-  double share_sum = 0;
-  size_t share_n = 0;
-  for (size_t r = 0; r < nold; r++) {
-    const char *old = old_runs[r];
-    double odel = 0, oboyd = 0, oc = run_cycles(stages, nstages, old, &odel, &oboyd);
-    if (oc <= 0)
+}
+
+/* One old run's per-cycle seconds of each vat, added to the old level;
+ * a vat absent from it does not count it. */
+static void add_old_run(const rows *in, const char *old, double cycles, acc *a, size_t *na) {
+  for (size_t k = 0; k < *na; k++)
+    a[k].in_run = 0, a[k].then_run_s = 0;
+  for (size_t i = 0; i < in->nvats; i++) {
+    const ps_explain_vat_row *v = &in->vats[i];
+    if (!counts_for(in, v, old))
       continue;
-    out->old_runs++;
-    if (odel > 0) {
-      share_sum += oboyd / odel;
-      share_n++;
+    acc *x = acc_get(a, na, v->vat);
+    if (!x->in_run) {
+      x->in_run = 1;
+      x->then_run_s = 0;
     }
-    for (size_t k = 0; k < na; k++)
-      a[k].in_run = 0, a[k].then_run_s = 0;
-    for (size_t i = 0; i < nvats; i++) {
-      const ps_explain_vat_row *v = &vats[i];
-      const ps_explain_stage_row *s;
-      if (!v->vat || !v->run || strcmp(v->run, old) != 0 ||
-          !(s = stage_of(stages, nstages, old, v->stage)) || !takes_part(s))
-        continue;
-      acc *x = acc_get(a, &na, v->vat);
-      if (!x->in_run) {
-        x->in_run = 1;
-        x->then_run_s = 0;
-      }
-      if (isfinite(v->delivery_s))
-        x->then_run_s += v->delivery_s;
-      if (!x->name && v->name)
-        x->name = v->name;
-    }
-    for (size_t k = 0; k < na; k++)
-      if (a[k].in_run) {
-        a[k].then_sum += a[k].then_run_s / oc;
-        a[k].then_n++;
-      }
+    if (isfinite(v->delivery_s))
+      x->then_run_s += v->delivery_s;
+    if (!x->name && v->name)
+      x->name = v->name;
   }
-  if (share_n)
-    out->boyd_then = share_sum / (double)share_n;
+  for (size_t k = 0; k < *na; k++)
+    if (a[k].in_run) {
+      a[k].then_sum += a[k].then_run_s / cycles;
+      a[k].then_n++;
+    }
+}
+
+/* The vats whose per-cycle seconds moved most from the old level to the
+ * run, largest move first. */
+static void pick_top(acc *a, size_t na, double cycles, ps_explanation *out) {
   for (size_t k = 0; k < na; k++) {
-    a[k].now = cyc > 0 ? a[k].now_s / cyc : 0;
+    a[k].now = cycles > 0 ? a[k].now_s / cycles : 0;
     a[k].then = a[k].then_n ? a[k].then_sum / a[k].then_n : 0;
   }
   qsort(a, na, sizeof *a, by_change);
@@ -150,6 +151,40 @@ int ps_explain(const char *run, const char *const *old_runs, size_t nold,
     t->then = a[k].then;
     t->now = a[k].now;
   }
+}
+
+int ps_explain(const char *run, const char *const *old_runs, size_t nold,
+               const ps_explain_stage_row *stages, size_t nstages,
+               const ps_explain_vat_row *vats, size_t nvats, ps_explanation *out) {
+  const rows in = {stages, nstages, vats, nvats};
+  memset(out, 0, sizeof *out);
+  out->boyd_then = out->boyd_now = NAN;
+  run_growth(&in, run, out);
+  acc *a = calloc(nvats ? nvats : 1, sizeof *a);
+  if (!a)
+    return -ENOMEM;
+  size_t na = 0;
+  double del = 0, boyd = 0, cyc = run_cycles(stages, nstages, run, &del, &boyd);
+  if (del > 0)
+    out->boyd_now = boyd / del;
+  if (cyc > 0)
+    sum_now(&in, run, a, &na);
+  double share_sum = 0;
+  size_t share_n = 0;
+  for (size_t r = 0; r < nold; r++) {
+    double odel = 0, oboyd = 0, oc = run_cycles(stages, nstages, old_runs[r], &odel, &oboyd);
+    if (oc <= 0)
+      continue;
+    out->old_runs++;
+    if (odel > 0) {
+      share_sum += oboyd / odel;
+      share_n++;
+    }
+    add_old_run(&in, old_runs[r], oc, a, &na);
+  }
+  if (share_n)
+    out->boyd_then = share_sum / (double)share_n;
+  pick_top(a, na, cyc, out);
   free(a);
   return 0;
 }
