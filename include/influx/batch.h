@@ -164,8 +164,11 @@ int ps_batcher_commit(ps_batcher *bt, ps_cursor *c, size_t at, const ps_origin *
 /* Both, for a line encoded elsewhere. */
 int ps_batcher_add(ps_batcher *bt, ps_cursor *c, const char *line, size_t len,
                    const ps_origin *origin);
-/* Would an add be refused now? */
-int ps_batcher_full(const ps_batcher *bt);
+/* Would an add be refused now? (Inline: asked for every point, from the
+ * delivery.) */
+static inline int ps_batcher_full(const ps_batcher *bt) {
+  return bt->pending_bytes > 0 && bt->pending_bytes >= bt->max_pending;
+}
 /* What a refusal does: submits the open batch when nothing is in flight
  * (else acknowledgements make room). Returns -EAGAIN. */
 int ps_batcher_refuse(ps_batcher *bt);
