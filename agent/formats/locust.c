@@ -308,20 +308,17 @@ static int parse_number(const char *s, double *out) {
 /* Builds the point of the record in p->cells at `time_ns` (a history row:
  * its Timestamp plus `time_ns`). Returns 1 with *pt filled, or 0 after
  * writing a reason to `why`. */
-static int number_cell(const locust_col *c, const char *v, double *d, char *why,
-                       size_t why_cap) {
+static int number_cell(const locust_col *c, const char *v, double *d, char *why, size_t why_cap) {
   char sh[48];
   if (parse_number(v, d))
     return 1;
-  snprintf(why, why_cap, "column %s: not a number: \"%s\"", c->key,
-           shown_cell(sh, sizeof sh, v));
+  snprintf(why, why_cap, "column %s: not a number: \"%s\"", c->key, shown_cell(sh, sizeof sh, v));
   return 0;
 }
 
 /* Timestamp is in seconds, added to the time the row came with (its line
  * number in ns, which keeps apart rows of one second). */
-static int add_time_cell(double d, const char *v, int64_t *time_ns, char *why,
-                         size_t why_cap) {
+static int add_time_cell(double d, const char *v, int64_t *time_ns, char *why, size_t why_cap) {
   char sh[48];
   if (d < -9.2e9 || d > 9.2e9) {
     snprintf(why, why_cap, "Timestamp out of range: %s", shown_cell(sh, sizeof sh, v));
@@ -333,8 +330,8 @@ static int add_time_cell(double d, const char *v, int64_t *time_ns, char *why,
 
 /* A counting column (integer_fields) takes whole numbers only: a fraction
  * there is a broken row, not a rounding. */
-static int number_field(const locust_col *c, double d, const char *v, ps_field *f,
-                        char *why, size_t why_cap) {
+static int number_field(const locust_col *c, double d, const char *v, ps_field *f, char *why,
+                        size_t why_cap) {
   char sh[48];
   *f = (ps_field){.key = c->key};
   if (c->role != COL_INT) {

@@ -450,8 +450,7 @@ static int on_record(ps_slog_reducer *r, const ps_slog_rec *x, ps_emitter *em) {
   block *b = &r->b;
   vat *v = NULL;
   switch (x->type) {
-  case PS_SLOG_BEGIN_BLOCK:
-    return on_begin_block(r, x, em);
+  case PS_SLOG_BEGIN_BLOCK: return on_begin_block(r, x, em);
   case PS_SLOG_CRANK_FINISH:
     if (!x->routing) {
       r->cranks++;
@@ -465,8 +464,7 @@ static int on_record(ps_slog_reducer *r, const ps_slog_rec *x, ps_emitter *em) {
     r->deliver_time = x->time;
     r->deliver_boyd = x->boyd;
     return 0;
-  case PS_SLOG_DELIVER_RESULT:
-    return on_deliver_result(r, x, em);
+  case PS_SLOG_DELIVER_RESULT: return on_deliver_result(r, x, em);
   case PS_SLOG_SYSCALL:
     if (x->has & PS_SR_REPLAY && x->replay)
       return 0;
@@ -475,25 +473,15 @@ static int on_record(ps_slog_reducer *r, const ps_slog_rec *x, ps_emitter *em) {
     if ((x->has & PS_SR_VAT) && (v = vat_get(r, x->vat, em)))
       v->syscalls++;
     return 0;
-  case PS_SLOG_CLIST:
-    on_clist(r, x, em);
-    return 0;
-  case PS_SLOG_KERNEL_STATS:
-    on_kernel_stats(r, x);
-    return 0;
+  case PS_SLOG_CLIST: on_clist(r, x, em); return 0;
+  case PS_SLOG_KERNEL_STATS: on_kernel_stats(r, x); return 0;
   case PS_SLOG_COMMIT_START:
     r->have_commit_start = (x->has & PS_SR_TIME) != 0;
     r->commit_start = x->time;
     return 0;
-  case PS_SLOG_COMMIT_FINISH:
-    on_commit_finish(r, x);
-    return 0;
-  case PS_SLOG_AFTER_COMMIT:
-    on_after_commit(r, x);
-    return 0;
-  case PS_SLOG_SNAPSHOT:
-    on_snapshot(r, x, em);
-    return 0;
+  case PS_SLOG_COMMIT_FINISH: on_commit_finish(r, x); return 0;
+  case PS_SLOG_AFTER_COMMIT: on_after_commit(r, x); return 0;
+  case PS_SLOG_SNAPSHOT: on_snapshot(r, x, em); return 0;
   case PS_SLOG_CREATE_VAT:
     if ((x->has & PS_SR_VAT) && (v = vat_get(r, x->vat, em)) && (x->has & PS_SR_NAME))
       copy_str(v->name, sizeof v->name, x->name);

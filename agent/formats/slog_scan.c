@@ -513,23 +513,17 @@ static int envelope_member(ps_slog_rec *r, const char *k, size_t kn, cur *c) {
 
 static int type_member(walk_ctx *w, const char *k, size_t kn, cur *c) {
   switch (w->r->type) {
-  case PS_SLOG_BEGIN_BLOCK:
-    return begin_block_member(w, k, kn, c);
-  case PS_SLOG_CRANK_FINISH:
-    return crank_finish_member(w->r, k, kn, c);
+  case PS_SLOG_BEGIN_BLOCK: return begin_block_member(w, k, kn, c);
+  case PS_SLOG_CRANK_FINISH: return crank_finish_member(w->r, k, kn, c);
   case PS_SLOG_DELIVER:
   case PS_SLOG_DELIVER_RESULT:
   case PS_SLOG_SYSCALL:
   case PS_SLOG_SNAPSHOT:
   case PS_SLOG_CREATE_VAT:
-  case PS_SLOG_CLIST:
-    return vat_event_member(w, k, kn, c);
-  case PS_SLOG_KERNEL_STATS:
-    return object_member(k, kn, "stats", c, counter_member, w->r);
-  case PS_SLOG_AFTER_COMMIT:
-    return object_member(k, kn, "memoryUsage", c, memory_member, w->r);
-  default:
-    return NOT_MINE;
+  case PS_SLOG_CLIST: return vat_event_member(w, k, kn, c);
+  case PS_SLOG_KERNEL_STATS: return object_member(k, kn, "stats", c, counter_member, w->r);
+  case PS_SLOG_AFTER_COMMIT: return object_member(k, kn, "memoryUsage", c, memory_member, w->r);
+  default: return NOT_MINE;
   }
 }
 

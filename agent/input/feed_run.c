@@ -85,10 +85,8 @@ typedef struct run_eval {
  * complete perf-finish and there is no exit_code to say otherwise: then it
  * is fed and the run judged again with it. */
 static int evaluate_run(const run_eval *ev, const ps_format_ops *ops, ps_parser *p,
-                        const ps_feed_last *last, ps_emitter *em, ps_run_view *view,
-                        ps_buf *err) {
-  int rc = ps_run_evaluate(ev->folder, ev->now_s, ev->stall_after_s, ops->run_facts(p), view,
-                           err);
+                        const ps_feed_last *last, ps_emitter *em, ps_run_view *view, ps_buf *err) {
+  int rc = ps_run_evaluate(ev->folder, ev->now_s, ev->stall_after_s, ops->run_facts(p), view, err);
   if (rc != 0 || !last->text.len)
     return rc;
   if (view->state != PS_RUN_ENDED &&
@@ -96,15 +94,14 @@ static int evaluate_run(const run_eval *ev, const ps_format_ops *ops, ps_parser 
     return 0;
   if ((rc = ps_feed_line(ops, p, em, last->text.data, last->text.len, last->line_no)) != 0)
     return rc;
-  return ps_run_evaluate(ev->folder, ev->now_s, ev->stall_after_s, ops->run_facts(p), view,
-                         err);
+  return ps_run_evaluate(ev->folder, ev->now_s, ev->stall_after_s, ops->run_facts(p), view, err);
 }
 
 /* One run folder (or its perf.jsonl), converted as the agent would see it
  * if it met the folder now. */
-static int convert_run(const ps_format_ops *ops, const ps_source_cfg *src,
-                       const char *path, int64_t now_s, int64_t stall_after_s,
-                       size_t max_line, ps_emitter *em, ps_buf *err) {
+static int convert_run(const ps_format_ops *ops, const ps_source_cfg *src, const char *path,
+                       int64_t now_s, int64_t stall_after_s, size_t max_line, ps_emitter *em,
+                       ps_buf *err) {
   char *folder = NULL, *perf = NULL;
   int rc = run_paths(path, &folder, &perf, err), fd = -1;
   ps_parser *p = NULL;

@@ -294,8 +294,7 @@ static int on_verdict_row(ps_explain_data *d, const row *r, const char *run) {
   if (d->change_run || !v || strcmp(v, "regression") != 0 || !f || !f->explained)
     return 0;
   if (set_str(d, &d->regressed, m) < 0 ||
-      set_str(d, &d->change_run, ps_rb_str(r, "change_run") ? ps_rb_str(r, "change_run") : run) <
-          0)
+      set_str(d, &d->change_run, ps_rb_str(r, "change_run") ? ps_rb_str(r, "change_run") : run) < 0)
     return -ENOMEM;
   double b = ps_rb_num(r, "baseline_runs");
   if (isfinite(b) && b >= 1 && b <= 1000)
@@ -387,22 +386,16 @@ static int on_row(ps_explain_data *d, int statement, const row *r) {
   const char *run = ps_rb_str(r, "run");
   int64_t t = when(r);
   switch (statement) {
-  case PS_EQ_RUN:
-    return on_run_row(d, r, run, t);
-  case PS_EQ_VERDICTS:
-    return on_verdict_row(d, r, run);
+  case PS_EQ_RUN: return on_run_row(d, r, run, t);
+  case PS_EQ_VERDICTS: return on_verdict_row(d, r, run);
   case PS_EQ_CHANGE_RUN:
     if (t >= 0 && t <= d->run_ns + SLACK_NS)
       d->change_ns = t;
     return 0;
-  case PS_EQ_OLD_RUNS:
-    return on_old_run_row(d, run, t);
-  case PS_EQ_STAGES:
-    return on_stage_row(d, r, run);
-  case PS_EQ_VATS:
-    return on_vat_row(d, r, run);
-  case PS_EQ_BLOCK_VATS:
-    return on_block_vat_row(d, r);
+  case PS_EQ_OLD_RUNS: return on_old_run_row(d, run, t);
+  case PS_EQ_STAGES: return on_stage_row(d, r, run);
+  case PS_EQ_VATS: return on_vat_row(d, r, run);
+  case PS_EQ_BLOCK_VATS: return on_block_vat_row(d, r);
   default:
     return -EINVAL;
   }
