@@ -608,6 +608,23 @@ static void test_parse_backslash_before_escaped_separator(void **st) {
   assert_non_null(strstr(why2, "measurement has a backslash"));
 }
 
+/* The `lp` format fed `n` lines of x.lp one by one, as the tailer does,
+ * their points and rejects into `cap`. */
+static void feed_lp_lines(capture *cap, const char *const *lines, size_t n) {
+  ps_emitter em = cap_emitter(cap, "x.lp");
+  ps_input_head head = {.path = "x.lp"};
+  ps_parser *p = NULL;
+  ps_buf err;
+  ps_buf_init(&err, 0);
+  assert_int_equal(ps_format_lp.open(&p, NULL, &head, &err), 0);
+  for (size_t i = 0; i < n; i++) {
+    em.origin.line = i + 1;
+    assert_int_equal(ps_format_lp.line(p, lines[i], strlen(lines[i]), &em), 0);
+  }
+  ps_format_lp.free(p);
+  ps_buf_free(&err);
+}
+
 /* The `lp` format fed line by line as the tailer does: a raw newline in a
  * string is one reject at the record's first line, the lines up to the
  * closing quote go with it, and a good line after a stray quote lands. */
@@ -616,18 +633,7 @@ static void test_format_raw_newline_in_string_one_reject(void **st) {
   static const char *lines[] = {"m v=\"a", "b\" 1",        "m v=2 2", "m v=\"x", "m v=3 3",
                                 "m v=\"p", "q \\\" still", "r\" 4",   "m v=5 5"};
   capture cap = {0};
-  ps_emitter em = cap_emitter(&cap, "x.lp");
-  ps_input_head head = {.path = "x.lp"};
-  ps_parser *p = NULL;
-  ps_buf err;
-  ps_buf_init(&err, 0);
-  assert_int_equal(ps_format_lp.open(&p, NULL, &head, &err), 0);
-  for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
-    em.origin.line = i + 1;
-    assert_int_equal(ps_format_lp.line(p, lines[i], strlen(lines[i]), &em), 0);
-  }
-  ps_format_lp.free(p);
-  ps_buf_free(&err);
+  feed_lp_lines(&cap, lines, sizeof lines / sizeof *lines);
   assert_int_equal(cap.npoints, 3);
   assert_int_equal(cap.points[0].line, 3);
   assert_int_equal(cap.points[1].line, 5);
@@ -648,18 +654,7 @@ static void test_format_unsigned_as_integer(void **st) {
   static const char *lines[] = {"m u=5u,i=2i 1", "m u=18446744073709551615u 2",
                                 "m u=9223372036854775807u 3", "m u=9223372036854775808u 4"};
   capture cap = {0};
-  ps_emitter em = cap_emitter(&cap, "x.lp");
-  ps_input_head head = {.path = "x.lp"};
-  ps_parser *p = NULL;
-  ps_buf err;
-  ps_buf_init(&err, 0);
-  assert_int_equal(ps_format_lp.open(&p, NULL, &head, &err), 0);
-  for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
-    em.origin.line = i + 1;
-    assert_int_equal(ps_format_lp.line(p, lines[i], strlen(lines[i]), &em), 0);
-  }
-  ps_format_lp.free(p);
-  ps_buf_free(&err);
+  feed_lp_lines(&cap, lines, sizeof lines / sizeof *lines);
   assert_int_equal(cap.npoints, 2);
   assert_string_equal(cap.points[0].text, "m||i:i=2,u:i=5|1");
   assert_string_equal(cap.points[1].text, "m||u:i=9223372036854775807|3");
