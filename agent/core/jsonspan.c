@@ -116,107 +116,148 @@ int ps_json_check(const char *text, size_t len, unsigned max_depth, ps_jv *out) 
   return ps_json_check_indexed(text, len, max_depth, NULL, out);
 }
 
+/* The containers open at the checker's position: '{' or '[' per level,
+ * and the level's index entry when it has one. */
+typedef struct open_levels {
+  unsigned char kind[STACK_MAX];
+  uint32_t slot[STACK_MAX]; /* UINT32_MAX: not indexed */
+  unsigned depth, max_depth;
+  const char *text;
+  ps_jindex *ix; /* NULL: no index */
+} open_levels;
+
+/* What comes at the checker's position. */
+enum check_next { NEXT_VALUE, NEXT_MEMBER, VALUE_ENDED };
+
+/* The index `ix` starts over on `text`; NULL (no index) for a text its
+ * 32-bit offsets cannot hold. */
+static ps_jindex *index_start(ps_jindex *ix, const char *text, size_t len) {
+  if (!ix)
+    return NULL;
+  ix->base = text;
+  ix->n = 0;
+  return len >= UINT32_MAX ? NULL : ix;
+}
+
+/* Leaves the innermost container, whose closing bracket ends at p. */
+static inline const char *close_level(open_levels *lv, const char *p) {
+  lv->depth--;
+  if (lv->slot[lv->depth] != UINT32_MAX)
+    lv->ix->close[lv->slot[lv->depth]] = (uint32_t)(p - lv->text);
+  return p;
+}
+
+/* Enters the container at p ('{' or '['), indexing it while the index has
+ * room at that depth: the position of what comes first in it, *next saying
+ * what that is (VALUE_ENDED: the container is empty and closed), or NULL. */
+static inline const char *open_level(open_levels *lv, const char *p, const char *end,
+                                     enum check_next *next) {
+  unsigned d = lv->depth;
+  ps_jindex *ix = lv->ix;
+  if (d == lv->max_depth)
+    return NULL;
+  lv->slot[d] = UINT32_MAX;
+  if (ix && d < ix->depth && ix->n < ix->cap) {
+    lv->slot[d] = (uint32_t)ix->n;
+    ix->open[ix->n] = (uint32_t)(p - lv->text);
+    ix->close[ix->n++] = (uint32_t)(p - lv->text); /* until closed */
+  }
+  lv->kind[d] = (unsigned char)*p;
+  lv->depth = d + 1;
+  p = ws(p + 1, end);
+  if (p < end && (*p == '}' || *p == ']')) {
+    if ((*p == '}') != (lv->kind[d] == '{'))
+      return NULL;
+    *next = VALUE_ENDED;
+    return close_level(lv, p + 1);
+  }
+  *next = lv->kind[d] == '[' ? NEXT_VALUE : NEXT_MEMBER;
+  return p;
+}
+
+/* The value at p: a container is entered (open_level), any other value
+ * checked whole (*next left as it was: the value ended); NULL when it is
+ * not JSON. */
+static inline const char *check_value(open_levels *lv, const char *p, const char *end,
+                                      enum check_next *next) {
+  switch (*p) {
+  case '{':
+  case '[': return open_level(lv, p, end, next);
+  case '"': return check_string(p, end);
+  case 't': return check_literal(p, end, "true", 4);
+  case 'f': return check_literal(p, end, "false", 5);
+  case 'n': return check_literal(p, end, "null", 4);
+  default: return check_number(p, end);
+  }
+}
+
+/* After a value ending at p: the containers that end there are closed, and
+ * the position is that of the next element (*next NEXT_VALUE) or member
+ * (NEXT_MEMBER) past the comma, or the end of the text when the outermost
+ * value ended there (*next left as it was); NULL when the text is not
+ * JSON. */
+static inline const char *after_value(open_levels *lv, const char *p, const char *end,
+                                      enum check_next *next) {
+  for (;;) {
+    if (!p)
+      return NULL;
+    p = ws(p, end);
+    if (!lv->depth)
+      return p == end ? p : NULL;
+    if (p >= end)
+      return NULL;
+    unsigned char top = lv->kind[lv->depth - 1];
+    if (*p == ',') {
+      *next = top == '[' ? NEXT_VALUE : NEXT_MEMBER;
+      return ws(p + 1, end);
+    }
+    if (*p != (top == '{' ? '}' : ']'))
+      return NULL;
+    p = close_level(lv, p + 1);
+  }
+}
+
+/* A member's key and colon at p: the position of its value, or NULL. */
+static inline const char *check_key(const char *p, const char *end) {
+  if (p >= end || *p != '"' || !(p = check_string(p, end)))
+    return NULL;
+  p = ws(p, end);
+  if (p >= end || *p != ':')
+    return NULL;
+  return ws(p + 1, end);
+}
+
+/* The outermost value from `start`, without the whitespace the text ends
+ * with. */
+static ps_jv value_span(const char *start, const char *end) {
+  while (end > start && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n' || end[-1] == '\r'))
+    end--;
+  return (ps_jv){start, end};
+}
+
 int ps_json_check_indexed(const char *text, size_t len, unsigned max_depth, ps_jindex *ix,
                           ps_jv *out) {
-  unsigned char stack[STACK_MAX]; /* '{' or '[' per open container */
-  uint32_t slot[STACK_MAX];       /* its index entry, when it has one */
-  unsigned depth = 0;
-  if (ix) {
-    ix->base = text;
-    ix->n = 0;
-    if (len >= UINT32_MAX)
-      ix = NULL;
-  }
-  if (max_depth > STACK_MAX)
-    max_depth = STACK_MAX;
-  const char *p = ws(text, text + len), *end = text + len, *start = NULL;
+  open_levels lv;
+  lv.depth = 0;
+  lv.max_depth = max_depth > STACK_MAX ? STACK_MAX : max_depth;
+  lv.text = text;
+  lv.ix = index_start(ix, text, len);
+  const char *end = text + len, *p = ws(text, end), *start = p;
   for (;;) {
-    /* a value */
     if (p >= end)
       return -EINVAL;
-    if (!start)
-      start = p;
-    switch (*p) {
-    case '{':
-    case '[':
-      if (depth == max_depth)
+    enum check_next next = VALUE_ENDED;
+    p = check_value(&lv, p, end, &next);
+    if (next == VALUE_ENDED) {
+      if (!(p = after_value(&lv, p, end, &next)))
         return -EINVAL;
-      slot[depth] = UINT32_MAX;
-      if (ix && depth < ix->depth && ix->n < ix->cap) {
-        slot[depth] = (uint32_t)ix->n;
-        ix->open[ix->n] = (uint32_t)(p - text);
-        ix->close[ix->n++] = (uint32_t)(p - text); /* until closed */
-      }
-      stack[depth++] = (unsigned char)*p;
-      p = ws(p + 1, end);
-      if (p < end && (*p == '}' || *p == ']')) {
-        if ((*p == '}') != (stack[depth - 1] == '{'))
-          return -EINVAL;
-        depth--;
-        p++;
-        if (slot[depth] != UINT32_MAX)
-          ix->close[slot[depth]] = (uint32_t)(p - text);
-        break;
-      }
-      if (stack[depth - 1] == '[')
-        continue; /* the first element */
-      goto key;
-    case '"':
-      p = check_string(p, end);
-      break;
-    case 't':
-      p = check_literal(p, end, "true", 4);
-      break;
-    case 'f':
-      p = check_literal(p, end, "false", 5);
-      break;
-    case 'n':
-      p = check_literal(p, end, "null", 4);
-      break;
-    default:
-      p = check_number(p, end);
-      break;
-    }
-    /* after a value: the container goes on, ends, or the text does */
-    for (;;) {
-      if (!p)
-        return -EINVAL;
-      p = ws(p, end);
-      if (!depth) {
-        if (p != end)
-          return -EINVAL;
-        /* the value ends where the whitespace after it begins */
-        out->p = start;
-        out->end = end;
-        while (out->end > start && (out->end[-1] == ' ' || out->end[-1] == '\t' ||
-                                    out->end[-1] == '\n' || out->end[-1] == '\r'))
-          out->end--;
+      if (next == VALUE_ENDED) {
+        *out = value_span(start, end);
         return 0;
       }
-      if (p >= end)
-        return -EINVAL;
-      unsigned char top = stack[depth - 1];
-      if (*p == ',') {
-        p = ws(p + 1, end);
-        if (top == '[')
-          break; /* the next element */
-        goto key;
-      }
-      if (*p != (top == '{' ? '}' : ']'))
-        return -EINVAL;
-      depth--;
-      p++;
-      if (slot[depth] != UINT32_MAX)
-        ix->close[slot[depth]] = (uint32_t)(p - text);
     }
-    continue;
-  key:
-    if (p >= end || *p != '"' || !(p = check_string(p, end)))
+    if (next == NEXT_MEMBER && !(p = check_key(p, end)))
       return -EINVAL;
-    p = ws(p, end);
-    if (p >= end || *p != ':')
-      return -EINVAL;
-    p = ws(p + 1, end);
   }
 }
 

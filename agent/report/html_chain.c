@@ -35,21 +35,20 @@ static void chain_blocks(page *p, const ps_rchain *c, size_t idx) {
           "vat\"></canvas></div></figure></div>\n", idx);
 }
 
-/* Inside the chain: the slog figures of stage run `of` (docs/report.md,
- * "Inside the chain"): per stage, per vat against the old level, and
- * charts of the vats that moved most and of the top vats per block. */
-void ps_html_chain(page *p, size_t of, int first) {
-  const ps_report_data *d = p->d;
-  const ps_rchain *c = NULL;
-  size_t idx = 0;
-  for (size_t i = 0; i < d->nchains && !c; i++)
-    if (d->chains[i].of == of)
-      c = &d->chains[idx = i];
-  put(p, "<h3>Inside the chain</h3>\n");
-  if (!c) {
-    put(p, "<p class=\"empty\">No slog figures for this run (no chain-stage slog read).</p>\n");
-    return;
-  }
+/* The chain figures of stage run `of`, and their index in the JSON block's
+ * chains; NULL when its slogs were not read. */
+static const ps_rchain *chain_of(const ps_report_data *d, size_t of, size_t *idx) {
+  for (size_t i = 0; i < d->nchains; i++)
+    if (d->chains[i].of == of) {
+      *idx = i;
+      return &d->chains[i];
+    }
+  return NULL;
+}
+
+/* The table of the run's stages: cycles, delivery seconds, BOYD share and
+ * the growth figures. */
+static void chain_stages(page *p, const ps_rchain *c, size_t of, int first) {
   char id[40];
   snprintf(id, sizeof id, first ? "chain-stages" : "chain-stages-%zu", of);
   putf(p, "<table id=\"%s\" class=\"chain\"><thead><tr><th>Stage</th>"
@@ -78,18 +77,12 @@ void ps_html_chain(page *p, size_t of, int first) {
     put(p, st->partial ? "<td>partial</td></tr>\n" : "<td>complete</td></tr>\n");
   }
   put(p, "</tbody></table>\n");
-  putf(p, "<p>Vats by the change of their delivery seconds per cycle, against %zu run%s %s; "
-          "BOYD share of delivery time ",
-       c->e.old_runs, c->e.old_runs == 1 ? "" : "s",
-       c->regressed ? "of the level before the regression" : "before this one");
-  ps_html_fmt_num(p, c->e.boyd_then * 100.0);
-  put(p, " % then, ");
-  ps_html_fmt_num(p, c->e.boyd_now * 100.0);
-  put(p, " % now.</p>\n");
-  if (!c->e.ntop) {
-    put(p, "<p class=\"empty\">No vat took part in a complete stage with cycles.</p>\n");
-    return;
-  }
+}
+
+/* The table of the vats that moved most: delivery milliseconds per cycle
+ * then and now, and the change. */
+static void chain_vats(page *p, const ps_rchain *c, size_t of, int first) {
+  char id[40];
   snprintf(id, sizeof id, first ? "chain-vats" : "chain-vats-%zu", of);
   putf(p,
        "<table id=\"%s\" class=\"chain-vats\"><thead><tr><th>Vat</th><th>Name</th>"
@@ -115,6 +108,33 @@ void ps_html_chain(page *p, size_t of, int first) {
     put(p, "</td></tr>\n");
   }
   put(p, "</tbody></table>\n");
+}
+
+/* Inside the chain: the slog figures of stage run `of` (docs/report.md,
+ * "Inside the chain"): per stage, per vat against the old level, and
+ * charts of the vats that moved most and of the top vats per block. */
+void ps_html_chain(page *p, size_t of, int first) {
+  size_t idx = 0;
+  const ps_rchain *c = chain_of(p->d, of, &idx);
+  put(p, "<h3>Inside the chain</h3>\n");
+  if (!c) {
+    put(p, "<p class=\"empty\">No slog figures for this run (no chain-stage slog read).</p>\n");
+    return;
+  }
+  chain_stages(p, c, of, first);
+  putf(p, "<p>Vats by the change of their delivery seconds per cycle, against %zu run%s %s; "
+          "BOYD share of delivery time ",
+       c->e.old_runs, c->e.old_runs == 1 ? "" : "s",
+       c->regressed ? "of the level before the regression" : "before this one");
+  ps_html_fmt_num(p, c->e.boyd_then * 100.0);
+  put(p, " % then, ");
+  ps_html_fmt_num(p, c->e.boyd_now * 100.0);
+  put(p, " % now.</p>\n");
+  if (!c->e.ntop) {
+    put(p, "<p class=\"empty\">No vat took part in a complete stage with cycles.</p>\n");
+    return;
+  }
+  chain_vats(p, c, of, first);
   putf(p, "<div class=\"charts\"><figure><figcaption>Delivery seconds per cycle of the vats "
           "that moved most, then and now</figcaption><div class=\"chart\"><canvas "
           "data-chart=\"chain-vats\" data-chain=\"%zu\" role=\"img\" aria-label=\"delivery "

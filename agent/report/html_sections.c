@@ -696,6 +696,88 @@ static void html_one_dss(page *p, size_t idx, const dss_test *t) {
              "yet).</p>\n");
 }
 
+/* The verdicts cell of a results file's row: its regressions and
+ * improvements counted, or that none changed or none was judged. */
+static void dss_file_verdicts(page *p, const ps_rdssfile *file) {
+  const ps_report_data *d = p->d;
+  int reg = 0, imp = 0, judged = 0;
+  for (size_t i = 0; i < d->nverdicts; i++)
+    if (of_dssfile(&d->verdicts[i], file)) {
+      judged++;
+      reg += vcode(&d->verdicts[i]) == V_REGRESSION;
+      imp += vcode(&d->verdicts[i]) == V_IMPROVEMENT;
+    }
+  if (reg)
+    putf(p, "<span class=\"v v-regression\">\u25b2 %d regression%s</span> ", reg,
+         reg == 1 ? "" : "s");
+  if (imp)
+    putf(p, "<span class=\"v v-improvement\">\u25c6 %d improvement%s</span> ", imp,
+         imp == 1 ? "" : "s");
+  if (judged && !reg && !imp)
+    putf(p, "<span class=\"v v-none\">no change (%d)</span>", judged);
+  if (!judged)
+    put(p, "<span class=\"v v-none\">not judged</span>");
+}
+
+/* A results file's row of the DSS table: where and when it was written,
+ * its status, the tests and arms it holds, its verdicts. */
+static void dss_file_row(page *p, const ps_rdssfile *file) {
+  const ps_report_data *d = p->d;
+  size_t begin, end;
+  ps_html_dss_rows(d, file->host, file->run, &begin, &end);
+  names tests = {0}, arms = {0};
+  for (size_t i = begin; i < end && !p->rc; i++)
+    if (ps_html_names_add(&tests, d->dss[i].test, ps_html_by_name, NULL) ||
+        ps_html_names_add(&arms, d->dss[i].arm, ps_html_by_name, NULL))
+      p->rc = -ENOMEM;
+  putf(p, "<tr class=\"row-%s\" data-status=\"%s\"><td class=\"name run\">",
+       ps_rb_status_name(file->status), ps_rb_status_name(file->status));
+  txt(p, file->run);
+  put(p, "</td><td class=\"name host\">");
+  txt(p, file->host ? file->host : "–");
+  put(p, "</td><td class=\"when\">");
+  ps_html_fmt_time(p, file->time_ns);
+  put(p, "</td><td>");
+  ps_html_badge(p, file->status);
+  put(p, "</td><td>");
+  html_names(p, &tests, ", ");
+  put(p, "</td><td class=\"name\">");
+  html_names(p, &arms, "<br>");
+  put(p, "</td><td>");
+  dss_file_verdicts(p, file);
+  put(p, "</td></tr>\n");
+  free(tests.v);
+  free(arms.v);
+}
+
+/* The details of results file `f`: its tests, each with its charts and arm
+ * verdicts. */
+static void dss_file_details(page *p, size_t f) {
+  const ps_rdssfile *file = &p->d->dssfiles[f];
+  /* the newest few open; the rest one click away, drawn when opened */
+  put(p, f < 3 ? "<details open><summary>" : "<details><summary>");
+  put(p, "<span class=\"name\">");
+  txt(p, file->run);
+  put(p, "</span> · ");
+  ps_html_fmt_time(p, file->time_ns);
+  put(p, " UTC · ");
+  ps_html_badge(p, file->status);
+  if (file->host) {
+    put(p, " · on <span class=\"name host\">");
+    txt(p, file->host);
+    put(p, "</span>");
+  }
+  put(p, "</summary>\n");
+  size_t begin, end;
+  ps_html_dss_rows(p->d, file->host, file->run, &begin, &end);
+  if (begin == end)
+    put(p, "<p class=\"empty\">No dss_bench points for this file in this range.</p>\n");
+  for (size_t i = 0; i < p->ntests; i++)
+    if (p->tests[i].file == f)
+      html_one_dss(p, i, &p->tests[i]);
+  put(p, "</details>\n");
+}
+
 void ps_html_section_dss(page *p) {
   const ps_report_data *d = p->d;
   if (!section_begin(p, "dss", "DSS bench", "dss_bench", "DSS bench results"))
@@ -706,76 +788,11 @@ void ps_html_section_dss(page *p) {
   }
   put(p, "<table id=\"dss-table\"><thead><tr><th>Results</th><th>Host</th><th>Written (UTC)</th>"
          "<th>Status</th><th>Tests</th><th>Arms</th><th>Verdicts</th></tr></thead><tbody>\n");
-  for (size_t f = 0; f < d->ndssfiles && !p->rc; f++) {
-    const ps_rdssfile *file = &d->dssfiles[f];
-    size_t begin, end;
-    ps_html_dss_rows(d, file->host, file->run, &begin, &end);
-    names tests = {0}, arms = {0};
-    for (size_t i = begin; i < end && !p->rc; i++)
-      if (ps_html_names_add(&tests, d->dss[i].test, ps_html_by_name, NULL) ||
-          ps_html_names_add(&arms, d->dss[i].arm, ps_html_by_name, NULL))
-        p->rc = -ENOMEM;
-    putf(p, "<tr class=\"row-%s\" data-status=\"%s\"><td class=\"name run\">",
-         ps_rb_status_name(file->status), ps_rb_status_name(file->status));
-    txt(p, file->run);
-    put(p, "</td><td class=\"name host\">");
-    txt(p, file->host ? file->host : "–");
-    put(p, "</td><td class=\"when\">");
-    ps_html_fmt_time(p, file->time_ns);
-    put(p, "</td><td>");
-    ps_html_badge(p, file->status);
-    put(p, "</td><td>");
-    html_names(p, &tests, ", ");
-    put(p, "</td><td class=\"name\">");
-    html_names(p, &arms, "<br>");
-    put(p, "</td><td>");
-    int reg = 0, imp = 0, judged = 0;
-    for (size_t i = 0; i < d->nverdicts; i++)
-      if (of_dssfile(&d->verdicts[i], file)) {
-        judged++;
-        reg += vcode(&d->verdicts[i]) == V_REGRESSION;
-        imp += vcode(&d->verdicts[i]) == V_IMPROVEMENT;
-      }
-    if (reg)
-      putf(p, "<span class=\"v v-regression\">\u25b2 %d regression%s</span> ", reg,
-           reg == 1 ? "" : "s");
-    if (imp)
-      putf(p, "<span class=\"v v-improvement\">\u25c6 %d improvement%s</span> ", imp,
-           imp == 1 ? "" : "s");
-    if (judged && !reg && !imp)
-      putf(p, "<span class=\"v v-none\">no change (%d)</span>", judged);
-    if (!judged)
-      put(p, "<span class=\"v v-none\">not judged</span>");
-    put(p, "</td></tr>\n");
-    free(tests.v);
-    free(arms.v);
-  }
+  for (size_t f = 0; f < d->ndssfiles && !p->rc; f++)
+    dss_file_row(p, &d->dssfiles[f]);
   put(p, "</tbody></table>\n");
-  for (size_t f = 0; f < d->ndssfiles && !p->rc; f++) {
-    const ps_rdssfile *file = &d->dssfiles[f];
-    /* the newest few open; the rest one click away, drawn when opened */
-    put(p, f < 3 ? "<details open><summary>" : "<details><summary>");
-    put(p, "<span class=\"name\">");
-    txt(p, file->run);
-    put(p, "</span> · ");
-    ps_html_fmt_time(p, file->time_ns);
-    put(p, " UTC · ");
-    ps_html_badge(p, file->status);
-    if (file->host) {
-      put(p, " · on <span class=\"name host\">");
-      txt(p, file->host);
-      put(p, "</span>");
-    }
-    put(p, "</summary>\n");
-    size_t begin, end;
-    ps_html_dss_rows(d, file->host, file->run, &begin, &end);
-    if (begin == end)
-      put(p, "<p class=\"empty\">No dss_bench points for this file in this range.</p>\n");
-    for (size_t i = 0; i < p->ntests; i++)
-      if (p->tests[i].file == f)
-        html_one_dss(p, i, &p->tests[i]);
-    put(p, "</details>\n");
-  }
+  for (size_t f = 0; f < d->ndssfiles && !p->rc; f++)
+    dss_file_details(p, f);
   put(p, "</section>\n");
 }
 
