@@ -122,8 +122,9 @@ void ps_html_chain(page *p, size_t of, int first) {
     return;
   }
   chain_stages(p, c, of, first);
-  putf(p, "<p>Vats by the change of their delivery seconds per cycle, against %zu run%s %s; "
-          "BOYD share of delivery time ",
+  putf(p,
+       "<p>Vats by the change of their delivery seconds per cycle, against %zu run%s %s; "
+       "BOYD share of delivery time ",
        c->e.old_runs, c->e.old_runs == 1 ? "" : "s",
        c->regressed ? "of the level before the regression" : "before this one");
   ps_html_fmt_num(p, c->e.boyd_then * 100.0);
