@@ -28,7 +28,10 @@
 #include "net/http_easy.h"
 #include "net/http_loop.h"
 
-#define SINK_MAX_IN_FLIGHT 2
+/* Four: with two, a backfill left both InfluxDB and the agent short of a
+ * core each, waiting on each other's round trips (2.89 s against 2.39 s
+ * for six full-size runs, docs/benchmarks.md "Backfill"). */
+#define SINK_MAX_IN_FLIGHT 4
 /* Below the service's fixed mmap threshold (128 KiB, agent/service/
  * service.c): curl allocates this buffer for every request and frees it
  * after, and above the threshold each request mapped, faulted in page by
