@@ -148,6 +148,8 @@ void jd_judging_slog_stage_done(jd_judging *j, const char *run, const char *test
   jd_verdicts_slog_stage_done(&j->verdicts, run, test_type, stage_ns);
 }
 
+void jd_judging_slogs_idle(jd_judging *j) { jd_verdicts_slogs_idle(&j->verdicts); }
+
 int jd_judging_quiet(const jd_judging *j) { return jd_verdicts_quiet(&j->verdicts); }
 
 void jd_judging_finish(jd_judging *j) { jd_alerting_finish(&j->alerts); }

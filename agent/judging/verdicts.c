@@ -419,6 +419,19 @@ static void benchmarker_ended(jd_verdicts *vd, const jd_dss_doc *d) {
   ps_buf_free(&run);
 }
 
+void jd_verdicts_slogs_idle(jd_verdicts *vd) {
+  if (vd->sh->stopping)
+    return;
+  jd_verdicts_slogdrift_kick(vd);
+  if (vd->growth_since)
+    arm(vd, 0);
+}
+
+void jd_verdicts_slog_point(jd_verdicts *vd, const ps_point *p) {
+  jd_verdicts_growth_point(vd, p);
+  jd_verdicts_slogdrift_point(vd, p);
+}
+
 void jd_verdicts_tap(jd_verdicts *vd, const ps_point *p) {
   jd_dss_doc *doc = NULL;
   /* A point that names another host (line protocol passed through) is

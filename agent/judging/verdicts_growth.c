@@ -269,7 +269,7 @@ static int fold_into_run(jd_verdicts *vd, const ps_growth_stage *g) {
   return 1;
 }
 
-void jd_verdicts_slog_point(jd_verdicts *vd, const ps_point *p) {
+void jd_verdicts_growth_point(jd_verdicts *vd, const ps_point *p) {
   const ps_figure *first = ps_growth_figure(PS_GROWTH_KERNEL_OBJECTS);
   if (vd->sh->stopping || strcmp(p->measurement, first->measurement) != 0)
     return;

@@ -152,5 +152,12 @@ void jd_verdicts_rejudge_from(jd_verdicts *vd, ps_ledger_series *s, size_t at);
 /* The slog's stage drift (verdicts_slogdrift.c): its timer closed, the
  * runs waiting dropped. */
 void jd_verdicts_slogdrift_close(jd_vslogdrift_state *sd);
+/* A slog point as it is encoded: its per-block rows held for the run's
+ * stage drift (judging/verdicts_sdheld.h). */
+void jd_verdicts_slogdrift_point(jd_verdicts *vd, const ps_point *p);
+/* The runs waiting for more of their stages are read now. */
+void jd_verdicts_slogdrift_kick(jd_verdicts *vd);
+/* A slog point as it is encoded: a judged stage's kernel growth. */
+void jd_verdicts_growth_point(jd_verdicts *vd, const ps_point *p);
 
 #endif

@@ -9,6 +9,10 @@
  *   Each acknowledged complete stage of run R makes R judged whole again
  *   (every complete stage against the first loadgen stage); the verdict
  *   points are keyed by the stage's time, so judging again rewrites them.
+ *   The one exception is the per-block rows, the bulk of what a read
+ *   brings: when every stage the server has slog figures of was read whole
+ *   by this start, they are the rows it sent (verdicts_sdheld.h), which
+ *   the small reads before them prove.
  * - One read at a time on the threadpool, the runs waiting in a list with
  *   one entry per run (a stage of a run already waiting adds nothing), so
  *   memory is bounded by the runs being read, and a backfill does not hold
@@ -22,6 +26,8 @@
  *   stages tens of milliseconds apart, and a read
  *   after each was most of its judging CPU and a third of its wall
  *   (docs/benchmarks.md, "Backfill"); a live run's stages are hours apart.
+ *   Once the reader is idle nothing more can come: the wait ends then
+ *   (jd_verdicts_slogdrift_kick), not at its timer.
  * - A read that fails (the server down right after it acknowledged) is
  *   tried once more after READ_RETRY_MS; then it is said and dropped: the
  *   run is judged again when a stage of it is read again (forget).
@@ -40,6 +46,7 @@
  */
 #include "judging/verdicts_slogdrift.h"
 #include "judging/verdicts_sdblocks.h"
+#include "judging/verdicts_sdheld.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -251,6 +258,8 @@ struct jd_vsdjob {
   ps_buf err;
   jd_verdicts_slogdrift_data d;
   jd_verdicts_sdblocks blocks; /* the per-block figures: how sure a change is */
+  jd_sdheld_run *held;         /* those figures as the slog reader encoded them */
+  int from_held;               /* `blocks` came from `held`, not the server */
 };
 
 static void job_free(jd_vsdjob *j) {
@@ -260,6 +269,7 @@ static void job_free(jd_vsdjob *j) {
   ps_buf_free(&j->err);
   jd_verdicts_slogdrift_data_free(&j->d);
   jd_verdicts_sdblocks_free(&j->blocks);
+  jd_sdheld_run_free(j->held);
   free(j);
 }
 
@@ -277,9 +287,18 @@ static int read_all(jd_vsdjob *j) {
     ps_buf_free(&q);
     ps_buf_free(&answer);
   }
-  return rc ? rc
-            : jd_verdicts_sdblocks_read(&j->cfg, j->run, j->host, j->anchor_ns, &j->blocks,
-                                        &j->err);
+  if (rc)
+    return rc;
+  /* the rows held when every stage the server has was read here */
+  int64_t from = j->anchor_ns > JD_VERDICTS_SLOGDRIFT_SPAN_NS
+                     ? j->anchor_ns - JD_VERDICTS_SLOGDRIFT_SPAN_NS
+                     : 0;
+  rc = jd_sdheld_fill(j->held, j->d.stages, j->d.nstages, from,
+                      j->anchor_ns + JD_VERDICTS_SLOGDRIFT_SPAN_NS + 1, &j->blocks);
+  j->from_held = rc == 1;
+  if (rc != 0)
+    return rc < 0 ? rc : 0;
+  return jd_verdicts_sdblocks_read(&j->cfg, j->run, j->host, j->anchor_ns, &j->blocks, &j->err);
 }
 
 /* On the threadpool (readback/query.h ps_rb_run_reads). */
@@ -352,9 +371,10 @@ static void judge(jd_verdicts *vd, jd_vsdjob *j) {
   else
     drop_sent(&vd->slogdrift, &l);
   PS_DEBUG(MOD,
-           "%s: slog stage drift judged from the server (%zu stages, %zu vat rows, "
+           "%s: slog stage drift judged from the server%s (%zu stages, %zu vat rows, "
            "%zu block rows, %zu block vat rows, %zu verdicts)",
-           j->run, j->d.nstages, j->d.nvats, j->blocks.nblocks, j->blocks.nvats, l.n);
+           j->run, j->from_held ? " and the per-block rows as sent" : "", j->d.nstages, j->d.nvats,
+           j->blocks.nblocks, j->blocks.nvats, l.n);
   vd->driver->send(vd, pass, &l);
   ps_verdict_list_free(&l);
 }
@@ -458,6 +478,18 @@ void jd_verdicts_slogdrift_close(jd_vslogdrift_state *sd) {
   if (sd->timer_on && !uv_is_closing((uv_handle_t *)&sd->timer))
     uv_close((uv_handle_t *)&sd->timer, NULL);
   free_waiting(sd); /* one in flight frees the rest when it returns */
+  jd_sdheld_free(&sd->held);
+}
+
+void jd_verdicts_slogdrift_kick(jd_verdicts *vd) {
+  const jd_vsdjob *j = vd->slogdrift.jobs;
+  if (j && !j->in_flight && !j->tries) /* one waiting for the run's points keeps its pace */
+    start_next(vd);
+}
+
+void jd_verdicts_slogdrift_point(jd_verdicts *vd, const ps_point *p) {
+  if (!vd->sh->stopping)
+    jd_sdheld_point(&vd->slogdrift.held, vd->host, p);
 }
 
 static void start_next(jd_verdicts *vd) {
@@ -472,6 +504,11 @@ static void start_next(jd_verdicts *vd) {
       return;
     }
     j->in_flight = 1;
+    jd_sdheld_run *fresh = jd_sdheld_take(&vd->slogdrift.held, j->run);
+    if (fresh) { /* what came since a read that waited for the run's points */
+      jd_sdheld_run_free(j->held);
+      j->held = fresh;
+    }
     if (ps_rb_run_reads(vd->sh->loop, read_work, read_done, j) == 0)
       return;
     vd->slogdrift.jobs = j->next;
@@ -485,8 +522,10 @@ void jd_verdicts_slog_stage_done(jd_verdicts *vd, const char *run, const char *s
   if (vd->sh->stopping || !run || !series || stage_ns < 0)
     return;
   int known = ledger_success(vd, series, run);
-  if (known == 0)
-    return; /* only a successful run has stage drift */
+  if (known == 0) { /* only a successful run has stage drift */
+    jd_sdheld_run_free(jd_sdheld_take(&vd->slogdrift.held, run));
+    return;
+  }
   jd_vsdjob **tail = &vd->slogdrift.jobs;
   for (jd_vsdjob *j = vd->slogdrift.jobs; j; j = j->next) {
     if (!j->in_flight && strcmp(j->run, run) == 0) {

@@ -307,7 +307,12 @@ static void on_reader_idle(void *ctx) {
   check_done(pl);
 }
 
-static void on_slogs_idle(void *ctx) { check_done(ctx); }
+/* What waited for more stages (judging/verdicts.h) goes on at once. */
+static void on_slogs_idle(void *ctx) {
+  ps_service *pl = ctx;
+  jd_judging_slogs_idle(&pl->judging);
+  check_done(pl);
+}
 
 /* The slog's stage points carry the kernel growth the judges hold against
  * its limit (judging/judging.h). */

@@ -91,6 +91,8 @@ void jd_judging_slog_point(jd_judging *j, const ps_point *p);
 /* A complete slog stage was acknowledged (pipeline/slogs.h `stage_done`). */
 void jd_judging_slog_stage_done(jd_judging *j, const char *run, const char *test_type,
                                 int64_t stage_ns);
+/* The slog reader went idle (pipeline/slogs.h's `idle` hook). */
+void jd_judging_slogs_idle(jd_judging *j);
 
 /* Nothing waits to be judged or sent (verdicts). */
 int jd_judging_quiet(const jd_judging *j);

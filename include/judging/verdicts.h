@@ -80,6 +80,7 @@
 #include "pipeline/runtracker.h"
 #include "pipeline/shared.h"
 #include "judging/verdicts_collect.h"
+#include "judging/verdicts_sdheld.h"
 #include "verdict/ledger.h"
 #include "verdict/triage.h"
 #include "verdict/verdict.h"
@@ -166,6 +167,7 @@ typedef struct jd_vslogdrift_state {
    * each of its stages is acknowledged writes only what changed. */
   uint64_t sent[JD_VERDICTS_SD_SENT];
   unsigned sent_next;
+  jd_sdheld held; /* the per-block rows of the runs whose slogs are read now */
 } jd_vslogdrift_state;
 
 typedef struct jd_verdicts {
@@ -206,7 +208,8 @@ void jd_verdicts_tap(jd_verdicts *vd, const ps_point *p);
 void jd_verdicts_run_ended(jd_verdicts *vd, const pl_run_event *ev);
 /* A point of the chain's slog (pipeline/slogs.h): a complete
  * loadgen_slog_stage after stage 0 gets its growth-limit verdicts at once
- * (verdict/growth_limit.h); every other point is ignored. */
+ * (verdict/growth_limit.h); the per-block rows are held for the run's
+ * stage drift (judging/verdicts_sdheld.h); every other point is ignored. */
 void jd_verdicts_slog_point(jd_verdicts *vd, const ps_point *p);
 /* Every point of a complete slog stage of `run` (a loadgen run of test
  * type `series`) was acknowledged; `stage_ns` is its loadgen_slog_stage
@@ -215,6 +218,10 @@ void jd_verdicts_slog_point(jd_verdicts *vd, const ps_point *p);
  * (judging/verdicts_slogdrift.h). */
 void jd_verdicts_slog_stage_done(jd_verdicts *vd, const char *run, const char *series,
                                  int64_t stage_ns);
+/* The slog reader has nothing left to read or acknowledge: what waited
+ * for more of its stages (a run's stage drift, growth judged again) goes
+ * on now instead of at its timer. */
+void jd_verdicts_slogs_idle(jd_verdicts *vd);
 
 /* The configuration was reread: its triage_file is read again and the
  * server's decisions asked for at once. */

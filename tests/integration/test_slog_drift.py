@@ -5,7 +5,9 @@ delivery seconds per cycle, named by vat; a steady run gives none; a stage
 whose BOYD takes much more of the delivery time is a regression of
 stage_boydShare; and a restart between the stages (the first stage read and
 acknowledged by one start, the second by the next, also after a kill -9)
-judges the same, since the figures are read back from the server.
+judges the same, since the figures are read back from the server; a run
+whose stages were all read by one start is judged with the per-block rows
+as they were sent, and its verdicts are the very ones read back gives.
 """
 import json
 import os
@@ -53,8 +55,8 @@ class SlogDrift(InfluxTestCase):
         self.results = os.path.join(self.dir, "results")
         os.makedirs(self.results)
 
-    def config(self, db, extra=""):
-        self.state = os.path.join(self.dir, "state")
+    def config(self, db, extra="", state="state"):
+        self.state = os.path.join(self.dir, state)
         os.makedirs(self.state, exist_ok=True)
         self.cfg = write_config(os.path.join(self.dir, "perfship.cfg"), self.influx.url,
                                 self.state,
@@ -62,8 +64,8 @@ class SlogDrift(InfluxTestCase):
                                 extra=GROUPS + extra, database=db)
         return self.cfg
 
-    def run_once(self, db, extra=""):
-        agent = Agent(self.config(db, extra), ["--once"]).start()
+    def run_once(self, db, extra="", state="state"):
+        agent = Agent(self.config(db, extra, state), ["--once"]).start()
         self.assertEqual(agent.wait(180), 0, agent.output()[-2000:])
         return agent
 
@@ -293,7 +295,20 @@ class SlogDrift(InfluxTestCase):
         agent = self.run_once("drift_restart", 'log_level = "debug";\n')
         self.assertIn("chain-stage-2.slog.gz: read from its start", agent.output())
         self.assertNotIn("chain-stage-1.slog.gz: read from its start", agent.output())
-        self.check_slowing_vat(self.drift("drift_restart", run))
+        # stage 1 was read by the first start: its block rows are read back
+        judged = [ln for ln in agent.output().splitlines() if "slog stage drift judged" in ln]
+        self.assertTrue(judged, agent.output()[-2000:])
+        self.assertFalse([ln for ln in judged if "per-block rows as sent" in ln], judged)
+        restarted = self.drift("drift_restart", run)
+        self.check_slowing_vat(restarted)
+        # one start that reads every stage judges with the rows it sent
+        # (docs/verdicts.md "When they are judged"): the same verdicts
+        agent = self.run_once("drift_whole", 'log_level = "debug";\n', state="state-whole")
+        self.assertIn("per-block rows as sent", agent.output())
+        whole = self.drift("drift_whole", run)
+        fields = ("verdict", "value", "baseline", "p_value", "p_adjusted", "family_size", "time")
+        self.assertEqual({k: [v.get(f) for f in fields] for k, v in whole.items()},
+                         {k: [v.get(f) for f in fields] for k, v in restarted.items()})
 
     def saved_state(self):
         text = ""

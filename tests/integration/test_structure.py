@@ -108,6 +108,7 @@ STAGE_PARTS = {
     "verdicts_fetch": "verdicts",
     "slogs_private": "slogs", "slogs_cycles": "slogs",
     "verdicts_slogdrift": "verdicts", "verdicts_sdblocks": "verdicts",
+    "verdicts_sdheld": "verdicts",
 }
 
 # Headers many files implement, or that only declare types.

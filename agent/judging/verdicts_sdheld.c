@@ -1,0 +1,288 @@
+/*
+ * verdicts_sdheld.c: the per-block slog figures held as the slog reader
+ * encodes them. See include/judging/verdicts_sdheld.h.
+ *
+ * Design
+ * - Why: reading a run's block rows back (two answers of some 10 MB for a
+ *   full-size run) was the largest thing a backfill asked of InfluxDB
+ *   beyond its writes, and the agent's largest cost after the parsing
+ *   (docs/benchmarks.md, "Backfill: the stage drift's rows held"). The
+ *   rows pass through the agent anyway; held until the run's stage drift
+ *   is judged, they cost the rows' size, not a round trip.
+ * - The server stays the authority: the rows are used only when every
+ *   stage the server holds slog figures of was read whole here, which the
+ *   caller learns from the small reads it makes anyway. A restart, a
+ *   stage read by an earlier start, a stage still being written: read
+ *   back, as before.
+ * - A block's vat rows come before its block row (formats/slog_reduce.c
+ *   closes a block so), so a stage read again is seen at its first block
+ *   row, after that block's vat rows: they are kept (open_vats), the
+ *   older ones dropped.
+ */
+#include "judging/verdicts_sdheld.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BLOCK "loadgen_slog_block"
+#define BLOCK_VAT "loadgen_slog_block_vat"
+#define STAGE "loadgen_slog_stage"
+
+static int stage_number(const ps_point *p) {
+  const char *s = ps_point_tag(p, "stage");
+  char *end;
+  long n = s && *s ? strtol(s, &end, 10) : -1;
+  return s && *s && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
+}
+
+void jd_sdheld_run_free(jd_sdheld_run *r) {
+  if (!r)
+    return;
+  jd_verdicts_sdblocks_free(&r->rows);
+  free(r->stages);
+  free(r->run);
+  free(r);
+}
+
+static size_t rows_of(const jd_sdheld_run *r) { return r->rows.nblocks + r->rows.nvats; }
+
+static void unlink_run(jd_sdheld *h, jd_sdheld_run *r) {
+  for (jd_sdheld_run **pp = &h->runs; *pp; pp = &(*pp)->next)
+    if (*pp == r) {
+      *pp = r->next;
+      h->nruns--;
+      h->nrows -= rows_of(r);
+      return;
+    }
+}
+
+/* Keeps nothing more of the run: its stage drift is read back. */
+static void overflow(jd_sdheld *h, jd_sdheld_run *r) {
+  h->nrows -= rows_of(r);
+  jd_verdicts_sdblocks_free(&r->rows);
+  r->overflow = 1;
+}
+
+static jd_sdheld_run *run_get(jd_sdheld *h, const char *name) {
+  for (jd_sdheld_run *r = h->runs; r; r = r->next)
+    if (strcmp(r->run, name) == 0) {
+      r->touched = ++h->seq;
+      return r;
+    }
+  if (h->nruns == JD_SDHELD_RUNS) {
+    jd_sdheld_run *oldest = h->runs;
+    for (jd_sdheld_run *r = h->runs; r; r = r->next)
+      if (r->touched < oldest->touched)
+        oldest = r;
+    unlink_run(h, oldest);
+    jd_sdheld_run_free(oldest);
+  }
+  jd_sdheld_run *r = calloc(1, sizeof *r);
+  if (!r || !(r->run = strdup(name))) {
+    free(r);
+    return NULL;
+  }
+  r->touched = ++h->seq;
+  r->next = h->runs;
+  h->runs = r;
+  h->nruns++;
+  return r;
+}
+
+static jd_sdheld_stage *stage_get(jd_sdheld_run *r, int n) {
+  for (size_t i = 0; i < r->nstages; i++)
+    if (r->stages[i].stage == n)
+      return &r->stages[i];
+  if (r->nstages == r->stages_cap) {
+    size_t cap = r->stages_cap ? r->stages_cap * 2 : 16;
+    jd_sdheld_stage *s = realloc(r->stages, cap * sizeof *s);
+    if (!s)
+      return NULL;
+    r->stages = s;
+    r->stages_cap = cap;
+  }
+  jd_sdheld_stage *s = &r->stages[r->nstages++];
+  *s = (jd_sdheld_stage){n, 0, -1, 0};
+  return s;
+}
+
+/* The stage is read again from its start: its rows go but the vat rows
+ * of the block now closing (its last `keep_vats`). */
+static void stage_restart(jd_sdheld *h, jd_sdheld_run *r, jd_sdheld_stage *st, size_t keep_vats) {
+  jd_verdicts_sdblocks *b = &r->rows;
+  size_t before = rows_of(r), kept = 0, mine = 0;
+  for (size_t i = 0; i < b->nblocks; i++)
+    if (b->blocks[i].stage != st->stage)
+      b->blocks[kept++] = b->blocks[i];
+  b->nblocks = kept;
+  for (size_t i = 0; i < b->nvats; i++)
+    mine += b->vats[i].stage == st->stage;
+  kept = 0;
+  for (size_t i = 0, seen = 0; i < b->nvats; i++) {
+    if (b->vats[i].stage == st->stage && seen++ < mine - keep_vats)
+      continue;
+    b->vats[kept++] = b->vats[i];
+  }
+  b->nvats = kept;
+  h->nrows -= before - rows_of(r);
+  st->complete = 0;
+}
+
+static int room(void **rows, size_t n, size_t *cap, size_t size) {
+  if (n < *cap)
+    return 0;
+  size_t c = *cap ? *cap * 2 : 256;
+  void *p = realloc(*rows, c * size);
+  if (!p)
+    return -ENOMEM;
+  *rows = p;
+  *cap = c;
+  return 0;
+}
+
+static const char *intern(jd_verdicts_sdblocks *b, const char *vat) {
+  for (size_t i = 0; i < b->nids; i++)
+    if (strcmp(b->ids[i], vat) == 0)
+      return b->ids[i];
+  if (room((void **)&b->ids, b->nids, &b->ids_cap, sizeof *b->ids))
+    return NULL;
+  char *copy = strdup(vat);
+  if (copy)
+    b->ids[b->nids++] = copy;
+  return copy;
+}
+
+static int add_block(jd_sdheld_run *r, jd_sdheld_stage *st, const ps_point *p) {
+  jd_verdicts_sdblocks *b = &r->rows;
+  if (room((void **)&b->blocks, b->nblocks, &b->blocks_cap, sizeof *b->blocks))
+    return -ENOMEM;
+  b->blocks[b->nblocks++] = (ps_slog_drift_block){st->stage, p->time_ns,
+                                                  ps_point_number(p, "deliverySeconds"),
+                                                  ps_point_number(p, "boydSeconds")};
+  st->last_block_ns = p->time_ns;
+  st->open_vats = 0;
+  return 0;
+}
+
+static int add_block_vat(jd_sdheld_run *r, jd_sdheld_stage *st, const ps_point *p) {
+  jd_verdicts_sdblocks *b = &r->rows;
+  const char *vat = ps_point_tag(p, "vat");
+  if (!vat || !*vat)
+    return 0;
+  const char *id = intern(b, vat);
+  if (!id || room((void **)&b->vats, b->nvats, &b->vats_cap, sizeof *b->vats))
+    return -ENOMEM;
+  b->vats[b->nvats++] = (ps_slog_drift_block_vat){st->stage, p->time_ns, id,
+                                                  ps_point_number(p, "deliverySeconds")};
+  st->open_vats++;
+  return 0;
+}
+
+void jd_sdheld_point(jd_sdheld *h, const char *host, const ps_point *p) {
+  int block = strcmp(p->measurement, BLOCK) == 0;
+  int block_vat = !block && strcmp(p->measurement, BLOCK_VAT) == 0;
+  if (!block && !block_vat && strcmp(p->measurement, STAGE) != 0)
+    return;
+  const char *run = ps_point_tag(p, "run"), *point_host = ps_point_tag(p, "host");
+  int n = stage_number(p);
+  if (!run || n < 0 || p->time_ns < 0 || (point_host && host && strcmp(point_host, host) != 0))
+    return;
+  jd_sdheld_run *r = run_get(h, run);
+  jd_sdheld_stage *st = r && !r->overflow ? stage_get(r, n) : NULL;
+  if (!st) {
+    if (r)
+      overflow(h, r); /* out of memory: a half set would judge wrong */
+    return;
+  }
+  if (!block && !block_vat) {
+    const ps_field *partial = ps_point_field(p, "partial");
+    st->complete = partial && partial->type == PS_F_BOOL && !partial->v.b;
+    return;
+  }
+  if (block && st->last_block_ns >= 0 && p->time_ns <= st->last_block_ns)
+    stage_restart(h, r, st, st->open_vats);
+  if (h->nrows >= JD_SDHELD_MAX_ROWS) {
+    overflow(h, r);
+    return;
+  }
+  size_t before = rows_of(r);
+  if ((block ? add_block(r, st, p) : add_block_vat(r, st, p)) < 0) {
+    overflow(h, r);
+    return;
+  }
+  h->nrows += rows_of(r) - before;
+}
+
+jd_sdheld_run *jd_sdheld_take(jd_sdheld *h, const char *run) {
+  for (jd_sdheld_run *r = h->runs; r; r = r->next)
+    if (strcmp(r->run, run) == 0) {
+      unlink_run(h, r);
+      r->next = NULL;
+      return r;
+    }
+  return NULL;
+}
+
+static int whole(const jd_sdheld_run *r, const ps_slog_drift_stage *stages, size_t nstages) {
+  if (r->overflow)
+    return 0;
+  for (size_t i = 0; i < nstages; i++) {
+    if (stages[i].time_ns < 0)
+      continue; /* no slog figures on the server: nothing of it to hold */
+    size_t k = 0;
+    while (k < r->nstages && r->stages[k].stage != stages[i].stage)
+      k++;
+    if (k == r->nstages || !r->stages[k].complete)
+      return 0;
+  }
+  return 1;
+}
+
+int jd_sdheld_fill(const jd_sdheld_run *r, const ps_slog_drift_stage *stages, size_t nstages,
+                   int64_t from_ns, int64_t to_ns, jd_verdicts_sdblocks *b) {
+  if (!r || !whole(r, stages, nstages))
+    return 0;
+  const jd_verdicts_sdblocks *src = &r->rows;
+  jd_verdicts_sdblocks out = {0};
+  out.blocks = malloc((src->nblocks ? src->nblocks : 1) * sizeof *out.blocks);
+  out.vats = malloc((src->nvats ? src->nvats : 1) * sizeof *out.vats);
+  if (!out.blocks || !out.vats) {
+    free(out.blocks);
+    free(out.vats);
+    return -ENOMEM;
+  }
+  out.blocks_cap = src->nblocks;
+  out.vats_cap = src->nvats;
+  for (size_t i = 0; i < src->nblocks; i++) {
+    int64_t t = src->blocks[i].time_ns;
+    if (t < from_ns || t >= to_ns)
+      continue;
+    if (out.nblocks < JD_VERDICTS_SDBLOCKS_MAX_ROWS)
+      out.blocks[out.nblocks++] = src->blocks[i];
+    else
+      out.dropped++;
+  }
+  for (size_t i = 0; i < src->nvats; i++) {
+    int64_t t = src->vats[i].time_ns;
+    if (t < from_ns || t >= to_ns)
+      continue;
+    if (out.nvats < JD_VERDICTS_SDBLOCKS_MAX_ROWS)
+      out.vats[out.nvats++] = src->vats[i];
+    else
+      out.dropped++;
+  }
+  jd_verdicts_sdblocks_free(b);
+  *b = out;
+  return 1;
+}
+
+void jd_sdheld_free(jd_sdheld *h) {
+  while (h->runs) {
+    jd_sdheld_run *r = h->runs;
+    h->runs = r->next;
+    jd_sdheld_run_free(r);
+  }
+  memset(h, 0, sizeof *h);
+}
