@@ -24,7 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,12 +94,16 @@ struct pl_slog_done {
  * or more (docs/benchmarks.md). */
 static uint64_t path_hash(const char *path) { return ps_hash64(PS_HASH_SEED, path, strlen(path)); }
 
-static pl_slog_done *done_find(pl_slogs *t, const char *path) {
-  uint64_t h = path_hash(path);
+/* `h`: the path's path_hash (a tapped cycle asks both lists with one) */
+static pl_slog_done *done_find_hashed(pl_slogs *t, const char *path, uint64_t h) {
   for (pl_slog_done *d = t->done; d; d = d->next)
     if (d->path_hash == h && strcmp(d->path, path) == 0)
       return d;
   return NULL;
+}
+
+static pl_slog_done *done_find(pl_slogs *t, const char *path) {
+  return done_find_hashed(t, path, path_hash(path));
 }
 
 static void done_remove(pl_slogs *t, const char *path) {
@@ -486,12 +490,15 @@ void pl_slogs_init(pl_slogs *t, pl_shared *sh, const pl_aux_out *out,
   t->idle.data = t;
 }
 
-static pl_slog_stage *stage_find(pl_slogs *t, const char *path) {
-  uint64_t h = path_hash(path);
+static pl_slog_stage *stage_find_hashed(pl_slogs *t, const char *path, uint64_t h) {
   for (pl_slog_stage *s = t->stages; s; s = s->next)
     if (s->path_hash == h && strcmp(s->path, path) == 0)
       return s;
   return NULL;
+}
+
+static pl_slog_stage *stage_find(pl_slogs *t, const char *path) {
+  return stage_find_hashed(t, path, path_hash(path));
 }
 
 static pl_slog_stage *stage_add(pl_slogs *t, const char *path, const char *folder, int stage) {
@@ -577,18 +584,30 @@ void pl_slogs_tap(pl_slogs *t, const ps_point *p, const char *path) {
   int64_t seq_time[2] = {seq >= 0 && seq < 9e18 ? (int64_t)seq : -1, p->time_ns};
   uint64_t id = ps_hash64(PS_HASH_SEED, task ? task : "", task ? strlen(task) : 0);
   id = ps_hash64(id, seq_time, sizeof seq_time);
-  char *copy = strdup(path);
-  if (!copy)
+  /* its run folder, copied on the stack: this runs for every cycle */
+  char folder[PATH_MAX];
+  const char *slash = strrchr(path, '/');
+  size_t flen = slash ? (size_t)(slash - path) : 0;
+  if (flen >= sizeof folder)
     return;
-  pl_slog_cyc *c = pl_slogs_cycles_of(&t->cycles, dirname(copy), 1);
+  memcpy(folder, path, flen);
+  if (!slash)
+    folder[flen++] = '.';
+  else if (!flen)
+    folder[flen++] = '/';
+  folder[flen] = '\0';
+  pl_slog_cyc *c = pl_slogs_cycles_of(&t->cycles, folder, 1);
   if (c && pl_slogs_cycle_count(c, (int)n, id)) {
     t->sh->state_dirty = 1;
     /* the stage's growth per cycle was written without these cycles: the
      * stage is read again (its points overwrite themselves) */
     char sp[4200];
-    snprintf(sp, sizeof sp, "%s/chain-stage-%ld.slog.gz", c->folder, n);
-    pl_slog_stage *s = stage_find(t, sp);
-    pl_slog_done *d = done_find(t, sp);
+    int len = snprintf(sp, sizeof sp, "%s/chain-stage-%ld.slog.gz", c->folder, n);
+    if (len < 0 || (size_t)len >= sizeof sp)
+      return;
+    uint64_t h = ps_hash64(PS_HASH_SEED, sp, (size_t)len);
+    pl_slog_stage *s = stage_find_hashed(t, sp, h);
+    pl_slog_done *d = done_find_hashed(t, sp, h);
     if (d && d->cycles != c->n[n]) {
       done_remove(t, sp);
       if ((s = stage_add(t, sp, c->folder, (int)n)))
@@ -598,7 +617,6 @@ void pl_slogs_tap(pl_slogs *t, const ps_point *p, const char *path) {
       wake(t);
     }
   }
-  free(copy);
 }
 
 int pl_slogs_busy(const pl_slogs *t) {

@@ -141,14 +141,39 @@ size_t pl_slogs_cycles_from_json(pl_slog_cyc **head, const cJSON *cycles) {
  * per id, 84,000 ids while a backfill's six runs wait for their slogs,
  * was most of each save's CPU (docs/benchmarks.md). Hex, for a double
  * would round the id. */
+/* One seen id as [stage,"%016x"], written by hand: a backfill's saves
+ * print tens of thousands of them, and sprintf was most of a save. */
+static char *put_seen(char *p, int stage, uint64_t id) {
+  static const char hex[] = "0123456789abcdef";
+  char digits[12];
+  int nd = 0;
+  unsigned s = stage < 0 ? 0 : (unsigned)stage; /* stages are 0..PS_SLOG_MAX_STAGES */
+  do
+    digits[nd++] = (char)('0' + s % 10);
+  while ((s /= 10) && nd < (int)sizeof digits);
+  *p++ = '[';
+  while (nd)
+    *p++ = digits[--nd];
+  *p++ = ',';
+  *p++ = '"';
+  for (int k = 60; k >= 0; k -= 4)
+    *p++ = hex[(id >> k) & 0xf];
+  *p++ = '"';
+  *p++ = ']';
+  return p;
+}
+
 static char *seen_text(const pl_slog_cyc *c) {
   char *text = malloc(2 + c->nseen * 40); /* an entry is at most 1 + 13 + 20 + 2 */
   if (!text)
     return NULL;
   char *p = text;
   *p++ = '[';
-  for (size_t i = 0; i < c->nseen; i++)
-    p += sprintf(p, "%s[%d,\"%016" PRIx64 "\"]", i ? "," : "", c->seen[i].stage, c->seen[i].id);
+  for (size_t i = 0; i < c->nseen; i++) {
+    if (i)
+      *p++ = ',';
+    p = put_seen(p, c->seen[i].stage, c->seen[i].id);
+  }
   *p++ = ']';
   *p = 0;
   return text;

@@ -133,15 +133,41 @@ static int estimate(const ps_slog_drift_blocks *bl, int stage, const char *vat,
   return rc;
 }
 
+/* The first stage's estimates, each made once: every later stage is
+ * tested against them (a 12-stage run asked for the same one 66 times). */
+#define FIRST_MEMO_MAX 64
+typedef struct first_memo {
+  const ps_slog_drift_blocks *bl;
+  size_t n;
+  struct {
+    const char *vat; /* NULL: the BOYD share */
+    ps_batch_estimate e;
+  } at[FIRST_MEMO_MAX];
+} first_memo;
+
+static int first_estimate(first_memo *m, int first, const char *vat, ps_batch_estimate *e) {
+  for (size_t i = 0; i < m->n; i++)
+    if (vat ? m->at[i].vat && strcmp(m->at[i].vat, vat) == 0 : !m->at[i].vat) {
+      *e = m->at[i].e;
+      return 0;
+    }
+  int rc = estimate(m->bl, first, vat, e);
+  if (rc == 0 && m->n < FIRST_MEMO_MAX) {
+    m->at[m->n].vat = vat;
+    m->at[m->n++].e = *e;
+  }
+  return rc;
+}
+
 /* The p-value of the change from the first stage to stage `s` (NaN when
  * it cannot be tested), or -ENOMEM. */
-static int change_p(const ps_slog_drift_blocks *bl, int first, int s, const char *vat, double *p) {
+static int change_p(first_memo *m, int first, int s, const char *vat, double *p) {
   ps_batch_estimate e1, ek;
   ps_stage_change c;
   *p = NAN;
-  int rc = estimate(bl, first, vat, &e1);
+  int rc = first_estimate(m, first, vat, &e1);
   if (rc == 0)
-    rc = estimate(bl, s, vat, &ek);
+    rc = estimate(m->bl, s, vat, &ek);
   if (rc == 0 &&
       ps_stage_change_test(&e1, &ek, vat ? PS_STAGE_TEST_LOG : PS_STAGE_TEST_POINTS, &c) == 0)
     *p = c.p_value;
@@ -158,8 +184,9 @@ static int sure(const ps_slog_drift_blocks *bl, long family, ps_verdict *v) {
 }
 
 static int judge_boyd(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
-                      const ps_slog_drift_stage *first, const ps_slog_drift_stage *s,
-                      const ps_slog_drift_blocks *bl, long family, ps_verdict_list *out) {
+                      const ps_slog_drift_stage *first, const ps_slog_drift_stage *s, first_memo *m,
+                      long family, ps_verdict_list *out) {
+  const ps_slog_drift_blocks *bl = m->bl;
   /* a share is 0-1; anything else is no figure */
   if (!(first->boyd_share >= 0 && first->boyd_share <= 1 && s->boyd_share >= 0 &&
         s->boyd_share <= 1))
@@ -167,7 +194,7 @@ static int judge_boyd(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
   ps_verdict v = base_verdict(run, s, PS_SLOG_FIG_BOYD_SHARE);
   v.value = s->boyd_share * 100.0;
   v.baseline = first->boyd_share * 100.0;
-  if (bl && change_p(bl, first->stage, s->stage, NULL, &v.p_value) < 0)
+  if (bl && change_p(m, first->stage, s->stage, NULL, &v.p_value) < 0)
     return -ENOMEM;
   int stands = sure(bl, family, &v);
   if (ps_verdict_beyond(v.value, v.baseline, cfg->stage_drift_boyd_points, PS_CHANGE_POINTS) &&
@@ -198,8 +225,9 @@ static double stage_seconds(const ps_slog_drift_stage *s, const ps_slog_drift_va
 
 static int judge_vats(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
                       const ps_slog_drift_stage *first, const ps_slog_drift_stage *s,
-                      const ps_slog_drift_vat *vats, size_t nvats, const ps_slog_drift_blocks *bl,
-                      long family, ps_verdict_list *out) {
+                      const ps_slog_drift_vat *vats, size_t nvats, first_memo *m, long family,
+                      ps_verdict_list *out) {
+  const ps_slog_drift_blocks *bl = m->bl;
   const ps_slog_drift_vat **mine = malloc((nvats ? nvats : 1) * sizeof *mine);
   if (!mine)
     return -ENOMEM;
@@ -233,7 +261,7 @@ static int judge_vats(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
       raw = ps_verdict_direction(v.value, v.baseline, PS_WORSE_HIGHER);
     if (isfinite(rel) && ps_verdict_beyond(rel, 1.0, cfg->stage_drift_pct, PS_CHANGE_PERCENT))
       own = ps_verdict_direction(rel, 1.0, PS_WORSE_HIGHER);
-    if (bl && (rc = change_p(bl, first->stage, s->stage, vk->vat, &v.p_value)) < 0)
+    if (bl && (rc = change_p(m, first->stage, s->stage, vk->vat, &v.p_value)) < 0)
       break;
     if (sure(bl, family, &v) && raw == own)
       v.verdict = raw;
@@ -268,6 +296,7 @@ int ps_slog_drift(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
   if (!first || !complete(first))
     return 0;
   long family = ps_stage_family_size(judged_stages(stages, nstages, first->stage));
+  first_memo memo = {.bl = blocks, .n = 0};
   /* later stages in stage order, whatever order they came in */
   int after = first->stage;
   for (;;) {
@@ -280,9 +309,9 @@ int ps_slog_drift(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
     after = next->stage;
     if (!complete(next))
       continue;
-    int rc = judge_boyd(cfg, run, first, next, blocks, family, out);
+    int rc = judge_boyd(cfg, run, first, next, &memo, family, out);
     if (rc == 0)
-      rc = judge_vats(cfg, run, first, next, vats, nvats, blocks, family, out);
+      rc = judge_vats(cfg, run, first, next, vats, nvats, &memo, family, out);
     if (rc)
       return rc < 0 ? rc : -ENOMEM;
   }

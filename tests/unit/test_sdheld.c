@@ -31,7 +31,8 @@ static void feed(jd_sdheld *h, const char *measurement, const char *run, const c
     tags[nt++] = (ps_tag){"vat", vat};
   if (host)
     tags[nt++] = (ps_tag){"host", host};
-  ps_field f[2] = {ps_field_float("deliverySeconds", secs), ps_field_float("boydSeconds", secs / 2)};
+  ps_field f[2] = {ps_field_float("deliverySeconds", secs),
+                   ps_field_float("boydSeconds", secs / 2)};
   ps_point p = {measurement, tags, nt, f, 2, t};
   jd_sdheld_point(h, "bench", &p);
 }
@@ -40,8 +41,8 @@ static void block(jd_sdheld *h, const char *run, const char *stage, int64_t t, d
   feed(h, "loadgen_slog_block", run, stage, NULL, NULL, t, secs);
 }
 
-static void block_vat(jd_sdheld *h, const char *run, const char *stage, const char *vat,
-                      int64_t t, double secs) {
+static void block_vat(jd_sdheld *h, const char *run, const char *stage, const char *vat, int64_t t,
+                      double secs) {
   feed(h, "loadgen_slog_block_vat", run, stage, vat, NULL, t, secs);
 }
 
