@@ -66,9 +66,13 @@ static void overflow(jd_sdheld *h, jd_sdheld_run *r) {
 }
 
 static jd_sdheld_run *run_get(jd_sdheld *h, const char *name) {
-  for (jd_sdheld_run *r = h->runs; r; r = r->next)
-    if (strcmp(r->run, name) == 0) {
+  for (jd_sdheld_run **pp = &h->runs; *pp; pp = &(*pp)->next)
+    if (strcmp((*pp)->run, name) == 0) {
+      jd_sdheld_run *r = *pp;
       r->touched = ++h->seq;
+      *pp = r->next; /* to the front: a stage's points come together */
+      r->next = h->runs;
+      h->runs = r;
       return r;
     }
   if (h->nruns == JD_SDHELD_RUNS) {

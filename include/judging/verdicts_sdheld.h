@@ -16,7 +16,9 @@
  *   rows first, so no row is held twice, and is complete again only at its
  *   final point. A point naming another host than `host` is passed over.
  * - Bounded: at most JD_SDHELD_RUNS runs (a new one pushes out the run
- *   least lately touched) and JD_SDHELD_MAX_ROWS rows in all; a run that
+ *   least lately touched; a backfill reads the slogs of many runs before
+ *   their stage drift is judged) and JD_SDHELD_MAX_ROWS rows in all
+ *   (32 MB); a run that
  *   would pass the bound holds nothing more and is never whole (its stage
  *   drift is read back, as before).
  * - jd_sdheld_take() hands a run's rows to the caller, who owns them
@@ -39,7 +41,7 @@
 #include "core/point.h"
 #include "judging/verdicts_sdblocks.h"
 
-#define JD_SDHELD_RUNS 8
+#define JD_SDHELD_RUNS 128
 #define JD_SDHELD_MAX_ROWS ((size_t)1 << 20)
 
 typedef struct jd_sdheld_stage {
