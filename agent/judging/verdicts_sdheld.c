@@ -14,6 +14,10 @@
  *   caller learns from the small reads it makes anyway. A restart, a
  *   stage read by an earlier start, a stage still being written: read
  *   back, as before.
+ * - Completeness is proven, not assumed: a stage is whole when its final
+ *   point's block count matches the blocks held, so a run held from the
+ *   middle of a stage (pushed out by a bound and seen again, or taken by
+ *   a read while a stage was being read) is read back instead.
  * - A block's vat rows come before its block row (formats/slog_reduce.c
  *   closes a block so), so a stage read again is seen at its first block
  *   row, after that block's vat rows: they are kept (open_vats), the
@@ -108,7 +112,7 @@ static jd_sdheld_stage *stage_get(jd_sdheld_run *r, int n) {
     r->stages_cap = cap;
   }
   jd_sdheld_stage *s = &r->stages[r->nstages++];
-  *s = (jd_sdheld_stage){n, 0, -1, 0};
+  *s = (jd_sdheld_stage){n, 0, -1, 0, 0};
   return s;
 }
 
@@ -132,6 +136,7 @@ static void stage_restart(jd_sdheld *h, jd_sdheld_run *r, jd_sdheld_stage *st, s
   b->nvats = kept;
   h->nrows -= before - rows_of(r);
   st->complete = 0;
+  st->nblocks = 0;
 }
 
 static int room(void **rows, size_t n, size_t *cap, size_t size) {
@@ -167,6 +172,7 @@ static int add_block(jd_sdheld_run *r, jd_sdheld_stage *st, const ps_point *p) {
                                                   ps_point_number(p, "boydSeconds")};
   st->last_block_ns = p->time_ns;
   st->open_vats = 0;
+  st->nblocks++;
   return 0;
 }
 
@@ -201,8 +207,11 @@ void jd_sdheld_point(jd_sdheld *h, const char *host, const ps_point *p) {
     return;
   }
   if (!block && !block_vat) {
+    /* whole only with every block of the stage: the point counts them */
     const ps_field *partial = ps_point_field(p, "partial");
-    st->complete = partial && partial->type == PS_F_BOOL && !partial->v.b;
+    double blocks = ps_point_number(p, "blocks");
+    st->complete = partial && partial->type == PS_F_BOOL && !partial->v.b &&
+                   blocks == (double)st->nblocks;
     return;
   }
   if (block && st->last_block_ns >= 0 && p->time_ns <= st->last_block_ns)

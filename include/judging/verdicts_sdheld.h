@@ -10,7 +10,10 @@
  *   loop). It keeps each loadgen_slog_block row (stage, time, delivery and
  *   BOYD seconds) and loadgen_slog_block_vat row (stage, time, vat,
  *   delivery seconds) by its `run` tag, and marks a stage complete at its
- *   final loadgen_slog_stage point (partial=false). Rows are the ones
+ *   final loadgen_slog_stage point (partial=false) when it holds as many
+ *   of the stage's blocks as that point's `blocks` says: a stage whose
+ *   first rows it did not see (held from the middle after a bound or a
+ *   take) is never complete. Rows are the ones
  *   verdicts_sdblocks reads back (same fields, same skips). A stage read
  *   again from its start (a block no later than its last) drops its older
  *   rows first, so no row is held twice, and is complete again only at its
@@ -48,6 +51,7 @@ typedef struct jd_sdheld_stage {
   int stage;
   int complete;          /* its final loadgen_slog_stage point came */
   int64_t last_block_ns; /* its latest block's time; -1 before one */
+  size_t nblocks;        /* its block rows held */
   size_t open_vats;      /* its vat rows since that block: the next block's */
 } jd_sdheld_stage;
 

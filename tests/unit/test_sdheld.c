@@ -46,10 +46,11 @@ static void block_vat(jd_sdheld *h, const char *run, const char *stage, const ch
   feed(h, "loadgen_slog_block_vat", run, stage, vat, NULL, t, secs);
 }
 
-static void stage_point(jd_sdheld *h, const char *run, const char *stage, int partial) {
+/* The stage's summary, which counts its blocks (slog_reduce.c). */
+static void stage_point(jd_sdheld *h, const char *run, const char *stage, int partial, int blocks) {
   ps_tag tags[2] = {{"run", run}, {"stage", stage}};
-  ps_field f[1] = {ps_field_bool("partial", partial)};
-  ps_point p = {"loadgen_slog_stage", tags, 2, f, 1, 99 * NS};
+  ps_field f[2] = {ps_field_bool("partial", partial), ps_field_int("blocks", blocks)};
+  ps_point p = {"loadgen_slog_stage", tags, 2, f, 2, 99 * NS};
   jd_sdheld_point(h, "bench", &p);
 }
 
@@ -61,7 +62,7 @@ static void whole_stage(jd_sdheld *h, const char *run, const char *stage, int64_
     block_vat(h, run, stage, "v9", t0 + i * 5 * NS, 0.2 * (i + 1));
     block(h, run, stage, t0 + i * 5 * NS, 0.5 * (i + 1));
   }
-  stage_point(h, run, stage, 0);
+  stage_point(h, run, stage, 0, n);
 }
 
 /* The server's stages: slog figures (time_ns >= 0) for each given. */
@@ -106,7 +107,7 @@ static void test_whole_only_when_every_server_stage_was_read_here(void **state) 
   whole_stage(&h, "r1", "1", 200 * NS, 2);
   /* stage 2 still being written: its snapshot is partial */
   block(&h, "r1", "2", 300 * NS, 1.0);
-  stage_point(&h, "r1", "2", 1);
+  stage_point(&h, "r1", "2", 1, 1);
   jd_sdheld_run *r = jd_sdheld_take(&h, "r1");
   ps_slog_drift_stage st[3];
   jd_verdicts_sdblocks b = {0};
@@ -159,6 +160,31 @@ static void test_a_stage_read_again_holds_each_row_once(void **state) {
   jd_sdheld_free(&h);
 }
 
+static void test_a_stage_held_from_its_middle_is_never_whole(void **state) {
+  jd_sdheld h = {0};
+  whole_stage(&h, "r1", "1", 100 * NS, 2);
+  /* stage 2 is being read when a read takes the run */
+  block_vat(&h, "r1", "2", "v1", 200 * NS, 0.1);
+  block(&h, "r1", "2", 200 * NS, 0.5);
+  jd_sdheld_run_free(jd_sdheld_take(&h, "r1"));
+  /* stage 1 read again from its start, stage 2 read on to its end */
+  whole_stage(&h, "r1", "1", 100 * NS, 2);
+  block(&h, "r1", "2", 205 * NS, 0.5);
+  stage_point(&h, "r1", "2", 0, 2); /* its two blocks; one held */
+  jd_sdheld_run *r = jd_sdheld_take(&h, "r1");
+  ps_slog_drift_stage st[2];
+  jd_verdicts_sdblocks b = {0};
+  assert_int_equal(jd_sdheld_fill(r, st, server_stages(st, (int[]){1, 2}, 2), 0, INT64_MAX, &b), 0);
+  jd_sdheld_run_free(r);
+  /* a count that does not match either way is not whole */
+  block(&h, "r2", "0", 100 * NS, 0.5);
+  stage_point(&h, "r2", "0", 0, 0);
+  r = jd_sdheld_take(&h, "r2");
+  assert_int_equal(jd_sdheld_fill(r, st, server_stages(st, (int[]){0}, 1), 0, INT64_MAX, &b), 0);
+  jd_sdheld_run_free(r);
+  jd_sdheld_free(&h);
+}
+
 static void test_other_hosts_and_bad_points_are_passed_over(void **state) {
   jd_sdheld h = {0};
   feed(&h, "loadgen_slog_block", "r1", "0", NULL, "elsewhere", 100 * NS, 1.0);
@@ -186,7 +212,7 @@ static void test_bounded(void **state) {
   /* a run past the row bound holds nothing and is never whole */
   for (size_t i = 0; i <= JD_SDHELD_MAX_ROWS; i++)
     block(&h, "big", "0", (int64_t)(i + 1) * NS, 1.0);
-  stage_point(&h, "big", "0", 0);
+  stage_point(&h, "big", "0", 0, (int)JD_SDHELD_MAX_ROWS + 1);
   assert_int_equal(h.nrows, 0);
   jd_sdheld_run *r = jd_sdheld_take(&h, "big");
   ps_slog_drift_stage st[1];
@@ -201,6 +227,7 @@ int main(void) {
       cmocka_unit_test(test_rows_as_a_read_gives_them),
       cmocka_unit_test(test_whole_only_when_every_server_stage_was_read_here),
       cmocka_unit_test(test_a_stage_read_again_holds_each_row_once),
+      cmocka_unit_test(test_a_stage_held_from_its_middle_is_never_whole),
       cmocka_unit_test(test_other_hosts_and_bad_points_are_passed_over),
       cmocka_unit_test(test_bounded),
   };
