@@ -357,6 +357,17 @@ static void too_long(pl_reader *rd, pl_file *f, uint64_t line_no) {
  * from it, not for every slice of lines already buffered: a 1 MiB read
  * feeds sixteen 64 KB slices, and each check is an fstat and a 256-byte
  * pread. */
+/* A lines turn that used its budget. A file read to its last whole line
+ * lets its buffer go now, not at its next turn, which in a backfill comes
+ * after every other file's (100 runs held 100 read buffers, 80 MB;
+ * docs/benchmarks.md). 1: more to do. */
+static int budget_spent(pl_file *f, size_t parsed, size_t used, size_t *spent) {
+  *spent = parsed > used ? parsed : used;
+  if (!ps_tail_buffered(&f->tail))
+    ps_tail_trim(&f->tail);
+  return 1;
+}
+
 static int lines_turn(pl_reader *rd, pl_file *f, size_t budget, size_t *spent) {
   char where[PATH_MAX + 32];
   *spent = 0;
@@ -369,15 +380,8 @@ static int lines_turn(pl_reader *rd, pl_file *f, size_t budget, size_t *spent) {
   }
   size_t used = 0, parsed = 0;
   for (;;) {
-    if (parsed >= budget) {
-      *spent = parsed > used ? parsed : used;
-      /* Read to its last whole line: its buffer goes now, not at the
-       * file's next turn, which in a backfill comes after every other
-       * file's (100 runs held 100 read buffers, 80 MB; docs/benchmarks.md) */
-      if (!ps_tail_buffered(&f->tail))
-        ps_tail_trim(&f->tail);
-      return 1;
-    }
+    if (parsed >= budget)
+      return budget_spent(f, parsed, used, spent);
     ps_tail_line ln;
     int r = ps_tail_next(&f->tail, &ln);
     if (r == PS_TAIL_NONE) {
