@@ -109,6 +109,7 @@ static void pass_free(jd_vpass *p) {
   free(p->hosts);
   free(p->host);
   free(p->put_seqs);
+  free(p->growth_seqs);
   free(p->source);
   free(p->series);
   free(p);
@@ -140,7 +141,8 @@ static void pass_finished(void *arg, int ok) {
     } else if (p->kind == PASS_DSS) {
       jd_verdicts_collect_drop_dss(&vd->collect, p->doc);
     } else if (p->kind == PASS_LIMIT) {
-      jd_verdicts_growth_finished(&vd->growth, p->growth_seq, 1);
+      for (size_t i = 0; i < p->ngrowth; i++)
+        jd_verdicts_growth_finished(&vd->growth, p->growth_seqs[i], 1);
     }
     vd->sh->state_dirty = 1;
     if (vd->hooks.written)
@@ -150,7 +152,8 @@ static void pass_finished(void *arg, int ok) {
   } else if (p->kind == PASS_DSS) {
     p->doc->in_flight = 0;
   } else if (p->kind == PASS_LIMIT) {
-    jd_verdicts_growth_finished(&vd->growth, p->growth_seq, 0);
+    for (size_t i = 0; i < p->ngrowth; i++)
+      jd_verdicts_growth_finished(&vd->growth, p->growth_seqs[i], 0);
   }
   /* What waited for this pass goes at once; what failed waits a little,
    * so a server that refuses is not asked again in the same turn. */
@@ -423,7 +426,7 @@ void jd_verdicts_slogs_idle(jd_verdicts *vd) {
   if (vd->sh->stopping)
     return;
   jd_verdicts_slogdrift_kick(vd);
-  if (vd->growth_since)
+  if (vd->growth_since || jd_verdicts_growth_unsent(vd))
     arm(vd, 0);
 }
 

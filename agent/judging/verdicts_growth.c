@@ -41,20 +41,70 @@ static ps_ledger_run *run_of(jd_verdicts *vd, const char *series, const char *ru
   return at >= 0 ? &s->runs[at] : NULL;
 }
 
-static void send_held(jd_verdicts *vd, jd_vgrowth *w, int backfill) {
+/* One stage not kept (held list full): judged now rather than never. */
+static void send_unkept(jd_verdicts *vd, ps_growth_stage *g, int backfill) {
   jd_vpass *pass = calloc(1, sizeof *pass);
   ps_verdict_list l;
   ps_verdict_list_init(&l);
   if (!pass)
-    return; /* sent at a later look */
-  w->g.backfill = backfill;
-  w->sent = 1;
+    return;
+  g->backfill = backfill;
   pass->kind = PASS_LIMIT;
-  pass->growth_seq = w->seq;
-  if (ps_growth_limit(&vd->cfg->verdicts, &w->g, &l) < 0)
+  if (ps_growth_limit(&vd->cfg->verdicts, g, &l) < 0)
     pass->failed = 1;
   vd->driver->send(vd, pass, &l);
   ps_verdict_list_free(&l);
+}
+
+/* The held stages of known runs not yet out (of `run` only, or all: NULL)
+ * go in one pass: a backfill's stages, one request each, were as many
+ * requests as its slog stages, most of them one point. */
+static void send_unsent(jd_verdicts *vd, const char *run) {
+  size_t n = 0;
+  for (jd_vgrowth *w = vd->growth.held; w; w = w->next)
+    n += !w->sent && (!run || strcmp(w->run, run) == 0) && run_of(vd, w->series, w->run);
+  if (!n)
+    return; /* nothing, or only stages whose runs' ends are not known yet */
+  jd_vpass *pass = calloc(1, sizeof *pass);
+  uint64_t *seqs = calloc(n, sizeof *seqs);
+  ps_verdict_list l;
+  ps_verdict_list_init(&l);
+  if (!pass || !seqs) {
+    free(pass);
+    free(seqs);
+    return; /* sent at a later look */
+  }
+  pass->kind = PASS_LIMIT;
+  pass->growth_seqs = seqs;
+  for (jd_vgrowth *w = vd->growth.held; w; w = w->next) {
+    ps_ledger_run *r = w->sent || (run && strcmp(w->run, run) != 0) ? NULL
+                                                                    : run_of(vd, w->series, w->run);
+    if (!r)
+      continue;
+    w->g.backfill = r->backfill;
+    w->sent = 1;
+    seqs[pass->ngrowth++] = w->seq;
+    if (ps_growth_limit(&vd->cfg->verdicts, &w->g, &l) < 0)
+      pass->failed = 1;
+  }
+  vd->driver->send(vd, pass, &l);
+  ps_verdict_list_free(&l);
+}
+
+/* While the slog reader has stages to read, a backfill's stages come
+ * tens of milliseconds apart: their verdicts wait (at most
+ * GROWTH_WAIT_MAX_MS) to go together, the reader's idle hook sending
+ * them (jd_verdicts_slogs_idle). */
+#define GROWTH_WAIT_MAX_MS 30000
+
+static int wait_for_more(jd_verdicts *vd) {
+  if (!vd->hooks.slogs_busy || !vd->hooks.slogs_busy(vd->hooks.ctx))
+    return 0;
+  uint64_t now = uv_now(vd->sh->loop);
+  for (jd_vgrowth *w = vd->growth.held; w; w = w->next)
+    if (!w->sent && now - w->held_ms >= GROWTH_WAIT_MAX_MS)
+      return 0;
+  return 1;
 }
 
 static void unlink_held(jd_vgrowth_state *gs, jd_vgrowth **pp) {
@@ -99,6 +149,7 @@ static jd_vgrowth *hold(jd_verdicts *vd, const ps_growth_stage *g, int last) {
   w->g.series = w->series;
   w->g.revision = w->revision;
   w->seq = ++vd->growth.seq;
+  w->held_ms = uv_now(vd->sh->loop);
   jd_vgrowth **at = &vd->growth.held;
   while (last && *at)
     at = &(*at)->next;
@@ -118,20 +169,21 @@ int jd_verdicts_growth_run_ended(jd_verdicts *vd, const char *run) {
     if (strcmp(w->run, run) != 0)
       continue;
     rejudged |= fold_into_run(vd, &w->g);
-    ps_ledger_run *r = run_of(vd, w->series, w->run);
-    if (r && !w->sent)
-      send_held(vd, w, r->backfill);
   }
+  send_unsent(vd, run);
   return rejudged;
 }
 
 void jd_verdicts_growth_due(jd_verdicts *vd) {
-  for (jd_vgrowth *w = vd->growth.held, *next; w; w = next) {
-    next = w->next;
-    ps_ledger_run *r = w->sent ? NULL : run_of(vd, w->series, w->run);
-    if (r)
-      send_held(vd, w, r->backfill);
-  }
+  if (!wait_for_more(vd))
+    send_unsent(vd, NULL);
+}
+
+int jd_verdicts_growth_unsent(const jd_verdicts *vd) {
+  for (const jd_vgrowth *w = vd->growth.held; w; w = w->next)
+    if (!w->sent)
+      return 1;
+  return 0;
 }
 
 int jd_verdicts_growth_waiting(const jd_verdicts *vd) {
@@ -300,9 +352,11 @@ void jd_verdicts_growth_point(jd_verdicts *vd, const ps_point *p) {
   if (r && fold_into_run(vd, &g))
     vd->driver->look(vd, 0);
   if (w && r) {
-    send_held(vd, w, r->backfill);
-  } else if (!w && r) { /* not kept: judged now rather than never */
-    jd_vgrowth once = {.g = g};
-    send_held(vd, &once, r->backfill);
+    if (wait_for_more(vd))
+      vd->driver->look(vd, GROWTH_WAIT_MAX_MS); /* the bound, if the reader stays busy */
+    else
+      send_unsent(vd, NULL);
+  } else if (!w && r) {
+    send_unkept(vd, &g, r->backfill);
   }
 }

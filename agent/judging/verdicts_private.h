@@ -58,7 +58,8 @@ struct jd_vpass {
   size_t nruns;
   jd_lg_run *ended;      /* PASS_STAGES: the run judged */
   jd_dss_doc *doc;       /* PASS_DSS */
-  uint64_t growth_seq;   /* PASS_LIMIT: the held stage's seq */
+  uint64_t *growth_seqs; /* PASS_LIMIT: the held stages' seqs */
+  size_t ngrowth;
 };
 
 /* The driver's table (verdicts.c sets vd->driver at init): what a part
@@ -119,6 +120,7 @@ typedef struct jd_vgrowth {
   ps_growth_stage g;
   char *run, *series, *revision;
   uint64_t seq;
+  uint64_t held_ms; /* uv_now() when it was held */
   int sent;
 } jd_vgrowth;
 /* Every held stage let go (at the stage's end). */
@@ -129,6 +131,8 @@ int jd_verdicts_growth_run_ended(jd_verdicts *vd, const char *run);
 /* From the look: held stages of known runs that are not out are sent (a
  * failed pass, a restart). `waiting`: whether such a stage is held. */
 void jd_verdicts_growth_due(jd_verdicts *vd);
+/* Whether a held stage waits to be sent. */
+int jd_verdicts_growth_unsent(const jd_verdicts *vd);
 int jd_verdicts_growth_waiting(const jd_verdicts *vd);
 /* A limit pass answered: acknowledged, its stage is let go; failed, it is
  * sent again at a later look. */
