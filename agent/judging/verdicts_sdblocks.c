@@ -54,24 +54,6 @@ static int stage_of(const ps_rb_row *r) {
   return s && *s && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
 }
 
-static const char *intern(jd_verdicts_sdblocks *b, const char *vat) {
-  for (size_t i = 0; i < b->nids; i++)
-    if (strcmp(b->ids[i], vat) == 0)
-      return b->ids[i];
-  if (b->nids == b->ids_cap) {
-    size_t cap = b->ids_cap ? b->ids_cap * 2 : 32;
-    char **n = realloc(b->ids, cap * sizeof *n);
-    if (!n)
-      return NULL;
-    b->ids = n;
-    b->ids_cap = cap;
-  }
-  char *copy = strdup(vat);
-  if (copy)
-    b->ids[b->nids++] = copy;
-  return copy;
-}
-
 /* Room for one more row in an array of `size`-byte rows. */
 static int room(void **rows, size_t n, size_t *cap, size_t size) {
   if (n < *cap)
@@ -82,6 +64,34 @@ static int room(void **rows, size_t n, size_t *cap, size_t size) {
     return -ENOMEM;
   *rows = r;
   *cap = c;
+  return 0;
+}
+
+static const char *intern(jd_verdicts_sdblocks *b, const char *vat) {
+  for (size_t i = 0; i < b->nids; i++)
+    if (strcmp(b->ids[i], vat) == 0)
+      return b->ids[i];
+  if (room((void **)&b->ids, b->nids, &b->ids_cap, sizeof *b->ids))
+    return NULL;
+  char *copy = strdup(vat);
+  if (copy)
+    b->ids[b->nids++] = copy;
+  return copy;
+}
+
+int jd_verdicts_sdblocks_add_block(jd_verdicts_sdblocks *b, const ps_slog_drift_block *row) {
+  if (room((void **)&b->blocks, b->nblocks, &b->blocks_cap, sizeof *b->blocks))
+    return -ENOMEM;
+  b->blocks[b->nblocks++] = *row;
+  return 0;
+}
+
+int jd_verdicts_sdblocks_add_vat(jd_verdicts_sdblocks *b, int stage, int64_t time_ns,
+                                 const char *vat, double delivery_s) {
+  const char *id = intern(b, vat);
+  if (!id || room((void **)&b->vats, b->nvats, &b->vats_cap, sizeof *b->vats))
+    return -ENOMEM;
+  b->vats[b->nvats++] = (ps_slog_drift_block_vat){stage, time_ns, id, delivery_s};
   return 0;
 }
 
@@ -97,21 +107,11 @@ static int on_row(jd_verdicts_sdblocks *b, int s, const ps_rb_row *r) {
     b->dropped++;
     return 0;
   }
-  if (s == JD_VERDICTS_SDBLOCKS_BLOCKS) {
-    if (room((void **)&b->blocks, b->nblocks, &b->blocks_cap, sizeof *b->blocks))
-      return -ENOMEM;
-    b->blocks[b->nblocks++] = (ps_slog_drift_block){stage, time_ns, secs,
-                                                    ps_rb_num(r, "boydSeconds")};
-    return 0;
-  }
+  if (s == JD_VERDICTS_SDBLOCKS_BLOCKS)
+    return jd_verdicts_sdblocks_add_block(
+        b, &(ps_slog_drift_block){stage, time_ns, secs, ps_rb_num(r, "boydSeconds")});
   const char *vat = ps_rb_str(r, "vat");
-  if (!vat || !*vat)
-    return 0;
-  const char *id = intern(b, vat);
-  if (!id || room((void **)&b->vats, b->nvats, &b->vats_cap, sizeof *b->vats))
-    return -ENOMEM;
-  b->vats[b->nvats++] = (ps_slog_drift_block_vat){stage, time_ns, id, secs};
-  return 0;
+  return vat && *vat ? jd_verdicts_sdblocks_add_vat(b, stage, time_ns, vat, secs) : 0;
 }
 
 int jd_verdicts_sdblocks_parse(jd_verdicts_sdblocks *b, int s, const char *json, size_t len) {

@@ -45,7 +45,6 @@ void jd_sdheld_run_free(jd_sdheld_run *r) {
   if (!r)
     return;
   jd_verdicts_sdblocks_free(&r->rows);
-  free(r->stages);
   free(r->run);
   free(r);
 }
@@ -99,18 +98,13 @@ static jd_sdheld_run *run_get(jd_sdheld *h, const char *name) {
   return r;
 }
 
+/* NULL past JD_SDHELD_MAX_STAGES: the run is then read back. */
 static jd_sdheld_stage *stage_get(jd_sdheld_run *r, int n) {
   for (size_t i = 0; i < r->nstages; i++)
     if (r->stages[i].stage == n)
       return &r->stages[i];
-  if (r->nstages == r->stages_cap) {
-    size_t cap = r->stages_cap ? r->stages_cap * 2 : 16;
-    jd_sdheld_stage *s = realloc(r->stages, cap * sizeof *s);
-    if (!s)
-      return NULL;
-    r->stages = s;
-    r->stages_cap = cap;
-  }
+  if (r->nstages == JD_SDHELD_MAX_STAGES)
+    return NULL;
   jd_sdheld_stage *s = &r->stages[r->nstages++];
   *s = (jd_sdheld_stage){n, 0, -1, 0, 0};
   return s;
@@ -139,37 +133,11 @@ static void stage_restart(jd_sdheld *h, jd_sdheld_run *r, jd_sdheld_stage *st, s
   st->nblocks = 0;
 }
 
-static int room(void **rows, size_t n, size_t *cap, size_t size) {
-  if (n < *cap)
-    return 0;
-  size_t c = *cap ? *cap * 2 : 256;
-  void *p = realloc(*rows, c * size);
-  if (!p)
-    return -ENOMEM;
-  *rows = p;
-  *cap = c;
-  return 0;
-}
-
-static const char *intern(jd_verdicts_sdblocks *b, const char *vat) {
-  for (size_t i = 0; i < b->nids; i++)
-    if (strcmp(b->ids[i], vat) == 0)
-      return b->ids[i];
-  if (room((void **)&b->ids, b->nids, &b->ids_cap, sizeof *b->ids))
-    return NULL;
-  char *copy = strdup(vat);
-  if (copy)
-    b->ids[b->nids++] = copy;
-  return copy;
-}
-
 static int add_block(jd_sdheld_run *r, jd_sdheld_stage *st, const ps_point *p) {
-  jd_verdicts_sdblocks *b = &r->rows;
-  if (room((void **)&b->blocks, b->nblocks, &b->blocks_cap, sizeof *b->blocks))
+  ps_slog_drift_block row = {st->stage, p->time_ns, ps_point_number(p, "deliverySeconds"),
+                             ps_point_number(p, "boydSeconds")};
+  if (jd_verdicts_sdblocks_add_block(&r->rows, &row) < 0)
     return -ENOMEM;
-  b->blocks[b->nblocks++] = (ps_slog_drift_block){st->stage, p->time_ns,
-                                                  ps_point_number(p, "deliverySeconds"),
-                                                  ps_point_number(p, "boydSeconds")};
   st->last_block_ns = p->time_ns;
   st->open_vats = 0;
   st->nblocks++;
@@ -177,15 +145,12 @@ static int add_block(jd_sdheld_run *r, jd_sdheld_stage *st, const ps_point *p) {
 }
 
 static int add_block_vat(jd_sdheld_run *r, jd_sdheld_stage *st, const ps_point *p) {
-  jd_verdicts_sdblocks *b = &r->rows;
   const char *vat = ps_point_tag(p, "vat");
   if (!vat || !*vat)
     return 0;
-  const char *id = intern(b, vat);
-  if (!id || room((void **)&b->vats, b->nvats, &b->vats_cap, sizeof *b->vats))
+  if (jd_verdicts_sdblocks_add_vat(&r->rows, st->stage, p->time_ns, vat,
+                                   ps_point_number(p, "deliverySeconds")) < 0)
     return -ENOMEM;
-  b->vats[b->nvats++] = (ps_slog_drift_block_vat){st->stage, p->time_ns, id,
-                                                  ps_point_number(p, "deliverySeconds")};
   st->open_vats++;
   return 0;
 }

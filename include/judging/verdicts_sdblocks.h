@@ -22,6 +22,9 @@
  * - jd_verdicts_sdblocks_read() is the only I/O: each statement in, its rows out
  *   into `b` (readback/query.h's ps_rb_query; its codes, `err` its
  *   words). Runs on a worker thread; touches nothing but its arguments.
+ * - jd_verdicts_sdblocks_add_block() and jd_verdicts_sdblocks_add_vat()
+ *   append one row, a vat ID kept once (the parse's, and the rows held as
+ *   sent, judging/verdicts_sdheld.h); 0 or -ENOMEM. No bound: the caller's.
  * - jd_verdicts_sdblocks_view() gives the judge's view (borrowing `b`);
  *   jd_verdicts_sdblocks_free() frees what `b` owns.
  */
@@ -58,6 +61,9 @@ int jd_verdicts_sdblocks_statement(int s, const char *run, const char *host, int
 int jd_verdicts_sdblocks_parse(jd_verdicts_sdblocks *b, int s, const char *json, size_t len);
 int jd_verdicts_sdblocks_read(const ps_config *cfg, const char *run, const char *host,
                               int64_t anchor_ns, jd_verdicts_sdblocks *b, ps_buf *err);
+int jd_verdicts_sdblocks_add_block(jd_verdicts_sdblocks *b, const ps_slog_drift_block *row);
+int jd_verdicts_sdblocks_add_vat(jd_verdicts_sdblocks *b, int stage, int64_t time_ns,
+                                 const char *vat, double delivery_s);
 ps_slog_drift_blocks jd_verdicts_sdblocks_view(const jd_verdicts_sdblocks *b);
 void jd_verdicts_sdblocks_free(jd_verdicts_sdblocks *b);
 

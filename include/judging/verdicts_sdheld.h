@@ -23,7 +23,8 @@
  *   their stage drift is judged) and JD_SDHELD_MAX_ROWS rows in all
  *   (32 MB); a run that
  *   would pass the bound holds nothing more and is never whole (its stage
- *   drift is read back, as before).
+ *   drift is read back, as before), and so is one of more than
+ *   JD_SDHELD_MAX_STAGES stages.
  * - jd_sdheld_take() hands a run's rows to the caller, who owns them
  *   (jd_sdheld_run_free()); the store forgets the run. NULL: none held.
  * - jd_sdheld_fill() (any thread; the run is the caller's): when every
@@ -46,6 +47,7 @@
 
 #define JD_SDHELD_RUNS 128
 #define JD_SDHELD_MAX_ROWS ((size_t)1 << 20)
+#define JD_SDHELD_MAX_STAGES 64 /* as JD_VERDICTS_SLOGDRIFT_MAX_STAGES */
 
 typedef struct jd_sdheld_stage {
   int stage;
@@ -61,8 +63,8 @@ typedef struct jd_sdheld_run {
   uint64_t touched;
   int overflow; /* passed a bound: holds nothing and is never whole */
   jd_verdicts_sdblocks rows;
-  jd_sdheld_stage *stages;
-  size_t nstages, stages_cap;
+  jd_sdheld_stage stages[JD_SDHELD_MAX_STAGES];
+  size_t nstages;
 } jd_sdheld_run;
 
 typedef struct jd_sdheld {
