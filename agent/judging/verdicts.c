@@ -263,13 +263,7 @@ static int series_wait(jd_verdicts *vd, uint64_t now) {
   if (!busy)
     vd->busy_since = 0;
   int wait = busy && now - vd->busy_since < BUSY_WAIT_MAX_MS;
-  if (vd->growth_since && !wait) {
-    int more = vd->hooks.slogs_busy && vd->hooks.slogs_busy(vd->hooks.ctx);
-    wait = more && now - vd->growth_since < BUSY_WAIT_MAX_MS;
-    if (!wait)
-      vd->growth_since = 0;
-  }
-  return wait;
+  return wait || jd_verdicts_growth_rejudge_wait(vd, now);
 }
 
 static uint64_t sooner(uint64_t next, uint64_t in) { return !next || in < next ? in : next; }
@@ -426,7 +420,7 @@ void jd_verdicts_slogs_idle(jd_verdicts *vd) {
   if (vd->sh->stopping)
     return;
   jd_verdicts_slogdrift_kick(vd);
-  if (vd->growth_since || jd_verdicts_growth_unsent(vd))
+  if (vd->growth.rejudge_since || jd_verdicts_growth_unsent(vd))
     arm(vd, 0);
 }
 

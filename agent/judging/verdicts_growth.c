@@ -179,6 +179,17 @@ void jd_verdicts_growth_due(jd_verdicts *vd) {
     send_unsent(vd, NULL);
 }
 
+int jd_verdicts_growth_rejudge_wait(jd_verdicts *vd, uint64_t now) {
+  jd_vgrowth_state *gs = &vd->growth;
+  if (!gs->rejudge_since)
+    return 0;
+  int more = vd->hooks.slogs_busy && vd->hooks.slogs_busy(vd->hooks.ctx);
+  if (more && now - gs->rejudge_since < GROWTH_WAIT_MAX_MS)
+    return 1;
+  gs->rejudge_since = 0;
+  return 0;
+}
+
 int jd_verdicts_growth_unsent(const jd_verdicts *vd) {
   for (const jd_vgrowth *w = vd->growth.held; w; w = w->next)
     if (!w->sent)
@@ -311,8 +322,8 @@ static int fold_into_run(jd_verdicts *vd, const ps_growth_stage *g) {
   long at = s ? ps_ledger_find(s, vd->host, g->run) : -1;
   if (at < 0 || !jd_verdicts_growth_fold(vd, &s->runs[at], g->growth))
     return 0;
-  if (!vd->growth_since)
-    vd->growth_since = uv_now(vd->sh->loop);
+  if (!vd->growth.rejudge_since)
+    vd->growth.rejudge_since = uv_now(vd->sh->loop);
   if (s->runs[at].judged)
     PS_INFO(JD_VERDICTS_MOD,
             "%s: the kernel growth of stage %d is in: the run is judged again with it", g->run,

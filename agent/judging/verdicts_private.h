@@ -133,6 +133,11 @@ int jd_verdicts_growth_run_ended(jd_verdicts *vd, const char *run);
 void jd_verdicts_growth_due(jd_verdicts *vd);
 /* Whether a held stage waits to be sent. */
 int jd_verdicts_growth_unsent(const jd_verdicts *vd);
+/* Whether the series wait for the other stages' growth of a run judged
+ * again for one's: while the slog reader has stages left, at most
+ * GROWTH_WAIT_MAX_MS (30 s) from the first; the wait's start is this
+ * part's alone to set and end. */
+int jd_verdicts_growth_rejudge_wait(jd_verdicts *vd, uint64_t now);
 int jd_verdicts_growth_waiting(const jd_verdicts *vd);
 /* A limit pass answered: acknowledged, its stage is let go; failed, it is
  * sent again at a later look. */

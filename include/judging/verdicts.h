@@ -156,6 +156,7 @@ typedef struct jd_vgrowth_state {
   struct jd_vgrowth *held;
   size_t nheld;
   uint64_t seq;
+  uint64_t rejudge_since; /* runs wait to be judged again for growth since */
 } jd_vgrowth_state;
 
 /* verdicts_slogdrift.c: the runs whose slog stage drift is read back. */
@@ -193,7 +194,6 @@ typedef struct jd_verdicts {
    * acknowledged lately (judging/verdicts_send.h). */
   uv_timer_t timer;
   uint64_t busy_since;
-  uint64_t growth_since; /* runs wait to be judged again for growth since */
   jd_vpass *passes;
   struct jd_verdicts_sent *sent;
 } jd_verdicts;
