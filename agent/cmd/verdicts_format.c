@@ -223,6 +223,10 @@ static int junit_failure(ps_buf *out, const ps_verdict_row *rows, const unsigned
       PUT(xml_text(out, r->method));
       PUT(ps_buf_putc(out, ')'));
     }
+    if (rc == 0 && r->note && r->note[0]) {
+      PUT(ps_buf_puts(out, "; "));
+      PUT(xml_text(out, r->note));
+    }
     if (rc == 0 && r->acknowledged) {
       PUT(ps_buf_puts(out, "; "));
       PUT(put_ack(out, r, xml_text));
@@ -230,6 +234,25 @@ static int junit_failure(ps_buf *out, const ps_verdict_row *rows, const unsigned
     PUT(ps_buf_putc(out, '\n'));
   }
   PUT(ps_buf_puts(out, "</failure>\n"));
+  return rc;
+}
+
+/* What the case's runs say beside their figures (a benchmarker step that
+ * went unstable, docs/schema.md `note`), passed or failed: a line each. */
+static int junit_notes(ps_buf *out, const ps_verdict_row *rows, const unsigned char *mine,
+                       size_t n) {
+  int rc = ps_buf_puts(out, "      <system-out>");
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    const ps_verdict_row *r = &rows[i];
+    if (!mine[i] || !r->note || !r->note[0])
+      continue;
+    PUT(ps_buf_puts(out, "run "));
+    PUT(xml_text(out, r->run ? r->run : "?"));
+    PUT(ps_buf_puts(out, ": "));
+    PUT(xml_text(out, r->note));
+    PUT(ps_buf_putc(out, '\n'));
+  }
+  PUT(ps_buf_puts(out, "</system-out>\n"));
   return rc;
 }
 
@@ -268,6 +291,7 @@ static int junit_case(ps_buf *out, const ps_verdict_row *rows, size_t n, const s
                       unsigned char *mine, size_t i) {
   const ps_verdict_row *r = &rows[i], *worst = NULL, *known = NULL;
   size_t runs = 0;
+  int noted = 0;
   /* every row, not only those from i on: the marks of the cases before
    * stay otherwise, and each failure listed the runs of all of them */
   for (size_t j = 0; j < n; j++) {
@@ -278,6 +302,7 @@ static int junit_case(ps_buf *out, const ps_verdict_row *rows, size_t n, const s
       worst = &rows[j];
     if (mine[j] && is(&rows[j], "regression") && rows[j].acknowledged && !known)
       known = &rows[j];
+    noted |= mine[j] && rows[j].note && rows[j].note[0];
   }
   /* classname: where the series lives; name: what was judged */
   int rc = ps_buf_puts(out, "    <testcase classname=\"");
@@ -291,12 +316,12 @@ static int junit_case(ps_buf *out, const ps_verdict_row *rows, size_t n, const s
   PUT(ps_buf_puts(out, "\" name=\""));
   PUT(put_what(out, r, xml_attr));
   PUT(ps_buf_printf(out, "\" time=\"0\" assertions=\"%zu\"", runs));
-  if (rc == 0 && !worst && !known)
+  if (rc == 0 && !worst && !known && !noted)
     return ps_buf_puts(out, "/>\n");
   PUT(ps_buf_puts(out, ">\n"));
   if (worst) {
     PUT(junit_failure(out, rows, mine, n, worst));
-  } else {
+  } else if (known) {
     /* every regression of the case is known: shown as such, not as passed */
     PUT(ps_buf_puts(out, "      <skipped message=\"regression of "));
     PUT(put_change(out, known->change_pct));
@@ -306,6 +331,8 @@ static int junit_case(ps_buf *out, const ps_verdict_row *rows, size_t n, const s
     PUT(put_ack(out, known, xml_attr));
     PUT(ps_buf_puts(out, "\"/>\n"));
   }
+  if (noted)
+    PUT(junit_notes(out, rows, mine, n));
   PUT(ps_buf_puts(out, "    </testcase>\n"));
   return rc;
 }
