@@ -68,30 +68,45 @@ static void overflow(jd_sdheld *h, jd_sdheld_run *r) {
   r->overflow = 1;
 }
 
-static jd_sdheld_run *run_get(jd_sdheld *h, const char *name) {
+/* Before a new run is held: the runs whose points stopped coming an hour
+ * ago go (a run killed in the middle of a stage is never taken), and the
+ * least lately touched one when the table is full. The list is kept
+ * most lately touched first. */
+static void make_room(jd_sdheld *h, uint64_t now_ms) {
+  jd_sdheld_run **pp = &h->runs, *last = NULL;
+  while (*pp) {
+    jd_sdheld_run *r = *pp;
+    if (now_ms - r->touched_ms >= JD_SDHELD_IDLE_MS) {
+      unlink_run(h, r);
+      jd_sdheld_run_free(r);
+      continue; /* *pp is the next one now */
+    }
+    last = r;
+    pp = &r->next;
+  }
+  if (h->nruns >= JD_SDHELD_RUNS && last) {
+    unlink_run(h, last);
+    jd_sdheld_run_free(last);
+  }
+}
+
+static jd_sdheld_run *run_get(jd_sdheld *h, const char *name, uint64_t now_ms) {
   for (jd_sdheld_run **pp = &h->runs; *pp; pp = &(*pp)->next)
     if (strcmp((*pp)->run, name) == 0) {
       jd_sdheld_run *r = *pp;
-      r->touched = ++h->seq;
+      r->touched_ms = now_ms;
       *pp = r->next; /* to the front: a stage's points come together */
       r->next = h->runs;
       h->runs = r;
       return r;
     }
-  if (h->nruns == JD_SDHELD_RUNS) {
-    jd_sdheld_run *oldest = h->runs;
-    for (jd_sdheld_run *r = h->runs; r; r = r->next)
-      if (r->touched < oldest->touched)
-        oldest = r;
-    unlink_run(h, oldest);
-    jd_sdheld_run_free(oldest);
-  }
+  make_room(h, now_ms);
   jd_sdheld_run *r = calloc(1, sizeof *r);
   if (!r || !(r->run = strdup(name))) {
     free(r);
     return NULL;
   }
-  r->touched = ++h->seq;
+  r->touched_ms = now_ms;
   r->next = h->runs;
   h->runs = r;
   h->nruns++;
@@ -155,7 +170,7 @@ static int add_block_vat(jd_sdheld_run *r, jd_sdheld_stage *st, const ps_point *
   return 0;
 }
 
-void jd_sdheld_point(jd_sdheld *h, const char *host, const ps_point *p) {
+void jd_sdheld_point(jd_sdheld *h, const char *host, const ps_point *p, uint64_t now_ms) {
   int block = strcmp(p->measurement, BLOCK) == 0;
   int block_vat = !block && strcmp(p->measurement, BLOCK_VAT) == 0;
   if (!block && !block_vat && strcmp(p->measurement, STAGE) != 0)
@@ -164,7 +179,7 @@ void jd_sdheld_point(jd_sdheld *h, const char *host, const ps_point *p) {
   int n = stage_number(p);
   if (!run || n < 0 || p->time_ns < 0 || (point_host && host && strcmp(point_host, host) != 0))
     return;
-  jd_sdheld_run *r = run_get(h, run);
+  jd_sdheld_run *r = run_get(h, run, now_ms);
   jd_sdheld_stage *st = r && !r->overflow ? stage_get(r, n) : NULL;
   if (!st) {
     if (r)

@@ -489,7 +489,7 @@ void jd_verdicts_slogdrift_kick(jd_verdicts *vd) {
 
 void jd_verdicts_slogdrift_point(jd_verdicts *vd, const ps_point *p) {
   if (!vd->sh->stopping)
-    jd_sdheld_point(&vd->slogdrift.held, vd->host, p);
+    jd_sdheld_point(&vd->slogdrift.held, vd->host, p, uv_now(vd->sh->loop));
 }
 
 static void start_next(jd_verdicts *vd) {

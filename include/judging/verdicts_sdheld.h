@@ -20,7 +20,9 @@
  *   final point. A point naming another host than `host` is passed over.
  * - Bounded: at most JD_SDHELD_RUNS runs (a new one pushes out the run
  *   least lately touched; a backfill reads the slogs of many runs before
- *   their stage drift is judged) and JD_SDHELD_MAX_ROWS rows in all
+ *   their stage drift is judged), none whose points stopped
+ *   JD_SDHELD_IDLE_MS before a new run came (`now_ms`: the loop's clock),
+ *   and JD_SDHELD_MAX_ROWS rows in all
  *   (32 MB); a run that
  *   would pass the bound holds nothing more and is never whole (its stage
  *   drift is read back, as before), and so is one of more than
@@ -46,6 +48,7 @@
 #include "judging/verdicts_sdblocks.h"
 
 #define JD_SDHELD_RUNS 128
+#define JD_SDHELD_IDLE_MS ((uint64_t)3600 * 1000)
 #define JD_SDHELD_MAX_ROWS ((size_t)1 << 20)
 #define JD_SDHELD_MAX_STAGES 64 /* as JD_VERDICTS_SLOGDRIFT_MAX_STAGES */
 
@@ -60,8 +63,8 @@ typedef struct jd_sdheld_stage {
 typedef struct jd_sdheld_run {
   struct jd_sdheld_run *next;
   char *run;
-  uint64_t touched;
-  int overflow; /* passed a bound: holds nothing and is never whole */
+  uint64_t touched_ms; /* the latest point's now_ms */
+  int overflow;        /* passed a bound: holds nothing and is never whole */
   jd_verdicts_sdblocks rows;
   jd_sdheld_stage stages[JD_SDHELD_MAX_STAGES];
   size_t nstages;
@@ -70,10 +73,9 @@ typedef struct jd_sdheld_run {
 typedef struct jd_sdheld {
   jd_sdheld_run *runs;
   size_t nruns, nrows;
-  uint64_t seq;
 } jd_sdheld;
 
-void jd_sdheld_point(jd_sdheld *h, const char *host, const ps_point *p);
+void jd_sdheld_point(jd_sdheld *h, const char *host, const ps_point *p, uint64_t now_ms);
 jd_sdheld_run *jd_sdheld_take(jd_sdheld *h, const char *run);
 int jd_sdheld_fill(const jd_sdheld_run *r, const ps_slog_drift_stage *stages, size_t nstages,
                    int64_t from_ns, int64_t to_ns, jd_verdicts_sdblocks *b);

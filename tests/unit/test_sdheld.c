@@ -19,6 +19,8 @@
 
 #define NS 1000000000LL
 
+static uint64_t clock_ms = 1000; /* the loop's clock the points come at */
+
 /* One slog point as formats/slog_reduce.c writes it: run, stage and (for
  * block vats) vat tags; delivery (and BOYD) seconds. */
 static void feed(jd_sdheld *h, const char *measurement, const char *run, const char *stage,
@@ -34,7 +36,7 @@ static void feed(jd_sdheld *h, const char *measurement, const char *run, const c
   ps_field f[2] = {ps_field_float("deliverySeconds", secs),
                    ps_field_float("boydSeconds", secs / 2)};
   ps_point p = {measurement, tags, nt, f, 2, t};
-  jd_sdheld_point(h, "bench", &p);
+  jd_sdheld_point(h, "bench", &p, clock_ms);
 }
 
 static void block(jd_sdheld *h, const char *run, const char *stage, int64_t t, double secs) {
@@ -51,7 +53,7 @@ static void stage_point(jd_sdheld *h, const char *run, const char *stage, int pa
   ps_tag tags[2] = {{"run", run}, {"stage", stage}};
   ps_field f[2] = {ps_field_bool("partial", partial), ps_field_int("blocks", blocks)};
   ps_point p = {"loadgen_slog_stage", tags, 2, f, 2, 99 * NS};
-  jd_sdheld_point(h, "bench", &p);
+  jd_sdheld_point(h, "bench", &p, clock_ms);
 }
 
 /* A stage of `n` blocks from `t0` on, each closing with two vats' rows
@@ -208,6 +210,19 @@ static void test_bounded(void **state) {
   assert_int_equal(h.nruns, JD_SDHELD_RUNS);
   assert_null(jd_sdheld_take(&h, "r0")); /* the least lately touched went first */
   assert_int_equal(h.nrows, JD_SDHELD_RUNS * 6);
+  jd_sdheld_free(&h);
+  /* a run whose points stopped an hour before a new one came goes */
+  whole_stage(&h, "stale", "0", 100 * NS, 2);
+  clock_ms += JD_SDHELD_IDLE_MS - 1;
+  whole_stage(&h, "fresh", "0", 100 * NS, 2);
+  assert_int_equal(h.nruns, 2); /* not yet an hour */
+  clock_ms += 1;
+  whole_stage(&h, "fresh", "1", 200 * NS, 2); /* a known run: nothing goes */
+  assert_int_equal(h.nruns, 2);
+  whole_stage(&h, "newest", "0", 100 * NS, 2);
+  assert_int_equal(h.nruns, 2);
+  assert_null(jd_sdheld_take(&h, "stale"));
+  assert_int_equal(h.nrows, 18);
   jd_sdheld_free(&h);
   /* a run past the row bound holds nothing and is never whole */
   for (size_t i = 0; i <= JD_SDHELD_MAX_ROWS; i++)
