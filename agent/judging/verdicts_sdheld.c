@@ -6,7 +6,7 @@
  * - Why: reading a run's block rows back (two answers of some 10 MB for a
  *   full-size run) was the largest thing a backfill asked of InfluxDB
  *   beyond its writes, and the agent's largest cost after the parsing
- *   (docs/benchmarks.md, "Backfill: the stage drift's rows held"). The
+ *   (docs/benchmarks.md, "Backfill, fifth pass"). The
  *   rows pass through the agent anyway; held until the run's stage drift
  *   is judged, they cost the rows' size, not a round trip.
  * - The server stays the authority: the rows are used only when every
@@ -183,7 +183,7 @@ void jd_sdheld_point(jd_sdheld *h, const char *host, const ps_point *p, uint64_t
   jd_sdheld_stage *st = r && !r->overflow ? stage_get(r, n) : NULL;
   if (!st) {
     if (r)
-      overflow(h, r); /* out of memory: a half set would judge wrong */
+      overflow(h, r); /* out of memory or stages: a half set would judge wrong */
     return;
   }
   if (!block && !block_vat) {

@@ -3,7 +3,7 @@
  * slogs this agent is reading now, held as they are encoded, so that a
  * run's stage drift need not read them back from the server when every
  * stage it judges was read here (docs/verdicts.md, "Within a run (stage
- * drift)"; docs/benchmarks.md, "Backfill: the stage drift's rows held").
+ * drift)"; docs/benchmarks.md, "Backfill, fifth pass").
  *
  * Contract
  * - jd_sdheld_point() is given every slog point as it is encoded (on the
