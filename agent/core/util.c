@@ -23,6 +23,18 @@ uint64_t ps_now_ms(void) {
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+int ps_array_grow(void **items, size_t *cap, size_t size, size_t first) {
+  size_t c = *cap ? *cap * 2 : first;
+  if (c < *cap || c > SIZE_MAX / size)
+    return -ENOMEM;
+  void *p = realloc(*items, c * size);
+  if (!p)
+    return -ENOMEM;
+  *items = p;
+  *cap = c;
+  return 0;
+}
+
 uint64_t ps_hash64(uint64_t h, const void *p, size_t n) {
   const unsigned char *s = p;
   for (size_t i = 0; i < n; i++) {

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/point.h"
+#include "core/util.h"
 #include "formats/slog_scan.h"
 
 typedef struct vat {
@@ -193,14 +194,8 @@ static int vat_touch(ps_slog_reducer *r, vat *v) {
   v->blk_deliveries = 0;
   v->blk_seconds = 0;
   v->blk_computrons = 0;
-  if (r->ntouched == r->captouched) {
-    size_t cap = r->captouched ? r->captouched * 2 : 16;
-    size_t *nt = realloc(r->touched, cap * sizeof *nt);
-    if (!nt)
-      return -ENOMEM;
-    r->touched = nt;
-    r->captouched = cap;
-  }
+  if (ps_array_room((void **)&r->touched, r->ntouched, &r->captouched, sizeof *r->touched, 16))
+    return -ENOMEM;
   r->touched[r->ntouched++] = (size_t)(v - r->vats);
   return 0;
 }
@@ -332,14 +327,8 @@ static int count_vat_delivery(ps_slog_reducer *r, vat *v, double s, double comp,
     v->boyd_deliveries++;
     v->boyd_seconds += s;
   }
-  if (v->nvals == v->capvals) {
-    size_t cap = v->capvals ? v->capvals * 2 : 64;
-    double *nv = realloc(v->vals, cap * sizeof *nv);
-    if (!nv)
-      return -ENOMEM;
-    v->vals = nv;
-    v->capvals = cap;
-  }
+  if (ps_array_room((void **)&v->vals, v->nvals, &v->capvals, sizeof *v->vals, 64))
+    return -ENOMEM;
   v->vals[v->nvals++] = s;
   if (r->b.open) {
     int rc = vat_touch(r, v);

@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/util.h"
 #include "influx/client.h"
 #include "judging/verdicts_slogdrift.h"
 #include "readback/answer.h"
@@ -54,24 +55,11 @@ static int stage_of(const ps_rb_row *r) {
   return s && *s && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
 }
 
-/* Room for one more row in an array of `size`-byte rows. */
-static int room(void **rows, size_t n, size_t *cap, size_t size) {
-  if (n < *cap)
-    return 0;
-  size_t c = *cap ? *cap * 2 : 256;
-  void *r = realloc(*rows, c * size);
-  if (!r)
-    return -ENOMEM;
-  *rows = r;
-  *cap = c;
-  return 0;
-}
-
 static const char *intern(jd_verdicts_sdblocks *b, const char *vat) {
   for (size_t i = 0; i < b->nids; i++)
     if (strcmp(b->ids[i], vat) == 0)
       return b->ids[i];
-  if (room((void **)&b->ids, b->nids, &b->ids_cap, sizeof *b->ids))
+  if (ps_array_room((void **)&b->ids, b->nids, &b->ids_cap, sizeof *b->ids, 32))
     return NULL;
   char *copy = strdup(vat);
   if (copy)
@@ -80,7 +68,7 @@ static const char *intern(jd_verdicts_sdblocks *b, const char *vat) {
 }
 
 int jd_verdicts_sdblocks_add_block(jd_verdicts_sdblocks *b, const ps_slog_drift_block *row) {
-  if (room((void **)&b->blocks, b->nblocks, &b->blocks_cap, sizeof *b->blocks))
+  if (ps_array_room((void **)&b->blocks, b->nblocks, &b->blocks_cap, sizeof *b->blocks, 256))
     return -ENOMEM;
   b->blocks[b->nblocks++] = *row;
   return 0;
@@ -89,7 +77,7 @@ int jd_verdicts_sdblocks_add_block(jd_verdicts_sdblocks *b, const ps_slog_drift_
 int jd_verdicts_sdblocks_add_vat(jd_verdicts_sdblocks *b, int stage, int64_t time_ns,
                                  const char *vat, double delivery_s) {
   const char *id = intern(b, vat);
-  if (!id || room((void **)&b->vats, b->nvats, &b->vats_cap, sizeof *b->vats))
+  if (!id || ps_array_room((void **)&b->vats, b->nvats, &b->vats_cap, sizeof *b->vats, 256))
     return -ENOMEM;
   b->vats[b->nvats++] = (ps_slog_drift_block_vat){stage, time_ns, id, delivery_s};
   return 0;

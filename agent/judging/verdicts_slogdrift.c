@@ -140,14 +140,8 @@ static int add_vat(jd_verdicts_slogdrift_data *d, int n, const char *vat, const 
     }
   if (d->nvats == JD_VERDICTS_SLOGDRIFT_MAX_VATS)
     return 0;
-  if (d->nvats == d->vats_cap) {
-    size_t cap = d->vats_cap ? d->vats_cap * 2 : 64;
-    ps_slog_drift_vat *v = realloc(d->vats, cap * sizeof *v);
-    if (!v)
-      return -ENOMEM;
-    d->vats = v;
-    d->vats_cap = cap;
-  }
+  if (ps_array_room((void **)&d->vats, d->nvats, &d->vats_cap, sizeof *d->vats, 64))
+    return -ENOMEM;
   char *v = strdup(vat), *m = name ? strdup(name) : NULL;
   if (!v || (name && !m)) {
     free(v);

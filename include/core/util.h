@@ -52,6 +52,15 @@ uint64_t ps_now_ms(void);
 #define PS_COMPARE_URL_PLACEHOLDERS 4
 uint64_t ps_hash64(uint64_t h, const void *p, size_t n);
 
+/* Room for one more item in the array *items of n items of `size` bytes
+ * and capacity *cap: doubled when full, `first` items the first time.
+ * 0, or -ENOMEM with the array as it was. Inline: it is asked per item
+ * on hot paths (a slog's deliveries), and grows rarely. */
+int ps_array_grow(void **items, size_t *cap, size_t size, size_t first);
+static inline int ps_array_room(void **items, size_t n, size_t *cap, size_t size, size_t first) {
+  return n < *cap ? 0 : ps_array_grow(items, cap, size, first);
+}
+
 static inline int64_t ps_stat_mtime_ns(const struct stat *st) {
   return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
 }

@@ -233,6 +233,24 @@ static void compare_url_encodes_revisions(void **state) {
   ps_buf_free(&b);
 }
 
+static void array_room_doubles_and_keeps_items(void **state) {
+  int *a = NULL;
+  size_t n = 0, cap = 0;
+  for (int i = 0; i < 100; i++) {
+    assert_int_equal(ps_array_room((void **)&a, n, &cap, sizeof *a, 4), 0);
+    a[n++] = i;
+  }
+  assert_int_equal(cap, 128); /* 4, 8, ... 128 */
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(a[i], i);
+  /* a size no capacity can hold: refused, the array as it was */
+  size_t big = 1;
+  assert_int_equal(ps_array_room((void **)&a, 1, &big, SIZE_MAX / 2, 1), -ENOMEM);
+  assert_int_equal(big, 1);
+  assert_int_equal(a[99], 99);
+  free(a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(whole_file_and_limit),
@@ -243,6 +261,7 @@ int main(void) {
       cmocka_unit_test(hash_and_clock),
       cmocka_unit_test(durations_as_people_write_them),
       cmocka_unit_test(compare_url_encodes_revisions),
+      cmocka_unit_test(array_room_doubles_and_keeps_items),
   };
   return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
