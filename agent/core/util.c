@@ -23,6 +23,12 @@ uint64_t ps_now_ms(void) {
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+int ps_stage_number(const char *text) {
+  char *end;
+  long n = text && *text ? strtol(text, &end, 10) : -1;
+  return text && *text && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
+}
+
 int ps_array_grow(void **items, size_t *cap, size_t size, size_t first) {
   size_t c = *cap ? *cap * 2 : first;
   if (c < *cap || c > SIZE_MAX / size)

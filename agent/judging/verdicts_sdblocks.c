@@ -48,12 +48,7 @@ int jd_verdicts_sdblocks_statement(int s, const char *run, const char *host, int
   return rc ? -EINVAL : 0;
 }
 
-static int stage_of(const ps_rb_row *r) {
-  const char *s = ps_rb_str(r, "stage");
-  char *end;
-  long n = s && *s ? strtol(s, &end, 10) : -1;
-  return s && *s && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
-}
+static int stage_of(const ps_rb_row *r) { return ps_stage_number(ps_rb_str(r, "stage")); }
 
 static const char *intern(jd_verdicts_sdblocks *b, const char *vat) {
   for (size_t i = 0; i < b->nids; i++)

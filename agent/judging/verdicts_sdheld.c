@@ -30,16 +30,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
+
 #define BLOCK "loadgen_slog_block"
 #define BLOCK_VAT "loadgen_slog_block_vat"
 #define STAGE "loadgen_slog_stage"
 
-static int stage_number(const ps_point *p) {
-  const char *s = ps_point_tag(p, "stage");
-  char *end;
-  long n = s && *s ? strtol(s, &end, 10) : -1;
-  return s && *s && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
-}
+static int stage_number(const ps_point *p) { return ps_stage_number(ps_point_tag(p, "stage")); }
 
 void jd_sdheld_run_free(jd_sdheld_run *r) {
   if (!r)

@@ -113,12 +113,7 @@ int jd_verdicts_slogdrift_statement(int s, const char *run, const char *host, in
 
 typedef ps_rb_row row;
 
-static int stage_no(const row *r) {
-  const char *s = ps_rb_str(r, "stage");
-  char *end;
-  long n = s && *s ? strtol(s, &end, 10) : -1;
-  return s && *s && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
-}
+static int stage_no(const row *r) { return ps_stage_number(ps_rb_str(r, "stage")); }
 
 static ps_slog_drift_stage *stage_get(jd_verdicts_slogdrift_data *d, int n) {
   for (size_t i = 0; i < d->nstages; i++)

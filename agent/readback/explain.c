@@ -22,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/figures.h"
+#include "core/util.h"
 #include "influx/client.h"
 #include "readback/query.h"
 #include "readback/statement.h"
@@ -256,12 +257,7 @@ static int64_t when(const row *r) {
   return -1;
 }
 
-static int stage_no(const row *r) {
-  const char *s = ps_rb_str(r, "stage");
-  char *end;
-  long n = s ? strtol(s, &end, 10) : -1;
-  return s && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
-}
+static int stage_no(const row *r) { return ps_stage_number(ps_rb_str(r, "stage")); }
 
 static int set_str(ps_explain_data *d, char **dst, const char *s) {
   if (!s)

@@ -251,6 +251,15 @@ static void array_room_doubles_and_keeps_items(void **state) {
   free(a);
 }
 
+static void stage_numbers_as_tags_carry_them(void **state) {
+  assert_int_equal(ps_stage_number("0"), 0);
+  assert_int_equal(ps_stage_number("12"), 12);
+  assert_int_equal(ps_stage_number("100000"), 100000);
+  const char *bad[] = {NULL, "", "-1", "100001", "3a", "x"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(ps_stage_number(bad[i]), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(whole_file_and_limit),
@@ -262,6 +271,7 @@ int main(void) {
       cmocka_unit_test(durations_as_people_write_them),
       cmocka_unit_test(compare_url_encodes_revisions),
       cmocka_unit_test(array_room_doubles_and_keeps_items),
+      cmocka_unit_test(stage_numbers_as_tags_carry_them),
   };
   return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
