@@ -243,9 +243,9 @@ static void array_room_doubles_and_keeps_items(void **state) {
   assert_int_equal(cap, 128); /* 4, 8, ... 128 */
   for (int i = 0; i < 100; i++)
     assert_int_equal(a[i], i);
-  /* a size no capacity can hold: refused, the array as it was */
+  /* a capacity whose bytes overflow size_t: refused before any allocation */
   size_t big = 1;
-  assert_int_equal(ps_array_room((void **)&a, 1, &big, SIZE_MAX / 2, 1), -ENOMEM);
+  assert_int_equal(ps_array_room((void **)&a, 1, &big, SIZE_MAX / 2 + 1, 1), -ENOMEM);
   assert_int_equal(big, 1);
   assert_int_equal(a[99], 99);
   free(a);
