@@ -113,13 +113,22 @@ int ps_cursor_line_done(ps_cursor *c, uint64_t end, uint64_t line, uint64_t doc_
 
 uint64_t ps_cursor_committed(const ps_cursor *c) { return c->committed; }
 
+void ps_batcher_limits(ps_batcher *bt, size_t max_points, size_t max_bytes, size_t max_pending) {
+  bt->max_points = max_points ? max_points : 5000;
+  bt->max_bytes = max_bytes ? max_bytes : 1048576;
+  bt->max_pending = max_pending ? max_pending : 8388608;
+  /* Two spares were too few: with eight batches in flight, most
+   * acknowledged bodies were freed and the next ones mapped afresh, a page
+   * fault per 4 KiB written (docs/benchmarks.md, "Sixth pass"). */
+  size_t fit = bt->max_pending / bt->max_bytes;
+  bt->max_spares = fit < 2 ? 2 : fit > PS_BATCH_SPARES ? PS_BATCH_SPARES : fit;
+}
+
 void ps_batcher_init(ps_batcher *bt, size_t max_points, size_t max_bytes,
                      size_t max_pending, int (*submit)(void *, ps_pbatch *),
                      void (*committed)(void *, ps_cursor *), void *ctx) {
   memset(bt, 0, sizeof *bt);
-  bt->max_points = max_points ? max_points : 5000;
-  bt->max_bytes = max_bytes ? max_bytes : 1048576;
-  bt->max_pending = max_pending ? max_pending : 8388608;
+  ps_batcher_limits(bt, max_points, max_bytes, max_pending);
   bt->submit = submit;
   bt->committed = committed;
   bt->ctx = ctx;
@@ -193,8 +202,7 @@ static ps_pbatch *batch_new(ps_batcher *bt) {
  * to send: an idle agent keeps no megabyte bodies. */
 static void recycle_body(ps_batcher *bt, ps_batch *b) {
   int busy = bt->inflight_head || (bt->open && bt->open->b.npoints);
-  if (busy && bt->nspares < PS_BATCH_SPARES && b->body.data &&
-      b->body.cap >= bt->max_bytes / 2) {
+  if (busy && bt->nspares < bt->max_spares && b->body.data && b->body.cap >= bt->max_bytes / 2) {
     bt->spares[bt->nspares++] = b->body;
     ps_buf_init(&b->body, 0);
   }

@@ -299,9 +299,8 @@ int pl_delivery_init(pl_delivery *d, pl_shared *sh, pl_registry *reg, pl_commit 
 }
 
 int pl_delivery_reconfigure(pl_delivery *d, const ps_config *cfg) {
-  d->bt.max_points = (size_t)cfg->batch.max_points;
-  d->bt.max_bytes = (size_t)cfg->batch.max_bytes;
-  d->bt.max_pending = (size_t)cfg->batch.max_pending_bytes;
+  ps_batcher_limits(&d->bt, (size_t)cfg->batch.max_points, (size_t)cfg->batch.max_bytes,
+                    (size_t)cfg->batch.max_pending_bytes);
   return build_tags(d, cfg);
 }
 

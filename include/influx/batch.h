@@ -38,10 +38,12 @@
  *   '\n'-terminated lines and where they came from, as runs of points (so
  *   that a line the server refuses is reported by file and line). ps_pbatch
  *   wraps it with the checkpoints it holds.
- * - The bodies of acknowledged batches are kept for the next batches (at
- *   most PS_BATCH_SPARES, and none once nothing is open or in flight): a
- *   megabyte body allocated afresh for every batch cost a page fault per
- *   4 KiB written.
+ * - The bodies of acknowledged batches are kept for the next batches (as
+ *   many as max_pending holds batches, at most PS_BATCH_SPARES, and none
+ *   once nothing is open or in flight): a megabyte body allocated afresh
+ *   for every batch cost a page fault per 4 KiB written. A body is
+ *   allocated only when no spare is left, so no more bodies live at once
+ *   than were in flight together: the peak is the same as without spares.
  * - No libuv here: timers belong to the caller, so this logic is testable.
  */
 #ifndef PS_INFLUX_BATCH_H
@@ -126,7 +128,9 @@ struct ps_pbatch {
   ps_pbatch *prev, *next; /* in flight */
 };
 
-#define PS_BATCH_SPARES 2
+/* The most bodies kept for reuse; the batcher keeps fewer when fewer
+ * batches fit in max_pending (ps_batcher_init). */
+#define PS_BATCH_SPARES 16
 
 typedef struct ps_batcher {
   size_t max_points, max_bytes, max_pending;
@@ -137,7 +141,7 @@ typedef struct ps_batcher {
   ps_pbatch *open;
   ps_pbatch *inflight_head, *inflight_tail;
   ps_buf spares[PS_BATCH_SPARES]; /* bodies of finished batches, for reuse */
-  size_t nspares;
+  size_t nspares, max_spares;
   int (*submit)(void *ctx, ps_pbatch *b);
   void (*committed)(void *ctx, ps_cursor *c);
   void *ctx;
@@ -152,6 +156,9 @@ void ps_cursor_release(ps_cursor *c);
 int ps_cursor_line_done(ps_cursor *c, uint64_t end, uint64_t line, uint64_t doc_hash);
 uint64_t ps_cursor_committed(const ps_cursor *c);
 
+/* Sets the limits (0: the default of each) and how many spare bodies
+ * they allow; at init and on a reload. */
+void ps_batcher_limits(ps_batcher *bt, size_t max_points, size_t max_bytes, size_t max_pending);
 void ps_batcher_init(ps_batcher *bt, size_t max_points, size_t max_bytes,
                      size_t max_pending, int (*submit)(void *, ps_pbatch *),
                      void (*committed)(void *, ps_cursor *), void *ctx);

@@ -270,6 +270,55 @@ static void documents_commit_their_hash(void **st) {
   ps_cursor_release(&c);
 }
 
+/* Acknowledged bodies come back for the next batches, as many as
+ * max_pending holds batches: with only two kept, most of eight in flight
+ * were freed and the next ones faulted in afresh. None stay once nothing
+ * is open or in flight. */
+static void acknowledged_bodies_are_kept_for_the_next_batches(void **st) {
+  (void)st;
+  rig r;
+  rig_init(&r, 1000, 1024, 8 * 1024);
+  assert_int_equal(r.bt.max_spares, 8);
+  ps_cursor c;
+  ps_cursor_init(&c, 0, 1, NULL);
+  char line[600];
+  memset(line, 'x', sizeof line - 1);
+  line[sizeof line - 1] = '\n';
+  for (int k = 1; k <= 8; k++) { /* eight full batches, one line each */
+    assert_int_equal(ps_batcher_add(&r.bt, &c, line, sizeof line, &org), 0);
+    ps_cursor_line_done(&c, (uint64_t)k * sizeof line, k + 1, 0);
+    ps_batcher_flush(&r.bt);
+  }
+  assert_int_equal(r.nsent, 8);
+  const char *bodies[8];
+  for (int k = 0; k < 8; k++)
+    bodies[k] = r.sent[k]->b.body.data;
+  for (int k = 0; k < 7; k++) /* the last stays in flight: busy */
+    ps_batcher_done(&r.bt, r.sent[k], 1);
+  assert_int_equal(r.bt.nspares, 7);
+  for (int k = 0; k < 7; k++) { /* the next batches write into them */
+    assert_int_equal(ps_batcher_add(&r.bt, &c, line, sizeof line, &org), 0);
+    const char *now = r.bt.open->b.body.data;
+    int reused = 0;
+    for (int j = 0; j < 7; j++)
+      reused |= now == bodies[j];
+    assert_true(reused);
+    ps_cursor_line_done(&c, (uint64_t)(9 + k) * sizeof line, 10 + k, 0);
+    ps_batcher_flush(&r.bt);
+  }
+  assert_int_equal(r.bt.nspares, 0);
+  for (size_t k = 7; k < r.nsent; k++)
+    ps_batcher_done(&r.bt, r.sent[k], 1);
+  assert_int_equal(r.bt.nspares, 0); /* nothing left to send: none kept */
+  ps_cursor_release(&c);
+  ps_batcher_free(&r.bt);
+
+  rig_init(&r, 1000, 1024, 1024); /* one batch fits: two kept still */
+  assert_int_equal(r.bt.max_spares, 2);
+  ps_batcher_limits(&r.bt, 1000, 1024, 1 << 30);
+  assert_int_equal(r.bt.max_spares, PS_BATCH_SPARES);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(out_of_order_acks_commit_only_the_prefix),
@@ -283,6 +332,7 @@ int main(void) {
       cmocka_unit_test(max_bytes_splits_before_overflow),
       cmocka_unit_test(retired_cursor_is_released_when_batches_finish),
       cmocka_unit_test(documents_commit_their_hash),
+      cmocka_unit_test(acknowledged_bodies_are_kept_for_the_next_batches),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
