@@ -69,7 +69,7 @@ static int by_block_time(const void *a, const void *b) {
 }
 
 /* The block of `sorted` at `time_ns`, or -1. */
-static long block_at(const ps_slog_drift_block **sorted, size_t n, int64_t time_ns) {
+static long block_at(const ps_slog_drift_block *const *sorted, size_t n, int64_t time_ns) {
   size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -81,51 +81,109 @@ static long block_at(const ps_slog_drift_block **sorted, size_t n, int64_t time_
   return lo < n && sorted[lo]->time_ns == time_ns ? (long)lo : -1;
 }
 
+/* One stage's per-block rows: its blocks in time order and its vat rows.
+ * Made once per stage and run: every test of the stage (the BOYD share,
+ * each top vat, the first stage against each later one) reads the same
+ * rows, and finding them in the run's 14,000 blocks and 12,000 vat rows
+ * for each test, with a sort, was most of the judging (docs/benchmarks.md,
+ * "Sixth pass"). */
+typedef struct stage_rows {
+  int stage;
+  const ps_slog_drift_block **blocks;
+  size_t nblocks;
+  const ps_slog_drift_block_vat **vats;
+  size_t nvats;
+} stage_rows;
+
+/* The rows of a run's stages (made when first asked) and the first
+ * stage's estimates (each made once: every later stage is tested against
+ * them; a 12-stage run asked for the same one 66 times). */
+#define MEMO_MAX 64
+typedef struct drift_memo {
+  const ps_slog_drift_blocks *bl;
+  stage_rows rows[MEMO_MAX];
+  size_t nrows;
+  struct {
+    const char *vat; /* NULL: the BOYD share */
+    ps_batch_estimate e;
+  } first[MEMO_MAX];
+  size_t nfirst;
+} drift_memo;
+
+static void memo_free(drift_memo *m) {
+  for (size_t i = 0; i < m->nrows; i++) {
+    free(m->rows[i].blocks);
+    free(m->rows[i].vats);
+  }
+  m->nrows = 0;
+}
+
+/* The rows of `stage`, or NULL when out of memory or too many stages. */
+static const stage_rows *rows_of(drift_memo *m, int stage) {
+  for (size_t i = 0; i < m->nrows; i++)
+    if (m->rows[i].stage == stage)
+      return &m->rows[i];
+  if (m->nrows == MEMO_MAX)
+    return NULL;
+  const ps_slog_drift_blocks *bl = m->bl;
+  stage_rows r = {.stage = stage};
+  for (size_t i = 0; i < bl->nblocks; i++)
+    r.nblocks += bl->blocks[i].stage == stage;
+  for (size_t i = 0; i < bl->nvats; i++)
+    r.nvats += bl->vats[i].stage == stage && bl->vats[i].vat;
+  r.blocks = malloc((r.nblocks ? r.nblocks : 1) * sizeof *r.blocks);
+  r.vats = malloc((r.nvats ? r.nvats : 1) * sizeof *r.vats);
+  if (!r.blocks || !r.vats) {
+    free(r.blocks);
+    free(r.vats);
+    return NULL;
+  }
+  size_t nb = 0, nv = 0;
+  for (size_t i = 0; i < bl->nblocks; i++)
+    if (bl->blocks[i].stage == stage)
+      r.blocks[nb++] = &bl->blocks[i];
+  for (size_t i = 0; i < bl->nvats; i++)
+    if (bl->vats[i].stage == stage && bl->vats[i].vat)
+      r.vats[nv++] = &bl->vats[i];
+  qsort(r.blocks, nb, sizeof *r.blocks, by_block_time);
+  m->rows[m->nrows] = r;
+  return &m->rows[m->nrows++];
+}
+
 /* A stage's blocks in time order as num / den per block: BOYD seconds
  * over delivery seconds (vat NULL), or the vat's delivery seconds over
  * the other vats'. *n 0 when the stage has no blocks. */
-static int block_series(const ps_slog_drift_blocks *bl, int stage, const char *vat, double **num,
-                        double **den, size_t *n) {
-  size_t nb = 0;
-  for (size_t i = 0; i < bl->nblocks; i++)
-    nb += bl->blocks[i].stage == stage;
-  const ps_slog_drift_block **sorted = malloc((nb ? nb : 1) * sizeof *sorted);
+static int block_series(const stage_rows *r, const char *vat, double **num, double **den,
+                        size_t *n) {
+  size_t nb = r->nblocks;
   *num = calloc(nb ? nb : 1, sizeof **num);
   *den = calloc(nb ? nb : 1, sizeof **den);
   *n = nb;
-  if (!sorted || !*num || !*den) {
-    free(sorted);
+  if (!*num || !*den)
     return -ENOMEM;
-  }
-  nb = 0;
-  for (size_t i = 0; i < bl->nblocks; i++)
-    if (bl->blocks[i].stage == stage)
-      sorted[nb++] = &bl->blocks[i];
-  qsort(sorted, nb, sizeof *sorted, by_block_time);
-  for (size_t i = 0; vat && i < bl->nvats; i++) {
-    const ps_slog_drift_block_vat *r = &bl->vats[i];
-    long at = r->stage == stage && r->vat && strcmp(r->vat, vat) == 0
-                  ? block_at(sorted, nb, r->time_ns)
-                  : -1;
-    if (at >= 0 && isfinite(r->delivery_s))
-      (*num)[at] += r->delivery_s;
+  for (size_t i = 0; vat && i < r->nvats; i++) {
+    const ps_slog_drift_block_vat *v = r->vats[i];
+    long at = strcmp(v->vat, vat) == 0 ? block_at(r->blocks, nb, v->time_ns) : -1;
+    if (at >= 0 && isfinite(v->delivery_s))
+      (*num)[at] += v->delivery_s;
   }
   for (size_t i = 0; i < nb; i++) {
     if (!vat) {
-      (*num)[i] = sorted[i]->boyd_s;
-      (*den)[i] = sorted[i]->delivery_s;
+      (*num)[i] = r->blocks[i]->boyd_s;
+      (*den)[i] = r->blocks[i]->delivery_s;
     } else /* the block's seconds less the vat's (rounding can go below 0) */
-      (*den)[i] = fmax(0.0, sorted[i]->delivery_s - (*num)[i]);
+      (*den)[i] = fmax(0.0, r->blocks[i]->delivery_s - (*num)[i]);
   }
-  free(sorted);
   return 0;
 }
 
-static int estimate(const ps_slog_drift_blocks *bl, int stage, const char *vat,
-                    ps_batch_estimate *e) {
+static int estimate(drift_memo *m, int stage, const char *vat, ps_batch_estimate *e) {
+  const stage_rows *r = rows_of(m, stage);
+  if (!r)
+    return -ENOMEM;
   double *num, *den;
   size_t n;
-  int rc = block_series(bl, stage, vat, &num, &den, &n);
+  int rc = block_series(r, vat, &num, &den, &n);
   if (rc == 0 && ps_batch_means(num, den, n, e) < 0)
     e->batches = 0; /* too few blocks: no test */
   free(num);
@@ -133,41 +191,29 @@ static int estimate(const ps_slog_drift_blocks *bl, int stage, const char *vat,
   return rc;
 }
 
-/* The first stage's estimates, each made once: every later stage is
- * tested against them (a 12-stage run asked for the same one 66 times). */
-#define FIRST_MEMO_MAX 64
-typedef struct first_memo {
-  const ps_slog_drift_blocks *bl;
-  size_t n;
-  struct {
-    const char *vat; /* NULL: the BOYD share */
-    ps_batch_estimate e;
-  } at[FIRST_MEMO_MAX];
-} first_memo;
-
-static int first_estimate(first_memo *m, int first, const char *vat, ps_batch_estimate *e) {
-  for (size_t i = 0; i < m->n; i++)
-    if (vat ? m->at[i].vat && strcmp(m->at[i].vat, vat) == 0 : !m->at[i].vat) {
-      *e = m->at[i].e;
+static int first_estimate(drift_memo *m, int first, const char *vat, ps_batch_estimate *e) {
+  for (size_t i = 0; i < m->nfirst; i++)
+    if (vat ? m->first[i].vat && strcmp(m->first[i].vat, vat) == 0 : !m->first[i].vat) {
+      *e = m->first[i].e;
       return 0;
     }
-  int rc = estimate(m->bl, first, vat, e);
-  if (rc == 0 && m->n < FIRST_MEMO_MAX) {
-    m->at[m->n].vat = vat;
-    m->at[m->n++].e = *e;
+  int rc = estimate(m, first, vat, e);
+  if (rc == 0 && m->nfirst < MEMO_MAX) {
+    m->first[m->nfirst].vat = vat;
+    m->first[m->nfirst++].e = *e;
   }
   return rc;
 }
 
 /* The p-value of the change from the first stage to stage `s` (NaN when
  * it cannot be tested), or -ENOMEM. */
-static int change_p(first_memo *m, int first, int s, const char *vat, double *p) {
+static int change_p(drift_memo *m, int first, int s, const char *vat, double *p) {
   ps_batch_estimate e1, ek;
   ps_stage_change c;
   *p = NAN;
   int rc = first_estimate(m, first, vat, &e1);
   if (rc == 0)
-    rc = estimate(m->bl, s, vat, &ek);
+    rc = estimate(m, s, vat, &ek);
   if (rc == 0 &&
       ps_stage_change_test(&e1, &ek, vat ? PS_STAGE_TEST_LOG : PS_STAGE_TEST_POINTS, &c) == 0)
     *p = c.p_value;
@@ -184,7 +230,7 @@ static int sure(const ps_slog_drift_blocks *bl, long family, ps_verdict *v) {
 }
 
 static int judge_boyd(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
-                      const ps_slog_drift_stage *first, const ps_slog_drift_stage *s, first_memo *m,
+                      const ps_slog_drift_stage *first, const ps_slog_drift_stage *s, drift_memo *m,
                       long family, ps_verdict_list *out) {
   const ps_slog_drift_blocks *bl = m->bl;
   /* a share is 0-1; anything else is no figure */
@@ -225,7 +271,7 @@ static double stage_seconds(const ps_slog_drift_stage *s, const ps_slog_drift_va
 
 static int judge_vats(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
                       const ps_slog_drift_stage *first, const ps_slog_drift_stage *s,
-                      const ps_slog_drift_vat *vats, size_t nvats, first_memo *m, long family,
+                      const ps_slog_drift_vat *vats, size_t nvats, drift_memo *m, long family,
                       ps_verdict_list *out) {
   const ps_slog_drift_blocks *bl = m->bl;
   const ps_slog_drift_vat **mine = malloc((nvats ? nvats : 1) * sizeof *mine);
@@ -296,23 +342,27 @@ int ps_slog_drift(const ps_verdicts_cfg *cfg, const ps_slog_drift_run *run,
   if (!first || !complete(first))
     return 0;
   long family = ps_stage_family_size(judged_stages(stages, nstages, first->stage));
-  first_memo memo = {.bl = blocks, .n = 0};
+  drift_memo *memo = calloc(1, sizeof *memo);
+  if (!memo)
+    return -ENOMEM;
+  memo->bl = blocks;
   /* later stages in stage order, whatever order they came in */
-  int after = first->stage;
-  for (;;) {
+  int after = first->stage, rc = 0;
+  while (rc == 0) {
     const ps_slog_drift_stage *next = NULL;
     for (size_t i = 0; i < nstages; i++)
       if (stages[i].stage > after && (!next || stages[i].stage < next->stage))
         next = &stages[i];
     if (!next)
-      return 0;
+      break;
     after = next->stage;
     if (!complete(next))
       continue;
-    int rc = judge_boyd(cfg, run, first, next, &memo, family, out);
+    rc = judge_boyd(cfg, run, first, next, memo, family, out);
     if (rc == 0)
-      rc = judge_vats(cfg, run, first, next, vats, nvats, &memo, family, out);
-    if (rc)
-      return rc < 0 ? rc : -ENOMEM;
+      rc = judge_vats(cfg, run, first, next, vats, nvats, memo, family, out);
   }
+  memo_free(memo);
+  free(memo);
+  return rc < 0 ? rc : rc ? -ENOMEM : 0;
 }
