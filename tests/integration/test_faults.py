@@ -14,6 +14,7 @@ PERFSHIP_SEED=N replays the random faults (printed); PERFSHIP_SOAK=1
 makes the outage a minute long and the input ten times larger.
 """
 import os
+import re
 import signal
 import sys
 import threading
@@ -205,11 +206,14 @@ class Faults(unittest.TestCase):
         for j in conflicts:
             del want[("m", (("host", "test"), ("k", f"k{j % 7}")), (BASE + j) * 10**9)]
         self.assert_exact(want, 240 if SOAK else 90)
-        # Each refused row named with file:line: the log names the first
-        # (it rate-limits per file), `status` keeps them all.
-        first = min(conflicts)
-        self.assertIn(f"{path}:{first + 1}: rejected by the server: field type conflict",
-                      self.agent.output())
+        # Each refused row named with file:line: the log names the first the
+        # server refused (it rate-limits per file), `status` keeps them all.
+        # Which one that is depends on the faults: a batch held up by a
+        # delay beyond the timeout is answered after the batches behind it.
+        logged = re.findall(re.escape(path) + r":(\d+): rejected by the server: field type "
+                            r"conflict", self.agent.output())
+        self.assertTrue(logged, self.agent.output())
+        self.assertLessEqual({int(n) - 1 for n in logged}, conflicts, logged)
         self.assertEqual(self.agent.stop(), 0)
         st = run_perfship(["-c", cfg, "status"])[1]
         for j in conflicts:
