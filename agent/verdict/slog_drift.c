@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "core/figures.h"
+#include "core/util.h"
 #include "verdict/stage_test.h"
 
 static int complete(const ps_slog_drift_stage *s) {
@@ -95,14 +96,15 @@ typedef struct stage_rows {
   size_t nvats;
 } stage_rows;
 
-/* The rows of a run's stages (made when first asked) and the first
- * stage's estimates (each made once: every later stage is tested against
- * them; a 12-stage run asked for the same one 66 times). */
+/* The rows of a run's stages (made when first asked, one entry per
+ * stage) and the first stage's estimates (each made once: every later
+ * stage is tested against them; a 12-stage run asked for the same one 66
+ * times). */
 #define MEMO_MAX 64
 typedef struct drift_memo {
   const ps_slog_drift_blocks *bl;
-  stage_rows rows[MEMO_MAX];
-  size_t nrows;
+  stage_rows *rows;
+  size_t nrows, rows_cap;
   struct {
     const char *vat; /* NULL: the BOYD share */
     ps_batch_estimate e;
@@ -115,15 +117,17 @@ static void memo_free(drift_memo *m) {
     free(m->rows[i].blocks);
     free(m->rows[i].vats);
   }
-  m->nrows = 0;
+  free(m->rows);
+  m->rows = NULL;
+  m->nrows = m->rows_cap = 0;
 }
 
-/* The rows of `stage`, or NULL when out of memory or too many stages. */
+/* The rows of `stage`, or NULL when out of memory. */
 static const stage_rows *rows_of(drift_memo *m, int stage) {
   for (size_t i = 0; i < m->nrows; i++)
     if (m->rows[i].stage == stage)
       return &m->rows[i];
-  if (m->nrows == MEMO_MAX)
+  if (ps_array_room((void **)&m->rows, m->nrows, &m->rows_cap, sizeof *m->rows, 16) < 0)
     return NULL;
   const ps_slog_drift_blocks *bl = m->bl;
   stage_rows r = {.stage = stage};

@@ -261,6 +261,31 @@ static void test_blocks_weigh_the_change(void **state) {
   ps_verdict_list_free(&l);
 }
 
+/* A long run: 100 stages with their blocks, each stage's rows found once;
+ * every stage after the first is tested with its blocks (a p-value). */
+static void test_many_stages_with_blocks(void **state) {
+  (void)state;
+  enum { NS = 100, NB = 4 };
+  static ps_slog_drift_stage s[NS];
+  static ps_slog_drift_block b[NS * NB];
+  for (int k = 0; k < NS; k++) {
+    int64_t t = T1 + (int64_t)k * 1000000000LL;
+    s[k] = (ps_slog_drift_stage){k, k > 0, 0, 10, 10.0, 0.04 + (k % 3) * 0.001, t};
+    for (int i = 0; i < NB; i++)
+      b[k * NB + i] = (ps_slog_drift_block){k, t + i, 2.5, 0.1 + 0.01 * ((i + k) % 2)};
+  }
+  ps_slog_drift_blocks blocks = {b, NS * NB, NULL, 0};
+  ps_verdict_list l;
+  ps_verdict_list_init(&l);
+  assert_int_equal(ps_slog_drift(&cfg.verdicts, &RUN, s, NS, NULL, 0, &blocks, &l), 0);
+  assert_int_equal(l.n, NS - 2); /* the BOYD share of stages 2 to 99 */
+  for (size_t i = 0; i < l.n; i++) {
+    assert_int_equal(l.v[i].stage, (int)i + 2);
+    assert_false(isnan(l.v[i].p_value));
+  }
+  ps_verdict_list_free(&l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_uniform_slowdown_names_no_vat, defaults_setup,
@@ -270,6 +295,8 @@ int main(void) {
                                       defaults_teardown),
       cmocka_unit_test_setup_teardown(test_vats_taking_part, defaults_setup, defaults_teardown),
       cmocka_unit_test_setup_teardown(test_what_is_judged, defaults_setup, defaults_teardown),
+      cmocka_unit_test_setup_teardown(test_many_stages_with_blocks, defaults_setup,
+                                      defaults_teardown),
       cmocka_unit_test_setup_teardown(test_blocks_weigh_the_change, defaults_setup,
                                       defaults_teardown),
   };
