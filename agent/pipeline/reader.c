@@ -351,16 +351,10 @@ static void too_long(pl_reader *rd, pl_file *f, uint64_t line_no) {
                   ps_origin_str(where, sizeof where, f->path, line_no));
 }
 
-/* Complete lines of `f` to its parser until about `budget` bytes were
- * parsed or read; *spent says what it used. 1: more is waiting (queue it
- * again). The file is checked (check_file) before anything new is read
- * from it, not for every slice of lines already buffered: a 1 MiB read
- * feeds sixteen 64 KB slices, and each check is an fstat and a 256-byte
- * pread. */
 /* A lines turn that used its budget. A file read to its last whole line
  * lets its buffer go now, not at its next turn, which in a backfill comes
  * after every other file's (100 runs held 100 read buffers, 80 MB;
- * docs/benchmarks.md). 1: more to do. */
+ * docs/benchmarks.md, "The 100-run backfill's peak"). 1: more to do. */
 static int budget_spent(pl_file *f, size_t parsed, size_t used, size_t *spent) {
   *spent = parsed > used ? parsed : used;
   if (!ps_tail_buffered(&f->tail))
@@ -368,6 +362,12 @@ static int budget_spent(pl_file *f, size_t parsed, size_t used, size_t *spent) {
   return 1;
 }
 
+/* Complete lines of `f` to its parser until about `budget` bytes were
+ * parsed or read; *spent says what it used. 1: more is waiting (queue it
+ * again). The file is checked (check_file) before anything new is read
+ * from it, not for every slice of lines already buffered: a 1 MiB read
+ * feeds sixteen 64 KB slices, and each check is an fstat and a 256-byte
+ * pread. */
 static int lines_turn(pl_reader *rd, pl_file *f, size_t budget, size_t *spent) {
   char where[PATH_MAX + 32];
   *spent = 0;

@@ -4,7 +4,6 @@
  * tapped loadgen_cycle points and saved with the stages
  * (docs/loadgen.md "Slogs"). See slogs_private.h.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,10 +136,6 @@ size_t pl_slogs_cycles_from_json(pl_slog_cyc **head, const cJSON *cycles) {
   return dropped;
 }
 
-/* The ids as [[stage, "hex"], ...], printed here: a tree of three nodes
- * per id, 84,000 ids while a backfill's six runs wait for their slogs,
- * was most of each save's CPU (docs/benchmarks.md). Hex, for a double
- * would round the id. */
 /* One seen id as [stage,"%016x"], written by hand: a backfill's saves
  * print tens of thousands of them, and sprintf was most of a save. */
 static char *put_seen(char *p, int stage, uint64_t id) {
@@ -163,6 +158,10 @@ static char *put_seen(char *p, int stage, uint64_t id) {
   return p;
 }
 
+/* The ids as [[stage, "hex"], ...], printed here: a tree of three nodes
+ * per id, 84,000 ids while a backfill's six runs wait for their slogs,
+ * was most of each save's CPU (docs/benchmarks.md). Hex, for a double
+ * would round the id. */
 static char *seen_text(const pl_slog_cyc *c) {
   char *text = malloc(2 + c->nseen * 40); /* an entry is at most 1 + 13 + 20 + 2 */
   if (!text)

@@ -52,14 +52,14 @@ uint64_t ps_now_ms(void);
 #define PS_COMPARE_URL_PLACEHOLDERS 4
 uint64_t ps_hash64(uint64_t h, const void *p, size_t n);
 
-/* Room for one more item in the array *items of n items of `size` bytes
- * and capacity *cap: doubled when full, `first` items the first time.
- * 0, or -ENOMEM with the array as it was. Inline: it is asked per item
- * on hot paths (a slog's deliveries), and grows rarely. */
 /* A `stage` tag's text as its number, 0-100000 (a run has tens), or -1
  * when it is no such number (NULL, empty, signs, trailing text). */
 int ps_stage_number(const char *text);
 
+/* Room for one more item in the array *items of n items of `size` bytes
+ * and capacity *cap: doubled when full, `first` items the first time.
+ * 0, or -ENOMEM with the array as it was. Inline: it is asked per item
+ * on hot paths (a slog's deliveries), and grows rarely. */
 int ps_array_grow(void **items, size_t *cap, size_t size, size_t first);
 static inline int ps_array_room(void **items, size_t n, size_t *cap, size_t size, size_t first) {
   return n < *cap ? 0 : ps_array_grow(items, cap, size, first);
