@@ -24,9 +24,12 @@ uint64_t ps_now_ms(void) {
 }
 
 int ps_stage_number(const char *text) {
+  /* digits only: strtol alone takes a sign and leading blanks */
+  if (!text || *text < '0' || *text > '9')
+    return -1;
   char *end;
-  long n = text && *text ? strtol(text, &end, 10) : -1;
-  return text && *text && !*end && n >= 0 && n <= 100000 ? (int)n : -1;
+  long n = strtol(text, &end, 10);
+  return !*end && n <= 100000 ? (int)n : -1;
 }
 
 int ps_array_grow(void **items, size_t *cap, size_t size, size_t first) {

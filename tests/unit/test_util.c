@@ -255,7 +255,7 @@ static void stage_numbers_as_tags_carry_them(void **state) {
   assert_int_equal(ps_stage_number("0"), 0);
   assert_int_equal(ps_stage_number("12"), 12);
   assert_int_equal(ps_stage_number("100000"), 100000);
-  const char *bad[] = {NULL, "", "-1", "100001", "3a", "x"};
+  const char *bad[] = {NULL, "", "-1", "+5", " 5", "100001", "3a", "x"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     assert_int_equal(ps_stage_number(bad[i]), -1);
 }
