@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,9 +241,61 @@ static void kernel_counters(void **st) {
   assert_false(r.counters_has & (1u << PS_SLOG_KERNEL_PROMISES));
 }
 
+/* Numbers read without strtod (plain decimals) and with it (exponents,
+ * signs, more than 2^53) come out as strtod reads them, bit for bit. */
+static void times_read_as_strtod_reads_them(void **st) {
+  (void)st;
+  static const char *const texts[] = {"1647302906.991563",
+                                      "1647302912.04963",
+                                      "0.1",
+                                      "-0",
+                                      "-0.5",
+                                      "5.",
+                                      ".25",
+                                      "007",
+                                      "9007199254740993",
+                                      "9007199254740992",
+                                      "123456789012345678901",
+                                      "1.0000000000000000000001",
+                                      "1e3",
+                                      "2.5E-3",
+                                      "+7",
+                                      "0.30000000000000004",
+                                      "1700000000.1234567",
+                                      "4503599627370497.5"};
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+    char line[200];
+    snprintf(line, sizeof line,
+             "{\"type\":\"cosmic-swingset-begin-block\",\"blockHeight\":1,"
+             "\"blockTime\":2,\"time\":%s,\"monotime\":1}",
+             texts[i]);
+    ps_slog_rec r;
+    const char *why = NULL;
+    assert_int_equal(scan(line, &r, &why), 1);
+    double want = strtod(texts[i], NULL);
+    assert_memory_equal(&r.time, &want, sizeof want);
+  }
+  /* not numbers: no time read, whichever path looked (the line itself
+   * stays, as a line with no time) */
+  static const char *const bad[] = {".", "-", "1.2.3", "--5", "1-2"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char line[200];
+    snprintf(line, sizeof line,
+             "{\"type\":\"cosmic-swingset-begin-block\",\"blockHeight\":1,"
+             "\"blockTime\":2,\"time\":%s,\"monotime\":1}",
+             bad[i]);
+    ps_slog_rec r;
+    memset(&r, 0, sizeof r);
+    const char *why = NULL;
+    scan(line, &r, &why);
+    assert_true(r.time == 0);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(era_from_the_first_key_not_the_date),
+      cmocka_unit_test(times_read_as_strtod_reads_them),
       cmocka_unit_test(unused_types_are_not_read),
       cmocka_unit_test(delivery_members),
       cmocka_unit_test(hostile_values_are_rejected),
