@@ -23,12 +23,18 @@
 
 #define ARENA_CHUNK 16384
 
-/* Called for every member of every record: the first byte settles most
- * comparisons without a call. */
+/* Called for every member of every record, so compared here byte by byte
+ * and not through strcmp: the names are short and most differ within a
+ * few bytes ("blockHeight" and "blockTime" at the sixth), where a call
+ * per candidate was 1-2 % of reading a perf-finish line. */
 static int in_list(const char *const *list, const char *s) {
-  for (; list && *list; list++)
-    if ((*list)[0] == s[0] && strcmp(*list, s) == 0)
+  for (; list && *list; list++) {
+    const char *a = *list, *b = s;
+    while (*a && *a == *b)
+      a++, b++;
+    if (*a == *b)
       return 1;
+  }
   return 0;
 }
 

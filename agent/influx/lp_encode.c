@@ -257,6 +257,15 @@ static int check_point(const ps_point *p, size_t *mlen, size_t *mraw, const char
   return 0;
 }
 
+/* Whether tag key a sorts after b (NULL as ""). The first bytes decide
+ * most pairs: a strcmp per pair was 1-2 % of a point's encoding. */
+static inline int key_after(const char *a, const char *b) {
+  unsigned char ca = a ? (unsigned char)a[0] : 0, cb = b ? (unsigned char)b[0] : 0;
+  if (ca != cb)
+    return ca > cb;
+  return ca && strcmp(a, b) > 0;
+}
+
 /* The point's tags and the global ones with a value, sorted by key (stable
  * insertion: own tags before globals on equal keys). 0 or -E2BIG. */
 static int collect_tags(const ps_point *p, const ps_tag *extra_tags, size_t nextra,
@@ -275,8 +284,7 @@ static int collect_tags(const ps_point *p, const ps_tag *extra_tags, size_t next
       refs[nref].t = &arr[i];
       refs[nref].own = pass == 0;
       size_t j = nref++;
-      while (j > 0 && strcmp(refs[j - 1].t->key ? refs[j - 1].t->key : "",
-                             refs[j].t->key ? refs[j].t->key : "") > 0) {
+      while (j > 0 && key_after(refs[j - 1].t->key, refs[j].t->key)) {
         tag_ref tmp = refs[j];
         refs[j] = refs[j - 1];
         refs[j - 1] = tmp;
@@ -296,7 +304,8 @@ static int keep_tags(tag_ref *refs, size_t nref, size_t *kept_out, size_t *keyle
   size_t kept = 0, len = *keylen;
   for (size_t i = 0; i < nref; i++) {
     const char *key = refs[i].t->key;
-    if (kept > 0 && key && strcmp(refs[kept - 1].t->key, key) == 0) {
+    if (kept > 0 && key && refs[kept - 1].t->key[0] == key[0] &&
+        strcmp(refs[kept - 1].t->key, key) == 0) {
       if (refs[i].own && refs[kept - 1].own) {
         *why = "duplicate tag key";
         return -EINVAL;
