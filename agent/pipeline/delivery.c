@@ -164,6 +164,25 @@ static void cursor_committed_cb(void *ctx, ps_cursor *c) {
     pl_registry_maybe_free(d->reg, f);
 }
 
+/* An answered aux batch's body goes to the next aux batch while more are
+ * coming (others in flight, or the batcher busy with the files they come
+ * beside); the last answer of a burst frees them all. */
+static void aux_spares_free(pl_delivery *d) {
+  while (d->naux_spares)
+    ps_buf_free(&d->aux_spares[--d->naux_spares]);
+}
+
+static void aux_recycle(pl_delivery *d, ps_buf *body) {
+  int busy = (d->aux_in_flight || d->bt.inflight_count || (d->bt.open && d->bt.open->b.npoints)) &&
+             !uv_is_closing((uv_handle_t *)&d->flush_timer);
+  if (busy && d->naux_spares < PL_AUX_SPARES && body->data) {
+    d->aux_spares[d->naux_spares++] = *body;
+    ps_buf_init(body, 0);
+  }
+  if (!busy)
+    aux_spares_free(d);
+}
+
 static void sink_done(ps_sink *sink, ps_batch *batch, int status, size_t rejected) {
   pl_delivery *d = ps_sink_data(sink);
   ps_pbatch *b = batch->data;
@@ -174,6 +193,7 @@ static void sink_done(ps_sink *sink, ps_batch *batch, int status, size_t rejecte
     void (*on_done)(void *, int) = b->on_done;
     void *arg = b->done_arg;
     d->aux_in_flight--;
+    aux_recycle(d, &b->b.body);
     ps_pbatch_free(b);
     on_done(arg, status == 0);
   } else {
@@ -307,6 +327,10 @@ int pl_delivery_reconfigure(pl_delivery *d, const ps_config *cfg) {
 int pl_delivery_encode_aux(void *dv, ps_pbatch *b, const ps_point *p, const ps_origin *o,
                            const char **reason) {
   pl_delivery *d = dv;
+  if (!b->b.body.data && d->naux_spares) {
+    b->b.body = d->aux_spares[--d->naux_spares];
+    ps_buf_reset(&b->b.body);
+  }
   size_t at = b->b.body.len;
   int rc = ps_lp_encode(&b->b.body, p, d->tags, d->ntags, reason);
   if (rc < 0)
@@ -372,6 +396,7 @@ void pl_delivery_close(pl_delivery *d) {
   if (d->sink)
     ps_sink_close(d->sink, sink_closed, d);
   ps_batcher_free(&d->bt);
+  aux_spares_free(d);
 }
 
 void pl_delivery_free(pl_delivery *d) {

@@ -26,7 +26,10 @@
  *   file no batch holds any more is freed through the registry.
  * - Aux batches (run markers, self-metrics) go outside the checkpoints:
  *   pl_delivery_send_aux() submits one and calls its `on_done` once with
- *   whether it was acknowledged, then frees it.
+ *   whether it was acknowledged, then frees it. Its body is kept for the
+ *   next aux batch (at most PL_AUX_SPARES of them) while other aux
+ *   batches are in flight or the batcher is busy; an idle delivery keeps
+ *   none.
  * - After every answer of the sink (acknowledged, rejected or cancelled),
  *   the `answered` hook runs: the service resumes reading and checks
  *   whether a --once run is complete. The sink's "database not found"
@@ -70,6 +73,11 @@ typedef struct pl_tap_set {
   size_t n;
 } pl_tap_set;
 
+/* A slog batch grew its body from nothing by doublings, each past the
+ * mmap threshold a fresh mapping faulted in page by page
+ * (docs/benchmarks.md, "Seventh pass"). */
+#define PL_AUX_SPARES 4
+
 typedef struct pl_delivery {
   pl_shared *sh;
   pl_registry *reg;
@@ -85,6 +93,8 @@ typedef struct pl_delivery {
   size_t ntags;
   size_t turn_points; /* encoded in this loop turn */
   size_t aux_in_flight;
+  ps_buf aux_spares[PL_AUX_SPARES]; /* acknowledged aux bodies for the next ones */
+  size_t naux_spares;
   uint64_t last_answer_ms; /* uv_now() of the last acknowledgement */
 } pl_delivery;
 
