@@ -81,6 +81,7 @@ typedef struct pl_slogs {
   int idle_on;
   int held; /* waiting for the reader (hooks.reader_busy) */
   size_t in_flight; /* batches of every stage */
+  int any_read;     /* a stage was opened: a new cycle may make its read stale */
   int closed;
 } pl_slogs;
 
