@@ -199,10 +199,15 @@ static ps_pbatch *batch_new(ps_batcher *bt) {
 }
 
 /* A finished batch's body goes to the next batch, unless nothing is left
- * to send: an idle agent keeps no megabyte bodies. */
+ * to send: an idle agent keeps no megabyte bodies. One at least half as
+ * large as the last full batch will do; measured against max_bytes
+ * instead, batches cut by max_points (1,000 points of 145 bytes) kept
+ * none and mapped every body afresh (docs/benchmarks.md, "Seventh
+ * pass"). */
 static void recycle_body(ps_batcher *bt, ps_batch *b) {
   int busy = bt->inflight_head || (bt->open && bt->open->b.npoints);
-  if (busy && bt->nspares < bt->max_spares && b->body.data && b->body.cap >= bt->max_bytes / 2) {
+  size_t worth = (bt->hint_bytes ? bt->hint_bytes : bt->max_bytes) / 2;
+  if (busy && bt->nspares < bt->max_spares && b->body.data && b->body.cap >= worth) {
     bt->spares[bt->nspares++] = b->body;
     ps_buf_init(&b->body, 0);
   }

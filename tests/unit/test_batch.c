@@ -313,6 +313,26 @@ static void acknowledged_bodies_are_kept_for_the_next_batches(void **st) {
   ps_cursor_release(&c);
   ps_batcher_free(&r.bt);
 
+  /* batches cut by max_points, far below max_bytes: kept all the same */
+  rig_init(&r, 1, 1 << 20, 8 << 20);
+  ps_cursor_init(&c, 0, 1, NULL);
+  for (int k = 1; k <= 3; k++) {
+    assert_int_equal(ps_batcher_add(&r.bt, &c, line, sizeof line, &org), 0);
+    ps_cursor_line_done(&c, (uint64_t)k * sizeof line, k + 1, 0);
+  }
+  assert_int_equal(r.nsent, 3);
+  ps_batcher_done(&r.bt, r.sent[0], 1);
+  assert_int_equal(r.bt.nspares, 1);
+  const char *kept = r.bt.spares[0].data;
+  assert_int_equal(ps_batcher_add(&r.bt, &c, line, sizeof line, &org), 0);
+  ps_cursor_line_done(&c, 4 * sizeof line, 5, 0);
+  assert_int_equal(r.nsent, 4);
+  assert_ptr_equal(r.sent[3]->b.body.data, kept);
+  for (size_t k = 1; k < r.nsent; k++)
+    ps_batcher_done(&r.bt, r.sent[k], 1);
+  ps_cursor_release(&c);
+  ps_batcher_free(&r.bt);
+
   rig_init(&r, 1000, 1024, 1024); /* one batch fits: two kept still */
   assert_int_equal(r.bt.max_spares, 2);
   ps_batcher_limits(&r.bt, 1000, 1024, 1 << 30);
