@@ -164,14 +164,15 @@ static void cursor_committed_cb(void *ctx, ps_cursor *c) {
     pl_registry_maybe_free(d->reg, f);
 }
 
-/* An answered aux batch's body goes to the next aux batch while more are
- * coming (others in flight, or the batcher busy with the files they come
- * beside); the last answer of a burst frees them all. */
 static void aux_spares_free(pl_delivery *d) {
   while (d->naux_spares)
     ps_buf_free(&d->aux_spares[--d->naux_spares]);
 }
 
+/* An answered aux batch's body goes to the next aux batch while more are
+ * coming (others in flight, or the batcher busy with the files they come
+ * beside); the last answer of a burst frees them all, and so does a
+ * closing delivery. */
 static void aux_recycle(pl_delivery *d, ps_buf *body) {
   int busy = (d->aux_in_flight || d->bt.inflight_count || (d->bt.open && d->bt.open->b.npoints)) &&
              !uv_is_closing((uv_handle_t *)&d->flush_timer);
