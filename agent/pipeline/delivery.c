@@ -169,19 +169,21 @@ static void aux_spares_free(pl_delivery *d) {
     ps_buf_free(&d->aux_spares[--d->naux_spares]);
 }
 
+/* Batches in flight, aux or not, or points in the open batch. */
+static int sending(const pl_delivery *d) {
+  return (d->aux_in_flight || d->bt.inflight_count || (d->bt.open && d->bt.open->b.npoints)) &&
+         !uv_is_closing((uv_handle_t *)&d->flush_timer);
+}
+
 /* An answered aux batch's body goes to the next aux batch while more are
  * coming (others in flight, or the batcher busy with the files they come
- * beside); the last answer of a burst frees them all, and so does a
- * closing delivery. */
+ * beside). Whichever answer leaves nothing to send frees them all, as
+ * does a closing delivery: an idle agent keeps none. */
 static void aux_recycle(pl_delivery *d, ps_buf *body) {
-  int busy = (d->aux_in_flight || d->bt.inflight_count || (d->bt.open && d->bt.open->b.npoints)) &&
-             !uv_is_closing((uv_handle_t *)&d->flush_timer);
-  if (busy && d->naux_spares < PL_AUX_SPARES && body->data) {
+  if (sending(d) && d->naux_spares < PL_AUX_SPARES && body->data) {
     d->aux_spares[d->naux_spares++] = *body;
     ps_buf_init(body, 0);
   }
-  if (!busy)
-    aux_spares_free(d);
 }
 
 static void sink_done(ps_sink *sink, ps_batch *batch, int status, size_t rejected) {
@@ -200,6 +202,8 @@ static void sink_done(ps_sink *sink, ps_batch *batch, int status, size_t rejecte
   } else {
     ps_batcher_done(&d->bt, b, status == 0);
   }
+  if (d->naux_spares && !sending(d))
+    aux_spares_free(d);
   if (d->hooks.answered)
     d->hooks.answered(d->hooks.ctx);
 }
