@@ -19,10 +19,12 @@
  */
 #include "formats/slog_scan.h"
 
+#include <errno.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "influx/numfmt.h"
 
 const char *const ps_slog_counter_names[PS_SLOG_NCOUNTERS] = {
     "kernelObjects", "kernelPromises", "kpUnresolved", "clistEntries",
@@ -124,43 +126,6 @@ static int number_byte(char ch) {
   return (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '+' || ch == 'e' || ch == 'E';
 }
 
-/* Exact without strtod: an optional minus, digits with at most one point
- * among them, no exponent, an integer of the digits up to 2^53 and at
- * most 22 after the point. Both the integer and the power of ten are
- * exact doubles, so the one rounding of the division gives what strtod
- * gives. Slog times (16 digits) and counters take this path; strtod was
- * a tenth of reducing a slog (docs/benchmarks.md, "Seventh pass").
- * 0: not that shape. */
-static int plain_decimal(const char *s, size_t n, double *out) {
-  static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-  size_t i = s[0] == '-';
-  uint64_t digits = 0;
-  int ndigits = 0, frac = -1;
-  for (; i < n; i++) {
-    char ch = s[i];
-    if (ch >= '0' && ch <= '9') {
-      if (++ndigits > 19) /* past what a uint64_t holds */
-        return 0;
-      digits = digits * 10 + (uint64_t)(ch - '0');
-      if (frac >= 0)
-        frac++;
-    } else if (ch == '.' && frac < 0) {
-      frac = 0;
-    } else {
-      return 0;
-    }
-  }
-  if (ndigits == 0 || digits > (uint64_t)1 << 53 || frac > 22)
-    return 0;
-  double v = (double)digits;
-  if (frac > 0)
-    v /= pow10[frac];
-  *out = s[0] == '-' ? -v : v;
-  return 1;
-}
-
 /* A number at c->p (no skipping of what follows). 0 when it is none. */
 static int number(cur *c, double *out) {
   ws(c);
@@ -174,7 +139,12 @@ static int number(cur *c, double *out) {
   }
   if (n == 0 || n == sizeof buf - 1)
     return 0;
-  if (plain_decimal(c->p, n, out)) {
+  /* Most slog numbers (every time, 16 digits) are exact without strtod and
+   * its copy, which were a tenth of reducing a slog (docs/benchmarks.md,
+   * "Seventh pass"); an overflow is the infinity strtod gives. What the
+   * decimal reader refuses ("+7") is strtod's to judge, as before. */
+  int rc = ps_lp_decimal(c->p, n, out);
+  if (rc == 0 || rc == -ERANGE) {
     c->p += n;
     return 1;
   }
