@@ -6,6 +6,8 @@
 
 #include <math.h>
 
+#include "core/util.h"
+
 int64_t ps_seconds_to_ns(double seconds) {
   /* Times come from the data: 1e30 or NaN must not reach the conversion to
    * int64_t below, which is undefined for them. INT64_MIN lies outside
@@ -19,26 +21,16 @@ int64_t ps_seconds_to_ns(double seconds) {
   return (int64_t)whole * 1000000000LL + (int64_t)frac_us * 1000LL;
 }
 
-/* The judges look up a few names in every point they are shown, each
- * against a dozen keys that mostly differ in their first bytes: compared
- * here, not through a strcmp call per key (1-2 % of a backfill's CPU,
- * docs/benchmarks.md "Seventh pass"). */
-static inline int same_name(const char *a, const char *b) {
-  while (*a && *a == *b)
-    a++, b++;
-  return *a == *b;
-}
-
 const char *ps_point_tag(const ps_point *p, const char *key) {
   for (size_t i = 0; i < p->ntags; i++)
-    if (same_name(p->tags[i].key, key))
+    if (ps_same_str(p->tags[i].key, key))
       return p->tags[i].value;
   return NULL;
 }
 
 const ps_field *ps_point_field(const ps_point *p, const char *key) {
   for (size_t i = 0; i < p->nfields; i++)
-    if (same_name(p->fields[i].key, key))
+    if (ps_same_str(p->fields[i].key, key))
       return &p->fields[i];
   return NULL;
 }

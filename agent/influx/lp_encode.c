@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "influx/numfmt.h"
 #include "lp_syntax.h"
 
@@ -304,8 +305,7 @@ static int keep_tags(tag_ref *refs, size_t nref, size_t *kept_out, size_t *keyle
   size_t kept = 0, len = *keylen;
   for (size_t i = 0; i < nref; i++) {
     const char *key = refs[i].t->key;
-    if (kept > 0 && key && refs[kept - 1].t->key[0] == key[0] &&
-        strcmp(refs[kept - 1].t->key, key) == 0) {
+    if (kept > 0 && key && ps_same_str(refs[kept - 1].t->key, key)) {
       if (refs[i].own && refs[kept - 1].own) {
         *why = "duplicate tag key";
         return -EINVAL;

@@ -52,6 +52,17 @@ uint64_t ps_now_ms(void);
 #define PS_COMPARE_URL_PLACEHOLDERS 4
 uint64_t ps_hash64(uint64_t h, const void *p, size_t n);
 
+/* Whether two NUL-terminated names are the same, compared in place: the
+ * readers and the judges ask it per member or per point against a few
+ * short names that mostly differ in their first bytes, where a strcmp
+ * call per candidate was 1-2 % of a backfill's CPU (docs/benchmarks.md,
+ * "Seventh pass"). */
+static inline int ps_same_str(const char *a, const char *b) {
+  while (*a && *a == *b)
+    a++, b++;
+  return *a == *b;
+}
+
 /* A `stage` tag's text as its number, 0-100000 (a run has tens), or -1
  * when it is no such number (NULL, empty, signs, trailing text). */
 int ps_stage_number(const char *text);
