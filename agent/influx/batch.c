@@ -121,7 +121,7 @@ void ps_batcher_limits(ps_batcher *bt, size_t max_points, size_t max_bytes, size
    * acknowledged bodies were freed and the next ones mapped afresh, a page
    * fault per 4 KiB written (docs/benchmarks.md, "Sixth pass"). */
   size_t fit = bt->max_pending / bt->max_bytes;
-  bt->max_spares = fit < 2 ? 2 : fit > PS_BATCH_SPARES ? PS_BATCH_SPARES : fit;
+  bt->spares.max = fit < 2 ? 2 : fit > PS_BATCH_SPARES ? PS_BATCH_SPARES : fit;
 }
 
 void ps_batcher_init(ps_batcher *bt, size_t max_points, size_t max_bytes,
@@ -176,6 +176,26 @@ static int hold(ps_pbatch *b, ps_cursor *c) {
   return 0;
 }
 
+int ps_body_pool_take(ps_body_pool *pool, ps_buf *body) {
+  if (!pool->n)
+    return 0;
+  *body = pool->bodies[--pool->n];
+  ps_buf_reset(body);
+  return 1;
+}
+
+void ps_body_pool_keep(ps_body_pool *pool, ps_buf *body, size_t worth) {
+  if (pool->n < pool->max && pool->n < PS_BATCH_SPARES && body->data && body->cap >= worth) {
+    pool->bodies[pool->n++] = *body;
+    ps_buf_init(body, 0);
+  }
+}
+
+void ps_body_pool_free(ps_body_pool *pool) {
+  while (pool->n)
+    ps_buf_free(&pool->bodies[--pool->n]);
+}
+
 /* Sized like the last full batch, a batch is allocated once instead of
  * through a chain of doublings whose freed steps fragment the heap. Only a
  * hint: failing here just leaves the batch to grow as before. */
@@ -189,12 +209,8 @@ static ps_pbatch *batch_new(ps_batcher *bt) {
   if (!b)
     return NULL;
   b->seq = bt->next_seq++;
-  if (bt->nspares) {
-    b->b.body = bt->spares[--bt->nspares];
-    ps_buf_reset(&b->b.body);
-  } else {
+  if (!ps_body_pool_take(&bt->spares, &b->b.body))
     presize(bt, &b->b);
-  }
   return b;
 }
 
@@ -207,13 +223,10 @@ static ps_pbatch *batch_new(ps_batcher *bt) {
 static void recycle_body(ps_batcher *bt, ps_batch *b) {
   int busy = bt->inflight_head || (bt->open && bt->open->b.npoints);
   size_t worth = (bt->hint_bytes ? bt->hint_bytes : bt->max_bytes) / 2;
-  if (busy && bt->nspares < bt->max_spares && b->body.data && b->body.cap >= worth) {
-    bt->spares[bt->nspares++] = b->body;
-    ps_buf_init(&b->body, 0);
-  }
-  if (!busy)
-    while (bt->nspares)
-      ps_buf_free(&bt->spares[--bt->nspares]);
+  if (busy)
+    ps_body_pool_keep(&bt->spares, &b->body, worth);
+  else
+    ps_body_pool_free(&bt->spares);
 }
 
 /* Full: the open batch is sent only when nothing else is in flight, for
@@ -392,8 +405,7 @@ const ps_pbatch *ps_batcher_oldest(const ps_batcher *bt) { return bt->inflight_h
 void ps_batcher_free(ps_batcher *bt) {
   if (!bt)
     return;
-  while (bt->nspares)
-    ps_buf_free(&bt->spares[--bt->nspares]);
+  ps_body_pool_free(&bt->spares);
   if (!bt->open)
     return;
   ps_pbatch *b = bt->open;

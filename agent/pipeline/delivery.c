@@ -164,26 +164,10 @@ static void cursor_committed_cb(void *ctx, ps_cursor *c) {
     pl_registry_maybe_free(d->reg, f);
 }
 
-static void aux_spares_free(pl_delivery *d) {
-  while (d->naux_spares)
-    ps_buf_free(&d->aux_spares[--d->naux_spares]);
-}
-
 /* Batches in flight, aux or not, or points in the open batch. */
 static int sending(const pl_delivery *d) {
   return (d->aux_in_flight || d->bt.inflight_count || (d->bt.open && d->bt.open->b.npoints)) &&
          !uv_is_closing((uv_handle_t *)&d->flush_timer);
-}
-
-/* An answered aux batch's body goes to the next aux batch while more are
- * coming (others in flight, or the batcher busy with the files they come
- * beside). Whichever answer leaves nothing to send frees them all, as
- * does a closing delivery: an idle agent keeps none. */
-static void aux_recycle(pl_delivery *d, ps_buf *body) {
-  if (sending(d) && d->naux_spares < PL_AUX_SPARES && body->data) {
-    d->aux_spares[d->naux_spares++] = *body;
-    ps_buf_init(body, 0);
-  }
 }
 
 static void sink_done(ps_sink *sink, ps_batch *batch, int status, size_t rejected) {
@@ -196,14 +180,19 @@ static void sink_done(ps_sink *sink, ps_batch *batch, int status, size_t rejecte
     void (*on_done)(void *, int) = b->on_done;
     void *arg = b->done_arg;
     d->aux_in_flight--;
-    aux_recycle(d, &b->b.body);
+    /* its body goes to the next aux batch while more are coming (others
+     * in flight, or the batcher busy with the files they come beside) */
+    if (sending(d))
+      ps_body_pool_keep(&d->aux_spares, &b->b.body, 0);
     ps_pbatch_free(b);
     on_done(arg, status == 0);
   } else {
     ps_batcher_done(&d->bt, b, status == 0);
   }
-  if (d->naux_spares && !sending(d))
-    aux_spares_free(d);
+  /* the answer that leaves nothing to send frees them: an idle agent
+   * keeps no aux bodies */
+  if (d->aux_spares.n && !sending(d))
+    ps_body_pool_free(&d->aux_spares);
   if (d->hooks.answered)
     d->hooks.answered(d->hooks.ctx);
 }
@@ -297,6 +286,7 @@ static int build_tags(pl_delivery *d, const ps_config *cfg) {
 int pl_delivery_init(pl_delivery *d, pl_shared *sh, pl_registry *reg, pl_commit *commit,
                      const pl_delivery_hooks *hooks) {
   memset(d, 0, sizeof *d);
+  d->aux_spares.max = PL_AUX_SPARES;
   d->sh = sh;
   d->reg = reg;
   d->commit = commit;
@@ -332,10 +322,8 @@ int pl_delivery_reconfigure(pl_delivery *d, const ps_config *cfg) {
 int pl_delivery_encode_aux(void *dv, ps_pbatch *b, const ps_point *p, const ps_origin *o,
                            const char **reason) {
   pl_delivery *d = dv;
-  if (!b->b.body.data && d->naux_spares) {
-    b->b.body = d->aux_spares[--d->naux_spares];
-    ps_buf_reset(&b->b.body);
-  }
+  if (!b->b.body.data)
+    ps_body_pool_take(&d->aux_spares, &b->b.body);
   size_t at = b->b.body.len;
   int rc = ps_lp_encode(&b->b.body, p, d->tags, d->ntags, reason);
   if (rc < 0)
@@ -401,7 +389,7 @@ void pl_delivery_close(pl_delivery *d) {
   if (d->sink)
     ps_sink_close(d->sink, sink_closed, d);
   ps_batcher_free(&d->bt);
-  aux_spares_free(d);
+  ps_body_pool_free(&d->aux_spares);
 }
 
 void pl_delivery_free(pl_delivery *d) {

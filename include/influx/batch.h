@@ -132,6 +132,24 @@ struct ps_pbatch {
  * batches fit in max_pending (ps_batcher_init). */
 #define PS_BATCH_SPARES 16
 
+/* Bodies of answered batches kept for the next ones: a megabyte body
+ * mapped afresh for every batch cost a page fault per 4 KiB written. The
+ * owner sets `max` (at most PS_BATCH_SPARES) and says when to keep none:
+ * the batcher for its batches, the delivery for the aux batches beside
+ * them (pipeline/delivery.h). */
+typedef struct ps_body_pool {
+  ps_buf bodies[PS_BATCH_SPARES];
+  size_t n, max;
+} ps_body_pool;
+
+/* A kept body into *body, emptied with its capacity: 1, or 0 when none is
+ * kept (*body untouched). */
+int ps_body_pool_take(ps_body_pool *pool, ps_buf *body);
+/* Keeps *body, leaving it empty, when there is room and its capacity is
+ * at least `worth`; otherwise *body stays the caller's to free. */
+void ps_body_pool_keep(ps_body_pool *pool, ps_buf *body, size_t worth);
+void ps_body_pool_free(ps_body_pool *pool);
+
 typedef struct ps_batcher {
   size_t max_points, max_bytes, max_pending;
   size_t pending_bytes, pending_points; /* open + in flight */
@@ -140,8 +158,7 @@ typedef struct ps_batcher {
   uint64_t next_seq;
   ps_pbatch *open;
   ps_pbatch *inflight_head, *inflight_tail;
-  ps_buf spares[PS_BATCH_SPARES]; /* bodies of finished batches, for reuse */
-  size_t nspares, max_spares;
+  ps_body_pool spares; /* bodies of finished batches, for reuse */
   int (*submit)(void *ctx, ps_pbatch *b);
   void (*committed)(void *ctx, ps_cursor *c);
   void *ctx;

@@ -93,8 +93,7 @@ typedef struct pl_delivery {
   size_t ntags;
   size_t turn_points; /* encoded in this loop turn */
   size_t aux_in_flight;
-  ps_buf aux_spares[PL_AUX_SPARES]; /* acknowledged aux bodies for the next ones */
-  size_t naux_spares;
+  ps_body_pool aux_spares; /* acknowledged aux bodies for the next ones */
   uint64_t last_answer_ms; /* uv_now() of the last acknowledgement */
 } pl_delivery;
 

@@ -278,7 +278,7 @@ static void acknowledged_bodies_are_kept_for_the_next_batches(void **st) {
   (void)st;
   rig r;
   rig_init(&r, 1000, 1024, 8 * 1024);
-  assert_int_equal(r.bt.max_spares, 8);
+  assert_int_equal(r.bt.spares.max, 8);
   ps_cursor c;
   ps_cursor_init(&c, 0, 1, NULL);
   char line[600];
@@ -295,7 +295,7 @@ static void acknowledged_bodies_are_kept_for_the_next_batches(void **st) {
     bodies[k] = r.sent[k]->b.body.data;
   for (int k = 0; k < 7; k++) /* the last stays in flight: busy */
     ps_batcher_done(&r.bt, r.sent[k], 1);
-  assert_int_equal(r.bt.nspares, 7);
+  assert_int_equal(r.bt.spares.n, 7);
   for (int k = 0; k < 7; k++) { /* the next batches write into them */
     assert_int_equal(ps_batcher_add(&r.bt, &c, line, sizeof line, &org), 0);
     const char *now = r.bt.open->b.body.data;
@@ -306,10 +306,10 @@ static void acknowledged_bodies_are_kept_for_the_next_batches(void **st) {
     ps_cursor_line_done(&c, (uint64_t)(9 + k) * sizeof line, 10 + k, 0);
     ps_batcher_flush(&r.bt);
   }
-  assert_int_equal(r.bt.nspares, 0);
+  assert_int_equal(r.bt.spares.n, 0);
   for (size_t k = 7; k < r.nsent; k++)
     ps_batcher_done(&r.bt, r.sent[k], 1);
-  assert_int_equal(r.bt.nspares, 0); /* nothing left to send: none kept */
+  assert_int_equal(r.bt.spares.n, 0); /* nothing left to send: none kept */
   ps_cursor_release(&c);
   ps_batcher_free(&r.bt);
 
@@ -322,8 +322,8 @@ static void acknowledged_bodies_are_kept_for_the_next_batches(void **st) {
   }
   assert_int_equal(r.nsent, 3);
   ps_batcher_done(&r.bt, r.sent[0], 1);
-  assert_int_equal(r.bt.nspares, 1);
-  const char *kept = r.bt.spares[0].data;
+  assert_int_equal(r.bt.spares.n, 1);
+  const char *kept = r.bt.spares.bodies[0].data;
   assert_int_equal(ps_batcher_add(&r.bt, &c, line, sizeof line, &org), 0);
   ps_cursor_line_done(&c, 4 * sizeof line, 5, 0);
   assert_int_equal(r.nsent, 4);
@@ -334,9 +334,9 @@ static void acknowledged_bodies_are_kept_for_the_next_batches(void **st) {
   ps_batcher_free(&r.bt);
 
   rig_init(&r, 1000, 1024, 1024); /* one batch fits: two kept still */
-  assert_int_equal(r.bt.max_spares, 2);
+  assert_int_equal(r.bt.spares.max, 2);
   ps_batcher_limits(&r.bt, 1000, 1024, 1 << 30);
-  assert_int_equal(r.bt.max_spares, PS_BATCH_SPARES);
+  assert_int_equal(r.bt.spares.max, PS_BATCH_SPARES);
 }
 
 int main(void) {
