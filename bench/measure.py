@@ -28,6 +28,12 @@ def median(case, metric):
     return statistics.median(v) if v else None
 
 
+def lowest(case, metric):
+    """The least of a case's runs: what noise on the machine cannot add to."""
+    v = results.get((case, metric))
+    return min(v) if v else None
+
+
 def spread(case, metric):
     v = results.get((case, metric))
     return f"{min(v):.2f}-{max(v):.2f}" if v and len(v) > 1 else ""

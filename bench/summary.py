@@ -1,6 +1,6 @@
 """The table at the end of a benchmark session: each figure against its
 target (docs/benchmarks.md)."""
-from bench.measure import median
+from bench.measure import lowest, median
 
 
 def summary():
@@ -20,6 +20,10 @@ def summary():
     c = median("convert", "cpu_us")
     if v and c:
         row("run --once CPU / convert CPU", v / c, "<= 1.3", v / c <= 1.3)
+    # the medians move with the machine (docs/benchmarks.md, "Eighth pass")
+    v, c = lowest("e2e", "cpu_us"), lowest("convert", "cpu_us")
+    if v and c:
+        row("run --once CPU / convert CPU (lowest runs)", v / c, "(reported)", True)
     v = median("e2e-ts", "cpu_us")
     row("run --once agent CPU/point (gen_jsonl input)", v, "(reported)", True, " us")
     pmed = min([x for x in (median("plain1", "wall"), median("plain2", "wall")) if x] or [0]) or None

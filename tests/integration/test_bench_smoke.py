@@ -26,7 +26,8 @@ class BenchSmoke(unittest.TestCase):
             # a figure carries numbers, e.g. "cpu 0.812 us/pt"
             self.assertRegex(m.group(1), r"\d+(\.\d+)? (us/pt|s|ms)", f"{case}: {m.group(1)}")
         self.assertIn("figure summary:", out)
-        for what in ("convert CPU/point", "run --once agent CPU/point", "latency p99", "idle CPU"):
+        for what in ("convert CPU/point", "run --once agent CPU/point", "latency p99", "idle CPU",
+                     "run --once CPU / convert CPU (lowest runs)"):
             self.assertRegex(out, rf"\n  {re.escape(what)} +\S+", f"summary lacks {what}:\n{out}")
 
     def test_agoric_comparison_without_the_script_is_skipped_not_failed(self):
