@@ -14,6 +14,8 @@
 
 #include <string.h>
 
+#include "influx/numfmt.h"
+
 enum {
   ST_VALUE,        /* a value must come */
   ST_ARRAY_FIRST,  /* after '[': a value or ']' */
@@ -196,10 +198,6 @@ static int string_step(ps_json_stream *js, const char *data, size_t len, size_t 
   return 0;
 }
 
-static int number_byte(unsigned char c) {
-  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
-}
-
 /* A number as JSON writes it: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
 static int number_valid(const char *s, size_t n) {
   size_t i = 0;
@@ -351,7 +349,7 @@ static int lexeme_step(ps_json_stream *js, const char *data, size_t len, size_t 
     return deliver(js, PS_JS_STRING, cb, ctx);
   }
   if (js->lex == LEX_NUMBER) {
-    while (*i < len && number_byte((unsigned char)data[*i])) {
+    while (*i < len && ps_number_byte((unsigned char)data[*i])) {
       if (js->len >= 64)
         return fail(js, "number too long", js->tok_offset);
       js->text[js->len++] = data[(*i)++];

@@ -122,16 +122,12 @@ static int skip_value(cur *c) {
   return c->p > s && c->p < c->end;
 }
 
-static int number_byte(char ch) {
-  return (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '+' || ch == 'e' || ch == 'E';
-}
-
 /* A number at c->p (no skipping of what follows). 0 when it is none. */
 static int number(cur *c, double *out) {
   ws(c);
   char buf[64];
   size_t n = 0;
-  while (c->p + n < c->end && n < sizeof buf - 1 && number_byte(c->p[n]))
+  while (c->p + n < c->end && n < sizeof buf - 1 && ps_number_byte((unsigned char)c->p[n]))
     n++;
   if (c->cut && c->p + n >= c->end) { /* its last digits may lie past the cut */
     c->ran_out = 1;

@@ -42,6 +42,12 @@ size_t ps_fmt_double(double v, char *buf);
  * JSON formats and the line-protocol parser both use it.) */
 int ps_lp_decimal(const char *p, size_t n, double *out);
 
+/* Whether a byte may belong to a number's text (digits, sign, point,
+ * exponent): how a reader finds where a number ends before it reads it. */
+static inline int ps_number_byte(unsigned char c) {
+  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
 /* The fast path of ps_lp_decimal() for a reader that took the digits apart
  * itself: m * 10^exp10, negated when `neg`, where m holds every significant
  * digit. Returns 1 with *out set when m and 10^|exp10| are exact doubles

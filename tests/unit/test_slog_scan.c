@@ -273,10 +273,12 @@ static void times_read_as_strtod_reads_them(void **st) {
     const char *why = NULL;
     assert_int_equal(scan(line, &r, &why), 1);
     double want = strtod(texts[i], NULL);
+    assert_true(r.has & PS_SR_TIME);
     assert_memory_equal(&r.time, &want, sizeof want);
   }
   /* not numbers: no time read, whichever path looked (the line itself
-   * stays, as a line with no time) */
+   * stays, as a line with no time); the flag, not the value, tells: "."
+   * read as 0 would leave the time 0 as well */
   static const char *const bad[] = {".", "-", "1.2.3", "--5", "1-2"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char line[200];
@@ -288,6 +290,7 @@ static void times_read_as_strtod_reads_them(void **st) {
     memset(&r, 0, sizeof r);
     const char *why = NULL;
     scan(line, &r, &why);
+    assert_false(r.has & PS_SR_TIME);
     assert_true(r.time == 0);
   }
 }
