@@ -147,6 +147,7 @@ static int start_piece(ps_sink *s, slot *sl, piece *p) {
     body = sl->gz.data;
     len = sl->gz.len;
   }
+  sl->body_len = len;
   ps_buf_reset(&sl->answer);
   sl->collector.truncated = 0;
   /* POSTFIELDS is not copied: the batch (or sl->gz) outlives the transfer,
@@ -381,6 +382,7 @@ int ps_sink_submit(ps_sink *s, ps_batch *b) {
   p->t = t;
   p->l0 = 0;
   p->l1 = t->nlines;
+  p->doubted_413s = 0;
   t->next = s->batches;
   if (s->batches)
     s->batches->prev = t;

@@ -125,6 +125,7 @@ static int good_runs(const piece *p, const bool *bad, piece **out) {
     r->t = p->t;
     r->l0 = a;
     r->l1 = i;
+    r->doubted_413s = 0;
     r->next = NULL;
     *tail = r;
     tail = &r->next;
@@ -375,6 +376,21 @@ static void on_transient(ps_sink *s, piece *p, long code, const char *what,
   ps_sink_retry_later(s, p, delay);
 }
 
+/* A 413 for a body no larger than one the server took cannot be its size
+ * limit, unless the limit was lowered since: doubted SINK_413_DOUBTS times
+ * per piece, then believed, and what was taken is forgotten down to below
+ * this body so the next 413s are believed at once. */
+static bool doubt_too_large(ps_sink *s, const slot *sl, piece *p) {
+  if (sl->body_len > s->largest_body_taken)
+    return false;
+  if (p->doubted_413s < SINK_413_DOUBTS) {
+    p->doubted_413s++;
+    return true;
+  }
+  s->largest_body_taken = sl->body_len ? sl->body_len - 1 : 0;
+  return false;
+}
+
 void ps_sink_transfer_done(ps_sink *s, slot *sl, CURLcode res) {
   piece *p = sl->p;
   sl->p = NULL;
@@ -407,6 +423,8 @@ void ps_sink_transfer_done(ps_sink *s, slot *sl, CURLcode res) {
   }
   s->stats.unreachable_since_ms = 0;
   if (code >= 200 && code < 300) {
+    if (sl->body_len > s->largest_body_taken)
+      s->largest_body_taken = sl->body_len;
     s->fail_streak = 0;
     s->config_streak = 0;
     ps_sink_trouble_over(s);
@@ -416,6 +434,13 @@ void ps_sink_transfer_done(ps_sink *s, slot *sl, CURLcode res) {
   }
   char *msg = ps_sink_answer_message(&sl->answer);
   const char *m = msg ? msg : "";
+  if (code == 413 && doubt_too_large(s, sl, p)) {
+    on_transient(s, p, code, "too large, for a body no larger than one it took", 0);
+    free(msg);
+    return;
+  }
+  if (ps_sink_is_data_error(code, m) && sl->body_len > s->largest_body_taken)
+    s->largest_body_taken = sl->body_len; /* judged line by line: not too large */
   if (ps_sink_is_data_error(code, m) || code == 413) {
     /* The server works and judged the data: whatever failed before is
      * over. (A batch with a bad line may never see a 2xx.) */

@@ -43,12 +43,18 @@
  * human; retry slowly. */
 #define CONFIG_BACKOFF_FIRST_MS 5000
 #define RETRY_AFTER_MAX_S 600
+/* A 413 for a body no larger than one the server has taken is doubted this
+ * many times (retried as a passing failure) before it is believed: a proxy
+ * or an overloaded front may say 413 for what is not about size, and
+ * believing it at once refuses a good line (docs/design-notes.md). */
+#define SINK_413_DOUBTS 3
 
 typedef struct tracked tracked;
 
 typedef struct piece {
   tracked *t;
   size_t l0, l1; /* lines [l0, l1) of the batch */
+  unsigned doubted_413s; /* see SINK_413_DOUBTS */
   struct piece *next;
 } piece;
 
@@ -68,6 +74,7 @@ typedef struct slot {
   piece *p; /* NULL: idle */
   ps_buf answer;
   ps_http_answer collector; /* fills `answer`, bounded */
+  size_t body_len;          /* on the wire: compressed when gzip is on */
   ps_buf gz;
   z_stream zs;
   bool zs_ready;
@@ -87,6 +94,9 @@ struct ps_sink {
   tracked *batches;
   size_t nbatches;
   uint64_t resume_at;
+  /* the largest body (on the wire) the server has taken or judged by its
+   * lines; a 413 for one no larger is doubted */
+  size_t largest_body_taken;
   unsigned fail_streak;
   unsigned config_streak;
   uint64_t rng;

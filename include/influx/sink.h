@@ -20,7 +20,9 @@
  *   each with its origin through on_reject, and counts them in `rejected` of
  *   the done callback.
  * - 413: the batch is split in halves and resent; a single line still too
- *   large is rejected like a bad line.
+ *   large is rejected like a bad line. A 413 for a body no larger than one
+ *   the server has taken is retried instead, three times per piece, before
+ *   it is believed (the limit may have been lowered).
  * - A body is gzip-compressed per influxdb.gzip ("auto": not on loopback).
  * - Precision is always nanoseconds, spelled per API (v1 "n", v2 "ns").
  * - ps_sink_close() aborts transfers in flight (their batches get the done

@@ -238,6 +238,37 @@ class SinkTest(unittest.TestCase):
             if r.status == 204:
                 self.assertLess(r.body_len, 8192)
 
+    def test_413_for_a_body_no_larger_than_one_stored_is_retried(self):
+        # A proxy or a busy front may answer 413 for what is not about size.
+        # After the server stored a body of this size, the sink retries such
+        # a 413 instead of refusing the line. One line per batch, all of one
+        # length (v=1000i..1019i), so every body is the same size; the first
+        # four (one per slot) pass, so one is stored before the 413s come.
+        self.proxy.add_rule("pass", count=4)
+        self.proxy.add_rule("status", code=413, count=2,
+                            body='{"error":"Request Entity Too Large"}')
+        path = write_lp("doubt413.lp", lp_lines(20, start=1000))
+        res = run_driver(self.proxy.url, self.db, path, ["--batch", "1"])
+        self.assertClean(res)
+        self.assertEqual(res.rejects, [])
+        self.assertEqual(stored(self.db), expected(20, start=1000))
+        self.assertEqual([r.status for r in self.proxy.requests].count(413), 2)
+
+    def test_413_that_persists_is_believed_after_three_doubts(self):
+        # The server's limit may have been lowered since it took a body of
+        # this size: the fourth 413 for the same line is believed.
+        self.proxy.add_rule("pass", count=4)
+        self.proxy.add_rule("status", code=413, contains=b"v=1010i",
+                            body='{"error":"Request Entity Too Large"}')
+        path = write_lp("persist413.lp", lp_lines(20, start=1000))
+        res = run_driver(self.proxy.url, self.db, path, ["--batch", "1"])
+        self.assertClean(res, rejected=1)
+        self.assertEqual(len(res.rejects), 1)
+        self.assertTrue(res.rejects[0].startswith(f"{path}:11 "), res.rejects)
+        self.assertIn("413", res.rejects[0])
+        self.assertEqual(stored(self.db), [p for p in expected(20, start=1000) if p[1] != 1010])
+        self.assertEqual([r.status for r in self.proxy.requests].count(413), 4)
+
     def test_real_413_from_influxdb_max_body_size(self):
         # Straight to influxd: it answers 413 while the body is still being
         # sent, which a proxy that reads the whole request would hide.
