@@ -79,33 +79,9 @@ static const char *check_string(const char *p, const char *end) {
   }
 }
 
-static const char *digits(const char *p, const char *end) {
-  while (p < end && *p >= '0' && *p <= '9')
-    p++;
-  return p;
-}
-
 static const char *check_number(const char *p, const char *end) {
-  const char *s = p;
-  if (*p == '-')
-    p++;
-  if (p >= end || *p < '0' || *p > '9')
-    return NULL;
-  p = *p == '0' ? p + 1 : digits(p, end);
-  if (p < end && *p == '.') {
-    const char *d = ++p;
-    if ((p = digits(p, end)) == d)
-      return NULL;
-  }
-  if (p < end && (*p == 'e' || *p == 'E')) {
-    p++;
-    if (p < end && (*p == '+' || *p == '-'))
-      p++;
-    const char *d = p;
-    if ((p = digits(p, end)) == d)
-      return NULL;
-  }
-  return p - s > MAX_NUMBER_LEN ? NULL : p;
+  const char *e = ps_json_number_end(p, end);
+  return e && e - p > MAX_NUMBER_LEN ? NULL : e;
 }
 
 static const char *check_literal(const char *p, const char *end, const char *word, size_t n) {

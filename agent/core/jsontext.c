@@ -93,6 +93,34 @@ static const char *escape_fail(const char **why, const char *reason) {
   return NULL;
 }
 
+static const char *digits(const char *p, const char *end) {
+  while (p < end && *p >= '0' && *p <= '9')
+    p++;
+  return p;
+}
+
+const char *ps_json_number_end(const char *p, const char *end) {
+  if (p < end && *p == '-')
+    p++;
+  if (p >= end || *p < '0' || *p > '9')
+    return NULL;
+  p = *p == '0' ? p + 1 : digits(p, end);
+  if (p < end && *p == '.') {
+    const char *d = ++p;
+    if ((p = digits(p, end)) == d)
+      return NULL;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    p++;
+    if (p < end && (*p == '+' || *p == '-'))
+      p++;
+    const char *d = p;
+    if ((p = digits(p, end)) == d)
+      return NULL;
+  }
+  return p;
+}
+
 const char *ps_json_escape(const char *p, const char *end, unsigned *cp, const char **why) {
   if (end - p < 2)
     return escape_fail(why, "unterminated string");

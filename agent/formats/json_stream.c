@@ -14,6 +14,7 @@
 
 #include <string.h>
 
+#include "core/jsontext.h"
 #include "influx/numfmt.h"
 
 enum {
@@ -198,43 +199,9 @@ static int string_step(ps_json_stream *js, const char *data, size_t len, size_t 
   return 0;
 }
 
-/* A number as JSON writes it: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
-static int number_valid(const char *s, size_t n) {
-  size_t i = 0;
-  if (i < n && s[i] == '-')
-    i++;
-  if (i >= n)
-    return 0;
-  if (s[i] == '0')
-    i++;
-  else if (s[i] >= '1' && s[i] <= '9')
-    while (i < n && s[i] >= '0' && s[i] <= '9')
-      i++;
-  else
-    return 0;
-  if (i < n && s[i] == '.') {
-    size_t d = ++i;
-    while (i < n && s[i] >= '0' && s[i] <= '9')
-      i++;
-    if (i == d)
-      return 0;
-  }
-  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-    i++;
-    if (i < n && (s[i] == '+' || s[i] == '-'))
-      i++;
-    size_t d = i;
-    while (i < n && s[i] >= '0' && s[i] <= '9')
-      i++;
-    if (i == d)
-      return 0;
-  }
-  return i == n;
-}
-
 static int number_end(ps_json_stream *js, ps_js_cb cb, void *ctx) {
   js->lex = LEX_NONE;
-  if (!number_valid(js->text, js->len))
+  if (ps_json_number_end(js->text, js->text + js->len) != js->text + js->len)
     return fail(js, "invalid number", js->tok_offset);
   value_done(js);
   return deliver(js, PS_JS_NUMBER, cb, ctx);

@@ -20,6 +20,10 @@
  *   (unknown letter, bad hex, a surrogate alone, cut by `end`) returns
  *   NULL with a reason (static text) in *why when `why` is given. \u0000
  *   is not refused here (cp 0): callers that cannot store it say so.
+ * - ps_json_number_end() returns the byte after the longest prefix of
+ *   [p, end) that is a number as JSON writes it
+ *   (-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?), or NULL when none
+ *   begins at p: the one grammar of both JSON readers.
  * - ps_utf8_repair() appends `s` (n bytes) to `out` with each byte that
  *   does not begin a well-formed UTF-8 character replaced by U+FFFD, so
  *   text printed from data (cJSON copies a string's bytes as they are) is
@@ -37,6 +41,7 @@ const char *ps_json_nul_check(const char *data, size_t len, size_t *col);
 int ps_json_hex4(const char *q, unsigned *out);
 char *ps_utf8_put(char *w, unsigned cp);
 const char *ps_json_escape(const char *p, const char *end, unsigned *cp, const char **why);
+const char *ps_json_number_end(const char *p, const char *end);
 int ps_utf8_repair(ps_buf *out, const char *s, size_t n);
 
 #endif

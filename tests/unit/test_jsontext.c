@@ -131,6 +131,32 @@ static void test_escape_reads_one_escape_or_says_why(void **st) {
   }
 }
 
+/* The grammar both in-place readers (jsonspan and the streaming tokenizer)
+ * take a number by: the longest prefix, or none. */
+static void test_number_end_takes_the_longest_json_number(void **st) {
+  (void)st;
+  static const struct {
+    const char *text;
+    int used; /* -1: no number begins here */
+  } cases[] = {
+      {"0", 1},   {"-0", 2},    {"7", 1},   {"123", 3},       {"1.5", 3},  {"-12.25e+3", 9},
+      {"1E9", 3}, {"2e-07", 5}, {"01", 1},  {"0.5.1", 3},     {"1,", 1},   {"12}", 2},
+      {"1.", -1}, {"1.e3", -1}, {".5", -1}, {"-", -1},        {"-a", -1},  {"+1", -1},
+      {"1e", -1}, {"1e+", -1},  {"", -1},   {"Infinity", -1}, {"NaN", -1}, {"-.1", -1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *t = cases[i].text;
+    const char *e = ps_json_number_end(t, t + strlen(t));
+    if (cases[i].used < 0)
+      assert_null(e);
+    else
+      assert_ptr_equal(e, t + cases[i].used);
+  }
+  /* the end bounds the number: "12" seen as its first byte only */
+  const char *twelve = "12";
+  assert_ptr_equal(ps_json_number_end(twelve, twelve + 1), twelve + 1);
+}
+
 /* cJSON copies a string's bytes as they are: a reason with a Latin-1
  * byte made `triage list --json` output no JSON reader accepts. */
 static void test_utf8_repair_replaces_what_begins_no_character(void **st) {
@@ -163,6 +189,7 @@ int main(void) {
       cmocka_unit_test(test_hex4_reads_any_case_and_refuses_the_rest),
       cmocka_unit_test(test_utf8_put_writes_each_width),
       cmocka_unit_test(test_escape_reads_one_escape_or_says_why),
+      cmocka_unit_test(test_number_end_takes_the_longest_json_number),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
