@@ -10,16 +10,26 @@ from bench.inputs import count_lines
 from bench.measure import figure, log, median, record, run_child, spread
 
 
-def case_convert(b, name, jsonl, mapping, n):
+def convert_once(b, name, jsonl, mapping, n):
+    """One convert run; its CPU per point."""
     argv = [b.bin, "-c", b.convert_cfg, "convert", "-f", "jsonl"] + mapping + [jsonl]
-    for r in range(b.args.runs):
-        rc, wall, cpu, rss, err = run_child(argv)
-        if rc != 0:
-            raise RuntimeError(f"convert exited {rc}: {err[-500:]}")
-        record(name, cpu_us=cpu / n * 1e6, wall=wall, rss_mb=rss / 1024, pps=n / wall)
+    rc, wall, cpu, rss, err = run_child(argv)
+    if rc != 0:
+        raise RuntimeError(f"convert exited {rc}: {err[-500:]}")
+    record(name, cpu_us=cpu / n * 1e6, wall=wall, rss_mb=rss / 1024, pps=n / wall)
+    return cpu / n * 1e6
+
+
+def convert_figure(name, n):
     figure(name, f"cpu {median(name, 'cpu_us'):.3f} us/pt [{spread(name, 'cpu_us')}]  "
            f"wall {median(name, 'wall'):.2f} s  "
            f"rss {median(name, 'rss_mb'):.1f} MB  {median(name, 'pps') / 1000:.0f}k pt/s  (n={n})")
+
+
+def case_convert(b, name, jsonl, mapping, n):
+    for r in range(b.args.runs):
+        convert_once(b, name, jsonl, mapping, n)
+    convert_figure(name, n)
 
 
 def case_plain_once(b, batches, n, conns, suffix=""):
@@ -33,6 +43,7 @@ def case_plain_once(b, batches, n, conns, suffix=""):
 
 
 def case_agent_once(b, name, source, n, gzip, verify):
+    """One run --once into a fresh database; its CPU per point."""
     db = b.fresh_db(name.replace("-", "_"))
     cfg = b.config(db, source, gzip=gzip)
     c0 = b.influx_cpu()
@@ -47,27 +58,43 @@ def case_agent_once(b, name, source, n, gzip, verify):
     record(name, cpu_us=cpu / n * 1e6, wall=wall, rss_mb=rss / 1024, pps=n / wall,
            influx_us=ic / n * 1e6)
     b.drop(db)
+    return cpu / n * 1e6
 
 
 def case_throughput(b, inputs, n, cases):
     """plain, e2e and gzip interleaved over both inputs, so drift in the
-    server hits all alike. `inputs`: (suffix, jsonl, lp, source) per input;
-    gzip runs on the first only."""
+    server hits all alike. `inputs`: (suffix, jsonl, lp, source, mapping)
+    per input; gzip runs on the first only. With convert asked for too, a
+    convert run goes right before each e2e run, and each pair's ratio is
+    recorded ("e2e-pair"): the machine's speed drifts by a tenth over a
+    session (docs/benchmarks.md, "Ninth pass"), and a ratio of runs taken
+    minutes apart measures that drift as much as the agent."""
     batches = {}
+    pairs = "convert" in cases and "e2e" in cases
     if "plain" in cases:
-        for suffix, _, lp, _ in inputs:
+        for suffix, _, lp, _, _ in inputs:
             batches[suffix], nlp = plain_client.batches(lp)
             assert nlp == n, (lp, nlp, n)
     for r in range(b.args.runs):
-        for k, (suffix, jsonl, lp, source) in enumerate(inputs):
+        for k, (suffix, jsonl, lp, source, mapping) in enumerate(inputs):
             if "plain" in cases:
                 case_plain_once(b, batches[suffix], n, 1, suffix)
                 case_plain_once(b, batches[suffix], n, 2, suffix)
             if "e2e" in cases:
-                case_agent_once(b, "e2e" + suffix, source, n, "off", verify=r == 0)
+                c = convert_once(b, "convert" + suffix, jsonl, mapping, n) if pairs else None
+                e = case_agent_once(b, "e2e" + suffix, source, n, "off", verify=r == 0)
+                if c:
+                    record("e2e-pair" + suffix, ratio=e / c)
             if "gzip" in cases and k == 0:
                 case_agent_once(b, "gzip", source, n, "on", verify=r == 0)
-    for suffix, _, _, _ in inputs:
+    if pairs:
+        for suffix, _, _, _, _ in inputs:
+            convert_figure("convert" + suffix, n)
+            figure("e2e-pair" + suffix, f"run --once CPU / convert CPU of the run just before: "
+                   f"median {median('e2e-pair' + suffix, 'ratio'):.2f} "
+                   f"[{spread('e2e-pair' + suffix, 'ratio')}]  medians of the interleaved runs "
+                   f"{median('e2e' + suffix, 'cpu_us') / median('convert' + suffix, 'cpu_us'):.2f}")
+    for suffix, _, _, _, _ in inputs:
         for c in ("plain1" + suffix, "plain2" + suffix):
             if median(c, "wall") is not None:
                 figure(c, f"wall {median(c, 'wall'):.2f} s [{spread(c, 'wall')}]  "

@@ -9,7 +9,9 @@ and measures, each case --runs times (default 3; medians printed):
 
   convert     perfship convert -f jsonl on the 1,000,000-line stats file of
               bench/gen_stats_jsonl.py (--tag type --time-key time
-              --time-unit s), and as convert-ts on bench/gen_jsonl.py's file
+              --time-unit s), and as convert-ts on bench/gen_jsonl.py's file;
+              with e2e, each convert run goes right before an e2e run of the
+              same file, and the pair's CPU ratio is reported (e2e-pair)
   plain       the plain client (bench/plain_client.py) posting the same
               points as pre-made line protocol in 5,000-line batches over 1
               and over 2 connections
@@ -118,12 +120,12 @@ def main():
             gjsonl, glp = issue_stats_files(b, data, lines)
             jsonl, lp = stats_files(data, lines)
         b.start_influx()
-        if "convert" in cases:
+        if "convert" in cases and "e2e" not in cases:  # else paired with e2e's runs
             case_convert(b, "convert", gjsonl, STATS_CONVERT, lines)
             case_convert(b, "convert-ts", jsonl, TS_CONVERT, lines)
         if {"plain", "e2e", "gzip"} & set(cases):
-            inputs = [("", gjsonl, glp, STATS_SOURCE.format(path=gjsonl)),
-                      ("-ts", jsonl, lp, JSONL_SOURCE.format(path=jsonl))]
+            inputs = [("", gjsonl, glp, STATS_SOURCE.format(path=gjsonl), STATS_CONVERT),
+                      ("-ts", jsonl, lp, JSONL_SOURCE.format(path=jsonl), TS_CONVERT)]
             case_throughput(b, inputs, lines, cases)
         if "bigline" in cases:
             case_bigline(b, loadgen_dir(data, "oneday", 1, 5 if args.quick else 120))

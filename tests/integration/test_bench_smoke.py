@@ -25,8 +25,12 @@ class BenchSmoke(unittest.TestCase):
             self.assertIsNotNone(m, f"no figure line for {case}:\n{out}")
             # a figure carries numbers, e.g. "cpu 0.812 us/pt"
             self.assertRegex(m.group(1), r"\d+(\.\d+)? (us/pt|s|ms)", f"{case}: {m.group(1)}")
+        # each e2e run against the convert run just before it
+        self.assertRegex(out, r"\nfigure e2e-pair +run --once CPU / convert CPU of the run just "
+                         r"before: median \d+\.\d+", out)
         self.assertIn("figure summary:", out)
         for what in ("convert CPU/point", "run --once agent CPU/point", "latency p99", "idle CPU",
+                     "run --once CPU / convert CPU (paired runs)",
                      "run --once CPU / convert CPU (lowest runs)"):
             self.assertRegex(out, rf"\n  {re.escape(what)} +\S+", f"summary lacks {what}:\n{out}")
 
