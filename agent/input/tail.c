@@ -227,14 +227,22 @@ int ps_tail_partial(ps_tail *t, ps_tail_line *out) {
   return PS_TAIL_LINE;
 }
 
-void ps_tail_trim(ps_tail *t) {
+void ps_tail_trim(ps_tail *t, ps_buf *spare) {
   if (t->have_cur)
     return;
   size_t rest = t->buf.len - t->pos;
   if (rest == 0) {
     t->buf_off += t->buf.len;
     t->pos = t->scan = 0;
-    ps_buf_free(&t->buf);
+    if (spare && !spare->data && t->buf.data) {
+      size_t limit = t->buf.limit;
+      *spare = t->buf;
+      spare->len = 0;
+      spare->data[0] = '\0';
+      ps_buf_init(&t->buf, limit);
+    } else {
+      ps_buf_free(&t->buf);
+    }
     return;
   }
   if (t->buf.cap <= 2 * rest + 4096)
@@ -252,6 +260,26 @@ void ps_tail_trim(ps_tail *t) {
   t->buf_off += t->pos;
   t->pos = 0;
   t->scan = scan;
+}
+
+void ps_tail_adopt(ps_tail *t, ps_buf *spare, size_t chunk) {
+  if (!spare || !spare->data || t->have_cur || t->skipping)
+    return;
+  size_t rest = t->buf.len - t->pos;
+  if (t->buf.data && (t->buf.cap > rest + chunk || spare->cap <= t->buf.cap))
+    return; /* its own buffer will do, or the spare is no larger */
+  size_t limit = t->buf.limit;
+  if (rest)
+    memcpy(spare->data, t->buf.data + t->pos, rest);
+  spare->data[rest] = '\0';
+  spare->len = rest;
+  t->buf_off += t->pos;
+  t->scan -= t->pos;
+  t->pos = 0;
+  ps_buf_free(&t->buf);
+  t->buf = *spare;
+  t->buf.limit = limit;
+  ps_buf_init(spare, 0);
 }
 
 uint64_t ps_tail_offset(const ps_tail *t) { return t->buf_off + t->pos; }

@@ -71,6 +71,7 @@ void pl_reader_init(pl_reader *rd, pl_shared *sh, pl_registry *reg, pl_delivery 
   rd->dl = dl;
   rd->commit = commit;
   rd->hooks = *hooks;
+  ps_buf_init(&rd->spare, 0);
   uv_idle_init(sh->loop, &rd->work);
   rd->work.data = rd;
   uv_timer_init(sh->loop, &rd->settle_timer);
@@ -317,6 +318,11 @@ static int check_file(pl_reader *rd, pl_file *f, struct stat *st) {
   return open_parser(rd, f, f->fd) < 0 ? -1 : 0; /* reported; tried at the next change */
 }
 
+/* Where a file lets its emptied read buffer go: a service that lives for
+ * months frees it (docs/benchmarks.md, "A year of nightly runs"); --once
+ * keeps one for the next file. */
+static ps_buf *spare_of(pl_reader *rd) { return rd->sh->once ? &rd->spare : NULL; }
+
 /* The next slice of the file into its tail: the bytes read, 0 at the end
  * (at_end set), -1 on a read error (said). */
 static long read_slice(pl_reader *rd, pl_file *f, const struct stat *st) {
@@ -326,6 +332,7 @@ static long read_slice(pl_reader *rd, pl_file *f, const struct stat *st) {
     f->at_end = 1;
     return 0;
   }
+  ps_tail_adopt(&f->tail, spare_of(rd), READ_CHUNK);
   long n = ps_tail_fill(&f->tail, READ_CHUNK);
   if (n < 0) {
     ps_log_limited(PS_LOG_WARNING, "tail", pl_log_key("read", f->path), 60, "%s: read error (%s)",
@@ -355,10 +362,10 @@ static void too_long(pl_reader *rd, pl_file *f, uint64_t line_no) {
  * lets its buffer go now, not at its next turn, which in a backfill comes
  * after every other file's (100 runs held 100 read buffers, 80 MB;
  * docs/benchmarks.md, "The 100-run backfill's peak"). 1: more to do. */
-static int budget_spent(pl_file *f, size_t parsed, size_t used, size_t *spent) {
+static int budget_spent(pl_file *f, size_t parsed, size_t used, size_t *spent, ps_buf *spare) {
   *spent = parsed > used ? parsed : used;
   if (!ps_tail_buffered(&f->tail))
-    ps_tail_trim(&f->tail);
+    ps_tail_trim(&f->tail, spare);
   return 1;
 }
 
@@ -381,7 +388,7 @@ static int lines_turn(pl_reader *rd, pl_file *f, size_t budget, size_t *spent) {
   size_t used = 0, parsed = 0;
   for (;;) {
     if (parsed >= budget)
-      return budget_spent(f, parsed, used, spent);
+      return budget_spent(f, parsed, used, spent, spare_of(rd));
     ps_tail_line ln;
     int r = ps_tail_next(&f->tail, &ln);
     if (r == PS_TAIL_NONE) {
@@ -436,9 +443,9 @@ static int lines_turn(pl_reader *rd, pl_file *f, size_t budget, size_t *spent) {
     size_t len = ln.len;
     record_done(rd, f, rc, ln.end, ln.line_no + 1);
     if (len > READ_CHUNK)
-      ps_tail_trim(&f->tail); /* the lines after it need no 16 MB buffer */
+      ps_tail_trim(&f->tail, spare_of(rd)); /* the lines after it need no 16 MB buffer */
   }
-  ps_tail_trim(&f->tail); /* idle files keep no read-sized buffer */
+  ps_tail_trim(&f->tail, spare_of(rd)); /* idle files keep no read-sized buffer */
   if (rd->hooks.at_end)
     rd->hooks.at_end(rd->hooks.ctx, f);
   if (f->draining)
@@ -613,6 +620,7 @@ static void work_cb(uv_idle_t *h) {
     budget = budget > spent ? budget - spent : 0;
   }
   if (!rd->q_head) {
+    ps_buf_free(&rd->spare); /* nothing to read: a waiting service holds no read buffer */
     uv_idle_stop(&rd->work);
     if (rd->hooks.idle)
       rd->hooks.idle(rd->hooks.ctx);
@@ -648,7 +656,7 @@ void pl_reader_close_idle(pl_reader *rd) {
     if (!f->retired && f->kind == PS_INPUT_LINES && f->fd >= 0 && !f->queued && !f->paused &&
         !f->draining && !f->tail.have_cur && ps_tail_buffered(&f->tail) == 0 &&
         f->cur.committed == ps_tail_offset(&f->tail) && now - f->last_read_ms >= idle_ms) {
-      ps_tail_trim(&f->tail);
+      ps_tail_trim(&f->tail, NULL);
       close(f->fd);
       f->fd = f->tail.fd = -1;
     }
@@ -680,6 +688,7 @@ void pl_reader_stop(pl_reader *rd) {
 }
 
 void pl_reader_close(pl_reader *rd) {
+  ps_buf_free(&rd->spare);
   if (!uv_is_closing((uv_handle_t *)&rd->work))
     uv_close((uv_handle_t *)&rd->work, NULL);
   if (!uv_is_closing((uv_handle_t *)&rd->settle_timer))

@@ -106,8 +106,17 @@ void ps_tail_consume(ps_tail *t);
  * like any line. */
 int ps_tail_partial(ps_tail *t, ps_tail_line *out);
 /* Gives back buffer memory beyond what the unconsumed bytes need (call at
- * end of file: an idle file then costs bytes, not a read chunk). */
-void ps_tail_trim(ps_tail *t);
+ * end of file: an idle file then costs bytes, not a read chunk). A buffer
+ * with nothing in it goes into *spare when `spare` is given and holds
+ * none; else it is freed. */
+void ps_tail_trim(ps_tail *t, ps_buf *spare);
+/* Before reading `chunk` more: a tail without a buffer, or whose buffer
+ * is too small for what it holds plus a chunk, takes the spare's when
+ * that is larger (what it holds is copied over, its own buffer freed; the
+ * spare is left empty). A reader going from file to file then reads into
+ * one buffer instead of growing and faulting in a fresh one for each
+ * file's multi-megabyte line. `spare` may be NULL. */
+void ps_tail_adopt(ps_tail *t, ps_buf *spare, size_t chunk);
 /* Offset and number of the first line not yet consumed. */
 uint64_t ps_tail_offset(const ps_tail *t);
 /* Bytes buffered but not consumed (a partial last line, lines not framed). */

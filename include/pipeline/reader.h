@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <uv.h>
 
+#include "core/buf.h"
 #include "pipeline/commit.h"
 #include "pipeline/delivery.h"
 #include "pipeline/registry.h"
@@ -54,6 +55,11 @@ typedef struct pl_reader {
   int maybe_paused; /* a file was paused since pl_reader_resume() last looked */
   uv_idle_t work;   /* runs the loop turn while a file is queued */
   uv_timer_t settle_timer;
+  /* --once: the read buffer a file let go, for the next file to read
+   * into; kept while files are queued. A backfill's runs each grew a
+   * 16 MiB buffer for their perf-finish line and faulted it in page by
+   * page (docs/benchmarks.md, "Ninth pass"). */
+  ps_buf spare;
 } pl_reader;
 
 void pl_reader_init(pl_reader *rd, pl_shared *sh, pl_registry *reg, pl_delivery *dl,

@@ -71,6 +71,95 @@ static void partial_last_line_waits(void **st) {
   close(fd);
 }
 
+/* A reader going from file to file reads into one buffer: an emptied
+ * buffer goes to the spare, whatever its size, and the next tail that has
+ * none, or needs a larger one, reads into it; a spare already held stays,
+ * and the buffer let go is freed. */
+static void an_emptied_buffer_serves_the_next_file(void **st) {
+  (void)st;
+  char pa[128], pb[128], pc[128], got[256];
+  path_of(pa, "spare-a");
+  path_of(pb, "spare-b");
+  path_of(pc, "spare-c");
+  write_file(pa, "one\ntwo\n", 8, "w");
+  write_file(pb, "three\nfour", 10, "w");
+  size_t big = (size_t)5 << 20;
+  char *line = malloc(big + 1);
+  assert_non_null(line);
+  memset(line, 'x', big);
+  line[big] = '\n';
+  write_file(pc, line, big + 1, "w");
+  free(line);
+  int fa = open(pa, O_RDONLY), fb = open(pb, O_RDONLY), fc = open(pc, O_RDONLY);
+  ps_tail a, b, c;
+  ps_buf spare;
+  ps_buf_init(&spare, 0);
+  ps_tail_init(&a, fa, 0, 1, 1024);
+  ps_tail_init(&b, fb, 0, 1, 1024);
+  ps_tail_init(&c, fc, 0, 1, big + 1);
+
+  /* b holds "four" (no newline yet) in a buffer of its own */
+  drain(&b, got, sizeof got, 1 << 20);
+  assert_string_equal(got, "three|");
+  char *b_buf = b.buf.data;
+  assert_non_null(b_buf);
+
+  drain(&c, got, sizeof got, 1 << 20);
+  assert_string_equal(got, "|"); /* the line, cut by drain's buffer */
+  char *c_buf = c.buf.data;
+  size_t c_cap = c.buf.cap;
+  assert_true(c_cap > big);
+  ps_tail_trim(&c, &spare);
+  assert_null(c.buf.data);
+  assert_ptr_equal(spare.data, c_buf);
+  assert_int_equal(spare.len, 0);
+  assert_int_equal(ps_tail_offset(&c), big + 1);
+
+  /* no buffer: a takes the spare */
+  ps_tail_adopt(&a, &spare, 1 << 20);
+  assert_ptr_equal(a.buf.data, c_buf);
+  assert_int_equal(a.buf.cap, c_cap);
+  assert_null(spare.data);
+  drain(&a, got, sizeof got, 1 << 20);
+  assert_string_equal(got, "one|two|");
+  assert_int_equal(ps_tail_offset(&a), 8);
+  ps_tail_trim(&a, &spare);
+  assert_ptr_equal(spare.data, c_buf);
+
+  /* b's buffer holds "four" and a 1 MiB read: it keeps its own */
+  ps_tail_adopt(&b, &spare, 1 << 20);
+  assert_ptr_equal(b.buf.data, b_buf);
+  assert_ptr_equal(spare.data, c_buf);
+  /* but not "four" and a 3 MiB read: it moves into the larger spare */
+  ps_tail_adopt(&b, &spare, (size_t)3 << 20);
+  assert_ptr_equal(b.buf.data, c_buf);
+  assert_null(spare.data);
+  write_file(pb, "\nfive\n", 6, "a");
+  drain(&b, got, sizeof got, (size_t)3 << 20);
+  assert_string_equal(got, "four|five|");
+  assert_int_equal(ps_tail_offset(&b), 16);
+  assert_int_equal(b.line_no, 4);
+
+  /* a second emptied buffer is freed: the spare already holds one */
+  write_file(pa, "six\n", 4, "a");
+  drain(&a, got, sizeof got, 1 << 20);
+  assert_string_equal(got, "six|");
+  ps_tail_trim(&b, &spare);
+  assert_ptr_equal(spare.data, c_buf);
+  ps_tail_trim(&a, &spare);
+  assert_null(a.buf.data);
+  assert_ptr_equal(spare.data, c_buf);
+  assert_int_equal(ps_tail_offset(&a), 12);
+  ps_buf_free(&spare);
+
+  ps_tail_free(&a);
+  ps_tail_free(&b);
+  ps_tail_free(&c);
+  close(fa);
+  close(fb);
+  close(fc);
+}
+
 static void trim_gives_memory_back(void **st) {
   (void)st;
   char p[128], got[256];
@@ -82,13 +171,13 @@ static void trim_gives_memory_back(void **st) {
   drain(&t, got, sizeof got, 1 << 20);
   assert_string_equal(got, "a|");
   assert_true(t.buf.cap > 1000000);
-  ps_tail_trim(&t); /* the partial line survives giving memory back */
+  ps_tail_trim(&t, NULL); /* the partial line survives giving memory back */
   assert_true(t.buf.cap <= 16);
   assert_int_equal(ps_tail_offset(&t), 2);
   write_file(p, "e\nf\n", 4, "a");
   drain(&t, got, sizeof got, 1 << 20);
   assert_string_equal(got, "bcde|f|");
-  ps_tail_trim(&t);
+  ps_tail_trim(&t, NULL);
   assert_int_equal(t.buf.cap, 0);
   assert_int_equal(ps_tail_offset(&t), 9);
   write_file(p, "g\n", 2, "a");
@@ -358,6 +447,7 @@ int main(void) {
       cmocka_unit_test(partial_last_line_waits),
       cmocka_unit_test(next_without_consume_repeats),
       cmocka_unit_test(trim_gives_memory_back),
+      cmocka_unit_test(an_emptied_buffer_serves_the_next_file),
       cmocka_unit_test(resume_at_offset),
       cmocka_unit_test(huge_line_is_linear_and_exact),
       cmocka_unit_test(over_long_line_is_skipped_with_bounded_memory),
