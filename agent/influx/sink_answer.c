@@ -378,8 +378,9 @@ static void on_transient(ps_sink *s, piece *p, long code, const char *what,
 
 /* A 413 for a body no larger than one the server took cannot be its size
  * limit, unless the limit was lowered since: doubted SINK_413_DOUBTS times
- * per piece, then believed, and what was taken is forgotten down to below
- * this body so the next 413s are believed at once. */
+ * per piece, then believed, and what was taken is forgotten, so the 413s
+ * that follow are believed at once until the server takes a body again
+ * (halves of a body too large may well be too large too). */
 static bool doubt_too_large(ps_sink *s, const slot *sl, piece *p) {
   if (sl->body_len > s->largest_body_taken)
     return false;
@@ -387,7 +388,7 @@ static bool doubt_too_large(ps_sink *s, const slot *sl, piece *p) {
     p->doubted_413s++;
     return true;
   }
-  s->largest_body_taken = sl->body_len ? sl->body_len - 1 : 0;
+  s->largest_body_taken = 0;
   return false;
 }
 

@@ -106,7 +106,7 @@ int ps_sink_split_piece(ps_sink *s, piece *p) {
   q->t = p->t;
   q->l0 = m;
   q->l1 = p->l1;
-  q->doubted_413s = 0;
+  q->doubted_413s = p->doubted_413s = 0; /* each half is a body of its own */
   p->l1 = m;
   p->t->open_pieces++;
   ps_sink_queue_push_front(s, q);

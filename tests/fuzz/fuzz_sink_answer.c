@@ -82,6 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   p->t = t;
   p->l0 = 0;
   p->l1 = t->nlines;
+  p->doubted_413s = 0;
   p->next = NULL;
 
   char *msg = ps_sink_answer_message(&answer);

@@ -269,6 +269,25 @@ class SinkTest(unittest.TestCase):
         self.assertEqual(stored(self.db), [p for p in expected(20, start=1000) if p[1] != 1010])
         self.assertEqual([r.status for r in self.proxy.requests].count(413), 4)
 
+    def test_413_after_the_limit_was_lowered_is_doubted_once(self):
+        # The server took bodies of 3.8 kB, then its limit drops to 1,000
+        # bytes: the first 413s are doubted, the rest believed at once, and
+        # each batch of 100 lines is cut down to quarters that pass. Doubting
+        # the halves too (three retries a level) would cost seconds a batch.
+        self.proxy.add_rule("pass", count=4)
+        self.proxy.add_rule("status", code=413, min_body=1000,
+                            body='{"error":"Request Entity Too Large"}')
+        path = write_lp("lowered413.lp", lp_lines(2000, start=1000))
+        res = run_driver(self.proxy.url, self.db, path, ["--batch", "100"])
+        self.assertClean(res)
+        self.assertEqual(res.rejects, [])
+        self.assertEqual(stored(self.db), expected(2000, start=1000))
+        n413 = [r.status for r in self.proxy.requests].count(413)
+        # 16 batches x (the batch and its two halves), plus at most three
+        # doubts for each of the four requests in flight when it dropped
+        self.assertLessEqual(n413, 16 * 3 + 4 * 3, n413)
+        self.assertLess(res.elapsed, 15)
+
     def test_real_413_from_influxdb_max_body_size(self):
         # Straight to influxd: it answers 413 while the body is still being
         # sent, which a proxy that reads the whole request would hide.
