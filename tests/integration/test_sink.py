@@ -238,51 +238,51 @@ class SinkTest(unittest.TestCase):
             if r.status == 204:
                 self.assertLess(r.body_len, 8192)
 
+    def ship_413s_after_four_taken(self, name, nlines, batch, **rule):
+        """lp_lines(nlines, start=1000) (lines of one length) in batches of
+        `batch` lines: the first four requests (one per slot) pass, so the
+        server has taken a body of this size before the proxy answers 413
+        as `rule` says. Returns the file, the driver's result and the
+        number of 413s."""
+        self.proxy.add_rule("pass", count=4)
+        self.proxy.add_rule("status", code=413, body='{"error":"Request Entity Too Large"}',
+                            **rule)
+        path = write_lp(name, lp_lines(nlines, start=1000))
+        res = run_driver(self.proxy.url, self.db, path, ["--batch", str(batch)])
+        return path, res, [r.status for r in self.proxy.requests].count(413)
+
     def test_413_for_a_body_no_larger_than_one_stored_is_retried(self):
         # A proxy or a busy front may answer 413 for what is not about size.
         # After the server stored a body of this size, the sink retries such
-        # a 413 instead of refusing the line. One line per batch, all of one
-        # length (v=1000i..1019i), so every body is the same size; the first
-        # four (one per slot) pass, so one is stored before the 413s come.
-        self.proxy.add_rule("pass", count=4)
-        self.proxy.add_rule("status", code=413, count=2,
-                            body='{"error":"Request Entity Too Large"}')
-        path = write_lp("doubt413.lp", lp_lines(20, start=1000))
-        res = run_driver(self.proxy.url, self.db, path, ["--batch", "1"])
+        # a 413 instead of refusing the line.
+        path, res, n413 = self.ship_413s_after_four_taken("doubt413.lp", 20, 1, count=2)
         self.assertClean(res)
         self.assertEqual(res.rejects, [])
         self.assertEqual(stored(self.db), expected(20, start=1000))
-        self.assertEqual([r.status for r in self.proxy.requests].count(413), 2)
+        self.assertEqual(n413, 2)
 
     def test_413_that_persists_is_believed_after_three_doubts(self):
         # The server's limit may have been lowered since it took a body of
         # this size: the fourth 413 for the same line is believed.
-        self.proxy.add_rule("pass", count=4)
-        self.proxy.add_rule("status", code=413, contains=b"v=1010i",
-                            body='{"error":"Request Entity Too Large"}')
-        path = write_lp("persist413.lp", lp_lines(20, start=1000))
-        res = run_driver(self.proxy.url, self.db, path, ["--batch", "1"])
+        path, res, n413 = self.ship_413s_after_four_taken("persist413.lp", 20, 1,
+                                                          contains=b"v=1010i")
         self.assertClean(res, rejected=1)
         self.assertEqual(len(res.rejects), 1)
         self.assertTrue(res.rejects[0].startswith(f"{path}:11 "), res.rejects)
         self.assertIn("413", res.rejects[0])
         self.assertEqual(stored(self.db), [p for p in expected(20, start=1000) if p[1] != 1010])
-        self.assertEqual([r.status for r in self.proxy.requests].count(413), 4)
+        self.assertEqual(n413, 4)
 
     def test_413_after_the_limit_was_lowered_is_doubted_once(self):
-        # The server took bodies of 3.8 kB, then its limit drops to 1,000
+        # The server took bodies of 3.4 kB, then its limit drops to 1,000
         # bytes: the first 413s are doubted, the rest believed at once, and
         # each batch of 100 lines is cut down to quarters that pass. Doubting
         # the halves too (three retries a level) would cost seconds a batch.
-        self.proxy.add_rule("pass", count=4)
-        self.proxy.add_rule("status", code=413, min_body=1000,
-                            body='{"error":"Request Entity Too Large"}')
-        path = write_lp("lowered413.lp", lp_lines(2000, start=1000))
-        res = run_driver(self.proxy.url, self.db, path, ["--batch", "100"])
+        path, res, n413 = self.ship_413s_after_four_taken("lowered413.lp", 2000, 100,
+                                                          min_body=1000)
         self.assertClean(res)
         self.assertEqual(res.rejects, [])
         self.assertEqual(stored(self.db), expected(2000, start=1000))
-        n413 = [r.status for r in self.proxy.requests].count(413)
         # 16 batches x (the batch and its two halves), plus at most three
         # doubts for each of the four requests in flight when it dropped
         self.assertLessEqual(n413, 16 * 3 + 4 * 3, n413)
