@@ -363,7 +363,7 @@ int ps_sink_submit(ps_sink *s, ps_batch *b) {
   if (b->disorder)
     return -EINVAL;
   tracked *t = calloc(1, sizeof *t);
-  piece *p = malloc(sizeof *p);
+  piece *p = t ? ps_sink_piece_new(t, 0, 0) : NULL;
   if (!t || !p) {
     free(t);
     free(p);
@@ -379,10 +379,7 @@ int ps_sink_submit(ps_sink *s, ps_batch *b) {
     return -ENOMEM;
   }
   t->open_pieces = 1;
-  p->t = t;
-  p->l0 = 0;
   p->l1 = t->nlines;
-  p->doubted_413s = 0;
   t->next = s->batches;
   if (s->batches)
     s->batches->prev = t;

@@ -117,16 +117,11 @@ static int good_runs(const piece *p, const bool *bad, piece **out) {
       i++;
     if (a == i)
       continue;
-    piece *r = malloc(sizeof *r);
+    piece *r = ps_sink_piece_new(p->t, a, i);
     if (!r) {
       free_runs(runs);
       return -ENOMEM;
     }
-    r->t = p->t;
-    r->l0 = a;
-    r->l1 = i;
-    r->doubted_413s = 0;
-    r->next = NULL;
     *tail = r;
     tail = &r->next;
   }
@@ -381,6 +376,11 @@ static void on_transient(ps_sink *s, piece *p, long code, const char *what,
  * per piece, then believed, and what was taken is forgotten, so the 413s
  * that follow are believed at once until the server takes a body again
  * (halves of a body too large may well be too large too). */
+static void body_taken(ps_sink *s, const slot *sl) {
+  if (sl->body_len > s->largest_body_taken)
+    s->largest_body_taken = sl->body_len;
+}
+
 static bool doubt_too_large(ps_sink *s, const slot *sl, piece *p) {
   if (sl->body_len > s->largest_body_taken)
     return false;
@@ -424,8 +424,7 @@ void ps_sink_transfer_done(ps_sink *s, slot *sl, CURLcode res) {
   }
   s->stats.unreachable_since_ms = 0;
   if (code >= 200 && code < 300) {
-    if (sl->body_len > s->largest_body_taken)
-      s->largest_body_taken = sl->body_len;
+    body_taken(s, sl);
     s->fail_streak = 0;
     s->config_streak = 0;
     ps_sink_trouble_over(s);
@@ -440,16 +439,17 @@ void ps_sink_transfer_done(ps_sink *s, slot *sl, CURLcode res) {
     free(msg);
     return;
   }
-  if (ps_sink_is_data_error(code, m) && sl->body_len > s->largest_body_taken)
-    s->largest_body_taken = sl->body_len; /* judged line by line: not too large */
-  if (ps_sink_is_data_error(code, m) || code == 413) {
+  bool data_error = ps_sink_is_data_error(code, m);
+  if (data_error)
+    body_taken(s, sl); /* judged line by line: not too large */
+  if (data_error || code == 413) {
     /* The server works and judged the data: whatever failed before is
      * over. (A batch with a bad line may never see a 2xx.) */
     s->fail_streak = 0;
     s->config_streak = 0;
     ps_sink_trouble_over(s);
   }
-  if (ps_sink_is_data_error(code, m))
+  if (data_error)
     ps_sink_on_data_error(s, p, m);
   else if (code == 413)
     ps_sink_on_too_large(s, p);

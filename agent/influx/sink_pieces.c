@@ -97,16 +97,23 @@ void ps_sink_piece_done(ps_sink *s, piece *p) {
     s->done(s, b, 0, rejected);
 }
 
+piece *ps_sink_piece_new(tracked *t, size_t l0, size_t l1) {
+  piece *p = calloc(1, sizeof *p);
+  if (p) {
+    p->t = t;
+    p->l0 = l0;
+    p->l1 = l1;
+  }
+  return p;
+}
+
 /* Splits p into [l0, m) and [m, l1) at the head of the queue. */
 int ps_sink_split_piece(ps_sink *s, piece *p) {
-  piece *q = malloc(sizeof *q);
+  size_t m = p->l0 + (p->l1 - p->l0) / 2;
+  piece *q = ps_sink_piece_new(p->t, m, p->l1);
   if (!q)
     return -ENOMEM;
-  size_t m = p->l0 + (p->l1 - p->l0) / 2;
-  q->t = p->t;
-  q->l0 = m;
-  q->l1 = p->l1;
-  q->doubted_413s = p->doubted_413s = 0; /* each half is a body of its own */
+  p->doubted_413s = 0; /* each half is a body of its own */
   p->l1 = m;
   p->t->open_pieces++;
   ps_sink_queue_push_front(s, q);

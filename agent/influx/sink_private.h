@@ -118,6 +118,9 @@ struct ps_sink {
 };
 
 /* sink_pieces.c */
+/* A piece of lines [l0, l1) of t, not queued, with no doubts yet; NULL
+ * when out of memory. */
+piece *ps_sink_piece_new(tracked *t, size_t l0, size_t l1);
 void ps_sink_queue_push_back(ps_sink *s, piece *p);
 void ps_sink_queue_push_front(ps_sink *s, piece *p);
 piece *ps_sink_queue_pop(ps_sink *s);

@@ -620,7 +620,7 @@ static void work_cb(uv_idle_t *h) {
     budget = budget > spent ? budget - spent : 0;
   }
   if (!rd->q_head) {
-    ps_buf_free(&rd->spare); /* nothing to read: a waiting service holds no read buffer */
+    ps_buf_free(&rd->spare); /* --once's spare: nothing is left to read into it */
     uv_idle_stop(&rd->work);
     if (rd->hooks.idle)
       rd->hooks.idle(rd->hooks.ctx);

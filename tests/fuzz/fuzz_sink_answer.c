@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ps_batch b;
   ps_batch_init(&b);
   tracked *t = calloc(1, sizeof *t);
-  piece *p = malloc(sizeof *p);
+  piece *p = ps_sink_piece_new(t, 0, 0);
   if (!t || !p || ps_buf_append(&answer, data, alen) ||
       ps_buf_append(&b.body, nul + 1, size - alen - 1))
     abort();
@@ -79,11 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   t->open_pieces = 1;
   s.batches = t;
   s.nbatches = 1;
-  p->t = t;
-  p->l0 = 0;
   p->l1 = t->nlines;
-  p->doubted_413s = 0;
-  p->next = NULL;
 
   char *msg = ps_sink_answer_message(&answer);
   if (!msg)
