@@ -116,7 +116,7 @@ uint64_t ps_cursor_committed(const ps_cursor *c) { return c->committed; }
 void ps_batcher_limits(ps_batcher *bt, size_t max_points, size_t max_bytes, size_t max_pending) {
   bt->max_points = max_points ? max_points : 5000;
   bt->max_bytes = max_bytes ? max_bytes : 1048576;
-  bt->max_pending = max_pending ? max_pending : 8388608;
+  bt->max_pending = max_pending ? max_pending : 4194304;
   /* Two spares were too few: with eight batches in flight, most
    * acknowledged bodies were freed and the next ones mapped afresh, a page
    * fault per 4 KiB written (docs/benchmarks.md, "Sixth pass"). */

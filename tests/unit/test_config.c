@@ -95,7 +95,7 @@ static void test_defaults(void **state) {
   assert_int_equal(c.batch.max_points, 5000);
   assert_int_equal(c.batch.max_bytes, 1048576);
   assert_int_equal(c.batch.flush_interval_ms, 1000);
-  assert_int_equal(c.batch.max_pending_bytes, 8388608);
+  assert_int_equal(c.batch.max_pending_bytes, 4194304);
   assert_int_equal(c.watch.rescan_interval_ms, 30000);
   assert_int_equal(c.watch.settle_ms, 2000);
   assert_int_equal(c.watch.max_line_bytes, 67108864);
