@@ -83,7 +83,7 @@ def case_throughput(b, inputs, n, cases):
             if "e2e" in cases:
                 c = convert_once(b, "convert" + suffix, jsonl, mapping, n) if pairs else None
                 e = case_agent_once(b, "e2e" + suffix, source, n, "off", verify=r == 0)
-                if c:
+                if c is not None:
                     record("e2e-pair" + suffix, ratio=e / c)
             if "gzip" in cases and k == 0:
                 case_agent_once(b, "gzip", source, n, "on", verify=r == 0)

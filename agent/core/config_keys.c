@@ -146,35 +146,19 @@ static const ps_cfg_key influxdb_keys[] = {
      .def_int = 300, .doc = "seconds"},
     END};
 
-static const ps_cfg_key batch_keys[] = {{.name = "max_points",
-                                         .kind = PS_K_INT,
-                                         .offset = CFG(batch.max_points),
-                                         .min = 1,
-                                         .max = 1000000,
-                                         .def_int = 5000,
-                                         .doc = "points per request"},
-                                        {.name = "max_bytes",
-                                         .kind = PS_K_INT,
-                                         .offset = CFG(batch.max_bytes),
-                                         .min = 1024,
-                                         .max = (int64_t)1 << 30,
-                                         .def_int = 1048576,
-                                         .doc = "bytes per request"},
-                                        {.name = "flush_interval_ms",
-                                         .kind = PS_K_INT,
-                                         .offset = CFG(batch.flush_interval_ms),
-                                         .min = 1,
-                                         .max = 3600000,
-                                         .def_int = 1000,
-                                         .doc = "milliseconds"},
-                                        {.name = "max_pending_bytes",
-                                         .kind = PS_K_INT,
-                                         .offset = CFG(batch.max_pending_bytes),
-                                         .min = 1024,
-                                         .max = INT64_MAX,
-                                         .def_int = 4194304,
-                                         .doc = "bytes"},
-                                        END};
+/* one row a key, as the tables around it */
+/* clang-format off */
+static const ps_cfg_key batch_keys[] = {
+    {.name = "max_points", .kind = PS_K_INT, .offset = CFG(batch.max_points),
+     .min = 1, .max = 1000000, .def_int = 5000, .doc = "points per request"},
+    {.name = "max_bytes", .kind = PS_K_INT, .offset = CFG(batch.max_bytes),
+     .min = 1024, .max = (int64_t)1 << 30, .def_int = 1048576, .doc = "bytes per request"},
+    {.name = "flush_interval_ms", .kind = PS_K_INT, .offset = CFG(batch.flush_interval_ms),
+     .min = 1, .max = 3600000, .def_int = 1000, .doc = "milliseconds"},
+    {.name = "max_pending_bytes", .kind = PS_K_INT, .offset = CFG(batch.max_pending_bytes),
+     .min = 1024, .max = INT64_MAX, .def_int = 4194304, .doc = "bytes"},
+    END};
+/* clang-format on */
 
 static const ps_cfg_key watch_keys[] = {
     {.name = "rescan_interval_ms", .kind = PS_K_INT, .offset = CFG(watch.rescan_interval_ms),
