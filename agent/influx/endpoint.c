@@ -158,6 +158,60 @@ int ps_influx_easy_setup(CURL *e, const ps_config *cfg, const char *url,
   return 0;
 }
 
+/* Standard base64 with padding, for the Basic auth line. */
+static int put_base64(ps_buf *out, const unsigned char *p, size_t n) {
+  static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  int rc = ps_buf_reserve(out, (n + 2) / 3 * 4);
+  for (size_t i = 0; !rc && i < n; i += 3) {
+    unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
+                 (i + 2 < n ? p[i + 2] : 0);
+    char q[4] = {abc[v >> 18 & 63], abc[v >> 12 & 63], i + 1 < n ? abc[v >> 6 & 63] : '=',
+                 i + 2 < n ? abc[v & 63] : '='};
+    rc = ps_buf_append(out, q, 4);
+  }
+  return rc;
+}
+
+int ps_influx_request_head(const ps_config *cfg, const ps_influx_headers *h, const char *method,
+                           const char *authority, const char *path, ps_buf *out) {
+  /* Room first, so growing never leaves a copy of the secrets behind. */
+  int rc = ps_buf_reserve(out, 4096);
+  if (!rc)
+    rc = ps_buf_printf(out, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, path, authority);
+  for (const struct curl_slist *l = h ? h->list : NULL; !rc && l; l = l->next) {
+    size_t n = strlen(l->data);
+    if (n && l->data[n - 1] == ':')
+      continue;
+    rc = ps_buf_printf(out, "%s\r\n", l->data);
+  }
+  if (!rc && cfg->influxdb.api != PS_API_V2 && has(cfg->influxdb.username)) {
+    ps_buf pair;
+    ps_buf_init(&pair, 0);
+    rc = ps_buf_reserve(&pair, 1024);
+    if (!rc)
+      rc = ps_buf_printf(&pair, "%s:%s", cfg->influxdb.username,
+                         cfg->influxdb.password ? cfg->influxdb.password : "");
+    if (!rc)
+      rc = ps_buf_puts(out, "Authorization: Basic ");
+    if (!rc)
+      rc = put_base64(out, (const unsigned char *)pair.data, pair.len);
+    if (!rc)
+      rc = ps_buf_puts(out, "\r\n");
+    ps_influx_head_free(&pair);
+  }
+  if (!rc)
+    rc = ps_buf_puts(out, "Content-Length: ");
+  if (rc)
+    ps_influx_head_free(out);
+  return rc;
+}
+
+void ps_influx_head_free(ps_buf *head) {
+  if (head->data)
+    memset(head->data, 0, head->cap);
+  ps_buf_free(head);
+}
+
 void ps_influx_redact(const ps_config *cfg, const char *text, size_t len, ps_buf *out) {
   const char *secrets[2] = {cfg->influxdb.password, cfg->influxdb.token};
   size_t i = 0;

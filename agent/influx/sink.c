@@ -7,9 +7,9 @@
  * - A submitted batch is cut into "pieces" (a run of its lines). A batch
  *   starts as one piece; 413 and partial writes split pieces, and the batch
  *   is done when its last piece is stored or rejected.
- * - A few transfers run at once (SINK_MAX_IN_FLIGHT), each on its own easy
- *   handle that lives as long as the sink; the transport's multi handle
- *   keeps the connections alive between requests.
+ * - A few transfers run at once (SINK_MAX_IN_FLIGHT), each on its own
+ *   connection (or curl easy handle) that lives as long as the sink and
+ *   stays open between requests.
  * - Back-off is server-wide: a failure sets `resume_at`, and no piece starts
  *   before it. One uv timer wakes the dispatcher; nothing polls. A failed
  *   piece goes back to the head of the queue so order is roughly kept.
@@ -22,12 +22,20 @@
  *   have let go.
  * - Counters: batches_sent counts batches acknowledged (done with 0),
  *   bytes_sent what went on the wire (compressed, resends included).
- * - A body is given to curl as it is (CURLOPT_POSTFIELDS, not copied at
+ * - Two transports. Plain http straight to the server (the common case:
+ *   InfluxDB on the same machine or the LAN) goes over the slots' own
+ *   connections (net/http_conn.h): the head is built once, and the body
+ *   is written from the batch itself, with no copy in user space; curl's
+ *   copy through its upload buffer and its per-request work were a fifth
+ *   of what a point costs end to end beyond parsing it (docs/benchmarks.md,
+ *   "Eleventh pass"). Anything else (https, a proxy, credentials in the
+ *   URL) goes through curl, which knows them.
+ * - With curl, a body is given as it is (CURLOPT_POSTFIELDS, not copied at
  *   setup); curl copies it through an upload buffer of SINK_UPLOAD_BUFFER
- *   bytes, each buffer one send(): 96 KiB sends a 1 MB batch in eleven
- *   writes instead of sixteen, and stays below the service's mmap
- *   threshold, so the buffer curl allocates per request comes from the heap
- *   instead of a fresh mapping (docs/benchmarks.md).
+ *   bytes, each buffer one send(), small enough to come from the heap
+ *   instead of a fresh mapping per request (docs/benchmarks.md).
+ * - Either way the answer is judged by sink_answer.c from the same
+ *   ps_sink_outcome.
  * - gzip: InfluxDB 1.x checks max-body-size only against the *compressed*
  *   Content-Length, so the uncompressed body must itself stay below the
  *   server limit; the batcher's max_bytes (1 MiB) keeps it far below the
@@ -37,6 +45,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -134,6 +143,45 @@ static void on_xfer_done(ps_http_xfer *x, int status, CURLcode result) {
   leave(s);
 }
 
+static void on_conn_done(ps_http_conn *c, int status, void *data) {
+  slot *sl = data;
+  ps_sink *s = sl->sink;
+  if (status == -ECANCELED || s->closing) {
+    free(sl->p);
+    sl->p = NULL;
+    return;
+  }
+  ps_sink_outcome o = {0};
+  char what[400];
+  if (status < 0) {
+    const char *e = ps_http_conn_error(c);
+    snprintf(what, sizeof what, "%s", e && e[0] ? e : strerror(-status));
+    o.failed = what;
+  } else {
+    const ps_http_reply *r = ps_http_conn_reply(c);
+    o.code = r->status;
+    o.retry_after_s = r->retry_after_s;
+    o.sent = sl->body_len;
+  }
+  s->depth++;
+  ps_sink_answered(s, sl, &o);
+  pump(s);
+  leave(s);
+}
+
+/* On the slot's own connection: the shared head, the length, the body as
+ * the batcher built it (net/http_conn.h). */
+static int send_own(ps_sink *s, slot *sl, const char *body, size_t len) {
+  int n = snprintf(sl->length_line, sizeof sl->length_line, "%zu\r\n\r\n", len);
+  uv_buf_t bufs[3] = {
+      uv_buf_init(s->head.data, (unsigned)s->head.len),
+      uv_buf_init(sl->length_line, (unsigned)n),
+      uv_buf_init((char *)body, (unsigned)len),
+  };
+  return ps_http_conn_send(sl->conn, bufs, len ? 3 : 2, &sl->answer, PS_INFLUX_ANSWER_LIMIT,
+                           on_conn_done, sl);
+}
+
 static int start_piece(ps_sink *s, slot *sl, piece *p) {
   tracked *t = p->t;
   sl->errbuf[0] = '\0';
@@ -148,6 +196,13 @@ static int start_piece(ps_sink *s, slot *sl, piece *p) {
     len = sl->gz.len;
   }
   sl->body_len = len;
+  if (sl->conn) {
+    int rc = send_own(s, sl, body, len);
+    if (rc)
+      return rc;
+    sl->p = p;
+    return 0;
+  }
   ps_buf_reset(&sl->answer);
   sl->collector.truncated = 0;
   /* POSTFIELDS is not copied: the batch (or sl->gz) outlives the transfer,
@@ -227,14 +282,36 @@ static void on_http_closed(void *arg) {
   s->http = NULL;
   free_slots(s);
   ps_influx_headers_free(&s->headers);
+  ps_influx_head_free(&s->head);
   ps_buf_free(&s->url);
   s->pending_closes--;
   maybe_finish(s);
 }
 
+static void on_conn_closed(void *arg) {
+  ps_sink *s = arg;
+  s->pending_closes--;
+  maybe_finish(s);
+}
+
+/* Their requests come back cancelled (on_conn_done drops the pieces)
+ * before this returns; the memory goes later. */
+static void close_conns(ps_sink *s) {
+  for (int i = 0; i < SINK_MAX_IN_FLIGHT; i++) {
+    slot *sl = &s->slots[i];
+    if (!sl->conn)
+      continue;
+    ps_http_conn *c = sl->conn;
+    sl->conn = NULL;
+    s->pending_closes++;
+    ps_http_conn_close(c, on_conn_closed, s);
+  }
+}
+
 static void teardown(ps_sink *s) {
   s->torn = true;
   s->pending_closes += 2;
+  close_conns(s);
   /* Transfers in flight come back cancelled (on_xfer_done drops their
    * pieces), now or once the transport's own caller has unwound. */
   ps_http_loop_close(s->http, on_http_closed, s);
@@ -254,6 +331,22 @@ static void teardown(ps_sink *s) {
   uv_close((uv_handle_t *)&s->retry_timer, on_timer_closed);
 }
 
+/* Plain http straight to the server: the slots' own connections, with
+ * the head built once. 1 when they serve, 0 when curl must. */
+static int init_own(ps_sink *s, const ps_config *cfg) {
+  ps_http_target t;
+  int rc = ps_http_target_parse(s->url.data, &t);
+  if (rc <= 0)
+    return rc;
+  rc = ps_influx_request_head(cfg, &s->headers, "POST", t.authority, t.path, &s->head);
+  long timeout = (long)(cfg->influxdb.timeout_ms > 0 ? cfg->influxdb.timeout_ms : 10000);
+  for (int i = 0; !rc && i < SINK_MAX_IN_FLIGHT; i++)
+    rc = ps_http_conn_init(&s->slots[i].conn, s->loop, &t, timeout < 10000 ? timeout : 10000L,
+                           timeout);
+  ps_http_target_free(&t);
+  return rc ? rc : 1;
+}
+
 static int init_slots(ps_sink *s, const ps_config *cfg) {
   for (int i = 0; i < SINK_MAX_IN_FLIGHT; i++) {
     slot *sl = &s->slots[i];
@@ -263,6 +356,12 @@ static int init_slots(ps_sink *s, const ps_config *cfg) {
     ps_buf_init(&sl->gz, 0);
     sl->collector.body = &sl->answer;
     sl->collector.limit = PS_INFLUX_ANSWER_LIMIT;
+  }
+  int own = init_own(s, cfg);
+  if (own)
+    return own < 0 ? own : 0;
+  for (int i = 0; i < SINK_MAX_IN_FLIGHT; i++) {
+    slot *sl = &s->slots[i];
     if (!(sl->easy = curl_easy_init()))
       return -ENOMEM;
     int rc = ps_influx_easy_setup(sl->easy, cfg, s->url.data, &s->headers,
@@ -296,6 +395,7 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
   if (!s->rng)
     s->rng = 88172645463325252ULL;
   ps_buf_init(&s->url, 0);
+  ps_buf_init(&s->head, 0);
   int rc = ps_influx_write_url(cfg, &s->url);
   if (cfg->influxdb.gzip == PS_GZIP_ON)
     s->gzip = true;
@@ -313,7 +413,13 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
   if (rc) {
     free_slots(s);
     ps_influx_headers_free(&s->headers);
+    ps_influx_head_free(&s->head);
     ps_buf_free(&s->url);
+    for (int i = 0; i < SINK_MAX_IN_FLIGHT; i++) {
+      /* idle and never used: nothing calls back; the memory goes later */
+      ps_http_conn_close(s->slots[i].conn, NULL, NULL);
+      s->slots[i].conn = NULL;
+    }
     if (timer_ready) {
       /* Free s once the loop lets go of the timer. */
       s->torn = true;

@@ -393,33 +393,40 @@ static bool doubt_too_large(ps_sink *s, const slot *sl, piece *p) {
 }
 
 void ps_sink_transfer_done(ps_sink *s, slot *sl, CURLcode res) {
+  ps_sink_outcome o = {0};
+  curl_off_t up = 0, retry_after = 0;
+  curl_easy_getinfo(sl->easy, CURLINFO_RESPONSE_CODE, &o.code);
+  if (curl_easy_getinfo(sl->easy, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK && up > 0)
+    o.sent = (uint64_t)up;
+  if (curl_easy_getinfo(sl->easy, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK &&
+      retry_after > 0)
+    o.retry_after_s = (uint64_t)retry_after;
+  /* curl's generic text for a TLS refusal ("SSL peer certificate or SSH
+   * remote key was not OK") does not say why nor what to do. */
+  char what[CURL_ERROR_SIZE + 160];
+  if (res != CURLE_OK) {
+    snprintf(what, sizeof what, "%s%s", sl->errbuf[0] ? sl->errbuf : curl_easy_strerror(res),
+             ps_influx_tls_hint(res, sl->errbuf));
+    o.failed = what;
+  }
+  ps_sink_answered(s, sl, &o);
+}
+
+void ps_sink_answered(ps_sink *s, slot *sl, const ps_sink_outcome *o) {
   piece *p = sl->p;
   sl->p = NULL;
-  long code = 0;
-  curl_off_t up = 0, retry_after = 0;
-  curl_easy_getinfo(sl->easy, CURLINFO_RESPONSE_CODE, &code);
-  if (curl_easy_getinfo(sl->easy, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK &&
-      up > 0)
-    s->stats.bytes_sent += (uint64_t)up;
-  if (curl_easy_getinfo(sl->easy, CURLINFO_RETRY_AFTER, &retry_after) !=
-          CURLE_OK ||
-      retry_after < 0)
-    retry_after = 0;
+  long code = o->code;
+  s->stats.bytes_sent += o->sent;
   if (!p)
     return;
 
-  if (res != CURLE_OK) {
+  if (o->failed) {
     /* Refused, reset, timed out, or a half-written answer: resend. */
     if (!s->stats.unreachable_since_ms) {
       uint64_t now = uv_now(s->loop);
       s->stats.unreachable_since_ms = now ? now : 1;
     }
-    /* curl's generic text for a TLS refusal ("SSL peer certificate or SSH
-     * remote key was not OK") does not say why nor what to do. */
-    char what[CURL_ERROR_SIZE + 160];
-    snprintf(what, sizeof what, "%s%s", sl->errbuf[0] ? sl->errbuf : curl_easy_strerror(res),
-             ps_influx_tls_hint(res, sl->errbuf));
-    on_transient(s, p, 0, what, 0);
+    on_transient(s, p, 0, o->failed, 0);
     return;
   }
   s->stats.unreachable_since_ms = 0;
@@ -454,7 +461,7 @@ void ps_sink_transfer_done(ps_sink *s, slot *sl, CURLcode res) {
   else if (code == 413)
     ps_sink_on_too_large(s, p);
   else if (code == 429 || code == 503)
-    on_transient(s, p, code, m, (uint64_t)retry_after);
+    on_transient(s, p, code, m, o->retry_after_s);
   else if ((code >= 400 && code < 500) ||
            strstr(m, "retention policy not found")) /* 1.x says 500 */
     on_config_error(s, p, code, m);

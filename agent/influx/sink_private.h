@@ -25,6 +25,7 @@
 
 #include "influx/endpoint.h"
 #include "influx/sink.h"
+#include "net/http_conn.h"
 #include "net/http_easy.h"
 #include "net/http_loop.h"
 
@@ -68,8 +69,10 @@ struct tracked {
 };
 
 typedef struct slot {
-  CURL *easy;
+  CURL *easy; /* with curl (TLS, a proxy), else NULL */
   ps_http_xfer xfer;
+  ps_http_conn *conn;   /* the agent's own connection, else NULL */
+  char length_line[32]; /* "N\r\n\r\n": ends the shared head */
   ps_sink *sink;
   piece *p; /* NULL: idle */
   ps_buf answer;
@@ -87,6 +90,9 @@ struct ps_sink {
   uv_timer_t retry_timer;
   ps_buf url;
   ps_influx_headers headers;
+  /* The request head up to the body's length, for the slots' own
+   * connections (empty with curl); it holds the credentials. */
+  ps_buf head;
   bool gzip;
   ps_api api;
   slot slots[SINK_MAX_IN_FLIGHT];
@@ -142,8 +148,17 @@ void ps_sink_backoff(ps_sink *s, uint64_t delay_ms);
 void ps_sink_tracked_unlink(ps_sink *s, tracked *t);
 
 /* sink_answer.c */
-/* Reads the finished transfer of sl (curl's result `res`) and decides the
- * fate of its piece. */
+/* How a request of a slot ended, whichever transport carried it. */
+typedef struct ps_sink_outcome {
+  const char *failed; /* no answer: why, in one line; NULL when answered */
+  long code;          /* the HTTP status */
+  uint64_t retry_after_s;
+  uint64_t sent; /* body bytes on the wire */
+} ps_sink_outcome;
+/* Decides the fate of sl's piece from how its request ended (the answer's
+ * body is in sl->answer). */
+void ps_sink_answered(ps_sink *s, slot *sl, const ps_sink_outcome *o);
+/* The same for a transfer curl carried (its result `res`). */
 void ps_sink_transfer_done(ps_sink *s, slot *sl, CURLcode res);
 /* The server's message: "error" (1.x) or "message" (2.x) of a JSON answer,
  * else the raw text. malloc'ed; NULL when out of memory. */

@@ -66,6 +66,16 @@ int ps_influx_easy_setup(CURL *e, const ps_config *cfg, const char *url,
                          const ps_influx_headers *h, ps_http_answer *answer,
                          char *errbuf);
 
+/* The head of a request on the agent's own connection (net/http_conn.h),
+ * ending in "Content-Length: " for the caller to finish: the request
+ * line, Host, the lines of `h` (curl's "Name:" lines, which only remove a
+ * header of curl's, are left out), and for v1 with a username the Basic
+ * auth ps_influx_easy_setup() has curl send. It holds the credentials:
+ * ps_influx_head_free() wipes it. 0 or -ENOMEM. */
+int ps_influx_request_head(const ps_config *cfg, const ps_influx_headers *h, const char *method,
+                           const char *authority, const char *path, ps_buf *out);
+void ps_influx_head_free(ps_buf *head);
+
 /* Appends `text` to `out` with every occurrence of the configured password
  * and token replaced by "***", so server answers can be shown safely. */
 void ps_influx_redact(const ps_config *cfg, const char *text, size_t len, ps_buf *out);

@@ -1,13 +1,14 @@
 /*
  * sink: ships batches of line protocol (influx/batch.h) to InfluxDB over
- * HTTP, on the agent's libuv loop (net/http_loop.h). The blocking calls of
+ * HTTP, on the agent's libuv loop: its own connections for plain http
+ * (net/http_conn.h), curl for the rest (net/http_loop.h). The blocking calls of
  * one-shot commands are in influx/client.h; both set up their requests
  * through influx/endpoint.h.
  *
  * Contract
  * - ps_sink_submit() takes a batch and keeps it until the done callback has
- *   been called for it; the caller must not touch the batch meanwhile (curl
- *   does not copy POST bodies). A submit that fails returns a negative errno
+ *   been called for it; the caller must not touch the batch meanwhile (the
+ *   body is sent from where it is, not copied). A submit that fails returns a negative errno
  *   and never calls the callback (libuv's rule).
  * - The sink never drops data on its own: 5xx, timeouts, refused or reset
  *   connections, 429/503 (Retry-After honoured) and 401/403/404 (logged
@@ -83,7 +84,7 @@ void ps_sink_on_missing_database(ps_sink *sink, void (*cb)(ps_sink *sink, void *
  * a judgement of the data: a rejected line, 413). */
 typedef struct ps_sink_trouble {
   long status;    /* HTTP status of the last failed attempt; 0: no answer */
-  char text[256]; /* the server's message, or curl's words; one line */
+  char text[256]; /* the server's message, or what failed; one line */
   int64_t since_s; /* unix time of the episode's first failure; 0: none now */
 } ps_sink_trouble;
 

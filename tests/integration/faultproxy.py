@@ -44,6 +44,9 @@ through. Actions:
               has the data, the client does not know yet)
     drop      close the connection without answering (forward=True: after
               forwarding, so the server stored the data but the answer is lost)
+    pass, delay with close_after=True: close the connection once the answer
+              is sent, without a "Connection: close" header (a server's
+              idle timeout or request limit on kept-alive connections)
     half      forward, then answer only in part and close: the status line,
               the full Content-Length and half the body (an answer without a
               body, like InfluxDB's 204, becomes a 200 with a short JSON
@@ -122,7 +125,7 @@ class Request:
 class Rule:
     def __init__(self, action, count=None, prob=None, path=None, min_body=None,
                  code=500, body=None, retry_after=None, seconds=0.0,
-                 forward=False, cut="body", contains=None):
+                 forward=False, cut="body", contains=None, close_after=False):
         if action not in ("pass", "status", "delay", "drop", "half"):
             raise ValueError(f"unknown action {action!r}")
         self.action = action
@@ -141,6 +144,7 @@ class Rule:
         if isinstance(contains, str):
             contains = contains.encode()
         self.contains = contains
+        self.close_after = bool(close_after)
 
 
 def acked_writes(requests):
@@ -438,6 +442,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         req.status = st
         self._send(st, reason, hdrs, data)
+        if rule and rule.close_after:
+            # A server ending a kept-alive connection after an answer
+            # without saying so (an idle timeout, a request limit).
+            self.close_connection = True
+            self._abort()
 
     def _client_gone(self):
         """True when the client closed its side of the connection."""

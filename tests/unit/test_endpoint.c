@@ -169,15 +169,59 @@ static void test_tls_hint(void **state) {
                          "tls_ca_file"));
 }
 
+/* The head the sink's own connection sends: what curl would have sent
+ * (Basic auth from the username, the token, the content type), without
+ * the "Expect:" line that only tells curl to drop a header. */
+static void test_request_head(void **state) {
+  (void)state;
+  ps_config c = base_config();
+  char user[] = "Aladdin", pw[] = "open sesame";
+  c.influxdb.username = user;
+  c.influxdb.password = pw;
+  ps_influx_headers h;
+  assert_int_equal(ps_influx_headers_init(&h, &c, PS_INFLUX_CONTENT_LP, 1), 0);
+  ps_buf head;
+  ps_buf_init(&head, 0);
+  assert_int_equal(ps_influx_request_head(&c, &h, "POST", "h:8086", "/write?db=x", &head), 0);
+  assert_string_equal(head.data, "POST /write?db=x HTTP/1.1\r\n"
+                                 "Host: h:8086\r\n"
+                                 "Content-Type: text/plain; charset=utf-8\r\n"
+                                 "Content-Encoding: gzip\r\n"
+                                 /* RFC 7617's own example */
+                                 "Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==\r\n"
+                                 "Content-Length: ");
+  ps_influx_head_free(&head);
+  assert_null(head.data);
+  ps_influx_headers_free(&h);
+
+  /* v2: the token, no Basic auth; base64 of one and two leftover bytes */
+  char token[] = "t0k";
+  c.influxdb.api = PS_API_V2;
+  c.influxdb.token = token;
+  assert_int_equal(ps_influx_headers_init(&h, &c, PS_INFLUX_CONTENT_LP, 0), 0);
+  ps_buf_init(&head, 0);
+  assert_int_equal(ps_influx_request_head(&c, &h, "POST", "[::1]", "/api/v2/write", &head), 0);
+  assert_non_null(strstr(head.data, "\r\nAuthorization: Token t0k\r\n"));
+  assert_null(strstr(head.data, "Basic"));
+  assert_null(strstr(head.data, "Expect"));
+  ps_influx_head_free(&head);
+  ps_influx_headers_free(&h);
+  c.influxdb.api = PS_API_V1;
+  char u1[] = "a", p1[] = "";
+  c.influxdb.username = u1;
+  c.influxdb.password = p1;
+  ps_buf_init(&head, 0);
+  assert_int_equal(ps_influx_request_head(&c, NULL, "POST", "h", "/", &head), 0);
+  assert_non_null(strstr(head.data, "Authorization: Basic YTo=\r\n"));
+  ps_influx_head_free(&head);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_write_url_v1),
-      cmocka_unit_test(test_write_url_v2),
-      cmocka_unit_test(test_query_url),
-      cmocka_unit_test(test_default_url),
-      cmocka_unit_test(test_headers),
-      cmocka_unit_test(test_redact_and_answer_text),
-      cmocka_unit_test(test_tls_hint),
+      cmocka_unit_test(test_write_url_v1), cmocka_unit_test(test_write_url_v2),
+      cmocka_unit_test(test_query_url),    cmocka_unit_test(test_default_url),
+      cmocka_unit_test(test_headers),      cmocka_unit_test(test_redact_and_answer_text),
+      cmocka_unit_test(test_tls_hint),     cmocka_unit_test(test_request_head),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
