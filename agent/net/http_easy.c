@@ -11,17 +11,22 @@
 
 #include <errno.h>
 
-static size_t collect(char *p, size_t size, size_t n, void *userdata) {
-  ps_http_answer *a = userdata;
-  size_t len = size * n;
-  if (!a || !a->body)
-    return len;
+void ps_http_answer_keep(ps_http_answer *a, const char *p, size_t n) {
+  if (!a->body || !n)
+    return;
   size_t room = a->body->len < a->limit ? a->limit - a->body->len : 0;
-  size_t take = len < room ? len : room;
-  if (take < len)
+  size_t take = n < room ? n : room;
+  if (take < n)
     a->truncated = 1;
   if (take && ps_buf_append(a->body, p, take))
     a->truncated = 1; /* out of memory: lose the text, keep the status */
+}
+
+static size_t collect(char *p, size_t size, size_t n, void *userdata) {
+  ps_http_answer *a = userdata;
+  size_t len = size * n;
+  if (a)
+    ps_http_answer_keep(a, p, len);
   return len;
 }
 

@@ -50,11 +50,9 @@ static void reset_headers(ps_http_reply *r) {
 void ps_http_reply_begin(ps_http_reply *r, ps_buf *body, size_t limit) {
   r->status = 0;
   r->done = 0;
-  r->truncated = 0;
+  r->answer = (ps_http_answer){body, limit, 0};
   r->error = NULL;
   r->received = 0;
-  r->body = body;
-  r->limit = limit;
   r->state = ST_STATUS;
   r->line_len = 0;
   r->flags = 0;
@@ -66,17 +64,6 @@ void ps_http_reply_begin(ps_http_reply *r, ps_buf *body, size_t limit) {
 static long fail(ps_http_reply *r, const char *why) {
   r->error = why;
   return -EPROTO;
-}
-
-static void keep(ps_http_reply *r, const char *p, size_t n) {
-  if (!r->body || !n)
-    return;
-  size_t room = r->body->len < r->limit ? r->limit - r->body->len : 0;
-  size_t take = n < room ? n : room;
-  if (take < n)
-    r->truncated = 1;
-  if (take && ps_buf_append(r->body, p, take))
-    r->truncated = 1; /* out of memory: lose the text, keep the status */
 }
 
 static void trim(const char **s, size_t *n) {
@@ -274,12 +261,12 @@ long ps_http_reply_feed(ps_http_reply *r, const char *data, size_t len) {
     }
     size_t avail = len - i;
     if (r->state == ST_UNTIL_CLOSE) {
-      keep(r, data + i, avail);
+      ps_http_answer_keep(&r->answer, data + i, avail);
       i = len;
       break;
     }
     size_t take = r->remaining < avail ? (size_t)r->remaining : avail;
-    keep(r, data + i, take);
+    ps_http_answer_keep(&r->answer, data + i, take);
     i += take;
     r->remaining -= take;
     if (!r->remaining)

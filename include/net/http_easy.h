@@ -43,6 +43,11 @@ typedef struct ps_http_easy_opts {
 
 int ps_http_easy_setup(CURL *e, const ps_http_easy_opts *o);
 
+/* Keeps what fits under a->limit of `n` more bytes of the body; the rest
+ * is dropped and `truncated` set (also when memory runs out). A NULL
+ * a->body keeps nothing. The collector's rule, for any reader of answers. */
+void ps_http_answer_keep(ps_http_answer *a, const char *p, size_t n);
+
 int ps_http_errno(CURLcode result);
 
 #endif

@@ -6,8 +6,8 @@
  * Contract
  * - ps_http_reply_begin() readies `r` for the answer to one request; what it
  *   keeps of the body goes to `body` (reset here), at most `limit` bytes (the
- *   rest is read and dropped, and `truncated` is set, as net/http_easy.h's
- *   collector does). `body` may be NULL: the body is read and dropped.
+ *   rest is read and dropped, and `answer.truncated` is set, as
+ *   net/http_easy.h's collector does). `body` may be NULL: the body is read and dropped.
  * - ps_http_reply_feed() reads up to `len` bytes and returns how many it
  *   used (>= 0), or -EPROTO when they cannot be an HTTP/1.x answer; then
  *   `r->error` says why in a few words. It uses fewer than `len` only once
@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "net/http_easy.h"
 
 #define PS_HTTP_REPLY_LINE_MAX 8192
 
@@ -41,12 +42,10 @@ typedef struct ps_http_reply {
   uint64_t retry_after_s;
   int close;
   int done;
-  int truncated;
+  ps_http_answer answer; /* the body kept; answer.truncated: more came */
   const char *error; /* static text, with -EPROTO */
   size_t received;   /* bytes fed so far */
   /* private */
-  ps_buf *body;
-  size_t limit;
   int state;
   int flags;   /* HTTP/1.0, keep-alive asked for */
   int chunked; /* 1 chunked, -1 another coding, 0 none named */

@@ -195,7 +195,7 @@ static void test_body_past_the_limit(void **state) {
                      "HTTP/1.1 204 No Content\r\n\r\n";
   long used = ps_http_reply_feed(&r, text, strlen(text));
   assert_true(r.done);
-  assert_true(r.truncated);
+  assert_true(r.answer.truncated);
   assert_string_equal(body.data, "0123");
   /* what follows belongs to no answer, and is not used */
   assert_int_equal(used, (long)(strchr(text, '9') - text + 1));
