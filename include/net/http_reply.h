@@ -43,8 +43,8 @@ typedef struct ps_http_reply {
   int close;
   int done;
   ps_http_answer answer; /* the body kept; answer.truncated: more came */
-  const char *error; /* static text, with -EPROTO */
-  size_t received;   /* bytes fed so far */
+  const char *error;     /* static text, with -EPROTO */
+  size_t received;       /* bytes fed so far */
   /* private */
   int state;
   int flags;   /* HTTP/1.0, keep-alive asked for */

@@ -69,8 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     abort();
   if (whole.done &&
       (whole.status != pieces.status || gap(whole.retry_after_s, pieces.retry_after_s) > 1 ||
-       whole.close != pieces.close || whole.answer.truncated != pieces.answer.truncated || b1.len != b2.len ||
-       (b1.len && memcmp(b1.data, b2.data, b1.len) != 0)))
+       whole.close != pieces.close || whole.answer.truncated != pieces.answer.truncated ||
+       b1.len != b2.len || (b1.len && memcmp(b1.data, b2.data, b1.len) != 0)))
     abort();
   ps_buf_free(&b1);
   ps_buf_free(&b2);
