@@ -137,13 +137,18 @@ void ps_influx_headers_free(ps_influx_headers *h) {
   ps_buf_free(&h->token_line);
 }
 
+void ps_influx_timeouts(const ps_config *cfg, long *total_ms, long *connect_ms) {
+  *total_ms = (long)(cfg->influxdb.timeout_ms > 0 ? cfg->influxdb.timeout_ms : 10000);
+  *connect_ms = *total_ms < 10000 ? *total_ms : 10000L;
+}
+
 int ps_influx_easy_setup(CURL *e, const ps_config *cfg, const char *url,
                          const ps_influx_headers *h, ps_http_answer *answer,
                          char *errbuf) {
-  long timeout = (long)(cfg->influxdb.timeout_ms > 0 ? cfg->influxdb.timeout_ms : 10000);
-  ps_http_easy_opts o = {url, timeout, timeout < 10000 ? timeout : 10000L,
-                         !cfg->influxdb.tls_verify, cfg->influxdb.tls_ca_file,
-                         answer, errbuf};
+  long timeout, connect;
+  ps_influx_timeouts(cfg, &timeout, &connect);
+  ps_http_easy_opts o = {
+      url, timeout, connect, !cfg->influxdb.tls_verify, cfg->influxdb.tls_ca_file, answer, errbuf};
   int rc = ps_http_easy_setup(e, &o);
   if (rc)
     return rc;

@@ -26,9 +26,9 @@
  *   InfluxDB on the same machine or the LAN) goes over the slots' own
  *   connections (net/http_conn.h): the head is built once, and the body
  *   is written from the batch itself, with no copy in user space; curl's
- *   copy through its upload buffer and its per-request work were a fifth
- *   of what a point costs end to end beyond parsing it (docs/benchmarks.md,
- *   "Eleventh pass"). Anything else (https, a proxy, credentials in the
+ *   copy through its upload buffer and its per-request work were about a
+ *   third of what end to end cost beyond `convert` (35-45 ms of a million
+ *   points' 110-130; docs/benchmarks.md, "Eleventh pass"). Anything else (https, a proxy, credentials in the
  *   URL) goes through curl, which knows them.
  * - With curl, a body is given as it is (CURLOPT_POSTFIELDS, not copied at
  *   setup); curl copies it through an upload buffer of SINK_UPLOAD_BUFFER
@@ -41,48 +41,17 @@
  *   server limit; the batcher's max_bytes (1 MiB) keeps it far below the
  *   25 MB default.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "core/log.h"
 #include "sink_private.h"
 
 static const char *MOD = "sink";
-
-/* ---- helpers ------------------------------------------------------------ */
-
-static bool host_is_loopback(const char *url) {
-  CURLU *u = curl_url();
-  char *host = NULL;
-  bool loop = false;
-  if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-      curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK && host) {
-    unsigned char a[16];
-    const char *h = host;
-    size_t hl = strlen(h);
-    char v6[64];
-    if (hl > 2 && h[0] == '[' && h[hl - 1] == ']' && hl - 2 < sizeof v6) {
-      memcpy(v6, h + 1, hl - 2);
-      v6[hl - 2] = 0;
-      h = v6;
-    }
-    if (!strcasecmp(h, "localhost") || !strcasecmp(h, "localhost."))
-      loop = true;
-    else if (inet_pton(AF_INET, h, a) == 1)
-      loop = a[0] == 127;
-    else if (inet_pton(AF_INET6, h, a) == 1)
-      loop = !memcmp(a, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1", 16);
-  }
-  curl_free(host);
-  curl_url_cleanup(u);
-  return loop;
-}
 
 /* ---- dispatch ------------------------------------------------------------ */
 
@@ -152,11 +121,11 @@ static void on_conn_done(ps_http_conn *c, int status, void *data) {
     return;
   }
   ps_sink_outcome o = {0};
-  char what[400];
   if (status < 0) {
+    /* valid until the connection's next request, which pump() may start
+     * only after the answer was judged */
     const char *e = ps_http_conn_error(c);
-    snprintf(what, sizeof what, "%s", e && e[0] ? e : strerror(-status));
-    o.failed = what;
+    o.failed = e[0] ? e : strerror(-status);
   } else {
     const ps_http_reply *r = ps_http_conn_reply(c);
     o.code = r->status;
@@ -339,10 +308,10 @@ static int init_own(ps_sink *s, const ps_config *cfg) {
   if (rc <= 0)
     return rc;
   rc = ps_influx_request_head(cfg, &s->headers, "POST", t.authority, t.path, &s->head);
-  long timeout = (long)(cfg->influxdb.timeout_ms > 0 ? cfg->influxdb.timeout_ms : 10000);
+  long timeout, connect;
+  ps_influx_timeouts(cfg, &timeout, &connect);
   for (int i = 0; !rc && i < SINK_MAX_IN_FLIGHT; i++)
-    rc = ps_http_conn_init(&s->slots[i].conn, s->loop, &t, timeout < 10000 ? timeout : 10000L,
-                           timeout);
+    rc = ps_http_conn_init(&s->slots[i].conn, s->loop, &t, connect, timeout);
   ps_http_target_free(&t);
   return rc ? rc : 1;
 }
@@ -400,7 +369,7 @@ int ps_sink_init(ps_sink **out, uv_loop_t *loop, const ps_config *cfg,
   if (cfg->influxdb.gzip == PS_GZIP_ON)
     s->gzip = true;
   else if (cfg->influxdb.gzip == PS_GZIP_AUTO)
-    s->gzip = !rc && !host_is_loopback(s->url.data);
+    s->gzip = !rc && !ps_http_url_is_loopback(s->url.data);
   if (!rc)
     rc = ps_influx_headers_init(&s->headers, cfg, PS_INFLUX_CONTENT_LP, s->gzip);
   if (!rc)

@@ -27,6 +27,7 @@
  */
 #include "net/http_conn.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -34,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <curl/curl.h>
 
@@ -112,6 +114,27 @@ static char *part(CURLU *u, CURLUPart what, unsigned flags) {
   return own;
 }
 
+/* The URL's host, malloc'ed (NULL when none); an IPv6 address without
+ * its brackets when `bare`, as getaddrinfo and inet_pton take it. */
+static char *host_of(CURLU *u, bool bare) {
+  char *h = part(u, CURLUPART_HOST, 0);
+  size_t n = h ? strlen(h) : 0;
+  if (bare && n > 2 && h[0] == '[' && h[n - 1] == ']') {
+    memmove(h, h + 1, n - 2);
+    h[n - 2] = '\0';
+  }
+  return h;
+}
+
+/* a, b and c end to end, malloc'ed. */
+static char *joined(const char *a, const char *b, const char *c) {
+  size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
+  char *out = malloc(n);
+  if (out)
+    snprintf(out, n, "%s%s%s", a, b, c);
+  return out;
+}
+
 int ps_http_target_parse(const char *url, ps_http_target *t) {
   memset(t, 0, sizeof *t);
   if (proxy_set())
@@ -120,55 +143,52 @@ int ps_http_target_parse(const char *url, ps_http_target *t) {
   if (!u)
     return -ENOMEM;
   int rc = 0;
-  char *scheme = NULL, *user = NULL, *password = NULL, *query = NULL, *path = NULL;
+  char *scheme = NULL, *user = NULL, *password = NULL;
   if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK)
     goto out;
-  curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
-  curl_url_get(u, CURLUPART_USER, &user, 0);
-  curl_url_get(u, CURLUPART_PASSWORD, &password, 0);
+  scheme = part(u, CURLUPART_SCHEME, 0);
+  user = part(u, CURLUPART_USER, 0);
+  password = part(u, CURLUPART_PASSWORD, 0);
   if (!scheme || strcmp(scheme, "http") != 0 || user || password)
     goto out;
-  ps_http_target n = {0};
-  n.host = part(u, CURLUPART_HOST, 0);
-  n.port = part(u, CURLUPART_PORT, CURLU_DEFAULT_PORT);
-  char *explicit_port = NULL;
-  curl_url_get(u, CURLUPART_PORT, &explicit_port, 0);
-  curl_url_get(u, CURLUPART_PATH, &path, 0);
-  curl_url_get(u, CURLUPART_QUERY, &query, 0);
-  size_t hl = n.host ? strlen(n.host) : 0;
-  if (n.host && hl > 2 && n.host[0] == '[' && n.host[hl - 1] == ']') {
-    memmove(n.host, n.host + 1, hl - 2);
-    n.host[hl - 2] = '\0';
-  }
-  if (n.host && n.port) {
-    size_t cap = hl + strlen(n.port) + 4;
-    size_t pcap = (path ? strlen(path) : 1) + (query ? strlen(query) : 0) + 3;
-    n.authority = malloc(cap);
-    n.path = malloc(pcap);
-    if (n.authority && n.path) {
-      bool v6 = strchr(n.host, ':') != NULL;
-      snprintf(n.authority, cap, "%s%s%s%s%s", v6 ? "[" : "", n.host, v6 ? "]" : "",
-               explicit_port ? ":" : "", explicit_port ? explicit_port : "");
-      snprintf(n.path, pcap, "%s%s%s", path && path[0] ? path : "/", query ? "?" : "",
-               query ? query : "");
-    }
-  }
-  curl_free(explicit_port);
-  if (!n.host || !n.port || !n.authority || !n.path) {
-    ps_http_target_free(&n);
+  /* Host: as written (brackets kept), with the port only when given. */
+  char *host = host_of(u, false), *port = part(u, CURLUPART_PORT, 0);
+  char *path = part(u, CURLUPART_PATH, 0), *query = part(u, CURLUPART_QUERY, 0);
+  t->host = host_of(u, true);
+  t->port = part(u, CURLUPART_PORT, CURLU_DEFAULT_PORT);
+  t->authority = host ? joined(host, port ? ":" : "", port ? port : "") : NULL;
+  t->path = path ? joined(path, query ? "?" : "", query ? query : "") : NULL;
+  free(host);
+  free(port);
+  free(path);
+  free(query);
+  rc = 1;
+  if (!t->host || !t->port || !t->authority || !t->path) {
+    ps_http_target_free(t);
     rc = -ENOMEM;
-  } else {
-    *t = n;
-    rc = 1;
   }
 out:
-  curl_free(scheme);
-  curl_free(user);
-  curl_free(password);
-  curl_free(path);
-  curl_free(query);
+  free(scheme);
+  free(user);
+  free(password);
   curl_url_cleanup(u);
   return rc;
+}
+
+int ps_http_url_is_loopback(const char *url) {
+  CURLU *u = curl_url();
+  char *h = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK ? host_of(u, true) : NULL;
+  unsigned char a[16];
+  int loop = 0;
+  if (h && (!strcasecmp(h, "localhost") || !strcasecmp(h, "localhost.")))
+    loop = 1;
+  else if (h && inet_pton(AF_INET, h, a) == 1)
+    loop = a[0] == 127;
+  else if (h && inet_pton(AF_INET6, h, a) == 1)
+    loop = !memcmp(a, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1", 16);
+  free(h);
+  curl_url_cleanup(u);
+  return loop;
 }
 
 /* ---- the connection ------------------------------------------------------- */

@@ -20,10 +20,9 @@
  *   when `gzip`, and for v2 "Authorization: Token ..."). The token line is
  *   held in the struct; ps_influx_headers_free() wipes it.
  * - ps_influx_easy_setup(): net/http_easy.h's options from the
- *   configuration (influxdb.timeout_ms for the whole request, at most 10 s
- *   to connect, TLS verification and CA file), the headers, and for v1 with
- *   a username HTTP Basic auth (never u/p in a URL, which servers and
- *   proxies log). Method and body are the caller's. 0 or -EINVAL.
+ *   configuration (ps_influx_timeouts(), TLS verification and CA file),
+ *   the headers, and for v1 with a username HTTP Basic auth (never u/p in
+ *   a URL, which servers and proxies log). Method and body are the caller's. 0 or -EINVAL.
  * - Nothing returned or written here ever holds the password or the token,
  *   except the easy handle's options and the header list themselves.
  *   ps_influx_redact() replaces either one by "***" in server text;
@@ -61,6 +60,11 @@ typedef struct ps_influx_headers {
 int ps_influx_headers_init(ps_influx_headers *h, const ps_config *cfg,
                            const char *content_type, int gzip);
 void ps_influx_headers_free(ps_influx_headers *h);
+
+/* The timeouts of every request to the server, in ms: influxdb.timeout_ms
+ * (10 s when unset) for the whole request, and at most 10 s of it to
+ * connect. */
+void ps_influx_timeouts(const ps_config *cfg, long *total_ms, long *connect_ms);
 
 int ps_influx_easy_setup(CURL *e, const ps_config *cfg, const char *url,
                          const ps_influx_headers *h, ps_http_answer *answer,

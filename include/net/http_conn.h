@@ -12,6 +12,8 @@
  *   name or password in it and no proxy variable of curl's is set
  *   (http_proxy, all_proxy, ALL_PROXY), with `t` filled (free it with
  *   ps_http_target_free); 0 when curl must serve it (t is empty); -ENOMEM.
+ * - ps_http_url_is_loopback(): whether a URL names this machine (the
+ *   sink's gzip "auto" is off there).
  * - ps_http_conn_init(): a connection to t's host, not yet open (it opens
  *   on the first request and again after any failure, resolving the name
  *   each time). `connect_timeout_ms` bounds connecting, `timeout_ms` the
@@ -55,6 +57,9 @@ typedef struct ps_http_target {
 
 int ps_http_target_parse(const char *url, ps_http_target *t);
 void ps_http_target_free(ps_http_target *t);
+/* 1 when the URL's host is this machine (localhost, 127.0.0.0/8, ::1),
+ * whatever its scheme; 0 otherwise or when it does not parse. */
+int ps_http_url_is_loopback(const char *url);
 
 typedef struct ps_http_conn ps_http_conn;
 typedef void (*ps_http_conn_cb)(ps_http_conn *c, int status, void *data);

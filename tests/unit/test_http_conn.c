@@ -1,7 +1,8 @@
 /*
  * test_http_conn.c: which URLs the agent's own connection serves
- * (net/http_conn.h: plain http, no credentials in the URL, no proxy set)
- * and how it names the host, the Host header and the path. The
+ * (net/http_conn.h: plain http, no credentials in the URL, no proxy set),
+ * how it names the host, the Host header and the path, and which URLs
+ * name this machine. The
  * connection itself carries every write of tests/integration/test_sink.py
  * and test_faults.py, against a real InfluxDB behind a fault-injecting
  * proxy; its answers' parsing is tested in test_http_reply.c.
@@ -75,10 +76,24 @@ static void test_what_curl_must_serve(void **state) {
   unsetenv("http_proxy");
 }
 
+static void test_loopback_urls(void **state) {
+  (void)state;
+  static const char *here[] = {"http://localhost:8086", "https://LOCALHOST./x",
+                               "http://127.0.0.1:1/write", "http://127.9.8.7",
+                               "https://[::1]:8086/"};
+  static const char *there[] = {"http://db.example:8086", "http://10.0.0.1", "http://[::2]:8086",
+                                "http://128.0.0.1", "not a url"};
+  for (size_t i = 0; i < 5; i++) {
+    assert_int_equal(ps_http_url_is_loopback(here[i]), 1);
+    assert_int_equal(ps_http_url_is_loopback(there[i]), 0);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_plain_http_is_served, setup),
       cmocka_unit_test_setup(test_what_curl_must_serve, setup),
+      cmocka_unit_test(test_loopback_urls),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

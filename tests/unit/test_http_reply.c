@@ -18,18 +18,19 @@
 
 #include "net/http_reply.h"
 
-/* Feeds `text` in pieces of `step` bytes (0: whole); returns the last
- * feed's result, the bytes used in total in *used. */
-static long feed(ps_http_reply *r, const char *text, size_t step, size_t *used) {
+/* Begins an answer kept in `body` (NULL: none) up to `limit`, and feeds
+ * it `text` in pieces of `step` bytes (0: whole); returns the last feed's
+ * result (r->received: the bytes used). */
+static long read_answer(ps_http_reply *r, ps_buf *body, size_t limit, const char *text,
+                        size_t step) {
+  ps_http_reply_begin(r, body, limit);
   size_t n = strlen(text), at = 0;
   long rc = 0;
-  *used = 0;
   while (at < n) {
     size_t take = step && step < n - at ? step : n - at;
     rc = ps_http_reply_feed(r, text + at, take);
     if (rc < 0)
       return rc;
-    *used += (size_t)rc;
     at += take;
     if (r->done)
       break;
@@ -51,11 +52,9 @@ static void test_influx_204_any_split(void **state) {
   ps_buf_init(&body, 0);
   for (size_t step = 0; step < 9; step++) {
     ps_http_reply r;
-    ps_http_reply_begin(&r, &body, 1024);
-    size_t used;
-    assert_true(feed(&r, INFLUX_204, step, &used) >= 0);
+    assert_true(read_answer(&r, &body, 1024, INFLUX_204, step) >= 0);
     assert_true(r.done);
-    assert_int_equal(used, strlen(INFLUX_204));
+    assert_int_equal(r.received, strlen(INFLUX_204));
     assert_int_equal(r.status, 204);
     assert_false(r.close);
     assert_int_equal(body.len, 0);
@@ -75,9 +74,7 @@ static void test_influx_400_body_by_length(void **state) {
   ps_buf_init(&body, 0);
   for (size_t step = 0; step < 4; step++) {
     ps_http_reply r;
-    ps_http_reply_begin(&r, &body, 1024);
-    size_t used;
-    assert_true(feed(&r, text, step, &used) >= 0);
+    assert_true(read_answer(&r, &body, 1024, text, step) >= 0);
     assert_true(r.done);
     assert_int_equal(r.status, 400);
     assert_string_equal(body.data, msg);
@@ -99,11 +96,9 @@ static void test_chunked_with_extensions_and_trailers(void **state) {
   ps_buf_init(&body, 0);
   for (size_t step = 0; step < 5; step++) {
     ps_http_reply r;
-    ps_http_reply_begin(&r, &body, 1024);
-    size_t used;
-    assert_true(feed(&r, text, step, &used) >= 0);
+    assert_true(read_answer(&r, &body, 1024, text, step) >= 0);
     assert_true(r.done);
-    assert_int_equal(used, strlen(text));
+    assert_int_equal(r.received, strlen(text));
     assert_int_equal(r.status, 503);
     assert_int_equal(r.retry_after_s, 7);
     assert_string_equal(body.data, "hello world");
@@ -116,9 +111,7 @@ static void test_interim_100_is_skipped(void **state) {
   const char *text = "HTTP/1.1 100 Continue\r\n\r\n"
                      "HTTP/1.1 204 No Content\r\n\r\n";
   ps_http_reply r;
-  ps_http_reply_begin(&r, NULL, 0);
-  size_t used;
-  assert_true(feed(&r, text, 3, &used) >= 0);
+  assert_true(read_answer(&r, NULL, 0, text, 3) >= 0);
   assert_true(r.done);
   assert_int_equal(r.status, 204);
 }
@@ -130,9 +123,7 @@ static void test_http10_body_until_close(void **state) {
   ps_buf body;
   ps_buf_init(&body, 0);
   ps_http_reply r;
-  ps_http_reply_begin(&r, &body, 1024);
-  size_t used;
-  assert_true(feed(&r, "HTTP/1.0 500 Oops\nServer: x\n\nboom", 0, &used) >= 0);
+  assert_true(read_answer(&r, &body, 1024, "HTTP/1.0 500 Oops\nServer: x\n\nboom", 0) >= 0);
   assert_false(r.done);
   assert_true(r.close);
   assert_int_equal(ps_http_reply_eof(&r), 0);
@@ -140,8 +131,8 @@ static void test_http10_body_until_close(void **state) {
   assert_int_equal(r.status, 500);
   assert_string_equal(body.data, "boom");
 
-  ps_http_reply_begin(&r, &body, 1024);
-  assert_true(feed(&r, "HTTP/1.0 204 No Content\r\nConnection: keep-alive\r\n\r\n", 0, &used) >= 0);
+  assert_true(read_answer(&r, &body, 1024,
+                          "HTTP/1.0 204 No Content\r\nConnection: keep-alive\r\n\r\n", 0) >= 0);
   assert_true(r.done);
   assert_false(r.close);
   ps_buf_free(&body);
@@ -150,9 +141,8 @@ static void test_http10_body_until_close(void **state) {
 static void test_connection_close_and_status_without_reason(void **state) {
   (void)state;
   ps_http_reply r;
-  ps_http_reply_begin(&r, NULL, 0);
-  size_t used;
-  assert_true(feed(&r, "HTTP/1.1 204\r\nConnection: Keep-Alive, Close\r\n\r\n", 0, &used) >= 0);
+  assert_true(
+      read_answer(&r, NULL, 0, "HTTP/1.1 204\r\nConnection: Keep-Alive, Close\r\n\r\n", 0) >= 0);
   assert_true(r.done);
   assert_true(r.close);
   assert_int_equal(r.status, 204);
@@ -169,17 +159,14 @@ static void test_retry_after_as_a_date(void **state) {
   snprintf(text, sizeof text,
            "HTTP/1.1 429 Too Many\r\nRetry-After: %s\r\nContent-Length: 0\r\n\r\n", date);
   ps_http_reply r;
-  ps_http_reply_begin(&r, NULL, 0);
-  size_t used;
-  assert_true(feed(&r, text, 0, &used) >= 0);
+  assert_true(read_answer(&r, NULL, 0, text, 0) >= 0);
   assert_true(r.done);
   assert_true(r.retry_after_s >= 118 && r.retry_after_s <= 120);
 
-  ps_http_reply_begin(&r, NULL, 0);
-  assert_true(feed(&r,
-                   "HTTP/1.1 503 x\r\nRetry-After: Thu, 01 Jan 1970 00:00:00 GMT\r\n"
-                   "Content-Length: 0\r\n\r\n",
-                   0, &used) >= 0);
+  assert_true(read_answer(&r, NULL, 0,
+                          "HTTP/1.1 503 x\r\nRetry-After: Thu, 01 Jan 1970 00:00:00 GMT\r\n"
+                          "Content-Length: 0\r\n\r\n",
+                          0) >= 0);
   assert_int_equal(r.retry_after_s, 0);
 }
 
@@ -218,9 +205,7 @@ static void test_refused(void **state) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     ps_http_reply r;
-    ps_http_reply_begin(&r, NULL, 0);
-    size_t used;
-    assert_int_equal(feed(&r, bad[i], 0, &used), -EPROTO);
+    assert_int_equal(read_answer(&r, NULL, 0, bad[i], 0), -EPROTO);
     assert_non_null(r.error);
     assert_false(r.done);
   }
